@@ -1,0 +1,79 @@
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+
+/** A string enum whose JSON Schema is `{ type: "string", enum: [...] }` and whose type is the union. */
+export function StringEnum<const T extends readonly string[]>(values: T, options: Record<string, unknown> = {}) {
+  return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options });
+}
+
+/** `T | null` with a plain JSON Schema (`anyOf: [T, {type: "null"}]`). */
+export function Nullable<T extends TSchema>(schema: T) {
+  return Type.Union([schema, Type.Null()]);
+}
+
+export const RUN_STATUSES = ['queued', 'running', 'passed', 'failed', 'error', 'skipped'] as const;
+export const RunStatus = StringEnum(RUN_STATUSES, {
+  description: 'queued → running → passed | failed | error; queued → skipped; queued | running → error.',
+});
+export type RunStatus = Static<typeof RunStatus>;
+
+export const TERMINAL_RUN_STATUSES = ['passed', 'failed', 'error', 'skipped'] as const;
+export type TerminalRunStatus = (typeof TERMINAL_RUN_STATUSES)[number];
+export const ACTIVE_RUN_STATUSES = ['queued', 'running'] as const;
+
+export function isTerminalRunStatus(status: string): status is TerminalRunStatus {
+  return (TERMINAL_RUN_STATUSES as readonly string[]).includes(status);
+}
+
+/** The only moves a run may make. Terminal states never change again. */
+export const RUN_TRANSITIONS: Readonly<Record<RunStatus, readonly RunStatus[]>> = {
+  queued: ['running', 'skipped', 'error'],
+  running: ['passed', 'failed', 'error'],
+  passed: [],
+  failed: [],
+  error: [],
+  skipped: [],
+};
+
+export const SUITE_RUN_STATUSES = ['queued', 'running', 'passed', 'failed', 'error', 'skipped'] as const;
+export const SuiteRunStatus = StringEnum(SUITE_RUN_STATUSES, {
+  description:
+    'queued while every child is queued; running once any child left queued and not all are terminal; ' +
+    'then failed if any child failed, else error if any errored, else skipped if all were skipped, else passed.',
+});
+export type SuiteRunStatus = Static<typeof SuiteRunStatus>;
+
+export const SKIP_REASONS = ['test_disabled'] as const;
+export const SkipReason = StringEnum(SKIP_REASONS);
+export type SkipReason = Static<typeof SkipReason>;
+
+/** Codes of a run that ended `error`: the run itself could not complete. */
+export const RUN_ERROR_CODES = [
+  'target_unreachable',
+  'browser_crashed',
+  'invalid_definition',
+  'timeout',
+  'worker_lost',
+  'internal_error',
+] as const;
+export const RunErrorCode = StringEnum(RUN_ERROR_CODES);
+export type RunErrorCode = Static<typeof RunErrorCode>;
+
+/** Codes of a run that ended `failed`: the product under test misbehaved. Shown in the view. */
+export const RUN_FAILURE_CODES = ['expectation_failed', 'element_not_found', 'http_error'] as const;
+export type RunFailureCode = (typeof RUN_FAILURE_CODES)[number];
+
+export const STEP_OUTCOMES = ['passed', 'failed', 'error', 'skipped'] as const;
+export type StepOutcome = (typeof STEP_OUTCOMES)[number];
+
+export const PLANS = ['free', 'team', 'enterprise'] as const;
+export type Plan = (typeof PLANS)[number];
+
+/** Limits a workspace gets when it is created on (or moved to) a plan; stored per workspace. */
+export const PLAN_DEFAULTS: Readonly<Record<Plan, { maxActiveRuns: number; monthlyRuns: number }>> = {
+  free: { maxActiveRuns: 20, monthlyRuns: 1_000 },
+  team: { maxActiveRuns: 200, monthlyRuns: 50_000 },
+  enterprise: { maxActiveRuns: 2_000, monthlyRuns: 1_000_000 },
+};
+
+export const ARTIFACT_KINDS = ['screenshot', 'trace', 'video'] as const;
+export type ArtifactKind = (typeof ARTIFACT_KINDS)[number];

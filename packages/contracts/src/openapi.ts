@@ -1,0 +1,111 @@
+import type { TSchema } from '@sinclair/typebox';
+import { PROBLEMS, Problem, type ProblemCode } from './problems';
+import { ProjectRunsCreated, Run, RunCreateRequest, SingleRunCreated, SuiteRun, SuiteRunCreated } from './runs';
+
+/** Strips TypeBox's symbol keys by a JSON round trip, leaving plain JSON Schema. */
+function plain(schema: TSchema): Record<string, unknown> {
+  return JSON.parse(JSON.stringify(schema)) as Record<string, unknown>;
+}
+
+const problemResponse = (...codes: ProblemCode[]) => ({
+  description: codes.map((c) => `\`${c}\`: ${PROBLEMS[c].title}`).join('; '),
+  content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
+});
+
+const common = {
+  '401': problemResponse('unauthorized'),
+  '403': problemResponse('key_paused', 'key_creator_not_member'),
+  '429': problemResponse('rate_limited'),
+  '503': problemResponse('service_unavailable'),
+};
+
+/** The OpenAPI 3.1 document of API v1, generated from the same schemas the API validates with. */
+export function buildOpenApiDocument(serverUrl = '/'): Record<string, unknown> {
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Testrun API',
+      version: '1.0.0',
+      description: 'Enqueue browser test runs and poll for their results. Every resource is scoped to the workspace of the API key.',
+    },
+    servers: [{ url: serverUrl }],
+    security: [{ bearer: [] }],
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An API key of the workspace.' } },
+      schemas: {
+        RunCreateRequest: plain(RunCreateRequest),
+        SingleRunCreated: plain(SingleRunCreated),
+        SuiteRunCreated: plain(SuiteRunCreated),
+        ProjectRunsCreated: plain(ProjectRunsCreated),
+        Run: plain(Run),
+        SuiteRun: plain(SuiteRun),
+        Problem: plain(Problem),
+      },
+    },
+    paths: {
+      '/api/v1/runs': {
+        post: {
+          operationId: 'createRuns',
+          summary: 'Enqueue one test, one suite or every suite of a project',
+          parameters: [
+            {
+              name: 'Idempotency-Key',
+              in: 'header',
+              required: false,
+              description: 'Replays the first response of the same request for 24 hours (per workspace).',
+              schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7E]+$' },
+            },
+          ],
+          requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/RunCreateRequest' } } } },
+          responses: {
+            '201': {
+              description: 'Runs recorded and enqueued. The body depends on the mode.',
+              content: {
+                'application/json': {
+                  schema: {
+                    oneOf: [
+                      { $ref: '#/components/schemas/SingleRunCreated' },
+                      { $ref: '#/components/schemas/SuiteRunCreated' },
+                      { $ref: '#/components/schemas/ProjectRunsCreated' },
+                    ],
+                  },
+                },
+              },
+            },
+            '400': problemResponse('invalid_body', 'both_test_and_project', 'suite_without_project'),
+            ...common,
+            '404': problemResponse('not_found'),
+            '409': problemResponse('idempotency_request_in_progress'),
+            '413': problemResponse('payload_too_large'),
+            '415': problemResponse('unsupported_media_type'),
+            '422': problemResponse('plan_limit_exceeded', 'empty_suite', 'idempotency_key_reused'),
+          },
+        },
+      },
+      '/api/v1/runs/{runId}': {
+        get: {
+          operationId: 'getRun',
+          summary: 'Get a run',
+          parameters: [{ name: 'runId', in: 'path', required: true, schema: { type: 'string' } }],
+          responses: {
+            '200': { description: 'The run.', content: { 'application/json': { schema: { $ref: '#/components/schemas/Run' } } } },
+            ...common,
+            '404': problemResponse('not_found'),
+          },
+        },
+      },
+      '/api/v1/suite-runs/{suiteRunId}': {
+        get: {
+          operationId: 'getSuiteRun',
+          summary: 'Get a suite run with its counters and one entry per child test',
+          parameters: [{ name: 'suiteRunId', in: 'path', required: true, schema: { type: 'string' } }],
+          responses: {
+            '200': { description: 'The suite run.', content: { 'application/json': { schema: { $ref: '#/components/schemas/SuiteRun' } } } },
+            ...common,
+            '404': problemResponse('not_found'),
+          },
+        },
+      },
+    },
+  };
+}

@@ -1,0 +1,185 @@
+import { Type, type Static, type TObject, type TProperties } from '@sinclair/typebox';
+import type { ProblemFieldError } from './problems';
+import { compileValidator, type Validation } from './validate';
+
+/** Bounds of the step language. Defaults apply when a test or step does not say. */
+export const STEP_LIMITS = {
+  defaultStepTimeoutMs: 5_000,
+  minStepTimeoutMs: 100,
+  maxStepTimeoutMs: 60_000,
+  defaultTestTimeoutMs: 30_000,
+  minTestTimeoutMs: 1_000,
+  maxTestTimeoutMs: 600_000,
+  maxWaitMs: 30_000,
+  maxStepsPerTest: 200,
+  maxTestsPerSuite: 1_000,
+  maxSuitesPerProject: 200,
+} as const;
+
+const SLUG_PATTERN = '^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$';
+const KEY_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$';
+
+const Selector = Type.String({ minLength: 1, maxLength: 1_000, description: 'A Playwright selector.' });
+const Text = Type.String({ maxLength: 10_000 });
+const Pattern = Type.String({ minLength: 1, maxLength: 1_000, description: 'A JavaScript regular expression source.' });
+const Flags = Type.String({ pattern: '^[dgimsuvy]*$', maxLength: 8, description: 'Regular expression flags.' });
+
+const common = {
+  name: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Label shown in the timeline.' })),
+  timeoutMs: Type.Optional(
+    Type.Integer({
+      minimum: STEP_LIMITS.minStepTimeoutMs,
+      maximum: STEP_LIMITS.maxStepTimeoutMs,
+      description: `How long the step may wait for its element or condition (default ${STEP_LIMITS.defaultStepTimeoutMs} ms).`,
+    }),
+  ),
+};
+
+function step<A extends string, P extends TProperties>(action: A, props: P, description: string) {
+  return Type.Object({ action: Type.Literal(action), ...common, ...props }, { additionalProperties: false, description });
+}
+
+export const GotoStep = step('goto', { url: Type.String({ minLength: 1, maxLength: 2_048 }) }, 'Navigate; url is resolved against the run base URL.');
+export const ClickStep = step('click', { selector: Selector }, 'Click an element.');
+export const FillStep = step('fill', { selector: Selector, value: Text }, 'Fill an input.');
+export const PressStep = step('press', { selector: Type.Optional(Selector), key: Type.String({ minLength: 1, maxLength: 100 }) }, 'Press a key (on an element, or the page).');
+export const SelectStep = step(
+  'select',
+  { selector: Selector, value: Type.Union([Text, Type.Array(Text, { minItems: 1, maxItems: 100 })]) },
+  'Select option(s) by value or label.',
+);
+export const CheckStep = step('check', { selector: Selector }, 'Check a checkbox or radio.');
+export const UncheckStep = step('uncheck', { selector: Selector }, 'Uncheck a checkbox.');
+export const HoverStep = step('hover', { selector: Selector }, 'Hover an element.');
+export const WaitForStep = step(
+  'waitFor',
+  { selector: Selector, state: Type.Optional(Type.Union([Type.Literal('attached'), Type.Literal('detached'), Type.Literal('visible'), Type.Literal('hidden')])) },
+  'Wait for an element to reach a state (default visible).',
+);
+export const ExpectTextStep = step(
+  'expectText',
+  { selector: Selector, text: Type.Optional(Text), pattern: Type.Optional(Pattern), flags: Type.Optional(Flags) },
+  'Expect the element text to contain text, or match pattern.',
+);
+export const ExpectVisibleStep = step('expectVisible', { selector: Selector }, 'Expect an element to be visible.');
+export const ExpectHiddenStep = step('expectHidden', { selector: Selector }, 'Expect an element to be hidden or absent.');
+export const ExpectUrlStep = step(
+  'expectUrl',
+  { url: Type.Optional(Type.String({ minLength: 1, maxLength: 2_048 })), pattern: Type.Optional(Pattern), flags: Type.Optional(Flags) },
+  'Expect the page URL to equal url (resolved against the base URL), or match pattern.',
+);
+export const ExpectTitleStep = step(
+  'expectTitle',
+  { title: Type.Optional(Text), pattern: Type.Optional(Pattern), flags: Type.Optional(Flags) },
+  'Expect the page title to equal title, or match pattern.',
+);
+export const ScreenshotStep = step('screenshot', { fullPage: Type.Optional(Type.Boolean()) }, 'Take a named screenshot.');
+export const WaitStep = step('wait', { ms: Type.Integer({ minimum: 0, maximum: STEP_LIMITS.maxWaitMs }) }, 'Pause (bounded).');
+
+const STEP_SCHEMAS = [
+  GotoStep, ClickStep, FillStep, PressStep, SelectStep, CheckStep, UncheckStep, HoverStep, WaitForStep,
+  ExpectTextStep, ExpectVisibleStep, ExpectHiddenStep, ExpectUrlStep, ExpectTitleStep, ScreenshotStep, WaitStep,
+] as const;
+
+type StepSchemas = (typeof STEP_SCHEMAS)[number];
+export type Step = Static<StepSchemas>;
+export type StepAction = Step['action'];
+export type StepOf<A extends StepAction> = Extract<Step, { action: A }>;
+export const STEP_ACTIONS = STEP_SCHEMAS.map((s: TObject) => (s.properties.action as unknown as { const: string }).const) as StepAction[];
+
+/** One step: a discriminated union on `action`, so a bad step reports the errors of its own action only. */
+export const StepSchema = Type.Unsafe<Step>({
+  type: 'object',
+  discriminator: { propertyName: 'action' },
+  properties: { action: { type: 'string', enum: STEP_ACTIONS } },
+  required: ['action'],
+  oneOf: STEP_SCHEMAS,
+});
+
+export const TestDefinition = Type.Object(
+  {
+    key: Type.String({ pattern: KEY_PATTERN, description: 'Stable identity of the test inside its suite.' }),
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    enabled: Type.Optional(Type.Boolean({ description: 'Default true. A disabled test gets a run created skipped.' })),
+    timeoutMs: Type.Optional(
+      Type.Integer({
+        minimum: STEP_LIMITS.minTestTimeoutMs,
+        maximum: STEP_LIMITS.maxTestTimeoutMs,
+        description: `Total time budget of the test (default ${STEP_LIMITS.defaultTestTimeoutMs} ms).`,
+      }),
+    ),
+    steps: Type.Array(StepSchema, { minItems: 1, maxItems: STEP_LIMITS.maxStepsPerTest }),
+  },
+  { additionalProperties: false },
+);
+export type TestDefinition = Static<typeof TestDefinition>;
+
+export const SuiteDefinition = Type.Object(
+  {
+    slug: Type.String({ pattern: SLUG_PATTERN }),
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    tests: Type.Array(TestDefinition, { maxItems: STEP_LIMITS.maxTestsPerSuite }),
+  },
+  { additionalProperties: false },
+);
+export type SuiteDefinition = Static<typeof SuiteDefinition>;
+
+export const ProjectFile = Type.Object(
+  {
+    $schema: Type.Optional(Type.String()),
+    slug: Type.String({ pattern: SLUG_PATTERN, description: 'Lower-case letters, digits and dashes.' }),
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    baseUrl: Type.String({ minLength: 1, maxLength: 2_048, format: 'uri', pattern: '^https?://' }),
+    suites: Type.Array(SuiteDefinition, { maxItems: STEP_LIMITS.maxSuitesPerProject }),
+  },
+  { additionalProperties: false },
+);
+export type ProjectFile = Static<typeof ProjectFile>;
+
+const validateProjectShape = compileValidator(ProjectFile);
+
+/**
+ * Validates a parsed project file: its shape, then what a schema cannot say (unique slugs and keys,
+ * exactly one of text/pattern, patterns that compile). Returns every problem with its path.
+ */
+export function validateProjectFile(value: unknown): Validation<ProjectFile> {
+  const shape = validateProjectShape(value);
+  if (!shape.ok) return shape;
+  const file = shape.value;
+  const errors: ProblemFieldError[] = [];
+  const suiteSlugs = new Set<string>();
+  file.suites.forEach((suite, s) => {
+    if (suiteSlugs.has(suite.slug)) errors.push({ path: `/suites/${s}/slug`, message: `duplicates suite slug "${suite.slug}"` });
+    suiteSlugs.add(suite.slug);
+    const keys = new Set<string>();
+    suite.tests.forEach((test, t) => {
+      const at = `/suites/${s}/tests/${t}`;
+      if (keys.has(test.key)) errors.push({ path: `${at}/key`, message: `duplicates test key "${test.key}" in suite "${suite.slug}"` });
+      keys.add(test.key);
+      test.steps.forEach((st, i) => errors.push(...checkStep(st, `${at}/steps/${i}`)));
+    });
+  });
+  return errors.length > 0 ? { ok: false, errors } : { ok: true, value: file };
+}
+
+function checkStep(st: Step, at: string): ProblemFieldError[] {
+  const errors: ProblemFieldError[] = [];
+  const exactlyOne = (literal: 'text' | 'url' | 'title') => {
+    const rec = st as Record<string, unknown>;
+    const has = rec[literal] !== undefined;
+    const hasPattern = rec.pattern !== undefined;
+    if (has === hasPattern) errors.push({ path: at, message: `must have exactly one of ${literal} or pattern` });
+    if (rec.flags !== undefined && !hasPattern) errors.push({ path: `${at}/flags`, message: 'is only valid with pattern' });
+    if (typeof rec.pattern === 'string') {
+      try {
+        new RegExp(rec.pattern, typeof rec.flags === 'string' ? rec.flags : undefined);
+      } catch (e) {
+        errors.push({ path: `${at}/pattern`, message: `is not a valid regular expression (${(e as Error).message})` });
+      }
+    }
+  };
+  if (st.action === 'expectText') exactlyOne('text');
+  if (st.action === 'expectUrl') exactlyOne('url');
+  if (st.action === 'expectTitle') exactlyOne('title');
+  return errors;
+}

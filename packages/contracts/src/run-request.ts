@@ -1,0 +1,114 @@
+import type { ProblemCode, ProblemFieldError } from './problems';
+import { FORBIDDEN_HEADER_NAMES, HEADER_LIMITS, RunCreateRequest } from './runs';
+import { compileValidator, escapePointer } from './validate';
+
+/** The three ways of addressing what to run, decided from a valid body. */
+export type RunTarget =
+  | { mode: 'test'; testId: string }
+  | { mode: 'suite'; projectSlug: string; suiteSlug: string }
+  | { mode: 'project'; projectSlug: string };
+
+export type ParsedRunRequest = {
+  target: RunTarget;
+  baseUrl: string | null;
+  headers: Record<string, string> | null;
+};
+
+export type RunRequestProblem = { code: Extract<ProblemCode, 'invalid_body' | 'both_test_and_project' | 'suite_without_project'>; detail: string; errors: ProblemFieldError[] };
+
+const validateShape = compileValidator(RunCreateRequest);
+const forbidden = new Set<string>(FORBIDDEN_HEADER_NAMES);
+
+/**
+ * Checks a run-creation body against every rule of the contract and returns what to run, or the
+ * problem: `both_test_and_project` and `suite_without_project` take precedence over other errors,
+ * as the contract names them first.
+ */
+export function parseRunCreateRequest(body: unknown): { ok: true; value: ParsedRunRequest } | { ok: false; problem: RunRequestProblem } {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    return invalid('The body must be a JSON object.', [{ path: '', message: 'must be a JSON object' }]);
+  }
+  const raw = body as Record<string, unknown>;
+  if (raw.testId !== undefined && raw.projectSlug !== undefined) {
+    return {
+      ok: false,
+      problem: {
+        code: 'both_test_and_project',
+        detail: 'The body has both testId and projectSlug; give exactly one of them.',
+        errors: [{ path: '/testId', message: 'must not be given together with projectSlug' }],
+      },
+    };
+  }
+  if (raw.suiteSlug !== undefined && raw.projectSlug === undefined) {
+    return {
+      ok: false,
+      problem: {
+        code: 'suite_without_project',
+        detail: 'suiteSlug is only valid together with projectSlug.',
+        errors: [{ path: '/suiteSlug', message: 'requires projectSlug' }],
+      },
+    };
+  }
+  const shape = validateShape(body);
+  const errors: ProblemFieldError[] = shape.ok ? [] : [...shape.errors];
+  if (raw.testId === undefined && raw.projectSlug === undefined) {
+    errors.push({ path: '', message: 'must have exactly one of testId or projectSlug' });
+  }
+  if (typeof raw.baseUrl === 'string') {
+    const problem = checkBaseUrl(raw.baseUrl);
+    if (problem) errors.push({ path: '/baseUrl', message: problem });
+  }
+  if (raw.headers !== null && typeof raw.headers === 'object' && !Array.isArray(raw.headers)) {
+    errors.push(...checkHeaders(raw.headers as Record<string, unknown>));
+  }
+  if (errors.length > 0) {
+    return invalid(`The body is invalid: ${errors.map((e) => `${e.path || 'body'} ${e.message}`).join('; ')}.`, errors);
+  }
+  const value = body as RunCreateRequest;
+  const target: RunTarget = value.testId !== undefined
+    ? { mode: 'test', testId: value.testId }
+    : value.suiteSlug !== undefined
+      ? { mode: 'suite', projectSlug: value.projectSlug!, suiteSlug: value.suiteSlug }
+      : { mode: 'project', projectSlug: value.projectSlug! };
+  const headers = value.headers && Object.keys(value.headers).length > 0 ? value.headers : null;
+  return { ok: true, value: { target, baseUrl: value.baseUrl ?? null, headers } };
+}
+
+function invalid(detail: string, errors: ProblemFieldError[]) {
+  return { ok: false as const, problem: { code: 'invalid_body' as const, detail, errors } };
+}
+
+/** Returns why a target URL is unacceptable, or null. */
+export function checkBaseUrl(value: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return 'must be an absolute http(s) URL';
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'must be an absolute http(s) URL';
+  if (url.username || url.password) return 'must not contain credentials; send them in headers (for example Authorization)';
+  if (url.hash) return 'must not contain a fragment';
+  return null;
+}
+
+function checkHeaders(headers: Record<string, unknown>): ProblemFieldError[] {
+  const errors: ProblemFieldError[] = [];
+  const seen = new Set<string>();
+  let total = 0;
+  for (const [name, value] of Object.entries(headers)) {
+    const lower = name.toLowerCase();
+    const path = `/headers/${escapePointer(name)}`;
+    if (forbidden.has(lower)) errors.push({ path, message: `is a header a run may not set (${FORBIDDEN_HEADER_NAMES.join(', ')})` });
+    if (seen.has(lower)) errors.push({ path, message: 'is given twice (header names are case-insensitive)' });
+    seen.add(lower);
+    if (typeof value === 'string') {
+      if (/[\r\n\0]/.test(value)) errors.push({ path, message: 'must not contain CR, LF or NUL characters' });
+      total += Buffer.byteLength(name) + Buffer.byteLength(value);
+    }
+  }
+  if (total > HEADER_LIMITS.maxTotalBytes) {
+    errors.push({ path: '/headers', message: `must not exceed ${HEADER_LIMITS.maxTotalBytes} bytes of names and values in total` });
+  }
+  return errors;
+}

@@ -1,0 +1,56 @@
+import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormats from 'ajv-formats';
+import type { Static, TSchema } from '@sinclair/typebox';
+import type { ProblemFieldError } from './problems';
+
+/** One ajv instance for every schema: all errors, no coercion, no defaults injected behind the caller's back. */
+export const ajv = new Ajv({ allErrors: true, strict: true, discriminator: true, allowUnionTypes: true });
+addFormats(ajv);
+
+export type Validation<T> = { ok: true; value: T } | { ok: false; errors: ProblemFieldError[] };
+
+/** Compiles a schema once and returns a function that gives the value typed, or every error with its path. */
+export function compileValidator<S extends TSchema>(schema: S): (value: unknown) => Validation<Static<S>> {
+  const validate: ValidateFunction = ajv.compile(schema);
+  return (value) => (validate(value) ? { ok: true, value: value as Static<S> } : { ok: false, errors: toFieldErrors(validate.errors) });
+}
+
+function toFieldErrors(errors: ErrorObject[] | null | undefined): ProblemFieldError[] {
+  const out: ProblemFieldError[] = [];
+  const seen = new Set<string>();
+  for (const e of errors ?? []) {
+    // The propertyNames keyword reports its own error per name; its inner errors add nothing.
+    if (e.propertyName !== undefined) continue;
+    // An unknown discriminator value is already reported by the enum on the same property.
+    if (e.keyword === 'discriminator' && (e.params as { error?: string }).error === 'mapping') continue;
+    const { path, message } = describe(e);
+    const key = `${path}\u0000${message}`;
+    if (!seen.has(key)) {
+      seen.add(key);
+      out.push({ path, message });
+    }
+  }
+  return out;
+}
+
+function describe(e: ErrorObject): ProblemFieldError {
+  const p = e.params as Record<string, unknown>;
+  switch (e.keyword) {
+    case 'additionalProperties':
+      return { path: `${e.instancePath}/${escapePointer(String(p.additionalProperty))}`, message: 'is not an allowed field' };
+    case 'required':
+      return { path: `${e.instancePath}/${escapePointer(String(p.missingProperty))}`, message: 'is required' };
+    case 'propertyNames':
+      return { path: `${e.instancePath}/${escapePointer(String(p.propertyName))}`, message: 'is not a valid name' };
+    case 'enum':
+      return { path: e.instancePath, message: `must be one of ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}` };
+    case 'discriminator':
+      return { path: `${e.instancePath}/${String(p.tag)}`, message: 'is required and must be a string' };
+    default:
+      return { path: e.instancePath, message: e.message ?? 'is invalid' };
+  }
+}
+
+export function escapePointer(segment: string): string {
+  return segment.replace(/~/g, '~0').replace(/\//g, '~1');
+}

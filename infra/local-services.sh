@@ -123,7 +123,9 @@ pg_answers() {
     PGCONNECT_TIMEOUT=3 pg_isready -q -t 3 -d "$PG_CONN" >/dev/null 2>&1
   elif [[ -z "$PG_HOST" ]]; then
     # Unix socket and no client tools: look for the socket file.
-    [[ -S "/var/run/postgresql/.s.PGSQL.$PG_PORT" ]]
+    local dir="/var/run/postgresql"
+    [[ "&$PG_QUERY&" =~ \&host=([^\&]*)\& ]] && dir="$(urldecode "${BASH_REMATCH[1]}")"
+    [[ -S "$dir/.s.PGSQL.$PG_PORT" ]]
   else
     tcp_open "$PG_HOST" "$PG_PORT"
   fi
@@ -177,11 +179,18 @@ as_root() { "${SUDO[@]}" "$@"; }
 # Debian services
 # ---------------------------------------------------------------------------------------------
 
-pg_installed() { [[ -d /etc/postgresql ]] && [[ -n "$(ls -A /etc/postgresql 2>/dev/null)" ]] && have pg_ctlcluster; }
+# Installed: Debian's postgresql-common wrappers plus a server; its cluster may still be missing.
+pg_installed() { have pg_ctlcluster && compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null; }
 redis_installed() { have redis-server; }
 
-pg_version() { # the installed major version (the newest, if several)
-  ls /etc/postgresql | sort -V | tail -n 1
+pg_version() { # the configured major version (the newest, if several), else the newest installed
+  local dir
+  for dir in /etc/postgresql /usr/lib/postgresql; do
+    if [[ -n "$(ls -A "$dir" 2>/dev/null)" ]]; then
+      find "$dir" -mindepth 1 -maxdepth 1 -printf '%f\n' | sort -V | tail -n 1
+      return
+    fi
+  done
 }
 
 # Let every local connection in without a password, for a cluster this script (or the apt-get
@@ -329,8 +338,8 @@ if [[ "$need_pg" == true || "$need_redis" == true ]]; then
       why="apt-get is not available to install them."
     fi
     die "$(
-      printf '%s: nothing answers, and this script cannot start it. %s Docker is not usable either (%s). Do one of:\n' \
-        "$missing" "$why" \
+      printf '%s: nothing answers, and this script cannot start %s. %s Docker is not usable either (%s). Do one of:\n' \
+        "$missing" "$([[ "$need_pg" == true && "$need_redis" == true ]] && echo them || echo it)" "$why" \
         "$(have docker && echo "'docker info' fails: is the daemon running, may this user use it, is the compose plugin installed?" || echo "no docker command")"
       printf '  - point DATABASE_URL / REDIS_URL at a Postgres 15+ and a Redis 7+ you already have;\n'
       printf '  - install them (Debian/Ubuntu, as root: apt-get install -y postgresql redis-server) and run this script again as root;\n'
@@ -363,7 +372,7 @@ admin_sql() {
     PGCONNECT_TIMEOUT=10 psql -X -q -t -A -v ON_ERROR_STOP=1 -d "$PG_ADMIN_CONN" -c "$sql"
   elif have node && node -e "require.resolve('pg',{paths:process.argv.slice(1)})" \
     "$REPO_ROOT" "$REPO_ROOT/packages/core" "$REPO_ROOT/node_modules/.pnpm/node_modules" >/dev/null 2>&1; then
-    PG_ADMIN_CONN="$PG_ADMIN_CONN" SQL="$sql" node -e '
+    PGUSER="${PGUSER:-${USER:-$(id -un)}}" PG_ADMIN_CONN="$PG_ADMIN_CONN" SQL="$sql" node -e '
       const { Client } = require(require.resolve("pg", { paths: process.argv.slice(1) }));
       const c = new Client({ connectionString: process.env.PG_ADMIN_CONN, connectionTimeoutMillis: 10000 });
       c.connect()

@@ -1,0 +1,158 @@
+import { PLAN_DEFAULTS, STEP_LIMITS, validateProjectFile, type Plan, type ProblemFieldError, type ProjectFile } from '@testrun/contracts';
+import { generateApiKey } from './api-keys';
+import type { Db } from './db';
+import { ID_PREFIX, newId } from './ids';
+
+/**
+ * Operator actions behind `testrun admin`: workspaces, members, keys and project files. They talk
+ * to Postgres directly; none of them is part of the public API.
+ */
+
+/** A refused admin action; `errors` lists every problem of a project file with its path. */
+export class AdminError extends Error {
+  override name = 'AdminError';
+  constructor(message: string, readonly errors: ProblemFieldError[] = []) {
+    super(message);
+  }
+}
+
+export async function createWorkspace(db: Db, input: { name: string; plan: Plan; maxActiveRuns?: number; monthlyRuns?: number }) {
+  const limits = PLAN_DEFAULTS[input.plan];
+  return db.workspace.create({
+    data: {
+      id: newId(ID_PREFIX.workspace),
+      name: input.name,
+      plan: input.plan,
+      maxActiveRuns: input.maxActiveRuns ?? limits.maxActiveRuns,
+      monthlyRuns: input.monthlyRuns ?? limits.monthlyRuns,
+    },
+  });
+}
+
+/** Moves a workspace to a plan; its limits become the plan's unless given. */
+export async function setWorkspacePlan(db: Db, workspaceId: string, input: { plan: Plan; maxActiveRuns?: number; monthlyRuns?: number }) {
+  await requireWorkspace(db, workspaceId);
+  const limits = PLAN_DEFAULTS[input.plan];
+  return db.workspace.update({
+    where: { id: workspaceId },
+    data: { plan: input.plan, maxActiveRuns: input.maxActiveRuns ?? limits.maxActiveRuns, monthlyRuns: input.monthlyRuns ?? limits.monthlyRuns },
+  });
+}
+
+async function requireWorkspace(db: Db, workspaceId: string) {
+  const ws = await db.workspace.findUnique({ where: { id: workspaceId } });
+  if (!ws) throw new AdminError(`workspace ${workspaceId} does not exist`);
+  return ws;
+}
+
+function normalizeEmail(email: string): string {
+  const e = email.trim().toLowerCase();
+  if (!/^[^@\s]+@[^@\s]+$/.test(e)) throw new AdminError(`"${email}" is not an email address`);
+  return e;
+}
+
+export async function addMember(db: Db, workspaceId: string, email: string) {
+  await requireWorkspace(db, workspaceId);
+  const address = normalizeEmail(email);
+  const user = await db.user.upsert({ where: { email: address }, create: { id: newId(ID_PREFIX.user), email: address }, update: {} });
+  await db.membership.upsert({
+    where: { workspaceId_userId: { workspaceId, userId: user.id } },
+    create: { workspaceId, userId: user.id },
+    update: {},
+  });
+  return { workspaceId, userId: user.id, email: address };
+}
+
+export async function removeMember(db: Db, workspaceId: string, email: string) {
+  await requireWorkspace(db, workspaceId);
+  const address = normalizeEmail(email);
+  const user = await db.user.findUnique({ where: { email: address } });
+  const removed = user ? await db.membership.deleteMany({ where: { workspaceId, userId: user.id } }) : { count: 0 };
+  if (removed.count === 0) throw new AdminError(`${address} is not a member of workspace ${workspaceId}`);
+  return { workspaceId, userId: user!.id, email: address };
+}
+
+/** Creates a key; the returned `key` is the only time it exists outside the caller's hands. */
+export async function createApiKey(db: Db, input: { workspaceId: string; creatorEmail: string; name: string }) {
+  await requireWorkspace(db, input.workspaceId);
+  const email = normalizeEmail(input.creatorEmail);
+  const membership = await db.membership.findFirst({ where: { workspaceId: input.workspaceId, user: { email } }, include: { user: true } });
+  if (!membership) throw new AdminError(`${email} is not a member of workspace ${input.workspaceId}; add them first`);
+  const { key, hash, prefix } = generateApiKey();
+  const row = await db.apiKey.create({
+    data: { id: newId(ID_PREFIX.apiKey), workspaceId: input.workspaceId, creatorId: membership.userId, name: input.name, hash, prefix },
+  });
+  return { id: row.id, key, prefix, workspaceId: row.workspaceId, name: row.name };
+}
+
+export type KeyAction = 'pause' | 'resume' | 'revoke';
+
+export async function changeApiKey(db: Db, keyId: string, action: KeyAction) {
+  const existing = await db.apiKey.findUnique({ where: { id: keyId } });
+  if (!existing) throw new AdminError(`key ${keyId} does not exist`);
+  if (existing.revokedAt && action !== 'revoke') throw new AdminError(`key ${keyId} is revoked`);
+  const data = action === 'pause' ? { paused: true } : action === 'resume' ? { paused: false } : { revokedAt: existing.revokedAt ?? new Date() };
+  const row = await db.apiKey.update({ where: { id: keyId }, data });
+  return { id: row.id, paused: row.paused, revoked: row.revokedAt !== null };
+}
+
+export type AppliedProject = {
+  projectId: string;
+  slug: string;
+  suites: Array<{ id: string; slug: string; tests: Array<{ id: string; key: string; name: string }> }>;
+};
+
+/**
+ * Applies a project file: upserts the project by slug, its suites by slug and their tests by key, in
+ * one transaction. Suites and tests no longer in the file are archived (their runs are kept). A file
+ * that does not validate changes nothing and lists every problem.
+ */
+export async function applyProject(db: Db, workspaceId: string, input: unknown): Promise<AppliedProject> {
+  const checked = validateProjectFile(input);
+  if (!checked.ok) throw new AdminError('the project file is invalid', checked.errors);
+  const file: ProjectFile = checked.value;
+  await requireWorkspace(db, workspaceId);
+  return db.$transaction(async (tx) => {
+    const project = await tx.project.upsert({
+      where: { workspaceId_slug: { workspaceId, slug: file.slug } },
+      create: { id: newId(ID_PREFIX.project), workspaceId, slug: file.slug, name: file.name, baseUrl: file.baseUrl },
+      update: { name: file.name, baseUrl: file.baseUrl },
+    });
+    const out: AppliedProject = { projectId: project.id, slug: project.slug, suites: [] };
+    const keptSuites: string[] = [];
+    for (const [s, suiteDef] of file.suites.entries()) {
+      const suite = await tx.suite.upsert({
+        where: { projectId_slug: { projectId: project.id, slug: suiteDef.slug } },
+        create: { id: newId(ID_PREFIX.suite), workspaceId, projectId: project.id, slug: suiteDef.slug, name: suiteDef.name, position: s },
+        update: { name: suiteDef.name, position: s, archivedAt: null },
+      });
+      keptSuites.push(suite.id);
+      const tests: AppliedProject['suites'][number]['tests'] = [];
+      for (const [t, testDef] of suiteDef.tests.entries()) {
+        const fields = {
+          name: testDef.name,
+          position: t,
+          enabled: testDef.enabled ?? true,
+          timeoutMs: testDef.timeoutMs ?? STEP_LIMITS.defaultTestTimeoutMs,
+          steps: testDef.steps as object[],
+          archivedAt: null,
+        };
+        const test = await tx.test.upsert({
+          where: { suiteId_key: { suiteId: suite.id, key: testDef.key } },
+          create: { id: newId(ID_PREFIX.test), workspaceId, projectId: project.id, suiteId: suite.id, key: testDef.key, ...fields },
+          update: fields,
+        });
+        tests.push({ id: test.id, key: test.key, name: test.name });
+      }
+      await tx.test.updateMany({
+        where: { suiteId: suite.id, archivedAt: null, key: { notIn: suiteDef.tests.map((x) => x.key) } },
+        data: { archivedAt: new Date() },
+      });
+      out.suites.push({ id: suite.id, slug: suite.slug, tests });
+    }
+    const now = new Date();
+    await tx.suite.updateMany({ where: { projectId: project.id, archivedAt: null, id: { notIn: keptSuites } }, data: { archivedAt: now } });
+    await tx.test.updateMany({ where: { projectId: project.id, archivedAt: null, suiteId: { notIn: keptSuites } }, data: { archivedAt: now } });
+    return out;
+  }, { timeout: 60_000 });
+}

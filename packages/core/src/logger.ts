@@ -1,0 +1,44 @@
+import winston from 'winston';
+
+/** Field names whose values never reach a log line, whatever object they sit in. */
+const REDACTED_KEYS = /^(authorization|headers|cookie|set-cookie|key|apikey|api_key|password|secret|token|headers_sealed|headerssealed)$/i;
+
+function redact(value: unknown, depth = 0): unknown {
+  if (depth > 6 || value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map((v) => redact(v, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+    out[k] = REDACTED_KEYS.test(k) ? '[redacted]' : redact(v, depth + 1);
+  }
+  return out;
+}
+
+const redactFormat = winston.format((info) => {
+  for (const key of Object.keys(info)) {
+    if (REDACTED_KEYS.test(key)) info[key] = '[redacted]';
+    else info[key] = redact(info[key]);
+  }
+  return info;
+});
+
+export type Logger = winston.Logger;
+
+/** Options of {@link createLogger}. */
+export type LoggerOptions = {
+  /** Name of the process kind, added to every line as `service`. */
+  service: string;
+  /** winston level (default `info`). */
+  level?: string;
+  /** Where lines go (default stdout as JSON). Tests pass a stream to read them. */
+  stream?: NodeJS.WritableStream;
+};
+
+/** One structured JSON logger per process; children carry requestId, runId, workspaceId. */
+export function createLogger({ service, level = 'info', stream }: LoggerOptions): Logger {
+  return winston.createLogger({
+    level,
+    defaultMeta: { service },
+    format: winston.format.combine(redactFormat(), winston.format.timestamp(), winston.format.errors({ stack: true }), winston.format.json()),
+    transports: [stream ? new winston.transports.Stream({ stream }) : new winston.transports.Console()],
+  });
+}

@@ -1,0 +1,55 @@
+import { randomBytes } from 'node:crypto';
+import {
+  addMember,
+  applyProject,
+  createApiKey,
+  createPrisma,
+  createWorkspace,
+  type Db,
+} from '@testrun/core';
+import type { Plan, ProjectFile } from '@testrun/contracts';
+
+/** A Prisma client on the test database of this jest run. Close it in afterAll. */
+export function testDb(): Db {
+  return createPrisma({ databaseUrl: process.env.DATABASE_URL!, max: 4 });
+}
+
+/** A unique suffix, so each test builds its own workspace, queue prefix, slugs. */
+export function uniqueTag(): string {
+  return randomBytes(4).toString('hex');
+}
+
+/** A workspace of its own with one member and one key. */
+export async function createTenant(db: Db, options: { plan?: Plan; maxActiveRuns?: number; monthlyRuns?: number } = {}) {
+  const tag = uniqueTag();
+  const workspace = await createWorkspace(db, { name: `ws-${tag}`, plan: options.plan ?? 'team', maxActiveRuns: options.maxActiveRuns, monthlyRuns: options.monthlyRuns });
+  const email = `owner-${tag}@example.test`;
+  await addMember(db, workspace.id, email);
+  const key = await createApiKey(db, { workspaceId: workspace.id, creatorEmail: email, name: `key-${tag}` });
+  return { workspace, email, key: key.key, keyId: key.id, tag };
+}
+
+/** A small project file: suite `smoke` with `count` tests, the last `disabled` of them disabled. */
+export function sampleProject(slug: string, options: { baseUrl?: string; count?: number; disabled?: number; suites?: string[] } = {}): ProjectFile {
+  const count = options.count ?? 2;
+  const disabled = options.disabled ?? 0;
+  return {
+    slug,
+    name: `Project ${slug}`,
+    baseUrl: options.baseUrl ?? 'http://127.0.0.1:9',
+    suites: (options.suites ?? ['smoke']).map((suiteSlug) => ({
+      slug: suiteSlug,
+      name: `Suite ${suiteSlug}`,
+      tests: Array.from({ length: count }, (_, i) => ({
+        key: `t${i + 1}`,
+        name: `${suiteSlug} test ${i + 1}`,
+        enabled: i < count - disabled,
+        steps: [{ action: 'goto' as const, url: '/' }],
+      })),
+    })),
+  };
+}
+
+export async function applySampleProject(db: Db, workspaceId: string, file: ProjectFile) {
+  return applyProject(db, workspaceId, file);
+}

@@ -138,7 +138,7 @@ redis_answers() {
     local reply
     reply="$(timeout 5 redis-cli "${tls[@]}" -u "$REDIS_URL" --no-auth-warning ping 2>&1)" || true
     # PONG, or an error that proves a Redis is there (NOAUTH, WRONGPASS, LOADING...)
-    [[ "$reply" == PONG || "$reply" =~ (NOAUTH|WRONGPASS|LOADING|MISCONF|ERR) ]]
+    [[ "$reply" =~ (^|$'\n')(\(error\)\ )?(PONG|NOAUTH|WRONGPASS|LOADING|MISCONF|ERR\ ) ]]
   elif [[ "$REDIS_SCHEME" == rediss ]]; then
     tcp_open "$REDIS_HOST" "$REDIS_PORT"
   else
@@ -252,13 +252,9 @@ COMPOSE=()
 docker_usable() {
   have docker || return 1
   timeout 20 docker info >/dev/null 2>&1 || return 1
-  if docker compose version >/dev/null 2>&1; then
-    COMPOSE=(docker compose)
-  elif have docker-compose; then
-    COMPOSE=(docker-compose)
-  else
-    return 1
-  fi
+  # Compose v2 (the docker CLI plugin): infra/compose.yaml uses its top-level `name`.
+  docker compose version >/dev/null 2>&1 || return 1
+  COMPOSE=(docker compose)
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -340,7 +336,7 @@ if [[ "$need_pg" == true || "$need_redis" == true ]]; then
     die "$(
       printf '%s: nothing answers, and this script cannot start %s. %s Docker is not usable either (%s). Do one of:\n' \
         "$missing" "$([[ "$need_pg" == true && "$need_redis" == true ]] && echo them || echo it)" "$why" \
-        "$(have docker && echo "'docker info' fails: is the daemon running, may this user use it, is the compose plugin installed?" || echo "no docker command")"
+        "$(have docker && echo "'docker info' fails: is the daemon running, may this user use it, is the compose v2 plugin installed?" || echo "no docker command")"
       printf '  - point DATABASE_URL / REDIS_URL at a Postgres 15+ and a Redis 7+ you already have;\n'
       printf '  - install them (Debian/Ubuntu, as root: apt-get install -y postgresql redis-server) and run this script again as root;\n'
       printf '  - start Docker and run this script again (it runs: docker compose -f infra/compose.yaml up -d postgres redis).'

@@ -1,0 +1,58 @@
+import express, { type Express } from 'express';
+import type { ArtifactStore, Db, DerivedKeys, Logger, RunQueue } from '@testrun/core';
+import type { ApiConfig } from './config';
+import { ApiError, createErrorHandler } from './errors';
+import { authenticate } from './middleware/authenticate';
+import { rateLimitPerKey } from './middleware/rate-limit';
+import { requestContext } from './middleware/request-context';
+import type { ApiRedis } from './redis';
+import { createHealthRouter } from './routes/health';
+import { createMetaRouter } from './routes/meta';
+import { createRunsRouter } from './routes/runs';
+import { createSuiteRunsRouter } from './routes/suite-runs';
+import { createViewRouter } from './view';
+
+/** Everything the API needs from outside; tests build these against the real Postgres and Redis. */
+export type AppDeps = {
+  config: ApiConfig;
+  db: Db;
+  /** Rate-limit counters; also the connection of `queue` in production. */
+  redis: ApiRedis;
+  /** The run queue the API adds jobs to (job id = run id). */
+  queue: RunQueue;
+  store: ArtifactStore;
+  keys: DerivedKeys;
+  logger: Logger;
+  /** The clock of idempotency records (default the system clock); tests move it to expire keys. */
+  now: () => Date;
+};
+
+/**
+ * The API as an express app. Check order on the API routes: request id → authentication (401/403)
+ * → per-key rate limit (429) → body (415/413/400) → existence (404) → limits (422) → 201.
+ */
+export function createApp(input: Omit<AppDeps, 'now'> & { now?: () => Date }): Express {
+  const deps: AppDeps = { ...input, now: input.now ?? (() => new Date()) };
+  const { config, db, redis, logger } = deps;
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', config.trustProxy);
+
+  app.use(requestContext(logger));
+  app.use(createHealthRouter(db, redis));
+  app.use('/view', createViewRouter({ db, store: deps.store, keys: deps.keys, publicBaseUrl: config.publicBaseUrl, logger }));
+  app.use('/api/v1', createMetaRouter(config.publicBaseUrl));
+
+  const guarded = [
+    authenticate({ db, redis, logger, now: deps.now, redisPrefix: config.redisPrefix, unauthenticatedPerMinute: config.unauthenticatedRateLimitPerMinute }),
+    rateLimitPerKey({ redis, logger, perMinute: config.rateLimitPerMinute, redisPrefix: config.redisPrefix }),
+  ];
+  app.use('/api/v1/runs', ...guarded, createRunsRouter(deps));
+  app.use('/api/v1/suite-runs', ...guarded, createSuiteRunsRouter(deps));
+
+  app.use(() => {
+    throw new ApiError('not_found', 'There is no such route.');
+  });
+  app.use(createErrorHandler(logger));
+  return app;
+}

@@ -1,0 +1,30 @@
+import { readCommonConfig, readInt, readEnum, type CommonConfig } from '@testrun/core';
+
+/** Everything the API process reads from its environment, once, at start. */
+export type ApiConfig = CommonConfig & {
+  /** TCP port to listen on (PORT, default 3000; 0 picks a free port). */
+  port: number;
+  /** Requests per minute per API key, shared by every replica (RATE_LIMIT_PER_MINUTE, default 60). */
+  rateLimitPerMinute: number;
+  /** Requests per minute per client address that fail authentication (RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE, default 30). */
+  unauthenticatedRateLimitPerMinute: number;
+  /** Whether to take the client address from X-Forwarded-For (TRUST_PROXY=true behind a load balancer; default false). */
+  trustProxy: boolean;
+};
+
+export const API_DEFAULTS = {
+  port: 3000,
+  rateLimitPerMinute: 60,
+  unauthenticatedRateLimitPerMinute: 30,
+} as const;
+
+/** Reads and checks the API's variables; throws ConfigError naming the first bad one. */
+export function readApiConfig(env: Record<string, string | undefined> = process.env): ApiConfig {
+  return {
+    ...readCommonConfig(env),
+    port: readInt(env, 'PORT', API_DEFAULTS.port, { min: 0, max: 65_535 }),
+    rateLimitPerMinute: readInt(env, 'RATE_LIMIT_PER_MINUTE', API_DEFAULTS.rateLimitPerMinute, { min: 1, max: 1_000_000 }),
+    unauthenticatedRateLimitPerMinute: readInt(env, 'RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE', API_DEFAULTS.unauthenticatedRateLimitPerMinute, { min: 1, max: 1_000_000 }),
+    trustProxy: readEnum(env, 'TRUST_PROXY', ['true', 'false'] as const, 'false') === 'true',
+  };
+}

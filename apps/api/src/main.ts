@@ -1,0 +1,68 @@
+// `pnpm api`: reads the environment, connects, serves, and drains on SIGTERM/SIGINT.
+import type { Server } from 'node:http';
+import { ConfigError, createLogger, createPrisma, createRunQueue, deriveKeys, LocalArtifactStore } from '@testrun/core';
+import { createApp } from './app';
+import { readApiConfig, type ApiConfig } from './config';
+import { createApiRedis } from './redis';
+
+/** How long in-flight requests get to finish after a stop signal before connections are cut. */
+const DRAIN_TIMEOUT_MS = 10_000;
+
+function loadConfig(): ApiConfig {
+  try {
+    return readApiConfig();
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      process.stderr.write(`api: configuration error: ${e.message}\n`);
+      process.exit(1);
+    }
+    throw e;
+  }
+}
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger({ service: 'api', level: config.logLevel });
+  const db = createPrisma({ databaseUrl: config.databaseUrl });
+  const redis = createApiRedis(config.redisUrl, logger);
+  const queue = createRunQueue(redis, config.redisPrefix);
+  queue.on('error', (e: Error) => logger.warn('queue error', { error: e.message }));
+  const app = createApp({ config, db, redis, queue, store: new LocalArtifactStore(config.artifactsDir), keys: deriveKeys(config.secret), logger });
+
+  const server: Server = app.listen(config.port, () => {
+    const address = server.address();
+    logger.info('listening', { port: typeof address === 'object' && address ? address.port : config.port });
+  });
+  server.on('error', (e) => {
+    logger.error('server error', { error: e.message });
+    process.exit(1);
+  });
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info('stopping', { signal });
+    const force = setTimeout(() => {
+      logger.warn('drain timeout: closing remaining connections');
+      server.closeAllConnections();
+    }, DRAIN_TIMEOUT_MS);
+    force.unref();
+    // Stop accepting; idle keep-alive sockets close now, busy ones after their response.
+    server.close(async () => {
+      clearTimeout(force);
+      await Promise.allSettled([queue.close(), db.$disconnect()]);
+      redis.disconnect();
+      logger.info('stopped');
+      process.exit(0);
+    });
+    server.closeIdleConnections();
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+void main().catch((e: unknown) => {
+  process.stderr.write(`api: failed to start: ${(e as Error).message}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,23 @@
+import express, { type RequestHandler } from 'express';
+import { ApiError } from '../errors';
+
+/** Largest request body accepted; run requests are small, so anything near this is a mistake. */
+export const MAX_BODY_BYTES = 256 * 1024;
+
+const parseJson = express.json({ limit: MAX_BODY_BYTES, strict: false, type: 'application/json' });
+
+/**
+ * Parses a JSON body, after authentication and rate limiting (a malformed body with a bad key is
+ * still a 401). A body of another media type is a 415; a missing body is left undefined and the
+ * route's validation says what is wrong.
+ */
+export const jsonBody: RequestHandler[] = [
+  (req, _res, next) => {
+    const hasBody = req.get('Transfer-Encoding') !== undefined || (req.get('Content-Length') ?? '0') !== '0';
+    if (hasBody && !req.is('application/json')) {
+      throw new ApiError('unsupported_media_type', `The body must be sent as application/json, not ${req.get('Content-Type') ?? 'without a Content-Type'}.`);
+    }
+    next();
+  },
+  parseJson,
+];

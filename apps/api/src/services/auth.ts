@@ -1,0 +1,69 @@
+import { hashApiKey, isWellFormedApiKey, type Db, type Logger } from '@testrun/core';
+import type { Plan } from '@testrun/contracts';
+import { ApiError } from '../errors';
+
+/** Who is calling: set on res.locals.auth once the key is accepted. */
+export type AuthContext = { keyId: string; workspaceId: string };
+
+type KeyRow = {
+  id: string;
+  workspace_id: string;
+  paused: boolean;
+  revoked_at: Date | null;
+  last_used_at: Date | null;
+  plan: Plan;
+  creator_is_member: boolean;
+};
+
+/** last_used_at is refreshed at most this often per key, so a busy key costs no write per request. */
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+/** Same answer for every 401 so that a caller learns nothing about which keys exist. */
+export function unauthorized(detail: string): ApiError {
+  return new ApiError('unauthorized', detail);
+}
+
+/** Extracts the key from `Authorization: Bearer <key>`, or throws the 401 that says what is wrong. */
+export function readBearerKey(header: string | undefined): string {
+  if (!header) throw unauthorized('The Authorization header is missing; send "Authorization: Bearer <API key>".');
+  const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
+  if (!match) throw unauthorized('The Authorization header must use the Bearer scheme: "Authorization: Bearer <API key>".');
+  const key = match[1]!;
+  // Shape and checksum first: a mistyped or made-up key never reaches the database.
+  if (!isWellFormedApiKey(key)) throw unauthorized('The API key is malformed.');
+  return key;
+}
+
+/**
+ * Resolves a well-formed key to its workspace, or throws 401 (unknown, revoked) or 403 (paused on
+ * the Free plan, creator no longer a member). One indexed lookup by hash.
+ */
+export async function authenticateKey(db: Db, logger: Logger, key: string, now: Date): Promise<AuthContext> {
+  const rows = await db.$queryRaw<KeyRow[]>`
+    SELECT k.id, k.workspace_id, k.paused, k.revoked_at, k.last_used_at, w.plan,
+      EXISTS (SELECT 1 FROM memberships m WHERE m.workspace_id = k.workspace_id AND m.user_id = k.creator_id) AS creator_is_member
+    FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
+    WHERE k.hash = ${hashApiKey(key)}`;
+  const row = rows[0];
+  if (!row) throw unauthorized('The API key is not valid.');
+  if (row.revoked_at) throw unauthorized('The API key has been revoked.');
+  // A paused key is refused only while its workspace is on the Free plan (the contract's rule).
+  if (row.paused && row.plan === 'free') {
+    throw new ApiError('key_paused', 'This API key is paused and the workspace is on the Free plan; resume the key or upgrade the plan.');
+  }
+  if (!row.creator_is_member) {
+    throw new ApiError('key_creator_not_member', 'The person who created this API key is no longer a member of its workspace; create a new key.');
+  }
+  if (!row.last_used_at || now.getTime() - row.last_used_at.getTime() >= LAST_USED_RESOLUTION_MS) {
+    touchKey(db, logger, row.id);
+  }
+  return { keyId: row.id, workspaceId: row.workspace_id };
+}
+
+/** Records that the key was used; best effort, never delays or fails the request. */
+function touchKey(db: Db, logger: Logger, keyId: string): void {
+  db.$executeRaw`
+    UPDATE api_keys SET last_used_at = now()
+    WHERE id = ${keyId} AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`
+    .catch((e: unknown) => logger.warn('could not record key use', { keyId, error: (e as Error).message }));
+}

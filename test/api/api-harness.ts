@@ -1,0 +1,55 @@
+import { PassThrough } from 'node:stream';
+import { createLogger, createPrisma, createRunQueue, deriveKeys, LocalArtifactStore, type Db } from '@testrun/core';
+import { createApiRedis, createApp, readApiConfig, type ApiConfig, type ApiRedis } from '../../apps/api/src';
+import { testDb, uniqueTag } from '../support/harness';
+
+/** Log lines written by an app, for asserting what was (and was not) logged. */
+export type LogCapture = { lines: () => string[]; text: () => string };
+
+export type TestApi = {
+  app: ReturnType<typeof createApp>;
+  db: Db;
+  redis: ApiRedis;
+  queue: ReturnType<typeof createRunQueue>;
+  config: ApiConfig;
+  logs: LogCapture;
+  /** Moves the idempotency clock. */
+  clock: { offsetMs: number };
+  close: () => Promise<void>;
+};
+
+/**
+ * One API app on the jest run's database and Redis, with a Redis prefix of its own (`prefix`
+ * defaults to a fresh one per call; pass the same to two apps to make them replicas).
+ */
+export function buildTestApi(options: { prefix?: string; env?: Record<string, string>; db?: Db } = {}): TestApi {
+  const prefix = options.prefix ?? `${process.env.REDIS_PREFIX}-${uniqueTag()}`;
+  const config = readApiConfig({ ...process.env, PORT: '0', PUBLIC_BASE_URL: 'http://testrun.example', REDIS_PREFIX: prefix, ...options.env });
+  const stream = new PassThrough();
+  const chunks: string[] = [];
+  stream.on('data', (c: Buffer) => chunks.push(c.toString('utf8')));
+  const logger = createLogger({ service: 'api', level: 'info', stream });
+  const ownDb = !options.db;
+  const db = options.db ?? (config.databaseUrl === process.env.DATABASE_URL ? testDb() : createPrisma({ databaseUrl: config.databaseUrl, max: 2 }));
+  const redis = createApiRedis(config.redisUrl, logger);
+  const queue = createRunQueue(redis, config.redisPrefix);
+  queue.on('error', () => undefined);
+  const clock = { offsetMs: 0 };
+  const app = createApp({
+    config, db, redis, queue, logger,
+    store: new LocalArtifactStore(config.artifactsDir),
+    keys: deriveKeys(config.secret),
+    now: () => new Date(Date.now() + clock.offsetMs),
+  });
+  return {
+    app, db, redis, queue, config, clock,
+    logs: { lines: () => chunks.join('').split('\n').filter(Boolean), text: () => chunks.join('') },
+    close: async () => {
+      await queue.close().catch(() => undefined);
+      redis.disconnect();
+      if (ownDb) await db.$disconnect();
+    },
+  };
+}
+
+export const bearer = (key: string) => ({ Authorization: `Bearer ${key}` });

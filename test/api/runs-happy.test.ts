@@ -1,0 +1,169 @@
+import request from 'supertest';
+import { Run, SuiteRun } from '@testrun/contracts';
+import { compileValidator } from '@testrun/contracts';
+import { openHeaders, deriveKeys, runViewUrl, suiteRunViewUrl, applyProject } from '@testrun/core';
+import { createTenant, sampleProject } from '../support/harness';
+import { bearer, buildTestApi, type TestApi } from './api-harness';
+
+const isRun = compileValidator(Run);
+const isSuiteRun = compileValidator(SuiteRun);
+
+let api: TestApi;
+beforeAll(() => {
+  api = buildTestApi();
+});
+afterAll(async () => {
+  await api.close();
+});
+
+async function tenantWithProject(opts: Parameters<typeof sampleProject>[1] = {}, plan: { maxActiveRuns?: number } = {}) {
+  const tenant = await createTenant(api.db, plan);
+  const applied = await applyProject(api.db, tenant.workspace.id, sampleProject('shop', opts));
+  return { ...tenant, applied };
+}
+
+/** Every job in the queue, whatever its state. */
+async function jobIds(): Promise<string[]> {
+  const jobs = await api.queue.getJobs(['waiting', 'active', 'delayed', 'prioritized', 'paused', 'completed', 'failed']);
+  return jobs.map((j) => j.id!).sort();
+}
+
+describe('POST /api/v1/runs — the three modes', () => {
+  it('single test: 201 {runId}, one queued run with the test snapshot, one job whose payload is the id only', async () => {
+    const t = await tenantWithProject({ count: 1 });
+    const testId = t.applied.suites[0]!.tests[0]!.id;
+    const before = await jobIds();
+    const res = await request(api.app).post('/api/v1/runs').set(bearer(t.key)).send({ testId });
+    expect(res.status).toBe(201);
+    expect(Object.keys(res.body)).toEqual(['runId']);
+    const run = await api.db.run.findUniqueOrThrow({ where: { id: res.body.runId } });
+    expect(run).toMatchObject({ status: 'queued', workspaceId: t.workspace.id, testId, testName: 'smoke test 1', baseUrl: 'http://127.0.0.1:9', suiteRunId: null, headersSealed: null });
+    expect(run.steps).toEqual([{ action: 'goto', url: '/' }]);
+    const job = await api.queue.getJob(res.body.runId);
+    expect(job?.data).toEqual({ runId: res.body.runId });
+    expect((await jobIds()).filter((id) => !before.includes(id))).toEqual([res.body.runId]);
+  });
+
+  it('suite: 201 {suiteRunId}; one run per test; disabled test created skipped; counters and status', async () => {
+    const t = await tenantWithProject({ count: 3, disabled: 1 });
+    const res = await request(api.app).post('/api/v1/runs').set(bearer(t.key)).send({ projectSlug: 'shop', suiteSlug: 'smoke' });
+    expect(res.status).toBe(201);
+    expect(Object.keys(res.body)).toEqual(['suiteRunId']);
+    const suiteRun = await api.db.suiteRun.findUniqueOrThrow({ where: { id: res.body.suiteRunId }, include: { runs: { orderBy: { position: 'asc' } } } });
+    // A child created skipped has left `queued`: by the aggregate rule the suite run is running.
+    expect(suiteRun).toMatchObject({ status: 'running', totalCount: 3, queuedCount: 2, skippedCount: 1, runningCount: 0, passedCount: 0 });
+    expect(suiteRun.runs.map((r) => [r.testName, r.status, r.skipReason])).toEqual([
+      ['smoke test 1', 'queued', null], ['smoke test 2', 'queued', null], ['smoke test 3', 'skipped', 'test_disabled'],
+    ]);
+    for (const r of suiteRun.runs) {
+      const job = await api.queue.getJob(r.id);
+      if (r.status === 'queued') expect(job?.data).toEqual({ runId: r.id });
+      else expect(job).toBeUndefined();
+    }
+
+    const get = await request(api.app).get(`/api/v1/suite-runs/${res.body.suiteRunId}`).set(bearer(t.key));
+    expect(get.status).toBe(200);
+    expect(isSuiteRun(get.body).ok).toBe(true);
+    expect(get.body).toEqual({
+      id: res.body.suiteRunId, status: 'running', total_count: 3, passed_count: 0, failed_count: 0, error_count: 0, skipped_count: 1,
+      suiteRunUrl: suiteRunViewUrl('http://testrun.example', deriveKeys(api.config.secret).view, res.body.suiteRunId),
+      tests: suiteRun.runs.map((r) => ({ runId: r.id, name: r.testName, status: r.status, skipReason: r.skipReason })),
+    });
+  });
+
+  it('suite whose tests are all disabled: suite run created skipped, no jobs', async () => {
+    const t = await tenantWithProject({ count: 2, disabled: 2 });
+    const res = await request(api.app).post('/api/v1/runs').set(bearer(t.key)).send({ projectSlug: 'shop', suiteSlug: 'smoke' });
+    expect(res.status).toBe(201);
+    const get = await request(api.app).get(`/api/v1/suite-runs/${res.body.suiteRunId}`).set(bearer(t.key));
+    expect(get.body).toMatchObject({ status: 'skipped', total_count: 2, skipped_count: 2 });
+    for (const entry of get.body.tests) expect(await api.queue.getJob(entry.runId)).toBeUndefined();
+  });
+
+  it('project: 201 {runIds} in suite then test order; archived tests and suites are not run', async () => {
+    const t = await createTenant(api.db);
+    const file = sampleProject('shop', { count: 2, suites: ['a', 'b', 'c'] });
+    await applyProject(api.db, t.workspace.id, file);
+    // Archive suite b and test a/t2 by applying a smaller file.
+    const smaller = { ...file, suites: [{ ...file.suites[0]!, tests: [file.suites[0]!.tests[0]!] }, file.suites[2]!] };
+    await applyProject(api.db, t.workspace.id, smaller);
+    const res = await request(api.app).post('/api/v1/runs').set(bearer(t.key)).send({ projectSlug: 'shop', baseUrl: 'https://preview.example/x' });
+    expect(res.status).toBe(201);
+    expect(Object.keys(res.body)).toEqual(['runIds']);
+    const runs = await api.db.run.findMany({ where: { id: { in: res.body.runIds } } });
+    const byId = new Map(runs.map((r) => [r.id, r]));
+    expect(res.body.runIds.map((id: string) => byId.get(id)!.testName)).toEqual(['a test 1', 'c test 1', 'c test 2']);
+    expect(runs.every((r) => r.suiteRunId === null && r.baseUrl === 'https://preview.example/x')).toBe(true);
+    for (const id of res.body.runIds) expect((await api.queue.getJob(id))?.data).toEqual({ runId: id });
+  });
+
+  it('headers are sealed per run (AAD = run id) and never returned', async () => {
+    const t = await tenantWithProject({ count: 2 });
+    const headers = { Authorization: 'Basic c2VjcmV0OnNlY3JldA==', 'x-vercel-protection-bypass': 'bypass-value-123' };
+    const res = await request(api.app).post('/api/v1/runs').set(bearer(t.key)).send({ projectSlug: 'shop', suiteSlug: 'smoke', headers });
+    expect(res.status).toBe(201);
+    const runs = await api.db.run.findMany({ where: { suiteRunId: res.body.suiteRunId } });
+    const keys = deriveKeys(api.config.secret);
+    for (const r of runs) {
+      expect(Buffer.from(r.headersSealed!).toString('latin1')).not.toContain('bypass-value-123');
+      expect(openHeaders(keys.headers, r.id, r.headersSealed!)).toEqual(headers);
+    }
+    expect(() => openHeaders(keys.headers, runs[1]!.id, runs[0]!.headersSealed!)).toThrow();
+    const get = await request(api.app).get(`/api/v1/runs/${runs[0]!.id}`).set(bearer(t.key));
+    expect(JSON.stringify(get.body)).not.toContain('bypass-value-123');
+  });
+});
+
+describe('GET /api/v1/runs/:runId', () => {
+  it('returns exactly the contract fields, with a Link header to the view', async () => {
+    const t = await tenantWithProject({ count: 1 });
+    const post = await request(api.app).post('/api/v1/runs').set(bearer(t.key)).send({ testId: t.applied.suites[0]!.tests[0]!.id });
+    const res = await request(api.app).get(`/api/v1/runs/${post.body.runId}`).set(bearer(t.key));
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    expect(res.body).toEqual({ id: post.body.runId, status: 'queued', result_summary: 'Queued; waiting for a worker.', error: null, skip_reason: null });
+    expect(isRun(res.body).ok).toBe(true);
+    const url = runViewUrl('http://testrun.example', deriveKeys(api.config.secret).view, post.body.runId);
+    expect(res.headers.link).toBe(`<${url}>; rel="alternate"; type="text/html"`);
+  });
+
+  it('error object {code, message, step} only when the status is error; skip_reason when skipped', async () => {
+    const t = await tenantWithProject({ count: 3, disabled: 1 });
+    const post = await request(api.app).post('/api/v1/runs').set(bearer(t.key)).send({ projectSlug: 'shop' });
+    const [errored, failed, skipped] = post.body.runIds as string[];
+    await api.db.run.update({ where: { id: errored }, data: { status: 'error', resultSummary: 'Target unreachable.', outcomeCode: 'target_unreachable', outcomeMessage: 'connect ECONNREFUSED 127.0.0.1:9', outcomeStep: 1 } });
+    await api.db.run.update({ where: { id: failed }, data: { status: 'failed', resultSummary: 'Failed at step 2.', outcomeCode: 'expectation_failed', outcomeMessage: 'text differs', outcomeStep: 2 } });
+    const e = await request(api.app).get(`/api/v1/runs/${errored}`).set(bearer(t.key));
+    expect(e.body).toEqual({ id: errored, status: 'error', result_summary: 'Target unreachable.', error: { code: 'target_unreachable', message: 'connect ECONNREFUSED 127.0.0.1:9', step: 1 }, skip_reason: null });
+    const f = await request(api.app).get(`/api/v1/runs/${failed}`).set(bearer(t.key));
+    expect(f.body).toEqual({ id: failed, status: 'failed', result_summary: 'Failed at step 2.', error: null, skip_reason: null });
+    const s = await request(api.app).get(`/api/v1/runs/${skipped}`).set(bearer(t.key));
+    expect(s.body).toEqual({ id: skipped, status: 'skipped', result_summary: 'Skipped: the test is disabled.', error: null, skip_reason: 'test_disabled' });
+    for (const body of [e.body, f.body, s.body]) expect(isRun(body).ok).toBe(true);
+  });
+});
+
+describe('documents without a key', () => {
+  it('serves the OpenAPI document and the problem catalogue', async () => {
+    const o = await request(api.app).get('/api/v1/openapi.json');
+    expect(o.status).toBe(200);
+    expect(o.body.openapi).toBe('3.1.0');
+    const p = await request(api.app).get('/api/v1/problems/plan_limit_exceeded');
+    expect(p.status).toBe(200);
+    expect(p.body).toMatchObject({ code: 'plan_limit_exceeded', status: 422, title: expect.any(String), description: expect.any(String) });
+  });
+
+  it('/healthz and /readyz answer 200 with Postgres and Redis up', async () => {
+    expect((await request(api.app).get('/healthz')).status).toBe(200);
+    const r = await request(api.app).get('/readyz');
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({ status: 'ready', checks: { postgres: 'ok', redis: 'ok' } });
+  });
+
+  it('echoes a sane X-Request-Id and replaces an insane one', async () => {
+    const a = await request(api.app).get('/healthz').set('X-Request-Id', 'ci-build-42.step:3');
+    expect(a.headers['x-request-id']).toBe('ci-build-42.step:3');
+    const b = await request(api.app).get('/healthz').set('X-Request-Id', 'bad id with spaces');
+    expect(b.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});

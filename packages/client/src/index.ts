@@ -1,0 +1,4 @@
+export * from './aggregate';
+export * from './backoff';
+export * from './errors';
+export * from './testrun-client';

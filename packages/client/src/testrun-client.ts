@@ -1,0 +1,344 @@
+import { randomUUID } from 'node:crypto';
+import {
+  isTerminalRunStatus,
+  PROBLEMS,
+  type ProblemCode,
+  type ProblemFieldError,
+  type ProjectRunsCreated,
+  type Run,
+  type RunCreateRequest,
+  type RunCreateResponse,
+  type SingleRunCreated,
+  type SuiteRun,
+  type SuiteRunCreated,
+} from '@testrun/contracts';
+import { backoffDelay, parseAlternateLink, parseRateLimit, parseRetryAfter, type RateLimitInfo } from './backoff';
+import { isTransientError, TestrunApiError, TestrunNetworkError, TestrunWaitTimeoutError } from './errors';
+
+/** Options of a {@link TestrunClient}. */
+export interface TestrunClientOptions {
+  /** Origin (and optional path prefix) of the service, e.g. `https://testrun.example.com`. A trailing `/api/v1` is accepted. */
+  apiUrl: string;
+  /** API key sent as `Authorization: Bearer <key>`. */
+  apiKey: string;
+  /** Retries of a request after a network fault, a 5xx, or (POST only) a 409 in-flight answer. Default 4. */
+  maxRetries?: number;
+  /** Retries of a request answered 429. Default 30: a rate limit is a reason to wait, not to give up. */
+  maxRateLimitRetries?: number;
+  /** Per-request timeout in ms; a request that takes longer counts as a network fault. Default 30 000. */
+  requestTimeoutMs?: number;
+  /** First backoff delay in ms when the server gives no `Retry-After`. Default 500. */
+  backoffBaseMs?: number;
+  /** Ceiling of a backoff delay in ms. Default 30 000. */
+  backoffMaxMs?: number;
+  /** `User-Agent` header. Default `testrun-client`. */
+  userAgent?: string;
+  /** Called before each retry, e.g. to tell a person why nothing happens for a while. */
+  onRetry?: (info: RetryInfo) => void;
+  /** HTTP implementation. Default the global `fetch`. */
+  fetch?: typeof fetch;
+  /** Wall clock in ms. Default `Date.now`. Injected by tests together with `sleep`. */
+  now?: () => number;
+  /** Waits `ms` milliseconds. Default a `setTimeout` promise. */
+  sleep?: (ms: number) => Promise<void>;
+  /** Randomness in [0, 1) for jitter. Default `Math.random`. */
+  random?: () => number;
+}
+
+/** Why a request is about to be retried, and after how long. */
+export interface RetryInfo {
+  method: string;
+  path: string;
+  /** 1 for the first retry. */
+  attempt: number;
+  delayMs: number;
+  /** HTTP status that caused the retry, or null for a network fault. */
+  status: number | null;
+  reason: string;
+}
+
+/** Options of an enqueue call. */
+export interface EnqueueOptions {
+  /**
+   * Sent as `Idempotency-Key`. Default a random UUID, so the client's own retries of this call can
+   * never enqueue twice; give a stable key to make repeated calls (a re-run CI step) safe too.
+   */
+  idempotencyKey?: string;
+}
+
+/** What an enqueue call returns: the response body of the mode used, and how it was obtained. */
+export interface EnqueueResult<T extends RunCreateResponse = RunCreateResponse> {
+  body: T;
+  /** The key that was sent. */
+  idempotencyKey: string;
+  /** True when the service replayed an earlier answer to the same key (`Idempotent-Replayed: true`). */
+  replayed: boolean;
+}
+
+/** Options of the wait helpers. */
+export interface WaitOptions<T> {
+  /** Budget of the whole wait in ms. Default 900 000 (15 minutes). */
+  timeoutMs?: number;
+  /** Delay between two polls in ms. Default 3 000. */
+  pollIntervalMs?: number;
+  /** Called with every state read while waiting (including the final one). */
+  onProgress?: (state: T) => void;
+  /** Stops the wait early (the promise rejects with the signal's reason). */
+  signal?: AbortSignal;
+}
+
+/** A run with the link for people that the API sends in its `Link: <…>; rel="alternate"` header. */
+export interface RunWithLink {
+  run: Run;
+  viewUrl: string | null;
+}
+
+type RequestOptions = { body?: unknown; idempotencyKey?: string; deadline?: number; signal?: AbortSignal };
+type Response<T> = { body: T; status: number; headers: Headers };
+
+export const DEFAULT_WAIT_TIMEOUT_MS = 15 * 60_000;
+export const DEFAULT_POLL_INTERVAL_MS = 3_000;
+
+/**
+ * Typed client of the Testrun HTTP API (v1). Every method speaks the contracts' types. Requests
+ * are retried within bounds: GETs on network faults and 5xx; POSTs also on 409 (the same key is
+ * still in flight), which is safe because every POST carries an `Idempotency-Key`; any request on
+ * 429, after `Retry-After` (else jittered exponential backoff).
+ */
+export class TestrunClient {
+  private readonly base: string;
+  private readonly options: Required<Omit<TestrunClientOptions, 'onRetry'>> & Pick<TestrunClientOptions, 'onRetry'>;
+  /** The most recent rate-limit state the server reported, if it reports one. */
+  lastRateLimit: RateLimitInfo | null = null;
+
+  constructor(options: TestrunClientOptions) {
+    if (!options.apiUrl) throw new Error('apiUrl is required');
+    if (!options.apiKey) throw new Error('apiKey is required');
+    let base: URL;
+    try {
+      base = new URL(options.apiUrl);
+    } catch {
+      throw new Error(`apiUrl is not an absolute URL: ${options.apiUrl}`);
+    }
+    if (base.protocol !== 'http:' && base.protocol !== 'https:') throw new Error(`apiUrl must be http(s): ${options.apiUrl}`);
+    this.base = base.toString().replace(/\/+$/, '').replace(/\/api\/v1$/, '');
+    this.options = {
+      maxRetries: 4,
+      maxRateLimitRetries: 30,
+      requestTimeoutMs: 30_000,
+      backoffBaseMs: 500,
+      backoffMaxMs: 30_000,
+      userAgent: 'testrun-client',
+      fetch: (...args) => globalThis.fetch(...args),
+      now: Date.now,
+      sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+      random: Math.random,
+      ...options,
+    };
+  }
+
+  /** Enqueues one test: 201 `{ runId }`. */
+  enqueueTest(testId: string, request: Omit<RunCreateRequest, 'testId' | 'projectSlug' | 'suiteSlug'> = {}, options: EnqueueOptions = {}) {
+    return this.enqueue({ ...request, testId }, options) as Promise<EnqueueResult<SingleRunCreated>>;
+  }
+
+  /** Enqueues one suite of a project: 201 `{ suiteRunId }`. */
+  enqueueSuite(projectSlug: string, suiteSlug: string, request: Omit<RunCreateRequest, 'testId' | 'projectSlug' | 'suiteSlug'> = {}, options: EnqueueOptions = {}) {
+    return this.enqueue({ ...request, projectSlug, suiteSlug }, options) as Promise<EnqueueResult<SuiteRunCreated>>;
+  }
+
+  /** Enqueues every suite of a project: 201 `{ runIds }`. */
+  enqueueProject(projectSlug: string, request: Omit<RunCreateRequest, 'testId' | 'projectSlug' | 'suiteSlug'> = {}, options: EnqueueOptions = {}) {
+    return this.enqueue({ ...request, projectSlug }, options) as Promise<EnqueueResult<ProjectRunsCreated>>;
+  }
+
+  /** POST /api/v1/runs in whichever mode `request` addresses. */
+  async enqueue(request: RunCreateRequest, options: EnqueueOptions = {}): Promise<EnqueueResult> {
+    const idempotencyKey = options.idempotencyKey ?? randomUUID();
+    const res = await this.request<RunCreateResponse>('POST', '/api/v1/runs', { body: request, idempotencyKey });
+    return { body: res.body, idempotencyKey, replayed: res.headers.get('idempotent-replayed') === 'true' };
+  }
+
+  /** GET /api/v1/runs/:id. */
+  async getRun(runId: string): Promise<Run> {
+    return (await this.getRunWithLink(runId)).run;
+  }
+
+  /** GET /api/v1/runs/:id, with the view link from the `Link` header. */
+  async getRunWithLink(runId: string, options: { deadline?: number; signal?: AbortSignal } = {}): Promise<RunWithLink> {
+    const res = await this.request<Run>('GET', `/api/v1/runs/${encodeURIComponent(runId)}`, options);
+    return { run: res.body, viewUrl: parseAlternateLink(res.headers.get('link')) };
+  }
+
+  /** GET /api/v1/suite-runs/:id. */
+  async getSuiteRun(suiteRunId: string, options: { deadline?: number; signal?: AbortSignal } = {}): Promise<SuiteRun> {
+    return (await this.request<SuiteRun>('GET', `/api/v1/suite-runs/${encodeURIComponent(suiteRunId)}`, options)).body;
+  }
+
+  /** Polls a run until it is terminal; rejects with {@link TestrunWaitTimeoutError} when the budget runs out. */
+  async waitForRun(runId: string, options: WaitOptions<Run> = {}): Promise<Run> {
+    return this.poll(`Run ${runId}`, options, (o) => this.getRunWithLink(runId, o).then((r) => r.run), (run) => isTerminalRunStatus(run.status));
+  }
+
+  /** Polls a suite run until it is terminal (every child terminal). */
+  async waitForSuiteRun(suiteRunId: string, options: WaitOptions<SuiteRun> = {}): Promise<SuiteRun> {
+    return this.poll(`Suite run ${suiteRunId}`, options, (o) => this.getSuiteRun(suiteRunId, o), (s) => isTerminalRunStatus(s.status));
+  }
+
+  /**
+   * Polls a set of runs (project mode) until every one is terminal. Each round reads only the runs
+   * not yet terminal, so the request count shrinks as runs finish. Results keep the order of `runIds`.
+   */
+  async waitForRuns(runIds: readonly string[], options: WaitOptions<Run[]> = {}): Promise<Run[]> {
+    const known = new Map<string, Run>();
+    const read = async (o: { deadline?: number; signal?: AbortSignal }) => {
+      for (const id of runIds) {
+        const prev = known.get(id);
+        if (prev && isTerminalRunStatus(prev.status)) continue;
+        known.set(id, (await this.getRunWithLink(id, o)).run);
+      }
+      return runIds.map((id) => known.get(id)!);
+    };
+    return this.poll(`${runIds.length} runs`, options, read, (runs) => runs.every((r) => isTerminalRunStatus(r.status)));
+  }
+
+  private async poll<T>(
+    what: string,
+    options: WaitOptions<T>,
+    read: (o: { deadline: number; signal?: AbortSignal }) => Promise<T>,
+    done: (state: T) => boolean,
+  ): Promise<T> {
+    const { now, sleep } = this.options;
+    const timeoutMs = options.timeoutMs ?? DEFAULT_WAIT_TIMEOUT_MS;
+    const interval = options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
+    const deadline = now() + timeoutMs;
+    let last: T | null = null;
+    for (;;) {
+      options.signal?.throwIfAborted();
+      try {
+        last = await read({ deadline, signal: options.signal });
+        options.onProgress?.(last);
+        if (done(last)) return last;
+      } catch (e) {
+        // A rate limit or a fault that outlived the request's own retries is not a verdict: keep
+        // waiting while there is budget. Anything else (401, 404, …) will not get better.
+        if (!isTransientError(e) || now() >= deadline) {
+          if (isTransientError(e)) throw new TestrunWaitTimeoutError(timeoutMs, last, what);
+          throw e;
+        }
+      }
+      const left = deadline - now();
+      if (left <= 0) throw new TestrunWaitTimeoutError(timeoutMs, last, what);
+      await sleep(Math.min(interval, left));
+    }
+  }
+
+  private async request<T>(method: 'GET' | 'POST', path: string, options: RequestOptions = {}): Promise<Response<T>> {
+    const o = this.options;
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${o.apiKey}`,
+      accept: 'application/json, application/problem+json',
+      'user-agent': o.userAgent,
+    };
+    if (options.body !== undefined) headers['content-type'] = 'application/json';
+    if (options.idempotencyKey !== undefined) headers['idempotency-key'] = options.idempotencyKey;
+    const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
+    let faults = 0;
+    let rateLimited = 0;
+    for (;;) {
+      options.signal?.throwIfAborted();
+      let error: TestrunApiError | TestrunNetworkError;
+      try {
+        const res = await this.send(method, path, headers, payload, options.signal);
+        this.lastRateLimit = parseRateLimit(res.headers) ?? this.lastRateLimit;
+        if (res.ok) return { body: (await readJson(res)) as T, status: res.status, headers: res.headers };
+        error = await toApiError(res, o.now());
+      } catch (e) {
+        if (options.signal?.aborted) throw options.signal.reason;
+        if (!(e instanceof TestrunNetworkError)) throw e;
+        error = e;
+      }
+      const status = error instanceof TestrunApiError ? error.status : null;
+      let delayMs: number;
+      if (status === 429) {
+        if (rateLimited >= o.maxRateLimitRetries) throw error;
+        delayMs = (error as TestrunApiError).retryAfterMs ?? this.backoff(rateLimited);
+        rateLimited += 1;
+      } else if (status === null || status >= 500 || (status === 409 && method === 'POST')) {
+        if (faults >= o.maxRetries) throw error;
+        delayMs = (error instanceof TestrunApiError ? error.retryAfterMs : null) ?? this.backoff(faults);
+        faults += 1;
+      } else {
+        throw error;
+      }
+      // Sleeping past the caller's deadline would only delay the verdict it already has.
+      if (options.deadline !== undefined && o.now() + delayMs > options.deadline) throw error;
+      o.onRetry?.({ method, path, attempt: faults + rateLimited, delayMs, status, reason: error.message });
+      await o.sleep(delayMs);
+    }
+  }
+
+  private backoff(attempt: number): number {
+    return backoffDelay(attempt, { baseMs: this.options.backoffBaseMs, maxMs: this.options.backoffMaxMs, random: this.options.random });
+  }
+
+  private async send(method: string, path: string, headers: Record<string, string>, body: string | undefined, signal?: AbortSignal) {
+    const timeout = AbortSignal.timeout(this.options.requestTimeoutMs);
+    try {
+      return await this.options.fetch(`${this.base}${path}`, {
+        method,
+        headers,
+        body,
+        signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+        redirect: 'error',
+      });
+    } catch (e) {
+      const cause = (e as { cause?: { code?: string; message?: string } }).cause;
+      const why = timeout.aborted ? `no answer within ${this.options.requestTimeoutMs} ms` : cause?.code ?? cause?.message ?? (e as Error).message;
+      throw new TestrunNetworkError(`${method} ${this.base}${path} failed: ${why}`, { cause: e });
+    }
+  }
+}
+
+async function readJson(res: globalThis.Response): Promise<unknown> {
+  const text = await res.text();
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new TestrunApiError({
+      status: res.status,
+      code: 'unexpected_response',
+      title: 'Unexpected response',
+      detail: `The API answered ${res.status} with a body that is not JSON.`,
+    });
+  }
+}
+
+async function toApiError(res: globalThis.Response, nowMs: number): Promise<TestrunApiError> {
+  const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), nowMs);
+  let body: Record<string, unknown> | null = null;
+  try {
+    const parsed: unknown = JSON.parse(await res.text());
+    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) body = parsed as Record<string, unknown>;
+  } catch {
+    body = null;
+  }
+  const code = typeof body?.code === 'string' && body.code in PROBLEMS ? (body.code as ProblemCode) : null;
+  if (!body || (!code && typeof body.detail !== 'string')) {
+    return new TestrunApiError({
+      status: res.status,
+      code: 'unexpected_response',
+      title: res.statusText || 'Unexpected response',
+      detail: `The API answered HTTP ${res.status} without a problem document.`,
+      retryAfterMs,
+    });
+  }
+  return new TestrunApiError({
+    status: res.status,
+    code: code ?? 'unexpected_response',
+    title: typeof body.title === 'string' ? body.title : code ? PROBLEMS[code].title : 'Error',
+    detail: typeof body.detail === 'string' ? body.detail : PROBLEMS[code!].title,
+    errors: Array.isArray(body.errors) ? (body.errors as ProblemFieldError[]) : [],
+    retryAfterMs,
+  });
+}

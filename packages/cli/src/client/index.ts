@@ -1,3 +1,63 @@
-import type { Command } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
+import { UsageError } from './parse-options';
+import { runRunCommand, type CommandContext, type RunFlags } from './run-command';
+import { runStatusCommand, type StatusFlags } from './status-command';
 
-export function registerClientCommands(_program: Command): void {}
+const collect = (value: string, previous: string[]) => [...previous, value];
+
+/**
+ * `testrun run` and `testrun status`: the CI side of the CLI, speaking the HTTP API. Exit codes
+ * are the contract of these commands with CI systems: 0 passed, 1 failed, 2 anything else
+ * (error, skipped only, wait budget exceeded, usage or API error), and for `status` 3 when the run
+ * is not finished.
+ */
+export function registerClientCommands(program: Command, ctx: CommandContext = { env: process.env, streams: process }): void {
+  const run = program
+    .command('run')
+    .description('Enqueue a test, a suite or a whole project and wait for the verdict')
+    .addOption(new Option('--test <id>', 'run one test (its id, tst_…)'))
+    .addOption(new Option('--project <slug>', 'run every suite of a project'))
+    .addOption(new Option('--suite <slug>', 'with --project: run only this suite (one suite run)'))
+    .option('--base-url <url>', 'target URL for this run only (e.g. a preview deployment)')
+    .option('--header <"Name: value">', 'header sent to the target site (repeatable); values are never printed', collect, [])
+    .option('--idempotency-key <key>', 'Idempotency-Key of the enqueue (default: derived from the CI job, else random)')
+    .option('--timeout <duration>', 'wait budget: 15m, 90s, 1h or milliseconds', '15m')
+    .option('--poll-interval <duration>', 'delay between two polls', '3s')
+    .option('--junit <file>', 'write a JUnit XML report to this file')
+    .option('--json', 'print one JSON document with the result on stdout (and nothing else)')
+    .option('--no-wait', 'enqueue, print the ids and exit 0 without waiting')
+    .option('--api-url <url>', 'API origin (default: $TESTRUN_API_URL)')
+    .option('--api-key <key>', 'API key (default: $TESTRUN_API_KEY)')
+    .action(async (flags: RunFlags, command: Command) => {
+      process.exitCode = await usageErrors(command, () => runRunCommand(flags, ctx));
+    });
+
+  const status = program
+    .command('status')
+    .description('Show the state of a run (run_…) or a suite run (srun_…)')
+    .argument('<id>', 'run id or suite run id')
+    .option('--json', 'print the API object as JSON (with exitCode) on stdout')
+    .option('--api-url <url>', 'API origin (default: $TESTRUN_API_URL)')
+    .option('--api-key <key>', 'API key (default: $TESTRUN_API_KEY)')
+    .action(async (id: string, flags: StatusFlags, command: Command) => {
+      process.exitCode = await usageErrors(command, () => runStatusCommand(id, flags, ctx));
+    });
+
+  for (const command of [run, status]) {
+    command.showHelpAfterError(`(see "testrun ${command.name()} --help")`);
+    // Commander exits 1 on a bad flag; 1 means "a test failed" to CI, so usage errors exit 2.
+    command.exitOverride((err: CommanderError) => {
+      if (err.exitCode === 0) process.exit(0);
+      process.exit(2);
+    });
+  }
+}
+
+async function usageErrors(command: Command, action: () => Promise<number>): Promise<number> {
+  try {
+    return await action();
+  } catch (e) {
+    if (e instanceof UsageError) command.error(`error: ${e.message}`, { exitCode: 2, code: 'testrun.usage' });
+    throw e;
+  }
+}

@@ -1,0 +1,69 @@
+import { createHash } from 'node:crypto';
+import type { RunCreateRequest } from '@testrun/contracts';
+
+/**
+ * A default `Idempotency-Key` derived from the identity of the CI job that runs the command, so a
+ * step retried within one attempt of a pipeline (a retry wrapper, a crashed runner picked up
+ * again) gets the first enqueue's answer instead of enqueuing twice, while a new attempt (GitHub
+ * "Re-run jobs", a GitLab job retry) enqueues afresh: the attempt / job id is part of the key.
+ *
+ * The request is part of the key through a hash of what it addresses, its base URL and its header
+ * NAMES. Header values are left out on purpose: the key is stored by the service and may show in
+ * its logs, and a hash of a short secret can be brute-forced.
+ *
+ * Returns null outside a recognised CI system; the client then sends a random key per command.
+ */
+export function deriveCiIdempotencyKey(env: NodeJS.ProcessEnv, request: RunCreateRequest): string | null {
+  const identity = ciIdentity(env);
+  if (!identity) return null;
+  const key = `testrun:${identity}:${hashRequest(request)}`;
+  // Visible ASCII only, at most 255 characters, as the service requires.
+  const clean = key.replace(/[^\x21-\x7e]/g, '_');
+  return clean.length <= 255 ? clean : `testrun:${sha256(clean).slice(0, 64)}`;
+}
+
+function ciIdentity(env: NodeJS.ProcessEnv): string | null {
+  if (env.GITHUB_ACTIONS === 'true' && env.GITHUB_RUN_ID) {
+    // GITHUB_ACTION is the step's id (or __run_N), which separates two testrun steps of one job;
+    // TESTRUN_CI_DISCRIMINATOR lets a matrix pass its leg, since GITHUB_JOB is shared by all legs.
+    return [
+      'gh',
+      env.GITHUB_REPOSITORY,
+      env.GITHUB_RUN_ID,
+      env.GITHUB_RUN_ATTEMPT ?? '1',
+      env.GITHUB_JOB,
+      env.GITHUB_ACTION,
+      env.TESTRUN_CI_DISCRIMINATOR,
+    ].map((p) => p ?? '').join(':');
+  }
+  if (env.GITLAB_CI === 'true' && env.CI_JOB_ID) {
+    // A retried GitLab job gets a new CI_JOB_ID: a new attempt, a new key.
+    return ['gl', env.CI_PROJECT_ID, env.CI_PIPELINE_ID, env.CI_JOB_ID, env.TESTRUN_CI_DISCRIMINATOR].map((p) => p ?? '').join(':');
+  }
+  if (env.BUILDKITE === 'true' && env.BUILDKITE_JOB_ID) {
+    return ['bk', env.BUILDKITE_BUILD_ID, env.BUILDKITE_JOB_ID, env.BUILDKITE_RETRY_COUNT ?? '0', env.TESTRUN_CI_DISCRIMINATOR].map((p) => p ?? '').join(':');
+  }
+  if (env.CIRCLECI === 'true' && env.CIRCLE_WORKFLOW_JOB_ID) {
+    return ['cc', env.CIRCLE_WORKFLOW_JOB_ID, env.TESTRUN_CI_DISCRIMINATOR].map((p) => p ?? '').join(':');
+  }
+  if (env.CI && env.TESTRUN_CI_RUN_ID) {
+    // Any other CI: the pipeline can name its own attempt.
+    return ['ci', env.TESTRUN_CI_RUN_ID, env.TESTRUN_CI_DISCRIMINATOR].map((p) => p ?? '').join(':');
+  }
+  return null;
+}
+
+function hashRequest(request: RunCreateRequest): string {
+  const canonical = JSON.stringify([
+    request.testId ?? null,
+    request.projectSlug ?? null,
+    request.suiteSlug ?? null,
+    request.baseUrl ?? null,
+    Object.keys(request.headers ?? {}).map((n) => n.toLowerCase()).sort(),
+  ]);
+  return sha256(canonical).slice(0, 16);
+}
+
+function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}

@@ -1,0 +1,87 @@
+import { deriveCiIdempotencyKey } from './ci-idempotency';
+import { buildJunitXml, esc } from './junit';
+import { parseDuration, parseHeaders, redact, secretsOf, UsageError } from './parse-options';
+import { exitCodeFor, type Report } from './report';
+
+describe('parseDuration', () => {
+  it('reads units, combinations and bare milliseconds', () => {
+    expect(parseDuration('15m', '--timeout')).toBe(900_000);
+    expect(parseDuration('90s', '--timeout')).toBe(90_000);
+    expect(parseDuration('1h', '--timeout')).toBe(3_600_000);
+    expect(parseDuration('1m30s', '--timeout')).toBe(90_000);
+    expect(parseDuration('250ms', '--timeout')).toBe(250);
+    expect(parseDuration('1500', '--timeout')).toBe(1_500);
+  });
+  it('names the flag when the value is not a duration', () => {
+    expect(() => parseDuration('soon', '--poll-interval')).toThrow(/--poll-interval/);
+    expect(() => parseDuration('5q', '--timeout')).toThrow(UsageError);
+  });
+});
+
+describe('parseHeaders', () => {
+  it('splits at the first colon and trims', () => {
+    expect(parseHeaders(['Authorization: Basic a:b', 'X-Bypass:tok'])).toEqual({ Authorization: 'Basic a:b', 'X-Bypass': 'tok' });
+  });
+  it('refuses malformed or repeated headers without echoing the value', () => {
+    for (const bad of [['no-colon-s3cret'], ['Bad Name: s3cret'], ['A: s3cret', 'a: s3cret']]) {
+      let message = '';
+      try {
+        parseHeaders(bad);
+      } catch (e) {
+        message = (e as Error).message;
+      }
+      expect(message).toMatch(/--header #\d/);
+      expect(message).not.toContain('s3cret');
+    }
+  });
+  it('redacts whole values and the credentials part of scheme values', () => {
+    const secrets = secretsOf(['Basic ZGVtbzpwcmV2aWV3']);
+    expect(redact('got Basic ZGVtbzpwcmV2aWV3 and ZGVtbzpwcmV2aWV3', secrets)).toBe('got *** and ***');
+  });
+});
+
+describe('deriveCiIdempotencyKey', () => {
+  const gh = { GITHUB_ACTIONS: 'true', GITHUB_REPOSITORY: 'acme/shop', GITHUB_RUN_ID: '42', GITHUB_RUN_ATTEMPT: '1', GITHUB_JOB: 'e2e', GITHUB_ACTION: '__run' };
+  const req = { projectSlug: 'shop', suiteSlug: 'smoke', headers: { Authorization: 'Basic c2VjcmV0' } };
+  it('is stable within one attempt and changes with the attempt, the step and the request', () => {
+    const k = deriveCiIdempotencyKey(gh, req)!;
+    expect(k).toMatch(/^testrun:gh:acme\/shop:42:1:e2e:__run::[0-9a-f]{16}$/);
+    expect(deriveCiIdempotencyKey({ ...gh }, { ...req })).toBe(k);
+    expect(deriveCiIdempotencyKey({ ...gh, GITHUB_RUN_ATTEMPT: '2' }, req)).not.toBe(k);
+    expect(deriveCiIdempotencyKey({ ...gh, GITHUB_ACTION: '__run_2' }, req)).not.toBe(k);
+    expect(deriveCiIdempotencyKey(gh, { ...req, suiteSlug: 'full' })).not.toBe(k);
+  });
+  it('does not depend on header values (they are secrets)', () => {
+    expect(deriveCiIdempotencyKey(gh, { ...req, headers: { Authorization: 'Basic other' } })).toBe(deriveCiIdempotencyKey(gh, req));
+  });
+  it('knows GitLab and is null outside CI', () => {
+    expect(deriveCiIdempotencyKey({ GITLAB_CI: 'true', CI_PROJECT_ID: '7', CI_PIPELINE_ID: '8', CI_JOB_ID: '9' }, req)).toMatch(/^testrun:gl:7:8:9:/);
+    expect(deriveCiIdempotencyKey({}, req)).toBeNull();
+  });
+});
+
+describe('JUnit', () => {
+  it('escapes XML and drops characters XML cannot carry', () => {
+    expect(esc(`a<b>&"c"'\u0001`)).toBe('a&lt;b&gt;&amp;&quot;c&quot;&apos;\uFFFD');
+  });
+  it('maps statuses to failure, error and skipped elements', () => {
+    const t = (runId: string, status: Report['tests'][number]['status'], extra: Partial<Report['tests'][number]> = {}) => ({
+      runId, name: `test <${runId}>`, status, result_summary: `${status} summary`, error: null, skip_reason: null, viewUrl: null, durationMs: 1500, ...extra,
+    });
+    const report: Report = {
+      kind: 'suite', project: 'shop', suite: 'smoke', testId: null, suiteRunId: 'srun_1', runIds: [], suiteRunUrl: 'http://t/view/suite-runs/srun_1/x?a=1&b=2',
+      status: 'failed', counts: { total: 4, queued: 0, running: 0, passed: 1, failed: 1, error: 1, skipped: 1 }, timedOut: false, durationMs: 4000, exitCode: 1, message: '',
+      tests: [t('run_a', 'passed'), t('run_b', 'failed'), t('run_c', 'error', { error: { code: 'timeout', message: 'm', step: 2 } }), t('run_d', 'skipped', { skip_reason: 'test_disabled' })],
+    };
+    const xml = buildJunitXml(report, new Date('2026-01-01T00:00:00Z'));
+    expect(xml).toContain('<testsuite name="shop/smoke" tests="4" failures="1" errors="1" skipped="1" time="4.000"');
+    expect(xml).toContain('<testcase name="test &lt;run_b&gt;" classname="shop/smoke" time="1.500">');
+    expect(xml).toContain('<failure message="failed summary" type="failed">');
+    expect(xml).toContain('<error message="error summary" type="timeout">error summary\nStep: 2');
+    expect(xml).toContain('<skipped message="test_disabled"/>');
+    expect(xml).toContain('View: http://t/view/suite-runs/srun_1/x?a=1&amp;b=2');
+  });
+  it('exit codes: 0 passed, 1 failed, 2 error, skipped or timed out', () => {
+    expect([exitCodeFor('passed', false), exitCodeFor('failed', false), exitCodeFor('error', false), exitCodeFor('skipped', false), exitCodeFor('passed', true)]).toEqual([0, 1, 2, 2, 2]);
+  });
+});

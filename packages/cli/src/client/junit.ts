@@ -1,0 +1,81 @@
+import type { Report, ReportTest } from './report';
+
+/**
+ * JUnit XML for a report, in the dialect that Jenkins, GitLab, GitHub test-report actions and
+ * most viewers read: one `<testsuite>` (the suite, the project or the single test) with one
+ * `<testcase>` per test. `failed` → `<failure>`, `error` → `<error>`, `skipped` → `<skipped>`; a
+ * test still unfinished when the wait budget ran out is an `<error type="timeout">`. Messages
+ * carry the run's result summary and a link to its view.
+ */
+export function buildJunitXml(report: Report, generatedAt: Date = new Date()): string {
+  const suiteName = report.kind === 'suite' ? `${report.project}/${report.suite}` : report.kind === 'project' ? report.project! : report.testId!;
+  const classname = report.kind === 'test' ? 'testrun' : suiteName;
+  const c = report.counts;
+  const unfinished = c.queued + c.running;
+  const attrs = {
+    tests: c.total,
+    failures: c.failed,
+    errors: c.error + unfinished,
+    skipped: c.skipped,
+    time: seconds(report.durationMs),
+  };
+  const lines = ['<?xml version="1.0" encoding="UTF-8"?>'];
+  lines.push(`<testsuites name="testrun"${attributes(attrs)}>`);
+  lines.push(`  <testsuite name="${esc(suiteName)}"${attributes(attrs)} timestamp="${generatedAt.toISOString().replace(/\.\d+Z$/, '')}">`);
+  const props: [string, string][] = [['status', report.status]];
+  if (report.suiteRunId) props.push(['suiteRunId', report.suiteRunId]);
+  if (report.suiteRunUrl) props.push(['suiteRunUrl', report.suiteRunUrl]);
+  lines.push('    <properties>');
+  for (const [name, value] of props) lines.push(`      <property name="${esc(name)}" value="${esc(value)}"/>`);
+  lines.push('    </properties>');
+  for (const t of report.tests) lines.push(...testcase(t, classname, report.suiteRunUrl));
+  lines.push('  </testsuite>');
+  lines.push('</testsuites>');
+  return `${lines.join('\n')}\n`;
+}
+
+function testcase(t: ReportTest, classname: string, suiteRunUrl: string | null): string[] {
+  const time = t.durationMs === null ? '' : ` time="${seconds(t.durationMs)}"`;
+  const open = `    <testcase name="${esc(t.name)}" classname="${esc(classname)}"${time}`;
+  const link = t.viewUrl ?? suiteRunUrl;
+  const body = [t.result_summary ?? '', t.error?.step ? `Step: ${t.error.step}` : '', `Run: ${t.runId}`, link ? `View: ${link}` : '']
+    .filter(Boolean)
+    .join('\n');
+  const message = t.result_summary ?? t.status;
+  switch (t.status) {
+    case 'passed':
+      return link ? [`${open}>`, `      <system-out>${esc(`View: ${link}`)}</system-out>`, '    </testcase>'] : [`${open}/>`];
+    case 'failed':
+      return [`${open}>`, `      <failure message="${esc(message)}" type="failed">${esc(body)}</failure>`, '    </testcase>'];
+    case 'error':
+      return [`${open}>`, `      <error message="${esc(message)}" type="${esc(t.error?.code ?? 'error')}">${esc(body)}</error>`, '    </testcase>'];
+    case 'skipped':
+      return [`${open}>`, `      <skipped message="${esc(t.skip_reason ?? t.result_summary ?? 'skipped')}"/>`, '    </testcase>'];
+    default: {
+      const text = `Still ${t.status} when the wait budget ran out.\nRun: ${t.runId}${link ? `\nView: ${link}` : ''}`;
+      return [`${open}>`, `      <error message="${esc(`still ${t.status} when the wait budget ran out`)}" type="timeout">${esc(text)}</error>`, '    </testcase>'];
+    }
+  }
+}
+
+function attributes(values: Record<string, string | number>): string {
+  return Object.entries(values)
+    .map(([k, v]) => ` ${k}="${esc(String(v))}"`)
+    .join('');
+}
+
+function seconds(ms: number): string {
+  return (ms / 1000).toFixed(3);
+}
+
+/** Escapes text for an XML attribute or element, dropping characters XML 1.0 cannot carry at all. */
+export function esc(text: string): string {
+  return text
+    .replace(/[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu, '\uFFFD')
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&apos;')
+    .replace(/\r/g, '&#13;');
+}

@@ -1,0 +1,91 @@
+import { formatMs, type StatusCounts } from '@testrun/client';
+import type { SuiteRunStatus } from '@testrun/contracts';
+import { redact } from './parse-options';
+import type { ReportTest } from './report';
+
+/** Where the command writes, with every string passed through redaction of header values. */
+export interface OutputStreams {
+  stdout: NodeJS.WritableStream & { isTTY?: boolean };
+  stderr: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
+}
+
+const MARK: Record<string, string> = { passed: 'passed ', failed: 'FAILED ', error: 'ERROR  ', skipped: 'skipped' };
+
+/**
+ * Human output of a command. Progress goes to stderr, so stdout carries only the result (the
+ * `--json` document, or the summary). On a TTY progress is one line rewritten in place, with each
+ * finished test printed above it; elsewhere (CI logs) it is one plain line per finished test.
+ */
+export class Output {
+  private readonly live: boolean;
+  private readonly printed = new Set<string>();
+  private statusLine = '';
+
+  constructor(
+    private readonly streams: OutputStreams,
+    private readonly secrets: readonly string[],
+    private readonly json: boolean,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.live = Boolean(streams.stderr.isTTY) && process.env.TERM !== 'dumb';
+  }
+
+  /** A progress or diagnostic line (stderr). */
+  info(line: string): void {
+    this.clearLine();
+    this.streams.stderr.write(`${this.safe(line)}\n`);
+    this.redraw();
+  }
+
+  /** The final result on stdout: the JSON document with --json, the human summary otherwise. */
+  result(text: string): void {
+    this.clearLine();
+    this.statusLine = '';
+    this.streams.stdout.write(`${this.safe(text)}\n`);
+  }
+
+  /** The summary for people: on stdout normally, on stderr with --json (stdout holds the document). */
+  summary(text: string): void {
+    if (this.json) this.info(text);
+    else this.result(text);
+  }
+
+  /** Prints tests that became terminal since the last call and refreshes the status line. */
+  progress(tests: readonly ReportTest[], counts: StatusCounts, status: SuiteRunStatus, startedAt: number): void {
+    for (const t of tests) {
+      if (this.printed.has(t.runId) || !MARK[t.status]) continue;
+      this.printed.add(t.runId);
+      this.info(`  ${MARK[t.status]} ${t.name}${t.result_summary && t.status !== 'passed' ? ` — ${t.result_summary}` : ''}`);
+    }
+    const finished = counts.passed + counts.failed + counts.error + counts.skipped;
+    this.statusLine =
+      `${status} · ${finished}/${counts.total} finished · ${counts.passed} passed · ${counts.failed} failed · ` +
+      `${counts.error} error · ${counts.skipped} skipped · ${formatMs(this.now() - startedAt)}`;
+    this.redraw();
+  }
+
+  /** Removes the live status line before the command ends. */
+  done(): void {
+    this.clearLine();
+    this.statusLine = '';
+  }
+
+  private redraw(): void {
+    if (!this.live || !this.statusLine) return;
+    const width = Math.max(20, (this.streams.stderr.columns ?? 100) - 1);
+    this.streams.stderr.write(`\r\x1b[2K${this.safe(this.statusLine).slice(0, width)}`);
+  }
+
+  private clearLine(): void {
+    if (this.live && this.statusLine) this.streams.stderr.write('\r\x1b[2K');
+  }
+
+  /** `text` with every secret replaced, for files the command writes (JUnit). */
+  redactText(text: string): string {
+    return this.safe(text);
+  }
+
+  private safe(text: string): string {
+    return redact(text, this.secrets);
+  }
+}

@@ -1,0 +1,60 @@
+import { formatMs, TestrunClient } from '@testrun/client';
+import { isTerminalRunStatus } from '@testrun/contracts';
+import { Output } from './output';
+import { secretsOf, UsageError } from './parse-options';
+import { EXIT, exitCodeFor } from './report';
+import { reportFailure, resolveConnection, type CommandContext, type ConnectionFlags } from './run-command';
+
+/** Flags of `testrun status`. */
+export interface StatusFlags extends ConnectionFlags {
+  json?: boolean;
+}
+
+/**
+ * `testrun status ID`: one read of a run (`run_…`) or suite run (`srun_…`). Exit code: the verdict
+ * (0 passed, 1 failed, 2 error or skipped) when terminal, 3 while still queued or running, 2 on
+ * an API error.
+ */
+export async function runStatusCommand(id: string, flags: StatusFlags, ctx: CommandContext): Promise<number> {
+  const kind = id.startsWith('srun_') ? 'suite' : id.startsWith('run_') ? 'run' : null;
+  if (!kind) throw new UsageError(`ID must be a run id (run_…) or a suite run id (srun_…), got "${id}"`);
+  const connection = resolveConnection(flags, ctx.env);
+  const out = new Output(ctx.streams, secretsOf([connection.apiKey]), Boolean(flags.json), ctx.now);
+  const client = new TestrunClient({
+    ...connection,
+    userAgent: 'testrun-cli',
+    onRetry: (r) => out.info(`${r.status === null ? 'No answer' : `HTTP ${r.status}`} on ${r.method} ${r.path}; retrying in ${formatMs(r.delayMs)}`),
+  });
+  try {
+    if (kind === 'suite') {
+      const s = await client.getSuiteRun(id);
+      const exitCode = isTerminalRunStatus(s.status) ? exitCodeFor(s.status, false) : EXIT.pending;
+      if (flags.json) {
+        out.result(JSON.stringify({ ...s, exitCode }, null, 2));
+      } else {
+        const lines = [
+          `Suite run ${s.id}: ${s.status}`,
+          `  ${s.passed_count} passed, ${s.failed_count} failed, ${s.error_count} error, ${s.skipped_count} skipped of ${s.total_count}`,
+          ...s.tests.map((t) => `  ${t.status.padEnd(8)} ${t.name} (${t.runId})${t.skipReason ? ` [${t.skipReason}]` : ''}`),
+          `  ${s.suiteRunUrl}`,
+        ];
+        out.result(lines.join('\n'));
+      }
+      return exitCode;
+    }
+    const { run, viewUrl } = await client.getRunWithLink(id);
+    const exitCode = isTerminalRunStatus(run.status) ? exitCodeFor(run.status, false) : EXIT.pending;
+    if (flags.json) {
+      out.result(JSON.stringify({ ...run, viewUrl, exitCode }, null, 2));
+    } else {
+      const lines = [`Run ${run.id}: ${run.status}`, `  ${run.result_summary}`];
+      if (run.error) lines.push(`  error: ${run.error.code}${run.error.step ? ` at step ${run.error.step}` : ''}`);
+      if (run.skip_reason) lines.push(`  skipped: ${run.skip_reason}`);
+      if (viewUrl) lines.push(`  ${viewUrl}`);
+      out.result(lines.join('\n'));
+    }
+    return exitCode;
+  } catch (e) {
+    return reportFailure(e, out, Boolean(flags.json));
+  }
+}

@@ -1,0 +1,45 @@
+import { ConfigError, readCommonConfig, readEnum, readInt, readString, type CommonConfig } from '@testrun/core';
+
+type Env = Record<string, string | undefined>;
+
+/** Everything the worker process reads from its environment, read once at start. */
+export type WorkerConfig = CommonConfig & {
+  /** WORKER_CONCURRENCY: runs executed at once by this process (default 2). */
+  concurrency: number;
+  /** CHROMIUM_PATH: Chromium used when Playwright's own browser is not installed (default /usr/bin/chromium). */
+  chromiumPath: string;
+  /**
+   * WORKER_LOCK_DURATION_MS: how long a job's lock lives without renewal (default 30000). A worker
+   * renews it every half of this while the run goes on; when the worker dies the lock expires and
+   * the run is handed to another worker.
+   */
+  lockDurationMs: number;
+  /** WORKER_STALLED_INTERVAL_MS: how often this worker looks for jobs whose lock expired (default 30000). */
+  stalledIntervalMs: number;
+  /** WORKER_DRAIN_TIMEOUT_MS: on SIGTERM, how long in-flight runs may take before they are handed back (default 25000). */
+  drainTimeoutMs: number;
+  /** RECONCILE_INTERVAL_MS: how often the reconciler looks for lost jobs and overdue runs (default 5000). */
+  reconcileIntervalMs: number;
+  /** RECONCILE_DEADLINE_GRACE_MS: how long past its deadline a running run may go before it is ended as timed out (default 30000). */
+  deadlineGraceMs: number;
+  /** WORKER_VIDEO: `auto` records video when ffmpeg is available, `on` requires it, `off` never (default auto). */
+  video: 'auto' | 'on' | 'off';
+};
+
+export function readWorkerConfig(env: Env = process.env): WorkerConfig {
+  const common = readCommonConfig(env);
+  const lockDurationMs = readInt(env, 'WORKER_LOCK_DURATION_MS', 30_000, { min: 1_000, max: 600_000 });
+  const config: WorkerConfig = {
+    ...common,
+    concurrency: readInt(env, 'WORKER_CONCURRENCY', 2, { min: 1, max: 64 }),
+    chromiumPath: readString(env, 'CHROMIUM_PATH', '/usr/bin/chromium'),
+    lockDurationMs,
+    stalledIntervalMs: readInt(env, 'WORKER_STALLED_INTERVAL_MS', 30_000, { min: 500, max: 600_000 }),
+    drainTimeoutMs: readInt(env, 'WORKER_DRAIN_TIMEOUT_MS', 25_000, { min: 0, max: 3_600_000 }),
+    reconcileIntervalMs: readInt(env, 'RECONCILE_INTERVAL_MS', 5_000, { min: 200, max: 3_600_000 }),
+    deadlineGraceMs: readInt(env, 'RECONCILE_DEADLINE_GRACE_MS', 30_000, { min: 0, max: 3_600_000 }),
+    video: readEnum(env, 'WORKER_VIDEO', ['auto', 'on', 'off'] as const, 'auto'),
+  };
+  if (!config.chromiumPath.startsWith('/')) throw new ConfigError(`CHROMIUM_PATH must be an absolute path, got "${config.chromiumPath}"`);
+  return config;
+}

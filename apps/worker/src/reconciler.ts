@@ -1,0 +1,156 @@
+import { abortRun, addRunJobs, type Db, type Logger, type RunQueue } from '@testrun/core';
+import { formatDuration } from './steps';
+import { workerLostOutcome } from './execute-run';
+
+/** Options of {@link Reconciler}. */
+export interface ReconcilerOptions {
+  db: Db;
+  queue: RunQueue;
+  logger: Logger;
+  /** Time between passes (RECONCILE_INTERVAL_MS, default 5000). */
+  intervalMs?: number;
+  /** How long past its deadline a running run may go before it is ended `timeout` (RECONCILE_DEADLINE_GRACE_MS, default 30000). */
+  deadlineGraceMs?: number;
+  /** A queued run younger than this is left to the API, which is adding its job right now. Default 2000 ms. */
+  queuedGraceMs?: number;
+  /** Most runs of each kind looked at per pass. Default 1000. */
+  batchSize?: number;
+}
+
+/** What one pass did; returned for tests and logs. */
+export type ReconcileReport = {
+  /** False when another worker held the lock, so this one did nothing. */
+  ran: boolean;
+  requeued: string[];
+  timedOut: string[];
+  lost: string[];
+};
+
+/** Key of the Postgres advisory lock that lets one worker at a time reconcile ("tr-recon" in ASCII). */
+export const RECONCILER_LOCK_KEY = 0x74722d7265636f6en;
+
+/**
+ * Keeps Postgres and the queue in agreement, so that no run is lost and none stays non-terminal:
+ * - a `queued` run with no live job (Redis restarted or flushed, the API's add failed) gets its job
+ *   added again (same job id, so a job that exists is left alone);
+ * - a `running` run whose job is gone gets it added again: the next worker's `startRun` makes it the
+ *   next attempt, or ends it `worker_lost` when no attempt is left;
+ * - a `running` run whose job failed (its worker was lost too often) ends `worker_lost`;
+ * - a `running` run past its deadline plus the grace period ends `timeout`, whatever its job says.
+ * Every worker process runs one; a transaction-scoped advisory lock lets only one pass run at a time.
+ */
+export class Reconciler {
+  private timer: NodeJS.Timeout | null = null;
+  private current: Promise<unknown> | null = null;
+  private stopped = false;
+  private readonly intervalMs: number;
+  private readonly deadlineGraceMs: number;
+  private readonly queuedGraceMs: number;
+  private readonly batchSize: number;
+
+  constructor(private readonly options: ReconcilerOptions) {
+    this.intervalMs = options.intervalMs ?? 5_000;
+    this.deadlineGraceMs = options.deadlineGraceMs ?? 30_000;
+    this.queuedGraceMs = options.queuedGraceMs ?? 2_000;
+    this.batchSize = options.batchSize ?? 1_000;
+  }
+
+  start(): void {
+    this.stopped = false;
+    this.schedule();
+  }
+
+  /** Stops the timer and waits for a pass under way. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    await this.current?.catch(() => undefined);
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.current = this.runOnce()
+        .catch((error) => this.options.logger.error('reconciler pass failed', { error: error instanceof Error ? error.message : String(error) }))
+        .finally(() => {
+          this.current = null;
+          this.schedule();
+        });
+    }, this.intervalMs);
+    this.timer.unref();
+  }
+
+  /** One pass; does nothing (ran: false) when another worker holds the lock. */
+  async runOnce(): Promise<ReconcileReport> {
+    const { db } = this.options;
+    return db.$transaction(
+      async (tx) => {
+        const [lock] = await tx.$queryRaw<Array<{ locked: boolean }>>`SELECT pg_try_advisory_xact_lock(${RECONCILER_LOCK_KEY}) AS locked`;
+        if (!lock?.locked) return { ran: false, requeued: [], timedOut: [], lost: [] };
+        const timedOut = await this.endOverdueRuns();
+        const { requeued, lost } = await this.settleJobs();
+        const report = { ran: true, requeued, timedOut, lost };
+        if (requeued.length || timedOut.length || lost.length) {
+          this.options.logger.warn('reconciler settled runs', { requeued: requeued.length, timedOut: timedOut.length, lost: lost.length });
+        }
+        return report;
+      },
+      { timeout: Math.max(30_000, this.intervalMs * 4), maxWait: 10_000 },
+    );
+  }
+
+  private async endOverdueRuns(): Promise<string[]> {
+    const { db } = this.options;
+    const overdue = await db.$queryRaw<Array<{ id: string; timeout_ms: number }>>`
+      SELECT id, timeout_ms FROM runs
+      WHERE status = 'running' AND deadline_at < now() - make_interval(secs => ${this.deadlineGraceMs / 1000})
+      ORDER BY deadline_at LIMIT ${this.batchSize}`;
+    const ended: string[] = [];
+    for (const run of overdue) {
+      const budget = formatDuration(run.timeout_ms);
+      const done = await db.$transaction((tx) =>
+        abortRun(tx, run.id, {
+          code: 'timeout',
+          message: `the test's time budget of ${budget} ran out and its worker did not report an outcome within ${formatDuration(this.deadlineGraceMs)} after it`,
+          resultSummary: `Error: time budget of ${budget} exceeded (the worker did not report back).`,
+        }),
+      );
+      if (done) ended.push(run.id);
+    }
+    return ended;
+  }
+
+  private async settleJobs(): Promise<{ requeued: string[]; lost: string[] }> {
+    const { db, queue } = this.options;
+    const candidates = await db.$queryRaw<Array<{ id: string; status: 'queued' | 'running'; attempt: number }>>`
+      (SELECT id, status::text AS status, attempt FROM runs
+        WHERE status = 'queued' AND created_at < now() - make_interval(secs => ${this.queuedGraceMs / 1000})
+        ORDER BY created_at LIMIT ${this.batchSize})
+      UNION ALL
+      (SELECT id, status::text AS status, attempt FROM runs
+        WHERE status = 'running' AND started_at < now() - make_interval(secs => ${this.queuedGraceMs / 1000})
+        ORDER BY started_at LIMIT ${this.batchSize})`;
+    const requeued: string[] = [];
+    const lost: string[] = [];
+    for (const run of candidates) {
+      const state = await queue.getJobState(run.id);
+      if (state === 'unknown' || state === 'completed') {
+        if (state === 'completed') await queue.remove(run.id).catch(() => undefined);
+        requeued.push(run.id);
+      } else if (state === 'failed') {
+        if (run.status === 'queued') {
+          // Failed before it could start (Postgres was down, say): give it a fresh job.
+          await queue.remove(run.id).catch(() => undefined);
+          requeued.push(run.id);
+        } else {
+          const done = await db.$transaction((tx) => abortRun(tx, run.id, workerLostOutcome(run.attempt)));
+          if (done) lost.push(run.id);
+        }
+      }
+      // waiting, delayed, prioritized, active: a worker has it or will.
+    }
+    await addRunJobs(queue, requeued);
+    return { requeued, lost };
+  }
+}

@@ -1,0 +1,75 @@
+import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { compileValidator, JOBS, RunJobPayload } from '@testrun/contracts';
+import { abortRun, type Logger } from '@testrun/core';
+import { executeRun, workerLostOutcome, type RunDeps, type RunExecution } from './execute-run';
+
+/** Options of {@link createRunWorker}. */
+export interface RunWorkerOptions {
+  /** A Redis connection made with `maxRetriesPerRequest: null` (core's `createRedis`). */
+  connection: Redis;
+  /** BullMQ key prefix, the deployment's `REDIS_PREFIX` (default deployment prefix `testrun`). */
+  prefix: string;
+  /** Runs at once in this process (WORKER_CONCURRENCY, default 2). */
+  concurrency?: number;
+  /** Job lock lifetime, renewed every half of it (WORKER_LOCK_DURATION_MS, default 30000). */
+  lockDurationMs?: number;
+  /** How often to look for jobs whose worker died (WORKER_STALLED_INTERVAL_MS, default 30000). */
+  stalledIntervalMs?: number;
+  /** Called after every run, for benchmarks and tests. Default none. */
+  onRunDone?: (runId: string, execution: RunExecution) => void;
+}
+
+const parsePayload = compileValidator(RunJobPayload);
+
+/** BullMQ's reason for a job whose worker died more often than `maxStalledCount` allows. */
+const STALLED_TOO_OFTEN = /stalled more than allowable limit/i;
+
+/**
+ * The run queue's consumer: a thin processor that checks the payload and calls executeRun. Any
+ * number of these, in any number of processes, share the queue.
+ */
+export function createRunWorker(deps: RunDeps, options: RunWorkerOptions): Worker {
+  const logger: Logger = deps.logger;
+  const worker = new Worker(
+    JOBS.run.queue,
+    async (job: Job) => {
+      const payload = parsePayload(job.data);
+      if (!payload.ok) {
+        // Nothing to run and nothing to retry: the payload did not come from our producer.
+        throw new UnrecoverableError(`invalid run job payload: ${payload.errors.map((e) => `${e.path} ${e.message}`).join('; ')}`);
+      }
+      const execution = await executeRun(deps, payload.value.runId);
+      options.onRunDone?.(payload.value.runId, execution);
+      return execution.kind === 'finished' ? { status: execution.status, attempt: execution.attempt } : { skipped: execution.reason };
+    },
+    {
+      connection: options.connection,
+      prefix: options.prefix,
+      concurrency: options.concurrency ?? 2,
+      maxStalledCount: JOBS.run.maxStalledCount,
+      lockDuration: options.lockDurationMs ?? 30_000,
+      stalledInterval: options.stalledIntervalMs ?? 30_000,
+    },
+  );
+  worker.on('failed', (job, error) => {
+    if (!job) return;
+    const runId = typeof job.data?.runId === 'string' ? job.data.runId : job.id;
+    if (!runId) return;
+    if (STALLED_TOO_OFTEN.test(error.message)) {
+      // Its worker died on every allowed attempt: the run ends here, counted once.
+      void deps.db
+        .$transaction(async (tx) => {
+          const run = await tx.run.findUnique({ where: { id: runId }, select: { attempt: true } });
+          return abortRun(tx, runId, workerLostOutcome(run?.attempt ?? 0));
+        })
+        .then((ended) => ended && logger.warn('run ended: its worker was lost', { runId }))
+        .catch((e) => logger.error('could not end a run whose worker was lost; the reconciler will', { runId, error: String(e) }));
+    } else {
+      logger.error('run job failed; the reconciler will settle the run', { runId, error: error.message });
+    }
+  });
+  worker.on('stalled', (jobId) => logger.warn('run handed to another attempt: its worker stopped renewing the lock', { runId: jobId }));
+  worker.on('error', (error) => logger.error('run worker error', { error: error.message }));
+  return worker;
+}

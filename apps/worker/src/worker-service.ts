@@ -1,0 +1,115 @@
+import type { Worker } from 'bullmq';
+import {
+  createPrisma,
+  createRedis,
+  createRunQueue,
+  deriveKeys,
+  LocalArtifactStore,
+  type ArtifactStore,
+  type Db,
+  type Logger,
+} from '@testrun/core';
+import { BrowserPool } from './browser/browser-pool';
+import type { WorkerConfig } from './config';
+import type { RunExecution } from './execute-run';
+import { Reconciler } from './reconciler';
+import { createRunWorker } from './run-worker';
+import { isVideoAvailable } from './video';
+
+/**
+ * Responses of the target's origin are handed to the page by Playwright when the run has headers
+ * (see target-headers.ts); Chromium cannot tell which address such a response came from and treats
+ * it as public, so its Local Network Access checks would then block the page's requests to private
+ * or loopback hosts (a staging API, the fixture's second origin). Tests must see the target as it
+ * is served, so those checks are off.
+ */
+export const TARGET_HEADER_ARGS: readonly string[] = ['--disable-features=LocalNetworkAccessChecks,BlockInsecurePrivateNetworkRequests'];
+
+/** A running worker process's parts, and how to stop them. */
+export interface WorkerService {
+  worker: Worker;
+  browser: BrowserPool;
+  reconciler: Reconciler;
+  db: Db;
+  store: ArtifactStore;
+  recordVideo: boolean;
+  /**
+   * Stops taking jobs, lets in-flight runs finish for up to `drainTimeoutMs`, then closes the
+   * browser and connections. Resolves `handedBack: true` when runs were still going at the bound:
+   * their jobs are left to stall, so another worker takes them over.
+   */
+  stop(): Promise<{ handedBack: boolean }>;
+}
+
+/** Options of {@link startWorkerService}. */
+export interface WorkerServiceOptions {
+  logger: Logger;
+  /** Called after every run. Default none. */
+  onRunDone?: (runId: string, execution: RunExecution) => void;
+  /** Run the reconciler in this process. Default true. */
+  reconcile?: boolean;
+}
+
+export async function startWorkerService(config: WorkerConfig, options: WorkerServiceOptions): Promise<WorkerService> {
+  const { logger } = options;
+  let recordVideo = false;
+  if (config.video !== 'off') {
+    recordVideo = isVideoAvailable();
+    if (!recordVideo && config.video === 'on') throw new Error("WORKER_VIDEO=on but Playwright's ffmpeg is not installed (see docs/WORKER.md)");
+    if (!recordVideo) logger.warn("video recording off: Playwright's ffmpeg is not installed");
+  }
+  const db = createPrisma({ databaseUrl: config.databaseUrl, max: Math.max(4, config.concurrency * 2 + 2) });
+  const store = new LocalArtifactStore(config.artifactsDir);
+  const browser = new BrowserPool({
+    executablePath: config.chromiumPath,
+    extraArgs: TARGET_HEADER_ARGS,
+    onEvent: (event) => {
+      if (event.type === 'launched') logger.info('browser launched', { executablePath: event.executablePath, durationMs: event.durationMs, launchCount: event.launchCount });
+      else if (!event.expected) logger.warn('browser disconnected; it will be launched again for the next run');
+    },
+  });
+  // Warm it now: the first run should not pay for the launch, and a missing browser should stop the process at start.
+  await browser.getBrowser();
+
+  const workerConnection = createRedis(config.redisUrl);
+  const queueConnection = createRedis(config.redisUrl);
+  const queue = createRunQueue(queueConnection, config.redisPrefix);
+  const deps = { db, store, browser, headersKey: deriveKeys(config.secret).headers, logger, recordVideo };
+  const worker = createRunWorker(deps, {
+    connection: workerConnection,
+    prefix: config.redisPrefix,
+    concurrency: config.concurrency,
+    lockDurationMs: config.lockDurationMs,
+    stalledIntervalMs: config.stalledIntervalMs,
+    onRunDone: options.onRunDone,
+  });
+  const reconciler = new Reconciler({ db, queue, logger, intervalMs: config.reconcileIntervalMs, deadlineGraceMs: config.deadlineGraceMs });
+  if (options.reconcile !== false) reconciler.start();
+  await worker.waitUntilReady();
+  logger.info('worker ready', { concurrency: config.concurrency, video: recordVideo, lockDurationMs: config.lockDurationMs, stalledIntervalMs: config.stalledIntervalMs });
+
+  let stopping: Promise<{ handedBack: boolean }> | null = null;
+  const stop = () => {
+    stopping ??= (async () => {
+      await reconciler.stop();
+      const closed = worker.close().then(() => 'closed' as const);
+      let timer: NodeJS.Timeout | undefined;
+      const bound = new Promise<'timeout'>((resolve) => {
+        timer = setTimeout(() => resolve('timeout'), config.drainTimeoutMs);
+      });
+      const result = await Promise.race([closed, bound]);
+      clearTimeout(timer);
+      const handedBack = result === 'timeout';
+      if (!handedBack) {
+        await browser.close();
+        await queue.close().catch(() => undefined);
+        queueConnection.disconnect();
+        workerConnection.disconnect();
+        await db.$disconnect();
+      }
+      return { handedBack };
+    })();
+    return stopping;
+  };
+  return { worker, browser, reconciler, db, store, recordVideo, stop };
+}

@@ -1,0 +1,113 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { chromium } from 'playwright';
+import { startFixtureSite, type FixtureSite } from '../../../../test/fixtures/site';
+import { BrowserPool, chooseExecutablePath, type BrowserPoolEvent } from './browser-pool';
+
+jest.setTimeout(30_000);
+
+let site: FixtureSite;
+let pool: BrowserPool;
+const events: BrowserPoolEvent[] = [];
+
+beforeAll(async () => {
+  site = await startFixtureSite();
+  pool = new BrowserPool({ onEvent: (event) => events.push(event) });
+});
+
+afterAll(async () => {
+  await pool?.close();
+  await site?.close();
+});
+
+/** Chromium main processes this test process started (Linux /proc): how the tests kill one. */
+function chromiumChildren(): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+      if (ppid === process.pid && /chrom/i.test(cmdline)) pids.push(Number(entry));
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  return pids;
+}
+
+async function headingOf(url: string): Promise<string> {
+  const context = await pool.newContext();
+  try {
+    const page = await context.newPage();
+    await page.goto(url);
+    return await page.locator('h1').innerText();
+  } finally {
+    await context.close();
+  }
+}
+
+it("prefers Playwright's own Chromium and falls back to the configured path", () => {
+  const bundled = chromium.executablePath();
+  const expected = existsSync(bundled) ? bundled : '/opt/some/chromium';
+  expect(chooseExecutablePath('/opt/some/chromium')).toBe(expected);
+  expect(new BrowserPool({ executablePath: '/opt/some/chromium' }).resolveExecutablePath()).toBe(expected);
+});
+
+it('launches once for concurrent first callers and reuses the browser for every context', async () => {
+  const contexts = await Promise.all([pool.newContext(), pool.newContext(), pool.newContext()]);
+  expect(pool.launchCount).toBe(1);
+  const browser = await pool.getBrowser();
+  for (const context of contexts) expect(context.browser()).toBe(browser);
+  await Promise.all(contexts.map((c) => c.close()));
+  for (let i = 0; i < 3; i += 1) expect(await headingOf(`${site.url}/`)).toBe('Testrun Shop');
+  expect(pool.launchCount).toBe(1);
+  expect(events.filter((e) => e.type === 'launched')).toHaveLength(1);
+});
+
+it('isolates contexts: cookies of one run are not seen by the next', async () => {
+  const first = await pool.newContext();
+  await first.addCookies([{ name: 'session', value: 'one', url: site.url }]);
+  const second = await pool.newContext();
+  try {
+    expect(await second.cookies(site.url)).toEqual([]);
+  } finally {
+    await Promise.all([first.close(), second.close()]);
+  }
+});
+
+it('relaunches transparently after the browser was closed underneath it', async () => {
+  const before = pool.launchCount;
+  await (await pool.getBrowser()).close();
+  expect(await headingOf(`${site.url}/about`)).toBe('About Testrun Shop');
+  expect(pool.launchCount).toBe(before + 1);
+});
+
+it('relaunches transparently after the browser process was killed', async () => {
+  const browser = await pool.getBrowser();
+  const before = pool.launchCount;
+  const pids = chromiumChildren();
+  expect(pids.length).toBeGreaterThan(0);
+  const disconnected = new Promise((resolve) => browser.once('disconnected', resolve));
+  for (const pid of pids) process.kill(pid, 'SIGKILL');
+  await disconnected;
+  expect(events.at(-1)).toEqual({ type: 'disconnected', expected: false });
+  expect(await headingOf(`${site.url}/`)).toBe('Testrun Shop');
+  expect(pool.launchCount).toBe(before + 1);
+});
+
+it('refuses new contexts once closed, and close is idempotent', async () => {
+  const own = new BrowserPool();
+  await (await own.newContext()).close();
+  await own.close();
+  await own.close();
+  await expect(own.newContext()).rejects.toThrow('BrowserPool is closed');
+});
+
+it('names the missing executable when there is no Chromium at all', async () => {
+  const bundled = chromium.executablePath();
+  if (existsSync(bundled)) return; // Playwright's browser wins over any configured path on this machine.
+  const broken = new BrowserPool({ executablePath: '/nonexistent/chromium' });
+  await expect(broken.newContext()).rejects.toThrow(/Chromium not found at \/nonexistent\/chromium/);
+  await broken.close();
+});

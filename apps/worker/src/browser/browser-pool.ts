@@ -1,0 +1,154 @@
+import { existsSync } from 'node:fs';
+import { chromium, type Browser, type BrowserContext, type BrowserContextOptions } from 'playwright';
+
+/** Flags every launch gets: no sandbox (containers run as root), and nothing that phones home or races the tests. */
+export const CHROMIUM_ARGS: readonly string[] = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-dev-shm-usage',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--disable-quic',
+];
+
+/** Options of {@link BrowserPool}. */
+export interface BrowserPoolOptions {
+  /**
+   * Chromium to run when Playwright's own browser is not installed (`CHROMIUM_PATH`).
+   * Default `/usr/bin/chromium`.
+   */
+  executablePath?: string;
+  /** Run without a window. Default `true`. */
+  headless?: boolean;
+  /** How long one launch may take before it fails. Default 30000 ms. */
+  launchTimeoutMs?: number;
+  /** Flags added after {@link CHROMIUM_ARGS}. Default none. */
+  extraArgs?: readonly string[];
+  /**
+   * Told about launches and losses of the browser, for the caller's logger. Default: nobody.
+   * Never given anything secret.
+   */
+  onEvent?: (event: BrowserPoolEvent) => void;
+}
+
+export type BrowserPoolEvent =
+  | { type: 'launched'; executablePath: string; durationMs: number; launchCount: number }
+  | { type: 'disconnected'; expected: boolean };
+
+/** Default of {@link BrowserPoolOptions.executablePath}. */
+export const DEFAULT_CHROMIUM_PATH = '/usr/bin/chromium';
+
+/**
+ * Playwright's own Chromium when it is installed (a developer's machine after `playwright install`),
+ * else the configured one (Debian's package here).
+ */
+export function chooseExecutablePath(configured: string = DEFAULT_CHROMIUM_PATH): string {
+  let bundled: string | undefined;
+  try {
+    bundled = chromium.executablePath();
+  } catch {
+    // No browser registry at all: only the configured path can work.
+  }
+  return bundled && existsSync(bundled) ? bundled : configured;
+}
+
+/**
+ * Owns the one warm Chromium of a worker process. It is launched on first use, shared by every run
+ * (each gets its own context, which isolates cookies, storage and headers), and launched again
+ * transparently when it crashed or was closed underneath.
+ */
+export class BrowserPool {
+  private readonly options: Required<Omit<BrowserPoolOptions, 'onEvent'>> & Pick<BrowserPoolOptions, 'onEvent'>;
+  private current: Browser | null = null;
+  private launching: Promise<Browser> | null = null;
+  private closing = false;
+  private launches = 0;
+
+  constructor(options: BrowserPoolOptions = {}) {
+    this.options = {
+      executablePath: options.executablePath ?? DEFAULT_CHROMIUM_PATH,
+      headless: options.headless ?? true,
+      launchTimeoutMs: options.launchTimeoutMs ?? 30_000,
+      extraArgs: options.extraArgs ?? [],
+      onEvent: options.onEvent,
+    };
+  }
+
+  /** How many times a browser was launched: 1 while the first one lives. */
+  get launchCount(): number {
+    return this.launches;
+  }
+
+  /** The executable the next launch will use. */
+  resolveExecutablePath(): string {
+    return chooseExecutablePath(this.options.executablePath);
+  }
+
+  /** The live browser, launched now if there is none. Concurrent callers share one launch. */
+  async getBrowser(): Promise<Browser> {
+    if (this.closing) throw new Error('BrowserPool is closed');
+    if (this.current?.isConnected()) return this.current;
+    this.launching ??= this.launch().finally(() => {
+      this.launching = null;
+    });
+    return this.launching;
+  }
+
+  /**
+   * A fresh, isolated context on the warm browser. The caller closes it (in `finally`). If the
+   * browser died since the last call, it is relaunched once for this call.
+   */
+  async newContext(options: BrowserContextOptions = {}): Promise<BrowserContext> {
+    const browser = await this.getBrowser();
+    try {
+      return await browser.newContext(options);
+    } catch (error) {
+      // It died between the check and the call: one fresh browser, then give up.
+      if (browser.isConnected() || this.closing) throw error;
+      const fresh = await this.getBrowser();
+      return fresh.newContext(options);
+    }
+  }
+
+  /** Closes the browser (and with it every context). The pool cannot be used afterwards. */
+  async close(): Promise<void> {
+    this.closing = true;
+    const pending = this.launching;
+    if (pending) await pending.catch(() => undefined);
+    const browser = this.current;
+    this.current = null;
+    if (browser?.isConnected()) await browser.close().catch(() => undefined);
+  }
+
+  private async launch(): Promise<Browser> {
+    const executablePath = this.resolveExecutablePath();
+    if (!existsSync(executablePath)) {
+      throw new Error(
+        `Chromium not found at ${executablePath}: install Playwright's browser (npx playwright install chromium) ` +
+          'or set CHROMIUM_PATH to a Chromium executable',
+      );
+    }
+    const began = Date.now();
+    const browser = await chromium.launch({
+      executablePath,
+      headless: this.options.headless,
+      args: [...CHROMIUM_ARGS, ...this.options.extraArgs],
+      timeout: this.options.launchTimeoutMs,
+    });
+    browser.on('disconnected', () => {
+      if (this.current === browser) this.current = null;
+      this.options.onEvent?.({ type: 'disconnected', expected: this.closing });
+    });
+    if (this.closing) {
+      // close() was called while this launch was under way: do not leave an orphan behind.
+      await browser.close().catch(() => undefined);
+      throw new Error('BrowserPool is closed');
+    }
+    this.current = browser;
+    this.launches += 1;
+    this.options.onEvent?.({ type: 'launched', executablePath, durationMs: Date.now() - began, launchCount: this.launches });
+    return browser;
+  }
+}

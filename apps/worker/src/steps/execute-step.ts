@@ -1,0 +1,101 @@
+import type { Page } from 'playwright';
+import { STEP_LIMITS, type Step } from '@testrun/contracts';
+import { runAction } from './actions';
+import { classifyError } from './classify-error';
+import { describeTarget } from './describe-step';
+import { browserCrashed, budgetExceeded, stepHung, StepFailure } from './step-failure';
+import type { ActionContext, StepContext, StepEffect, StepOutcomeResult, StepProblem } from './types';
+
+export { captureScreenshot, type CaptureScreenshotOptions } from './capture-screenshot';
+export { describeStep, describeTarget, summarizeFailure, summarizePass, type SummarizableResult } from './describe-step';
+export type { StepContext, StepEffect, StepOutcomeResult, StepProblem } from './types';
+
+/**
+ * How long past its own timeout a step may run before the watchdog gives up on it. Playwright
+ * honours its timeouts itself; the watchdog is for a page that stopped answering (a busy loop)
+ * and gets a little slack so that Playwright's own, more precise error wins when it comes.
+ */
+const STEP_WATCHDOG_GRACE_MS = 1_500;
+
+class WatchdogFired extends Error {}
+
+/**
+ * Runs one step on `page` and names its outcome. Never throws: every problem becomes a `failed`
+ * or `error` result with a code from contracts and a message a person can act on. The step never
+ * waits past `ctx.deadline`; the caller should close the page's context once the run is over,
+ * which also ends anything the page was still doing.
+ */
+export async function executeStep(page: Page, step: Step, ctx: StepContext): Promise<StepOutcomeResult> {
+  const startedAt = new Date();
+  const start = startedAt.getTime();
+  const target = safeTarget(step, ctx.baseUrl);
+  const finish = (result: { outcome: 'passed'; effect?: StepEffect } | StepProblem): StepOutcomeResult => {
+    const timing = { durationMs: Date.now() - start, startedAt, target };
+    if (result.outcome !== 'passed') return { ...result, ...timing };
+    return result.effect ? { outcome: 'passed', effect: result.effect, ...timing } : { outcome: 'passed', ...timing };
+  };
+
+  const remaining = ctx.deadline - start;
+  if (remaining <= 0) return finish(budgetExceeded(ctx.budgetMs));
+  if (page.isClosed()) return finish(browserCrashed('the page was already closed').problem);
+
+  const stepTimeoutMs = step.timeoutMs ?? STEP_LIMITS.defaultStepTimeoutMs;
+  // A wait step is bounded by its own length, not by the element timeout.
+  const ownBudget = step.action === 'wait' ? step.ms : stepTimeoutMs;
+  const deadlineBound = remaining < ownBudget;
+  const actionCtx: ActionContext = {
+    ...ctx,
+    stepTimeoutMs,
+    endsAt: start + Math.min(ownBudget, remaining),
+    deadlineBound,
+  };
+
+  const cleanups: Array<() => void> = [];
+  const watchdog = new Promise<never>((_, reject) => {
+    const fireAt = deadlineBound ? ctx.deadline : actionCtx.endsAt + STEP_WATCHDOG_GRACE_MS;
+    const timer = setTimeout(() => reject(new WatchdogFired()), fireAt - Date.now());
+    cleanups.push(() => clearTimeout(timer));
+  });
+  // A crash or close does not always reject the pending Playwright call (it may wait for its
+  // timeout instead), so the page's own events end the step at once.
+  const pageGone = new Promise<never>((_, reject) => {
+    const onCrash = () => reject(browserCrashed('the page crashed'));
+    const onClose = () => reject(browserCrashed('the page was closed'));
+    page.once('crash', onCrash);
+    page.once('close', onClose);
+    cleanups.push(() => {
+      page.off('crash', onCrash);
+      page.off('close', onClose);
+    });
+  });
+  const action = runAction(page, step, actionCtx);
+  // The losing racers settle later; nobody is listening to them by then.
+  for (const racer of [action, watchdog, pageGone]) racer.catch(() => undefined);
+
+  try {
+    const effect = await Promise.race([action, watchdog, pageGone]);
+    return finish(effect ? { outcome: 'passed', effect } : { outcome: 'passed' });
+  } catch (error) {
+    return finish(explainProblem(error, step, actionCtx, ctx));
+  } finally {
+    for (const cleanup of cleanups) cleanup();
+  }
+}
+
+function explainProblem(error: unknown, step: Step, actionCtx: ActionContext, ctx: StepContext): StepProblem {
+  if (error instanceof WatchdogFired) {
+    return actionCtx.deadlineBound ? budgetExceeded(ctx.budgetMs) : stepHung(actionCtx.stepTimeoutMs);
+  }
+  const failure: StepFailure = classifyError(error, step);
+  // Ran out of time, and the deadline (not the step's own timeout) is what ran out.
+  if (failure.dueToTimeout && actionCtx.deadlineBound) return budgetExceeded(ctx.budgetMs);
+  return failure.problem;
+}
+
+function safeTarget(step: Step, baseUrl: string): string {
+  try {
+    return describeTarget(step, baseUrl);
+  } catch {
+    return String((step as { action?: unknown }).action ?? 'step');
+  }
+}

@@ -1,0 +1,111 @@
+import { displayUrl, formatDuration, quote } from './format';
+import type { StepProblem } from './types';
+
+/**
+ * Thrown by an action for an outcome it can name. `dueToTimeout` marks outcomes that only happen
+ * because time ran out (element never appeared, expectation never held): when the test's deadline,
+ * not the step's own timeout, ended the wait, the step is a `timeout` error instead.
+ */
+export class StepFailure extends Error {
+  constructor(
+    readonly problem: StepProblem,
+    readonly dueToTimeout = false,
+  ) {
+    super(problem.message);
+    this.name = 'StepFailure';
+  }
+}
+
+export function expectationFailed(message: string, dueToTimeout: boolean): StepFailure {
+  return new StepFailure({ outcome: 'failed', code: 'expectation_failed', message, reason: message }, dueToTimeout);
+}
+
+export function elementNotFound(selector: string, stepTimeoutMs: number): StepFailure {
+  const within = formatDuration(stepTimeoutMs);
+  return new StepFailure(
+    {
+      outcome: 'failed',
+      code: 'element_not_found',
+      message: `element ${quote(selector)} not found within ${within}`,
+      reason: `element not found within ${within}`,
+    },
+    true,
+  );
+}
+
+/** The element exists but never became usable (hidden, disabled, covered, no such option...). */
+export function elementNotReady(selector: string, what: string, stepTimeoutMs: number): StepFailure {
+  const within = formatDuration(stepTimeoutMs);
+  return new StepFailure(
+    {
+      outcome: 'failed',
+      code: 'element_not_found',
+      message: `element ${quote(selector)} was found but never became ready to ${what} within ${within}`,
+      reason: `element never became ready to ${what} within ${within}`,
+    },
+    true,
+  );
+}
+
+export function httpError(method: string, url: string, status: number): StepFailure {
+  const message = `${method} ${displayUrl(url)} answered HTTP ${status}`;
+  return new StepFailure({ outcome: 'failed', code: 'http_error', message, reason: message });
+}
+
+/** `detail` is the plain cause (`connection refused`), `url` where it happened. */
+export function targetUnreachable(detail: string, url: string, technical?: string, dueToTimeout = false): StepFailure {
+  const where = `${detail}: ${displayUrl(url)}`;
+  return new StepFailure(
+    {
+      outcome: 'error',
+      code: 'target_unreachable',
+      message: technical ? `${where} (${technical})` : where,
+      reason: `target unreachable (${where})`,
+    },
+    dueToTimeout,
+  );
+}
+
+export function invalidDefinition(message: string): StepFailure {
+  return new StepFailure({ outcome: 'error', code: 'invalid_definition', message, reason: `invalid definition (${message})` });
+}
+
+export function browserCrashed(detail: string): StepFailure {
+  return new StepFailure({
+    outcome: 'error',
+    code: 'browser_crashed',
+    message: `the page or browser closed while the step ran (${detail})`,
+    reason: `browser crashed (${detail})`,
+  });
+}
+
+export function internalError(detail: string): StepFailure {
+  return new StepFailure({ outcome: 'error', code: 'internal_error', message: detail, reason: `internal error (${detail})` });
+}
+
+/** Thrown by an action that waited until the deadline; executeStep words it as budgetExceeded. */
+export function outOfTime(): StepFailure {
+  return new StepFailure(budgetExceeded(undefined), true);
+}
+
+/** The test's time budget ran out before or during the step. */
+export function budgetExceeded(budgetMs: number | undefined): StepProblem {
+  const budget = budgetMs === undefined ? 'time budget' : `time budget of ${formatDuration(budgetMs)}`;
+  return {
+    outcome: 'error',
+    code: 'timeout',
+    message: `the test's ${budget} ran out during this step`,
+    reason: `${budget} exceeded`,
+  };
+}
+
+/** The step's own watchdog fired: the page stopped answering the browser (a busy loop, a hung renderer). */
+export function stepHung(stepTimeoutMs: number): StepProblem {
+  const within = formatDuration(stepTimeoutMs);
+  return {
+    outcome: 'error',
+    code: 'timeout',
+    message: `the step did not complete within ${within}: the page stopped responding`,
+    reason: `step did not complete within ${within} (the page stopped responding)`,
+  };
+}

@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import { parseRunCreateRequest } from '@testrun/contracts';
+import { parseRunCreateRequest, type Problem } from '@testrun/contracts';
 import { runViewUrl } from '@testrun/core';
 import type { AppDeps } from '../app';
 import { ApiError, problemBody } from '../errors';
@@ -34,7 +34,13 @@ export function createRunsRouter(deps: AppDeps): Router {
     const claim = await claimIdempotencyKey(db, scope, hashRequest(keys.idempotency, 'POST', '/api/v1/runs', req.body), deps.now());
     if (claim.kind === 'replay') {
       res.setHeader('Idempotent-Replayed', 'true');
-      res.status(claim.status).type(claim.status >= 400 ? 'application/problem+json' : 'application/json').send(JSON.stringify(claim.body));
+      if (claim.status >= 400) {
+        // jsonb keeps no key order: rebuild the problem so the replay has the first response's bytes.
+        const kept = claim.body as Problem;
+        res.status(claim.status).type('application/problem+json').send(JSON.stringify(problemBody(kept.code, kept.detail, kept.errors)));
+      } else {
+        res.status(claim.status).json(claim.body);
+      }
       return;
     }
     let created;

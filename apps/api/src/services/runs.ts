@@ -12,6 +12,8 @@ export type CreatedRuns = { body: RunCreateResponse; runIds: string[]; queuedRun
 /** Called inside the creating transaction, so what it writes commits or rolls back with the runs. */
 export type InTransaction = (tx: DbTx, body: RunCreateResponse) => Promise<void>;
 
+/** How long a request waits for Redis to take its jobs before answering without them. */
+const ENQUEUE_TIMEOUT_MS = 3_000;
 const QUEUED_SUMMARY = 'Queued; waiting for a worker.';
 const DISABLED_SUMMARY = 'Skipped: the test is disabled.';
 
@@ -121,12 +123,19 @@ async function checkPlanLimits(tx: DbTx, workspaceId: string, adding: number): P
  */
 export async function enqueueRunJobs(queue: RunQueue, logger: Logger, runIds: string[]): Promise<boolean> {
   if (runIds.length === 0) return true;
+  let timer: NodeJS.Timeout | undefined;
   try {
-    await addRunJobs(queue, runIds);
+    // BullMQ waits for a connection that is not ready yet; the client should not wait with it.
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`adding jobs took longer than ${ENQUEUE_TIMEOUT_MS} ms`)), ENQUEUE_TIMEOUT_MS);
+    });
+    await Promise.race([addRunJobs(queue, runIds), timeout]);
     return true;
   } catch (e) {
     logger.warn('could not add run jobs; the reconciler will add them', { runIds, error: (e as Error).message });
     return false;
+  } finally {
+    clearTimeout(timer);
   }
 }
 

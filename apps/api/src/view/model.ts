@@ -1,0 +1,72 @@
+import type { ArtifactKind, RunStatus } from '@testrun/contracts';
+
+/** One executed step of a run's latest attempt. */
+export type ViewStep = {
+  index: number;
+  action: string;
+  label: string;
+  target: string;
+  outcome: string;
+  error: string | null;
+  startedAt: Date;
+  durationMs: number;
+  screenshotId: string | null;
+};
+
+export type ViewArtifact = {
+  id: string;
+  kind: ArtifactKind;
+  stepIndex: number | null;
+  name: string;
+  contentType: string;
+  sizeBytes: number;
+};
+
+/** What the pages show of a run. Never carries the run's sealed headers. */
+export type ViewRun = {
+  id: string;
+  /** The run's own capability token; its page and artifacts live under it. */
+  token: string;
+  position: number;
+  testName: string;
+  status: RunStatus;
+  resultSummary: string;
+  outcomeCode: string | null;
+  outcomeMessage: string | null;
+  outcomeStep: number | null;
+  skipReason: string | null;
+  baseUrl: string;
+  attempt: number;
+  plannedSteps: number;
+  createdAt: Date;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+  durationMs: number | null;
+  suiteRunId: string | null;
+  /** Steps and artifacts of the latest attempt; null when not loaded (passed runs on a suite page). */
+  steps: ViewStep[] | null;
+  artifacts: ViewArtifact[] | null;
+};
+
+export type ViewSuiteRun = {
+  id: string;
+  token: string;
+  suiteName: string;
+  suiteSlug: string;
+  projectName: string;
+  projectSlug: string;
+  status: RunStatus;
+  counts: { total: number; queued: number; running: number; passed: number; failed: number; error: number; skipped: number };
+  createdAt: Date;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+  runs: ViewRun[];
+};
+
+/** The small JSON the page polls while a suite or run is not terminal. */
+export type LiveStatus = {
+  status: RunStatus;
+  terminal: boolean;
+  counts?: ViewSuiteRun['counts'];
+  runs: Array<{ id: string; status: RunStatus; resultSummary: string; durationMs: number | null }>;
+};

@@ -136,6 +136,11 @@ export class BrowserPool {
       headless: this.options.headless,
       args: [...CHROMIUM_ARGS, ...this.options.extraArgs],
       timeout: this.options.launchTimeoutMs,
+      // The worker process drains on SIGTERM/SIGINT and closes the browser itself once in-flight
+      // runs are done; Playwright's own handlers would kill it under those runs.
+      handleSIGTERM: false,
+      handleSIGINT: false,
+      handleSIGHUP: false,
     });
     browser.on('disconnected', () => {
       if (this.current === browser) this.current = null;

@@ -74,8 +74,8 @@ export function resolveConnection(flags: ConnectionFlags, env: NodeJS.ProcessEnv
 /** Checks the flags of `testrun run` and builds the request; every problem names its flag. */
 export function parseRunFlags(flags: RunFlags) {
   if (flags.test !== undefined && flags.project !== undefined) throw new UsageError('give either --test or --project, not both');
-  if (flags.test === undefined && flags.project === undefined) throw new UsageError('one of --test ID or --project SLUG is required');
   if (flags.suite !== undefined && flags.project === undefined) throw new UsageError('--suite needs --project');
+  if (flags.test === undefined && flags.project === undefined) throw new UsageError('one of --test ID or --project SLUG is required');
   for (const [flag, v] of [['--test', flags.test], ['--project', flags.project], ['--suite', flags.suite]] as const) {
     if (v !== undefined && v.trim() === '') throw new UsageError(`${flag} must not be empty`);
   }

@@ -1,0 +1,106 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import path from 'node:path';
+
+export const ROOT = path.resolve(__dirname, '../..');
+const TSX = path.join(ROOT, 'node_modules/.bin/tsx');
+const BIN = path.join(ROOT, 'packages/cli/bin/testrun.js');
+
+/** A free TCP port on 127.0.0.1. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** A real service process (`pnpm api` / `pnpm worker` without pnpm in between, so its pid is the process's). */
+export interface ServiceProcess {
+  child: ChildProcess;
+  /** Everything it wrote to stdout (JSON log lines). */
+  output: () => string;
+  stop: () => Promise<void>;
+}
+
+/** Starts `apps/<app>/src/main.ts` with the jest run's environment plus `env`. */
+export function startService(app: 'api' | 'worker', env: Record<string, string>): ServiceProcess {
+  const child = spawn(TSX, [path.join(ROOT, `apps/${app}/src/main.ts`)], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (c: Buffer) => (out += c.toString('utf8')));
+  child.stderr!.on('data', (c: Buffer) => (out += c.toString('utf8')));
+  return {
+    child,
+    output: () => out,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        const force = setTimeout(() => child.kill('SIGKILL'), 15_000);
+        child.once('exit', () => {
+          clearTimeout(force);
+          resolve();
+        });
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+/** Resolves once GET `url` answers 200; rejects with the process output if it exits first. */
+export async function waitReady(url: string, service: ServiceProcess, attempts = 300): Promise<void> {
+  for (let i = 0; i < attempts; i++) {
+    if (service.child.exitCode !== null) throw new Error(`service exited: ${service.output()}`);
+    try {
+      const res = await fetch(url);
+      if (res.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`not ready: ${url}\n${service.output()}`);
+}
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the published entry point (`packages/cli/bin/testrun.js`) as CI would. */
+export function runCli(args: string[], env: Record<string, string | undefined> = {}): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const baseEnv: Record<string, string | undefined> = { ...process.env };
+    // The jest run may itself be inside CI; the CLI must see only what each test gives it.
+    for (const k of ['CI', 'GITHUB_ACTIONS', 'GITLAB_CI', 'BUILDKITE', 'CIRCLECI', 'TESTRUN_API_URL', 'TESTRUN_API_KEY', 'TESTRUN_IDEMPOTENCY_KEY']) delete baseEnv[k];
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: { ...baseEnv, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** Access-log lines (`"message":"request"`) the API wrote for one API key. */
+export function accessLog(output: string, keyId: string): Array<{ method: string; path: string; status: number }> {
+  return output
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => {
+      try {
+        return JSON.parse(l) as Record<string, unknown>;
+      } catch {
+        return {};
+      }
+    })
+    .filter((l) => l.message === 'request' && l.keyId === keyId)
+    .map((l) => ({ method: String(l.method), path: String(l.path), status: Number(l.status) }));
+}

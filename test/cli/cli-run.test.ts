@@ -1,0 +1,260 @@
+/**
+ * End to end: the `testrun` binary against a real API process and a real worker process (real
+ * Postgres, Redis and Chromium), testing a real fixture site. One worker and one API per file;
+ * a second API process with a low rate limit shares the worker for the 429 test.
+ */
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { Db } from '@testrun/core';
+import type { ProjectFile } from '@testrun/contracts';
+import { startFixtureSite, type FixtureSite } from '../fixtures/site';
+import { applySampleProject, createTenant, testDb } from '../support/harness';
+import { accessLog, freePort, ROOT, runCli, startService, waitReady, type CliResult, type ServiceProcess } from './cli-harness';
+
+// fast-xml-parser is a devDependency of packages/cli; test/ has no package of its own.
+const { XMLParser } = createRequire(path.join(ROOT, 'packages/cli/package.json'))('fast-xml-parser') as typeof import('fast-xml-parser');
+
+jest.setTimeout(90_000);
+
+const BASIC = `Basic ${Buffer.from('demo:preview').toString('base64')}`;
+const SECRET_PARTS = [BASIC, Buffer.from('demo:preview').toString('base64')];
+
+function projectFile(slug: string, site: string): ProjectFile {
+  const home = (key: string) => ({ key, name: `Home page ${key}`, timeoutMs: 15_000, steps: [{ action: 'goto' as const, url: '/' }, { action: 'expectText' as const, selector: 'h1', text: 'Testrun Shop', timeoutMs: 3_000 }] });
+  const mismatch = { key: 'mismatch', name: 'Heading says <Welcome> & "hello"', timeoutMs: 15_000, steps: [{ action: 'goto' as const, url: '/' }, { action: 'expectText' as const, selector: 'h1', text: 'Welcome', timeoutMs: 1_000 }] };
+  const disabled = { key: 'disabled', name: 'Disabled test', enabled: false, steps: [{ action: 'goto' as const, url: '/' }] };
+  return {
+    slug,
+    name: `CLI ${slug}`,
+    baseUrl: site,
+    suites: [
+      { slug: 'pass', name: 'Pass', tests: [home('home'), { key: 'protected', name: 'Protected preview (needs the basic-auth header)', timeoutMs: 15_000, steps: [{ action: 'goto', url: '/protected' }, { action: 'expectText', selector: '#secret', text: 'Welcome, demo', timeoutMs: 3_000 }] }] },
+      { slug: 'fail', name: 'Fail', tests: [home('home'), mismatch, disabled] },
+      { slug: 'error', name: 'Error', tests: [{ key: 'unreachable', name: 'Unreachable target', timeoutMs: 15_000, steps: [{ action: 'goto', url: 'http://127.0.0.1:9/' }] }] },
+      { slug: 'skipped', name: 'Skipped', tests: [disabled] },
+      { slug: 'slow', name: 'Slow', tests: [{ key: 'slow', name: 'Slow page', timeoutMs: 4_000, steps: [{ action: 'goto', url: '/slow?ms=20000' }] }] },
+      { slug: 'slowpass', name: 'Slow but passing', tests: [{ key: 'slowpass', name: 'Slow page that answers', timeoutMs: 15_000, steps: [{ action: 'goto', url: '/slow?ms=3000' }, { action: 'expectText', selector: 'h1', text: 'Finally', timeoutMs: 3_000 }] }] },
+    ],
+  };
+}
+
+let db: Db;
+let site: FixtureSite;
+let api: ServiceProcess;
+let limitedApi: ServiceProcess;
+let worker: ServiceProcess;
+let apiUrl: string;
+let limitedApiUrl: string;
+let tenant: Awaited<ReturnType<typeof createTenant>>;
+let limitedTenant: Awaited<ReturnType<typeof createTenant>>;
+let homeTestId: string;
+const dir = mkdtempSync(path.join(tmpdir(), 'testrun-cli-'));
+
+beforeAll(async () => {
+  db = testDb();
+  site = await startFixtureSite();
+  tenant = await createTenant(db);
+  limitedTenant = await createTenant(db);
+  const applied = await applySampleProject(db, tenant.workspace.id, projectFile('shop', site.url));
+  homeTestId = applied.suites.find((s) => s.slug === 'pass')!.tests.find((t) => t.key === 'home')!.id;
+  await applySampleProject(db, tenant.workspace.id, { slug: 'agg', name: 'Aggregate', baseUrl: site.url, suites: [{ ...projectFile('x', site.url).suites[0]!, tests: [projectFile('x', site.url).suites[0]!.tests[0]!] }, { ...projectFile('x', site.url).suites[1]!, slug: 'f', tests: [projectFile('x', site.url).suites[1]!.tests[1]!] }] });
+  await applySampleProject(db, limitedTenant.workspace.id, projectFile('shop', site.url));
+  const [port, limitedPort] = [await freePort(), await freePort()];
+  apiUrl = `http://127.0.0.1:${port}`;
+  limitedApiUrl = `http://127.0.0.1:${limitedPort}`;
+  api = startService('api', { PORT: String(port), PUBLIC_BASE_URL: apiUrl, LOG_LEVEL: 'info' });
+  limitedApi = startService('api', { PORT: String(limitedPort), PUBLIC_BASE_URL: limitedApiUrl, LOG_LEVEL: 'info', RATE_LIMIT_PER_MINUTE: '5' });
+  worker = startService('worker', { WORKER_CONCURRENCY: '2', WORKER_VIDEO: 'off', LOG_LEVEL: 'warn' });
+  await Promise.all([waitReady(`${apiUrl}/readyz`, api), waitReady(`${limitedApiUrl}/readyz`, limitedApi)]);
+});
+
+afterAll(async () => {
+  await Promise.all([api?.stop(), limitedApi?.stop(), worker?.stop()]);
+  await site?.close();
+  await db?.$disconnect();
+});
+
+const env = () => ({ TESTRUN_API_URL: apiUrl, TESTRUN_API_KEY: tenant.key });
+const cli = (args: string[], extra: Record<string, string> = {}) => runCli(['run', '--poll-interval', '300ms', ...args], { ...env(), ...extra });
+const all = (r: CliResult, ...files: string[]) => [r.stdout, r.stderr, ...files.map((f) => readFileSync(f, 'utf8'))].join('\n');
+const parseJunit = (file: string) =>
+  new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '', isArray: (name) => name === 'testcase' }).parse(readFileSync(file, 'utf8')) as {
+    testsuites: { testsuite: { name: string; tests: string; failures: string; errors: string; skipped: string; testcase: Array<Record<string, unknown>> } };
+  };
+
+async function suiteRunFromApi(id: string) {
+  const res = await fetch(`${apiUrl}/api/v1/suite-runs/${id}`, { headers: { Authorization: `Bearer ${tenant.key}` } });
+  expect(res.status).toBe(200);
+  return (await res.json()) as { total_count: number; passed_count: number; failed_count: number; error_count: number; skipped_count: number; suiteRunUrl: string };
+}
+
+describe('testrun run: verdicts and exit codes', () => {
+  it('passes a suite behind basic auth (exit 0), writes JUnit matching the counters, and never prints the header value', async () => {
+    const junit = path.join(dir, 'pass.xml');
+    const r = await cli(['--project', 'shop', '--suite', 'pass', '--header', `Authorization: ${BASIC}`, '--junit', junit, '--json']);
+    expect(r.code).toBe(0);
+    const doc = JSON.parse(r.stdout);
+    expect(doc).toMatchObject({ kind: 'suite', status: 'passed', exitCode: 0, counts: { total: 2, passed: 2 } });
+    expect(r.stderr).toContain(`Suite run: ${doc.suiteRunUrl}`);
+    expect(doc.suiteRunUrl).toMatch(new RegExp(`^${apiUrl}/view/suite-runs/srun_`));
+    const counters = await suiteRunFromApi(doc.suiteRunId);
+    const suite = parseJunit(junit).testsuites.testsuite;
+    expect(suite).toMatchObject({ name: 'shop/pass', tests: String(counters.total_count), failures: String(counters.failed_count), errors: String(counters.error_count), skipped: String(counters.skipped_count) });
+    expect(suite.testcase.map((t) => t.name).sort()).toEqual(['Home page home', 'Protected preview (needs the basic-auth header)']);
+    for (const secret of SECRET_PARTS) expect(all(r, junit)).not.toContain(secret);
+    // The header did reach the target's origin.
+    expect(site.received.some((q) => q.path === '/protected' && q.headers.authorization === BASIC)).toBe(true);
+  });
+
+  it('fails a suite with a failing test (exit 1); JUnit has the failure with its summary and link, and the skip', async () => {
+    const junit = path.join(dir, 'fail.xml');
+    const r = await cli(['--project', 'shop', '--suite', 'fail', '--junit', junit]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/The suite failed: 1 passed, 1 failed, 0 error, 1 skipped \(3\/3 finished\)/);
+    // Plain CI log (not a TTY): one line per finished test.
+    expect(r.stderr).toMatch(/FAILED\s+Heading says <Welcome> & "hello"/);
+    expect(r.stderr).toMatch(/skipped Disabled test/);
+    const suite = parseJunit(junit).testsuites.testsuite;
+    expect(suite).toMatchObject({ tests: '3', failures: '1', errors: '0', skipped: '1' });
+    const failed = suite.testcase.find((t) => t.name === 'Heading says <Welcome> & "hello"')! as { classname: string; failure: { message: string; '#text': string } };
+    expect(failed.classname).toBe('shop/fail');
+    expect(failed.failure.message.length).toBeGreaterThan(0);
+    expect(failed.failure['#text']).toMatch(new RegExp(`View: ${apiUrl}/view/runs/run_`));
+    expect(suite.testcase.find((t) => t.name === 'Disabled test')).toHaveProperty('skipped');
+  });
+
+  it('exits 2 when a suite ends in error', async () => {
+    const r = await cli(['--project', 'shop', '--suite', 'error', '--json']);
+    expect(r.code).toBe(2);
+    const doc = JSON.parse(r.stdout);
+    expect(doc).toMatchObject({ status: 'error', exitCode: 2, counts: { error: 1 } });
+    expect(doc.tests[0].error.code).toBe('target_unreachable');
+    expect(r.stderr).toContain('ended in error');
+  });
+
+  it('exits 2 when every test was skipped, and says so', async () => {
+    const r = await cli(['--project', 'shop', '--suite', 'skipped']);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toContain('was skipped entirely');
+  });
+
+  it('exits 2 with a clear message when the wait budget runs out', async () => {
+    const junit = path.join(dir, 'timeout.xml');
+    const r = await cli(['--project', 'shop', '--suite', 'slow', '--timeout', '1s', '--poll-interval', '200ms', '--junit', junit]);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toMatch(/Wait budget of 1s exceeded before the suite finished/);
+    const suite = parseJunit(junit).testsuites.testsuite;
+    expect(suite).toMatchObject({ tests: '1', errors: '1' });
+    expect((suite.testcase[0] as { error: { type: string } }).error.type).toBe('timeout');
+  });
+
+  it('waits for every run of a project and reports them together by the suite rule', async () => {
+    const junit = path.join(dir, 'project.xml');
+    const r = await cli(['--project', 'agg', '--json', '--junit', junit]);
+    expect(r.code).toBe(1);
+    const doc = JSON.parse(r.stdout);
+    expect(doc).toMatchObject({ kind: 'project', status: 'failed', counts: { total: 2, passed: 1, failed: 1 } });
+    expect(doc.runIds).toHaveLength(2);
+    expect(parseJunit(junit).testsuites.testsuite).toMatchObject({ name: 'agg', tests: '2', failures: '1' });
+  });
+
+  it('runs a single test by id (exit 0) and `testrun status` reads it back', async () => {
+    const r = await cli(['--test', homeTestId, '--header', `Authorization: ${BASIC}`, '--json']);
+    expect(r.code).toBe(0);
+    const doc = JSON.parse(r.stdout);
+    expect(doc).toMatchObject({ kind: 'test', status: 'passed', testId: homeTestId });
+    const s = await runCli(['status', doc.runIds[0], '--json'], env());
+    expect(s.code).toBe(0);
+    expect(JSON.parse(s.stdout)).toMatchObject({ id: doc.runIds[0], status: 'passed', viewUrl: expect.stringContaining('/view/runs/') });
+    for (const secret of SECRET_PARTS) expect(all(r) + all(s)).not.toContain(secret);
+  });
+});
+
+describe('testrun run: idempotency', () => {
+  const suiteRuns = () => db.suiteRun.count({ where: { workspaceId: tenant.workspace.id } });
+
+  it('enqueues once when repeated with the same --idempotency-key', async () => {
+    const before = await suiteRuns();
+    const args = ['--project', 'shop', '--suite', 'skipped', '--no-wait', '--json', '--idempotency-key', `cli-test-${tenant.tag}`];
+    const first = await cli(args);
+    const second = await cli(args);
+    expect([first.code, second.code]).toEqual([0, 0]);
+    const [a, b] = [JSON.parse(first.stdout), JSON.parse(second.stdout)];
+    expect(b.suiteRunId).toBe(a.suiteRunId);
+    expect([a.replayed, b.replayed]).toEqual([false, true]);
+    expect(a.suiteRunUrl).toMatch(/\/view\/suite-runs\/srun_/);
+    expect(await suiteRuns()).toBe(before + 1);
+  });
+
+  it('derives the key from the GitHub run: a repeated step replays, a new attempt enqueues again', async () => {
+    const gh = { GITHUB_ACTIONS: 'true', CI: 'true', GITHUB_REPOSITORY: 'acme/shop', GITHUB_RUN_ID: `${Date.now()}`, GITHUB_RUN_ATTEMPT: '1', GITHUB_JOB: 'e2e', GITHUB_ACTION: '__run' };
+    const args = ['--project', 'shop', '--suite', 'skipped', '--no-wait', '--json'];
+    const before = await suiteRuns();
+    const a = JSON.parse((await cli(args, gh)).stdout);
+    const b = JSON.parse((await cli(args, gh)).stdout);
+    const c = JSON.parse((await cli(args, { ...gh, GITHUB_RUN_ATTEMPT: '2' })).stdout);
+    expect(b.suiteRunId).toBe(a.suiteRunId);
+    expect(c.suiteRunId).not.toBe(a.suiteRunId);
+    expect(await suiteRuns()).toBe(before + 2);
+  });
+});
+
+describe('testrun run: errors', () => {
+  it('gives a usage error naming the flag, exit 2, without contacting the API', async () => {
+    const cases: Array<[string[], RegExp]> = [
+      [['--project', 'shop', '--timeout', 'soon'], /--timeout/],
+      [['--project', 'shop', '--poll-interval', '3 seconds'], /--poll-interval/],
+      [['--project', 'shop', '--bogus'], /unknown option '--bogus'/],
+      [['--suite', 'pass'], /--suite needs --project/],
+      [['--test', 'tst_x', '--project', 'shop'], /either --test or --project/],
+      [['--project', 'shop', '--header', 'no colon here'], /--header #1/],
+      [['--project', 'shop', '--base-url', 'ftp://x'], /--base-url/],
+    ];
+    for (const [args, message] of cases) {
+      const r = await cli(args);
+      expect({ args, code: r.code }).toEqual({ args, code: 2 });
+      expect(r.stderr).toMatch(message);
+      expect(r.stdout).toBe('');
+    }
+    const missing = await runCli(['run', '--project', 'shop'], {});
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/TESTRUN_API_URL/);
+  });
+
+  it('reports an API refusal with its code (exit 2) and never the header value', async () => {
+    const value = 'very-secret-host-value-123';
+    const r = await cli(['--project', 'shop', '--suite', 'pass', '--header', `Host: ${value}`, '--header', `Authorization: ${BASIC}`, '--json']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/API error 400 invalid_body/);
+    expect(JSON.parse(r.stdout)).toMatchObject({ status: 'error', error: { status: 400, code: 'invalid_body' } });
+    for (const secret of [value, ...SECRET_PARTS]) expect(all(r)).not.toContain(secret);
+  });
+
+  it('reports an unknown project as 404 not_found (exit 2)', async () => {
+    const r = await cli(['--project', 'no-such-project']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/API error 404 not_found/);
+  });
+});
+
+describe('testrun run: rate limit', () => {
+  it('rides out 429s by honouring Retry-After and still reaches the verdict without hammering the API', async () => {
+    const r = await runCli(['run', '--project', 'shop', '--suite', 'slowpass', '--poll-interval', '200ms', '--json'], {
+      TESTRUN_API_URL: limitedApiUrl,
+      TESTRUN_API_KEY: limitedTenant.key,
+    });
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ status: 'passed', counts: { passed: 1 } });
+    expect(r.stderr).toMatch(/HTTP 429 on GET \/api\/v1\/suite-runs\/srun_\w+; retrying in/);
+    const log = accessLog(limitedApi.output(), limitedTenant.keyId);
+    const limited = log.filter((l) => l.status === 429);
+    const served = log.filter((l) => l.status !== 429);
+    // It was rate limited, then waited out the window: one 429 per exhausted window, not a stream.
+    expect(limited.length).toBeGreaterThanOrEqual(1);
+    expect(limited.length).toBeLessThanOrEqual(2);
+    // The whole wait spans at most two one-minute windows of 5 requests.
+    expect(served.length).toBeLessThanOrEqual(10);
+  }, 150_000);
+});

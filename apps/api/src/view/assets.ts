@@ -48,8 +48,8 @@ h3{font-size:16px;margin:18px 0 8px}
 .test-summary{color:var(--muted);padding-left:2px}
 .test-body{padding:0 14px 12px;border-top:1px solid var(--line)}
 .run-link{margin:10px 0 0}
-.callout{border-radius:8px;padding:12px 16px;margin:14px 0;display:grid;grid-template-columns:1fr auto;gap:0 20px}
-.callout>*{grid-column:1}.callout .callout-shot{grid-column:2;grid-row:1/span 3}
+.callout{border-radius:8px;padding:12px 16px;margin:14px 0;display:flex;gap:20px;align-items:flex-start;justify-content:space-between}
+.callout-text{flex:1 1 auto;min-width:0}.callout-shot{flex:0 0 auto}
 .callout h2,.callout h3{margin:0 0 6px}
 .callout-failed{background:var(--failed-bg);border:1px solid #ffcecb;border-left:5px solid var(--failed)}
 .callout-error{background:var(--error-bg);border:1px solid #ffd8b5;border-left:5px solid var(--error)}
@@ -72,7 +72,7 @@ figure{margin:0}figcaption{font-size:12px;color:var(--muted);max-width:320px}
 .bar{display:block;width:100%;height:12px;border-radius:2px}
 .step-failed{background:#fff5f5}.step-error{background:#fffaf5}
 .step-error-row td{border-bottom:1px solid var(--line);padding-top:0}
-.step-error{margin:0;color:var(--failed);white-space:pre-wrap;font-size:13px}
+.step-message{margin:0;color:var(--failed);white-space:pre-wrap;font-size:13px}
 .recording video{display:block;max-width:100%;width:640px;border:1px solid var(--line);border-radius:6px;margin:0 0 10px;background:#000}
 .trace-links{list-style:none;padding:0;margin:0}.trace-links li{display:flex;gap:14px;align-items:center;flex-wrap:wrap}
 .button{display:inline-block;background:var(--link);color:#fff;text-decoration:none;padding:6px 14px;border-radius:6px;font-weight:600}
@@ -82,7 +82,7 @@ figure{margin:0}figcaption{font-size:12px;color:var(--muted);max-width:320px}
 .live-note{position:fixed;bottom:12px;right:12px;margin:0;background:var(--fg);color:#fff;padding:6px 12px;border-radius:6px;font-size:13px}
 .live-note:empty{display:none}
 .page-footer{max-width:1200px;margin:0 auto;padding:16px 20px 32px;color:var(--muted);font-size:13px;border-top:1px solid var(--line)}
-@media (max-width:720px){.callout{grid-template-columns:1fr}.callout .callout-shot{grid-column:1;grid-row:auto}.steps .target,.bar-cell{display:none}}
+@media (max-width:720px){.callout{flex-direction:column}.steps .target,.bar-cell{display:none}}
 `;
 
 // Live updates: polls the page's status.json while the suite or run is not terminal, updates

@@ -99,9 +99,11 @@ function failureCallout(p: Paths, run: ViewRun, level: Heading): SafeHtml {
   const shot = failureScreenshot(run);
   const why = run.outcomeMessage ?? step?.error ?? run.resultSummary;
   return html`<section class="callout callout-${run.status}" aria-label="${run.status === 'failed' ? 'Failure' : 'Error'} of ${run.testName}">
+<div class="callout-text">
 ${heading(level, where)}
 <p class="why">${redactCredentials(why)}</p>
 ${run.outcomeCode ? html`<p class="code">${describeCode(run.outcomeCode)} <code>${run.outcomeCode}</code></p>` : ''}
+</div>
 ${shot ? html`<figure class="callout-shot">${thumbnail(p, run, shot, `Screenshot at ${step ? `step ${step.index}` : 'the end of the run'} of ${run.testName}`, 'large')}<figcaption>The page when it went wrong${shot.stepIndex ? ` (step ${shot.stepIndex})` : ''}. Select to open full size.</figcaption></figure>` : ''}
 </section>`;
 }
@@ -128,7 +130,7 @@ function stepTimeline(p: Paths, run: ViewRun, level: Heading): SafeHtml {
 <td class="num">${formatDuration(s.durationMs)}</td>
 <td class="bar-cell"><svg class="bar" viewBox="0 0 100 10" preserveAspectRatio="none" aria-hidden="true" focusable="false"><rect class="track" x="0" y="0" width="100" height="10"></rect><rect class="fill fill-${s.outcome}" x="${x.toFixed(2)}" y="0" width="${Math.min(w, 100 - x).toFixed(2)}" height="10"></rect></svg></td>
 <td class="shot-cell">${shot ? thumbnail(p, run, shot, `Screenshot after step ${s.index}: ${s.label}`, 'thumb') : ''}</td>
-</tr>${s.error ? html`<tr class="step-error-row"><td></td><td colspan="6"><p class="step-error">${redactCredentials(s.error)}</p></td></tr>` : ''}`;
+</tr>${s.error ? html`<tr class="step-error-row"><td></td><td colspan="6"><p class="step-message">${redactCredentials(s.error)}</p></td></tr>` : ''}`;
   });
   const notRun = run.plannedSteps - steps.length;
   return html`<section class="timeline">

@@ -1,5 +1,170 @@
-import type { Command } from 'commander';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { parse as parseYaml } from 'yaml';
+import { PLANS, type Plan } from '@testrun/contracts';
+import {
+  addMember, AdminError, applyProject, changeApiKey, createApiKey, createPrisma, createWorkspace, DEFAULT_DATABASE_URL, readUrl,
+  removeMember, setWorkspacePlan, type Db, type KeyAction,
+} from '@testrun/core';
 
+type Out = { json: boolean; data: Record<string, unknown>; text: string };
+
+/** The admin commands read DATABASE_URL only, once, when a command runs. */
+function databaseUrl(): string {
+  return readUrl(process.env, 'DATABASE_URL', DEFAULT_DATABASE_URL, ['postgresql:', 'postgres:']);
+}
+
+function parseCount(value: string): number {
+  if (!/^\d+$/.test(value)) throw new InvalidArgumentError('must be a whole number');
+  return Number(value);
+}
+
+const planOption = () => new Option('--plan <plan>', 'free, team or enterprise').choices([...PLANS]).makeOptionMandatory();
+
+/**
+ * Runs one admin action with its own Prisma client and always disconnects, so the process exits
+ * promptly. With --json, stdout carries exactly one JSON document (the result, or on failure
+ * `{"error": {"message", "errors"}}`); human text and error lines go to stderr on failure.
+ */
+async function runAction(json: boolean, action: (db: Db) => Promise<Out>): Promise<void> {
+  let db: Db | undefined;
+  try {
+    db = createPrisma({ databaseUrl: databaseUrl(), max: 2 });
+    const out = await action(db);
+    process.stdout.write(json ? `${JSON.stringify(out.data)}\n` : `${out.text}\n`);
+  } catch (e) {
+    const message = e instanceof Error ? e.message : String(e);
+    const errors = e instanceof AdminError ? e.errors : [];
+    process.stderr.write(`testrun admin: ${message}\n`);
+    for (const err of errors) process.stderr.write(`  ${err.path || '(file)'}: ${err.message}\n`);
+    if (json) process.stdout.write(`${JSON.stringify({ error: { message, errors } })}\n`);
+    process.exitCode = 1;
+  } finally {
+    await db?.$disconnect().catch(() => undefined);
+  }
+}
+
+/** Reads a project file as JSON or YAML (by extension; anything else is tried as JSON, then YAML). */
+export function readProjectFile(file: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new AdminError(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+  const ext = path.extname(file).toLowerCase();
+  try {
+    if (ext === '.json') return JSON.parse(text);
+    if (ext === '.yaml' || ext === '.yml') return parseYaml(text);
+    try {
+      return JSON.parse(text);
+    } catch {
+      return parseYaml(text);
+    }
+  } catch (e) {
+    throw new AdminError(`${file} is not valid ${ext === '.json' ? 'JSON' : ext ? 'YAML' : 'JSON or YAML'}`, [{ path: '', message: (e as Error).message.split('\n')[0]! }]);
+  }
+}
+
+function limitsText(ws: { plan: string; maxActiveRuns: number; monthlyRuns: number }): string {
+  return `plan ${ws.plan}, at most ${ws.maxActiveRuns} active runs and ${ws.monthlyRuns} runs a month`;
+}
+
+/** `testrun admin …`: operator commands that talk to Postgres directly (see docs/ADMIN.md). */
 export function registerAdminCommands(program: Command): void {
-  program.command('admin').description('Operator commands (workspaces, members, keys, projects)');
+  const admin = program.command('admin').description('Operator commands (workspaces, members, keys, projects); uses DATABASE_URL');
+
+  const workspace = admin.command('workspace').description('Create workspaces and change their plan');
+  workspace.command('create')
+    .description('Create a workspace on a plan (limits default to the plan\'s)')
+    .requiredOption('--name <name>', 'workspace name')
+    .addOption(planOption())
+    .option('--max-active-runs <n>', 'queued + running runs at once (default: the plan\'s)', parseCount)
+    .option('--monthly-runs <n>', 'runs per calendar month, UTC (default: the plan\'s)', parseCount)
+    .option('--json', 'print JSON only')
+    .action((o: { name: string; plan: Plan; maxActiveRuns?: number; monthlyRuns?: number; json?: boolean }) =>
+      runAction(!!o.json, async (db) => {
+        const ws = await createWorkspace(db, { name: o.name, plan: o.plan, maxActiveRuns: o.maxActiveRuns, monthlyRuns: o.monthlyRuns });
+        const data = { id: ws.id, name: ws.name, plan: ws.plan, maxActiveRuns: ws.maxActiveRuns, monthlyRuns: ws.monthlyRuns };
+        return { json: !!o.json, data, text: `Created workspace ${ws.id} "${ws.name}" (${limitsText(ws)}).` };
+      }));
+
+  workspace.command('set-plan')
+    .description('Move a workspace to a plan; its limits become the plan\'s unless given')
+    .argument('<workspaceId>')
+    .addOption(planOption())
+    .option('--max-active-runs <n>', 'queued + running runs at once', parseCount)
+    .option('--monthly-runs <n>', 'runs per calendar month, UTC', parseCount)
+    .option('--json', 'print JSON only')
+    .action((workspaceId: string, o: { plan: Plan; maxActiveRuns?: number; monthlyRuns?: number; json?: boolean }) =>
+      runAction(!!o.json, async (db) => {
+        const ws = await setWorkspacePlan(db, workspaceId, { plan: o.plan, maxActiveRuns: o.maxActiveRuns, monthlyRuns: o.monthlyRuns });
+        const data = { id: ws.id, name: ws.name, plan: ws.plan, maxActiveRuns: ws.maxActiveRuns, monthlyRuns: ws.monthlyRuns };
+        return { json: !!o.json, data, text: `Workspace ${ws.id} is now on ${limitsText(ws)}.` };
+      }));
+
+  const member = admin.command('member').description('Add or remove members of a workspace');
+  for (const verb of ['add', 'remove'] as const) {
+    member.command(verb)
+      .description(verb === 'add' ? 'Add a person (by email) to a workspace' : 'Remove a person from a workspace (their keys stop working)')
+      .requiredOption('--workspace <workspaceId>', 'workspace id')
+      .requiredOption('--email <email>', 'the person\'s email address')
+      .option('--json', 'print JSON only')
+      .action((o: { workspace: string; email: string; json?: boolean }) =>
+        runAction(!!o.json, async (db) => {
+          const m = verb === 'add' ? await addMember(db, o.workspace, o.email) : await removeMember(db, o.workspace, o.email);
+          return { json: !!o.json, data: { ...m, member: verb === 'add' }, text: `${m.email} ${verb === 'add' ? 'is a member of' : 'was removed from'} workspace ${m.workspaceId}.` };
+        }));
+  }
+
+  const key = admin.command('key').description('Create, pause, resume and revoke API keys');
+  key.command('create')
+    .description('Create an API key; the key is printed this once and never again')
+    .requiredOption('--workspace <workspaceId>', 'workspace id')
+    .requiredOption('--creator <email>', 'a member of the workspace; the key stops working if they leave')
+    .requiredOption('--name <name>', 'a name to tell keys apart')
+    .option('--json', 'print JSON only')
+    .action((o: { workspace: string; creator: string; name: string; json?: boolean }) =>
+      runAction(!!o.json, async (db) => {
+        const k = await createApiKey(db, { workspaceId: o.workspace, creatorEmail: o.creator, name: o.name });
+        return {
+          json: !!o.json,
+          data: { id: k.id, key: k.key, prefix: k.prefix, workspaceId: k.workspaceId, name: k.name },
+          text: `Created key ${k.id} "${k.name}". Store it now; it will not be shown again:\n${k.key}`,
+        };
+      }));
+
+  for (const action of ['pause', 'resume', 'revoke'] as const satisfies readonly KeyAction[]) {
+    key.command(action)
+      .description(action === 'pause' ? 'Pause a key (refused while its workspace is on the Free plan)' : action === 'resume' ? 'Resume a paused key' : 'Revoke a key for good')
+      .argument('<keyId>')
+      .option('--json', 'print JSON only')
+      .action((keyId: string, o: { json?: boolean }) =>
+        runAction(!!o.json, async (db) => {
+          const k = await changeApiKey(db, keyId, action);
+          const row = await db.apiKey.findUniqueOrThrow({ where: { id: keyId }, select: { workspace: { select: { id: true, plan: true } } } });
+          const plan = row.workspace.plan;
+          // The contract refuses a paused key only on the Free plan: say so when it has no effect yet.
+          const note = k.paused && !k.revoked && plan !== 'free'
+            ? `Workspace ${row.workspace.id} is on the ${plan} plan: a paused key keeps working until the workspace returns to the Free plan.`
+            : undefined;
+          const data = { ...k, workspaceId: row.workspace.id, plan, refused: k.revoked || (k.paused && plan === 'free'), ...(note ? { note } : {}) };
+          const state = k.revoked ? 'revoked' : k.paused ? 'paused' : 'active';
+          return { json: !!o.json, data, text: `Key ${k.id} is ${state}.${note ? ` Note: ${note}` : ''}` };
+        }));
+  }
+
+  const project = admin.command('project').description('Apply project files (projects, suites, tests as code)');
+  project.command('apply')
+    .description('Create or update a project from a JSON or YAML file; tests no longer in the file are archived')
+    .requiredOption('--workspace <workspaceId>', 'workspace id')
+    .requiredOption('--file <file>', 'project file (.json, .yaml or .yml)')
+    .option('--json', 'print JSON only')
+    .action((o: { workspace: string; file: string; json?: boolean }) =>
+      runAction(!!o.json, async (db) => {
+        const applied = await applyProject(db, o.workspace, readProjectFile(o.file));
+        const tests = applied.suites.reduce((n, s) => n + s.tests.length, 0);
+        return { json: !!o.json, data: applied, text: `Applied project "${applied.slug}" (${applied.projectId}): ${applied.suites.length} suites, ${tests} tests.` };
+      }));
 }

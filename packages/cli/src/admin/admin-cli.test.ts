@@ -1,0 +1,143 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { stringify as toYaml } from 'yaml';
+import { hashApiKey, isWellFormedApiKey, type Db } from '@testrun/core';
+import { sampleProject, testDb } from '../../../../test/support/harness';
+
+const ROOT = path.resolve(__dirname, '../../../..');
+const TSX = path.join(ROOT, 'node_modules/.bin/tsx');
+const BIN = path.join(ROOT, 'packages/cli/src/bin.ts');
+
+type CliResult = { code: number; stdout: string; stderr: string };
+
+/** Runs `testrun admin …` as a separate process against the test database. */
+function admin(...args: string[]): Promise<CliResult> {
+  return new Promise((resolve) => {
+    execFile(TSX, [BIN, 'admin', ...args], { cwd: ROOT, env: { ...process.env, DATABASE_URL: process.env.DATABASE_URL }, timeout: 30_000 }, (error, stdout, stderr) => {
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+/** stdout must be exactly one JSON document. */
+function json(result: CliResult): Record<string, any> {
+  expect(result.stdout.trim().split('\n')).toHaveLength(1);
+  return JSON.parse(result.stdout) as Record<string, any>;
+}
+
+let db: Db;
+const dir = mkdtempSync(path.join(tmpdir(), 'testrun-admin-'));
+beforeAll(() => {
+  db = testDb();
+});
+afterAll(async () => {
+  await db.$disconnect();
+});
+
+describe('testrun admin', () => {
+  it('workspace, member and key lifecycle with --json', async () => {
+    const created = await admin('workspace', 'create', '--name', 'Acme CI', '--plan', 'free', '--json');
+    expect(created.code).toBe(0);
+    const ws = json(created);
+    expect(ws).toEqual({ id: expect.stringMatching(/^ws_/), name: 'Acme CI', plan: 'free', maxActiveRuns: 20, monthlyRuns: 1000 });
+    expect(await db.workspace.findUnique({ where: { id: ws.id } })).toMatchObject({ plan: 'free', maxActiveRuns: 20 });
+
+    const member = json(await admin('member', 'add', '--workspace', ws.id, '--email', 'Dev@Example.test', '--json'));
+    expect(member).toMatchObject({ workspaceId: ws.id, email: 'dev@example.test' });
+
+    const keyResult = await admin('key', 'create', '--workspace', ws.id, '--creator', 'dev@example.test', '--name', 'ci', '--json');
+    const key = json(keyResult);
+    expect(isWellFormedApiKey(key.key)).toBe(true);
+    const row = await db.apiKey.findUniqueOrThrow({ where: { id: key.id } });
+    expect(row.hash).toBe(hashApiKey(key.key));
+    expect(JSON.stringify(row)).not.toContain(key.key);
+
+    const paused = json(await admin('key', 'pause', key.id, '--json'));
+    expect(paused).toMatchObject({ id: key.id, paused: true, revoked: false, plan: 'free', refused: true });
+    expect(paused.note).toBeUndefined();
+
+    const upgraded = json(await admin('workspace', 'set-plan', ws.id, '--plan', 'team', '--monthly-runs', '777', '--json'));
+    expect(upgraded).toMatchObject({ plan: 'team', maxActiveRuns: 200, monthlyRuns: 777 });
+
+    // On a paid plan the pause has no effect yet, and the output says so.
+    const pausedPaid = await admin('key', 'pause', key.id);
+    expect(pausedPaid.code).toBe(0);
+    expect(pausedPaid.stdout).toMatch(/team plan: a paused key keeps working until the workspace returns to the Free plan/);
+    expect(json(await admin('key', 'resume', key.id, '--json'))).toMatchObject({ paused: false, refused: false });
+    expect(json(await admin('key', 'revoke', key.id, '--json'))).toMatchObject({ revoked: true, refused: true });
+    expect((await db.apiKey.findUniqueOrThrow({ where: { id: key.id } })).revokedAt).toBeInstanceOf(Date);
+
+    const removed = await admin('member', 'remove', '--workspace', ws.id, '--email', 'dev@example.test', '--json');
+    expect(json(removed)).toMatchObject({ email: 'dev@example.test', member: false });
+    expect(await db.membership.count({ where: { workspaceId: ws.id } })).toBe(0);
+  });
+
+  it('errors go to stderr with a non-zero exit; --json prints a JSON error document', async () => {
+    const missing = await admin('key', 'create', '--workspace', 'ws_nope', '--creator', 'a@b.c', '--name', 'x', '--json');
+    expect(missing.code).not.toBe(0);
+    expect(missing.stderr).toContain('workspace ws_nope does not exist');
+    expect(json(missing)).toEqual({ error: { message: 'workspace ws_nope does not exist', errors: [] } });
+    const badPlan = await admin('workspace', 'create', '--name', 'x', '--plan', 'gold');
+    expect(badPlan.code).not.toBe(0);
+    expect(badPlan.stderr).toMatch(/gold/);
+    expect(badPlan.stdout).toBe('');
+  });
+
+  it('project apply: JSON or YAML, idempotent, archives tests removed from the file', async () => {
+    const ws = json(await admin('workspace', 'create', '--name', 'Proj', '--plan', 'team', '--json'));
+    const file = sampleProject('shop', { count: 3, suites: ['smoke', 'checkout'] });
+    const jsonFile = path.join(dir, 'shop.json');
+    writeFileSync(jsonFile, JSON.stringify(file));
+    const first = json(await admin('project', 'apply', '--workspace', ws.id, '--file', jsonFile, '--json'));
+    expect(first).toMatchObject({ projectId: expect.stringMatching(/^prj_/), slug: 'shop' });
+    expect(first.suites.map((s: { slug: string }) => s.slug)).toEqual(['smoke', 'checkout']);
+    expect(first.suites[0].tests).toEqual([
+      { id: expect.stringMatching(/^tst_/), key: 't1', name: 'smoke test 1' },
+      { id: expect.any(String), key: 't2', name: 'smoke test 2' },
+      { id: expect.any(String), key: 't3', name: 'smoke test 3' },
+    ]);
+
+    // The same content as YAML: same ids, nothing new.
+    const yamlFile = path.join(dir, 'shop.yaml');
+    writeFileSync(yamlFile, toYaml(file));
+    const again = json(await admin('project', 'apply', '--workspace', ws.id, '--file', yamlFile, '--json'));
+    expect(again).toEqual(first);
+    expect(await db.test.count({ where: { workspaceId: ws.id } })).toBe(6);
+
+    // Drop test t3 of smoke and the whole checkout suite: archived, not deleted.
+    const smaller = { ...file, suites: [{ ...file.suites[0]!, tests: file.suites[0]!.tests.slice(0, 2) }] };
+    writeFileSync(jsonFile, JSON.stringify(smaller));
+    const third = json(await admin('project', 'apply', '--workspace', ws.id, '--file', jsonFile, '--json'));
+    expect(third.suites).toHaveLength(1);
+    expect(third.suites[0].tests.map((t: { id: string }) => t.id)).toEqual(first.suites[0].tests.slice(0, 2).map((t: { id: string }) => t.id));
+    expect(await db.test.count({ where: { workspaceId: ws.id } })).toBe(6);
+    expect(await db.test.count({ where: { workspaceId: ws.id, archivedAt: { not: null } } })).toBe(4);
+    expect(await db.suite.count({ where: { workspaceId: ws.id, archivedAt: { not: null } } })).toBe(1);
+  });
+
+  it('a bad project file is refused with every problem\'s path and reason, and changes nothing', async () => {
+    const ws = json(await admin('workspace', 'create', '--name', 'Bad', '--plan', 'team', '--json'));
+    const bad = {
+      slug: 'Bad Slug!', name: 'x', baseUrl: 'not a url',
+      suites: [{ slug: 'smoke', name: 'S', tests: [{ key: 'a', name: 'A', steps: [{ action: 'teleport' }, { action: 'click' }] }] }],
+    };
+    const file = path.join(dir, 'bad.json');
+    writeFileSync(file, JSON.stringify(bad));
+    const result = await admin('project', 'apply', '--workspace', ws.id, '--file', file, '--json');
+    expect(result.code).not.toBe(0);
+    const doc = json(result);
+    const paths = doc.error.errors.map((e: { path: string }) => e.path);
+    expect(paths).toEqual(expect.arrayContaining(['/slug', '/baseUrl', '/suites/0/tests/0/steps/0/action', '/suites/0/tests/0/steps/1/selector']));
+    for (const p of ['/slug', '/baseUrl', '/suites/0/tests/0/steps/0/action']) expect(result.stderr).toContain(p);
+    expect(await db.project.count({ where: { workspaceId: ws.id } })).toBe(0);
+
+    const unparsable = path.join(dir, 'broken.yaml');
+    writeFileSync(unparsable, 'slug: [unclosed');
+    const broken = await admin('project', 'apply', '--workspace', ws.id, '--file', unparsable);
+    expect(broken.code).not.toBe(0);
+    expect(broken.stderr).toContain('is not valid YAML');
+    expect(await db.project.count({ where: { workspaceId: ws.id } })).toBe(0);
+  });
+});

@@ -1,0 +1,191 @@
+/**
+ * `pnpm demo`: the whole service on one machine in one command, after `bash scripts/setup.sh`.
+ * Starts the fixture shop, makes (or reuses) a demo workspace, member, key and project, starts the
+ * API and a worker as child processes, enqueues the demo suite over HTTP, shows its progress, prints
+ * every test's outcome and the link to the detailed view, and keeps API and worker running until
+ * Ctrl-C. `--once` exits 0 after printing (the children are stopped cleanly).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import path from 'node:path';
+import {
+  addMember,
+  applyProject,
+  createApiKey,
+  createPrisma,
+  createWorkspace,
+  ensureDatabase,
+  hashApiKey,
+  migrateDatabase,
+  readCommonConfig,
+  readInt,
+  type Db,
+} from '@testrun/core';
+import { demoProjectFile, startFixtureSite } from '../test/fixtures/site';
+
+const ROOT = path.resolve(__dirname, '..');
+const STATE_DIR = path.join(ROOT, '.testrun');
+const STATE_FILE = path.join(STATE_DIR, 'demo.json');
+const DEMO_EMAIL = 'demo@testrun.local';
+const once = process.argv.includes('--once');
+
+type DemoState = { workspaceId: string; key: string };
+
+const out = (line = '') => process.stdout.write(`${line}\n`);
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+    s.on('error', reject);
+  });
+}
+
+/** Reuses the workspace and key kept in .testrun/demo.json while both still exist; makes new ones otherwise. */
+async function ensureTenant(db: Db): Promise<DemoState & { created: boolean }> {
+  if (existsSync(STATE_FILE)) {
+    const saved = JSON.parse(readFileSync(STATE_FILE, 'utf8')) as DemoState;
+    const key = await db.apiKey.findUnique({ where: { hash: hashApiKey(saved.key) } });
+    if (key && key.workspaceId === saved.workspaceId && !key.revokedAt && !key.paused) return { ...saved, created: false };
+  }
+  const workspace = await createWorkspace(db, { name: 'Demo', plan: 'team' });
+  await addMember(db, workspace.id, DEMO_EMAIL);
+  const { key } = await createApiKey(db, { workspaceId: workspace.id, creatorEmail: DEMO_EMAIL, name: 'demo' });
+  mkdirSync(STATE_DIR, { recursive: true });
+  writeFileSync(STATE_FILE, JSON.stringify({ workspaceId: workspace.id, key }, null, 2), { mode: 0o600 });
+  return { workspaceId: workspace.id, key, created: true };
+}
+
+/** A service started the way `pnpm api` / `pnpm worker` start it, its JSON log kept in .testrun/. */
+function startService(name: 'api' | 'worker', env: Record<string, string>): { child: ChildProcess; ready: Promise<void>; logFile: string } {
+  const entry = path.join(ROOT, 'apps', name, 'src', 'main.ts');
+  const logFile = path.join(STATE_DIR, `demo-${name}.log`);
+  const log = createWriteStream(logFile, { flags: 'w' });
+  const child = spawn(process.execPath, ['--import', 'tsx', entry], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let seen = '';
+  const readyMessage = name === 'api' ? '"listening"' : '"worker ready"';
+  const ready = new Promise<void>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      log.write(chunk);
+      seen += chunk.toString('utf8');
+      if (seen.includes(readyMessage)) resolve();
+      if (seen.length > 100_000) seen = seen.slice(-10_000);
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`${name} exited (${code}) before it was ready; see ${logFile}:\n${seen.slice(-2_000)}`)));
+  });
+  return { child, ready, logFile };
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  const forced = setTimeout(() => child.kill('SIGKILL'), 30_000);
+  await exited;
+  clearTimeout(forced);
+}
+
+async function main(): Promise<void> {
+  const common = readCommonConfig();
+  await ensureDatabase(common.databaseUrl);
+  await migrateDatabase(common.databaseUrl);
+  const db = createPrisma({ databaseUrl: common.databaseUrl, max: 2 });
+
+  const site = await startFixtureSite({ port: readInt(process.env, 'DEMO_SITE_PORT', 0, { max: 65_535 }) });
+  const tenant = await ensureTenant(db);
+  await applyProject(db, tenant.workspaceId, demoProjectFile(site.url));
+  await db.$disconnect();
+
+  const port = readInt(process.env, 'PORT', 0, { max: 65_535 }) || (await freePort());
+  const apiUrl = `http://localhost:${port}`;
+  const env = { PORT: String(port), PUBLIC_BASE_URL: process.env.PUBLIC_BASE_URL ?? apiUrl };
+  const api = startService('api', env);
+  const worker = startService('worker', env);
+  const children = [api.child, worker.child];
+  let stopping = false;
+  const shutdown = async (code: number) => {
+    if (stopping) return;
+    stopping = true;
+    out('Stopping the API and the worker...');
+    await Promise.all(children.map(stopChild));
+    await site.close();
+    process.exit(code);
+  };
+  process.on('SIGINT', () => void shutdown(0));
+  process.on('SIGTERM', () => void shutdown(0));
+
+  try {
+    await Promise.all([api.ready, worker.ready]);
+  } catch (error) {
+    process.stderr.write(`${(error as Error).message}\n`);
+    await shutdown(1);
+    return;
+  }
+
+  out(`Fixture shop:   ${site.url}`);
+  out(`API:            ${apiUrl}  (log: ${path.relative(ROOT, api.logFile)})`);
+  out(`Worker:         pid ${worker.child.pid}  (log: ${path.relative(ROOT, worker.logFile)})`);
+  out(`Workspace:      ${tenant.workspaceId}`);
+  out(tenant.created ? `API key:        ${tenant.key}  (shown once; kept in .testrun/demo.json)` : 'API key:        reused from .testrun/demo.json');
+  out();
+
+  const authorization = `Bearer ${tenant.key}`;
+  const created = await fetch(`${apiUrl}/api/v1/runs`, {
+    method: 'POST',
+    headers: { authorization, 'content-type': 'application/json' },
+    body: JSON.stringify({ projectSlug: 'demo-shop', suiteSlug: 'smoke' }),
+  });
+  const createdBody = (await created.json()) as { suiteRunId?: string; detail?: string };
+  if (created.status !== 201 || !createdBody.suiteRunId) {
+    process.stderr.write(`POST /api/v1/runs answered ${created.status}: ${JSON.stringify(createdBody)}\n`);
+    await shutdown(1);
+    return;
+  }
+  out(`POST /api/v1/runs -> 201 {"suiteRunId":"${createdBody.suiteRunId}"}`);
+
+  type SuiteRun = { status: string; total_count: number; passed_count: number; failed_count: number; error_count: number; skipped_count: number; suiteRunUrl: string; tests: Array<{ runId: string; name: string; status: string }> };
+  let suiteRun: SuiteRun;
+  let last = '';
+  for (;;) {
+    const res = await fetch(`${apiUrl}/api/v1/suite-runs/${createdBody.suiteRunId}`, { headers: { authorization } });
+    if (res.status === 429) {
+      await new Promise((r) => setTimeout(r, Number(res.headers.get('retry-after') ?? 5) * 1_000));
+      continue;
+    }
+    suiteRun = (await res.json()) as SuiteRun;
+    const running = suiteRun.tests.filter((t) => t.status === 'running').length;
+    const queued = suiteRun.tests.filter((t) => t.status === 'queued').length;
+    const line = `  ${suiteRun.status.padEnd(8)} queued ${queued}  running ${running}  passed ${suiteRun.passed_count}  failed ${suiteRun.failed_count}  error ${suiteRun.error_count}  skipped ${suiteRun.skipped_count}  of ${suiteRun.total_count}`;
+    if (line !== last) out(line);
+    last = line;
+    if (!['queued', 'running'].includes(suiteRun.status)) break;
+    await new Promise((r) => setTimeout(r, 1_000));
+  }
+
+  out();
+  for (const test of suiteRun.tests) {
+    const run = (await (await fetch(`${apiUrl}/api/v1/runs/${test.runId}`, { headers: { authorization } })).json()) as { status: string; result_summary: string };
+    out(`  ${run.status.padEnd(8)} ${test.name}`);
+    out(`           ${run.result_summary}`);
+  }
+  out();
+  out(`Suite run ${suiteRun.status}. Details, screenshots and recordings:`);
+  out(`  ${suiteRun.suiteRunUrl}`);
+  out();
+  if (once) {
+    await shutdown(0);
+    return;
+  }
+  out('API and worker keep running; try the API with the key above. Ctrl-C stops everything.');
+}
+
+main().catch((error) => {
+  process.stderr.write(`demo failed: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
+  process.exit(1);
+});

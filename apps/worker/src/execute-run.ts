@@ -99,16 +99,19 @@ type RunRecord = {
 export async function executeRun(deps: RunDeps, runId: string): Promise<RunExecution> {
   const began = performance.now();
   const log = deps.logger.child({ runId });
-  const claim = await deps.db.$transaction((tx) => startRun(tx, runId, MAX_RUN_ATTEMPTS));
-  if (!claim) return endUnclaimable(deps, runId, log);
-  const { attempt } = claim;
-  const clock = new BrowserClock();
-
-  const run = await deps.db.run.findUnique({
-    where: { id: runId },
-    select: { id: true, workspaceId: true, baseUrl: true, headersSealed: true, steps: true, timeoutMs: true },
+  // The claim and the snapshot read share one transaction: one connection, one commit.
+  const claimed = await deps.db.$transaction(async (tx) => {
+    const claim = await startRun(tx, runId, MAX_RUN_ATTEMPTS);
+    if (!claim) return null;
+    const record = await tx.run.findUniqueOrThrow({
+      where: { id: runId },
+      select: { id: true, workspaceId: true, baseUrl: true, headersSealed: true, steps: true, timeoutMs: true },
+    });
+    return { attempt: claim.attempt, run: record };
   });
-  if (!run) return { kind: 'not_runnable', reason: 'missing' };
+  if (!claimed) return endUnclaimable(deps, runId, log);
+  const { attempt, run } = claimed;
+  const clock = new BrowserClock();
   log.info('run started', { attempt, workspaceId: run.workspaceId });
 
   let outcome: Outcome;
@@ -289,7 +292,7 @@ async function teardown(
   await clock.time(withTimeout(context.close().catch(() => undefined), bound));
   if (video && videoDir) {
     try {
-      const videoPath = await withTimeout(video.path(), 1_000);
+      const videoPath = await clock.time(withTimeout(video.path(), 1_000));
       if (videoPath !== TIMED_OUT) {
         const body = await readFile(videoPath);
         if (body.length > 0) writer.recordArtifact('video', null, 'video.webm', 'video/webm', body);
@@ -302,11 +305,12 @@ async function teardown(
 }
 
 /**
- * Writes step rows and artifacts in order, off the run's critical path: each write is chained after
- * the previous one, and flush() waits for all of them (and rethrows the first failure).
+ * Writes step rows and artifacts off the run's critical path, while the browser goes on with the
+ * next step. Writes are independent of each other (a step row carries its own screenshot's id), so
+ * they run side by side; flush() waits for all of them and rethrows the first failure.
  */
 class ArtifactWriter {
-  private chain: Promise<void> = Promise.resolve();
+  private pending: Array<Promise<void>> = [];
   private failure: unknown = null;
   readonly runId: string;
 
@@ -319,9 +323,11 @@ class ArtifactWriter {
   }
 
   private enqueue(write: () => Promise<void>): void {
-    this.chain = this.chain.then(write).catch((error) => {
-      this.failure ??= error;
-    });
+    this.pending.push(
+      write().catch((error) => {
+        this.failure ??= error;
+      }),
+    );
   }
 
   recordStep(index: number, step: Step, result: StepOutcomeResult, shot: { body: Buffer; contentType: string; name: string } | null): void {
@@ -386,7 +392,7 @@ class ArtifactWriter {
   }
 
   async flush(): Promise<void> {
-    await this.chain;
+    await Promise.all(this.pending);
     if (this.failure) throw this.failure;
   }
 }

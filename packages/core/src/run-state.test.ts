@@ -6,6 +6,8 @@ describe('deriveSuiteStatus', () => {
   it.each([
     [{ queued: 3 }, 'queued'],
     [{ queued: 2, running: 1 }, 'running'],
+    [{ queued: 2, skipped: 1 }, 'queued'],
+    [{ queued: 1, skipped: 1, error: 1 }, 'running'],
     [{ queued: 2, passed: 1 }, 'running'],
     [{ running: 1, failed: 2 }, 'running'],
     [{ passed: 2, failed: 1 }, 'failed'],

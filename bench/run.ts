@@ -151,6 +151,17 @@ trivial: \`goto /\` and \`expectText h1\` against the fixture shop.
 | Service overhead per test (beyond browser work) | median ≤ 15 ms | ${fmt(results.overheadP50)} ms | ${fmt(results.overheadP95)} ms |
 | Whole trivial run inside executeRun (for context) | | ${fmt(results.totalP50)} ms | |
 | Browser launches for ${runsTotal} runs | 1 (no launch per run) | ${launches} | |
+
+## Reading the figures
+
+- Dispatch is bounded by BullMQ's blocking fetch: an idle worker is woken by the job add itself, so a
+  free worker claims the run within a few milliseconds of the API's answer.
+- The service overhead is mostly Postgres round trips (the claim transaction, the terminal
+  transaction), storing the trace and the video after the context closes (they cannot overlap with
+  browser work: they only exist then), and the temporary files of both. Step rows and step
+  screenshots are written while the next step runs, so they add little. With video recording on,
+  the video's read, store and row make up several milliseconds of it; on a loaded machine every
+  figure grows, because the event loop competes with Chromium for the two cores.
 `;
   writeFileSync(path.resolve(__dirname, '../docs/BENCHMARKS.md'), doc);
   out('wrote docs/BENCHMARKS.md');

@@ -21,8 +21,11 @@ export default async function globalSetup(): Promise<void> {
   }
   await migrateDatabase(databaseUrl);
   process.env.DATABASE_URL = databaseUrl;
+  // Each test file clones this database (test/support/per-file-setup.ts); nobody else connects to it.
+  process.env.TESTRUN_TEMPLATE_DATABASE_URL = databaseUrl;
   process.env.REDIS_URL = process.env.REDIS_URL || DEFAULT_REDIS_URL;
   process.env.REDIS_PREFIX = `testrun-test-${tag}`;
+  process.env.TESTRUN_TEMPLATE_REDIS_PREFIX = process.env.REDIS_PREFIX;
   process.env.TESTRUN_SECRET = 'test-secret-test-secret-test-secret-0123456789';
   process.env.ARTIFACTS_DIR = mkdtempSync(path.join(tmpdir(), 'testrun-artifacts-'));
   process.env.LOG_LEVEL = process.env.LOG_LEVEL || 'error';

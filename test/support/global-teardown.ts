@@ -1,10 +1,13 @@
 import { rmSync } from 'node:fs';
 import { Redis } from 'ioredis';
+import { Client } from 'pg';
 import { dropDatabase } from '@testrun/core';
 
 export default async function globalTeardown(): Promise<void> {
-  if (process.env.KEEP_TEST_DB !== '1' && process.env.DATABASE_URL?.includes('/testrun_test_')) {
-    await dropDatabase(process.env.DATABASE_URL).catch(() => undefined);
+  const template = process.env.TESTRUN_TEMPLATE_DATABASE_URL;
+  if (process.env.KEEP_TEST_DB !== '1' && template?.includes('/testrun_test_')) {
+    await dropPerFileDatabases(template).catch(() => undefined);
+    await dropDatabase(template).catch(() => undefined);
   }
   const prefix = process.env.REDIS_PREFIX;
   if (prefix?.startsWith('testrun-test-') && process.env.REDIS_URL) {
@@ -24,4 +27,28 @@ export default async function globalTeardown(): Promise<void> {
     }
   }
   if (process.env.ARTIFACTS_DIR?.includes('testrun-artifacts-')) rmSync(process.env.ARTIFACTS_DIR, { recursive: true, force: true });
+}
+
+/** Drops the databases the test files cloned from the template (`<template>_<suffix>`). */
+async function dropPerFileDatabases(template: string): Promise<void> {
+  const url = new URL(template);
+  const name = url.pathname.slice(1);
+  const rows = await withPostgres(url, (c) => c.query<{ datname: string }>('SELECT datname FROM pg_database WHERE datname LIKE $1', [`${name}\\_%`]));
+  for (const { datname } of rows.rows) {
+    const u = new URL(template);
+    u.pathname = `/${datname}`;
+    await dropDatabase(u.toString()).catch(() => undefined);
+  }
+}
+
+async function withPostgres<T>(url: URL, fn: (c: Client) => Promise<T>): Promise<T> {
+  const admin = new URL(url);
+  admin.pathname = '/postgres';
+  const c = new Client({ connectionString: admin.toString() });
+  await c.connect();
+  try {
+    return await fn(c);
+  } finally {
+    await c.end();
+  }
 }

@@ -145,10 +145,10 @@ describe('Redis losing every job', () => {
   let redis: ChildProcess | null = null;
   let port: number;
 
-  function startRedis(): Promise<void> {
+  async function startRedis(): Promise<void> {
     redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'], { stdio: 'ignore' });
     children.push(redis);
-    return waitUntil(async () => {
+    await waitUntil(async () => {
       const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
       try {
         await probe.connect();

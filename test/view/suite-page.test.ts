@@ -281,7 +281,7 @@ test('a running suite page updates itself to the final state without a reload', 
     { name: 'Cart keeps items', steps: [STEPS.goto()] },
     { name: 'Coupon applies', steps: [STEPS.goto()] },
   ]);
-  const [first, second] = live.runs as [{ id: string }, { id: string }];
+  const [first, second] = live.runs as unknown as [{ id: string }, { id: string }];
   await page.goto(suiteRunViewUrl(api.origin, api.keys.view, live.suiteRunId));
   expect(await page.locator('h1 .chip').textContent()).toBe('queued');
   expect(await page.locator('main').getAttribute('data-live')).toMatch(/\/status\.json$/);

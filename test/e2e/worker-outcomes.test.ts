@@ -121,7 +121,7 @@ describe('the demo suite', () => {
     expect(broken.db).toMatchObject({ outcomeCode: 'http_error', outcomeStep: 1 });
 
     const unreachable = await run('Unreachable target (error)');
-    expect(unreachable.api.result_summary).toMatch(/^Error at step 1 \(goto "http:\/\/127\.0\.0\.1:9\/"\): target unreachable/);
+    expect(unreachable.api.result_summary).toMatch(/^Error at step 1 \(goto "http:\/\/127\.0\.0\.1:2\/"\): target unreachable \(connection refused/);
     expect(unreachable.api.error).toMatchObject({ code: 'target_unreachable', step: 1 });
 
     const slow = await run('Slow page beyond the time budget (error: timeout)');

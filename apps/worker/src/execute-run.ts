@@ -99,16 +99,9 @@ type RunRecord = {
 export async function executeRun(deps: RunDeps, runId: string): Promise<RunExecution> {
   const began = performance.now();
   const log = deps.logger.child({ runId });
-  // The claim and the snapshot read share one transaction: one connection, one commit.
-  const claimed = await deps.db.$transaction(async (tx) => {
-    const claim = await startRun(tx, runId, MAX_RUN_ATTEMPTS);
-    if (!claim) return null;
-    const record = await tx.run.findUniqueOrThrow({
-      where: { id: runId },
-      select: { id: true, workspaceId: true, baseUrl: true, headersSealed: true, steps: true, timeoutMs: true },
-    });
-    return { attempt: claim.attempt, run: record };
-  });
+  // One statement claims the run, moves its suite counters and returns the snapshot to execute.
+  const claim = await startRun(deps.db, runId, MAX_RUN_ATTEMPTS);
+  const claimed = claim && { attempt: claim.attempt, run: claim satisfies RunRecord };
   if (!claimed) return endUnclaimable(deps, runId, log);
   const { attempt, run } = claimed;
   const clock = new BrowserClock();
@@ -126,9 +119,9 @@ export async function executeRun(deps: RunDeps, runId: string): Promise<RunExecu
       resultSummary: 'Error: the worker hit an unexpected problem and could not complete the run.',
     };
   }
-  const recorded = await deps.db.$transaction((tx) =>
-    finishRun(tx, runId, attempt, { ...outcome, code: outcome.code ?? null, message: outcome.message ?? null, step: outcome.step ?? null }),
-  );
+  const recorded = await finishRun(deps.db, runId, attempt, {
+    ...outcome, code: outcome.code ?? null, message: outcome.message ?? null, step: outcome.step ?? null,
+  });
   const timings = { totalMs: performance.now() - began, browserMs: clock.browserMs };
   if (recorded) log.info('run finished', { attempt, status: outcome.status, code: outcome.code, durationMs: Math.round(timings.totalMs) });
   else log.warn('run outcome not recorded: the run was ended or taken over meanwhile', { attempt, status: outcome.status });
@@ -143,7 +136,7 @@ async function endUnclaimable(deps: RunDeps, runId: string, log: Logger): Promis
     return { kind: 'not_runnable', reason: 'missing' };
   }
   if (run.status !== 'queued' && run.status !== 'running') return { kind: 'not_runnable', reason: 'terminal' };
-  const ended = await deps.db.$transaction((tx) => abortRun(tx, runId, workerLostOutcome(run.attempt)));
+  const ended = await abortRun(deps.db, runId, workerLostOutcome(run.attempt));
   if (ended) log.warn('run ended: its worker was lost on every attempt', { attempt: run.attempt });
   return { kind: 'not_runnable', reason: 'out_of_attempts' };
 }

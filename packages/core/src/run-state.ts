@@ -31,16 +31,36 @@ export function canTransition(from: RunStatus, to: RunStatus): boolean {
   return RUN_TRANSITIONS[from].includes(to);
 }
 
-const COUNTER_COLUMN: Record<RunStatus, string> = {
-  queued: 'queued_count',
-  running: 'running_count',
-  passed: 'passed_count',
-  failed: 'failed_count',
-  error: 'error_count',
-  skipped: 'skipped_count',
-};
+const STATUSES: readonly RunStatus[] = ['queued', 'running', 'passed', 'failed', 'error', 'skipped'];
 
-type RunRow = { id: string; suite_run_id: string | null; prev_status: RunStatus; attempt: number };
+/**
+ * The suite-run update that moves one child from `u.prev_status` to `u.new_status`, as SQL over a
+ * CTE `u`. In an UPDATE's SET every column reads the row as it was, so each counter's new value is
+ * spelled out and the aggregate status is derived from those new values, with the rule of
+ * deriveSuiteStatus. Under READ COMMITTED a concurrent update of the same suite run waits for the
+ * row lock and then re-evaluates against the newest row, so counters never lose an increment.
+ */
+function suiteMoveSql(): string {
+  const next = (c: RunStatus) => `(s.${c}_count - (u.prev_status = '${c}')::int + (u.new_status = '${c}')::int)`;
+  const [queued, , passed, failed, error, skipped] = STATUSES.map(next) as [string, string, string, string, string, string];
+  const status = `CASE
+      WHEN ${queued} > 0 AND ${queued} + ${skipped} = s.total_count THEN 'queued'
+      WHEN ${passed} + ${failed} + ${error} + ${skipped} < s.total_count THEN 'running'
+      WHEN ${failed} > 0 THEN 'failed'
+      WHEN ${error} > 0 THEN 'error'
+      WHEN ${skipped} = s.total_count THEN 'skipped'
+      ELSE 'passed' END`;
+  return `UPDATE suite_runs s SET
+      ${STATUSES.map((c) => `${c}_count = ${next(c)}`).join(',\n      ')},
+      status = (${status})::"RunStatus",
+      started_at = COALESCE(s.started_at, CASE WHEN u.prev_status = 'queued' THEN now() END),
+      finished_at = CASE WHEN (${status}) IN ('passed', 'failed', 'error', 'skipped') THEN COALESCE(s.finished_at, now()) ELSE NULL END
+    FROM u WHERE s.id = u.suite_run_id AND u.prev_status <> u.new_status`;
+}
+
+const SUITE_MOVE = suiteMoveSql();
+
+type MovedRow = { id: string; suite_run_id: string | null; prev_status: RunStatus; new_status: RunStatus; attempt: number };
 
 /** What a terminal write records besides the status. */
 export type RunOutcome = {
@@ -55,22 +75,25 @@ export type RunOutcome = {
 
 /**
  * Moves a run from `running` (attempt `attempt`) to a terminal status, erases its sealed headers and
- * updates its suite run in the same transaction. Returns false, changing nothing, when the run is
- * no longer in that state and attempt (a duplicate delivery, or a newer attempt owns it).
+ * updates its suite run, in one statement (so one round trip, atomically). Returns false, changing
+ * nothing, when the run is no longer in that state and attempt (a duplicate delivery, or a newer
+ * attempt owns it).
  */
 export async function finishRun(tx: DbTx, runId: string, attempt: number, outcome: RunOutcome): Promise<boolean> {
-  const rows = await tx.$queryRaw<RunRow[]>`
-    UPDATE runs r SET status = ${outcome.status}::"RunStatus", result_summary = ${outcome.resultSummary},
-      outcome_code = ${outcome.code ?? null}, outcome_message = ${outcome.message ?? null}, outcome_step = ${outcome.step ?? null},
-      skip_reason = ${outcome.skipReason ?? null}, finished_at = now(), headers_sealed = NULL,
-      duration_ms = COALESCE(${outcome.durationMs ?? null}::int, (EXTRACT(EPOCH FROM (now() - r.started_at)) * 1000)::int)
-    FROM (SELECT id, status AS prev_status FROM runs WHERE id = ${runId} FOR UPDATE) p
-    WHERE r.id = p.id AND r.status = 'running' AND r.attempt = ${attempt}
-    RETURNING r.id, r.suite_run_id, p.prev_status, r.attempt`;
-  const row = rows[0];
-  if (!row) return false;
-  if (row.suite_run_id) await moveSuiteCounter(tx, row.suite_run_id, row.prev_status, outcome.status);
-  return true;
+  const rows = await tx.$queryRawUnsafe<MovedRow[]>(
+    `WITH p AS (SELECT id, status AS prev_status FROM runs WHERE id = $1 FOR UPDATE),
+     u AS (
+       UPDATE runs r SET status = $2::"RunStatus", result_summary = $3, outcome_code = $4, outcome_message = $5,
+         outcome_step = $6::int, skip_reason = $7, finished_at = now(), headers_sealed = NULL,
+         duration_ms = COALESCE($8::int, (EXTRACT(EPOCH FROM (now() - r.started_at)) * 1000)::int)
+       FROM p WHERE r.id = p.id AND r.status = 'running' AND r.attempt = $9
+       RETURNING r.id, r.suite_run_id, p.prev_status, r.status AS new_status, r.attempt),
+     s AS (${SUITE_MOVE} RETURNING s.id)
+     SELECT u.id FROM u`,
+    runId, outcome.status, outcome.resultSummary, outcome.code ?? null, outcome.message ?? null, outcome.step ?? null,
+    outcome.skipReason ?? null, outcome.durationMs ?? null, attempt,
+  );
+  return rows.length > 0;
 }
 
 /**
@@ -78,61 +101,55 @@ export async function finishRun(tx: DbTx, runId: string, attempt: number, outcom
  * lost, cannot start. Returns false when the run was already terminal.
  */
 export async function abortRun(tx: DbTx, runId: string, outcome: Omit<RunOutcome, 'status'> & { code: string }): Promise<boolean> {
-  const rows = await tx.$queryRaw<RunRow[]>`
-    UPDATE runs r SET status = 'error'::"RunStatus", result_summary = ${outcome.resultSummary},
-      outcome_code = ${outcome.code}, outcome_message = ${outcome.message ?? null}, outcome_step = ${outcome.step ?? null},
-      finished_at = now(), headers_sealed = NULL,
-      duration_ms = CASE WHEN r.started_at IS NULL THEN NULL ELSE (EXTRACT(EPOCH FROM (now() - r.started_at)) * 1000)::int END
-    FROM (SELECT id, status AS prev_status FROM runs WHERE id = ${runId} FOR UPDATE) p
-    WHERE r.id = p.id AND r.status IN ('queued', 'running')
-    RETURNING r.id, r.suite_run_id, p.prev_status, r.attempt`;
-  const row = rows[0];
-  if (!row) return false;
-  if (row.suite_run_id) await moveSuiteCounter(tx, row.suite_run_id, row.prev_status, 'error');
-  return true;
+  const rows = await tx.$queryRawUnsafe<MovedRow[]>(
+    `WITH p AS (SELECT id, status AS prev_status FROM runs WHERE id = $1 FOR UPDATE),
+     u AS (
+       UPDATE runs r SET status = 'error'::"RunStatus", result_summary = $2, outcome_code = $3, outcome_message = $4,
+         outcome_step = $5::int, finished_at = now(), headers_sealed = NULL,
+         duration_ms = CASE WHEN r.started_at IS NULL THEN NULL ELSE (EXTRACT(EPOCH FROM (now() - r.started_at)) * 1000)::int END
+       FROM p WHERE r.id = p.id AND r.status IN ('queued', 'running')
+       RETURNING r.id, r.suite_run_id, p.prev_status, r.status AS new_status, r.attempt),
+     s AS (${SUITE_MOVE} RETURNING s.id)
+     SELECT u.id FROM u`,
+    runId, outcome.resultSummary, outcome.code, outcome.message ?? null, outcome.step ?? null,
+  );
+  return rows.length > 0;
 }
+
+/** What a worker needs of a run it claimed: its snapshot, read in the same statement as the claim. */
+export type ClaimedRun = {
+  attempt: number;
+  prevStatus: RunStatus;
+  id: string;
+  workspaceId: string;
+  baseUrl: string;
+  headersSealed: Uint8Array | null;
+  steps: unknown;
+  timeoutMs: number;
+};
 
 /**
  * Claims a run for a worker: `queued` → `running`, or a `running` run whose worker was lost taken
- * over by a new attempt while attempts remain. Returns the new attempt number and the previous
- * status, or null when the run is terminal or out of attempts (the caller then ends it).
+ * over by a new attempt while attempts remain; returns the new attempt and the run's snapshot in
+ * the same statement. Null when the run is terminal or out of attempts (the caller then ends it).
  */
-export async function startRun(tx: DbTx, runId: string, maxAttempts: number): Promise<{ attempt: number; prevStatus: RunStatus } | null> {
-  const rows = await tx.$queryRaw<RunRow[]>`
-    UPDATE runs r SET status = 'running'::"RunStatus", attempt = r.attempt + 1, started_at = now(),
-      deadline_at = now() + make_interval(secs => r.timeout_ms / 1000.0),
-      result_summary = 'Running.'
-    FROM (SELECT id, status AS prev_status FROM runs WHERE id = ${runId} FOR UPDATE) p
-    WHERE r.id = p.id AND r.status IN ('queued', 'running') AND r.attempt < ${maxAttempts}
-    RETURNING r.id, r.suite_run_id, p.prev_status, r.attempt`;
+export async function startRun(tx: DbTx, runId: string, maxAttempts: number): Promise<ClaimedRun | null> {
+  const rows = await tx.$queryRawUnsafe<Array<MovedRow & { workspace_id: string; base_url: string; headers_sealed: Uint8Array | null; steps: unknown; timeout_ms: number }>>(
+    `WITH p AS (SELECT id, status AS prev_status FROM runs WHERE id = $1 FOR UPDATE),
+     u AS (
+       UPDATE runs r SET status = 'running'::"RunStatus", attempt = r.attempt + 1, started_at = now(),
+         deadline_at = now() + make_interval(secs => r.timeout_ms / 1000.0), result_summary = 'Running.'
+       FROM p WHERE r.id = p.id AND r.status IN ('queued', 'running') AND r.attempt < $2
+       RETURNING r.id, r.suite_run_id, p.prev_status, r.status AS new_status, r.attempt,
+         r.workspace_id, r.base_url, r.headers_sealed, r.steps, r.timeout_ms),
+     s AS (${SUITE_MOVE} RETURNING s.id)
+     SELECT * FROM u`,
+    runId, maxAttempts,
+  );
   const row = rows[0];
   if (!row) return null;
-  if (row.suite_run_id && row.prev_status !== 'running') await moveSuiteCounter(tx, row.suite_run_id, row.prev_status, 'running');
-  return { attempt: row.attempt, prevStatus: row.prev_status };
-}
-
-/** Moves one child of a suite run from one counter to another and re-derives the aggregate status. */
-async function moveSuiteCounter(tx: DbTx, suiteRunId: string, from: RunStatus, to: RunStatus): Promise<void> {
-  const fromCol = COUNTER_COLUMN[from];
-  const toCol = COUNTER_COLUMN[to];
-  // Column names come from the fixed table above, never from input.
-  const rows = await tx.$queryRawUnsafe<Array<Record<string, number>>>(
-    `UPDATE suite_runs SET ${fromCol} = ${fromCol} - 1, ${toCol} = ${toCol} + 1,
-       started_at = COALESCE(started_at, CASE WHEN $2 THEN now() END)
-     WHERE id = $1
-     RETURNING total_count, queued_count, running_count, passed_count, failed_count, error_count, skipped_count`,
-    suiteRunId,
-    from === 'queued',
-  );
-  const c = rows[0];
-  if (!c) return;
-  const counts: SuiteCounts = {
-    total: c.total_count!, queued: c.queued_count!, running: c.running_count!, passed: c.passed_count!,
-    failed: c.failed_count!, error: c.error_count!, skipped: c.skipped_count!,
+  return {
+    attempt: row.attempt, prevStatus: row.prev_status, id: row.id, workspaceId: row.workspace_id, baseUrl: row.base_url,
+    headersSealed: row.headers_sealed, steps: row.steps, timeoutMs: row.timeout_ms,
   };
-  const status = deriveSuiteStatus(counts);
-  const terminal = status !== 'queued' && status !== 'running';
-  await tx.$executeRaw`
-    UPDATE suite_runs SET status = ${status}::"RunStatus", finished_at = CASE WHEN ${terminal} THEN now() ELSE NULL END
-    WHERE id = ${suiteRunId}`;
 }

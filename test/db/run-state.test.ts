@@ -1,0 +1,118 @@
+import { abortRun, deriveSuiteStatus, finishRun, ID_PREFIX, newId, startRun, type Db } from '@testrun/core';
+import type { RunStatus } from '@testrun/contracts';
+import { applySampleProject, createTenant, sampleProject, testDb } from '../support/harness';
+
+/**
+ * The run state machine against Postgres: whatever the order of claims, finishes, aborts and
+ * duplicate deliveries, a suite run's counters equal a count of its children and its status is
+ * what deriveSuiteStatus gives for them.
+ */
+let db: Db;
+beforeAll(() => {
+  db = testDb();
+});
+afterAll(async () => {
+  await db.$disconnect();
+});
+
+async function createSuiteRun(children: number, disabled: number) {
+  const t = await createTenant(db);
+  const applied = await applySampleProject(db, t.workspace.id, sampleProject(`p-${t.tag}`, { count: children, disabled }));
+  const suite = applied.suites[0]!;
+  const suiteRunId = newId(ID_PREFIX.suiteRun);
+  const tests = await db.test.findMany({ where: { suiteId: suite.id }, orderBy: { position: 'asc' } });
+  const enabled = tests.filter((x) => x.enabled).length;
+  const counts = { total: tests.length, queued: enabled, running: 0, passed: 0, failed: 0, error: 0, skipped: tests.length - enabled };
+  await db.suiteRun.create({
+    data: {
+      id: suiteRunId, workspaceId: t.workspace.id, suiteId: suite.id, status: deriveSuiteStatus(counts), totalCount: counts.total,
+      queuedCount: counts.queued, runningCount: 0, skippedCount: counts.skipped,
+      runs: {
+        create: tests.map((test, i) => ({
+          id: newId(ID_PREFIX.run), workspaceId: t.workspace.id, projectId: applied.projectId, testId: test.id, position: i,
+          status: test.enabled ? 'queued' : 'skipped', baseUrl: 'http://127.0.0.1:2', testName: test.name, steps: test.steps as object[],
+          timeoutMs: test.timeoutMs, resultSummary: test.enabled ? 'Queued.' : 'Skipped.', skipReason: test.enabled ? null : 'test_disabled',
+        })),
+      },
+    },
+  });
+  return suiteRunId;
+}
+
+async function expectConsistent(suiteRunId: string) {
+  const suiteRun = await db.suiteRun.findUniqueOrThrow({ where: { id: suiteRunId }, include: { runs: true } });
+  const count = (s: RunStatus) => suiteRun.runs.filter((r) => r.status === s).length;
+  const counts = {
+    total: suiteRun.runs.length, queued: count('queued'), running: count('running'), passed: count('passed'),
+    failed: count('failed'), error: count('error'), skipped: count('skipped'),
+  };
+  expect({
+    total: suiteRun.totalCount, queued: suiteRun.queuedCount, running: suiteRun.runningCount, passed: suiteRun.passedCount,
+    failed: suiteRun.failedCount, error: suiteRun.errorCount, skipped: suiteRun.skippedCount,
+  }).toEqual(counts);
+  expect(suiteRun.status).toBe(deriveSuiteStatus(counts));
+  const terminal = !['queued', 'running'].includes(suiteRun.status);
+  expect(suiteRun.finishedAt !== null).toBe(terminal);
+  return suiteRun;
+}
+
+/** A small deterministic generator, so a failure replays. */
+function random(seed: number) {
+  let x = seed;
+  return () => ((x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+}
+
+describe('run state machine', () => {
+  it('keeps counters and status equal to the children through random interleavings', async () => {
+    for (const seed of [1, 2, 3, 4, 5]) {
+      const rand = random(seed);
+      const suiteRunId = await createSuiteRun(4, seed % 2);
+      await expectConsistent(suiteRunId);
+      const runs = await db.run.findMany({ where: { suiteRunId }, select: { id: true } });
+      for (let op = 0; op < 30; op++) {
+        const run = runs[Math.floor(rand() * runs.length)]!;
+        const current = await db.run.findUniqueOrThrow({ where: { id: run.id } });
+        const pick = rand();
+        if (pick < 0.4) await startRun(db, run.id, 2);
+        else if (pick < 0.8) {
+          const status = (['passed', 'failed', 'error'] as const)[Math.floor(rand() * 3)]!;
+          // A stale attempt now and then: it must change nothing.
+          const attempt = rand() < 0.2 ? current.attempt - 1 : current.attempt;
+          await finishRun(db, run.id, attempt, { status, resultSummary: status });
+        } else await abortRun(db, run.id, { code: 'timeout', resultSummary: 'Error: time budget exceeded.' });
+        await expectConsistent(suiteRunId);
+      }
+    }
+  });
+
+  it('counts each child once when finishes race', async () => {
+    const suiteRunId = await createSuiteRun(6, 0);
+    const runs = await db.run.findMany({ where: { suiteRunId } });
+    const claims = await Promise.all(runs.map((r) => startRun(db, r.id, 2)));
+    expect(claims.every((c) => c?.attempt === 1)).toBe(true);
+    expect((await expectConsistent(suiteRunId)).status).toBe('running');
+    // Every run finished twice at once (a duplicate delivery) plus an abort racing them.
+    const results = await Promise.all(
+      runs.flatMap((r, i) => [
+        finishRun(db, r.id, 1, { status: i === 0 ? 'failed' : 'passed', resultSummary: 'done' }),
+        finishRun(db, r.id, 1, { status: 'passed', resultSummary: 'duplicate' }),
+        abortRun(db, r.id, { code: 'worker_lost', resultSummary: 'lost' }),
+      ]),
+    );
+    expect(results.filter(Boolean)).toHaveLength(runs.length);
+    const final = await expectConsistent(suiteRunId);
+    expect(final.passedCount + final.failedCount + final.errorCount).toBe(6);
+  });
+
+  it('claims return the snapshot and refuse a run out of attempts', async () => {
+    const suiteRunId = await createSuiteRun(1, 0);
+    const [run] = await db.run.findMany({ where: { suiteRunId } });
+    const first = await startRun(db, run!.id, 2);
+    expect(first).toMatchObject({ attempt: 1, prevStatus: 'queued', id: run!.id, baseUrl: 'http://127.0.0.1:2', timeoutMs: run!.timeoutMs });
+    expect(first!.steps).toEqual(run!.steps);
+    const second = await startRun(db, run!.id, 2);
+    expect(second).toMatchObject({ attempt: 2, prevStatus: 'running' });
+    expect(await startRun(db, run!.id, 2)).toBeNull();
+    expect((await expectConsistent(suiteRunId)).runningCount).toBe(1);
+  });
+});

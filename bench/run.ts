@@ -156,12 +156,17 @@ trivial: \`goto /\` and \`expectText h1\` against the fixture shop.
 
 - Dispatch is bounded by BullMQ's blocking fetch: an idle worker is woken by the job add itself, so a
   free worker claims the run within a few milliseconds of the API's answer.
-- The service overhead is mostly Postgres round trips (the claim transaction, the terminal
-  transaction), storing the trace and the video after the context closes (they cannot overlap with
-  browser work: they only exist then), and the temporary files of both. Step rows and step
-  screenshots are written while the next step runs, so they add little. With video recording on,
-  the video's read, store and row make up several milliseconds of it; on a loaded machine every
-  figure grows, because the event loop competes with Chromium for the two cores.
+- The service overhead is mostly two Postgres commits on the run's critical path: the claim (one
+  statement that moves the run and its suite run and returns the snapshot to execute) and the
+  terminal write (one statement that also records the trace and video rows). Each commit waits for
+  the WAL to reach the disk, about 1–2 ms here. Storing the trace and the video happens after the
+  context closes (they only exist then); their temporary files are removed off the critical path.
+  Step rows and step screenshots are written while the next step runs, so they add little. On a
+  loaded machine every figure grows, because the event loop competes with Chromium for the two cores.
+- Profiling steps that brought the median from about 21 ms to under 15 ms: one statement per run
+  transition instead of an interactive transaction (little gain: the round trips were cheap); one
+  scratch directory per process instead of two directories made and removed per run (about 4 ms);
+  the trace and video rows written in the terminal statement instead of separate commits (about 3 ms).
 `;
   writeFileSync(path.resolve(__dirname, '../docs/BENCHMARKS.md'), doc);
   out('wrote docs/BENCHMARKS.md');

@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, unlink } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { BrowserContext, BrowserContextOptions, Page } from 'playwright';
@@ -11,6 +11,7 @@ import {
   newId,
   openHeaders,
   startRun,
+  type ArtifactRow,
   type ArtifactStore,
   type Db,
   type Logger,
@@ -107,9 +108,10 @@ export async function executeRun(deps: RunDeps, runId: string): Promise<RunExecu
   const clock = new BrowserClock();
   log.info('run started', { attempt, workspaceId: run.workspaceId });
 
+  const writer = new ArtifactWriter(deps, run, attempt);
   let outcome: Outcome;
   try {
-    outcome = await runSteps(deps, run, attempt, clock);
+    outcome = await runSteps(deps, run, attempt, clock, writer);
   } catch (error) {
     log.error('run failed inside the worker', { attempt, error: errorMessage(error) });
     outcome = {
@@ -121,7 +123,7 @@ export async function executeRun(deps: RunDeps, runId: string): Promise<RunExecu
   }
   const recorded = await finishRun(deps.db, runId, attempt, {
     ...outcome, code: outcome.code ?? null, message: outcome.message ?? null, step: outcome.step ?? null,
-  });
+  }, writer.finalRows);
   const timings = { totalMs: performance.now() - began, browserMs: clock.browserMs };
   if (recorded) log.info('run finished', { attempt, status: outcome.status, code: outcome.code, durationMs: Math.round(timings.totalMs) });
   else log.warn('run outcome not recorded: the run was ended or taken over meanwhile', { attempt, status: outcome.status });
@@ -164,7 +166,7 @@ export function findDefinitionProblem(steps: unknown): string | null {
   return null;
 }
 
-async function runSteps(deps: RunDeps, run: RunRecord, attempt: number, clock: BrowserClock): Promise<Outcome> {
+async function runSteps(deps: RunDeps, run: RunRecord, attempt: number, clock: BrowserClock, writer: ArtifactWriter): Promise<Outcome> {
   const started = Date.now();
   const deadline = started + run.timeoutMs;
   const problem = findDefinitionProblem(run.steps);
@@ -192,8 +194,7 @@ async function runSteps(deps: RunDeps, run: RunRecord, attempt: number, clock: B
     }
   }
 
-  const videoDir = deps.recordVideo ? await mkdtemp(path.join(os.tmpdir(), 'testrun-video-')) : null;
-  const writer = new ArtifactWriter(deps, run, attempt);
+  const videoDir = deps.recordVideo ? await scratchDir() : null;
   let context: BrowserContext;
   try {
     context = await clock.time(
@@ -203,7 +204,6 @@ async function runSteps(deps: RunDeps, run: RunRecord, attempt: number, clock: B
       }),
     );
   } catch (error) {
-    if (videoDir) await rm(videoDir, { recursive: true, force: true });
     return {
       status: 'error',
       code: 'browser_crashed',
@@ -264,8 +264,8 @@ async function teardown(
   clock: BrowserClock,
 ): Promise<void> {
   const bound = deps.teardownTimeoutMs ?? 15_000;
-  const traceDir = await mkdtemp(path.join(os.tmpdir(), 'testrun-trace-'));
-  const tracePath = path.join(traceDir, 'trace.zip');
+  const tracePath = path.join(await scratchDir(), `${writer.runId}-${writer.attempt}-trace.zip`);
+  const scratchFiles = [tracePath];
   try {
     const traced = await clock.time(withTimeout(context.tracing.stop({ path: tracePath }), bound));
     if (traced !== TIMED_OUT) {
@@ -278,8 +278,6 @@ async function teardown(
     }
   } catch (error) {
     deps.logger.warn('trace not stored', { runId: writer.runId, error: errorMessage(error) });
-  } finally {
-    await rm(traceDir, { recursive: true, force: true });
   }
   const video = page?.video() ?? null;
   await clock.time(withTimeout(context.close().catch(() => undefined), bound));
@@ -287,6 +285,7 @@ async function teardown(
     try {
       const videoPath = await clock.time(withTimeout(video.path(), 1_000));
       if (videoPath !== TIMED_OUT) {
+        scratchFiles.push(videoPath);
         const body = await readFile(videoPath);
         if (body.length > 0) writer.recordArtifact('video', null, 'video.webm', 'video/webm', body);
       }
@@ -294,7 +293,19 @@ async function teardown(
       deps.logger.warn('video not stored', { runId: writer.runId, error: errorMessage(error) });
     }
   }
-  if (videoDir) await rm(videoDir, { recursive: true, force: true });
+  // The files were read into memory: removing them need not hold up the run's terminal write.
+  void Promise.all(scratchFiles.map((file) => unlink(file).catch(() => undefined)));
+}
+
+let scratch: Promise<string> | null = null;
+
+/**
+ * One scratch directory per worker process for traces and videos on their way to the artifact
+ * store; files in it are named per run, so no directory is made or removed per run.
+ */
+function scratchDir(): Promise<string> {
+  scratch ??= mkdtemp(path.join(os.tmpdir(), 'testrun-worker-'));
+  return scratch;
 }
 
 /**
@@ -304,13 +315,15 @@ async function teardown(
  */
 class ArtifactWriter {
   private pending: Array<Promise<void>> = [];
+  /** Rows of stored artifacts to record with the run's terminal state. */
+  readonly finalRows: ArtifactRow[] = [];
   private failure: unknown = null;
   readonly runId: string;
 
   constructor(
     private readonly deps: RunDeps,
     private readonly run: RunRecord,
-    private readonly attempt: number,
+    readonly attempt: number,
   ) {
     this.runId = run.id;
   }
@@ -368,9 +381,19 @@ class ArtifactWriter {
     });
   }
 
+  /**
+   * Stores a trace or video file now; its row waits for the run's terminal write (`finalRows`),
+   * which records it in the same statement, saving a commit on the run's critical path.
+   */
   recordArtifact(kind: 'trace' | 'video', stepIndex: number | null, name: string, contentType: string, body: Buffer): void {
     this.enqueue(async () => {
-      await this.storeArtifact(kind, stepIndex, name, contentType, body);
+      const id = newId(ID_PREFIX.artifact);
+      const storageKey = artifactKey(this.run.workspaceId, this.run.id, id, name);
+      await this.deps.store.put(storageKey, body);
+      this.finalRows.push({
+        id, run_id: this.run.id, workspace_id: this.run.workspaceId, attempt: this.attempt, kind, step_index: stepIndex,
+        name, storage_key: storageKey, content_type: contentType, size_bytes: body.length,
+      });
     });
   }
 

@@ -73,13 +73,29 @@ export type RunOutcome = {
   durationMs?: number | null;
 };
 
+/** An artifact row written together with a run's terminal state (column names as in the table). */
+export type ArtifactRow = {
+  id: string;
+  run_id: string;
+  workspace_id: string;
+  attempt: number;
+  kind: 'screenshot' | 'trace' | 'video';
+  step_index: number | null;
+  name: string;
+  storage_key: string;
+  content_type: string;
+  size_bytes: number;
+};
+
 /**
  * Moves a run from `running` (attempt `attempt`) to a terminal status, erases its sealed headers and
- * updates its suite run, in one statement (so one round trip, atomically). Returns false, changing
+ * updates its suite run, in one statement (so one round trip and one commit, atomically). The last
+ * artifacts of the run (its trace and video, stored once the browser closed) are recorded in the
+ * same statement, whether or not the move is accepted: the files exist either way. Returns false, changing
  * nothing, when the run is no longer in that state and attempt (a duplicate delivery, or a newer
  * attempt owns it).
  */
-export async function finishRun(tx: DbTx, runId: string, attempt: number, outcome: RunOutcome): Promise<boolean> {
+export async function finishRun(tx: DbTx, runId: string, attempt: number, outcome: RunOutcome, artifacts: readonly ArtifactRow[] = []): Promise<boolean> {
   const rows = await tx.$queryRawUnsafe<MovedRow[]>(
     `WITH p AS (SELECT id, status AS prev_status FROM runs WHERE id = $1 FOR UPDATE),
      u AS (
@@ -88,10 +104,16 @@ export async function finishRun(tx: DbTx, runId: string, attempt: number, outcom
          duration_ms = COALESCE($8::int, (EXTRACT(EPOCH FROM (now() - r.started_at)) * 1000)::int)
        FROM p WHERE r.id = p.id AND r.status = 'running' AND r.attempt = $9
        RETURNING r.id, r.suite_run_id, p.prev_status, r.status AS new_status, r.attempt),
-     s AS (${SUITE_MOVE} RETURNING s.id)
+     s AS (${SUITE_MOVE} RETURNING s.id),
+     a AS (
+       INSERT INTO artifacts (id, run_id, workspace_id, attempt, kind, step_index, name, storage_key, content_type, size_bytes)
+       SELECT x.id, x.run_id, x.workspace_id, x.attempt, x.kind::"ArtifactKind", x.step_index, x.name, x.storage_key, x.content_type, x.size_bytes
+       FROM jsonb_to_recordset($10::jsonb) AS x(id text, run_id text, workspace_id text, attempt int, kind text, step_index int,
+         name text, storage_key text, content_type text, size_bytes int)
+       RETURNING id)
      SELECT u.id FROM u`,
     runId, outcome.status, outcome.resultSummary, outcome.code ?? null, outcome.message ?? null, outcome.step ?? null,
-    outcome.skipReason ?? null, outcome.durationMs ?? null, attempt,
+    outcome.skipReason ?? null, outcome.durationMs ?? null, attempt, JSON.stringify(artifacts),
   );
   return rows.length > 0;
 }

@@ -12,6 +12,7 @@ import {
   openHeaders,
   startRun,
   type ArtifactRow,
+  type ClaimedRun,
   type ArtifactStore,
   type Db,
   type Logger,
@@ -81,14 +82,7 @@ type Outcome = {
   step?: number;
 };
 
-type RunRecord = {
-  id: string;
-  workspaceId: string;
-  baseUrl: string;
-  headersSealed: Uint8Array | null;
-  steps: unknown;
-  timeoutMs: number;
-};
+type RunRecord = Omit<ClaimedRun, 'attempt' | 'prevStatus'>;
 
 /**
  * Executes one run end to end: claims it (`startRun`), runs its steps in a fresh browser context,

@@ -1,31 +1,7 @@
-import { RUN_TRANSITIONS, type RunStatus, type SuiteRunStatus, type TerminalRunStatus } from '@testrun/contracts';
+import { RUN_TRANSITIONS, type RunStatus, type TerminalRunStatus } from '@testrun/contracts';
+
+export { deriveSuiteStatus, type SuiteCounts } from '@testrun/contracts';
 import type { DbTx } from './db';
-
-/** Counts of a suite run's children by status. */
-export type SuiteCounts = {
-  total: number;
-  queued: number;
-  running: number;
-  passed: number;
-  failed: number;
-  error: number;
-  skipped: number;
-};
-
-/**
- * The aggregate rule: queued while every child is queued; running once any child has left queued
- * and not all are terminal; when all are terminal, failed if any failed, else error if any errored,
- * else skipped if all were skipped, else passed. A child created `skipped` (a disabled test) never
- * was queued, so it has not "left" queued: a suite run whose other children all wait is `queued`.
- */
-export function deriveSuiteStatus(c: SuiteCounts): SuiteRunStatus {
-  if (c.queued > 0 && c.queued + c.skipped === c.total) return 'queued';
-  if (c.passed + c.failed + c.error + c.skipped < c.total) return 'running';
-  if (c.failed > 0) return 'failed';
-  if (c.error > 0) return 'error';
-  if (c.skipped === c.total) return 'skipped';
-  return 'passed';
-}
 
 export function canTransition(from: RunStatus, to: RunStatus): boolean {
   return RUN_TRANSITIONS[from].includes(to);

@@ -124,7 +124,7 @@ function stepTimeline(p: Paths, run: ViewRun, level: Heading): SafeHtml {
     const shot = stepScreenshot(run, s);
     return html`<tr class="step step-${s.outcome}">
 <td class="num">${s.index}</td>
-<th scope="row" class="label"><code class="action">${s.action}</code> ${redactCredentials(s.label)}</th>
+<th scope="row" class="label">${stepLabel(s.action, redactCredentials(s.label))}</th>
 <td class="target">${s.target ? html`<code>${redactCredentials(s.target)}</code>` : ''}</td>
 <td>${chip(s.outcome as RunStatus)}</td>
 <td class="num">${formatDuration(s.durationMs)}</td>
@@ -290,4 +290,10 @@ export function renderNotFound(p: Paths): string {
     live: null,
     body: html`<header class="page-header"><h1>Not found</h1><p>There is nothing at this address. The link may be incomplete: copy the whole link again.</p></header>`,
   });
+}
+
+/** A step's label with its action set apart: `goto "/"` reads as <code>goto</code> "/". */
+function stepLabel(action: string, label: string) {
+  const rest = label.startsWith(action) ? label.slice(action.length).trimStart() : label;
+  return html`<code class="action">${action}</code> ${rest}`;
 }

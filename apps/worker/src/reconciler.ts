@@ -24,6 +24,8 @@ export type ReconcileReport = {
   requeued: string[];
   timedOut: string[];
   lost: string[];
+  /** Idempotency records past their 24 hours, deleted. */
+  purged: number;
 };
 
 /** Key of the Postgres advisory lock that lets one worker at a time reconcile ("tr-recon" in ASCII). */
@@ -36,7 +38,8 @@ export const RECONCILER_LOCK_KEY = 0x74722d7265636f6en;
  * - a `running` run whose job is gone gets it added again: the next worker's `startRun` makes it the
  *   next attempt, or ends it `worker_lost` when no attempt is left;
  * - a `running` run whose job failed (its worker was lost too often) ends `worker_lost`;
- * - a `running` run past its deadline plus the grace period ends `timeout`, whatever its job says.
+ * - a `running` run past its deadline plus the grace period ends `timeout`, whatever its job says;
+ * - idempotency records past their 24 hours are deleted.
  * Every worker process runs one; a transaction-scoped advisory lock lets only one pass run at a time.
  */
 export class Reconciler {
@@ -87,10 +90,11 @@ export class Reconciler {
     return db.$transaction(
       async (tx) => {
         const [lock] = await tx.$queryRaw<Array<{ locked: boolean }>>`SELECT pg_try_advisory_xact_lock(${RECONCILER_LOCK_KEY}) AS locked`;
-        if (!lock?.locked) return { ran: false, requeued: [], timedOut: [], lost: [] };
+        if (!lock?.locked) return { ran: false, requeued: [], timedOut: [], lost: [], purged: 0 };
         const timedOut = await this.endOverdueRuns();
         const { requeued, lost } = await this.settleJobs();
-        const report = { ran: true, requeued, timedOut, lost };
+        const purged = await this.purgeIdempotencyRecords();
+        const report = { ran: true, requeued, timedOut, lost, purged };
         if (requeued.length || timedOut.length || lost.length) {
           this.options.logger.warn('reconciler settled runs', { requeued: requeued.length, timedOut: timedOut.length, lost: lost.length });
         }
@@ -98,6 +102,13 @@ export class Reconciler {
       },
       { timeout: Math.max(30_000, this.intervalMs * 4), maxWait: 10_000 },
     );
+  }
+
+  /** Expired records are already ignored by the API; this keeps the table from growing for ever. */
+  private async purgeIdempotencyRecords(): Promise<number> {
+    return this.options.db.$executeRaw`
+      DELETE FROM idempotency_records WHERE (workspace_id, key) IN (
+        SELECT workspace_id, key FROM idempotency_records WHERE expires_at < now() ORDER BY expires_at LIMIT ${this.batchSize})`;
   }
 
   private async endOverdueRuns(): Promise<string[]> {

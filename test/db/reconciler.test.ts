@@ -1,0 +1,103 @@
+import { Redis } from 'ioredis';
+import { addRunJobs, createLogger, createRunQueue, ID_PREFIX, newId, startRun, type Db, type RunQueue } from '@testrun/core';
+import { Client } from 'pg';
+import { Reconciler, RECONCILER_LOCK_KEY } from '@testrun/worker';
+import { applySampleProject, createTenant, sampleProject, testDb } from '../support/harness';
+
+/** The reconciler against real Postgres and Redis: what it repairs, and that one pass runs at a time. */
+let db: Db;
+let redis: Redis;
+let queue: RunQueue;
+const logger = createLogger({ service: 'test', level: 'error' });
+
+beforeAll(() => {
+  db = testDb();
+  redis = new Redis(process.env.REDIS_URL!, { maxRetriesPerRequest: null });
+  queue = createRunQueue(redis, process.env.REDIS_PREFIX!);
+});
+afterAll(async () => {
+  await queue.close();
+  redis.disconnect();
+  await db.$disconnect();
+});
+
+async function queuedRuns(count: number, createdSecondsAgo = 60) {
+  const t = await createTenant(db);
+  const applied = await applySampleProject(db, t.workspace.id, sampleProject(`p-${t.tag}`, { count }));
+  const tests = applied.suites[0]!.tests;
+  const ids = tests.map(() => newId(ID_PREFIX.run));
+  await db.run.createMany({
+    data: tests.map((test, i) => ({
+      id: ids[i]!, workspaceId: t.workspace.id, projectId: applied.projectId, testId: test.id, position: i, status: 'queued' as const,
+      baseUrl: 'http://127.0.0.1:2', testName: test.name, steps: [{ action: 'goto', url: '/' }], timeoutMs: 1_000,
+      resultSummary: 'Queued.', createdAt: new Date(Date.now() - createdSecondsAgo * 1000),
+    })),
+  });
+  return { ids, workspaceId: t.workspace.id };
+}
+
+const reconciler = (deadlineGraceMs = 0) => new Reconciler({ db, queue, logger, deadlineGraceMs, queuedGraceMs: 1_000 });
+
+describe('reconciler', () => {
+  it('re-adds the job of a queued run that has none, and leaves one that has a job alone', async () => {
+    const { ids } = await queuedRuns(2);
+    await addRunJobs(queue, [ids[0]!]);
+    const report = await reconciler().runOnce();
+    expect(report.ran).toBe(true);
+    expect(report.requeued).toContain(ids[1]);
+    expect(report.requeued).not.toContain(ids[0]);
+    expect((await queue.getJob(ids[1]!))?.data).toEqual({ runId: ids[1] });
+  });
+
+  it('leaves a fresh queued run to the API that is adding its job', async () => {
+    const { ids } = await queuedRuns(1, 0);
+    const report = await reconciler().runOnce();
+    expect(report.requeued).not.toContain(ids[0]);
+  });
+
+  it('ends a running run past its deadline as error/timeout', async () => {
+    const { ids } = await queuedRuns(1);
+    await startRun(db, ids[0]!, 2);
+    await db.run.update({ where: { id: ids[0]! }, data: { deadlineAt: new Date(Date.now() - 5_000) } });
+    await addRunJobs(queue, [ids[0]!]);
+    const report = await reconciler().runOnce();
+    expect(report.timedOut).toContain(ids[0]);
+    const run = await db.run.findUniqueOrThrow({ where: { id: ids[0]! } });
+    expect(run).toMatchObject({ status: 'error', outcomeCode: 'timeout', headersSealed: null });
+    expect(run.resultSummary).toMatch(/time budget of 1 s exceeded/);
+  });
+
+  it('purges idempotency records past their 24 hours and keeps live ones', async () => {
+    const { workspaceId } = await queuedRuns(1);
+    const base = { workspaceId, requestHash: 'h', state: 'completed' as const, responseStatus: 201, responseBody: {}, lockedUntil: new Date() };
+    await db.idempotencyRecord.createMany({
+      data: [
+        { ...base, key: 'old', expiresAt: new Date(Date.now() - 1_000) },
+        { ...base, key: 'live', expiresAt: new Date(Date.now() + 3_600_000) },
+      ],
+    });
+    const report = await reconciler().runOnce();
+    expect(report.purged).toBeGreaterThanOrEqual(1);
+    const keys = (await db.idempotencyRecord.findMany({ where: { workspaceId } })).map((r) => r.key);
+    expect(keys).toEqual(['live']);
+  });
+
+  it('does nothing while another worker holds the reconciler lock', async () => {
+    const { ids } = await queuedRuns(1);
+    const holder = new Client({ connectionString: process.env.DATABASE_URL });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT pg_advisory_xact_lock($1)', [RECONCILER_LOCK_KEY.toString()]);
+      const blocked = await reconciler().runOnce();
+      expect(blocked).toMatchObject({ ran: false, requeued: [] });
+      expect(await queue.getJob(ids[0]!)).toBeUndefined();
+      await holder.query('COMMIT');
+      const after = await reconciler().runOnce();
+      expect(after.ran).toBe(true);
+      expect(after.requeued).toContain(ids[0]);
+    } finally {
+      await holder.end();
+    }
+  });
+});

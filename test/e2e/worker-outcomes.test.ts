@@ -6,7 +6,7 @@ import { readWorkerConfig } from '../../apps/worker/src/config';
 import { startWorkerService, type WorkerService } from '../../apps/worker/src/worker-service';
 import { createTenant, testDb } from '../support/harness';
 import { demoProjectFile, PROTECTED_CREDENTIALS, startFixtureSite, type FixtureSite } from '../fixtures/site';
-import { apiClient, memoryLogger, startApi, zipEntries, zipEntryText } from './support';
+import { apiClient, memoryLogger, startApi, waitUntil, zipEntries, zipEntryText } from './support';
 
 /**
  * End to end over HTTP: the API (in this process) records runs, the worker (in this process, real
@@ -242,5 +242,45 @@ describe('one warm browser', () => {
   it('launched Chromium once for every run of this file', () => {
     expect(worker.browser.launchCount).toBe(1);
     expect(existsSync(process.env.ARTIFACTS_DIR!)).toBe(true);
+  });
+});
+
+describe('a browser that dies mid-run', () => {
+  it('ends that run error/browser_crashed, and the next run gets a relaunched browser', async () => {
+    const applied = await applyProject(db, workspaceId, {
+      slug: 'crash',
+      name: 'Crash',
+      baseUrl: site.url,
+      suites: [
+        {
+          slug: 'crash',
+          name: 'Crash',
+          tests: [
+            { key: 'long', name: 'Long wait', steps: [{ action: 'goto', url: '/' }, { action: 'wait', ms: 10_000 }, { action: 'expectText', selector: 'h1', text: 'Testrun Shop' }] },
+            { key: 'after', name: 'After the crash', steps: [{ action: 'goto', url: '/' }, { action: 'expectText', selector: 'h1', text: 'Testrun Shop' }] },
+          ],
+        },
+      ],
+    });
+    const [long, after] = applied.suites[0]!.tests;
+    const launchesBefore = worker.browser.launchCount;
+    const created = await client.createRuns({ testId: long!.id });
+    const runId = created.body.runId as string;
+    // Once the first step is recorded the browser is inside the long wait.
+    await waitUntil(async () => (await db.stepResult.count({ where: { runId } })) > 0);
+    // Chromium is a child of this process (the worker runs in it); kill it as an OOM killer would.
+    const { execFileSync } = await import('node:child_process');
+    const children = execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(process.pid)], { encoding: 'utf8' })
+      .split('\n').filter((l) => /chrom/i.test(l)).map((l) => Number(l.trim().split(/\s+/)[0]));
+    expect(children.length).toBeGreaterThan(0);
+    for (const pid of children) process.kill(pid, 'SIGKILL');
+
+    const crashed = await client.waitRun(runId);
+    expect(crashed).toMatchObject({ status: 'error', error: { code: 'browser_crashed', step: 2 } });
+    expect(crashed.result_summary).toMatch(/^Error at step 2 \(wait/);
+
+    const next = await client.createRuns({ testId: after!.id });
+    expect((await client.waitRun(next.body.runId)).status).toBe('passed');
+    expect(worker.browser.launchCount).toBe(launchesBefore + 1);
   });
 });

@@ -7,7 +7,6 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import path from 'node:path';
 import {
   addMember,
@@ -23,6 +22,7 @@ import {
   type Db,
 } from '@testrun/core';
 import { demoProjectFile, startFixtureSite } from '../test/fixtures/site';
+import { freePort } from '../test/support/processes';
 
 const ROOT = path.resolve(__dirname, '..');
 const STATE_DIR = path.join(ROOT, '.testrun');
@@ -33,17 +33,6 @@ const once = process.argv.includes('--once');
 type DemoState = { workspaceId: string; key: string };
 
 const out = (line = '') => process.stdout.write(`${line}\n`);
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
-}
 
 /** Reuses the workspace and key kept in .testrun/demo.json while both still exist; makes new ones otherwise. */
 async function ensureTenant(db: Db): Promise<DemoState & { created: boolean }> {

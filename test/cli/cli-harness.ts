@@ -1,22 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import path from 'node:path';
+import { spawnService } from '../support/processes';
 
 export const ROOT = path.resolve(__dirname, '../..');
-const TSX = path.join(ROOT, 'node_modules/.bin/tsx');
 const BIN = path.join(ROOT, 'packages/cli/bin/testrun.js');
 
-/** A free TCP port on 127.0.0.1. */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
+export { freePort } from '../support/processes';
 
 /** A real service process (`pnpm api` / `pnpm worker` without pnpm in between, so its pid is the process's). */
 export interface ServiceProcess {
@@ -28,17 +17,10 @@ export interface ServiceProcess {
 
 /** Starts `apps/<app>/src/main.ts` with the jest run's environment plus `env`. */
 export function startService(app: 'api' | 'worker', env: Record<string, string>): ServiceProcess {
-  const child = spawn(TSX, [path.join(ROOT, `apps/${app}/src/main.ts`)], {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout!.on('data', (c: Buffer) => (out += c.toString('utf8')));
-  child.stderr!.on('data', (c: Buffer) => (out += c.toString('utf8')));
+  const { child, output } = spawnService(`apps/${app}/src/main.ts`, env);
   return {
     child,
-    output: () => out,
+    output,
     stop: () =>
       new Promise<void>((resolve) => {
         if (child.exitCode !== null || child.signalCode !== null) return resolve();

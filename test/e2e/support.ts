@@ -1,15 +1,13 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import type { Server } from 'node:http';
-import { createServer, type AddressInfo } from 'node:net';
-import path from 'node:path';
+import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { createLogger, createPrisma, createRunQueue, deriveKeys, LocalArtifactStore, type Logger } from '@testrun/core';
 import { createApp } from '../../apps/api/src/app';
 import { readApiConfig } from '../../apps/api/src/config';
 import { createApiRedis } from '../../apps/api/src/redis';
 
-export const REPO_ROOT = path.resolve(__dirname, '../..');
+export { REPO_ROOT } from '../support/processes';
 
 /** A logger whose lines are kept in memory, so a test can check what was (not) logged. */
 export function memoryLogger(service: string): { logger: Logger; text: () => string } {
@@ -92,30 +90,7 @@ export async function waitUntil<T>(check: () => Promise<T | undefined | false | 
   }
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
-}
-
-/** A service process started the way `pnpm worker` / `pnpm api` start it (tsx), as one OS process so signals reach it. */
-export function spawnService(entry: string, env: Record<string, string>): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, entry)], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout!.on('data', (c: Buffer) => (out += c.toString('utf8')));
-  child.stderr!.on('data', (c: Buffer) => (out += c.toString('utf8')));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, output: () => out, exited };
-}
+export { freePort, spawnService } from '../support/processes';
 
 /** Waits for a JSON log line with this msg. */
 export async function waitForLog(proc: { output: () => string; child: ChildProcess }, msg: string): Promise<void> {

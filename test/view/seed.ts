@@ -113,7 +113,7 @@ export async function createSuiteRun(db: Db, keys: DerivedKeys, plans: RunPlan[]
  * the artifact store with their rows, and writes the terminal status through core's state machine.
  */
 export async function executeRun(db: Db, store: ArtifactStore, browser: Browser, workspaceId: string, runId: string, plan: RunPlan): Promise<void> {
-  const claimed = await db.$transaction((tx) => startRun(tx, runId, 2));
+  const claimed = await startRun(db, runId, 2);
   if (!claimed) throw new Error(`run ${runId} could not be started`);
   const attempt = claimed.attempt;
   const videoDir = plan.video ? await mkdtemp(path.join(tmpdir(), 'testrun-video-')) : null;
@@ -154,7 +154,7 @@ export async function executeRun(db: Db, store: ArtifactStore, browser: Browser,
       await rm(videoDir, { recursive: true, force: true });
     }
   }
-  const ok = await db.$transaction((tx) => finishRun(tx, runId, attempt, plan.outcome ?? { status: 'passed', resultSummary: `Passed: ${plan.steps.length} steps.` }));
+  const ok = await finishRun(db, runId, attempt, plan.outcome ?? { status: 'passed', resultSummary: `Passed: ${plan.steps.length} steps.` });
   if (!ok) throw new Error(`run ${runId} could not be finished`);
 }
 

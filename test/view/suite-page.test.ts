@@ -290,20 +290,20 @@ test('a running suite page updates itself to the final state without a reload', 
   await page.evaluate(() => { (window as unknown as { sameDocument: boolean }).sameDocument = true; });
   const chipOf = (runId: string) => `li[data-run="${runId}"] summary [data-run-status]`;
 
-  const a1 = await db.$transaction((tx) => startRun(tx, first.id, 2));
+  const a1 = await startRun(db, first.id, 2);
   await page.waitForFunction(([sel]) => document.querySelector(sel!)?.textContent === 'running', [chipOf(first.id)]);
   await page.waitForFunction(() => document.querySelector('h1 .chip')?.textContent === 'running');
   expect(await page.locator('[data-count="running"]').textContent()).toBe('1');
 
-  await db.$transaction((tx) => finishRun(tx, first.id, a1!.attempt, { status: 'passed', resultSummary: 'Passed: 1 step.', durationMs: 1200 }));
+  await finishRun(db, first.id, a1!.attempt, { status: 'passed', resultSummary: 'Passed: 1 step.', durationMs: 1200 });
   await page.waitForFunction(([sel]) => document.querySelector(sel!)?.textContent === 'passed', [chipOf(first.id)]);
   expect(await page.locator(`li[data-run="${first.id}"] [data-run-summary]`).textContent()).toContain('Passed: 1 step.');
   expect(await page.locator(`li[data-run="${first.id}"] [data-run-duration]`).textContent()).toBe('1.2 s');
 
-  const a2 = await db.$transaction((tx) => startRun(tx, second.id, 2));
-  await db.$transaction((tx) => finishRun(tx, second.id, a2!.attempt, {
+  const a2 = await startRun(db, second.id, 2);
+  await finishRun(db, second.id, a2!.attempt, {
     status: 'failed', resultSummary: 'Failed at step 1 (goto "/"): HTTP 500', code: 'http_error', message: 'the page answered HTTP 500', step: 1,
-  }));
+  });
   // Terminal: the final page replaces the live one in place, failures first, and polling stops.
   await page.waitForFunction(() => document.querySelector('h1 .chip')?.textContent === 'failed');
   await page.locator('section.group-failed').waitFor();
@@ -320,7 +320,7 @@ test('header values and URL credentials never appear on a page or in its JSON', 
     baseUrl: 'https://deploy:url-secret-77@preview.example.test/', headers: secrets,
   });
   const runId = seeded.runs[0]!.id;
-  await db.$transaction((tx) => startRun(tx, runId, 2));
+  await startRun(db, runId, 2);
   // The sealed headers are still on the running row: the view must not read them.
   expect((await db.run.findUniqueOrThrow({ where: { id: runId } })).headersSealed).not.toBeNull();
   const suiteUrl = suiteRunViewUrl(api.origin, api.keys.view, seeded.suiteRunId);

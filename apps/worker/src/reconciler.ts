@@ -120,13 +120,11 @@ export class Reconciler {
     const ended: string[] = [];
     for (const run of overdue) {
       const budget = formatDuration(run.timeout_ms);
-      const done = await db.$transaction((tx) =>
-        abortRun(tx, run.id, {
-          code: 'timeout',
-          message: `the test's time budget of ${budget} ran out and its worker did not report an outcome within ${formatDuration(this.deadlineGraceMs)} after it`,
-          resultSummary: `Error: time budget of ${budget} exceeded (the worker did not report back).`,
-        }),
-      );
+      const done = await abortRun(db, run.id, {
+        code: 'timeout',
+        message: `the test's time budget of ${budget} ran out and its worker did not report an outcome within ${formatDuration(this.deadlineGraceMs)} after it`,
+        resultSummary: `Error: time budget of ${budget} exceeded (the worker did not report back).`,
+      });
       if (done) ended.push(run.id);
     }
     return ended;
@@ -155,7 +153,7 @@ export class Reconciler {
           await queue.remove(run.id).catch(() => undefined);
           requeued.push(run.id);
         } else {
-          const done = await db.$transaction((tx) => abortRun(tx, run.id, workerLostOutcome(run.attempt)));
+          const done = await abortRun(db, run.id, workerLostOutcome(run.attempt));
           if (done) lost.push(run.id);
         }
       }

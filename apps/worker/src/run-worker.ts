@@ -58,11 +58,9 @@ export function createRunWorker(deps: RunDeps, options: RunWorkerOptions): Worke
     if (!runId) return;
     if (STALLED_TOO_OFTEN.test(error.message)) {
       // Its worker died on every allowed attempt: the run ends here, counted once.
-      void deps.db
-        .$transaction(async (tx) => {
-          const run = await tx.run.findUnique({ where: { id: runId }, select: { attempt: true } });
-          return abortRun(tx, runId, workerLostOutcome(run?.attempt ?? 0));
-        })
+      void deps.db.run
+        .findUnique({ where: { id: runId }, select: { attempt: true } })
+        .then((run) => abortRun(deps.db, runId, workerLostOutcome(run?.attempt ?? 0)))
         .then((ended) => ended && logger.warn('run ended: its worker was lost', { runId }))
         .catch((e) => logger.error('could not end a run whose worker was lost; the reconciler will', { runId, error: String(e) }));
     } else {

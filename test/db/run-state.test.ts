@@ -1,4 +1,4 @@
-import { abortRun, deriveSuiteStatus, finishRun, ID_PREFIX, newId, startRun, type Db } from '@testrun/core';
+import { abortRun, canTransition, deriveSuiteStatus, finishRun, ID_PREFIX, newId, startRun, type Db } from '@testrun/core';
 import type { RunStatus } from '@testrun/contracts';
 import { applySampleProject, createTenant, sampleProject, testDb } from '../support/harness';
 
@@ -80,6 +80,9 @@ describe('run state machine', () => {
           const attempt = rand() < 0.2 ? current.attempt - 1 : current.attempt;
           await finishRun(db, run.id, attempt, { status, resultSummary: status });
         } else await abortRun(db, run.id, { code: 'timeout', resultSummary: 'Error: time budget exceeded.' });
+        // Every move the statements made is one the status graph allows; terminal states never change.
+        const after = await db.run.findUniqueOrThrow({ where: { id: run.id } });
+        if (after.status !== current.status) expect(canTransition(current.status, after.status)).toBe(true);
         await expectConsistent(suiteRunId);
       }
     }

@@ -1,5 +1,10 @@
 /** One jest run over the whole repo; suites that share Postgres, Redis or Chromium are isolated by design. */
-const transform = { '^.+\\.(t|j)sx?$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } }] };
+const transform = {
+  '^.+\\.(t|j)sx?$': [
+    '@swc/jest',
+    { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } },
+  ],
+};
 module.exports = {
   testEnvironment: 'node',
   transform,

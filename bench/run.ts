@@ -9,7 +9,18 @@ import os from 'node:os';
 import path from 'node:path';
 import { chromium } from 'playwright';
 import { Redis } from 'ioredis';
-import { addMember, applyProject, createApiKey, createLogger, deriveKeys, createPrisma, createWorkspace, ensureDatabase, migrateDatabase, readCommonConfig } from '@testrun/core';
+import {
+  addMember,
+  applyProject,
+  createApiKey,
+  createLogger,
+  deriveKeys,
+  createPrisma,
+  createWorkspace,
+  ensureDatabase,
+  migrateDatabase,
+  readCommonConfig,
+} from '@testrun/core';
 import { readWorkerConfig } from '../apps/worker/src/config';
 import { executeRun } from '../apps/worker/src/execute-run';
 import { startWorkerService } from '../apps/worker/src/worker-service';
@@ -40,8 +51,25 @@ async function main(): Promise<void> {
   await addMember(db, workspace.id, email);
   const { key } = await createApiKey(db, { workspaceId: workspace.id, creatorEmail: email, name: 'bench' });
   const project = await applyProject(db, workspace.id, {
-    slug: 'bench', name: 'Bench', baseUrl: site.url,
-    suites: [{ slug: 'trivial', name: 'Trivial', tests: [{ key: 'home', name: 'Home', steps: [{ action: 'goto', url: '/' }, { action: 'expectText', selector: 'h1', text: 'Testrun Shop' }] }] }],
+    slug: 'bench',
+    name: 'Bench',
+    baseUrl: site.url,
+    suites: [
+      {
+        slug: 'trivial',
+        name: 'Trivial',
+        tests: [
+          {
+            key: 'home',
+            name: 'Home',
+            steps: [
+              { action: 'goto', url: '/' },
+              { action: 'expectText', selector: 'h1', text: 'Testrun Shop' },
+            ],
+          },
+        ],
+      },
+    ],
   });
   const testId = project.suites[0]!.tests[0]!.id;
 
@@ -57,7 +85,11 @@ async function main(): Promise<void> {
   const sentToRunningMs: number[] = [];
   for (let i = 0; i < DISPATCH_RUNS; i++) {
     const sent = Date.now();
-    const res = await fetch(`${api.url}/api/v1/runs`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ testId }) });
+    const res = await fetch(`${api.url}/api/v1/runs`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ testId }),
+    });
     const answered = Date.now();
     const { runId } = (await res.json()) as { runId: string };
     if (res.status !== 201) throw new Error(`POST answered ${res.status}`);
@@ -77,12 +109,24 @@ async function main(): Promise<void> {
   const overheadMs: number[] = [];
   const totalMs: number[] = [];
   await service.worker.close();
-  const deps = { db: service.db, store: service.store, browser: service.browser, headersKey: deriveKeys(config.secret).headers, logger, recordVideo: service.recordVideo };
+  const deps = {
+    db: service.db,
+    store: service.store,
+    browser: service.browser,
+    headersKey: deriveKeys(config.secret).headers,
+    logger,
+    recordVideo: service.recordVideo,
+  };
   for (let i = 0; i < OVERHEAD_RUNS; i++) {
-    const res = await fetch(`${api.url}/api/v1/runs`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ testId }) });
+    const res = await fetch(`${api.url}/api/v1/runs`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ testId }),
+    });
     const { runId } = (await res.json()) as { runId: string };
     const execution = await executeRun(deps, runId);
-    if (execution.kind !== 'finished' || execution.status !== 'passed') throw new Error(`bench run did not pass: ${JSON.stringify(execution)}`);
+    if (execution.kind !== 'finished' || execution.status !== 'passed')
+      throw new Error(`bench run did not pass: ${JSON.stringify(execution)}`);
     totalMs.push(execution.timings.totalMs);
     overheadMs.push(execution.timings.totalMs - execution.timings.browserMs);
   }
@@ -100,14 +144,22 @@ async function main(): Promise<void> {
 
   const runsTotal = DISPATCH_RUNS + OVERHEAD_RUNS;
   const results = {
-    dispatchP50: percentile(dispatchMs, 50), dispatchP95: percentile(dispatchMs, 95),
-    sentP50: percentile(sentToRunningMs, 50), sentP95: percentile(sentToRunningMs, 95),
-    createP50: percentile(createMs, 50), createP95: percentile(createMs, 95),
-    overheadP50: percentile(overheadMs, 50), overheadP95: percentile(overheadMs, 95),
+    dispatchP50: percentile(dispatchMs, 50),
+    dispatchP95: percentile(dispatchMs, 95),
+    sentP50: percentile(sentToRunningMs, 50),
+    sentP95: percentile(sentToRunningMs, 95),
+    createP50: percentile(createMs, 50),
+    createP95: percentile(createMs, 95),
+    overheadP50: percentile(overheadMs, 50),
+    overheadP95: percentile(overheadMs, 95),
     totalP50: percentile(totalMs, 50),
   };
-  out(`dispatch 201→running p50 ${fmt(results.dispatchP50)} ms, p95 ${fmt(results.dispatchP95)} ms (POST p50 ${fmt(results.createP50)} ms)`);
-  out(`service overhead per test p50 ${fmt(results.overheadP50)} ms, p95 ${fmt(results.overheadP95)} ms (whole run p50 ${fmt(results.totalP50)} ms)`);
+  out(
+    `dispatch 201→running p50 ${fmt(results.dispatchP50)} ms, p95 ${fmt(results.dispatchP95)} ms (POST p50 ${fmt(results.createP50)} ms)`,
+  );
+  out(
+    `service overhead per test p50 ${fmt(results.overheadP50)} ms, p95 ${fmt(results.overheadP95)} ms (whole run p50 ${fmt(results.totalP50)} ms)`,
+  );
   out(`browser launches for ${runsTotal} runs: ${launches}`);
 
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';

@@ -12,8 +12,19 @@ import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import {
-  applyProject, createLogger, createPrisma, createWorkspace, DEFAULT_DATABASE_URL, deriveKeys, dropDatabase, ensureDatabase,
-  ID_PREFIX, LocalArtifactStore, migrateDatabase, newId, suiteRunViewUrl,
+  applyProject,
+  createLogger,
+  createPrisma,
+  createWorkspace,
+  DEFAULT_DATABASE_URL,
+  deriveKeys,
+  dropDatabase,
+  ensureDatabase,
+  ID_PREFIX,
+  LocalArtifactStore,
+  migrateDatabase,
+  newId,
+  suiteRunViewUrl,
 } from '@testrun/core';
 import type { RunStatus } from '@testrun/contracts';
 import { createViewRouter } from '../apps/api/src/view';
@@ -43,30 +54,86 @@ function syntheticSuite(): ViewSuiteRun {
     const inline = status === 'failed' || status === 'error';
     const steps = inline
       ? Array.from({ length: STEPS_PER_TEST }, (_, s) => ({
-          index: s + 1, action: 'click', label: `click "text=Button ${s}"`, target: `text=Button ${s}`,
-          outcome: s === STEPS_PER_TEST - 1 ? status : 'passed', error: s === STEPS_PER_TEST - 1 ? 'element not found within 5 s' : null,
-          startedAt: new Date(t0 + i * 1000 + s * 100), durationMs: 90, screenshotId: `art_${String(i).padStart(10, '0')}${String(s).padStart(16, '0')}`,
+          index: s + 1,
+          action: 'click',
+          label: `click "text=Button ${s}"`,
+          target: `text=Button ${s}`,
+          outcome: s === STEPS_PER_TEST - 1 ? status : 'passed',
+          error: s === STEPS_PER_TEST - 1 ? 'element not found within 5 s' : null,
+          startedAt: new Date(t0 + i * 1000 + s * 100),
+          durationMs: 90,
+          screenshotId: `art_${String(i).padStart(10, '0')}${String(s).padStart(16, '0')}`,
         }))
       : null;
     return {
-      id: `run_${String(i).padStart(26, '0')}`, token: 'x'.repeat(32), position: i, testName: `Checkout test number ${i}`, status,
-      resultSummary: status === 'passed' ? `Passed: ${STEPS_PER_TEST} steps.` : status === 'skipped' ? 'Skipped: the test is disabled.' : `Failed at step ${STEPS_PER_TEST} (click "text=Button"): element not found within 5 s`,
-      outcomeCode: inline ? 'element_not_found' : null, outcomeMessage: inline ? 'element not found within 5 s' : null, outcomeStep: inline ? STEPS_PER_TEST : null,
-      skipReason: status === 'skipped' ? 'test_disabled' : null, baseUrl: 'http://127.0.0.1:4010', attempt: status === 'skipped' ? 0 : 1,
-      plannedSteps: STEPS_PER_TEST, createdAt: new Date(t0), startedAt: new Date(t0 + i * 1000), finishedAt: new Date(t0 + i * 1000 + 900),
-      durationMs: 900, suiteRunId: 'srun_x',
+      id: `run_${String(i).padStart(26, '0')}`,
+      token: 'x'.repeat(32),
+      position: i,
+      testName: `Checkout test number ${i}`,
+      status,
+      resultSummary:
+        status === 'passed'
+          ? `Passed: ${STEPS_PER_TEST} steps.`
+          : status === 'skipped'
+            ? 'Skipped: the test is disabled.'
+            : `Failed at step ${STEPS_PER_TEST} (click "text=Button"): element not found within 5 s`,
+      outcomeCode: inline ? 'element_not_found' : null,
+      outcomeMessage: inline ? 'element not found within 5 s' : null,
+      outcomeStep: inline ? STEPS_PER_TEST : null,
+      skipReason: status === 'skipped' ? 'test_disabled' : null,
+      baseUrl: 'http://127.0.0.1:4010',
+      attempt: status === 'skipped' ? 0 : 1,
+      plannedSteps: STEPS_PER_TEST,
+      createdAt: new Date(t0),
+      startedAt: new Date(t0 + i * 1000),
+      finishedAt: new Date(t0 + i * 1000 + 900),
+      durationMs: 900,
+      suiteRunId: 'srun_x',
       steps,
-      artifacts: steps ? [
-        ...steps.map((s) => ({ id: s.screenshotId!, kind: 'screenshot' as const, stepIndex: s.index, name: `step-${s.index}.jpg`, contentType: 'image/jpeg', sizeBytes: 30_000 })),
-        { id: `art_trace${i}`, kind: 'trace' as const, stepIndex: null, name: 'trace.zip', contentType: 'application/zip', sizeBytes: 400_000 },
-      ] : null,
+      artifacts: steps
+        ? [
+            ...steps.map((s) => ({
+              id: s.screenshotId!,
+              kind: 'screenshot' as const,
+              stepIndex: s.index,
+              name: `step-${s.index}.jpg`,
+              contentType: 'image/jpeg',
+              sizeBytes: 30_000,
+            })),
+            {
+              id: `art_trace${i}`,
+              kind: 'trace' as const,
+              stepIndex: null,
+              name: 'trace.zip',
+              contentType: 'application/zip',
+              sizeBytes: 400_000,
+            },
+          ]
+        : null,
     };
   });
   const count = (s: RunStatus) => runs.filter((r) => r.status === s).length;
   return {
-    id: 'srun_x', token: 'x'.repeat(32), suiteName: 'Checkout', suiteSlug: 'checkout', projectName: 'Shop', projectSlug: 'shop', status: 'failed',
-    counts: { total: TESTS, queued: 0, running: 0, passed: count('passed'), failed: count('failed'), error: count('error'), skipped: count('skipped') },
-    createdAt: new Date(t0), startedAt: new Date(t0), finishedAt: new Date(), runs,
+    id: 'srun_x',
+    token: 'x'.repeat(32),
+    suiteName: 'Checkout',
+    suiteSlug: 'checkout',
+    projectName: 'Shop',
+    projectSlug: 'shop',
+    status: 'failed',
+    counts: {
+      total: TESTS,
+      queued: 0,
+      running: 0,
+      passed: count('passed'),
+      failed: count('failed'),
+      error: count('error'),
+      skipped: count('skipped'),
+    },
+    createdAt: new Date(t0),
+    startedAt: new Date(t0),
+    finishedAt: new Date(),
+    runs,
   };
 }
 
@@ -74,42 +141,119 @@ async function seedDatabase(databaseUrl: string) {
   const db = createPrisma({ databaseUrl, max: 4 });
   const ws = await createWorkspace(db, { name: 'bench', plan: 'enterprise' });
   const applied = await applyProject(db, ws.id, {
-    slug: 'shop', name: 'Shop', baseUrl: 'http://127.0.0.1:4010',
-    suites: [{ slug: 'checkout', name: 'Checkout', tests: Array.from({ length: TESTS }, (_, i) => ({
-      key: `t${i}`, name: `Checkout test number ${i}`, enabled: outcomeAt(i) !== 'skipped',
-      steps: Array.from({ length: STEPS_PER_TEST }, () => ({ action: 'click' as const, selector: 'text=Button' })),
-    })) }],
+    slug: 'shop',
+    name: 'Shop',
+    baseUrl: 'http://127.0.0.1:4010',
+    suites: [
+      {
+        slug: 'checkout',
+        name: 'Checkout',
+        tests: Array.from({ length: TESTS }, (_, i) => ({
+          key: `t${i}`,
+          name: `Checkout test number ${i}`,
+          enabled: outcomeAt(i) !== 'skipped',
+          steps: Array.from({ length: STEPS_PER_TEST }, () => ({ action: 'click' as const, selector: 'text=Button' })),
+        })),
+      },
+    ],
   });
   const suite = applied.suites[0]!;
   const tests = await db.test.findMany({ where: { suiteId: suite.id }, orderBy: { position: 'asc' } });
   const suiteRunId = newId(ID_PREFIX.suiteRun);
   const count = (s: RunStatus) => tests.filter((_, i) => outcomeAt(i) === s).length;
-  await db.suiteRun.create({ data: {
-    id: suiteRunId, workspaceId: ws.id, suiteId: suite.id, status: 'failed', totalCount: TESTS, queuedCount: 0, runningCount: 0,
-    passedCount: count('passed'), failedCount: count('failed'), errorCount: count('error'), skippedCount: count('skipped'),
-    startedAt: new Date(Date.now() - 600_000), finishedAt: new Date(),
-  } });
+  await db.suiteRun.create({
+    data: {
+      id: suiteRunId,
+      workspaceId: ws.id,
+      suiteId: suite.id,
+      status: 'failed',
+      totalCount: TESTS,
+      queuedCount: 0,
+      runningCount: 0,
+      passedCount: count('passed'),
+      failedCount: count('failed'),
+      errorCount: count('error'),
+      skippedCount: count('skipped'),
+      startedAt: new Date(Date.now() - 600_000),
+      finishedAt: new Date(),
+    },
+  });
   const now = Date.now();
   const runs = tests.map((t, i) => ({ id: newId(ID_PREFIX.run), t, i, status: outcomeAt(i) }));
-  await db.run.createMany({ data: runs.map(({ id, t, i, status }) => ({
-    id, workspaceId: ws.id, projectId: t.projectId, testId: t.id, suiteRunId, position: i, status, attempt: status === 'skipped' ? 0 : 1,
-    baseUrl: 'http://127.0.0.1:4010', testName: t.name, steps: t.steps as object, timeoutMs: t.timeoutMs,
-    resultSummary: status === 'passed' ? 'Passed: 8 steps.' : status === 'skipped' ? 'Skipped: the test is disabled.' : 'Failed at step 8 (click "text=Button"): element not found within 5 s',
-    outcomeCode: status === 'failed' ? 'element_not_found' : status === 'error' ? 'timeout' : null, outcomeStep: status === 'failed' || status === 'error' ? 8 : null,
-    skipReason: status === 'skipped' ? 'test_disabled' : null, startedAt: new Date(now - 500_000), finishedAt: new Date(now), durationMs: 900,
-  })) });
+  await db.run.createMany({
+    data: runs.map(({ id, t, i, status }) => ({
+      id,
+      workspaceId: ws.id,
+      projectId: t.projectId,
+      testId: t.id,
+      suiteRunId,
+      position: i,
+      status,
+      attempt: status === 'skipped' ? 0 : 1,
+      baseUrl: 'http://127.0.0.1:4010',
+      testName: t.name,
+      steps: t.steps as object,
+      timeoutMs: t.timeoutMs,
+      resultSummary:
+        status === 'passed'
+          ? 'Passed: 8 steps.'
+          : status === 'skipped'
+            ? 'Skipped: the test is disabled.'
+            : 'Failed at step 8 (click "text=Button"): element not found within 5 s',
+      outcomeCode: status === 'failed' ? 'element_not_found' : status === 'error' ? 'timeout' : null,
+      outcomeStep: status === 'failed' || status === 'error' ? 8 : null,
+      skipReason: status === 'skipped' ? 'test_disabled' : null,
+      startedAt: new Date(now - 500_000),
+      finishedAt: new Date(now),
+      durationMs: 900,
+    })),
+  });
   const steps = [];
   const artifacts = [];
   for (const r of runs) {
     if (r.status === 'skipped') continue;
     for (let s = 1; s <= STEPS_PER_TEST; s++) {
       const artId = newId(ID_PREFIX.artifact);
-      artifacts.push({ id: artId, runId: r.id, workspaceId: ws.id, attempt: 1, kind: 'screenshot' as const, stepIndex: s, name: `step-${s}.jpg`, storageKey: `${ws.id}/${r.id}/${artId}-step.jpg`, contentType: 'image/jpeg', sizeBytes: 30_000 });
-      steps.push({ id: newId(ID_PREFIX.step), runId: r.id, attempt: 1, index: s, action: 'click', label: 'click "text=Button"', target: 'text=Button',
-        outcome: s === STEPS_PER_TEST && r.status !== 'passed' ? r.status : 'passed', error: null, startedAt: new Date(now - 500_000 + s * 100), durationMs: 90, screenshotId: artId });
+      artifacts.push({
+        id: artId,
+        runId: r.id,
+        workspaceId: ws.id,
+        attempt: 1,
+        kind: 'screenshot' as const,
+        stepIndex: s,
+        name: `step-${s}.jpg`,
+        storageKey: `${ws.id}/${r.id}/${artId}-step.jpg`,
+        contentType: 'image/jpeg',
+        sizeBytes: 30_000,
+      });
+      steps.push({
+        id: newId(ID_PREFIX.step),
+        runId: r.id,
+        attempt: 1,
+        index: s,
+        action: 'click',
+        label: 'click "text=Button"',
+        target: 'text=Button',
+        outcome: s === STEPS_PER_TEST && r.status !== 'passed' ? r.status : 'passed',
+        error: null,
+        startedAt: new Date(now - 500_000 + s * 100),
+        durationMs: 90,
+        screenshotId: artId,
+      });
     }
     const traceId = newId(ID_PREFIX.artifact);
-    artifacts.push({ id: traceId, runId: r.id, workspaceId: ws.id, attempt: 1, kind: 'trace' as const, stepIndex: null, name: 'trace.zip', storageKey: `${ws.id}/${r.id}/${traceId}-trace.zip`, contentType: 'application/zip', sizeBytes: 400_000 });
+    artifacts.push({
+      id: traceId,
+      runId: r.id,
+      workspaceId: ws.id,
+      attempt: 1,
+      kind: 'trace' as const,
+      stepIndex: null,
+      name: 'trace.zip',
+      storageKey: `${ws.id}/${r.id}/${traceId}-trace.zip`,
+      contentType: 'application/zip',
+      sizeBytes: 400_000,
+    });
   }
   await db.stepResult.createMany({ data: steps });
   await db.artifact.createMany({ data: artifacts });
@@ -137,7 +281,16 @@ async function main() {
     const seeded = await seedDatabase(databaseUrl);
     const keys = deriveKeys('bench-secret-bench-secret-bench-secret-00');
     const app = express();
-    app.use('/view', createViewRouter({ db: seeded.db, store: new LocalArtifactStore('/tmp/testrun-bench-artifacts'), keys, publicBaseUrl: 'http://127.0.0.1', logger: createLogger({ service: 'bench', level: 'error' }) }));
+    app.use(
+      '/view',
+      createViewRouter({
+        db: seeded.db,
+        store: new LocalArtifactStore('/tmp/testrun-bench-artifacts'),
+        keys,
+        publicBaseUrl: 'http://127.0.0.1',
+        logger: createLogger({ service: 'bench', level: 'error' }),
+      }),
+    );
     const server = app.listen(0, '127.0.0.1');
     await new Promise((r) => server.once('listening', r));
     const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -165,11 +318,11 @@ async function main() {
     const counts = suite.counts;
     process.stdout.write(
       `view-render: ${TESTS} tests (${counts.passed} passed, ${counts.failed} failed, ${counts.error} error, ${counts.skipped} skipped), ${STEPS_PER_TEST} steps each; ` +
-      `${seeded.stepRows} step rows, ${seeded.artifactRows} artifact rows in Postgres\n` +
-      `| measure | median | p95 | min | size |\n|---|---|---|---|---|\n` +
-      `| renderSuitePage (in memory) | ${render.median.toFixed(1)} ms | ${render.p95.toFixed(1)} ms | ${render.min.toFixed(1)} ms | ${(bytes / 1024).toFixed(0)} KB |\n` +
-      `| GET suite page (Postgres + render + HTTP) | ${http.median.toFixed(1)} ms | ${http.p95.toFixed(1)} ms | ${http.min.toFixed(1)} ms | ${(pageBytes / 1024).toFixed(0)} KB |\n` +
-      `| GET status.json (live poll) | ${status.median.toFixed(1)} ms | ${status.p95.toFixed(1)} ms | ${status.min.toFixed(1)} ms | |\n`,
+        `${seeded.stepRows} step rows, ${seeded.artifactRows} artifact rows in Postgres\n` +
+        `| measure | median | p95 | min | size |\n|---|---|---|---|---|\n` +
+        `| renderSuitePage (in memory) | ${render.median.toFixed(1)} ms | ${render.p95.toFixed(1)} ms | ${render.min.toFixed(1)} ms | ${(bytes / 1024).toFixed(0)} KB |\n` +
+        `| GET suite page (Postgres + render + HTTP) | ${http.median.toFixed(1)} ms | ${http.p95.toFixed(1)} ms | ${http.min.toFixed(1)} ms | ${(pageBytes / 1024).toFixed(0)} KB |\n` +
+        `| GET status.json (live poll) | ${status.median.toFixed(1)} ms | ${status.p95.toFixed(1)} ms | ${status.min.toFixed(1)} ms | |\n`,
     );
   } finally {
     await dropDatabase(databaseUrl).catch(() => undefined);

@@ -39,7 +39,8 @@ async function ensureTenant(db: Db): Promise<DemoState & { created: boolean }> {
   if (existsSync(STATE_FILE)) {
     const saved = JSON.parse(readFileSync(STATE_FILE, 'utf8')) as DemoState;
     const key = await db.apiKey.findUnique({ where: { hash: hashApiKey(saved.key) } });
-    if (key && key.workspaceId === saved.workspaceId && !key.revokedAt && !key.paused) return { ...saved, created: false };
+    if (key && key.workspaceId === saved.workspaceId && !key.revokedAt && !key.paused)
+      return { ...saved, created: false };
   }
   const workspace = await createWorkspace(db, { name: 'Demo', plan: 'team' });
   await addMember(db, workspace.id, DEMO_EMAIL);
@@ -50,11 +51,18 @@ async function ensureTenant(db: Db): Promise<DemoState & { created: boolean }> {
 }
 
 /** A service started the way `pnpm api` / `pnpm worker` start it, its JSON log kept in .testrun/. */
-function startService(name: 'api' | 'worker', env: Record<string, string>): { child: ChildProcess; ready: Promise<void>; logFile: string } {
+function startService(
+  name: 'api' | 'worker',
+  env: Record<string, string>,
+): { child: ChildProcess; ready: Promise<void>; logFile: string } {
   const entry = path.join(ROOT, 'apps', name, 'src', 'main.ts');
   const logFile = path.join(STATE_DIR, `demo-${name}.log`);
   const log = createWriteStream(logFile, { flags: 'w' });
-  const child = spawn(process.execPath, ['--import', 'tsx', entry], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let seen = '';
   const readyMessage = name === 'api' ? '"listening"' : '"worker ready"';
   const ready = new Promise<void>((resolve, reject) => {
@@ -66,7 +74,9 @@ function startService(name: 'api' | 'worker', env: Record<string, string>): { ch
     };
     child.stdout!.on('data', onData);
     child.stderr!.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`${name} exited (${code}) before it was ready; see ${logFile}:\n${seen.slice(-2_000)}`)));
+    child.once('exit', (code) =>
+      reject(new Error(`${name} exited (${code}) before it was ready; see ${logFile}:\n${seen.slice(-2_000)}`)),
+    );
   });
   return { child, ready, logFile };
 }
@@ -121,7 +131,11 @@ async function main(): Promise<void> {
   out(`API:            ${apiUrl}  (log: ${path.relative(ROOT, api.logFile)})`);
   out(`Worker:         pid ${worker.child.pid}  (log: ${path.relative(ROOT, worker.logFile)})`);
   out(`Workspace:      ${tenant.workspaceId}`);
-  out(tenant.created ? `API key:        ${tenant.key}  (shown once; kept in .testrun/demo.json)` : 'API key:        reused from .testrun/demo.json');
+  out(
+    tenant.created
+      ? `API key:        ${tenant.key}  (shown once; kept in .testrun/demo.json)`
+      : 'API key:        reused from .testrun/demo.json',
+  );
   out();
 
   const authorization = `Bearer ${tenant.key}`;
@@ -138,7 +152,16 @@ async function main(): Promise<void> {
   }
   out(`POST /api/v1/runs -> 201 {"suiteRunId":"${createdBody.suiteRunId}"}`);
 
-  type SuiteRun = { status: string; total_count: number; passed_count: number; failed_count: number; error_count: number; skipped_count: number; suiteRunUrl: string; tests: Array<{ runId: string; name: string; status: string }> };
+  type SuiteRun = {
+    status: string;
+    total_count: number;
+    passed_count: number;
+    failed_count: number;
+    error_count: number;
+    skipped_count: number;
+    suiteRunUrl: string;
+    tests: Array<{ runId: string; name: string; status: string }>;
+  };
   let suiteRun: SuiteRun;
   let last = '';
   for (;;) {
@@ -159,7 +182,10 @@ async function main(): Promise<void> {
 
   out();
   for (const test of suiteRun.tests) {
-    const run = (await (await fetch(`${apiUrl}/api/v1/runs/${test.runId}`, { headers: { authorization } })).json()) as { status: string; result_summary: string };
+    const run = (await (await fetch(`${apiUrl}/api/v1/runs/${test.runId}`, { headers: { authorization } })).json()) as {
+      status: string;
+      result_summary: string;
+    };
     out(`  ${run.status.padEnd(8)} ${test.name}`);
     out(`           ${run.result_summary}`);
   }
@@ -175,6 +201,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((error) => {
-  process.stderr.write(`demo failed: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
+  process.stderr.write(`demo failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
   process.exit(1);
 });

@@ -42,11 +42,21 @@ function buildSummary(result, verdict) {
     return lines.join('\n');
   }
   if (result.error) {
-    lines.push(`The API refused the request: \`${cell(result.error.code ?? result.error.kind)}\` ${cell(result.error.detail)}`);
+    lines.push(
+      `The API refused the request: \`${cell(result.error.code ?? result.error.kind)}\` ${cell(result.error.detail)}`,
+    );
     return lines.join('\n');
   }
-  const what = result.kind === 'suite' ? `${result.project}/${result.suite}` : result.kind === 'project' ? result.project : result.testId;
-  lines.push(`**${cell(what)}** (${result.kind})${result.suiteRunUrl ? ` · [Open the detailed view](${result.suiteRunUrl})` : ''}`, '');
+  const what =
+    result.kind === 'suite'
+      ? `${result.project}/${result.suite}`
+      : result.kind === 'project'
+        ? result.project
+        : result.testId;
+  lines.push(
+    `**${cell(what)}** (${result.kind})${result.suiteRunUrl ? ` · [Open the detailed view](${result.suiteRunUrl})` : ''}`,
+    '',
+  );
   const c = result.counts ?? {};
   lines.push('| Passed | Failed | Error | Skipped | Total |', '|---:|---:|---:|---:|---:|');
   lines.push(`| ${c.passed ?? 0} | ${c.failed ?? 0} | ${c.error ?? 0} | ${c.skipped ?? 0} | ${c.total ?? 0} |`, '');
@@ -55,7 +65,9 @@ function buildSummary(result, verdict) {
     lines.push('| Test | Status | What happened |', '|---|---|---|');
     for (const t of bad) {
       const name = t.viewUrl ? `[${cell(t.name)}](${t.viewUrl})` : cell(t.name);
-      lines.push(`| ${name} | ${cell(t.status)} | ${cell(t.result_summary ?? (t.status === 'queued' || t.status === 'running' ? 'not finished within the wait budget' : ''))} |`);
+      lines.push(
+        `| ${name} | ${cell(t.status)} | ${cell(t.result_summary ?? (t.status === 'queued' || t.status === 'running' ? 'not finished within the wait budget' : ''))} |`,
+      );
     }
     lines.push('');
   }

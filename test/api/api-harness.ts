@@ -24,25 +24,44 @@ export type TestApi = {
  */
 export function buildTestApi(options: { prefix?: string; env?: Record<string, string>; db?: Db } = {}): TestApi {
   const prefix = options.prefix ?? `${process.env.REDIS_PREFIX}-${uniqueTag()}`;
-  const config = readApiConfig({ ...process.env, PORT: '0', PUBLIC_BASE_URL: 'http://testrun.example', REDIS_PREFIX: prefix, ...options.env });
+  const config = readApiConfig({
+    ...process.env,
+    PORT: '0',
+    PUBLIC_BASE_URL: 'http://testrun.example',
+    REDIS_PREFIX: prefix,
+    ...options.env,
+  });
   const stream = new PassThrough();
   const chunks: string[] = [];
   stream.on('data', (c: Buffer) => chunks.push(c.toString('utf8')));
   const logger = createLogger({ service: 'api', level: 'info', stream });
   const ownDb = !options.db;
-  const db = options.db ?? (config.databaseUrl === process.env.DATABASE_URL ? testDb() : createPrisma({ databaseUrl: config.databaseUrl, max: 2 }));
+  const db =
+    options.db ??
+    (config.databaseUrl === process.env.DATABASE_URL
+      ? testDb()
+      : createPrisma({ databaseUrl: config.databaseUrl, max: 2 }));
   const redis = createApiRedis(config.redisUrl, logger);
   const queue = createRunQueue(redis, config.redisPrefix);
   queue.on('error', () => undefined);
   const clock = { offsetMs: 0 };
   const app = createApp({
-    config, db, redis, queue, logger,
+    config,
+    db,
+    redis,
+    queue,
+    logger,
     store: new LocalArtifactStore(config.artifactsDir),
     keys: deriveKeys(config.secret),
     now: () => new Date(Date.now() + clock.offsetMs),
   });
   return {
-    app, db, redis, queue, config, clock,
+    app,
+    db,
+    redis,
+    queue,
+    config,
+    clock,
     logs: { lines: () => chunks.join('').split('\n').filter(Boolean), text: () => chunks.join('') },
     close: async () => {
       await queue.close().catch(() => undefined);

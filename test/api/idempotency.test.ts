@@ -16,7 +16,12 @@ const countRuns = (db: Db, workspaceId: string) => db.run.count({ where: { works
 async function tenant(plan: Parameters<typeof createTenant>[1] = {}) {
   const t = await createTenant(api.db, plan);
   const applied = await applyProject(api.db, t.workspace.id, sampleProject('shop', { count: 2 }));
-  const post = (key: string, body: unknown, app = api.app) => request(app).post('/api/v1/runs').set(bearer(t.key)).set('Idempotency-Key', key).send(body as object);
+  const post = (key: string, body: unknown, app = api.app) =>
+    request(app)
+      .post('/api/v1/runs')
+      .set(bearer(t.key))
+      .set('Idempotency-Key', key)
+      .send(body as object);
   return { ...t, applied, post };
 }
 
@@ -32,8 +37,12 @@ describe('Idempotency-Key', () => {
     expect(first.headers['idempotent-replayed']).toBeUndefined();
     const jobsAfterFirst = await waitingJobIds();
     // Same body with its keys in another order is the same request.
-    const again = await request(api.app).post('/api/v1/runs').set(bearer(t.key)).set('Idempotency-Key', 'deploy-123')
-      .set('Content-Type', 'application/json').send('{"suiteSlug":"smoke","projectSlug":"shop"}');
+    const again = await request(api.app)
+      .post('/api/v1/runs')
+      .set(bearer(t.key))
+      .set('Idempotency-Key', 'deploy-123')
+      .set('Content-Type', 'application/json')
+      .send('{"suiteSlug":"smoke","projectSlug":"shop"}');
     expect(again.status).toBe(201);
     expect(again.headers['idempotent-replayed']).toBe('true');
     expect(again.text).toBe(first.text);
@@ -54,7 +63,9 @@ describe('Idempotency-Key', () => {
 
   it('10 concurrent duplicates create exactly one set of runs; the others get 409 or the replay', async () => {
     const t = await tenant();
-    const results = await Promise.all(Array.from({ length: 10 }, () => t.post('burst', { projectSlug: 'shop', suiteSlug: 'smoke' })));
+    const results = await Promise.all(
+      Array.from({ length: 10 }, () => t.post('burst', { projectSlug: 'shop', suiteSlug: 'smoke' })),
+    );
     const created = results.filter((r) => r.status === 201 && r.headers['idempotent-replayed'] === undefined);
     const replayed = results.filter((r) => r.status === 201 && r.headers['idempotent-replayed'] === 'true');
     const inProgress = results.filter((r) => r.status === 409);
@@ -77,7 +88,10 @@ describe('Idempotency-Key', () => {
     const t = await tenant();
     const other = buildTestApi({ db: api.db });
     try {
-      const [a, b] = await Promise.all([t.post('replicas', { projectSlug: 'shop' }), t.post('replicas', { projectSlug: 'shop' }, other.app)]);
+      const [a, b] = await Promise.all([
+        t.post('replicas', { projectSlug: 'shop' }),
+        t.post('replicas', { projectSlug: 'shop' }, other.app),
+      ]);
       expect([a.status, b.status].sort()).toEqual(a.status === 409 || b.status === 409 ? [201, 409] : [201, 201]);
       expect(await countRuns(api.db, t.workspace.id)).toBe(2);
     } finally {
@@ -126,7 +140,9 @@ describe('Idempotency-Key', () => {
   it('a key is kept 24 hours: after that the same key runs again', async () => {
     const t = await tenant();
     const first = await t.post('daily', { projectSlug: 'shop' });
-    const record = await api.db.idempotencyRecord.findUniqueOrThrow({ where: { workspaceId_key: { workspaceId: t.workspace.id, key: 'daily' } } });
+    const record = await api.db.idempotencyRecord.findUniqueOrThrow({
+      where: { workspaceId_key: { workspaceId: t.workspace.id, key: 'daily' } },
+    });
     expect(record.expiresAt.getTime() - record.createdAt.getTime()).toBe(24 * 3600 * 1000);
     api.clock.offsetMs = 24 * 3600 * 1000 - 60_000;
     try {
@@ -148,14 +164,26 @@ describe('Idempotency-Key', () => {
     const t = await tenant();
     const now = Date.now();
     await api.db.idempotencyRecord.create({
-      data: { workspaceId: t.workspace.id, key: 'stuck', requestHash: 'x', state: 'in_progress', lockedUntil: new Date(now + 60_000), expiresAt: new Date(now + 86_400_000) },
+      data: {
+        workspaceId: t.workspace.id,
+        key: 'stuck',
+        requestHash: 'x',
+        state: 'in_progress',
+        lockedUntil: new Date(now + 60_000),
+        expiresAt: new Date(now + 86_400_000),
+      },
     });
     // Different hash than the stuck one: this is reuse of a live key.
     expect((await t.post('stuck', { projectSlug: 'shop' })).body.code).toBe('idempotency_key_reused');
     const { hashRequest } = await import('../../apps/api/src/services/idempotency');
     const { deriveKeys } = await import('@testrun/core');
-    const hash = hashRequest(deriveKeys(api.config.secret).idempotency, 'POST', '/api/v1/runs', { projectSlug: 'shop' });
-    await api.db.idempotencyRecord.update({ where: { workspaceId_key: { workspaceId: t.workspace.id, key: 'stuck' } }, data: { requestHash: hash } });
+    const hash = hashRequest(deriveKeys(api.config.secret).idempotency, 'POST', '/api/v1/runs', {
+      projectSlug: 'shop',
+    });
+    await api.db.idempotencyRecord.update({
+      where: { workspaceId_key: { workspaceId: t.workspace.id, key: 'stuck' } },
+      data: { requestHash: hash },
+    });
     const live = await t.post('stuck', { projectSlug: 'shop' });
     expect(live.status).toBe(409);
     expect(live.body.code).toBe('idempotency_request_in_progress');

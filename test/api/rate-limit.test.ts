@@ -50,10 +50,18 @@ describe('per-key rate limit (60 per minute by default)', () => {
       const t = await createTenant(one.db);
       await applyProject(one.db, t.workspace.id, sampleProject('shop', { count: 1 }));
       expect((await request(own.app).post('/api/v1/runs').set(bearer(t.key)).send({ bad: 1 })).status).toBe(400);
-      expect((await request(own.app).post('/api/v1/runs').set(bearer(t.key)).send({ projectSlug: 'shop' })).status).toBe(201);
-      const res = await request(own.app).post('/api/v1/runs').set(bearer(t.key)).set('Content-Type', 'application/json').send('{malformed');
+      expect(
+        (await request(own.app).post('/api/v1/runs').set(bearer(t.key)).send({ projectSlug: 'shop' })).status,
+      ).toBe(201);
+      const res = await request(own.app)
+        .post('/api/v1/runs')
+        .set(bearer(t.key))
+        .set('Content-Type', 'application/json')
+        .send('{malformed');
       expect(res.status).toBe(429);
-      expect((await request(own.app).post('/api/v1/runs').set(bearer(t.key)).send({ projectSlug: 'shop' })).status).toBe(429);
+      expect(
+        (await request(own.app).post('/api/v1/runs').set(bearer(t.key)).send({ projectSlug: 'shop' })).status,
+      ).toBe(429);
       expect(await one.db.run.count({ where: { workspaceId: t.workspace.id } })).toBe(1);
       // Counters live under the deployment prefix.
       expect(await own.redis.exists(`${own.config.redisPrefix}:rl:${t.keyId}`)).toBe(1);

@@ -1,7 +1,16 @@
 import request from 'supertest';
 import { createServer } from 'node:net';
 import {
-  applyProject, createLogger, createPrisma, createRunQueue, deriveKeys, dropDatabase, ensureDatabase, LocalArtifactStore, migrateDatabase, type Db,
+  applyProject,
+  createLogger,
+  createPrisma,
+  createRunQueue,
+  deriveKeys,
+  dropDatabase,
+  ensureDatabase,
+  LocalArtifactStore,
+  migrateDatabase,
+  type Db,
 } from '@testrun/core';
 import { PROBLEMS, problemType } from '@testrun/contracts';
 import { createApiRedis, createApp } from '../../apps/api/src';
@@ -20,7 +29,13 @@ afterAll(async () => {
 function expectProblem(res: request.Response, code: keyof typeof PROBLEMS) {
   expect(res.status).toBe(PROBLEMS[code].status);
   expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
-  expect(res.body).toMatchObject({ type: problemType(code), title: PROBLEMS[code].title, status: PROBLEMS[code].status, code, detail: expect.any(String) });
+  expect(res.body).toMatchObject({
+    type: problemType(code),
+    title: PROBLEMS[code].title,
+    status: PROBLEMS[code].status,
+    code,
+    detail: expect.any(String),
+  });
   expect(JSON.stringify(res.body)).not.toMatch(/at .*\.ts:\d+|SELECT|INSERT|prisma/i);
   return res.body as { detail: string; errors?: Array<{ path: string; message: string }> };
 }
@@ -31,7 +46,15 @@ const countSuiteRuns = (db: Db, workspaceId: string) => db.suiteRun.count({ wher
 async function tenant(opts: Parameters<typeof sampleProject>[1] = {}, plan: Parameters<typeof createTenant>[1] = {}) {
   const t = await createTenant(api.db, plan);
   const applied = await applyProject(api.db, t.workspace.id, sampleProject('shop', opts));
-  return { ...t, applied, post: (body: unknown) => request(api.app).post('/api/v1/runs').set(bearer(t.key)).send(body as object) };
+  return {
+    ...t,
+    applied,
+    post: (body: unknown) =>
+      request(api.app)
+        .post('/api/v1/runs')
+        .set(bearer(t.key))
+        .send(body as object),
+  };
 }
 
 describe('rules 1–3: 400 and nothing created', () => {
@@ -50,7 +73,10 @@ describe('rules 1–3: 400 and nothing created', () => {
 
   it('rule 2: suiteSlug without projectSlug', async () => {
     expectProblem(await t.post({ suiteSlug: 'smoke' }), 'suite_without_project');
-    expectProblem(await t.post({ testId: t.applied.suites[0]!.tests[0]!.id, suiteSlug: 'smoke' }), 'suite_without_project');
+    expectProblem(
+      await t.post({ testId: t.applied.suites[0]!.tests[0]!.id, suiteSlug: 'smoke' }),
+      'suite_without_project',
+    );
   });
 
   it.each([
@@ -68,7 +94,14 @@ describe('rules 1–3: 400 and nothing created', () => {
     ['Host header', { projectSlug: 'shop', headers: { Host: 'evil.example' } }, '/headers/Host'],
     ['hop-by-hop header', { projectSlug: 'shop', headers: { Connection: 'close' } }, '/headers/Connection'],
     ['Content-Length header', { projectSlug: 'shop', headers: { 'content-length': '1' } }, '/headers/content-length'],
-    ['too many header bytes', { projectSlug: 'shop', headers: Object.fromEntries(Array.from({ length: 3 }, (_, i) => [`x-${i}`, 'v'.repeat(8000)])) }, '/headers'],
+    [
+      'too many header bytes',
+      {
+        projectSlug: 'shop',
+        headers: Object.fromEntries(Array.from({ length: 3 }, (_, i) => [`x-${i}`, 'v'.repeat(8000)])),
+      },
+      '/headers',
+    ],
     ['body is an array', [{ projectSlug: 'shop' }], ''],
   ])('rule 3: %s', async (_name, body, path) => {
     const p = expectProblem(await t.post(body), 'invalid_body');
@@ -76,12 +109,19 @@ describe('rules 1–3: 400 and nothing created', () => {
   });
 
   it('lists every problem of a body at once', async () => {
-    const p = expectProblem(await t.post({ projectSlug: 'shop', baseUrl: 'nope', extra: true, headers: { Host: 'x' } }), 'invalid_body');
+    const p = expectProblem(
+      await t.post({ projectSlug: 'shop', baseUrl: 'nope', extra: true, headers: { Host: 'x' } }),
+      'invalid_body',
+    );
     expect(p.errors!.map((e) => e.path).sort()).toEqual(['/baseUrl', '/extra', '/headers/Host']);
   });
 
   it('malformed JSON is 400 invalid_body', async () => {
-    const res = await request(api.app).post('/api/v1/runs').set(bearer(t.key)).set('Content-Type', 'application/json').send('{"projectSlug": ');
+    const res = await request(api.app)
+      .post('/api/v1/runs')
+      .set(bearer(t.key))
+      .set('Content-Type', 'application/json')
+      .send('{"projectSlug": ');
     expectProblem(res, 'invalid_body');
   });
 
@@ -90,30 +130,48 @@ describe('rules 1–3: 400 and nothing created', () => {
   });
 
   it('another media type is 415', async () => {
-    const res = await request(api.app).post('/api/v1/runs').set(bearer(t.key)).set('Content-Type', 'text/plain').send('projectSlug=shop');
+    const res = await request(api.app)
+      .post('/api/v1/runs')
+      .set(bearer(t.key))
+      .set('Content-Type', 'text/plain')
+      .send('projectSlug=shop');
     expectProblem(res, 'unsupported_media_type');
   });
 
   it('a body over 256 KB is 413', async () => {
-    const res = await request(api.app).post('/api/v1/runs').set(bearer(t.key)).send({ projectSlug: 'shop', pad: 'x'.repeat(300 * 1024) });
+    const res = await request(api.app)
+      .post('/api/v1/runs')
+      .set(bearer(t.key))
+      .send({ projectSlug: 'shop', pad: 'x'.repeat(300 * 1024) });
     expectProblem(res, 'payload_too_large');
   });
 
-  it.each([['empty', ''], ['too long', 'k'.repeat(256)], ['with a space', 'a b'], ['non-ASCII', 'clé']])('an Idempotency-Key %s is 400 naming the header', async (_n, key) => {
-    const res = await request(api.app).post('/api/v1/runs').set(bearer(t.key)).set('Idempotency-Key', key).send({ projectSlug: 'shop' });
+  it.each([
+    ['empty', ''],
+    ['too long', 'k'.repeat(256)],
+    ['with a space', 'a b'],
+    ['non-ASCII', 'clé'],
+  ])('an Idempotency-Key %s is 400 naming the header', async (_n, key) => {
+    const res = await request(api.app)
+      .post('/api/v1/runs')
+      .set(bearer(t.key))
+      .set('Idempotency-Key', key)
+      .send({ projectSlug: 'shop' });
     const p = expectProblem(res, 'invalid_body');
     expect(p.detail).toContain('Idempotency-Key');
   });
 });
 
-describe('rule 4: 404 in the key\'s workspace', () => {
+describe("rule 4: 404 in the key's workspace", () => {
   it('unknown project, unknown suite, unknown test, archived test and archived suite', async () => {
     const t = await tenant({ count: 2, suites: ['smoke', 'old'] });
     const archivedTest = t.applied.suites[0]!.tests[1]!.id;
     const file = sampleProject('shop', { count: 1, suites: ['smoke'] });
     await applyProject(api.db, t.workspace.id, file);
     expect(expectProblem(await t.post({ projectSlug: 'nope' }), 'not_found').detail).toContain('"nope"');
-    expect(expectProblem(await t.post({ projectSlug: 'shop', suiteSlug: 'nope' }), 'not_found').detail).toContain('"nope"');
+    expect(expectProblem(await t.post({ projectSlug: 'shop', suiteSlug: 'nope' }), 'not_found').detail).toContain(
+      '"nope"',
+    );
     expectProblem(await t.post({ projectSlug: 'shop', suiteSlug: 'old' }), 'not_found');
     expectProblem(await t.post({ testId: 'tst_doesnotexist' }), 'not_found');
     expectProblem(await t.post({ testId: archivedTest }), 'not_found');
@@ -129,7 +187,10 @@ describe('rule 4: 404 in the key\'s workspace', () => {
 describe('rule 5: 422 and nothing created', () => {
   it('a suite with no tests is empty_suite, and so is a project whose tests are all archived', async () => {
     const t = await tenant({ count: 1 });
-    await applyProject(api.db, t.workspace.id, { ...sampleProject('shop'), suites: [{ slug: 'smoke', name: 'Smoke', tests: [] }] });
+    await applyProject(api.db, t.workspace.id, {
+      ...sampleProject('shop'),
+      suites: [{ slug: 'smoke', name: 'Smoke', tests: [] }],
+    });
     expectProblem(await t.post({ projectSlug: 'shop', suiteSlug: 'smoke' }), 'empty_suite');
     expectProblem(await t.post({ projectSlug: 'shop' }), 'empty_suite');
     expect(await countRuns(api.db, t.workspace.id)).toBe(0);
@@ -214,7 +275,10 @@ describe('backing services down', () => {
       const get = await request(down.app).get('/api/v1/runs/run_x').set(bearer(t.key));
       expectProblem(get, 'service_unavailable');
       expect(get.headers['retry-after']).toBeDefined();
-      expectProblem(await request(down.app).post('/api/v1/runs').set(bearer(t.key)).send({ projectSlug: 'shop' }), 'service_unavailable');
+      expectProblem(
+        await request(down.app).post('/api/v1/runs').set(bearer(t.key)).send({ projectSlug: 'shop' }),
+        'service_unavailable',
+      );
       const ready = await request(down.app).get('/readyz');
       expectProblem(ready, 'service_unavailable');
       expect(ready.body.detail).toContain('Postgres');
@@ -231,7 +295,10 @@ describe('backing services down', () => {
     const down = buildTestApi({ env: { REDIS_URL: `redis://127.0.0.1:${port}` }, db: api.db });
     try {
       expectProblem(await request(down.app).get('/api/v1/runs/run_x').set(bearer(t.key)), 'service_unavailable');
-      expectProblem(await request(down.app).post('/api/v1/runs').set(bearer(t.key)).send({ projectSlug: 'shop' }), 'service_unavailable');
+      expectProblem(
+        await request(down.app).post('/api/v1/runs').set(bearer(t.key)).send({ projectSlug: 'shop' }),
+        'service_unavailable',
+      );
       const ready = await request(down.app).get('/readyz');
       expectProblem(ready, 'service_unavailable');
       expect(ready.body.detail).toContain('Redis');
@@ -248,9 +315,20 @@ describe('backing services down', () => {
     const deadRedis = createApiRedis(`redis://127.0.0.1:${port}`, logger);
     const deadQueue = createRunQueue(deadRedis, `${api.config.redisPrefix}-dead`);
     deadQueue.on('error', () => undefined);
-    const app = createApp({ config: api.config, db: api.db, redis: api.redis, queue: deadQueue, store: new LocalArtifactStore(api.config.artifactsDir), keys: deriveKeys(api.config.secret), logger });
+    const app = createApp({
+      config: api.config,
+      db: api.db,
+      redis: api.redis,
+      queue: deadQueue,
+      store: new LocalArtifactStore(api.config.artifactsDir),
+      keys: deriveKeys(api.config.secret),
+      logger,
+    });
     try {
-      const res = await request(app).post('/api/v1/runs').set(bearer(t.key)).send({ projectSlug: 'shop', suiteSlug: 'smoke' });
+      const res = await request(app)
+        .post('/api/v1/runs')
+        .set(bearer(t.key))
+        .send({ projectSlug: 'shop', suiteSlug: 'smoke' });
       expect(res.status).toBe(201);
       const runs = await api.db.run.findMany({ where: { suiteRunId: res.body.suiteRunId } });
       expect(runs.map((r) => r.status)).toEqual(['queued', 'queued']);

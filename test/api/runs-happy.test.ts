@@ -16,7 +16,10 @@ afterAll(async () => {
   await api.close();
 });
 
-async function tenantWithProject(opts: Parameters<typeof sampleProject>[1] = {}, plan: { maxActiveRuns?: number } = {}) {
+async function tenantWithProject(
+  opts: Parameters<typeof sampleProject>[1] = {},
+  plan: { maxActiveRuns?: number } = {},
+) {
   const tenant = await createTenant(api.db, plan);
   const applied = await applyProject(api.db, tenant.workspace.id, sampleProject('shop', opts));
   return { ...tenant, applied };
@@ -37,7 +40,15 @@ describe('POST /api/v1/runs — the three modes', () => {
     expect(res.status).toBe(201);
     expect(Object.keys(res.body)).toEqual(['runId']);
     const run = await api.db.run.findUniqueOrThrow({ where: { id: res.body.runId } });
-    expect(run).toMatchObject({ status: 'queued', workspaceId: t.workspace.id, testId, testName: 'smoke test 1', baseUrl: 'http://127.0.0.1:9', suiteRunId: null, headersSealed: null });
+    expect(run).toMatchObject({
+      status: 'queued',
+      workspaceId: t.workspace.id,
+      testId,
+      testName: 'smoke test 1',
+      baseUrl: 'http://127.0.0.1:9',
+      suiteRunId: null,
+      headersSealed: null,
+    });
     expect(run.steps).toEqual([{ action: 'goto', url: '/' }]);
     const job = await api.queue.getJob(res.body.runId);
     expect(job?.data).toEqual({ runId: res.body.runId });
@@ -46,14 +57,29 @@ describe('POST /api/v1/runs — the three modes', () => {
 
   it('suite: 201 {suiteRunId}; one run per test; disabled test created skipped; counters and status', async () => {
     const t = await tenantWithProject({ count: 3, disabled: 1 });
-    const res = await request(api.app).post('/api/v1/runs').set(bearer(t.key)).send({ projectSlug: 'shop', suiteSlug: 'smoke' });
+    const res = await request(api.app)
+      .post('/api/v1/runs')
+      .set(bearer(t.key))
+      .send({ projectSlug: 'shop', suiteSlug: 'smoke' });
     expect(res.status).toBe(201);
     expect(Object.keys(res.body)).toEqual(['suiteRunId']);
-    const suiteRun = await api.db.suiteRun.findUniqueOrThrow({ where: { id: res.body.suiteRunId }, include: { runs: { orderBy: { position: 'asc' } } } });
+    const suiteRun = await api.db.suiteRun.findUniqueOrThrow({
+      where: { id: res.body.suiteRunId },
+      include: { runs: { orderBy: { position: 'asc' } } },
+    });
     // A child created skipped has left `queued`: by the aggregate rule the suite run is running.
-    expect(suiteRun).toMatchObject({ status: 'queued', totalCount: 3, queuedCount: 2, skippedCount: 1, runningCount: 0, passedCount: 0 });
+    expect(suiteRun).toMatchObject({
+      status: 'queued',
+      totalCount: 3,
+      queuedCount: 2,
+      skippedCount: 1,
+      runningCount: 0,
+      passedCount: 0,
+    });
     expect(suiteRun.runs.map((r) => [r.testName, r.status, r.skipReason])).toEqual([
-      ['smoke test 1', 'queued', null], ['smoke test 2', 'queued', null], ['smoke test 3', 'skipped', 'test_disabled'],
+      ['smoke test 1', 'queued', null],
+      ['smoke test 2', 'queued', null],
+      ['smoke test 3', 'skipped', 'test_disabled'],
     ]);
     for (const r of suiteRun.runs) {
       const job = await api.queue.getJob(r.id);
@@ -65,7 +91,13 @@ describe('POST /api/v1/runs — the three modes', () => {
     expect(get.status).toBe(200);
     expect(isSuiteRun(get.body).ok).toBe(true);
     expect(get.body).toEqual({
-      id: res.body.suiteRunId, status: 'queued', total_count: 3, passed_count: 0, failed_count: 0, error_count: 0, skipped_count: 1,
+      id: res.body.suiteRunId,
+      status: 'queued',
+      total_count: 3,
+      passed_count: 0,
+      failed_count: 0,
+      error_count: 0,
+      skipped_count: 1,
       suiteRunUrl: suiteRunViewUrl('http://testrun.example', deriveKeys(api.config.secret).view, res.body.suiteRunId),
       tests: suiteRun.runs.map((r) => ({ runId: r.id, name: r.testName, status: r.status, skipReason: r.skipReason })),
     });
@@ -73,7 +105,10 @@ describe('POST /api/v1/runs — the three modes', () => {
 
   it('suite whose tests are all disabled: suite run created skipped, no jobs', async () => {
     const t = await tenantWithProject({ count: 2, disabled: 2 });
-    const res = await request(api.app).post('/api/v1/runs').set(bearer(t.key)).send({ projectSlug: 'shop', suiteSlug: 'smoke' });
+    const res = await request(api.app)
+      .post('/api/v1/runs')
+      .set(bearer(t.key))
+      .send({ projectSlug: 'shop', suiteSlug: 'smoke' });
     expect(res.status).toBe(201);
     const get = await request(api.app).get(`/api/v1/suite-runs/${res.body.suiteRunId}`).set(bearer(t.key));
     expect(get.body).toMatchObject({ status: 'skipped', total_count: 2, skipped_count: 2 });
@@ -87,7 +122,10 @@ describe('POST /api/v1/runs — the three modes', () => {
     // Archive suite b and test a/t2 by applying a smaller file.
     const smaller = { ...file, suites: [{ ...file.suites[0]!, tests: [file.suites[0]!.tests[0]!] }, file.suites[2]!] };
     await applyProject(api.db, t.workspace.id, smaller);
-    const res = await request(api.app).post('/api/v1/runs').set(bearer(t.key)).send({ projectSlug: 'shop', baseUrl: 'https://preview.example/x' });
+    const res = await request(api.app)
+      .post('/api/v1/runs')
+      .set(bearer(t.key))
+      .send({ projectSlug: 'shop', baseUrl: 'https://preview.example/x' });
     expect(res.status).toBe(201);
     expect(Object.keys(res.body)).toEqual(['runIds']);
     const runs = await api.db.run.findMany({ where: { id: { in: res.body.runIds } } });
@@ -100,7 +138,10 @@ describe('POST /api/v1/runs — the three modes', () => {
   it('headers are sealed per run (AAD = run id) and never returned', async () => {
     const t = await tenantWithProject({ count: 2 });
     const headers = { Authorization: 'Basic c2VjcmV0OnNlY3JldA==', 'x-vercel-protection-bypass': 'bypass-value-123' };
-    const res = await request(api.app).post('/api/v1/runs').set(bearer(t.key)).send({ projectSlug: 'shop', suiteSlug: 'smoke', headers });
+    const res = await request(api.app)
+      .post('/api/v1/runs')
+      .set(bearer(t.key))
+      .send({ projectSlug: 'shop', suiteSlug: 'smoke', headers });
     expect(res.status).toBe(201);
     const runs = await api.db.run.findMany({ where: { suiteRunId: res.body.suiteRunId } });
     const keys = deriveKeys(api.config.secret);
@@ -117,11 +158,20 @@ describe('POST /api/v1/runs — the three modes', () => {
 describe('GET /api/v1/runs/:runId', () => {
   it('returns exactly the contract fields, with a Link header to the view', async () => {
     const t = await tenantWithProject({ count: 1 });
-    const post = await request(api.app).post('/api/v1/runs').set(bearer(t.key)).send({ testId: t.applied.suites[0]!.tests[0]!.id });
+    const post = await request(api.app)
+      .post('/api/v1/runs')
+      .set(bearer(t.key))
+      .send({ testId: t.applied.suites[0]!.tests[0]!.id });
     const res = await request(api.app).get(`/api/v1/runs/${post.body.runId}`).set(bearer(t.key));
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
-    expect(res.body).toEqual({ id: post.body.runId, status: 'queued', result_summary: 'Queued; waiting for a worker.', error: null, skip_reason: null });
+    expect(res.body).toEqual({
+      id: post.body.runId,
+      status: 'queued',
+      result_summary: 'Queued; waiting for a worker.',
+      error: null,
+      skip_reason: null,
+    });
     expect(isRun(res.body).ok).toBe(true);
     const url = runViewUrl('http://testrun.example', deriveKeys(api.config.secret).view, post.body.runId);
     expect(res.headers.link).toBe(`<${url}>; rel="alternate"; type="text/html"`);
@@ -131,14 +181,50 @@ describe('GET /api/v1/runs/:runId', () => {
     const t = await tenantWithProject({ count: 3, disabled: 1 });
     const post = await request(api.app).post('/api/v1/runs').set(bearer(t.key)).send({ projectSlug: 'shop' });
     const [errored, failed, skipped] = post.body.runIds as string[];
-    await api.db.run.update({ where: { id: errored }, data: { status: 'error', resultSummary: 'Target unreachable.', outcomeCode: 'target_unreachable', outcomeMessage: 'connect ECONNREFUSED 127.0.0.1:9', outcomeStep: 1 } });
-    await api.db.run.update({ where: { id: failed }, data: { status: 'failed', resultSummary: 'Failed at step 2.', outcomeCode: 'expectation_failed', outcomeMessage: 'text differs', outcomeStep: 2 } });
+    await api.db.run.update({
+      where: { id: errored },
+      data: {
+        status: 'error',
+        resultSummary: 'Target unreachable.',
+        outcomeCode: 'target_unreachable',
+        outcomeMessage: 'connect ECONNREFUSED 127.0.0.1:9',
+        outcomeStep: 1,
+      },
+    });
+    await api.db.run.update({
+      where: { id: failed },
+      data: {
+        status: 'failed',
+        resultSummary: 'Failed at step 2.',
+        outcomeCode: 'expectation_failed',
+        outcomeMessage: 'text differs',
+        outcomeStep: 2,
+      },
+    });
     const e = await request(api.app).get(`/api/v1/runs/${errored}`).set(bearer(t.key));
-    expect(e.body).toEqual({ id: errored, status: 'error', result_summary: 'Target unreachable.', error: { code: 'target_unreachable', message: 'connect ECONNREFUSED 127.0.0.1:9', step: 1 }, skip_reason: null });
+    expect(e.body).toEqual({
+      id: errored,
+      status: 'error',
+      result_summary: 'Target unreachable.',
+      error: { code: 'target_unreachable', message: 'connect ECONNREFUSED 127.0.0.1:9', step: 1 },
+      skip_reason: null,
+    });
     const f = await request(api.app).get(`/api/v1/runs/${failed}`).set(bearer(t.key));
-    expect(f.body).toEqual({ id: failed, status: 'failed', result_summary: 'Failed at step 2.', error: null, skip_reason: null });
+    expect(f.body).toEqual({
+      id: failed,
+      status: 'failed',
+      result_summary: 'Failed at step 2.',
+      error: null,
+      skip_reason: null,
+    });
     const s = await request(api.app).get(`/api/v1/runs/${skipped}`).set(bearer(t.key));
-    expect(s.body).toEqual({ id: skipped, status: 'skipped', result_summary: 'Skipped: the test is disabled.', error: null, skip_reason: 'test_disabled' });
+    expect(s.body).toEqual({
+      id: skipped,
+      status: 'skipped',
+      result_summary: 'Skipped: the test is disabled.',
+      error: null,
+      skip_reason: 'test_disabled',
+    });
     for (const body of [e.body, f.body, s.body]) expect(isRun(body).ok).toBe(true);
   });
 });
@@ -150,7 +236,12 @@ describe('documents without a key', () => {
     expect(o.body.openapi).toBe('3.1.0');
     const p = await request(api.app).get('/api/v1/problems/plan_limit_exceeded');
     expect(p.status).toBe(200);
-    expect(p.body).toMatchObject({ code: 'plan_limit_exceeded', status: 422, title: expect.any(String), description: expect.any(String) });
+    expect(p.body).toMatchObject({
+      code: 'plan_limit_exceeded',
+      status: 422,
+      title: expect.any(String),
+      description: expect.any(String),
+    });
   });
 
   it('/healthz and /readyz answer 200 with Postgres and Redis up', async () => {

@@ -1,5 +1,13 @@
 import request from 'supertest';
-import { applyProject, changeApiKey, generateApiKey, removeMember, setWorkspacePlan, addMember, createApiKey } from '@testrun/core';
+import {
+  applyProject,
+  changeApiKey,
+  generateApiKey,
+  removeMember,
+  setWorkspacePlan,
+  addMember,
+  createApiKey,
+} from '@testrun/core';
 import { createTenant, sampleProject } from '../support/harness';
 import { bearer, buildTestApi, type TestApi } from './api-harness';
 
@@ -36,7 +44,11 @@ describe('401', () => {
 
   it('malformed checksum', async () => {
     const last = key.at(-1) === 'a' ? 'b' : 'a';
-    expect401(await request(api.app).get('/api/v1/runs/run_x').set(bearer(key.slice(0, -1) + last)));
+    expect401(
+      await request(api.app)
+        .get('/api/v1/runs/run_x')
+        .set(bearer(key.slice(0, -1) + last)),
+    );
   });
 
   it('well-formed but unknown', async () => {
@@ -51,7 +63,11 @@ describe('401', () => {
   });
 
   it('check order: a malformed JSON body with a bad key is 401, not 400', async () => {
-    const res = await request(api.app).post('/api/v1/runs').set(bearer('trk_nope')).set('Content-Type', 'application/json').send('{oops');
+    const res = await request(api.app)
+      .post('/api/v1/runs')
+      .set(bearer('trk_nope'))
+      .set('Content-Type', 'application/json')
+      .send('{oops');
     expect401(res);
   });
 
@@ -63,7 +79,8 @@ describe('401', () => {
     const own = buildTestApi({ env: { RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE: '3' }, db: api.db });
     try {
       const statuses: number[] = [];
-      for (let i = 0; i < 5; i++) statuses.push((await request(own.app).get('/api/v1/runs/run_x').set(bearer(generateApiKey().key))).status);
+      for (let i = 0; i < 5; i++)
+        statuses.push((await request(own.app).get('/api/v1/runs/run_x').set(bearer(generateApiKey().key))).status);
       expect(statuses).toEqual([401, 401, 401, 429, 429]);
       const limited = await request(own.app).get('/api/v1/runs/run_x');
       expect(limited.body.code).toBe('rate_limited');
@@ -91,10 +108,14 @@ describe('403', () => {
     expect((await request(api.app).get('/api/v1/runs/run_x').set(bearer(t.key))).status).toBe(404);
   });
 
-  it('key_creator_not_member: the creator left the workspace; another member\'s key still works', async () => {
+  it("key_creator_not_member: the creator left the workspace; another member's key still works", async () => {
     const t = await createTenant(api.db);
     await addMember(api.db, t.workspace.id, `other-${t.tag}@example.test`);
-    const other = await createApiKey(api.db, { workspaceId: t.workspace.id, creatorEmail: `other-${t.tag}@example.test`, name: 'other' });
+    const other = await createApiKey(api.db, {
+      workspaceId: t.workspace.id,
+      creatorEmail: `other-${t.tag}@example.test`,
+      name: 'other',
+    });
     await removeMember(api.db, t.workspace.id, t.email);
     const res = await request(api.app).post('/api/v1/runs').set(bearer(t.key)).send({ projectSlug: 'x' });
     expect(res.status).toBe(403);
@@ -106,7 +127,9 @@ describe('403', () => {
     const t = await createTenant(api.db, { plan: 'free' });
     await applyProject(api.db, t.workspace.id, sampleProject('shop'));
     await changeApiKey(api.db, t.keyId, 'pause');
-    expect((await request(api.app).post('/api/v1/runs').set(bearer(t.key)).send({ projectSlug: 'shop' })).status).toBe(403);
+    expect((await request(api.app).post('/api/v1/runs').set(bearer(t.key)).send({ projectSlug: 'shop' })).status).toBe(
+      403,
+    );
     await changeApiKey(api.db, t.keyId, 'revoke');
     expect401(await request(api.app).post('/api/v1/runs').set(bearer(t.key)).send({ projectSlug: 'shop' }));
     expect(await api.db.run.count({ where: { workspaceId: t.workspace.id } })).toBe(0);
@@ -134,8 +157,14 @@ describe('workspace isolation', () => {
     const b = await createTenant(api.db);
     const appliedA = await applyProject(api.db, a.workspace.id, sampleProject('shop', { count: 2 }));
     await applyProject(api.db, b.workspace.id, sampleProject('other', { count: 1 }));
-    const suite = await request(api.app).post('/api/v1/runs').set(bearer(a.key)).send({ projectSlug: 'shop', suiteSlug: 'smoke' });
-    const single = await request(api.app).post('/api/v1/runs').set(bearer(a.key)).send({ testId: appliedA.suites[0]!.tests[0]!.id });
+    const suite = await request(api.app)
+      .post('/api/v1/runs')
+      .set(bearer(a.key))
+      .send({ projectSlug: 'shop', suiteSlug: 'smoke' });
+    const single = await request(api.app)
+      .post('/api/v1/runs')
+      .set(bearer(a.key))
+      .send({ testId: appliedA.suites[0]!.tests[0]!.id });
     expect([suite.status, single.status]).toEqual([201, 201]);
 
     // Each pair: A's real thing asked by B, and a never-existing thing of the same shape.
@@ -146,15 +175,32 @@ describe('workspace isolation', () => {
     const foreignTestId = appliedA.suites[0]!.tests[0]!.id;
     const fakeTestId = foreignTestId.slice(0, -4) + 'zzzz';
     const cases: Array<[string, () => request.Test, () => request.Test]> = [
-      ['GET run', () => request(api.app).get(`/api/v1/runs/${foreignRunId}`), () => request(api.app).get(`/api/v1/runs/${fakeRunId}`)],
-      ['GET suite run', () => request(api.app).get(`/api/v1/suite-runs/${foreignSuiteRunId}`), () => request(api.app).get(`/api/v1/suite-runs/${fakeSuiteRunId}`)],
-      ['POST test', () => request(api.app).post('/api/v1/runs').send({ testId: foreignTestId }), () => request(api.app).post('/api/v1/runs').send({ testId: fakeTestId })],
+      [
+        'GET run',
+        () => request(api.app).get(`/api/v1/runs/${foreignRunId}`),
+        () => request(api.app).get(`/api/v1/runs/${fakeRunId}`),
+      ],
+      [
+        'GET suite run',
+        () => request(api.app).get(`/api/v1/suite-runs/${foreignSuiteRunId}`),
+        () => request(api.app).get(`/api/v1/suite-runs/${fakeSuiteRunId}`),
+      ],
+      [
+        'POST test',
+        () => request(api.app).post('/api/v1/runs').send({ testId: foreignTestId }),
+        () => request(api.app).post('/api/v1/runs').send({ testId: fakeTestId }),
+      ],
     ];
     for (const [name, foreign, fake] of cases) {
       const f = await foreign().set(bearer(b.key));
       const n = await fake().set(bearer(b.key));
       expect([name, f.status]).toEqual([name, 404]);
-      expect(f.text.replace(foreignRunId, fakeRunId).replace(foreignSuiteRunId, fakeSuiteRunId).replace(foreignTestId, fakeTestId)).toBe(n.text);
+      expect(
+        f.text
+          .replace(foreignRunId, fakeRunId)
+          .replace(foreignSuiteRunId, fakeSuiteRunId)
+          .replace(foreignTestId, fakeTestId),
+      ).toBe(n.text);
       expect(f.headers['content-type']).toBe(n.headers['content-type']);
       expect(f.text).not.toContain('smoke test');
     }
@@ -163,12 +209,20 @@ describe('workspace isolation', () => {
     const neverExisted = await request(api.app).post('/api/v1/runs').set(bearer(b.key)).send({ projectSlug: 'nope' });
     expect(projectFromB.status).toBe(404);
     expect(projectFromB.text).toBe(neverExisted.text.replace('nope', 'shop'));
-    const suiteFromB = await request(api.app).post('/api/v1/runs').set(bearer(b.key)).send({ projectSlug: 'shop', suiteSlug: 'smoke' });
-    const neverSuite = await request(api.app).post('/api/v1/runs').set(bearer(b.key)).send({ projectSlug: 'nope', suiteSlug: 'smoke' });
+    const suiteFromB = await request(api.app)
+      .post('/api/v1/runs')
+      .set(bearer(b.key))
+      .send({ projectSlug: 'shop', suiteSlug: 'smoke' });
+    const neverSuite = await request(api.app)
+      .post('/api/v1/runs')
+      .set(bearer(b.key))
+      .send({ projectSlug: 'nope', suiteSlug: 'smoke' });
     expect(suiteFromB.status).toBe(404);
     expect(suiteFromB.text).toBe(neverSuite.text.replace('nope', 'shop'));
     // And B's own project works, so the 404s above are about ownership, not breakage.
-    expect((await request(api.app).post('/api/v1/runs').set(bearer(b.key)).send({ projectSlug: 'other' })).status).toBe(201);
+    expect((await request(api.app).post('/api/v1/runs').set(bearer(b.key)).send({ projectSlug: 'other' })).status).toBe(
+      201,
+    );
     expect(await api.db.run.count({ where: { workspaceId: b.workspace.id } })).toBe(1);
   });
 });
@@ -181,12 +235,29 @@ describe('secrets never leave', () => {
       await applyProject(api.db, t.workspace.id, sampleProject('shop', { count: 1 }));
       const secretValue = 'Basic c3VwZXItc2VjcmV0LXZhbHVl';
       const responses = [
-        await request(own.app).post('/api/v1/runs').set(bearer(t.key)).send({ projectSlug: 'shop', suiteSlug: 'smoke', headers: { Authorization: secretValue, 'x-bypass': 'bypass-secret-42' } }),
-        await request(own.app).post('/api/v1/runs').set(bearer(t.key)).send({ projectSlug: 'shop', headers: { Host: 'bypass-secret-42' } }),
-        await request(own.app).post('/api/v1/runs').set(bearer(t.key)).send({ projectSlug: 'shop', headers: { 'x-a': `bypass-secret-42\r\n` } }),
-        await request(own.app).get('/api/v1/runs/run_x').set(bearer(t.key.slice(0, -1))),
+        await request(own.app)
+          .post('/api/v1/runs')
+          .set(bearer(t.key))
+          .send({
+            projectSlug: 'shop',
+            suiteSlug: 'smoke',
+            headers: { Authorization: secretValue, 'x-bypass': 'bypass-secret-42' },
+          }),
+        await request(own.app)
+          .post('/api/v1/runs')
+          .set(bearer(t.key))
+          .send({ projectSlug: 'shop', headers: { Host: 'bypass-secret-42' } }),
+        await request(own.app)
+          .post('/api/v1/runs')
+          .set(bearer(t.key))
+          .send({ projectSlug: 'shop', headers: { 'x-a': `bypass-secret-42\r\n` } }),
+        await request(own.app)
+          .get('/api/v1/runs/run_x')
+          .set(bearer(t.key.slice(0, -1))),
       ];
-      const suite = await request(own.app).get(`/api/v1/suite-runs/${responses[0]!.body.suiteRunId}`).set(bearer(t.key));
+      const suite = await request(own.app)
+        .get(`/api/v1/suite-runs/${responses[0]!.body.suiteRunId}`)
+        .set(bearer(t.key));
       for (const res of [...responses, suite]) {
         const all = res.text + JSON.stringify(res.headers);
         expect(all).not.toContain(t.key);
@@ -198,9 +269,19 @@ describe('secrets never leave', () => {
       expect(logs).not.toContain(t.key.slice(0, -1));
       expect(logs).not.toContain('bypass-secret-42');
       expect(logs).not.toContain(secretValue);
-      const access = own.logs.lines().map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.message === 'request');
+      const access = own.logs
+        .lines()
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .filter((l) => l.message === 'request');
       expect(access).toHaveLength(5);
-      expect(access[0]).toMatchObject({ requestId: expect.any(String), workspaceId: t.workspace.id, status: 201, durationMs: expect.any(Number), method: 'POST', path: '/api/v1/runs' });
+      expect(access[0]).toMatchObject({
+        requestId: expect.any(String),
+        workspaceId: t.workspace.id,
+        status: 201,
+        durationMs: expect.any(Number),
+        method: 'POST',
+        path: '/api/v1/runs',
+      });
       // Job payloads hold the id only.
       const runs = await api.db.run.findMany({ where: { suiteRunId: responses[0]!.body.suiteRunId } });
       const job = await own.queue.getJob(runs[0]!.id);

@@ -7,8 +7,20 @@ import { ROOT } from './cli-harness';
 
 const { parse } = createRequire(path.join(ROOT, 'packages/cli/package.json'))('yaml') as typeof import('yaml');
 
-type Step = { name: string; id?: string; if?: string; shell: string; env?: Record<string, string>; run: string; 'working-directory'?: string };
-export type ActionYml = { inputs: Record<string, { default?: string; required?: boolean }>; outputs: Record<string, { value: string }>; runs: { using: string; steps: Step[] } };
+type Step = {
+  name: string;
+  id?: string;
+  if?: string;
+  shell: string;
+  env?: Record<string, string>;
+  run: string;
+  'working-directory'?: string;
+};
+export type ActionYml = {
+  inputs: Record<string, { default?: string; required?: boolean }>;
+  outputs: Record<string, { value: string }>;
+  runs: { using: string; steps: Step[] };
+};
 
 export function readActionYml(): ActionYml {
   return parse(readFileSync(path.join(ROOT, 'action.yml'), 'utf8')) as ActionYml;
@@ -36,7 +48,12 @@ export async function runAction(inputs: Record<string, string>, env: Record<stri
   const stepOutputs: Record<string, Record<string, string>> = {};
   const summaryFile = path.join(work, 'summary.md');
   writeFileSync(summaryFile, '');
-  const contexts: Record<string, string> = { 'runner.temp': work, 'github.run_id': '4242', 'github.action': '__acme_testrun', 'github.action_path': ROOT };
+  const contexts: Record<string, string> = {
+    'runner.temp': work,
+    'github.run_id': '4242',
+    'github.action': '__acme_testrun',
+    'github.action_path': ROOT,
+  };
   const evaluate = (text: string) =>
     text.replace(/\$\{\{\s*([^}]+?)\s*\}\}/g, (_m, expr: string) => {
       if (expr.startsWith('inputs.')) return values[expr.slice(7)] ?? '';
@@ -58,7 +75,15 @@ export async function runAction(inputs: Record<string, string>, env: Record<stri
     const res = await new Promise<{ status: number | null; output: string }>((resolve, reject) => {
       const child = spawn('bash', ['-e', '-c', step.run], {
         cwd: ROOT,
-        env: { ...process.env, ...env, ...stepEnv, GITHUB_ACTIONS: 'true', GITHUB_OUTPUT: outFile, GITHUB_STEP_SUMMARY: summaryFile, GITHUB_ACTION_PATH: ROOT },
+        env: {
+          ...process.env,
+          ...env,
+          ...stepEnv,
+          GITHUB_ACTIONS: 'true',
+          GITHUB_OUTPUT: outFile,
+          GITHUB_STEP_SUMMARY: summaryFile,
+          GITHUB_ACTION_PATH: ROOT,
+        },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let output = '';
@@ -70,7 +95,10 @@ export async function runAction(inputs: Record<string, string>, env: Record<stri
     log += res.output;
     if (step.id) {
       stepOutputs[step.id] = Object.fromEntries(
-        readFileSync(outFile, 'utf8').split('\n').filter(Boolean).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+        readFileSync(outFile, 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
       );
     }
     if (res.status !== 0 && failedWith === 0) failedWith = res.status ?? 1;

@@ -60,8 +60,22 @@ export function runCli(args: string[], env: Record<string, string | undefined> =
   return new Promise((resolve, reject) => {
     const baseEnv: Record<string, string | undefined> = { ...process.env };
     // The jest run may itself be inside CI; the CLI must see only what each test gives it.
-    for (const k of ['CI', 'GITHUB_ACTIONS', 'GITLAB_CI', 'BUILDKITE', 'CIRCLECI', 'TESTRUN_API_URL', 'TESTRUN_API_KEY', 'TESTRUN_IDEMPOTENCY_KEY']) delete baseEnv[k];
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: { ...baseEnv, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    for (const k of [
+      'CI',
+      'GITHUB_ACTIONS',
+      'GITLAB_CI',
+      'BUILDKITE',
+      'CIRCLECI',
+      'TESTRUN_API_URL',
+      'TESTRUN_API_KEY',
+      'TESTRUN_IDEMPOTENCY_KEY',
+    ])
+      delete baseEnv[k];
+    const child = spawn(process.execPath, [BIN, ...args], {
+      cwd: ROOT,
+      env: { ...baseEnv, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));

@@ -12,10 +12,21 @@ import type { ProjectFile } from '@testrun/contracts';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site';
 import { applySampleProject, createTenant, testDb } from '../support/harness';
 import { readActionYml, runAction } from './action-runner';
-import { accessLog, freePort, ROOT, runCli, startService, waitReady, type CliResult, type ServiceProcess } from './cli-harness';
+import {
+  accessLog,
+  freePort,
+  ROOT,
+  runCli,
+  startService,
+  waitReady,
+  type CliResult,
+  type ServiceProcess,
+} from './cli-harness';
 
 // fast-xml-parser is a devDependency of packages/cli; test/ has no package of its own.
-const { XMLParser } = createRequire(path.join(ROOT, 'packages/cli/package.json'))('fast-xml-parser') as typeof import('fast-xml-parser');
+const { XMLParser } = createRequire(path.join(ROOT, 'packages/cli/package.json'))(
+  'fast-xml-parser',
+) as typeof import('fast-xml-parser');
 
 jest.setTimeout(90_000);
 
@@ -23,20 +34,87 @@ const BASIC = `Basic ${Buffer.from('demo:preview').toString('base64')}`;
 const SECRET_PARTS = [BASIC, Buffer.from('demo:preview').toString('base64')];
 
 function projectFile(slug: string, site: string): ProjectFile {
-  const home = (key: string) => ({ key, name: `Home page ${key}`, timeoutMs: 15_000, steps: [{ action: 'goto' as const, url: '/' }, { action: 'expectText' as const, selector: 'h1', text: 'Testrun Shop', timeoutMs: 3_000 }] });
-  const mismatch = { key: 'mismatch', name: 'Heading says <Welcome> & "hello"', timeoutMs: 15_000, steps: [{ action: 'goto' as const, url: '/' }, { action: 'expectText' as const, selector: 'h1', text: 'Welcome', timeoutMs: 1_000 }] };
-  const disabled = { key: 'disabled', name: 'Disabled test', enabled: false, steps: [{ action: 'goto' as const, url: '/' }] };
+  const home = (key: string) => ({
+    key,
+    name: `Home page ${key}`,
+    timeoutMs: 15_000,
+    steps: [
+      { action: 'goto' as const, url: '/' },
+      { action: 'expectText' as const, selector: 'h1', text: 'Testrun Shop', timeoutMs: 3_000 },
+    ],
+  });
+  const mismatch = {
+    key: 'mismatch',
+    name: 'Heading says <Welcome> & "hello"',
+    timeoutMs: 15_000,
+    steps: [
+      { action: 'goto' as const, url: '/' },
+      { action: 'expectText' as const, selector: 'h1', text: 'Welcome', timeoutMs: 1_000 },
+    ],
+  };
+  const disabled = {
+    key: 'disabled',
+    name: 'Disabled test',
+    enabled: false,
+    steps: [{ action: 'goto' as const, url: '/' }],
+  };
   return {
     slug,
     name: `CLI ${slug}`,
     baseUrl: site,
     suites: [
-      { slug: 'pass', name: 'Pass', tests: [home('home'), { key: 'protected', name: 'Protected preview (needs the basic-auth header)', timeoutMs: 15_000, steps: [{ action: 'goto', url: '/protected' }, { action: 'expectText', selector: '#secret', text: 'Welcome, demo', timeoutMs: 3_000 }] }] },
+      {
+        slug: 'pass',
+        name: 'Pass',
+        tests: [
+          home('home'),
+          {
+            key: 'protected',
+            name: 'Protected preview (needs the basic-auth header)',
+            timeoutMs: 15_000,
+            steps: [
+              { action: 'goto', url: '/protected' },
+              { action: 'expectText', selector: '#secret', text: 'Welcome, demo', timeoutMs: 3_000 },
+            ],
+          },
+        ],
+      },
       { slug: 'fail', name: 'Fail', tests: [home('home'), mismatch, disabled] },
-      { slug: 'error', name: 'Error', tests: [{ key: 'unreachable', name: 'Unreachable target', timeoutMs: 15_000, steps: [{ action: 'goto', url: 'http://127.0.0.1:9/' }] }] },
+      {
+        slug: 'error',
+        name: 'Error',
+        tests: [
+          {
+            key: 'unreachable',
+            name: 'Unreachable target',
+            timeoutMs: 15_000,
+            steps: [{ action: 'goto', url: 'http://127.0.0.1:9/' }],
+          },
+        ],
+      },
       { slug: 'skipped', name: 'Skipped', tests: [disabled] },
-      { slug: 'slow', name: 'Slow', tests: [{ key: 'slow', name: 'Slow page', timeoutMs: 4_000, steps: [{ action: 'goto', url: '/slow?ms=20000' }] }] },
-      { slug: 'slowpass', name: 'Slow but passing', tests: [{ key: 'slowpass', name: 'Slow page that answers', timeoutMs: 15_000, steps: [{ action: 'goto', url: '/slow?ms=3000' }, { action: 'expectText', selector: 'h1', text: 'Finally', timeoutMs: 3_000 }] }] },
+      {
+        slug: 'slow',
+        name: 'Slow',
+        tests: [
+          { key: 'slow', name: 'Slow page', timeoutMs: 4_000, steps: [{ action: 'goto', url: '/slow?ms=20000' }] },
+        ],
+      },
+      {
+        slug: 'slowpass',
+        name: 'Slow but passing',
+        tests: [
+          {
+            key: 'slowpass',
+            name: 'Slow page that answers',
+            timeoutMs: 15_000,
+            steps: [
+              { action: 'goto', url: '/slow?ms=3000' },
+              { action: 'expectText', selector: 'h1', text: 'Finally', timeoutMs: 3_000 },
+            ],
+          },
+        ],
+      },
     ],
   };
 }
@@ -60,13 +138,26 @@ beforeAll(async () => {
   limitedTenant = await createTenant(db);
   const applied = await applySampleProject(db, tenant.workspace.id, projectFile('shop', site.url));
   homeTestId = applied.suites.find((s) => s.slug === 'pass')!.tests.find((t) => t.key === 'home')!.id;
-  await applySampleProject(db, tenant.workspace.id, { slug: 'agg', name: 'Aggregate', baseUrl: site.url, suites: [{ ...projectFile('x', site.url).suites[0]!, tests: [projectFile('x', site.url).suites[0]!.tests[0]!] }, { ...projectFile('x', site.url).suites[1]!, slug: 'f', tests: [projectFile('x', site.url).suites[1]!.tests[1]!] }] });
+  await applySampleProject(db, tenant.workspace.id, {
+    slug: 'agg',
+    name: 'Aggregate',
+    baseUrl: site.url,
+    suites: [
+      { ...projectFile('x', site.url).suites[0]!, tests: [projectFile('x', site.url).suites[0]!.tests[0]!] },
+      { ...projectFile('x', site.url).suites[1]!, slug: 'f', tests: [projectFile('x', site.url).suites[1]!.tests[1]!] },
+    ],
+  });
   await applySampleProject(db, limitedTenant.workspace.id, projectFile('shop', site.url));
   const [port, limitedPort] = [await freePort(), await freePort()];
   apiUrl = `http://127.0.0.1:${port}`;
   limitedApiUrl = `http://127.0.0.1:${limitedPort}`;
   api = startService('api', { PORT: String(port), PUBLIC_BASE_URL: apiUrl, LOG_LEVEL: 'info' });
-  limitedApi = startService('api', { PORT: String(limitedPort), PUBLIC_BASE_URL: limitedApiUrl, LOG_LEVEL: 'info', RATE_LIMIT_PER_MINUTE: '5' });
+  limitedApi = startService('api', {
+    PORT: String(limitedPort),
+    PUBLIC_BASE_URL: limitedApiUrl,
+    LOG_LEVEL: 'info',
+    RATE_LIMIT_PER_MINUTE: '5',
+  });
   worker = startService('worker', { WORKER_CONCURRENCY: '2', WORKER_VIDEO: 'off', LOG_LEVEL: 'warn' });
   await Promise.all([waitReady(`${apiUrl}/readyz`, api), waitReady(`${limitedApiUrl}/readyz`, limitedApi)]);
 });
@@ -78,23 +169,53 @@ afterAll(async () => {
 });
 
 const env = () => ({ TESTRUN_API_URL: apiUrl, TESTRUN_API_KEY: tenant.key });
-const cli = (args: string[], extra: Record<string, string> = {}) => runCli(['run', '--poll-interval', '300ms', ...args], { ...env(), ...extra });
-const all = (r: CliResult, ...files: string[]) => [r.stdout, r.stderr, ...files.map((f) => readFileSync(f, 'utf8'))].join('\n');
+const cli = (args: string[], extra: Record<string, string> = {}) =>
+  runCli(['run', '--poll-interval', '300ms', ...args], { ...env(), ...extra });
+const all = (r: CliResult, ...files: string[]) =>
+  [r.stdout, r.stderr, ...files.map((f) => readFileSync(f, 'utf8'))].join('\n');
 const parseJunit = (file: string) =>
-  new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '', isArray: (name) => name === 'testcase' }).parse(readFileSync(file, 'utf8')) as {
-    testsuites: { testsuite: { name: string; tests: string; failures: string; errors: string; skipped: string; testcase: Array<Record<string, unknown>> } };
+  new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '', isArray: (name) => name === 'testcase' }).parse(
+    readFileSync(file, 'utf8'),
+  ) as {
+    testsuites: {
+      testsuite: {
+        name: string;
+        tests: string;
+        failures: string;
+        errors: string;
+        skipped: string;
+        testcase: Array<Record<string, unknown>>;
+      };
+    };
   };
 
 async function suiteRunFromApi(id: string) {
   const res = await fetch(`${apiUrl}/api/v1/suite-runs/${id}`, { headers: { Authorization: `Bearer ${tenant.key}` } });
   expect(res.status).toBe(200);
-  return (await res.json()) as { total_count: number; passed_count: number; failed_count: number; error_count: number; skipped_count: number; suiteRunUrl: string };
+  return (await res.json()) as {
+    total_count: number;
+    passed_count: number;
+    failed_count: number;
+    error_count: number;
+    skipped_count: number;
+    suiteRunUrl: string;
+  };
 }
 
 describe('testrun run: verdicts and exit codes', () => {
   it('passes a suite behind basic auth (exit 0), writes JUnit matching the counters, and never prints the header value', async () => {
     const junit = path.join(dir, 'pass.xml');
-    const r = await cli(['--project', 'shop', '--suite', 'pass', '--header', `Authorization: ${BASIC}`, '--junit', junit, '--json']);
+    const r = await cli([
+      '--project',
+      'shop',
+      '--suite',
+      'pass',
+      '--header',
+      `Authorization: ${BASIC}`,
+      '--junit',
+      junit,
+      '--json',
+    ]);
     expect(r.code).toBe(0);
     const doc = JSON.parse(r.stdout);
     expect(doc).toMatchObject({ kind: 'suite', status: 'passed', exitCode: 0, counts: { total: 2, passed: 2 } });
@@ -102,8 +223,17 @@ describe('testrun run: verdicts and exit codes', () => {
     expect(doc.suiteRunUrl).toMatch(new RegExp(`^${apiUrl}/view/suite-runs/srun_`));
     const counters = await suiteRunFromApi(doc.suiteRunId);
     const suite = parseJunit(junit).testsuites.testsuite;
-    expect(suite).toMatchObject({ name: 'shop/pass', tests: String(counters.total_count), failures: String(counters.failed_count), errors: String(counters.error_count), skipped: String(counters.skipped_count) });
-    expect(suite.testcase.map((t) => t.name).sort()).toEqual(['Home page home', 'Protected preview (needs the basic-auth header)']);
+    expect(suite).toMatchObject({
+      name: 'shop/pass',
+      tests: String(counters.total_count),
+      failures: String(counters.failed_count),
+      errors: String(counters.error_count),
+      skipped: String(counters.skipped_count),
+    });
+    expect(suite.testcase.map((t) => t.name).sort()).toEqual([
+      'Home page home',
+      'Protected preview (needs the basic-auth header)',
+    ]);
     for (const secret of SECRET_PARTS) expect(all(r, junit)).not.toContain(secret);
     // The header did reach the target's origin.
     expect(site.received.some((q) => q.path === '/protected' && q.headers.authorization === BASIC)).toBe(true);
@@ -119,7 +249,10 @@ describe('testrun run: verdicts and exit codes', () => {
     expect(r.stderr).toMatch(/skipped Disabled test/);
     const suite = parseJunit(junit).testsuites.testsuite;
     expect(suite).toMatchObject({ tests: '3', failures: '1', errors: '0', skipped: '1' });
-    const failed = suite.testcase.find((t) => t.name === 'Heading says <Welcome> & "hello"')! as { classname: string; failure: { message: string; '#text': string } };
+    const failed = suite.testcase.find((t) => t.name === 'Heading says <Welcome> & "hello"')! as {
+      classname: string;
+      failure: { message: string; '#text': string };
+    };
     expect(failed.classname).toBe('shop/fail');
     expect(failed.failure.message.length).toBeGreaterThan(0);
     expect(failed.failure['#text']).toMatch(new RegExp(`View: ${apiUrl}/view/runs/run_`));
@@ -143,7 +276,18 @@ describe('testrun run: verdicts and exit codes', () => {
 
   it('exits 2 with a clear message when the wait budget runs out', async () => {
     const junit = path.join(dir, 'timeout.xml');
-    const r = await cli(['--project', 'shop', '--suite', 'slow', '--timeout', '1s', '--poll-interval', '200ms', '--junit', junit]);
+    const r = await cli([
+      '--project',
+      'shop',
+      '--suite',
+      'slow',
+      '--timeout',
+      '1s',
+      '--poll-interval',
+      '200ms',
+      '--junit',
+      junit,
+    ]);
     expect(r.code).toBe(2);
     expect(r.stdout).toMatch(/Wait budget of 1s exceeded before the suite finished/);
     const suite = parseJunit(junit).testsuites.testsuite;
@@ -168,7 +312,11 @@ describe('testrun run: verdicts and exit codes', () => {
     expect(doc).toMatchObject({ kind: 'test', status: 'passed', testId: homeTestId });
     const s = await runCli(['status', doc.runIds[0], '--json'], env());
     expect(s.code).toBe(0);
-    expect(JSON.parse(s.stdout)).toMatchObject({ id: doc.runIds[0], status: 'passed', viewUrl: expect.stringContaining('/view/runs/') });
+    expect(JSON.parse(s.stdout)).toMatchObject({
+      id: doc.runIds[0],
+      status: 'passed',
+      viewUrl: expect.stringContaining('/view/runs/'),
+    });
     for (const secret of SECRET_PARTS) expect(all(r) + all(s)).not.toContain(secret);
   });
 });
@@ -178,7 +326,16 @@ describe('testrun run: idempotency', () => {
 
   it('enqueues once when repeated with the same --idempotency-key', async () => {
     const before = await suiteRuns();
-    const args = ['--project', 'shop', '--suite', 'skipped', '--no-wait', '--json', '--idempotency-key', `cli-test-${tenant.tag}`];
+    const args = [
+      '--project',
+      'shop',
+      '--suite',
+      'skipped',
+      '--no-wait',
+      '--json',
+      '--idempotency-key',
+      `cli-test-${tenant.tag}`,
+    ];
     const first = await cli(args);
     const second = await cli(args);
     expect([first.code, second.code]).toEqual([0, 0]);
@@ -190,7 +347,15 @@ describe('testrun run: idempotency', () => {
   });
 
   it('derives the key from the GitHub run: a repeated step replays, a new attempt enqueues again', async () => {
-    const gh = { GITHUB_ACTIONS: 'true', CI: 'true', GITHUB_REPOSITORY: 'acme/shop', GITHUB_RUN_ID: `${Date.now()}`, GITHUB_RUN_ATTEMPT: '1', GITHUB_JOB: 'e2e', GITHUB_ACTION: '__run' };
+    const gh = {
+      GITHUB_ACTIONS: 'true',
+      CI: 'true',
+      GITHUB_REPOSITORY: 'acme/shop',
+      GITHUB_RUN_ID: `${Date.now()}`,
+      GITHUB_RUN_ATTEMPT: '1',
+      GITHUB_JOB: 'e2e',
+      GITHUB_ACTION: '__run',
+    };
     const args = ['--project', 'shop', '--suite', 'skipped', '--no-wait', '--json'];
     const before = await suiteRuns();
     const a = JSON.parse((await cli(args, gh)).stdout);
@@ -226,7 +391,17 @@ describe('testrun run: errors', () => {
 
   it('reports an API refusal with its code (exit 2) and never the header value', async () => {
     const value = 'very-secret-host-value-123';
-    const r = await cli(['--project', 'shop', '--suite', 'pass', '--header', `Host: ${value}`, '--header', `Authorization: ${BASIC}`, '--json']);
+    const r = await cli([
+      '--project',
+      'shop',
+      '--suite',
+      'pass',
+      '--header',
+      `Host: ${value}`,
+      '--header',
+      `Authorization: ${BASIC}`,
+      '--json',
+    ]);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/API error 400 invalid_body/);
     expect(JSON.parse(r.stdout)).toMatchObject({ status: 'error', error: { status: 400, code: 'invalid_body' } });
@@ -261,19 +436,45 @@ describe('testrun run: rate limit', () => {
 });
 
 describe('GitHub Action (action.yml)', () => {
-  const ghEnv = () => ({ GITHUB_REPOSITORY: 'acme/shop', GITHUB_RUN_ID: `${Date.now()}`, GITHUB_RUN_ATTEMPT: '1', GITHUB_JOB: 'e2e' });
+  const ghEnv = () => ({
+    GITHUB_REPOSITORY: 'acme/shop',
+    GITHUB_RUN_ID: `${Date.now()}`,
+    GITHUB_RUN_ATTEMPT: '1',
+    GITHUB_JOB: 'e2e',
+  });
 
   it('has inputs mirroring the CLI and the documented outputs', () => {
     const action = readActionYml();
     expect(action.runs.using).toBe('composite');
-    expect(Object.keys(action.inputs)).toEqual(expect.arrayContaining(['api-url', 'api-key', 'test', 'project', 'suite', 'base-url', 'headers', 'timeout', 'junit', 'idempotency-key']));
+    expect(Object.keys(action.inputs)).toEqual(
+      expect.arrayContaining([
+        'api-url',
+        'api-key',
+        'test',
+        'project',
+        'suite',
+        'base-url',
+        'headers',
+        'timeout',
+        'junit',
+        'idempotency-key',
+      ]),
+    );
     expect(Object.keys(action.outputs)).toEqual(expect.arrayContaining(['status', 'suite-run-url']));
   });
 
   it('fails the step on a failing suite, masks header values, sets outputs and writes a job summary', async () => {
     const junit = path.join(dir, 'action.xml');
     const run = await runAction(
-      { 'api-url': apiUrl, 'api-key': tenant.key, project: 'shop', suite: 'fail', headers: `Authorization: ${BASIC}\nX-Bypass: bypass-token-0123`, junit, 'poll-interval': '300ms' },
+      {
+        'api-url': apiUrl,
+        'api-key': tenant.key,
+        project: 'shop',
+        suite: 'fail',
+        headers: `Authorization: ${BASIC}\nX-Bypass: bypass-token-0123`,
+        junit,
+        'poll-interval': '300ms',
+      },
       ghEnv(),
     );
     expect(run.failedWith).toBe(1);
@@ -288,12 +489,28 @@ describe('GitHub Action (action.yml)', () => {
     expect(run.summary).toContain(`[Open the detailed view](${run.outputs['suite-run-url']})`);
     expect(parseJunit(junit).testsuites.testsuite).toMatchObject({ tests: '3', failures: '1' });
     // Outside the masking commands themselves, no value is printed.
-    const unmasked = run.log.split('\n').filter((l) => !l.startsWith('::add-mask::')).join('\n') + run.summary + readFileSync(junit, 'utf8');
+    const unmasked =
+      run.log
+        .split('\n')
+        .filter((l) => !l.startsWith('::add-mask::'))
+        .join('\n') +
+      run.summary +
+      readFileSync(junit, 'utf8');
     for (const secret of [...SECRET_PARTS, 'bypass-token-0123']) expect(unmasked).not.toContain(secret);
   });
 
   it('passes the step on a passing suite', async () => {
-    const run = await runAction({ 'api-url': apiUrl, 'api-key': tenant.key, project: 'shop', suite: 'pass', headers: `Authorization: ${BASIC}`, 'poll-interval': '300ms' }, ghEnv());
+    const run = await runAction(
+      {
+        'api-url': apiUrl,
+        'api-key': tenant.key,
+        project: 'shop',
+        suite: 'pass',
+        headers: `Authorization: ${BASIC}`,
+        'poll-interval': '300ms',
+      },
+      ghEnv(),
+    );
     expect(run.failedWith).toBe(0);
     expect(run.outputs.status).toBe('passed');
     expect(run.summary).toContain('| 2 | 0 | 0 | 0 | 2 |');

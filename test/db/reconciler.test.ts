@@ -1,5 +1,14 @@
 import { Redis } from 'ioredis';
-import { addRunJobs, createLogger, createRunQueue, ID_PREFIX, newId, startRun, type Db, type RunQueue } from '@testrun/core';
+import {
+  addRunJobs,
+  createLogger,
+  createRunQueue,
+  ID_PREFIX,
+  newId,
+  startRun,
+  type Db,
+  type RunQueue,
+} from '@testrun/core';
 import { Client } from 'pg';
 import { Reconciler, RECONCILER_LOCK_KEY } from '@testrun/worker';
 import { applySampleProject, createTenant, sampleProject, testDb } from '../support/harness';
@@ -28,15 +37,25 @@ async function queuedRuns(count: number, createdSecondsAgo = 60) {
   const ids = tests.map(() => newId(ID_PREFIX.run));
   await db.run.createMany({
     data: tests.map((test, i) => ({
-      id: ids[i]!, workspaceId: t.workspace.id, projectId: applied.projectId, testId: test.id, position: i, status: 'queued' as const,
-      baseUrl: 'http://127.0.0.1:2', testName: test.name, steps: [{ action: 'goto', url: '/' }], timeoutMs: 1_000,
-      resultSummary: 'Queued.', createdAt: new Date(Date.now() - createdSecondsAgo * 1000),
+      id: ids[i]!,
+      workspaceId: t.workspace.id,
+      projectId: applied.projectId,
+      testId: test.id,
+      position: i,
+      status: 'queued' as const,
+      baseUrl: 'http://127.0.0.1:2',
+      testName: test.name,
+      steps: [{ action: 'goto', url: '/' }],
+      timeoutMs: 1_000,
+      resultSummary: 'Queued.',
+      createdAt: new Date(Date.now() - createdSecondsAgo * 1000),
     })),
   });
   return { ids, workspaceId: t.workspace.id };
 }
 
-const reconciler = (deadlineGraceMs = 0) => new Reconciler({ db, queue, logger, deadlineGraceMs, queuedGraceMs: 1_000 });
+const reconciler = (deadlineGraceMs = 0) =>
+  new Reconciler({ db, queue, logger, deadlineGraceMs, queuedGraceMs: 1_000 });
 
 describe('reconciler', () => {
   it('re-adds the job of a queued run that has none, and leaves one that has a job alone', async () => {
@@ -69,7 +88,14 @@ describe('reconciler', () => {
 
   it('purges idempotency records past their 24 hours and keeps live ones', async () => {
     const { workspaceId } = await queuedRuns(1);
-    const base = { workspaceId, requestHash: 'h', state: 'completed' as const, responseStatus: 201, responseBody: {}, lockedUntil: new Date() };
+    const base = {
+      workspaceId,
+      requestHash: 'h',
+      state: 'completed' as const,
+      responseStatus: 201,
+      responseBody: {},
+      lockedUntil: new Date(),
+    };
     await db.idempotencyRecord.createMany({
       data: [
         { ...base, key: 'old', expiresAt: new Date(Date.now() - 1_000) },

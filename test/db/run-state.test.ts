@@ -1,4 +1,13 @@
-import { abortRun, canTransition, deriveSuiteStatus, finishRun, ID_PREFIX, newId, startRun, type Db } from '@testrun/core';
+import {
+  abortRun,
+  canTransition,
+  deriveSuiteStatus,
+  finishRun,
+  ID_PREFIX,
+  newId,
+  startRun,
+  type Db,
+} from '@testrun/core';
 import type { RunStatus } from '@testrun/contracts';
 import { applySampleProject, createTenant, sampleProject, testDb } from '../support/harness';
 
@@ -17,21 +26,48 @@ afterAll(async () => {
 
 async function createSuiteRun(children: number, disabled: number) {
   const t = await createTenant(db);
-  const applied = await applySampleProject(db, t.workspace.id, sampleProject(`p-${t.tag}`, { count: children, disabled }));
+  const applied = await applySampleProject(
+    db,
+    t.workspace.id,
+    sampleProject(`p-${t.tag}`, { count: children, disabled }),
+  );
   const suite = applied.suites[0]!;
   const suiteRunId = newId(ID_PREFIX.suiteRun);
   const tests = await db.test.findMany({ where: { suiteId: suite.id }, orderBy: { position: 'asc' } });
   const enabled = tests.filter((x) => x.enabled).length;
-  const counts = { total: tests.length, queued: enabled, running: 0, passed: 0, failed: 0, error: 0, skipped: tests.length - enabled };
+  const counts = {
+    total: tests.length,
+    queued: enabled,
+    running: 0,
+    passed: 0,
+    failed: 0,
+    error: 0,
+    skipped: tests.length - enabled,
+  };
   await db.suiteRun.create({
     data: {
-      id: suiteRunId, workspaceId: t.workspace.id, suiteId: suite.id, status: deriveSuiteStatus(counts), totalCount: counts.total,
-      queuedCount: counts.queued, runningCount: 0, skippedCount: counts.skipped,
+      id: suiteRunId,
+      workspaceId: t.workspace.id,
+      suiteId: suite.id,
+      status: deriveSuiteStatus(counts),
+      totalCount: counts.total,
+      queuedCount: counts.queued,
+      runningCount: 0,
+      skippedCount: counts.skipped,
       runs: {
         create: tests.map((test, i) => ({
-          id: newId(ID_PREFIX.run), workspaceId: t.workspace.id, projectId: applied.projectId, testId: test.id, position: i,
-          status: test.enabled ? 'queued' : 'skipped', baseUrl: 'http://127.0.0.1:2', testName: test.name, steps: test.steps as object[],
-          timeoutMs: test.timeoutMs, resultSummary: test.enabled ? 'Queued.' : 'Skipped.', skipReason: test.enabled ? null : 'test_disabled',
+          id: newId(ID_PREFIX.run),
+          workspaceId: t.workspace.id,
+          projectId: applied.projectId,
+          testId: test.id,
+          position: i,
+          status: test.enabled ? 'queued' : 'skipped',
+          baseUrl: 'http://127.0.0.1:2',
+          testName: test.name,
+          steps: test.steps as object[],
+          timeoutMs: test.timeoutMs,
+          resultSummary: test.enabled ? 'Queued.' : 'Skipped.',
+          skipReason: test.enabled ? null : 'test_disabled',
         })),
       },
     },
@@ -43,12 +79,22 @@ async function expectConsistent(suiteRunId: string) {
   const suiteRun = await db.suiteRun.findUniqueOrThrow({ where: { id: suiteRunId }, include: { runs: true } });
   const count = (s: RunStatus) => suiteRun.runs.filter((r) => r.status === s).length;
   const counts = {
-    total: suiteRun.runs.length, queued: count('queued'), running: count('running'), passed: count('passed'),
-    failed: count('failed'), error: count('error'), skipped: count('skipped'),
+    total: suiteRun.runs.length,
+    queued: count('queued'),
+    running: count('running'),
+    passed: count('passed'),
+    failed: count('failed'),
+    error: count('error'),
+    skipped: count('skipped'),
   };
   expect({
-    total: suiteRun.totalCount, queued: suiteRun.queuedCount, running: suiteRun.runningCount, passed: suiteRun.passedCount,
-    failed: suiteRun.failedCount, error: suiteRun.errorCount, skipped: suiteRun.skippedCount,
+    total: suiteRun.totalCount,
+    queued: suiteRun.queuedCount,
+    running: suiteRun.runningCount,
+    passed: suiteRun.passedCount,
+    failed: suiteRun.failedCount,
+    error: suiteRun.errorCount,
+    skipped: suiteRun.skippedCount,
   }).toEqual(counts);
   expect(suiteRun.status).toBe(deriveSuiteStatus(counts));
   const terminal = !['queued', 'running'].includes(suiteRun.status);
@@ -59,7 +105,7 @@ async function expectConsistent(suiteRunId: string) {
 /** A small deterministic generator, so a failure replays. */
 function random(seed: number) {
   let x = seed;
-  return () => ((x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  return () => (x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
 }
 
 describe('run state machine', () => {
@@ -111,7 +157,13 @@ describe('run state machine', () => {
     const suiteRunId = await createSuiteRun(1, 0);
     const [run] = await db.run.findMany({ where: { suiteRunId } });
     const first = await startRun(db, run!.id, 2);
-    expect(first).toMatchObject({ attempt: 1, prevStatus: 'queued', id: run!.id, baseUrl: 'http://127.0.0.1:2', timeoutMs: run!.timeoutMs });
+    expect(first).toMatchObject({
+      attempt: 1,
+      prevStatus: 'queued',
+      id: run!.id,
+      baseUrl: 'http://127.0.0.1:2',
+      timeoutMs: run!.timeoutMs,
+    });
     expect(first!.steps).toEqual(run!.steps);
     const second = await startRun(db, run!.id, 2);
     expect(second).toMatchObject({ attempt: 2, prevStatus: 'running' });

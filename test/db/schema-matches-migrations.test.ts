@@ -25,7 +25,10 @@ function parseSchema(text: string) {
   const enums = new Map<string, string[]>();
   for (const m of clean.matchAll(/^(model|enum)\s+(\w+)\s*\{([\s\S]*?)^\}/gm)) {
     const [, kind, name, body] = m;
-    const lines = body!.split('\n').map((l) => l.trim()).filter(Boolean);
+    const lines = body!
+      .split('\n')
+      .map((l) => l.trim())
+      .filter(Boolean);
     if (kind === 'enum') {
       enums.set(name!, lines);
       continue;
@@ -44,10 +47,19 @@ function parseSchema(text: string) {
 }
 
 const PG_TYPE: Record<string, string> = {
-  String: 'text', Int: 'integer', Boolean: 'boolean', DateTime: 'timestamp with time zone', Json: 'jsonb', Bytes: 'bytea',
+  String: 'text',
+  Int: 'integer',
+  Boolean: 'boolean',
+  DateTime: 'timestamp with time zone',
+  Json: 'jsonb',
+  Bytes: 'bytea',
 };
 
-const list = (s: string) => s.split(',').map((x) => x.trim().replace(/^"|"$/g, '')).filter(Boolean);
+const list = (s: string) =>
+  s
+    .split(',')
+    .map((x) => x.trim().replace(/^"|"$/g, ''))
+    .filter(Boolean);
 
 describe('a database built only from the migrations matches schema.prisma', () => {
   const { models: parsed, enums } = parseSchema(SCHEMA);
@@ -55,7 +67,8 @@ describe('a database built only from the migrations matches schema.prisma', () =
   let runtime: Record<string, RuntimeModel>;
   let pg: Client;
   beforeAll(async () => {
-    runtime = (db as unknown as { _runtimeDataModel: { models: Record<string, RuntimeModel> } })._runtimeDataModel.models;
+    runtime = (db as unknown as { _runtimeDataModel: { models: Record<string, RuntimeModel> } })._runtimeDataModel
+      .models;
     pg = new Client({ connectionString: process.env.DATABASE_URL });
     await pg.connect();
   });
@@ -64,7 +77,8 @@ describe('a database built only from the migrations matches schema.prisma', () =
     await db.$disconnect();
   });
 
-  const columnName = (m: ParsedModel, field: string) => runtime[m.name]!.fields.find((f) => f.name === field)?.dbName ?? field;
+  const columnName = (m: ParsedModel, field: string) =>
+    runtime[m.name]!.fields.find((f) => f.name === field)?.dbName ?? field;
   const tableName = (m: ParsedModel) => runtime[m.name]!.dbName ?? m.name;
 
   it('the generated client and schema.prisma describe the same models and fields', () => {
@@ -75,10 +89,22 @@ describe('a database built only from the migrations matches schema.prisma', () =
   });
 
   it('tables, columns, types and nullability', async () => {
-    const { rows } = await pg.query<{ table_name: string; column_name: string; data_type: string; udt_name: string; is_nullable: string }>(
+    const { rows } = await pg.query<{
+      table_name: string;
+      column_name: string;
+      data_type: string;
+      udt_name: string;
+      is_nullable: string;
+    }>(
       `SELECT table_name, column_name, data_type, udt_name, is_nullable FROM information_schema.columns
-       WHERE table_schema = 'public' AND table_name <> '_prisma_migrations'`);
-    const actual = rows.map((r) => `${r.table_name}.${r.column_name} ${r.data_type === 'USER-DEFINED' ? r.udt_name : r.data_type} ${r.is_nullable === 'YES' ? 'null' : 'not null'}`).sort();
+       WHERE table_schema = 'public' AND table_name <> '_prisma_migrations'`,
+    );
+    const actual = rows
+      .map(
+        (r) =>
+          `${r.table_name}.${r.column_name} ${r.data_type === 'USER-DEFINED' ? r.udt_name : r.data_type} ${r.is_nullable === 'YES' ? 'null' : 'not null'}`,
+      )
+      .sort();
     const expected: string[] = [];
     for (const m of parsed) {
       for (const f of runtime[m.name]!.fields) {
@@ -95,8 +121,11 @@ describe('a database built only from the migrations matches schema.prisma', () =
   it('timestamps keep millisecond precision as declared (@db.Timestamptz(3))', async () => {
     const { rows } = await pg.query<{ k: string; p: number }>(
       `SELECT table_name || '.' || column_name AS k, datetime_precision AS p FROM information_schema.columns
-       WHERE table_schema = 'public' AND data_type = 'timestamp with time zone' AND table_name <> '_prisma_migrations'`);
-    const expected = parsed.flatMap((m) => m.fields.filter((f) => f.type === 'DateTime').map((f) => `${tableName(m)}.${columnName(m, f.name)}`));
+       WHERE table_schema = 'public' AND data_type = 'timestamp with time zone' AND table_name <> '_prisma_migrations'`,
+    );
+    const expected = parsed.flatMap((m) =>
+      m.fields.filter((f) => f.type === 'DateTime').map((f) => `${tableName(m)}.${columnName(m, f.name)}`),
+    );
     expect(rows.map((r) => r.k).sort()).toEqual(expected.sort());
     for (const r of rows) expect([r.k, r.p]).toEqual([r.k, 3]);
   });
@@ -104,24 +133,29 @@ describe('a database built only from the migrations matches schema.prisma', () =
   it('enums and their values', async () => {
     const { rows } = await pg.query<{ name: string; values: string[] }>(
       `SELECT t.typname::text AS name, array_agg(e.enumlabel::text ORDER BY e.enumsortorder) AS values
-       FROM pg_type t JOIN pg_enum e ON e.enumtypid = t.oid GROUP BY t.typname`);
+       FROM pg_type t JOIN pg_enum e ON e.enumtypid = t.oid GROUP BY t.typname`,
+    );
     expect(Object.fromEntries(rows.map((r) => [r.name, r.values]))).toEqual(Object.fromEntries(enums));
   });
 
   it('primary keys, unique constraints and indexes (names, columns, uniqueness)', async () => {
     const { rows } = await pg.query<{ indexname: string; tablename: string; indexdef: string }>(
-      `SELECT indexname, tablename, indexdef FROM pg_indexes WHERE schemaname = 'public' AND tablename <> '_prisma_migrations'`);
-    const actual = rows.map((r) => {
-      const cols = /\((.*)\)$/.exec(r.indexdef)![1]!;
-      return `${r.indexname} ${r.tablename}(${list(cols).join(',')})${/CREATE UNIQUE/.test(r.indexdef) ? ' unique' : ''}`;
-    }).sort();
+      `SELECT indexname, tablename, indexdef FROM pg_indexes WHERE schemaname = 'public' AND tablename <> '_prisma_migrations'`,
+    );
+    const actual = rows
+      .map((r) => {
+        const cols = /\((.*)\)$/.exec(r.indexdef)![1]!;
+        return `${r.indexname} ${r.tablename}(${list(cols).join(',')})${/CREATE UNIQUE/.test(r.indexdef) ? ' unique' : ''}`;
+      })
+      .sort();
     const expected: string[] = [];
     for (const m of parsed) {
       const t = tableName(m);
       const cols = (names: string[]) => names.map((n) => columnName(m, n));
       for (const f of m.fields) {
         if (/@id\b/.test(f.attrs)) expected.push(`${t}_pkey ${t}(${cols([f.name]).join(',')}) unique`);
-        if (/@unique\b/.test(f.attrs)) expected.push(`${t}_${cols([f.name]).join('_')}_key ${t}(${cols([f.name]).join(',')}) unique`);
+        if (/@unique\b/.test(f.attrs))
+          expected.push(`${t}_${cols([f.name]).join('_')}_key ${t}(${cols([f.name]).join(',')}) unique`);
       }
       for (const a of m.blockAttrs) {
         const b = /^@@(id|unique|index)\(\[([^\]]*)\]/.exec(a);
@@ -138,7 +172,8 @@ describe('a database built only from the migrations matches schema.prisma', () =
   it('foreign keys with their referential actions', async () => {
     const { rows } = await pg.query<{ def: string }>(
       `SELECT conrelid::regclass::text || ' ' || pg_get_constraintdef(oid) AS def FROM pg_constraint
-       WHERE contype = 'f' AND connamespace = 'public'::regnamespace`);
+       WHERE contype = 'f' AND connamespace = 'public'::regnamespace`,
+    );
     const actual = rows.map((r) => r.def.replace(/"/g, '')).sort();
     const expected: string[] = [];
     const byName = new Map(parsed.map((m) => [m.name, m]));
@@ -151,8 +186,15 @@ describe('a database built only from the migrations matches schema.prisma', () =
         const from = list(fieldsMatch[1]!).map((n) => columnName(m, n));
         const to = list(/references:\s*\[([^\]]*)\]/.exec(rel[1]!)![1]!).map((n) => columnName(target, n));
         const onDelete = /onDelete:\s*(\w+)/.exec(rel[1]!)?.[1] ?? (f.optional ? 'SetNull' : 'Restrict');
-        const action = { Cascade: ' ON DELETE CASCADE', Restrict: ' ON DELETE RESTRICT', SetNull: ' ON DELETE SET NULL', NoAction: '' }[onDelete];
-        expected.push(`${tableName(m)} FOREIGN KEY (${from.join(', ')}) REFERENCES ${tableName(target)}(${to.join(', ')}) ON UPDATE CASCADE${action}`);
+        const action = {
+          Cascade: ' ON DELETE CASCADE',
+          Restrict: ' ON DELETE RESTRICT',
+          SetNull: ' ON DELETE SET NULL',
+          NoAction: '',
+        }[onDelete];
+        expected.push(
+          `${tableName(m)} FOREIGN KEY (${from.join(', ')}) REFERENCES ${tableName(target)}(${to.join(', ')}) ON UPDATE CASCADE${action}`,
+        );
       }
     }
     expect(actual).toEqual(expected.sort());
@@ -161,7 +203,8 @@ describe('a database built only from the migrations matches schema.prisma', () =
   it('column defaults', async () => {
     const { rows } = await pg.query<{ k: string; d: string }>(
       `SELECT table_name || '.' || column_name AS k, column_default AS d FROM information_schema.columns
-       WHERE table_schema = 'public' AND column_default IS NOT NULL AND table_name <> '_prisma_migrations'`);
+       WHERE table_schema = 'public' AND column_default IS NOT NULL AND table_name <> '_prisma_migrations'`,
+    );
     const expected: Record<string, string> = {};
     for (const m of parsed) {
       for (const f of m.fields) {
@@ -175,7 +218,8 @@ describe('a database built only from the migrations matches schema.prisma', () =
 
   it('every migration is recorded as Prisma records it, and applying again changes nothing', async () => {
     const { rows } = await pg.query<{ migration_name: string; checksum: string }>(
-      'SELECT migration_name, checksum FROM _prisma_migrations WHERE finished_at IS NOT NULL ORDER BY migration_name');
+      'SELECT migration_name, checksum FROM _prisma_migrations WHERE finished_at IS NOT NULL ORDER BY migration_name',
+    );
     expect(rows.map((r) => r.migration_name)).toEqual(listMigrations());
     for (const r of rows) expect(r.checksum).toMatch(/^[0-9a-f]{64}$/);
     const again = await migrateDatabase(process.env.DATABASE_URL!);

@@ -25,7 +25,15 @@ export async function startApi(env: Record<string, string> = {}) {
   const redis = createApiRedis(config.redisUrl, logger);
   const queue = createRunQueue(redis, config.redisPrefix);
   queue.on('error', () => undefined);
-  const app = createApp({ config, db, redis, queue, store: new LocalArtifactStore(config.artifactsDir), keys: deriveKeys(config.secret), logger });
+  const app = createApp({
+    config,
+    db,
+    redis,
+    queue,
+    store: new LocalArtifactStore(config.artifactsDir),
+    keys: deriveKeys(config.secret),
+    logger,
+  });
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });
@@ -95,7 +103,8 @@ export { freePort, spawnService } from '../support/processes';
 /** Waits for a JSON log line with this msg. */
 export async function waitForLog(proc: { output: () => string; child: ChildProcess }, msg: string): Promise<void> {
   await waitUntil(async () => {
-    if (proc.child.exitCode !== null) throw new Error(`process exited (${proc.child.exitCode}) before logging "${msg}":\n${proc.output()}`);
+    if (proc.child.exitCode !== null)
+      throw new Error(`process exited (${proc.child.exitCode}) before logging "${msg}":\n${proc.output()}`);
     return proc.output().includes(`"msg":"${msg}"`) || proc.output().includes(`"message":"${msg}"`);
   }, 100);
 }

@@ -32,7 +32,10 @@ beforeAll(async () => {
   api = await startApi();
   const mem = memoryLogger('worker');
   workerLog = mem.text;
-  worker = await startWorkerService(readWorkerConfig({ ...process.env, WORKER_CONCURRENCY: '2' }), { logger: mem.logger, reconcile: false });
+  worker = await startWorkerService(readWorkerConfig({ ...process.env, WORKER_CONCURRENCY: '2' }), {
+    logger: mem.logger,
+    reconcile: false,
+  });
   const tenant = await createTenant(db);
   workspaceId = tenant.workspace.id;
   client = apiClient(api.url, tenant.key);
@@ -46,18 +49,37 @@ beforeAll(async () => {
         slug: 'headers',
         name: 'Headers',
         tests: [
-          { key: 'protected', name: 'Protected page', steps: [{ action: 'goto', url: '/protected' }, { action: 'expectText', selector: 'h1', text: 'Protected preview' }] },
+          {
+            key: 'protected',
+            name: 'Protected page',
+            steps: [
+              { action: 'goto', url: '/protected' },
+              { action: 'expectText', selector: 'h1', text: 'Protected preview' },
+            ],
+          },
           {
             key: 'third-party',
             name: 'Third-party page',
-            steps: [{ action: 'goto', url: '/third-party' }, { action: 'expectText', selector: '#status', text: 'All third-party requests done' }],
+            steps: [
+              { action: 'goto', url: '/third-party' },
+              { action: 'expectText', selector: '#status', text: 'All third-party requests done' },
+            ],
           },
         ],
       },
       {
         slug: 'preview',
         name: 'Preview',
-        tests: [{ key: 'preview-heading', name: 'Preview heading', steps: [{ action: 'goto', url: '/' }, { action: 'expectText', selector: 'h1', text: 'Testrun Shop (preview)', timeoutMs: 1_000 }] }],
+        tests: [
+          {
+            key: 'preview-heading',
+            name: 'Preview heading',
+            steps: [
+              { action: 'goto', url: '/' },
+              { action: 'expectText', selector: 'h1', text: 'Testrun Shop (preview)', timeoutMs: 1_000 },
+            ],
+          },
+        ],
       },
     ],
   });
@@ -71,7 +93,17 @@ afterAll(async () => {
 });
 
 async function outcomeOf(runId: string) {
-  return db.run.findUniqueOrThrow({ where: { id: runId }, select: { status: true, outcomeCode: true, outcomeStep: true, resultSummary: true, attempt: true, headersSealed: true } });
+  return db.run.findUniqueOrThrow({
+    where: { id: runId },
+    select: {
+      status: true,
+      outcomeCode: true,
+      outcomeStep: true,
+      resultSummary: true,
+      attempt: true,
+      headersSealed: true,
+    },
+  });
 }
 
 describe('the demo suite', () => {
@@ -94,12 +126,22 @@ describe('the demo suite', () => {
       ['Unreachable target (error)', 'error'],
       ['Slow page beyond the time budget (error: timeout)', 'error'],
     ]);
-    expect(suiteRun).toMatchObject({ status: 'failed', total_count: 7, passed_count: 1, failed_count: 3, error_count: 2, skipped_count: 1 });
+    expect(suiteRun).toMatchObject({
+      status: 'failed',
+      total_count: 7,
+      passed_count: 1,
+      failed_count: 3,
+      error_count: 2,
+      skipped_count: 1,
+    });
     expect(byName('Disabled test (skipped)').skipReason).toBe('test_disabled');
   });
 
   it('gives every run a one-sentence summary naming the step and the reason, and the exact code', async () => {
-    const run = async (name: string) => ({ api: (await client.getRun(byName(name).runId)).body, db: await outcomeOf(byName(name).runId) });
+    const run = async (name: string) => ({
+      api: (await client.getRun(byName(name).runId)).body,
+      db: await outcomeOf(byName(name).runId),
+    });
 
     const passed = await run('Order form places an order');
     expect(passed.api.result_summary).toMatch(/^Passed: 11 steps in [\d.]+ m?s\.$/);
@@ -117,11 +159,15 @@ describe('the demo suite', () => {
     expect(missing.db).toMatchObject({ outcomeCode: 'element_not_found', outcomeStep: 2 });
 
     const broken = await run('Broken page (fails: HTTP 500)');
-    expect(broken.api.result_summary).toBe(`Failed at step 1 (goto "/broken"): GET ${site.url}/broken answered HTTP 500`);
+    expect(broken.api.result_summary).toBe(
+      `Failed at step 1 (goto "/broken"): GET ${site.url}/broken answered HTTP 500`,
+    );
     expect(broken.db).toMatchObject({ outcomeCode: 'http_error', outcomeStep: 1 });
 
     const unreachable = await run('Unreachable target (error)');
-    expect(unreachable.api.result_summary).toMatch(/^Error at step 1 \(goto "http:\/\/127\.0\.0\.1:2\/"\): target unreachable \(connection refused/);
+    expect(unreachable.api.result_summary).toMatch(
+      /^Error at step 1 \(goto "http:\/\/127\.0\.0\.1:2\/"\): target unreachable \(connection refused/,
+    );
     expect(unreachable.api.error).toMatchObject({ code: 'target_unreachable', step: 1 });
 
     const slow = await run('Slow page beyond the time budget (error: timeout)');
@@ -136,7 +182,19 @@ describe('the demo suite', () => {
     const runId = byName('Order form places an order').runId;
     const steps = await db.stepResult.findMany({ where: { runId }, orderBy: { index: 'asc' } });
     expect(steps.map((s) => [s.index, s.action, s.outcome, s.attempt])).toEqual(
-      ['goto', 'expectTitle', 'expectText', 'fill', 'select', 'check', 'click', 'expectText', 'screenshot', 'click', 'expectUrl'].map((a, i) => [i + 1, a, 'passed', 1]),
+      [
+        'goto',
+        'expectTitle',
+        'expectText',
+        'fill',
+        'select',
+        'check',
+        'click',
+        'expectText',
+        'screenshot',
+        'click',
+        'expectUrl',
+      ].map((a, i) => [i + 1, a, 'passed', 1]),
     );
     expect(steps[6]!.label).toBe('click "text=Place order"');
     expect(steps[0]!.target).toBe(`${site.url}/`);
@@ -153,14 +211,20 @@ describe('the demo suite', () => {
       expect(shot.contentType === 'image/png' ? isPng : isJpeg).toBe(true);
     }
     // The screenshot step's own picture is the full PNG it asked for, under its name.
-    expect(screenshots.find((s) => s.stepIndex === 9)).toMatchObject({ contentType: 'image/png', name: 'order-placed.png' });
+    expect(screenshots.find((s) => s.stepIndex === 9)).toMatchObject({
+      contentType: 'image/png',
+      name: 'order-placed.png',
+    });
 
     const trace = artifacts.find((a) => a.kind === 'trace')!;
     expect(trace).toMatchObject({ name: 'trace.zip', contentType: 'application/zip' });
     const traceFile = path.join(mkdtempSync(path.join(tmpdir(), 'trace-')), 'trace.zip');
     writeFileSync(traceFile, (await worker.store.get(trace.storageKey))!);
     expect(zipEntries(traceFile)).toEqual(expect.arrayContaining(['trace.trace', 'trace.network']));
-    const events = zipEntryText(traceFile, 'trace.trace').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    const events = zipEntryText(traceFile, 'trace.trace')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
     expect(events.some((e) => e.type === 'before' && /goto/i.test(e.method ?? e.apiName ?? ''))).toBe(true);
 
     if (worker.recordVideo) {
@@ -183,7 +247,11 @@ describe('the demo suite', () => {
 
 describe('request headers', () => {
   it('reach the target origin only, open the protected page, and never reach a trace, the database or a log', async () => {
-    const created = await client.createRuns({ projectSlug: 'secrets', suiteSlug: 'headers', headers: { Authorization: BASIC, 'X-Bypass-Token': BYPASS } });
+    const created = await client.createRuns({
+      projectSlug: 'secrets',
+      suiteSlug: 'headers',
+      headers: { Authorization: BASIC, 'X-Bypass-Token': BYPASS },
+    });
     expect(created.status).toBe(201);
     const suiteRun = await client.waitSuiteRun(created.body.suiteRunId);
     expect(suiteRun.tests.map((t: { status: string }) => t.status)).toEqual(['passed', 'passed']);
@@ -219,7 +287,9 @@ describe('request headers', () => {
     const suiteRun = await client.waitSuiteRun(created.body.suiteRunId);
     const run = (await client.getRun(suiteRun.tests[0].runId)).body;
     expect(run).toMatchObject({ status: 'failed', error: null });
-    expect(run.result_summary).toBe(`Failed at step 1 (goto "/protected"): GET ${site.url}/protected answered HTTP 401`);
+    expect(run.result_summary).toBe(
+      `Failed at step 1 (goto "/protected"): GET ${site.url}/protected answered HTTP 401`,
+    );
   });
 });
 
@@ -256,8 +326,23 @@ describe('a browser that dies mid-run', () => {
           slug: 'crash',
           name: 'Crash',
           tests: [
-            { key: 'long', name: 'Long wait', steps: [{ action: 'goto', url: '/' }, { action: 'wait', ms: 10_000 }, { action: 'expectText', selector: 'h1', text: 'Testrun Shop' }] },
-            { key: 'after', name: 'After the crash', steps: [{ action: 'goto', url: '/' }, { action: 'expectText', selector: 'h1', text: 'Testrun Shop' }] },
+            {
+              key: 'long',
+              name: 'Long wait',
+              steps: [
+                { action: 'goto', url: '/' },
+                { action: 'wait', ms: 10_000 },
+                { action: 'expectText', selector: 'h1', text: 'Testrun Shop' },
+              ],
+            },
+            {
+              key: 'after',
+              name: 'After the crash',
+              steps: [
+                { action: 'goto', url: '/' },
+                { action: 'expectText', selector: 'h1', text: 'Testrun Shop' },
+              ],
+            },
           ],
         },
       ],
@@ -271,7 +356,9 @@ describe('a browser that dies mid-run', () => {
     // Chromium is a child of this process (the worker runs in it); kill it as an OOM killer would.
     const { execFileSync } = await import('node:child_process');
     const children = execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(process.pid)], { encoding: 'utf8' })
-      .split('\n').filter((l) => /chrom/i.test(l)).map((l) => Number(l.trim().split(/\s+/)[0]));
+      .split('\n')
+      .filter((l) => /chrom/i.test(l))
+      .map((l) => Number(l.trim().split(/\s+/)[0]));
     expect(children.length).toBeGreaterThan(0);
     for (const pid of children) process.kill(pid, 'SIGKILL');
 

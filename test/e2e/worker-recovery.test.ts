@@ -36,7 +36,10 @@ function startWorker(env: Record<string, string> = {}) {
 }
 
 async function runRow(id: string) {
-  return db.run.findUniqueOrThrow({ where: { id }, select: { status: true, attempt: true, outcomeCode: true, resultSummary: true } });
+  return db.run.findUniqueOrThrow({
+    where: { id },
+    select: { status: true, attempt: true, outcomeCode: true, resultSummary: true },
+  });
 }
 
 function testId(key: string): string {
@@ -60,7 +63,15 @@ beforeAll(async () => {
         slug: 'long',
         name: 'Long',
         tests: [
-          { key: 'slow-pass', name: 'Passes after 3 s', steps: [...home, { action: 'wait', ms: 3_000 }, { action: 'expectText', selector: 'h1', text: 'Testrun Shop' }] },
+          {
+            key: 'slow-pass',
+            name: 'Passes after 3 s',
+            steps: [
+              ...home,
+              { action: 'wait', ms: 3_000 },
+              { action: 'expectText', selector: 'h1', text: 'Testrun Shop' },
+            ],
+          },
           { key: 'very-slow', name: 'Takes 20 s', steps: [...home, { action: 'wait', ms: 20_000 }] },
         ],
       },
@@ -68,7 +79,11 @@ beforeAll(async () => {
         slug: 'quick',
         name: 'Quick',
         tests: [
-          { key: 'q1', name: 'Quick 1', steps: [...home, { action: 'expectText', selector: 'h1', text: 'Testrun Shop' }] },
+          {
+            key: 'q1',
+            name: 'Quick 1',
+            steps: [...home, { action: 'expectText', selector: 'h1', text: 'Testrun Shop' }],
+          },
           { key: 'q2', name: 'Quick 2', steps: [...home, { action: 'expectTitle', title: 'Testrun Shop' }] },
         ],
       },
@@ -125,7 +140,14 @@ describe('a worker killed mid-run', () => {
     expect((await client.getRun(verySlow)).body.error).toMatchObject({ code: 'worker_lost' });
 
     const suiteRun = await client.waitSuiteRun(suiteRunId);
-    expect(suiteRun).toMatchObject({ status: 'error', total_count: 2, passed_count: 1, failed_count: 0, error_count: 1, skipped_count: 0 });
+    expect(suiteRun).toMatchObject({
+      status: 'error',
+      total_count: 2,
+      passed_count: 1,
+      failed_count: 0,
+      error_count: 1,
+      skipped_count: 0,
+    });
     const counters = await db.suiteRun.findUniqueOrThrow({ where: { id: suiteRunId } });
     expect([counters.queuedCount, counters.runningCount]).toEqual([0, 0]);
 
@@ -146,10 +168,20 @@ describe('Redis losing every job', () => {
   let port: number;
 
   async function startRedis(): Promise<void> {
-    redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'], { stdio: 'ignore' });
+    redis = spawn(
+      'redis-server',
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'],
+      { stdio: 'ignore' },
+    );
     children.push(redis);
     await waitUntil(async () => {
-      const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+      const probe = new Redis({
+        port,
+        host: '127.0.0.1',
+        lazyConnect: true,
+        maxRetriesPerRequest: 0,
+        retryStrategy: () => null,
+      });
       try {
         await probe.connect();
         return (await probe.ping()) === 'PONG';
@@ -192,7 +224,6 @@ describe('Redis losing every job', () => {
     await privateApi.close();
   });
 });
-
 
 async function countKeys(url: string): Promise<number> {
   const r = new Redis(url, { maxRetriesPerRequest: 1 });

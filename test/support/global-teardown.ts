@@ -26,14 +26,17 @@ export default async function globalTeardown(): Promise<void> {
       redis.disconnect();
     }
   }
-  if (process.env.ARTIFACTS_DIR?.includes('testrun-artifacts-')) rmSync(process.env.ARTIFACTS_DIR, { recursive: true, force: true });
+  if (process.env.ARTIFACTS_DIR?.includes('testrun-artifacts-'))
+    rmSync(process.env.ARTIFACTS_DIR, { recursive: true, force: true });
 }
 
 /** Drops the databases the test files cloned from the template (`<template>_<suffix>`). */
 async function dropPerFileDatabases(template: string): Promise<void> {
   const url = new URL(template);
   const name = url.pathname.slice(1);
-  const rows = await withPostgres(url, (c) => c.query<{ datname: string }>('SELECT datname FROM pg_database WHERE datname LIKE $1', [`${name}\\_%`]));
+  const rows = await withPostgres(url, (c) =>
+    c.query<{ datname: string }>('SELECT datname FROM pg_database WHERE datname LIKE $1', [`${name}\\_%`]),
+  );
   for (const { datname } of rows.rows) {
     const u = new URL(template);
     u.pathname = `/${datname}`;

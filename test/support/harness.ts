@@ -1,12 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import {
-  addMember,
-  applyProject,
-  createApiKey,
-  createPrisma,
-  createWorkspace,
-  type Db,
-} from '@testrun/core';
+import { addMember, applyProject, createApiKey, createPrisma, createWorkspace, type Db } from '@testrun/core';
 import type { Plan, ProjectFile } from '@testrun/contracts';
 
 /** A Prisma client on the test database of this jest run. Close it in afterAll. */
@@ -20,9 +13,17 @@ export function uniqueTag(): string {
 }
 
 /** A workspace of its own with one member and one key. */
-export async function createTenant(db: Db, options: { plan?: Plan; maxActiveRuns?: number; monthlyRuns?: number } = {}) {
+export async function createTenant(
+  db: Db,
+  options: { plan?: Plan; maxActiveRuns?: number; monthlyRuns?: number } = {},
+) {
   const tag = uniqueTag();
-  const workspace = await createWorkspace(db, { name: `ws-${tag}`, plan: options.plan ?? 'team', maxActiveRuns: options.maxActiveRuns, monthlyRuns: options.monthlyRuns });
+  const workspace = await createWorkspace(db, {
+    name: `ws-${tag}`,
+    plan: options.plan ?? 'team',
+    maxActiveRuns: options.maxActiveRuns,
+    monthlyRuns: options.monthlyRuns,
+  });
   const email = `owner-${tag}@example.test`;
   await addMember(db, workspace.id, email);
   const key = await createApiKey(db, { workspaceId: workspace.id, creatorEmail: email, name: `key-${tag}` });
@@ -30,7 +31,10 @@ export async function createTenant(db: Db, options: { plan?: Plan; maxActiveRuns
 }
 
 /** A small project file: suite `smoke` with `count` tests, the last `disabled` of them disabled. */
-export function sampleProject(slug: string, options: { baseUrl?: string; count?: number; disabled?: number; suites?: string[] } = {}): ProjectFile {
+export function sampleProject(
+  slug: string,
+  options: { baseUrl?: string; count?: number; disabled?: number; suites?: string[] } = {},
+): ProjectFile {
   const count = options.count ?? 2;
   const disabled = options.disabled ?? 0;
   return {

@@ -27,10 +27,14 @@ if (template) {
       }
       await c.end();
     })().catch((e) => { process.stderr.write(e.message); process.exit(1); });`;
-  const result = spawnSync(process.execPath, ['-e', script, admin.toString(), `${templateName}_${suffix}`, templateName], {
-    encoding: 'utf8',
-    cwd: path.resolve(__dirname, '../..'),
-  });
+  const result = spawnSync(
+    process.execPath,
+    ['-e', script, admin.toString(), `${templateName}_${suffix}`, templateName],
+    {
+      encoding: 'utf8',
+      cwd: path.resolve(__dirname, '../..'),
+    },
+  );
   if (result.status !== 0) throw new Error(`could not create the test file's database: ${result.stderr}`);
   process.env.DATABASE_URL = url.toString();
   process.env.REDIS_PREFIX = `${process.env.TESTRUN_TEMPLATE_REDIS_PREFIX}-${suffix}`;

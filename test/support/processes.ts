@@ -20,7 +20,10 @@ export async function freePort(): Promise<number> {
  * A service process started the way `pnpm api` / `pnpm worker` start it (tsx), as one OS process so
  * signals reach it; its stdout and stderr are kept in memory.
  */
-export function spawnService(entry: string, env: Record<string, string>): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
+export function spawnService(
+  entry: string,
+  env: Record<string, string>,
+): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, entry)], {
     cwd: REPO_ROOT,
     env: { ...process.env, ...env },

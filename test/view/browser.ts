@@ -7,7 +7,15 @@ import type { Browser, Page } from 'playwright-core';
 const requireFromApi = createRequire(path.resolve(__dirname, '../../apps/api/package.json'));
 const { chromium } = requireFromApi('playwright-core') as typeof import('playwright-core');
 
-export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+export const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-dev-shm-usage',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
 
 export function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium', args: CHROMIUM_ARGS });
@@ -17,7 +25,10 @@ export function launchChromium(): Promise<Browser> {
  * Decodes a PNG in the browser and measures it: a blank render has one colour and no variance.
  * Runs on about:blank, whose page has no Content-Security-Policy in the way.
  */
-export async function measurePng(page: Page, png: Buffer): Promise<{ width: number; height: number; variance: number; colours: number }> {
+export async function measurePng(
+  page: Page,
+  png: Buffer,
+): Promise<{ width: number; height: number; variance: number; colours: number }> {
   await page.goto('about:blank');
   return page.evaluate(async (b64) => {
     const img = new Image();

@@ -2,7 +2,19 @@ import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { artifactKey, deriveSuiteStatus, finishRun, ID_PREFIX, newId, sealHeaders, startRun, type ArtifactStore, type Db, type DerivedKeys, type RunOutcome } from '@testrun/core';
+import {
+  artifactKey,
+  deriveSuiteStatus,
+  finishRun,
+  ID_PREFIX,
+  newId,
+  sealHeaders,
+  startRun,
+  type ArtifactStore,
+  type Db,
+  type DerivedKeys,
+  type RunOutcome,
+} from '@testrun/core';
 import type { ProjectFile } from '@testrun/contracts';
 import { applySampleProject, createTenant } from '../support/harness';
 
@@ -14,7 +26,13 @@ button{background:#2da44e;color:#fff;border:0;border-radius:6px;padding:8px 14px
 <body><header><h1>Shop</h1></header><main><a href="#products">Products</a><form><label>Email <input id="email"></label></form>
 <div class="card">Red mug<br><button>Add</button></div><div class="card">Blue cap<br><button>Add</button></div></main></body></html>`)}`;
 
-type StepPlan = { action: string; label: string; target: string; fails?: { outcome: 'failed' | 'error'; error: string }; act: (page: Page) => Promise<unknown> };
+type StepPlan = {
+  action: string;
+  label: string;
+  target: string;
+  fails?: { outcome: 'failed' | 'error'; error: string };
+  act: (page: Page) => Promise<unknown>;
+};
 
 /** What a seeded test does when it runs; `null` leaves the run queued (or skipped when disabled). */
 export type RunPlan = {
@@ -27,17 +45,41 @@ export type RunPlan = {
 };
 
 export const STEPS = {
-  goto: (): StepPlan => ({ action: 'goto', label: 'goto "/"', target: 'http://127.0.0.1:4010/', act: (p) => p.goto(SHOP_PAGE) }),
-  expectTitle: (): StepPlan => ({ action: 'expectText', label: 'expectText "h1" "Shop"', target: 'h1', act: (p) => p.locator('h1').textContent() }),
-  fill: (): StepPlan => ({ action: 'fill', label: 'fill "#email"', target: '#email', act: (p) => p.fill('#email', 'someone@example.test') }),
-  clickProducts: (): StepPlan => ({ action: 'click', label: 'click "text=Products"', target: 'text=Products', act: (p) => p.click('text=Products') }),
+  goto: (): StepPlan => ({
+    action: 'goto',
+    label: 'goto "/"',
+    target: 'http://127.0.0.1:4010/',
+    act: (p) => p.goto(SHOP_PAGE),
+  }),
+  expectTitle: (): StepPlan => ({
+    action: 'expectText',
+    label: 'expectText "h1" "Shop"',
+    target: 'h1',
+    act: (p) => p.locator('h1').textContent(),
+  }),
+  fill: (): StepPlan => ({
+    action: 'fill',
+    label: 'fill "#email"',
+    target: '#email',
+    act: (p) => p.fill('#email', 'someone@example.test'),
+  }),
+  clickProducts: (): StepPlan => ({
+    action: 'click',
+    label: 'click "text=Products"',
+    target: 'text=Products',
+    act: (p) => p.click('text=Products'),
+  }),
   clickMissing: (): StepPlan => ({
-    action: 'click', label: 'click "text=Sign in"', target: 'text=Sign in',
+    action: 'click',
+    label: 'click "text=Sign in"',
+    target: 'text=Sign in',
     fails: { outcome: 'failed', error: 'element "text=Sign in" not found within 1 s' },
     act: (p) => p.click('text=Sign in', { timeout: 300 }).catch(() => undefined),
   }),
   slow: (): StepPlan => ({
-    action: 'waitFor', label: 'waitFor ".checkout"', target: '.checkout',
+    action: 'waitFor',
+    label: 'waitFor ".checkout"',
+    target: '.checkout',
     fails: { outcome: 'error', error: 'the test time budget of 1 s ran out during this step' },
     act: (p) => p.waitForSelector('.checkout', { timeout: 300 }).catch(() => undefined),
   }),
@@ -56,17 +98,21 @@ function projectFor(slug: string, plans: RunPlan[]): ProjectFile {
     slug,
     name: `Shop ${slug}`,
     baseUrl: 'http://127.0.0.1:4010',
-    suites: [{
-      slug: 'checkout',
-      name: 'Checkout',
-      tests: plans.map((plan, i) => ({
-        key: `t${i + 1}`,
-        name: plan.name,
-        enabled: plan.enabled ?? true,
-        timeoutMs: 30_000,
-        steps: plan.steps.length ? plan.steps.map(() => ({ action: 'goto' as const, url: '/' })) : [{ action: 'goto' as const, url: '/' }],
-      })),
-    }],
+    suites: [
+      {
+        slug: 'checkout',
+        name: 'Checkout',
+        tests: plans.map((plan, i) => ({
+          key: `t${i + 1}`,
+          name: plan.name,
+          enabled: plan.enabled ?? true,
+          timeoutMs: 30_000,
+          steps: plan.steps.length
+            ? plan.steps.map(() => ({ action: 'goto' as const, url: '/' }))
+            : [{ action: 'goto' as const, url: '/' }],
+        })),
+      },
+    ],
   };
 }
 
@@ -74,37 +120,70 @@ function projectFor(slug: string, plans: RunPlan[]): ProjectFile {
  * Creates a tenant, a project and a suite run with one queued (or skipped) run per plan, the way
  * the API records a suite-mode request: one transaction, counters set at creation.
  */
-export async function createSuiteRun(db: Db, keys: DerivedKeys, plans: RunPlan[], options: { baseUrl?: string; headers?: Record<string, string> } = {}): Promise<SeededSuite> {
+export async function createSuiteRun(
+  db: Db,
+  keys: DerivedKeys,
+  plans: RunPlan[],
+  options: { baseUrl?: string; headers?: Record<string, string> } = {},
+): Promise<SeededSuite> {
   const tenant = await createTenant(db);
   const applied = await applySampleProject(db, tenant.workspace.id, projectFor(`shop-${tenant.tag}`, plans));
   const suite = applied.suites[0]!;
   const tests = await db.test.findMany({ where: { suiteId: suite.id }, orderBy: { position: 'asc' } });
   const suiteRunId = newId(ID_PREFIX.suiteRun);
   const enabled = tests.filter((t) => t.enabled).length;
-  const counts = { total: tests.length, queued: enabled, running: 0, passed: 0, failed: 0, error: 0, skipped: tests.length - enabled };
+  const counts = {
+    total: tests.length,
+    queued: enabled,
+    running: 0,
+    passed: 0,
+    failed: 0,
+    error: 0,
+    skipped: tests.length - enabled,
+  };
   const runs = tests.map((t, position) => ({ id: newId(ID_PREFIX.run), test: t, position }));
   await db.$transaction(async (tx) => {
     const status = deriveSuiteStatus(counts);
     await tx.suiteRun.create({
       data: {
-        id: suiteRunId, workspaceId: tenant.workspace.id, suiteId: suite.id, status, totalCount: counts.total, queuedCount: counts.queued,
-        runningCount: 0, skippedCount: counts.skipped, finishedAt: status === 'skipped' ? new Date() : null,
+        id: suiteRunId,
+        workspaceId: tenant.workspace.id,
+        suiteId: suite.id,
+        status,
+        totalCount: counts.total,
+        queuedCount: counts.queued,
+        runningCount: 0,
+        skippedCount: counts.skipped,
+        finishedAt: status === 'skipped' ? new Date() : null,
       },
     });
     await tx.run.createMany({
       data: runs.map(({ id, test, position }) => ({
-        id, workspaceId: tenant.workspace.id, projectId: test.projectId, testId: test.id, suiteRunId, position,
-        status: test.enabled ? 'queued' as const : 'skipped' as const,
+        id,
+        workspaceId: tenant.workspace.id,
+        projectId: test.projectId,
+        testId: test.id,
+        suiteRunId,
+        position,
+        status: test.enabled ? ('queued' as const) : ('skipped' as const),
         baseUrl: options.baseUrl ?? 'http://127.0.0.1:4010',
-        headersSealed: test.enabled && options.headers ? new Uint8Array(sealHeaders(keys.headers, id, options.headers)) : null,
-        testName: test.name, steps: test.steps as object, timeoutMs: test.timeoutMs,
+        headersSealed:
+          test.enabled && options.headers ? new Uint8Array(sealHeaders(keys.headers, id, options.headers)) : null,
+        testName: test.name,
+        steps: test.steps as object,
+        timeoutMs: test.timeoutMs,
         resultSummary: test.enabled ? 'Queued; waiting for a worker.' : 'Skipped: the test is disabled.',
         skipReason: test.enabled ? null : 'test_disabled',
         finishedAt: test.enabled ? null : new Date(),
       })),
     });
   });
-  return { workspaceId: tenant.workspace.id, apiKey: tenant.key, suiteRunId, runs: runs.map((r) => ({ id: r.id, name: r.test.name })) };
+  return {
+    workspaceId: tenant.workspace.id,
+    apiKey: tenant.key,
+    suiteRunId,
+    runs: runs.map((r) => ({ id: r.id, name: r.test.name })),
+  };
 }
 
 /**
@@ -112,19 +191,37 @@ export async function createSuiteRun(db: Db, keys: DerivedKeys, plans: RunPlan[]
  * takes a screenshot per step, records a Playwright trace (and a video when asked), stores them in
  * the artifact store with their rows, and writes the terminal status through core's state machine.
  */
-export async function executeRun(db: Db, store: ArtifactStore, browser: Browser, workspaceId: string, runId: string, plan: RunPlan): Promise<void> {
+export async function executeRun(
+  db: Db,
+  store: ArtifactStore,
+  browser: Browser,
+  workspaceId: string,
+  runId: string,
+  plan: RunPlan,
+): Promise<void> {
   const claimed = await startRun(db, runId, 2);
   if (!claimed) throw new Error(`run ${runId} could not be started`);
   const attempt = claimed.attempt;
   const videoDir = plan.video ? await mkdtemp(path.join(tmpdir(), 'testrun-video-')) : null;
-  const context = await browser.newContext({ viewport: { width: 800, height: 500 }, ...(videoDir ? { recordVideo: { dir: videoDir, size: { width: 800, height: 500 } } } : {}) });
+  const context = await browser.newContext({
+    viewport: { width: 800, height: 500 },
+    ...(videoDir ? { recordVideo: { dir: videoDir, size: { width: 800, height: 500 } } } : {}),
+  });
   await context.tracing.start({ screenshots: true, snapshots: true });
   const page = await context.newPage();
-  const put = async (kind: 'screenshot' | 'trace' | 'video', name: string, contentType: string, body: Buffer, stepIndex: number | null) => {
+  const put = async (
+    kind: 'screenshot' | 'trace' | 'video',
+    name: string,
+    contentType: string,
+    body: Buffer,
+    stepIndex: number | null,
+  ) => {
     const id = newId(ID_PREFIX.artifact);
     const storageKey = artifactKey(workspaceId, runId, id, name);
     await store.put(storageKey, body);
-    await db.artifact.create({ data: { id, runId, workspaceId, attempt, kind, stepIndex, name, storageKey, contentType, sizeBytes: body.length } });
+    await db.artifact.create({
+      data: { id, runId, workspaceId, attempt, kind, stepIndex, name, storageKey, contentType, sizeBytes: body.length },
+    });
     return id;
   };
   try {
@@ -136,8 +233,18 @@ export async function executeRun(db: Db, store: ArtifactStore, browser: Browser,
       const screenshotId = await put('screenshot', `step-${i + 1}.jpg`, 'image/jpeg', shot, i + 1);
       await db.stepResult.create({
         data: {
-          id: newId(ID_PREFIX.step), runId, attempt, index: i + 1, action: step.action, label: step.label, target: step.target,
-          outcome: step.fails?.outcome ?? 'passed', error: step.fails?.error ?? null, startedAt, durationMs, screenshotId,
+          id: newId(ID_PREFIX.step),
+          runId,
+          attempt,
+          index: i + 1,
+          action: step.action,
+          label: step.label,
+          target: step.target,
+          outcome: step.fails?.outcome ?? 'passed',
+          error: step.fails?.error ?? null,
+          startedAt,
+          durationMs,
+          screenshotId,
         },
       });
       if (step.fails) break;
@@ -154,23 +261,44 @@ export async function executeRun(db: Db, store: ArtifactStore, browser: Browser,
       await rm(videoDir, { recursive: true, force: true });
     }
   }
-  const ok = await finishRun(db, runId, attempt, plan.outcome ?? { status: 'passed', resultSummary: `Passed: ${plan.steps.length} steps.` });
+  const ok = await finishRun(
+    db,
+    runId,
+    attempt,
+    plan.outcome ?? { status: 'passed', resultSummary: `Passed: ${plan.steps.length} steps.` },
+  );
   if (!ok) throw new Error(`run ${runId} could not be finished`);
 }
 
 /** The suite every view test looks at: a pass, a failure, an error, a disabled test and another pass. */
 export function mixedPlans(options: { video: boolean }): RunPlan[] {
   return [
-    { name: 'Home page loads', steps: [STEPS.goto(), STEPS.expectTitle(), STEPS.clickProducts()], video: options.video },
+    {
+      name: 'Home page loads',
+      steps: [STEPS.goto(), STEPS.expectTitle(), STEPS.clickProducts()],
+      video: options.video,
+    },
     {
       name: 'Sign in works',
       steps: [STEPS.goto(), STEPS.fill(), STEPS.clickMissing(), STEPS.expectTitle()],
-      outcome: { status: 'failed', resultSummary: 'Failed at step 3 (click "text=Sign in"): element not found within 1 s', code: 'element_not_found', message: 'element "text=Sign in" not found within 1 s', step: 3 },
+      outcome: {
+        status: 'failed',
+        resultSummary: 'Failed at step 3 (click "text=Sign in"): element not found within 1 s',
+        code: 'element_not_found',
+        message: 'element "text=Sign in" not found within 1 s',
+        step: 3,
+      },
     },
     {
       name: 'Checkout completes',
       steps: [STEPS.goto(), STEPS.slow(), STEPS.clickProducts()],
-      outcome: { status: 'error', resultSummary: 'Error at step 2 (waitFor ".checkout"): the test time budget of 1 s ran out', code: 'timeout', message: 'the test time budget of 1 s ran out during step 2', step: 2 },
+      outcome: {
+        status: 'error',
+        resultSummary: 'Error at step 2 (waitFor ".checkout"): the test time budget of 1 s ran out',
+        code: 'timeout',
+        message: 'the test time budget of 1 s ran out during step 2',
+        step: 2,
+      },
     },
     { name: 'Legacy coupon flow', enabled: false, steps: [] },
     { name: 'Search finds a mug', steps: [STEPS.goto(), STEPS.fill()] },

@@ -48,7 +48,9 @@ function loadedWidth(img: Locator): Promise<number> {
 }
 
 async function suiteRunUrlFromApi(suiteRunId: string, apiKey: string): Promise<string> {
-  const res = await fetch(`${api.origin}/api/v1/suite-runs/${suiteRunId}`, { headers: { authorization: `Bearer ${apiKey}` } });
+  const res = await fetch(`${api.origin}/api/v1/suite-runs/${suiteRunId}`, {
+    headers: { authorization: `Bearer ${apiKey}` },
+  });
   expect(res.status).toBe(200);
   const body = (await res.json()) as { suiteRunUrl: string; status: string };
   expect(body.status).toBe('failed');
@@ -76,13 +78,14 @@ test('the suite page shows status, counters, failures first, every test and the 
   // Every test with its status and summary.
   for (const [i, plan] of plans.entries()) {
     const entry = page.locator(`li[data-run="${suite.runs[i]!.id}"]`);
-    const status = plan.enabled === false ? 'skipped' : plan.outcome?.status ?? 'passed';
+    const status = plan.enabled === false ? 'skipped' : (plan.outcome?.status ?? 'passed');
     expect(await entry.locator('summary [data-run-status]').textContent()).toBe(status);
     expect(await entry.locator('summary .test-name').textContent()).toBe(plan.name);
     const summary = await entry.locator('summary [data-run-summary]').textContent();
     if (plan.outcome) expect(summary).toContain(plan.outcome.resultSummary);
     if (status === 'skipped') expect(summary).toContain('test_disabled');
-    if (status !== 'skipped') expect(await entry.locator('summary [data-run-duration]').textContent()).toMatch(/\d+(\.\d)? (ms|s)$/);
+    if (status !== 'skipped')
+      expect(await entry.locator('summary [data-run-duration]').textContent()).toMatch(/\d+(\.\d)? (ms|s)$/);
   }
 
   // The failure callout: which test, at which step, why, and the screenshot of that moment.
@@ -104,10 +107,12 @@ test('the suite page shows status, counters, failures first, every test and the 
   expect(await rows.nth(1).locator('.target code').textContent()).toBe('#email');
   expect(await failed.locator('.step-message').textContent()).toBe('element "text=Sign in" not found within 1 s');
   expect(await failed.locator('.timeline').textContent()).toContain('1 later step not run');
-  const bars = await rows.evaluateAll((trs) => trs.map((tr) => {
-    const fill = tr.querySelector('rect.fill')!;
-    return { x: Number(fill.getAttribute('x')), w: Number(fill.getAttribute('width')) };
-  }));
+  const bars = await rows.evaluateAll((trs) =>
+    trs.map((tr) => {
+      const fill = tr.querySelector('rect.fill')!;
+      return { x: Number(fill.getAttribute('x')), w: Number(fill.getAttribute('width')) };
+    }),
+  );
   for (const [i, bar] of bars.entries()) {
     expect(bar.x + bar.w).toBeLessThanOrEqual(100.01);
     if (i > 0) expect(bar.x).toBeGreaterThanOrEqual(bars[i - 1]!.x);
@@ -166,11 +171,16 @@ test('a passed test opens in place and links to its run page, which shows steps,
   const video = page.locator('video');
   expect(await video.count()).toBe(1);
   const videoSrc = (await video.getAttribute('src'))!;
-  expect(await video.evaluate((v: HTMLVideoElement) => new Promise<number>((resolve, reject) => {
-    if (v.readyState >= 1) return resolve(v.readyState);
-    v.addEventListener('loadedmetadata', () => resolve(v.readyState));
-    v.addEventListener('error', () => reject(new Error(`video error ${v.error?.code}`)));
-  }))).toBeGreaterThanOrEqual(1);
+  expect(
+    await video.evaluate(
+      (v: HTMLVideoElement) =>
+        new Promise<number>((resolve, reject) => {
+          if (v.readyState >= 1) return resolve(v.readyState);
+          v.addEventListener('loadedmetadata', () => resolve(v.readyState));
+          v.addEventListener('error', () => reject(new Error(`video error ${v.error?.code}`)));
+        }),
+    ),
+  ).toBeGreaterThanOrEqual(1);
   const videoRes = await fetch(new URL(videoSrc, api.origin));
   expect(videoRes.status).toBe(200);
   expect(videoRes.headers.get('content-type')).toBe('video/webm');
@@ -180,7 +190,7 @@ test('a passed test opens in place and links to its run page, which shows steps,
   expect(full.headers.get('content-type')).toBe('image/jpeg');
 });
 
-test('the trace opens in Playwright\'s trace viewer and the zip is served as application/zip', async () => {
+test("the trace opens in Playwright's trace viewer and the zip is served as application/zip", async () => {
   await page.goto(runViewUrl(api.origin, api.keys.view, suite.runs[1]!.id));
   const download = page.locator('.trace-links a[download]');
   const zipUrl = new URL((await download.getAttribute('href'))!, api.origin);
@@ -194,7 +204,9 @@ test('the trace opens in Playwright\'s trace viewer and the zip is served as app
   expect(viewerHref).toContain('/view/trace-viewer/index.html?trace=');
   const viewer = await context.newPage();
   const errors: string[] = [];
-  viewer.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  viewer.on('console', (m) => {
+    if (m.type() === 'error') errors.push(m.text());
+  });
   const res = await viewer.goto(new URL(viewerHref, api.origin).toString());
   expect(res!.status()).toBe(200);
   expect(res!.headers()['content-security-policy']).toContain("worker-src 'self'");
@@ -238,8 +250,17 @@ test('pages and artifacts send the security and caching headers', async () => {
 
   const status = await fetch(`${suiteRunViewUrl(api.origin, api.keys.view, suite.suiteRunId)}/status.json`);
   expect(status.headers.get('cache-control')).toBe('no-store');
-  const body = (await status.json()) as { status: string; terminal: boolean; counts: Record<string, number>; runs: unknown[] };
-  expect(body).toMatchObject({ status: 'failed', terminal: true, counts: { total: 5, passed: 2, failed: 1, error: 1, skipped: 1 } });
+  const body = (await status.json()) as {
+    status: string;
+    terminal: boolean;
+    counts: Record<string, number>;
+    runs: unknown[];
+  };
+  expect(body).toMatchObject({
+    status: 'failed',
+    terminal: true,
+    counts: { total: 5, passed: 2, failed: 1, error: 1, skipped: 1 },
+  });
   expect(body.runs).toHaveLength(5);
 });
 
@@ -287,7 +308,9 @@ test('a running suite page updates itself to the final state without a reload', 
   expect(await page.locator('h1 .chip').textContent()).toBe('queued');
   expect(await page.locator('main').getAttribute('data-live')).toMatch(/\/status\.json$/);
   // A reload would lose this.
-  await page.evaluate(() => { (window as unknown as { sameDocument: boolean }).sameDocument = true; });
+  await page.evaluate(() => {
+    (window as unknown as { sameDocument: boolean }).sameDocument = true;
+  });
   const chipOf = (runId: string) => `li[data-run="${runId}"] summary [data-run-status]`;
 
   const a1 = await startRun(db, first.id, 2);
@@ -297,27 +320,39 @@ test('a running suite page updates itself to the final state without a reload', 
 
   await finishRun(db, first.id, a1!.attempt, { status: 'passed', resultSummary: 'Passed: 1 step.', durationMs: 1200 });
   await page.waitForFunction(([sel]) => document.querySelector(sel!)?.textContent === 'passed', [chipOf(first.id)]);
-  expect(await page.locator(`li[data-run="${first.id}"] [data-run-summary]`).textContent()).toContain('Passed: 1 step.');
+  expect(await page.locator(`li[data-run="${first.id}"] [data-run-summary]`).textContent()).toContain(
+    'Passed: 1 step.',
+  );
   expect(await page.locator(`li[data-run="${first.id}"] [data-run-duration]`).textContent()).toBe('1.2 s');
 
   const a2 = await startRun(db, second.id, 2);
   await finishRun(db, second.id, a2!.attempt, {
-    status: 'failed', resultSummary: 'Failed at step 1 (goto "/"): HTTP 500', code: 'http_error', message: 'the page answered HTTP 500', step: 1,
+    status: 'failed',
+    resultSummary: 'Failed at step 1 (goto "/"): HTTP 500',
+    code: 'http_error',
+    message: 'the page answered HTTP 500',
+    step: 1,
   });
   // Terminal: the final page replaces the live one in place, failures first, and polling stops.
   await page.waitForFunction(() => document.querySelector('h1 .chip')?.textContent === 'failed');
   await page.locator('section.group-failed').waitFor();
   expect(await page.locator('main').getAttribute('data-live')).toBeNull();
-  expect(await page.locator(`section.group-failed li[data-run="${second.id}"] .callout-failed .why`).textContent()).toBe('the page answered HTTP 500');
+  expect(
+    await page.locator(`section.group-failed li[data-run="${second.id}"] .callout-failed .why`).textContent(),
+  ).toBe('the page answered HTTP 500');
   expect(await page.locator('[data-count="failed"]').textContent()).toBe('1');
   expect(await page.evaluate(() => (window as unknown as { sameDocument?: boolean }).sameDocument)).toBe(true);
   expect(await page.locator('#live-note').textContent()).toContain('failed');
 });
 
 test('header values and URL credentials never appear on a page or in its JSON', async () => {
-  const secrets = { authorization: 'Basic aGRyLXNlY3JldC11c2VyOnB3', 'x-vercel-protection-bypass': 'bypass-secret-4d2f9a' };
+  const secrets = {
+    authorization: 'Basic aGRyLXNlY3JldC11c2VyOnB3',
+    'x-vercel-protection-bypass': 'bypass-secret-4d2f9a',
+  };
   const seeded = await createSuiteRun(db, api.keys, [{ name: 'Preview works', steps: [STEPS.goto()] }], {
-    baseUrl: 'https://deploy:url-secret-77@preview.example.test/', headers: secrets,
+    baseUrl: 'https://deploy:url-secret-77@preview.example.test/',
+    headers: secrets,
   });
   const runId = seeded.runs[0]!.id;
   await startRun(db, runId, 2);
@@ -325,10 +360,20 @@ test('header values and URL credentials never appear on a page or in its JSON', 
   expect((await db.run.findUniqueOrThrow({ where: { id: runId } })).headersSealed).not.toBeNull();
   const suiteUrl = suiteRunViewUrl(api.origin, api.keys.view, seeded.suiteRunId);
   const runUrl = runViewUrl(api.origin, api.keys.view, runId);
-  const bodies = await Promise.all([suiteUrl, `${suiteUrl}/status.json`, runUrl, `${runUrl}/status.json`, `${runUrl}/fragment`].map(async (u) => (await fetch(u)).text()));
+  const bodies = await Promise.all(
+    [suiteUrl, `${suiteUrl}/status.json`, runUrl, `${runUrl}/status.json`, `${runUrl}/fragment`].map(async (u) =>
+      (await fetch(u)).text(),
+    ),
+  );
   const runPage = bodies[2]!;
   expect(runPage).toContain('https://***@preview.example.test/');
   for (const body of bodies) {
-    for (const value of [...Object.values(secrets), 'aGRyLXNlY3JldC11c2VyOnB3', 'url-secret-77', 'x-vercel-protection-bypass']) expect(body).not.toContain(value);
+    for (const value of [
+      ...Object.values(secrets),
+      'aGRyLXNlY3JldC11c2VyOnB3',
+      'url-secret-77',
+      'x-vercel-protection-bypass',
+    ])
+      expect(body).not.toContain(value);
   }
 });

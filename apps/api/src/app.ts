@@ -40,11 +40,21 @@ export function createApp(input: Omit<AppDeps, 'now'> & { now?: () => Date }): E
 
   app.use(requestContext(logger));
   app.use(createHealthRouter(db, redis));
-  app.use('/view', createViewRouter({ db, store: deps.store, keys: deps.keys, publicBaseUrl: config.publicBaseUrl, logger }));
+  app.use(
+    '/view',
+    createViewRouter({ db, store: deps.store, keys: deps.keys, publicBaseUrl: config.publicBaseUrl, logger }),
+  );
   app.use('/api/v1', createMetaRouter(config.publicBaseUrl));
 
   const guarded = [
-    authenticate({ db, redis, logger, now: deps.now, redisPrefix: config.redisPrefix, unauthenticatedPerMinute: config.unauthenticatedRateLimitPerMinute }),
+    authenticate({
+      db,
+      redis,
+      logger,
+      now: deps.now,
+      redisPrefix: config.redisPrefix,
+      unauthenticatedPerMinute: config.unauthenticatedRateLimitPerMinute,
+    }),
     rateLimitPerKey({ redis, logger, perMinute: config.rateLimitPerMinute, redisPrefix: config.redisPrefix }),
   ];
   app.use('/api/v1/runs', ...guarded, createRunsRouter(deps));

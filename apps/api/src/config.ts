@@ -23,8 +23,16 @@ export function readApiConfig(env: Record<string, string | undefined> = process.
   return {
     ...readCommonConfig(env),
     port: readInt(env, 'PORT', API_DEFAULTS.port, { min: 0, max: 65_535 }),
-    rateLimitPerMinute: readInt(env, 'RATE_LIMIT_PER_MINUTE', API_DEFAULTS.rateLimitPerMinute, { min: 1, max: 1_000_000 }),
-    unauthenticatedRateLimitPerMinute: readInt(env, 'RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE', API_DEFAULTS.unauthenticatedRateLimitPerMinute, { min: 1, max: 1_000_000 }),
+    rateLimitPerMinute: readInt(env, 'RATE_LIMIT_PER_MINUTE', API_DEFAULTS.rateLimitPerMinute, {
+      min: 1,
+      max: 1_000_000,
+    }),
+    unauthenticatedRateLimitPerMinute: readInt(
+      env,
+      'RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE',
+      API_DEFAULTS.unauthenticatedRateLimitPerMinute,
+      { min: 1, max: 1_000_000 },
+    ),
     trustProxy: readEnum(env, 'TRUST_PROXY', ['true', 'false'] as const, 'false') === 'true',
   };
 }

@@ -18,7 +18,13 @@ export class ApiError extends Error {
 
 /** The RFC 9457 body of a problem: the same bytes for the same code and detail, whoever asks. */
 export function problemBody(code: ProblemCode, detail: string, errors?: ProblemFieldError[]): Problem {
-  const body: Problem = { type: problemType(code), title: PROBLEMS[code].title, status: PROBLEMS[code].status, detail, code };
+  const body: Problem = {
+    type: problemType(code),
+    title: PROBLEMS[code].title,
+    status: PROBLEMS[code].status,
+    detail,
+    code,
+  };
   if (errors && errors.length > 0) body.errors = errors;
   return body;
 }
@@ -26,17 +32,34 @@ export function problemBody(code: ProblemCode, detail: string, errors?: ProblemF
 export function sendProblem(res: Response, error: ApiError): void {
   for (const [name, value] of Object.entries(error.options.headers ?? {})) res.setHeader(name, value);
   if (error.code === 'unauthorized') res.setHeader('WWW-Authenticate', 'Bearer');
-  res.status(error.status).type('application/problem+json').send(JSON.stringify(problemBody(error.code, error.detail, error.options.errors)));
+  res
+    .status(error.status)
+    .type('application/problem+json')
+    .send(JSON.stringify(problemBody(error.code, error.detail, error.options.errors)));
 }
 
 const UNAVAILABLE_CODES = new Set([
-  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'EAI_AGAIN',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EPIPE',
+  'EAI_AGAIN',
   // Postgres: admin shutdown, cannot connect now, too many connections
-  '57P01', '57P02', '57P03', '53300',
+  '57P01',
+  '57P02',
+  '57P03',
+  '53300',
   // Prisma: cannot reach the database, timed out, connection pool timeout
-  'P1001', 'P1002', 'P1017', 'P2024',
+  'P1001',
+  'P1002',
+  'P1017',
+  'P2024',
 ]);
-const UNAVAILABLE_MESSAGE = /ECONNREFUSED|Connection is closed|connection terminated|timeout exceeded when trying to connect|Can't reach database|Stream isn't writeable|Reached the max retries per request limit|DatabaseNotReachable|SocketTimeout|connect ETIMEDOUT/i;
+const UNAVAILABLE_MESSAGE =
+  /ECONNREFUSED|Connection is closed|connection terminated|timeout exceeded when trying to connect|Can't reach database|Stream isn't writeable|Reached the max retries per request limit|DatabaseNotReachable|SocketTimeout|connect ETIMEDOUT/i;
 
 /**
  * True when an error says Postgres or Redis cannot be reached (the fault is not the request's and a
@@ -48,7 +71,11 @@ export function isUnavailableError(error: unknown): boolean {
     const e = current as { code?: unknown; name?: unknown; message?: unknown; cause?: unknown; kind?: unknown };
     if (typeof e.code === 'string' && UNAVAILABLE_CODES.has(e.code)) return true;
     if (e.name === 'MaxRetriesPerRequestError') return true;
-    if (typeof e.kind === 'string' && /DatabaseNotReachable|ConnectionClosed|SocketTimeout|TooManyConnections/.test(e.kind)) return true;
+    if (
+      typeof e.kind === 'string' &&
+      /DatabaseNotReachable|ConnectionClosed|SocketTimeout|TooManyConnections/.test(e.kind)
+    )
+      return true;
     if (typeof e.message === 'string' && UNAVAILABLE_MESSAGE.test(e.message)) return true;
     current = e.cause;
   }
@@ -59,7 +86,9 @@ export function isUnavailableError(error: unknown): boolean {
 function fromBodyParser(error: { type?: unknown; status?: unknown }): ApiError | null {
   switch (error.type) {
     case 'entity.parse.failed':
-      return new ApiError('invalid_body', 'The body is not valid JSON.', { errors: [{ path: '', message: 'must be valid JSON' }] });
+      return new ApiError('invalid_body', 'The body is not valid JSON.', {
+        errors: [{ path: '', message: 'must be valid JSON' }],
+      });
     case 'entity.too.large':
       return new ApiError('payload_too_large', 'The body is larger than the 256 KB the API accepts.');
     case 'charset.unsupported':
@@ -87,9 +116,17 @@ export function createErrorHandler(logger: Logger): ErrorRequestHandler {
       if (parsed) problem = parsed;
       else if (isUnavailableError(error)) {
         logger.warn('dependency unavailable', { requestId: res.locals.requestId, error: describeError(error) });
-        problem = new ApiError('service_unavailable', 'A backing service (Postgres or Redis) cannot be reached; retry later.', { headers: { 'Retry-After': '5' } });
+        problem = new ApiError(
+          'service_unavailable',
+          'A backing service (Postgres or Redis) cannot be reached; retry later.',
+          { headers: { 'Retry-After': '5' } },
+        );
       } else {
-        logger.error('unhandled error', { requestId: res.locals.requestId, error: describeError(error), stack: (error as Error)?.stack });
+        logger.error('unhandled error', {
+          requestId: res.locals.requestId,
+          error: describeError(error),
+          stack: (error as Error)?.stack,
+        });
         problem = new ApiError('internal_error', 'The request could not be handled because of an internal fault.');
       }
     }

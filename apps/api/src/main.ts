@@ -27,7 +27,15 @@ async function main(): Promise<void> {
   const redis = createApiRedis(config.redisUrl, logger);
   const queue = createRunQueue(redis, config.redisPrefix);
   queue.on('error', (e: Error) => logger.warn('queue error', { error: e.message }));
-  const app = createApp({ config, db, redis, queue, store: new LocalArtifactStore(config.artifactsDir), keys: deriveKeys(config.secret), logger });
+  const app = createApp({
+    config,
+    db,
+    redis,
+    queue,
+    store: new LocalArtifactStore(config.artifactsDir),
+    keys: deriveKeys(config.secret),
+    logger,
+  });
 
   const server: Server = app.listen(config.port, () => {
     const address = server.address();

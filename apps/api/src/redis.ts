@@ -8,7 +8,11 @@ export type ApiRedis = ReturnType<typeof createRedis>;
  * gets a prompt 503 when Redis is down.
  */
 export function createApiRedis(url: string, logger: Logger): ApiRedis {
-  const redis = createRedis(url, { maxRetriesPerRequest: 1, connectTimeout: 2_000, retryStrategy: (times) => Math.min(times * 200, 2_000) });
+  const redis = createRedis(url, {
+    maxRetriesPerRequest: 1,
+    connectTimeout: 2_000,
+    retryStrategy: (times) => Math.min(times * 200, 2_000),
+  });
   let lastReport = 0;
   redis.on('error', (e: Error) => {
     // ioredis repeats the same error on every reconnect attempt: one line every 10 s is enough.

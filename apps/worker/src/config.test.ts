@@ -7,8 +7,15 @@ const BASE = { TESTRUN_SECRET: 'x'.repeat(40) };
 describe('readWorkerConfig', () => {
   it('has documented defaults', () => {
     expect(readWorkerConfig(BASE)).toMatchObject({
-      concurrency: 2, chromiumPath: '/usr/bin/chromium', lockDurationMs: 30_000, stalledIntervalMs: 30_000,
-      drainTimeoutMs: 25_000, reconcileIntervalMs: 5_000, deadlineGraceMs: 30_000, video: 'auto', redisPrefix: 'testrun',
+      concurrency: 2,
+      chromiumPath: '/usr/bin/chromium',
+      lockDurationMs: 30_000,
+      stalledIntervalMs: 30_000,
+      drainTimeoutMs: 25_000,
+      reconcileIntervalMs: 5_000,
+      deadlineGraceMs: 30_000,
+      video: 'auto',
+      redisPrefix: 'testrun',
     });
   });
 
@@ -28,7 +35,9 @@ describe('findDefinitionProblem', () => {
   it('accepts valid steps and names the first invalid one', () => {
     expect(findDefinitionProblem([{ action: 'goto', url: '/' }])).toBeNull();
     expect(findDefinitionProblem([])).toBe('the test has no steps');
-    expect(findDefinitionProblem([{ action: 'goto', url: '/' }, { action: 'click' }])).toBe('step 2 (selector): is required');
+    expect(findDefinitionProblem([{ action: 'goto', url: '/' }, { action: 'click' }])).toBe(
+      'step 2 (selector): is required',
+    );
     expect(findDefinitionProblem([{ action: 'fly' }])).toMatch(/^step 1 \(action\): must be one of/);
   });
 });

@@ -40,6 +40,7 @@ export function readWorkerConfig(env: Env = process.env): WorkerConfig {
     deadlineGraceMs: readInt(env, 'RECONCILE_DEADLINE_GRACE_MS', 30_000, { min: 0, max: 3_600_000 }),
     video: readEnum(env, 'WORKER_VIDEO', ['auto', 'on', 'off'] as const, 'auto'),
   };
-  if (!config.chromiumPath.startsWith('/')) throw new ConfigError(`CHROMIUM_PATH must be an absolute path, got "${config.chromiumPath}"`);
+  if (!config.chromiumPath.startsWith('/'))
+    throw new ConfigError(`CHROMIUM_PATH must be an absolute path, got "${config.chromiumPath}"`);
   return config;
 }

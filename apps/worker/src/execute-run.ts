@@ -115,12 +115,31 @@ export async function executeRun(deps: RunDeps, runId: string): Promise<RunExecu
       resultSummary: 'Error: the worker hit an unexpected problem and could not complete the run.',
     };
   }
-  const recorded = await finishRun(deps.db, runId, attempt, {
-    ...outcome, code: outcome.code ?? null, message: outcome.message ?? null, step: outcome.step ?? null,
-  }, writer.finalRows);
+  const recorded = await finishRun(
+    deps.db,
+    runId,
+    attempt,
+    {
+      ...outcome,
+      code: outcome.code ?? null,
+      message: outcome.message ?? null,
+      step: outcome.step ?? null,
+    },
+    writer.finalRows,
+  );
   const timings = { totalMs: performance.now() - began, browserMs: clock.browserMs };
-  if (recorded) log.info('run finished', { attempt, status: outcome.status, code: outcome.code, durationMs: Math.round(timings.totalMs) });
-  else log.warn('run outcome not recorded: the run was ended or taken over meanwhile', { attempt, status: outcome.status });
+  if (recorded)
+    log.info('run finished', {
+      attempt,
+      status: outcome.status,
+      code: outcome.code,
+      durationMs: Math.round(timings.totalMs),
+    });
+  else
+    log.warn('run outcome not recorded: the run was ended or taken over meanwhile', {
+      attempt,
+      status: outcome.status,
+    });
   return { kind: 'finished', status: outcome.status, attempt, recorded, timings };
 }
 
@@ -160,7 +179,13 @@ export function findDefinitionProblem(steps: unknown): string | null {
   return null;
 }
 
-async function runSteps(deps: RunDeps, run: RunRecord, attempt: number, clock: BrowserClock, writer: ArtifactWriter): Promise<Outcome> {
+async function runSteps(
+  deps: RunDeps,
+  run: RunRecord,
+  attempt: number,
+  clock: BrowserClock,
+  writer: ArtifactWriter,
+): Promise<Outcome> {
   const started = Date.now();
   const deadline = started + run.timeoutMs;
   const problem = findDefinitionProblem(run.steps);
@@ -182,7 +207,8 @@ async function runSteps(deps: RunDeps, run: RunRecord, attempt: number, clock: B
       return {
         status: 'error',
         code: 'internal_error',
-        message: "the run's request headers could not be decrypted (is TESTRUN_SECRET the same for the API and the worker?)",
+        message:
+          "the run's request headers could not be decrypted (is TESTRUN_SECRET the same for the API and the worker?)",
         resultSummary: "Error: the run's request headers could not be decrypted.",
       };
     }
@@ -218,9 +244,15 @@ async function runSteps(deps: RunDeps, run: RunRecord, attempt: number, clock: B
       const result: StepOutcomeResult = await clock.time(executeStep(page, step, ctx));
       let shot: { body: Buffer; contentType: string; name: string } | null = null;
       if (result.effect?.kind === 'screenshot') {
-        shot = { body: result.effect.body, contentType: result.effect.contentType, name: `${safeName(result.effect.name ?? `step-${i + 1}`)}.png` };
+        shot = {
+          body: result.effect.body,
+          contentType: result.effect.contentType,
+          name: `${safeName(result.effect.name ?? `step-${i + 1}`)}.png`,
+        };
       } else {
-        const body = await clock.time(captureScreenshot(page, { timeoutMs: Math.min(3_000, Math.max(500, deadline + 2_000 - Date.now())) }));
+        const body = await clock.time(
+          captureScreenshot(page, { timeoutMs: Math.min(3_000, Math.max(500, deadline + 2_000 - Date.now())) }),
+        );
         if (body) shot = { body, contentType: 'image/jpeg', name: `step-${i + 1}.jpg` };
       }
       writer.recordStep(i + 1, step, result, shot);
@@ -274,7 +306,12 @@ async function teardown(
     deps.logger.warn('trace not stored', { runId: writer.runId, error: errorMessage(error) });
   }
   const video = page?.video() ?? null;
-  await clock.time(withTimeout(context.close().catch(() => undefined), bound));
+  await clock.time(
+    withTimeout(
+      context.close().catch(() => undefined),
+      bound,
+    ),
+  );
   if (video && videoDir) {
     try {
       const videoPath = await clock.time(withTimeout(video.path(), 1_000));
@@ -330,9 +367,16 @@ class ArtifactWriter {
     );
   }
 
-  recordStep(index: number, step: Step, result: StepOutcomeResult, shot: { body: Buffer; contentType: string; name: string } | null): void {
+  recordStep(
+    index: number,
+    step: Step,
+    result: StepOutcomeResult,
+    shot: { body: Buffer; contentType: string; name: string } | null,
+  ): void {
     this.enqueue(async () => {
-      const screenshotId = shot ? await this.storeArtifact('screenshot', index, shot.name, shot.contentType, shot.body) : null;
+      const screenshotId = shot
+        ? await this.storeArtifact('screenshot', index, shot.name, shot.contentType, shot.body)
+        : null;
       await this.deps.db.stepResult.create({
         data: {
           id: newId(ID_PREFIX.step),
@@ -379,24 +423,55 @@ class ArtifactWriter {
    * Stores a trace or video file now; its row waits for the run's terminal write (`finalRows`),
    * which records it in the same statement, saving a commit on the run's critical path.
    */
-  recordArtifact(kind: 'trace' | 'video', stepIndex: number | null, name: string, contentType: string, body: Buffer): void {
+  recordArtifact(
+    kind: 'trace' | 'video',
+    stepIndex: number | null,
+    name: string,
+    contentType: string,
+    body: Buffer,
+  ): void {
     this.enqueue(async () => {
       const id = newId(ID_PREFIX.artifact);
       const storageKey = artifactKey(this.run.workspaceId, this.run.id, id, name);
       await this.deps.store.put(storageKey, body);
       this.finalRows.push({
-        id, run_id: this.run.id, workspace_id: this.run.workspaceId, attempt: this.attempt, kind, step_index: stepIndex,
-        name, storage_key: storageKey, content_type: contentType, size_bytes: body.length,
+        id,
+        run_id: this.run.id,
+        workspace_id: this.run.workspaceId,
+        attempt: this.attempt,
+        kind,
+        step_index: stepIndex,
+        name,
+        storage_key: storageKey,
+        content_type: contentType,
+        size_bytes: body.length,
       });
     });
   }
 
-  private async storeArtifact(kind: 'screenshot' | 'trace' | 'video', stepIndex: number | null, name: string, contentType: string, body: Buffer): Promise<string> {
+  private async storeArtifact(
+    kind: 'screenshot' | 'trace' | 'video',
+    stepIndex: number | null,
+    name: string,
+    contentType: string,
+    body: Buffer,
+  ): Promise<string> {
     const id = newId(ID_PREFIX.artifact);
     const storageKey = artifactKey(this.run.workspaceId, this.run.id, id, name);
     await this.deps.store.put(storageKey, body);
     await this.deps.db.artifact.create({
-      data: { id, runId: this.run.id, workspaceId: this.run.workspaceId, attempt: this.attempt, kind, stepIndex, name, storageKey, contentType, sizeBytes: body.length },
+      data: {
+        id,
+        runId: this.run.id,
+        workspaceId: this.run.workspaceId,
+        attempt: this.attempt,
+        kind,
+        stepIndex,
+        name,
+        storageKey,
+        contentType,
+        sizeBytes: body.length,
+      },
     });
     return id;
   }
@@ -432,10 +507,14 @@ function safeTarget(step: Step, baseUrl: string): string {
 
 /** A screenshot step's name as a file name. */
 function safeName(name: string): string {
-  return name.replace(/[^A-Za-z0-9_.-]+/g, '-').replace(/^[.-]+/, '').slice(0, 80) || 'screenshot';
+  return (
+    name
+      .replace(/[^A-Za-z0-9_.-]+/g, '-')
+      .replace(/^[.-]+/, '')
+      .slice(0, 80) || 'screenshot'
+  );
 }
 
 function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message.split('\n')[0]! : String(error);
 }
-

@@ -75,7 +75,11 @@ export class Reconciler {
     if (this.stopped) return;
     this.timer = setTimeout(() => {
       this.current = this.runOnce()
-        .catch((error) => this.options.logger.error('reconciler pass failed', { error: error instanceof Error ? error.message : String(error) }))
+        .catch((error) =>
+          this.options.logger.error('reconciler pass failed', {
+            error: error instanceof Error ? error.message : String(error),
+          }),
+        )
         .finally(() => {
           this.current = null;
           this.schedule();
@@ -89,14 +93,20 @@ export class Reconciler {
     const { db } = this.options;
     return db.$transaction(
       async (tx) => {
-        const [lock] = await tx.$queryRaw<Array<{ locked: boolean }>>`SELECT pg_try_advisory_xact_lock(${RECONCILER_LOCK_KEY}) AS locked`;
+        const [lock] = await tx.$queryRaw<
+          Array<{ locked: boolean }>
+        >`SELECT pg_try_advisory_xact_lock(${RECONCILER_LOCK_KEY}) AS locked`;
         if (!lock?.locked) return { ran: false, requeued: [], timedOut: [], lost: [], purged: 0 };
         const timedOut = await this.endOverdueRuns();
         const { requeued, lost } = await this.settleJobs();
         const purged = await this.purgeIdempotencyRecords();
         const report = { ran: true, requeued, timedOut, lost, purged };
         if (requeued.length || timedOut.length || lost.length) {
-          this.options.logger.warn('reconciler settled runs', { requeued: requeued.length, timedOut: timedOut.length, lost: lost.length });
+          this.options.logger.warn('reconciler settled runs', {
+            requeued: requeued.length,
+            timedOut: timedOut.length,
+            lost: lost.length,
+          });
         }
         return report;
       },

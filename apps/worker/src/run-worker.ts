@@ -37,11 +37,15 @@ export function createRunWorker(deps: RunDeps, options: RunWorkerOptions): Worke
       const payload = parsePayload(job.data);
       if (!payload.ok) {
         // Nothing to run and nothing to retry: the payload did not come from our producer.
-        throw new UnrecoverableError(`invalid run job payload: ${payload.errors.map((e) => `${e.path} ${e.message}`).join('; ')}`);
+        throw new UnrecoverableError(
+          `invalid run job payload: ${payload.errors.map((e) => `${e.path} ${e.message}`).join('; ')}`,
+        );
       }
       const execution = await executeRun(deps, payload.value.runId);
       options.onRunDone?.(payload.value.runId, execution);
-      return execution.kind === 'finished' ? { status: execution.status, attempt: execution.attempt } : { skipped: execution.reason };
+      return execution.kind === 'finished'
+        ? { status: execution.status, attempt: execution.attempt }
+        : { skipped: execution.reason };
     },
     {
       connection: options.connection,
@@ -62,12 +66,16 @@ export function createRunWorker(deps: RunDeps, options: RunWorkerOptions): Worke
         .findUnique({ where: { id: runId }, select: { attempt: true } })
         .then((run) => abortRun(deps.db, runId, workerLostOutcome(run?.attempt ?? 0)))
         .then((ended) => ended && logger.warn('run ended: its worker was lost', { runId }))
-        .catch((e) => logger.error('could not end a run whose worker was lost; the reconciler will', { runId, error: String(e) }));
+        .catch((e) =>
+          logger.error('could not end a run whose worker was lost; the reconciler will', { runId, error: String(e) }),
+        );
     } else {
       logger.error('run job failed; the reconciler will settle the run', { runId, error: error.message });
     }
   });
-  worker.on('stalled', (jobId) => logger.warn('run handed to another attempt: its worker stopped renewing the lock', { runId: jobId }));
+  worker.on('stalled', (jobId) =>
+    logger.warn('run handed to another attempt: its worker stopped renewing the lock', { runId: jobId }),
+  );
   worker.on('error', (error) => logger.error('run worker error', { error: error.message }));
   return worker;
 }

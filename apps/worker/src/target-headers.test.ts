@@ -13,7 +13,10 @@ describe('routeTargetHeaders', () => {
   let otherUrl: string;
   const pool = new BrowserPool({ extraArgs: TARGET_HEADER_ARGS });
 
-  const listen = (s: Server) => new Promise<string>((resolve) => s.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(s.address() as AddressInfo).port}`)));
+  const listen = (s: Server) =>
+    new Promise<string>((resolve) =>
+      s.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(s.address() as AddressInfo).port}`)),
+    );
 
   beforeAll(async () => {
     other = createServer((req, res) => {
@@ -39,7 +42,10 @@ describe('routeTargetHeaders', () => {
   it('sends them to the target, not to a subresource host nor across a redirect', async () => {
     const context = await pool.newContext();
     try {
-      await routeTargetHeaders(context, targetUrl, { 'X-Preview-Token': 'tok-123456', Authorization: 'Bearer abcdefgh' });
+      await routeTargetHeaders(context, targetUrl, {
+        'X-Preview-Token': 'tok-123456',
+        Authorization: 'Bearer abcdefgh',
+      });
       const page = await context.newPage();
       await page.goto(`${targetUrl}/`);
       await page.waitForFunction(() => (document.querySelector('img') as HTMLImageElement).complete);
@@ -50,7 +56,8 @@ describe('routeTargetHeaders', () => {
     }
     const toTarget = seen.filter((s) => s.origin === 'target');
     expect(toTarget.map((s) => s.path)).toEqual(['/', '/away']);
-    for (const s of toTarget) expect(s.headers).toMatchObject({ 'x-preview-token': 'tok-123456', authorization: 'Bearer abcdefgh' });
+    for (const s of toTarget)
+      expect(s.headers).toMatchObject({ 'x-preview-token': 'tok-123456', authorization: 'Bearer abcdefgh' });
     const toOther = seen.filter((s) => s.origin === 'other');
     expect(toOther.map((s) => s.path).sort()).toEqual(['/landed', '/pixel']);
     for (const s of toOther) {

@@ -10,7 +10,11 @@ import type { BrowserContext, Route } from 'playwright';
  * browser then follows any redirect itself, as a new request that only gets the headers if it goes
  * back to the target's origin.
  */
-export async function routeTargetHeaders(context: BrowserContext, baseUrl: string, headers: Record<string, string>): Promise<void> {
+export async function routeTargetHeaders(
+  context: BrowserContext,
+  baseUrl: string,
+  headers: Record<string, string>,
+): Promise<void> {
   if (Object.keys(headers).length === 0) return;
   const origin = new URL(baseUrl).origin;
   const handle = async (route: Route) => {

@@ -6,14 +6,36 @@ const BYPASS = 'bypass-"quoted"-value';
 
 function traceZip(): Uint8Array {
   const network = [
-    JSON.stringify({ type: 'resource-snapshot', snapshot: { request: { url: 'http://t/', headers: [{ name: 'Authorization', value: SECRET }, { name: 'accept', value: 'text/html' }] } } }),
-    JSON.stringify({ type: 'resource-snapshot', snapshot: { request: { url: 'http://t/a', headers: [{ name: 'x-bypass', value: BYPASS }] } } }),
+    JSON.stringify({
+      type: 'resource-snapshot',
+      snapshot: {
+        request: {
+          url: 'http://t/',
+          headers: [
+            { name: 'Authorization', value: SECRET },
+            { name: 'accept', value: 'text/html' },
+          ],
+        },
+      },
+    }),
+    JSON.stringify({
+      type: 'resource-snapshot',
+      snapshot: { request: { url: 'http://t/a', headers: [{ name: 'x-bypass', value: BYPASS }] } },
+    }),
   ].join('\n');
   const trace = [
-    JSON.stringify({ type: 'before', method: 'continue', params: { headers: { authorization: SECRET, accept: '*/*' } } }),
+    JSON.stringify({
+      type: 'before',
+      method: 'continue',
+      params: { headers: { authorization: SECRET, accept: '*/*' } },
+    }),
     JSON.stringify({ type: 'log', message: `sent ${SECRET} somewhere` }),
   ].join('\n');
-  return zipSync({ 'trace.network': strToU8(network), 'trace.trace': strToU8(trace), 'resources/abc.png': new Uint8Array([1, 2, 3]) });
+  return zipSync({
+    'trace.network': strToU8(network),
+    'trace.trace': strToU8(trace),
+    'resources/abc.png': new Uint8Array([1, 2, 3]),
+  });
 }
 
 describe('sanitizeTrace', () => {

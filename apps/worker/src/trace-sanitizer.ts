@@ -67,7 +67,12 @@ function redactHeaderEntries(value: unknown, names: Set<string>, depth = 0): boo
     return changed;
   }
   const record = value as Record<string, unknown>;
-  if (typeof record.name === 'string' && typeof record.value === 'string' && names.has(record.name.toLowerCase()) && record.value !== REDACTED) {
+  if (
+    typeof record.name === 'string' &&
+    typeof record.value === 'string' &&
+    names.has(record.name.toLowerCase()) &&
+    record.value !== REDACTED
+  ) {
     record.value = REDACTED;
     changed = true;
   }

@@ -10,17 +10,24 @@ import path from 'node:path';
 export function playwrightFfmpegPath(env: Record<string, string | undefined> = process.env): string | null {
   let revision: string | undefined;
   try {
-    const browsersJson = path.join(path.dirname(require.resolve('playwright-core/package.json', { paths: [require.resolve('playwright')] })), 'browsers.json');
-    const parsed = JSON.parse(readFileSync(browsersJson, 'utf8')) as { browsers: Array<{ name: string; revision: string }> };
+    const browsersJson = path.join(
+      path.dirname(require.resolve('playwright-core/package.json', { paths: [require.resolve('playwright')] })),
+      'browsers.json',
+    );
+    const parsed = JSON.parse(readFileSync(browsersJson, 'utf8')) as {
+      browsers: Array<{ name: string; revision: string }>;
+    };
     revision = parsed.browsers.find((b) => b.name === 'ffmpeg')?.revision;
   } catch {
     return null;
   }
   if (!revision) return null;
-  const root = env.PLAYWRIGHT_BROWSERS_PATH && env.PLAYWRIGHT_BROWSERS_PATH !== '0'
-    ? env.PLAYWRIGHT_BROWSERS_PATH
-    : path.join(os.homedir(), '.cache', 'ms-playwright');
-  const binary = process.platform === 'win32' ? 'ffmpeg-win64.exe' : process.platform === 'darwin' ? 'ffmpeg-mac' : 'ffmpeg-linux';
+  const root =
+    env.PLAYWRIGHT_BROWSERS_PATH && env.PLAYWRIGHT_BROWSERS_PATH !== '0'
+      ? env.PLAYWRIGHT_BROWSERS_PATH
+      : path.join(os.homedir(), '.cache', 'ms-playwright');
+  const binary =
+    process.platform === 'win32' ? 'ffmpeg-win64.exe' : process.platform === 'darwin' ? 'ffmpeg-mac' : 'ffmpeg-linux';
   return path.join(root, `ffmpeg-${revision}`, binary);
 }
 

@@ -23,7 +23,9 @@ import { isVideoAvailable } from './video';
  * or loopback hosts (a staging API, the fixture's second origin). Tests must see the target as it
  * is served, so those checks are off.
  */
-export const TARGET_HEADER_ARGS: readonly string[] = ['--disable-features=LocalNetworkAccessChecks,BlockInsecurePrivateNetworkRequests'];
+export const TARGET_HEADER_ARGS: readonly string[] = [
+  '--disable-features=LocalNetworkAccessChecks,BlockInsecurePrivateNetworkRequests',
+];
 
 /** A running worker process's parts, and how to stop them. */
 export interface WorkerService {
@@ -55,7 +57,8 @@ export async function startWorkerService(config: WorkerConfig, options: WorkerSe
   let recordVideo = false;
   if (config.video !== 'off') {
     recordVideo = isVideoAvailable();
-    if (!recordVideo && config.video === 'on') throw new Error("WORKER_VIDEO=on but Playwright's ffmpeg is not installed (see docs/WORKER.md)");
+    if (!recordVideo && config.video === 'on')
+      throw new Error("WORKER_VIDEO=on but Playwright's ffmpeg is not installed (see docs/WORKER.md)");
     if (!recordVideo) logger.warn("video recording off: Playwright's ffmpeg is not installed");
   }
   const db = createPrisma({ databaseUrl: config.databaseUrl, max: Math.max(4, config.concurrency * 2 + 2) });
@@ -64,7 +67,12 @@ export async function startWorkerService(config: WorkerConfig, options: WorkerSe
     executablePath: config.chromiumPath,
     extraArgs: TARGET_HEADER_ARGS,
     onEvent: (event) => {
-      if (event.type === 'launched') logger.info('browser launched', { executablePath: event.executablePath, durationMs: event.durationMs, launchCount: event.launchCount });
+      if (event.type === 'launched')
+        logger.info('browser launched', {
+          executablePath: event.executablePath,
+          durationMs: event.durationMs,
+          launchCount: event.launchCount,
+        });
       else if (!event.expected) logger.warn('browser disconnected; it will be launched again for the next run');
     },
   });
@@ -83,10 +91,21 @@ export async function startWorkerService(config: WorkerConfig, options: WorkerSe
     stalledIntervalMs: config.stalledIntervalMs,
     onRunDone: options.onRunDone,
   });
-  const reconciler = new Reconciler({ db, queue, logger, intervalMs: config.reconcileIntervalMs, deadlineGraceMs: config.deadlineGraceMs });
+  const reconciler = new Reconciler({
+    db,
+    queue,
+    logger,
+    intervalMs: config.reconcileIntervalMs,
+    deadlineGraceMs: config.deadlineGraceMs,
+  });
   if (options.reconcile !== false) reconciler.start();
   await worker.waitUntilReady();
-  logger.info('worker ready', { concurrency: config.concurrency, video: recordVideo, lockDurationMs: config.lockDurationMs, stalledIntervalMs: config.stalledIntervalMs });
+  logger.info('worker ready', {
+    concurrency: config.concurrency,
+    video: recordVideo,
+    lockDurationMs: config.lockDurationMs,
+    stalledIntervalMs: config.stalledIntervalMs,
+  });
 
   let stopping: Promise<{ handedBack: boolean }> | null = null;
   const stop = () => {

@@ -4,7 +4,15 @@ import { deriveSuiteStatus, type RunStatus, type SuiteCounts, type SuiteRunStatu
 export type StatusCounts = SuiteCounts;
 
 export function countStatuses(statuses: readonly RunStatus[]): StatusCounts {
-  const counts: StatusCounts = { total: statuses.length, queued: 0, running: 0, passed: 0, failed: 0, error: 0, skipped: 0 };
+  const counts: StatusCounts = {
+    total: statuses.length,
+    queued: 0,
+    running: 0,
+    passed: 0,
+    failed: 0,
+    error: 0,
+    skipped: 0,
+  };
   for (const s of statuses) counts[s] += 1;
   return counts;
 }

@@ -10,7 +10,13 @@ function harness(responses: Array<(req: { url: string; init: RequestInit }) => R
   const calls: { url: string; method: string; headers: Record<string, string>; at: number; body?: string }[] = [];
   const sleeps: number[] = [];
   const fetchImpl = (async (url: string, init: RequestInit) => {
-    calls.push({ url, method: String(init.method), headers: init.headers as Record<string, string>, at: clock, body: init.body as string | undefined });
+    calls.push({
+      url,
+      method: String(init.method),
+      headers: init.headers as Record<string, string>,
+      at: clock,
+      body: init.body as string | undefined,
+    });
     const next = responses.shift();
     if (!next) throw new Error(`unexpected request ${url}`);
     const r = next({ url, init });
@@ -32,10 +38,19 @@ function harness(responses: Array<(req: { url: string; init: RequestInit }) => R
 }
 
 const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
-  new Response(JSON.stringify(body), { status, headers: { 'content-type': status >= 400 ? 'application/problem+json' : 'application/json', ...headers } });
+  new Response(JSON.stringify(body), {
+    status,
+    headers: { 'content-type': status >= 400 ? 'application/problem+json' : 'application/json', ...headers },
+  });
 const problem = (status: number, code: string, headers: Record<string, string> = {}) =>
   json(status, { type: `/api/v1/problems/${code}`, title: code, status, detail: `detail of ${code}`, code }, headers);
-const run = (status: Run['status']): Run => ({ id: 'run_1', status, result_summary: status, error: null, skip_reason: null });
+const run = (status: Run['status']): Run => ({
+  id: 'run_1',
+  status,
+  result_summary: status,
+  error: null,
+  skip_reason: null,
+});
 const netError = () => Object.assign(new TypeError('fetch failed'), { cause: { code: 'ECONNRESET' } });
 
 describe('backoff helpers', () => {
@@ -55,13 +70,23 @@ describe('backoff helpers', () => {
   });
 
   it('reads RateLimit headers in both the combined and the separate form', () => {
-    expect(parseRateLimit(new Headers({ RateLimit: 'limit=60, remaining=3, reset=20' }))).toEqual({ limit: 60, remaining: 3, reset: 20 });
-    expect(parseRateLimit(new Headers({ 'RateLimit-Remaining': '0', 'RateLimit-Limit': '5' }))).toEqual({ limit: 5, remaining: 0, reset: null });
+    expect(parseRateLimit(new Headers({ RateLimit: 'limit=60, remaining=3, reset=20' }))).toEqual({
+      limit: 60,
+      remaining: 3,
+      reset: 20,
+    });
+    expect(parseRateLimit(new Headers({ 'RateLimit-Remaining': '0', 'RateLimit-Limit': '5' }))).toEqual({
+      limit: 5,
+      remaining: 0,
+      reset: null,
+    });
     expect(parseRateLimit(new Headers())).toBeNull();
   });
 
   it('finds the alternate link', () => {
-    expect(parseAlternateLink('<https://t.example/view/runs/run_1/tok>; rel="alternate"')).toBe('https://t.example/view/runs/run_1/tok');
+    expect(parseAlternateLink('<https://t.example/view/runs/run_1/tok>; rel="alternate"')).toBe(
+      'https://t.example/view/runs/run_1/tok',
+    );
     expect(parseAlternateLink('</a>; rel="next", </b>; rel=alternate')).toBe('/b');
     expect(parseAlternateLink(null)).toBeNull();
   });
@@ -86,7 +111,11 @@ describe('TestrunClient requests', () => {
     expect(call.url).toBe('http://api.test/api/v1/runs');
     expect(call.headers.authorization).toBe('Bearer trk_secret');
     expect(call.headers['idempotency-key']).toMatch(/^[0-9a-f-]{36}$/);
-    expect(JSON.parse(call.body!)).toEqual({ baseUrl: 'https://preview.test', projectSlug: 'shop', suiteSlug: 'smoke' });
+    expect(JSON.parse(call.body!)).toEqual({
+      baseUrl: 'https://preview.test',
+      projectSlug: 'shop',
+      suiteSlug: 'smoke',
+    });
   });
 
   it('retries a POST after a network fault, a 503 and a 409 with the same Idempotency-Key', async () => {
@@ -99,7 +128,11 @@ describe('TestrunClient requests', () => {
     const res = await h.client.enqueueTest('tst_1', {}, { idempotencyKey: 'k-1' });
     expect(res).toEqual({ body: { runId: 'run_1' }, idempotencyKey: 'k-1', replayed: true });
     expect(h.calls.map((c) => c.headers['idempotency-key'])).toEqual(['k-1', 'k-1', 'k-1', 'k-1']);
-    expect(h.sleeps).toEqual([backoffDelay(0, { random: () => 0.5 }), backoffDelay(1, { random: () => 0.5 }), backoffDelay(2, { random: () => 0.5 })]);
+    expect(h.sleeps).toEqual([
+      backoffDelay(0, { random: () => 0.5 }),
+      backoffDelay(1, { random: () => 0.5 }),
+      backoffDelay(2, { random: () => 0.5 }),
+    ]);
   });
 
   it('honours Retry-After on 429 and otherwise backs off', async () => {
@@ -115,11 +148,23 @@ describe('TestrunClient requests', () => {
   });
 
   it('turns a problem body into a TestrunApiError and does not retry 4xx', async () => {
-    const body = { type: '/api/v1/problems/invalid_body', title: 't', status: 400, detail: 'The body is invalid.', code: 'invalid_body', errors: [{ path: '/baseUrl', message: 'must be an absolute http(s) URL' }] };
+    const body = {
+      type: '/api/v1/problems/invalid_body',
+      title: 't',
+      status: 400,
+      detail: 'The body is invalid.',
+      code: 'invalid_body',
+      errors: [{ path: '/baseUrl', message: 'must be an absolute http(s) URL' }],
+    };
     const h = harness([() => json(400, body)]);
     const err = await h.client.enqueueProject('shop').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(TestrunApiError);
-    expect(err).toMatchObject({ status: 400, code: 'invalid_body', detail: 'The body is invalid.', errors: body.errors });
+    expect(err).toMatchObject({
+      status: 400,
+      code: 'invalid_body',
+      detail: 'The body is invalid.',
+      errors: body.errors,
+    });
     expect(h.calls).toHaveLength(1);
   });
 
@@ -135,7 +180,10 @@ describe('TestrunClient requests', () => {
   });
 
   it('reports a non-problem error body as unexpected_response and a network failure as TestrunNetworkError', async () => {
-    const h = harness([() => new Response('<html>bad gateway</html>', { status: 404 }), ...Array.from({ length: 5 }, () => () => netError())]);
+    const h = harness([
+      () => new Response('<html>bad gateway</html>', { status: 404 }),
+      ...Array.from({ length: 5 }, () => () => netError()),
+    ]);
     await expect(h.client.getRun('run_1')).rejects.toMatchObject({ status: 404, code: 'unexpected_response' });
     await expect(h.client.getRun('run_1')).rejects.toBeInstanceOf(TestrunNetworkError);
   });
@@ -143,8 +191,15 @@ describe('TestrunClient requests', () => {
 
 describe('TestrunClient waits', () => {
   const suite = (status: SuiteRun['status'], tests: SuiteRun['tests']): SuiteRun => ({
-    id: 'srun_1', status, total_count: tests.length, passed_count: tests.filter((t) => t.status === 'passed').length,
-    failed_count: 0, error_count: 0, skipped_count: 0, suiteRunUrl: 'http://api.test/view/suite-runs/srun_1/tok', tests,
+    id: 'srun_1',
+    status,
+    total_count: tests.length,
+    passed_count: tests.filter((t) => t.status === 'passed').length,
+    failed_count: 0,
+    error_count: 0,
+    skipped_count: 0,
+    suiteRunUrl: 'http://api.test/view/suite-runs/srun_1/tok',
+    tests,
   });
 
   it('polls a suite run at the interval until terminal, reporting progress', async () => {
@@ -154,7 +209,10 @@ describe('TestrunClient waits', () => {
       () => json(200, suite('passed', [{ runId: 'run_1', name: 'a', status: 'passed', skipReason: null }])),
     ]);
     const seen: string[] = [];
-    const final = await h.client.waitForSuiteRun('srun_1', { pollIntervalMs: 2_000, onProgress: (s) => seen.push(s.status) });
+    const final = await h.client.waitForSuiteRun('srun_1', {
+      pollIntervalMs: 2_000,
+      onProgress: (s) => seen.push(s.status),
+    });
     expect(final.status).toBe('passed');
     expect(seen).toEqual(['queued', 'running', 'passed']);
     expect(h.sleeps).toEqual([2_000, 2_000]);
@@ -173,7 +231,9 @@ describe('TestrunClient waits', () => {
 
   it('stops at the budget with the last state seen', async () => {
     const h = harness(Array.from({ length: 10 }, () => () => json(200, run('running'))));
-    const err = (await h.client.waitForRun('run_1', { timeoutMs: 5_000, pollIntervalMs: 2_000 }).catch((e: unknown) => e)) as TestrunWaitTimeoutError<Run>;
+    const err = (await h.client
+      .waitForRun('run_1', { timeoutMs: 5_000, pollIntervalMs: 2_000 })
+      .catch((e: unknown) => e)) as TestrunWaitTimeoutError<Run>;
     expect(err).toBeInstanceOf(TestrunWaitTimeoutError);
     expect(err.last?.status).toBe('running');
     expect(err.message).toContain('5s');
@@ -184,7 +244,9 @@ describe('TestrunClient waits', () => {
 
   it('does not sleep past the budget for a Retry-After longer than what is left', async () => {
     const h = harness([() => json(200, run('running')), () => problem(429, 'rate_limited', { 'Retry-After': '60' })]);
-    await expect(h.client.waitForRun('run_1', { timeoutMs: 10_000, pollIntervalMs: 1_000 })).rejects.toBeInstanceOf(TestrunWaitTimeoutError);
+    await expect(h.client.waitForRun('run_1', { timeoutMs: 10_000, pollIntervalMs: 1_000 })).rejects.toBeInstanceOf(
+      TestrunWaitTimeoutError,
+    );
     expect(h.sleeps.every((ms) => ms < 60_000)).toBe(true);
   });
 

@@ -120,8 +120,12 @@ export class TestrunClient {
     } catch {
       throw new Error(`apiUrl is not an absolute URL: ${options.apiUrl}`);
     }
-    if (base.protocol !== 'http:' && base.protocol !== 'https:') throw new Error(`apiUrl must be http(s): ${options.apiUrl}`);
-    this.base = base.toString().replace(/\/+$/, '').replace(/\/api\/v1$/, '');
+    if (base.protocol !== 'http:' && base.protocol !== 'https:')
+      throw new Error(`apiUrl must be http(s): ${options.apiUrl}`);
+    this.base = base
+      .toString()
+      .replace(/\/+$/, '')
+      .replace(/\/api\/v1$/, '');
     this.options = {
       maxRetries: 4,
       maxRateLimitRetries: 30,
@@ -138,17 +142,30 @@ export class TestrunClient {
   }
 
   /** Enqueues one test: 201 `{ runId }`. */
-  enqueueTest(testId: string, request: Omit<RunCreateRequest, 'testId' | 'projectSlug' | 'suiteSlug'> = {}, options: EnqueueOptions = {}) {
+  enqueueTest(
+    testId: string,
+    request: Omit<RunCreateRequest, 'testId' | 'projectSlug' | 'suiteSlug'> = {},
+    options: EnqueueOptions = {},
+  ) {
     return this.enqueue({ ...request, testId }, options) as Promise<EnqueueResult<SingleRunCreated>>;
   }
 
   /** Enqueues one suite of a project: 201 `{ suiteRunId }`. */
-  enqueueSuite(projectSlug: string, suiteSlug: string, request: Omit<RunCreateRequest, 'testId' | 'projectSlug' | 'suiteSlug'> = {}, options: EnqueueOptions = {}) {
+  enqueueSuite(
+    projectSlug: string,
+    suiteSlug: string,
+    request: Omit<RunCreateRequest, 'testId' | 'projectSlug' | 'suiteSlug'> = {},
+    options: EnqueueOptions = {},
+  ) {
     return this.enqueue({ ...request, projectSlug, suiteSlug }, options) as Promise<EnqueueResult<SuiteRunCreated>>;
   }
 
   /** Enqueues every suite of a project: 201 `{ runIds }`. */
-  enqueueProject(projectSlug: string, request: Omit<RunCreateRequest, 'testId' | 'projectSlug' | 'suiteSlug'> = {}, options: EnqueueOptions = {}) {
+  enqueueProject(
+    projectSlug: string,
+    request: Omit<RunCreateRequest, 'testId' | 'projectSlug' | 'suiteSlug'> = {},
+    options: EnqueueOptions = {},
+  ) {
     return this.enqueue({ ...request, projectSlug }, options) as Promise<EnqueueResult<ProjectRunsCreated>>;
   }
 
@@ -177,12 +194,22 @@ export class TestrunClient {
 
   /** Polls a run until it is terminal; rejects with {@link TestrunWaitTimeoutError} when the budget runs out. */
   async waitForRun(runId: string, options: WaitOptions<Run> = {}): Promise<Run> {
-    return this.poll(`Run ${runId}`, options, (o) => this.getRunWithLink(runId, o).then((r) => r.run), (run) => isTerminalRunStatus(run.status));
+    return this.poll(
+      `Run ${runId}`,
+      options,
+      (o) => this.getRunWithLink(runId, o).then((r) => r.run),
+      (run) => isTerminalRunStatus(run.status),
+    );
   }
 
   /** Polls a suite run until it is terminal (every child terminal). */
   async waitForSuiteRun(suiteRunId: string, options: WaitOptions<SuiteRun> = {}): Promise<SuiteRun> {
-    return this.poll(`Suite run ${suiteRunId}`, options, (o) => this.getSuiteRun(suiteRunId, o), (s) => isTerminalRunStatus(s.status));
+    return this.poll(
+      `Suite run ${suiteRunId}`,
+      options,
+      (o) => this.getSuiteRun(suiteRunId, o),
+      (s) => isTerminalRunStatus(s.status),
+    );
   }
 
   /**
@@ -199,7 +226,9 @@ export class TestrunClient {
       }
       return runIds.map((id) => known.get(id)!);
     };
-    return this.poll(`${runIds.length} runs`, options, read, (runs) => runs.every((r) => isTerminalRunStatus(r.status)));
+    return this.poll(`${runIds.length} runs`, options, read, (runs) =>
+      runs.every((r) => isTerminalRunStatus(r.status)),
+    );
   }
 
   private async poll<T>(
@@ -279,10 +308,20 @@ export class TestrunClient {
   }
 
   private backoff(attempt: number): number {
-    return backoffDelay(attempt, { baseMs: this.options.backoffBaseMs, maxMs: this.options.backoffMaxMs, random: this.options.random });
+    return backoffDelay(attempt, {
+      baseMs: this.options.backoffBaseMs,
+      maxMs: this.options.backoffMaxMs,
+      random: this.options.random,
+    });
   }
 
-  private async send(method: string, path: string, headers: Record<string, string>, body: string | undefined, signal?: AbortSignal) {
+  private async send(
+    method: string,
+    path: string,
+    headers: Record<string, string>,
+    body: string | undefined,
+    signal?: AbortSignal,
+  ) {
     const timeout = AbortSignal.timeout(this.options.requestTimeoutMs);
     try {
       return await this.options.fetch(`${this.base}${path}`, {
@@ -294,7 +333,9 @@ export class TestrunClient {
       });
     } catch (e) {
       const cause = (e as { cause?: { code?: string; message?: string } }).cause;
-      const why = timeout.aborted ? `no answer within ${this.options.requestTimeoutMs} ms` : cause?.code ?? cause?.message ?? (e as Error).message;
+      const why = timeout.aborted
+        ? `no answer within ${this.options.requestTimeoutMs} ms`
+        : (cause?.code ?? cause?.message ?? (e as Error).message);
       throw new TestrunNetworkError(`${method} ${this.base}${path} failed: ${why}`, { cause: e });
     }
   }

@@ -103,4 +103,3 @@ export function deriveSuiteStatus(c: SuiteCounts): SuiteRunStatus {
   if (c.skipped === c.total) return 'skipped';
   return 'passed';
 }
-

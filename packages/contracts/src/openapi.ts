@@ -26,7 +26,8 @@ export function buildOpenApiDocument(serverUrl = '/'): Record<string, unknown> {
     info: {
       title: 'Testrun API',
       version: '1.0.0',
-      description: 'Enqueue browser test runs and poll for their results. Every resource is scoped to the workspace of the API key.',
+      description:
+        'Enqueue browser test runs and poll for their results. Every resource is scoped to the workspace of the API key.',
     },
     servers: [{ url: serverUrl }],
     security: [{ bearer: [] }],
@@ -56,7 +57,10 @@ export function buildOpenApiDocument(serverUrl = '/'): Record<string, unknown> {
               schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7E]+$' },
             },
           ],
-          requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/RunCreateRequest' } } } },
+          requestBody: {
+            required: true,
+            content: { 'application/json': { schema: { $ref: '#/components/schemas/RunCreateRequest' } } },
+          },
           responses: {
             '201': {
               description: 'Runs recorded and enqueued. The body depends on the mode.',
@@ -88,7 +92,10 @@ export function buildOpenApiDocument(serverUrl = '/'): Record<string, unknown> {
           summary: 'Get a run',
           parameters: [{ name: 'runId', in: 'path', required: true, schema: { type: 'string' } }],
           responses: {
-            '200': { description: 'The run.', content: { 'application/json': { schema: { $ref: '#/components/schemas/Run' } } } },
+            '200': {
+              description: 'The run.',
+              content: { 'application/json': { schema: { $ref: '#/components/schemas/Run' } } },
+            },
             ...common,
             '404': problemResponse('not_found'),
           },
@@ -100,7 +107,10 @@ export function buildOpenApiDocument(serverUrl = '/'): Record<string, unknown> {
           summary: 'Get a suite run with its counters and one entry per child test',
           parameters: [{ name: 'suiteRunId', in: 'path', required: true, schema: { type: 'string' } }],
           responses: {
-            '200': { description: 'The suite run.', content: { 'application/json': { schema: { $ref: '#/components/schemas/SuiteRun' } } } },
+            '200': {
+              description: 'The suite run.',
+              content: { 'application/json': { schema: { $ref: '#/components/schemas/SuiteRun' } } },
+            },
             ...common,
             '404': problemResponse('not_found'),
           },

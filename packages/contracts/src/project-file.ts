@@ -36,13 +36,24 @@ const common = {
 };
 
 function step<A extends string, P extends TProperties>(action: A, props: P, description: string) {
-  return Type.Object({ action: Type.Literal(action), ...common, ...props }, { additionalProperties: false, description });
+  return Type.Object(
+    { action: Type.Literal(action), ...common, ...props },
+    { additionalProperties: false, description },
+  );
 }
 
-export const GotoStep = step('goto', { url: Type.String({ minLength: 1, maxLength: 2_048 }) }, 'Navigate; url is resolved against the run base URL.');
+export const GotoStep = step(
+  'goto',
+  { url: Type.String({ minLength: 1, maxLength: 2_048 }) },
+  'Navigate; url is resolved against the run base URL.',
+);
 export const ClickStep = step('click', { selector: Selector }, 'Click an element.');
 export const FillStep = step('fill', { selector: Selector, value: Text }, 'Fill an input.');
-export const PressStep = step('press', { selector: Type.Optional(Selector), key: Type.String({ minLength: 1, maxLength: 100 }) }, 'Press a key (on an element, or the page).');
+export const PressStep = step(
+  'press',
+  { selector: Type.Optional(Selector), key: Type.String({ minLength: 1, maxLength: 100 }) },
+  'Press a key (on an element, or the page).',
+);
 export const SelectStep = step(
   'select',
   { selector: Selector, value: Type.Union([Text, Type.Array(Text, { minItems: 1, maxItems: 100 })]) },
@@ -53,7 +64,12 @@ export const UncheckStep = step('uncheck', { selector: Selector }, 'Uncheck a ch
 export const HoverStep = step('hover', { selector: Selector }, 'Hover an element.');
 export const WaitForStep = step(
   'waitFor',
-  { selector: Selector, state: Type.Optional(Type.Union([Type.Literal('attached'), Type.Literal('detached'), Type.Literal('visible'), Type.Literal('hidden')])) },
+  {
+    selector: Selector,
+    state: Type.Optional(
+      Type.Union([Type.Literal('attached'), Type.Literal('detached'), Type.Literal('visible'), Type.Literal('hidden')]),
+    ),
+  },
   'Wait for an element to reach a state (default visible).',
 );
 export const ExpectTextStep = step(
@@ -62,10 +78,18 @@ export const ExpectTextStep = step(
   'Expect the element text to contain text, or match pattern.',
 );
 export const ExpectVisibleStep = step('expectVisible', { selector: Selector }, 'Expect an element to be visible.');
-export const ExpectHiddenStep = step('expectHidden', { selector: Selector }, 'Expect an element to be hidden or absent.');
+export const ExpectHiddenStep = step(
+  'expectHidden',
+  { selector: Selector },
+  'Expect an element to be hidden or absent.',
+);
 export const ExpectUrlStep = step(
   'expectUrl',
-  { url: Type.Optional(Type.String({ minLength: 1, maxLength: 2_048 })), pattern: Type.Optional(Pattern), flags: Type.Optional(Flags) },
+  {
+    url: Type.Optional(Type.String({ minLength: 1, maxLength: 2_048 })),
+    pattern: Type.Optional(Pattern),
+    flags: Type.Optional(Flags),
+  },
   'Expect the page URL to equal url (resolved against the base URL), or match pattern.',
 );
 export const ExpectTitleStep = step(
@@ -73,19 +97,43 @@ export const ExpectTitleStep = step(
   { title: Type.Optional(Text), pattern: Type.Optional(Pattern), flags: Type.Optional(Flags) },
   'Expect the page title to equal title, or match pattern.',
 );
-export const ScreenshotStep = step('screenshot', { fullPage: Type.Optional(Type.Boolean()) }, 'Take a named screenshot.');
-export const WaitStep = step('wait', { ms: Type.Integer({ minimum: 0, maximum: STEP_LIMITS.maxWaitMs }) }, 'Pause (bounded).');
+export const ScreenshotStep = step(
+  'screenshot',
+  { fullPage: Type.Optional(Type.Boolean()) },
+  'Take a named screenshot.',
+);
+export const WaitStep = step(
+  'wait',
+  { ms: Type.Integer({ minimum: 0, maximum: STEP_LIMITS.maxWaitMs }) },
+  'Pause (bounded).',
+);
 
 const STEP_SCHEMAS = [
-  GotoStep, ClickStep, FillStep, PressStep, SelectStep, CheckStep, UncheckStep, HoverStep, WaitForStep,
-  ExpectTextStep, ExpectVisibleStep, ExpectHiddenStep, ExpectUrlStep, ExpectTitleStep, ScreenshotStep, WaitStep,
+  GotoStep,
+  ClickStep,
+  FillStep,
+  PressStep,
+  SelectStep,
+  CheckStep,
+  UncheckStep,
+  HoverStep,
+  WaitForStep,
+  ExpectTextStep,
+  ExpectVisibleStep,
+  ExpectHiddenStep,
+  ExpectUrlStep,
+  ExpectTitleStep,
+  ScreenshotStep,
+  WaitStep,
 ] as const;
 
 type StepSchemas = (typeof STEP_SCHEMAS)[number];
 export type Step = Static<StepSchemas>;
 export type StepAction = Step['action'];
 export type StepOf<A extends StepAction> = Extract<Step, { action: A }>;
-export const STEP_ACTIONS = STEP_SCHEMAS.map((s: TObject) => (s.properties.action as unknown as { const: string }).const) as StepAction[];
+export const STEP_ACTIONS = STEP_SCHEMAS.map(
+  (s: TObject) => (s.properties.action as unknown as { const: string }).const,
+) as StepAction[];
 
 /** One step: a discriminated union on `action`, so a bad step reports the errors of its own action only. */
 export const StepSchema = Type.Unsafe<Step>({
@@ -149,12 +197,14 @@ export function validateProjectFile(value: unknown): Validation<ProjectFile> {
   const errors: ProblemFieldError[] = [];
   const suiteSlugs = new Set<string>();
   file.suites.forEach((suite, s) => {
-    if (suiteSlugs.has(suite.slug)) errors.push({ path: `/suites/${s}/slug`, message: `duplicates suite slug "${suite.slug}"` });
+    if (suiteSlugs.has(suite.slug))
+      errors.push({ path: `/suites/${s}/slug`, message: `duplicates suite slug "${suite.slug}"` });
     suiteSlugs.add(suite.slug);
     const keys = new Set<string>();
     suite.tests.forEach((test, t) => {
       const at = `/suites/${s}/tests/${t}`;
-      if (keys.has(test.key)) errors.push({ path: `${at}/key`, message: `duplicates test key "${test.key}" in suite "${suite.slug}"` });
+      if (keys.has(test.key))
+        errors.push({ path: `${at}/key`, message: `duplicates test key "${test.key}" in suite "${suite.slug}"` });
       keys.add(test.key);
       test.steps.forEach((st, i) => errors.push(...checkStep(st, `${at}/steps/${i}`)));
     });
@@ -169,7 +219,8 @@ function checkStep(st: Step, at: string): ProblemFieldError[] {
     const has = rec[literal] !== undefined;
     const hasPattern = rec.pattern !== undefined;
     if (has === hasPattern) errors.push({ path: at, message: `must have exactly one of ${literal} or pattern` });
-    if (rec.flags !== undefined && !hasPattern) errors.push({ path: `${at}/flags`, message: 'is only valid with pattern' });
+    if (rec.flags !== undefined && !hasPattern)
+      errors.push({ path: `${at}/flags`, message: 'is only valid with pattern' });
     if (typeof rec.pattern === 'string') {
       try {
         new RegExp(rec.pattern, typeof rec.flags === 'string' ? rec.flags : undefined);

@@ -14,7 +14,11 @@ export type ParsedRunRequest = {
   headers: Record<string, string> | null;
 };
 
-export type RunRequestProblem = { code: Extract<ProblemCode, 'invalid_body' | 'both_test_and_project' | 'suite_without_project'>; detail: string; errors: ProblemFieldError[] };
+export type RunRequestProblem = {
+  code: Extract<ProblemCode, 'invalid_body' | 'both_test_and_project' | 'suite_without_project'>;
+  detail: string;
+  errors: ProblemFieldError[];
+};
 
 const validateShape = compileValidator(RunCreateRequest);
 const forbidden = new Set<string>(FORBIDDEN_HEADER_NAMES);
@@ -24,7 +28,9 @@ const forbidden = new Set<string>(FORBIDDEN_HEADER_NAMES);
  * problem: `both_test_and_project` and `suite_without_project` take precedence over other errors,
  * as the contract names them first.
  */
-export function parseRunCreateRequest(body: unknown): { ok: true; value: ParsedRunRequest } | { ok: false; problem: RunRequestProblem } {
+export function parseRunCreateRequest(
+  body: unknown,
+): { ok: true; value: ParsedRunRequest } | { ok: false; problem: RunRequestProblem } {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     return invalid('The body must be a JSON object.', [{ path: '', message: 'must be a JSON object' }]);
   }
@@ -65,11 +71,12 @@ export function parseRunCreateRequest(body: unknown): { ok: true; value: ParsedR
     return invalid(`The body is invalid: ${errors.map((e) => `${e.path || 'body'} ${e.message}`).join('; ')}.`, errors);
   }
   const value = body as RunCreateRequest;
-  const target: RunTarget = value.testId !== undefined
-    ? { mode: 'test', testId: value.testId }
-    : value.suiteSlug !== undefined
-      ? { mode: 'suite', projectSlug: value.projectSlug!, suiteSlug: value.suiteSlug }
-      : { mode: 'project', projectSlug: value.projectSlug! };
+  const target: RunTarget =
+    value.testId !== undefined
+      ? { mode: 'test', testId: value.testId }
+      : value.suiteSlug !== undefined
+        ? { mode: 'suite', projectSlug: value.projectSlug!, suiteSlug: value.suiteSlug }
+        : { mode: 'project', projectSlug: value.projectSlug! };
   const headers = value.headers && Object.keys(value.headers).length > 0 ? value.headers : null;
   return { ok: true, value: { target, baseUrl: value.baseUrl ?? null, headers } };
 }
@@ -87,7 +94,8 @@ export function checkBaseUrl(value: string): string | null {
     return 'must be an absolute http(s) URL';
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'must be an absolute http(s) URL';
-  if (url.username || url.password) return 'must not contain credentials; send them in headers (for example Authorization)';
+  if (url.username || url.password)
+    return 'must not contain credentials; send them in headers (for example Authorization)';
   if (url.hash) return 'must not contain a fragment';
   return null;
 }
@@ -99,7 +107,8 @@ function checkHeaders(headers: Record<string, unknown>): ProblemFieldError[] {
   for (const [name, value] of Object.entries(headers)) {
     const lower = name.toLowerCase();
     const path = `/headers/${escapePointer(name)}`;
-    if (forbidden.has(lower)) errors.push({ path, message: `is a header a run may not set (${FORBIDDEN_HEADER_NAMES.join(', ')})` });
+    if (forbidden.has(lower))
+      errors.push({ path, message: `is a header a run may not set (${FORBIDDEN_HEADER_NAMES.join(', ')})` });
     if (seen.has(lower)) errors.push({ path, message: 'is given twice (header names are case-insensitive)' });
     seen.add(lower);
     if (typeof value === 'string') {
@@ -108,7 +117,10 @@ function checkHeaders(headers: Record<string, unknown>): ProblemFieldError[] {
     }
   }
   if (total > HEADER_LIMITS.maxTotalBytes) {
-    errors.push({ path: '/headers', message: `must not exceed ${HEADER_LIMITS.maxTotalBytes} bytes of names and values in total` });
+    errors.push({
+      path: '/headers',
+      message: `must not exceed ${HEADER_LIMITS.maxTotalBytes} bytes of names and values in total`,
+    });
   }
   return errors;
 }

@@ -12,7 +12,8 @@ export type Validation<T> = { ok: true; value: T } | { ok: false; errors: Proble
 /** Compiles a schema once and returns a function that gives the value typed, or every error with its path. */
 export function compileValidator<S extends TSchema>(schema: S): (value: unknown) => Validation<Static<S>> {
   const validate: ValidateFunction = ajv.compile(schema);
-  return (value) => (validate(value) ? { ok: true, value: value as Static<S> } : { ok: false, errors: toFieldErrors(validate.errors) });
+  return (value) =>
+    validate(value) ? { ok: true, value: value as Static<S> } : { ok: false, errors: toFieldErrors(validate.errors) };
 }
 
 function toFieldErrors(errors: ErrorObject[] | null | undefined): ProblemFieldError[] {
@@ -37,13 +38,19 @@ function describe(e: ErrorObject): ProblemFieldError {
   const p = e.params as Record<string, unknown>;
   switch (e.keyword) {
     case 'additionalProperties':
-      return { path: `${e.instancePath}/${escapePointer(String(p.additionalProperty))}`, message: 'is not an allowed field' };
+      return {
+        path: `${e.instancePath}/${escapePointer(String(p.additionalProperty))}`,
+        message: 'is not an allowed field',
+      };
     case 'required':
       return { path: `${e.instancePath}/${escapePointer(String(p.missingProperty))}`, message: 'is required' };
     case 'propertyNames':
       return { path: `${e.instancePath}/${escapePointer(String(p.propertyName))}`, message: 'is not a valid name' };
     case 'enum':
-      return { path: e.instancePath, message: `must be one of ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}` };
+      return {
+        path: e.instancePath,
+        message: `must be one of ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`,
+      };
     case 'discriminator':
       return { path: `${e.instancePath}/${String(p.tag)}`, message: 'is required and must be a string' };
     default:

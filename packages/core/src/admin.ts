@@ -1,4 +1,11 @@
-import { PLAN_DEFAULTS, STEP_LIMITS, validateProjectFile, type Plan, type ProblemFieldError, type ProjectFile } from '@testrun/contracts';
+import {
+  PLAN_DEFAULTS,
+  STEP_LIMITS,
+  validateProjectFile,
+  type Plan,
+  type ProblemFieldError,
+  type ProjectFile,
+} from '@testrun/contracts';
 import { generateApiKey } from './api-keys';
 import type { Db } from './db';
 import { ID_PREFIX, newId } from './ids';
@@ -11,12 +18,18 @@ import { ID_PREFIX, newId } from './ids';
 /** A refused admin action; `errors` lists every problem of a project file with its path. */
 export class AdminError extends Error {
   override name = 'AdminError';
-  constructor(message: string, readonly errors: ProblemFieldError[] = []) {
+  constructor(
+    message: string,
+    readonly errors: ProblemFieldError[] = [],
+  ) {
     super(message);
   }
 }
 
-export async function createWorkspace(db: Db, input: { name: string; plan: Plan; maxActiveRuns?: number; monthlyRuns?: number }) {
+export async function createWorkspace(
+  db: Db,
+  input: { name: string; plan: Plan; maxActiveRuns?: number; monthlyRuns?: number },
+) {
   const limits = PLAN_DEFAULTS[input.plan];
   return db.workspace.create({
     data: {
@@ -30,12 +43,20 @@ export async function createWorkspace(db: Db, input: { name: string; plan: Plan;
 }
 
 /** Moves a workspace to a plan; its limits become the plan's unless given. */
-export async function setWorkspacePlan(db: Db, workspaceId: string, input: { plan: Plan; maxActiveRuns?: number; monthlyRuns?: number }) {
+export async function setWorkspacePlan(
+  db: Db,
+  workspaceId: string,
+  input: { plan: Plan; maxActiveRuns?: number; monthlyRuns?: number },
+) {
   await requireWorkspace(db, workspaceId);
   const limits = PLAN_DEFAULTS[input.plan];
   return db.workspace.update({
     where: { id: workspaceId },
-    data: { plan: input.plan, maxActiveRuns: input.maxActiveRuns ?? limits.maxActiveRuns, monthlyRuns: input.monthlyRuns ?? limits.monthlyRuns },
+    data: {
+      plan: input.plan,
+      maxActiveRuns: input.maxActiveRuns ?? limits.maxActiveRuns,
+      monthlyRuns: input.monthlyRuns ?? limits.monthlyRuns,
+    },
   });
 }
 
@@ -54,7 +75,11 @@ function normalizeEmail(email: string): string {
 export async function addMember(db: Db, workspaceId: string, email: string) {
   await requireWorkspace(db, workspaceId);
   const address = normalizeEmail(email);
-  const user = await db.user.upsert({ where: { email: address }, create: { id: newId(ID_PREFIX.user), email: address }, update: {} });
+  const user = await db.user.upsert({
+    where: { email: address },
+    create: { id: newId(ID_PREFIX.user), email: address },
+    update: {},
+  });
   await db.membership.upsert({
     where: { workspaceId_userId: { workspaceId, userId: user.id } },
     create: { workspaceId, userId: user.id },
@@ -76,11 +101,21 @@ export async function removeMember(db: Db, workspaceId: string, email: string) {
 export async function createApiKey(db: Db, input: { workspaceId: string; creatorEmail: string; name: string }) {
   await requireWorkspace(db, input.workspaceId);
   const email = normalizeEmail(input.creatorEmail);
-  const membership = await db.membership.findFirst({ where: { workspaceId: input.workspaceId, user: { email } }, include: { user: true } });
+  const membership = await db.membership.findFirst({
+    where: { workspaceId: input.workspaceId, user: { email } },
+    include: { user: true },
+  });
   if (!membership) throw new AdminError(`${email} is not a member of workspace ${input.workspaceId}; add them first`);
   const { key, hash, prefix } = generateApiKey();
   const row = await db.apiKey.create({
-    data: { id: newId(ID_PREFIX.apiKey), workspaceId: input.workspaceId, creatorId: membership.userId, name: input.name, hash, prefix },
+    data: {
+      id: newId(ID_PREFIX.apiKey),
+      workspaceId: input.workspaceId,
+      creatorId: membership.userId,
+      name: input.name,
+      hash,
+      prefix,
+    },
   });
   return { id: row.id, key, prefix, workspaceId: row.workspaceId, name: row.name };
 }
@@ -91,7 +126,12 @@ export async function changeApiKey(db: Db, keyId: string, action: KeyAction) {
   const existing = await db.apiKey.findUnique({ where: { id: keyId } });
   if (!existing) throw new AdminError(`key ${keyId} does not exist`);
   if (existing.revokedAt && action !== 'revoke') throw new AdminError(`key ${keyId} is revoked`);
-  const data = action === 'pause' ? { paused: true } : action === 'resume' ? { paused: false } : { revokedAt: existing.revokedAt ?? new Date() };
+  const data =
+    action === 'pause'
+      ? { paused: true }
+      : action === 'resume'
+        ? { paused: false }
+        : { revokedAt: existing.revokedAt ?? new Date() };
   const row = await db.apiKey.update({ where: { id: keyId }, data });
   return { id: row.id, paused: row.paused, revoked: row.revokedAt !== null };
 }
@@ -112,47 +152,70 @@ export async function applyProject(db: Db, workspaceId: string, input: unknown):
   if (!checked.ok) throw new AdminError('the project file is invalid', checked.errors);
   const file: ProjectFile = checked.value;
   await requireWorkspace(db, workspaceId);
-  return db.$transaction(async (tx) => {
-    const project = await tx.project.upsert({
-      where: { workspaceId_slug: { workspaceId, slug: file.slug } },
-      create: { id: newId(ID_PREFIX.project), workspaceId, slug: file.slug, name: file.name, baseUrl: file.baseUrl },
-      update: { name: file.name, baseUrl: file.baseUrl },
-    });
-    const out: AppliedProject = { projectId: project.id, slug: project.slug, suites: [] };
-    const keptSuites: string[] = [];
-    for (const [s, suiteDef] of file.suites.entries()) {
-      const suite = await tx.suite.upsert({
-        where: { projectId_slug: { projectId: project.id, slug: suiteDef.slug } },
-        create: { id: newId(ID_PREFIX.suite), workspaceId, projectId: project.id, slug: suiteDef.slug, name: suiteDef.name, position: s },
-        update: { name: suiteDef.name, position: s, archivedAt: null },
+  return db.$transaction(
+    async (tx) => {
+      const project = await tx.project.upsert({
+        where: { workspaceId_slug: { workspaceId, slug: file.slug } },
+        create: { id: newId(ID_PREFIX.project), workspaceId, slug: file.slug, name: file.name, baseUrl: file.baseUrl },
+        update: { name: file.name, baseUrl: file.baseUrl },
       });
-      keptSuites.push(suite.id);
-      const tests: AppliedProject['suites'][number]['tests'] = [];
-      for (const [t, testDef] of suiteDef.tests.entries()) {
-        const fields = {
-          name: testDef.name,
-          position: t,
-          enabled: testDef.enabled ?? true,
-          timeoutMs: testDef.timeoutMs ?? STEP_LIMITS.defaultTestTimeoutMs,
-          steps: testDef.steps as object[],
-          archivedAt: null,
-        };
-        const test = await tx.test.upsert({
-          where: { suiteId_key: { suiteId: suite.id, key: testDef.key } },
-          create: { id: newId(ID_PREFIX.test), workspaceId, projectId: project.id, suiteId: suite.id, key: testDef.key, ...fields },
-          update: fields,
+      const out: AppliedProject = { projectId: project.id, slug: project.slug, suites: [] };
+      const keptSuites: string[] = [];
+      for (const [s, suiteDef] of file.suites.entries()) {
+        const suite = await tx.suite.upsert({
+          where: { projectId_slug: { projectId: project.id, slug: suiteDef.slug } },
+          create: {
+            id: newId(ID_PREFIX.suite),
+            workspaceId,
+            projectId: project.id,
+            slug: suiteDef.slug,
+            name: suiteDef.name,
+            position: s,
+          },
+          update: { name: suiteDef.name, position: s, archivedAt: null },
         });
-        tests.push({ id: test.id, key: test.key, name: test.name });
+        keptSuites.push(suite.id);
+        const tests: AppliedProject['suites'][number]['tests'] = [];
+        for (const [t, testDef] of suiteDef.tests.entries()) {
+          const fields = {
+            name: testDef.name,
+            position: t,
+            enabled: testDef.enabled ?? true,
+            timeoutMs: testDef.timeoutMs ?? STEP_LIMITS.defaultTestTimeoutMs,
+            steps: testDef.steps as object[],
+            archivedAt: null,
+          };
+          const test = await tx.test.upsert({
+            where: { suiteId_key: { suiteId: suite.id, key: testDef.key } },
+            create: {
+              id: newId(ID_PREFIX.test),
+              workspaceId,
+              projectId: project.id,
+              suiteId: suite.id,
+              key: testDef.key,
+              ...fields,
+            },
+            update: fields,
+          });
+          tests.push({ id: test.id, key: test.key, name: test.name });
+        }
+        await tx.test.updateMany({
+          where: { suiteId: suite.id, archivedAt: null, key: { notIn: suiteDef.tests.map((x) => x.key) } },
+          data: { archivedAt: new Date() },
+        });
+        out.suites.push({ id: suite.id, slug: suite.slug, tests });
       }
-      await tx.test.updateMany({
-        where: { suiteId: suite.id, archivedAt: null, key: { notIn: suiteDef.tests.map((x) => x.key) } },
-        data: { archivedAt: new Date() },
+      const now = new Date();
+      await tx.suite.updateMany({
+        where: { projectId: project.id, archivedAt: null, id: { notIn: keptSuites } },
+        data: { archivedAt: now },
       });
-      out.suites.push({ id: suite.id, slug: suite.slug, tests });
-    }
-    const now = new Date();
-    await tx.suite.updateMany({ where: { projectId: project.id, archivedAt: null, id: { notIn: keptSuites } }, data: { archivedAt: now } });
-    await tx.test.updateMany({ where: { projectId: project.id, archivedAt: null, suiteId: { notIn: keptSuites } }, data: { archivedAt: now } });
-    return out;
-  }, { timeout: 60_000 });
+      await tx.test.updateMany({
+        where: { projectId: project.id, archivedAt: null, suiteId: { notIn: keptSuites } },
+        data: { archivedAt: now },
+      });
+      return out;
+    },
+    { timeout: 60_000 },
+  );
 }

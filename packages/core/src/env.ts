@@ -18,7 +18,12 @@ export function readString(env: Env, name: string, fallback?: string): string {
   return value;
 }
 
-export function readInt(env: Env, name: string, fallback: number, { min = 0, max = Number.MAX_SAFE_INTEGER } = {}): number {
+export function readInt(
+  env: Env,
+  name: string,
+  fallback: number,
+  { min = 0, max = Number.MAX_SAFE_INTEGER } = {},
+): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
@@ -36,14 +41,17 @@ export function readUrl(env: Env, name: string, fallback: string | undefined, pr
     throw new ConfigError(`${name} must be a URL, got "${value}"`);
   }
   if (!protocols.includes(url.protocol)) {
-    throw new ConfigError(`${name} must be a ${protocols.map((p) => p.replace(':', '')).join(' or ')} URL, got "${url.protocol}"`);
+    throw new ConfigError(
+      `${name} must be a ${protocols.map((p) => p.replace(':', '')).join(' or ')} URL, got "${url.protocol}"`,
+    );
   }
   return value;
 }
 
 export function readEnum<T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
   const value = env[name] ?? fallback;
-  if (!(values as readonly string[]).includes(value)) throw new ConfigError(`${name} must be one of ${values.join(', ')}, got "${value}"`);
+  if (!(values as readonly string[]).includes(value))
+    throw new ConfigError(`${name} must be one of ${values.join(', ')}, got "${value}"`);
   return value as T;
 }
 
@@ -92,9 +100,19 @@ export function readCommonConfig(env: Env = process.env): CommonConfig {
     databaseUrl: readUrl(env, 'DATABASE_URL', DEFAULT_DATABASE_URL, ['postgresql:', 'postgres:']),
     redisUrl: readUrl(env, 'REDIS_URL', DEFAULT_REDIS_URL, ['redis:', 'rediss:']),
     secret: readSecret(env),
-    logLevel: readEnum(env, 'LOG_LEVEL', ['error', 'warn', 'info', 'http', 'verbose', 'debug', 'silly'] as const, 'info'),
-    artifactsDir: path.resolve(readString(env, 'ARTIFACTS_DIR', path.resolve(__dirname, '../../../.testrun/artifacts'))),
-    publicBaseUrl: readUrl(env, 'PUBLIC_BASE_URL', `http://localhost:${port || 3000}`, ['http:', 'https:']).replace(/\/+$/, ''),
+    logLevel: readEnum(
+      env,
+      'LOG_LEVEL',
+      ['error', 'warn', 'info', 'http', 'verbose', 'debug', 'silly'] as const,
+      'info',
+    ),
+    artifactsDir: path.resolve(
+      readString(env, 'ARTIFACTS_DIR', path.resolve(__dirname, '../../../.testrun/artifacts')),
+    ),
+    publicBaseUrl: readUrl(env, 'PUBLIC_BASE_URL', `http://localhost:${port || 3000}`, ['http:', 'https:']).replace(
+      /\/+$/,
+      '',
+    ),
     redisPrefix: readString(env, 'REDIS_PREFIX', 'testrun'),
   };
 }

@@ -1,7 +1,8 @@
 import winston from 'winston';
 
 /** Field names whose values never reach a log line, whatever object they sit in. */
-const REDACTED_KEYS = /^(authorization|headers|cookie|set-cookie|key|apikey|api_key|password|secret|token|headers_sealed|headerssealed)$/i;
+const REDACTED_KEYS =
+  /^(authorization|headers|cookie|set-cookie|key|apikey|api_key|password|secret|token|headers_sealed|headerssealed)$/i;
 
 function redact(value: unknown, depth = 0): unknown {
   if (depth > 6 || value === null || typeof value !== 'object') return value;
@@ -38,7 +39,12 @@ export function createLogger({ service, level = 'info', stream }: LoggerOptions)
   return winston.createLogger({
     level,
     defaultMeta: { service },
-    format: winston.format.combine(redactFormat(), winston.format.timestamp(), winston.format.errors({ stack: true }), winston.format.json()),
+    format: winston.format.combine(
+      redactFormat(),
+      winston.format.timestamp(),
+      winston.format.errors({ stack: true }),
+      winston.format.json(),
+    ),
     transports: [stream ? new winston.transports.Stream({ stream }) : new winston.transports.Console()],
   });
 }

@@ -39,7 +39,8 @@ export async function migrateDatabase(databaseUrl: string, dir = MIGRATIONS_DIR)
       const checksum = createHash('sha256').update(sql).digest('hex');
       const previous = applied.get(name);
       if (previous !== undefined) {
-        if (previous !== checksum) throw new Error(`migration ${name} was changed after it was applied (checksum differs)`);
+        if (previous !== checksum)
+          throw new Error(`migration ${name} was changed after it was applied (checksum differs)`);
         result.alreadyApplied.push(name);
         continue;
       }

@@ -1,6 +1,15 @@
 import { deriveSuiteStatus, type SuiteCounts } from './run-state';
 
-const counts = (c: Partial<SuiteCounts>): SuiteCounts => ({ total: 3, queued: 0, running: 0, passed: 0, failed: 0, error: 0, skipped: 0, ...c });
+const counts = (c: Partial<SuiteCounts>): SuiteCounts => ({
+  total: 3,
+  queued: 0,
+  running: 0,
+  passed: 0,
+  failed: 0,
+  error: 0,
+  skipped: 0,
+  ...c,
+});
 
 describe('deriveSuiteStatus', () => {
   it.each([

@@ -18,7 +18,14 @@ const STATUSES: readonly RunStatus[] = ['queued', 'running', 'passed', 'failed',
  */
 function suiteMoveSql(): string {
   const next = (c: RunStatus) => `(s.${c}_count - (u.prev_status = '${c}')::int + (u.new_status = '${c}')::int)`;
-  const [queued, , passed, failed, error, skipped] = STATUSES.map(next) as [string, string, string, string, string, string];
+  const [queued, , passed, failed, error, skipped] = STATUSES.map(next) as [
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+  ];
   const status = `CASE
       WHEN ${queued} > 0 AND ${queued} + ${skipped} = s.total_count THEN 'queued'
       WHEN ${passed} + ${failed} + ${error} + ${skipped} < s.total_count THEN 'running'
@@ -36,7 +43,13 @@ function suiteMoveSql(): string {
 
 const SUITE_MOVE = suiteMoveSql();
 
-type MovedRow = { id: string; suite_run_id: string | null; prev_status: RunStatus; new_status: RunStatus; attempt: number };
+type MovedRow = {
+  id: string;
+  suite_run_id: string | null;
+  prev_status: RunStatus;
+  new_status: RunStatus;
+  attempt: number;
+};
 
 /** What a terminal write records besides the status. */
 export type RunOutcome = {
@@ -71,7 +84,13 @@ export type ArtifactRow = {
  * nothing, when the run is no longer in that state and attempt (a duplicate delivery, or a newer
  * attempt owns it).
  */
-export async function finishRun(tx: DbTx, runId: string, attempt: number, outcome: RunOutcome, artifacts: readonly ArtifactRow[] = []): Promise<boolean> {
+export async function finishRun(
+  tx: DbTx,
+  runId: string,
+  attempt: number,
+  outcome: RunOutcome,
+  artifacts: readonly ArtifactRow[] = [],
+): Promise<boolean> {
   const rows = await tx.$queryRawUnsafe<MovedRow[]>(
     `WITH p AS (SELECT id, status AS prev_status FROM runs WHERE id = $1 FOR UPDATE),
      u AS (
@@ -88,8 +107,16 @@ export async function finishRun(tx: DbTx, runId: string, attempt: number, outcom
          name text, storage_key text, content_type text, size_bytes int)
        RETURNING id)
      SELECT u.id FROM u`,
-    runId, outcome.status, outcome.resultSummary, outcome.code ?? null, outcome.message ?? null, outcome.step ?? null,
-    outcome.skipReason ?? null, outcome.durationMs ?? null, attempt, JSON.stringify(artifacts),
+    runId,
+    outcome.status,
+    outcome.resultSummary,
+    outcome.code ?? null,
+    outcome.message ?? null,
+    outcome.step ?? null,
+    outcome.skipReason ?? null,
+    outcome.durationMs ?? null,
+    attempt,
+    JSON.stringify(artifacts),
   );
   return rows.length > 0;
 }
@@ -98,7 +125,11 @@ export async function finishRun(tx: DbTx, runId: string, attempt: number, outcom
  * Ends a run that is `queued` or `running` (any attempt) as `error`: time budget exceeded, worker
  * lost, cannot start. Returns false when the run was already terminal.
  */
-export async function abortRun(tx: DbTx, runId: string, outcome: Omit<RunOutcome, 'status'> & { code: string }): Promise<boolean> {
+export async function abortRun(
+  tx: DbTx,
+  runId: string,
+  outcome: Omit<RunOutcome, 'status'> & { code: string },
+): Promise<boolean> {
   const rows = await tx.$queryRawUnsafe<MovedRow[]>(
     `WITH p AS (SELECT id, status AS prev_status FROM runs WHERE id = $1 FOR UPDATE),
      u AS (
@@ -109,7 +140,11 @@ export async function abortRun(tx: DbTx, runId: string, outcome: Omit<RunOutcome
        RETURNING r.id, r.suite_run_id, p.prev_status, r.status AS new_status, r.attempt),
      s AS (${SUITE_MOVE} RETURNING s.id)
      SELECT u.id FROM u`,
-    runId, outcome.resultSummary, outcome.code, outcome.message ?? null, outcome.step ?? null,
+    runId,
+    outcome.resultSummary,
+    outcome.code,
+    outcome.message ?? null,
+    outcome.step ?? null,
   );
   return rows.length > 0;
 }
@@ -132,7 +167,17 @@ export type ClaimedRun = {
  * the same statement. Null when the run is terminal or out of attempts (the caller then ends it).
  */
 export async function startRun(tx: DbTx, runId: string, maxAttempts: number): Promise<ClaimedRun | null> {
-  const rows = await tx.$queryRawUnsafe<Array<MovedRow & { workspace_id: string; base_url: string; headers_sealed: Uint8Array | null; steps: unknown; timeout_ms: number }>>(
+  const rows = await tx.$queryRawUnsafe<
+    Array<
+      MovedRow & {
+        workspace_id: string;
+        base_url: string;
+        headers_sealed: Uint8Array | null;
+        steps: unknown;
+        timeout_ms: number;
+      }
+    >
+  >(
     `WITH p AS (SELECT id, status AS prev_status FROM runs WHERE id = $1 FOR UPDATE),
      u AS (
        UPDATE runs r SET status = 'running'::"RunStatus", attempt = r.attempt + 1, started_at = now(),
@@ -142,12 +187,19 @@ export async function startRun(tx: DbTx, runId: string, maxAttempts: number): Pr
          r.workspace_id, r.base_url, r.headers_sealed, r.steps, r.timeout_ms),
      s AS (${SUITE_MOVE} RETURNING s.id)
      SELECT * FROM u`,
-    runId, maxAttempts,
+    runId,
+    maxAttempts,
   );
   const row = rows[0];
   if (!row) return null;
   return {
-    attempt: row.attempt, prevStatus: row.prev_status, id: row.id, workspaceId: row.workspace_id, baseUrl: row.base_url,
-    headersSealed: row.headers_sealed, steps: row.steps, timeoutMs: row.timeout_ms,
+    attempt: row.attempt,
+    prevStatus: row.prev_status,
+    id: row.id,
+    workspaceId: row.workspace_id,
+    baseUrl: row.base_url,
+    headersSealed: row.headers_sealed,
+    steps: row.steps,
+    timeoutMs: row.timeout_ms,
   };
 }

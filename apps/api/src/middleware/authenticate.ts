@@ -31,7 +31,7 @@ export function authenticate(options: AuthenticateOptions): RequestHandler {
       res.locals.auth = await authenticateKey(db, logger, key, now());
       next();
     } catch (e) {
-      if (e instanceof ApiError && (e.code === 'unauthorized')) await countFailure(req.ip ?? 'unknown');
+      if (e instanceof ApiError && e.code === 'unauthorized') await countFailure(req.ip ?? 'unknown');
       throw e;
     }
   };
@@ -50,9 +50,13 @@ export function authenticate(options: AuthenticateOptions): RequestHandler {
       return;
     }
     if (count > unauthenticatedPerMinute) {
-      throw new ApiError('rate_limited', `Too many requests with a missing or invalid API key from this address; at most ${unauthenticatedPerMinute} per minute.`, {
-        headers: { 'Retry-After': String(Math.max(1, Math.ceil(ttl / 1000))) },
-      });
+      throw new ApiError(
+        'rate_limited',
+        `Too many requests with a missing or invalid API key from this address; at most ${unauthenticatedPerMinute} per minute.`,
+        {
+          headers: { 'Retry-After': String(Math.max(1, Math.ceil(ttl / 1000))) },
+        },
+      );
     }
   }
 }

@@ -15,7 +15,10 @@ export const jsonBody: RequestHandler[] = [
   (req, _res, next) => {
     const hasBody = req.get('Transfer-Encoding') !== undefined || (req.get('Content-Length') ?? '0') !== '0';
     if (hasBody && !req.is('application/json')) {
-      throw new ApiError('unsupported_media_type', `The body must be sent as application/json, not ${req.get('Content-Type') ?? 'without a Content-Type'}.`);
+      throw new ApiError(
+        'unsupported_media_type',
+        `The body must be sent as application/json, not ${req.get('Content-Type') ?? 'without a Content-Type'}.`,
+      );
     }
     next();
   },

@@ -52,15 +52,23 @@ export function rateLimitPerKey({ redis, logger, perMinute, redisPrefix }: RateL
     }),
     passOnStoreError: false,
     logger: {
-      error: (e: unknown, message?: string) => logger.warn(message ?? 'rate limiter error', { error: e instanceof Error ? e.message : String(e) }),
-      warn: (e: unknown, message?: string) => logger.warn(message ?? 'rate limiter warning', { error: e instanceof Error ? e.message : String(e) }),
+      error: (e: unknown, message?: string) =>
+        logger.warn(message ?? 'rate limiter error', { error: e instanceof Error ? e.message : String(e) }),
+      warn: (e: unknown, message?: string) =>
+        logger.warn(message ?? 'rate limiter warning', { error: e instanceof Error ? e.message : String(e) }),
     },
     handler: (req, _res, next) => {
       const info = (req as typeof req & { rateLimit?: { resetTime?: Date } }).rateLimit;
       const retryAfter = info?.resetTime ? Math.max(1, Math.ceil((info.resetTime.getTime() - Date.now()) / 1000)) : 60;
-      next(new ApiError('rate_limited', `This API key is limited to ${perMinute} requests per minute; retry after ${retryAfter} s.`, {
-        headers: { 'Retry-After': String(retryAfter) },
-      }));
+      next(
+        new ApiError(
+          'rate_limited',
+          `This API key is limited to ${perMinute} requests per minute; retry after ${retryAfter} s.`,
+          {
+            headers: { 'Retry-After': String(retryAfter) },
+          },
+        ),
+      );
     },
   });
 }

@@ -12,9 +12,13 @@ export function createHealthRouter(db: Db, redis: ApiRedis): Router {
   });
   router.get('/readyz', async (_req, res) => {
     const checks = await checkReadiness(db, redis);
-    const down = Object.entries(checks).filter(([, v]) => v !== 'ok').map(([k]) => (k === 'postgres' ? 'Postgres' : 'Redis'));
+    const down = Object.entries(checks)
+      .filter(([, v]) => v !== 'ok')
+      .map(([k]) => (k === 'postgres' ? 'Postgres' : 'Redis'));
     if (down.length > 0) {
-      throw new ApiError('service_unavailable', `Not ready: ${down.join(' and ')} cannot be reached.`, { headers: { 'Retry-After': '5' } });
+      throw new ApiError('service_unavailable', `Not ready: ${down.join(' and ')} cannot be reached.`, {
+        headers: { 'Retry-After': '5' },
+      });
     }
     res.json({ status: 'ready', checks });
   });

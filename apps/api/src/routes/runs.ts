@@ -6,7 +6,12 @@ import { ApiError, problemBody } from '../errors';
 import { jsonBody } from '../middleware/json-body';
 import type { AuthContext } from '../services/auth';
 import {
-  claimIdempotencyKey, completeIdempotencyKey, hashRequest, KEPT_STATUSES, readIdempotencyKey, releaseIdempotencyKey,
+  claimIdempotencyKey,
+  completeIdempotencyKey,
+  hashRequest,
+  KEPT_STATUSES,
+  readIdempotencyKey,
+  releaseIdempotencyKey,
 } from '../services/idempotency';
 import { createRuns, enqueueRunJobs, getRun } from '../services/runs';
 
@@ -31,13 +36,21 @@ export function createRunsRouter(deps: AppDeps): Router {
     }
 
     const scope = { workspaceId: auth.workspaceId, key: idempotencyKey };
-    const claim = await claimIdempotencyKey(db, scope, hashRequest(keys.idempotency, 'POST', '/api/v1/runs', req.body), deps.now());
+    const claim = await claimIdempotencyKey(
+      db,
+      scope,
+      hashRequest(keys.idempotency, 'POST', '/api/v1/runs', req.body),
+      deps.now(),
+    );
     if (claim.kind === 'replay') {
       res.setHeader('Idempotent-Replayed', 'true');
       if (claim.status >= 400) {
         // jsonb keeps no key order: rebuild the problem so the replay has the first response's bytes.
         const kept = claim.body as Problem;
-        res.status(claim.status).type('application/problem+json').send(JSON.stringify(problemBody(kept.code, kept.detail, kept.errors)));
+        res
+          .status(claim.status)
+          .type('application/problem+json')
+          .send(JSON.stringify(problemBody(kept.code, kept.detail, kept.errors)));
       } else {
         res.status(claim.status).json(claim.body);
       }
@@ -45,12 +58,16 @@ export function createRunsRouter(deps: AppDeps): Router {
     }
     let created;
     try {
-      created = await createRuns(db, keys, input, (tx, body) => completeIdempotencyKey(tx, scope, claim.lease, 201, body));
+      created = await createRuns(db, keys, input, (tx, body) =>
+        completeIdempotencyKey(tx, scope, claim.lease, 201, body),
+      );
     } catch (e) {
       if (e instanceof ApiError && KEPT_STATUSES.has(e.status)) {
         await completeIdempotencyKey(db, scope, claim.lease, e.status, problemBody(e.code, e.detail, e.options.errors));
       } else {
-        await releaseIdempotencyKey(db, scope, claim.lease).catch((err: unknown) => log.warn('could not release an idempotency key', { error: (err as Error).message }));
+        await releaseIdempotencyKey(db, scope, claim.lease).catch((err: unknown) =>
+          log.warn('could not release an idempotency key', { error: (err as Error).message }),
+        );
       }
       throw e;
     }
@@ -62,7 +79,10 @@ export function createRunsRouter(deps: AppDeps): Router {
     const auth = res.locals.auth as AuthContext;
     const run = await getRun(db, auth.workspaceId, req.params.runId);
     // The Run body is exactly the contract's; the link to the page for people travels as a header.
-    res.setHeader('Link', `<${runViewUrl(config.publicBaseUrl, keys.view, run.id)}>; rel="alternate"; type="text/html"`);
+    res.setHeader(
+      'Link',
+      `<${runViewUrl(config.publicBaseUrl, keys.view, run.id)}>; rel="alternate"; type="text/html"`,
+    );
     res.json(run);
   });
 

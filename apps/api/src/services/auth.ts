@@ -27,7 +27,8 @@ export function unauthorized(detail: string): ApiError {
 export function readBearerKey(header: string | undefined): string {
   if (!header) throw unauthorized('The Authorization header is missing; send "Authorization: Bearer <API key>".');
   const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
-  if (!match) throw unauthorized('The Authorization header must use the Bearer scheme: "Authorization: Bearer <API key>".');
+  if (!match)
+    throw unauthorized('The Authorization header must use the Bearer scheme: "Authorization: Bearer <API key>".');
   const key = match[1]!;
   // Shape and checksum first: a mistyped or made-up key never reaches the database.
   if (!isWellFormedApiKey(key)) throw unauthorized('The API key is malformed.');
@@ -49,10 +50,16 @@ export async function authenticateKey(db: Db, logger: Logger, key: string, now: 
   if (row.revoked_at) throw unauthorized('The API key has been revoked.');
   // A paused key is refused only while its workspace is on the Free plan (the contract's rule).
   if (row.paused && row.plan === 'free') {
-    throw new ApiError('key_paused', 'This API key is paused and the workspace is on the Free plan; resume the key or upgrade the plan.');
+    throw new ApiError(
+      'key_paused',
+      'This API key is paused and the workspace is on the Free plan; resume the key or upgrade the plan.',
+    );
   }
   if (!row.creator_is_member) {
-    throw new ApiError('key_creator_not_member', 'The person who created this API key is no longer a member of its workspace; create a new key.');
+    throw new ApiError(
+      'key_creator_not_member',
+      'The person who created this API key is no longer a member of its workspace; create a new key.',
+    );
   }
   if (!row.last_used_at || now.getTime() - row.last_used_at.getTime() >= LAST_USED_RESOLUTION_MS) {
     touchKey(db, logger, row.id);
@@ -64,6 +71,7 @@ export async function authenticateKey(db: Db, logger: Logger, key: string, now: 
 function touchKey(db: Db, logger: Logger, keyId: string): void {
   db.$executeRaw`
     UPDATE api_keys SET last_used_at = now()
-    WHERE id = ${keyId} AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`
-    .catch((e: unknown) => logger.warn('could not record key use', { keyId, error: (e as Error).message }));
+    WHERE id = ${keyId} AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`.catch((e: unknown) =>
+    logger.warn('could not record key use', { keyId, error: (e as Error).message }),
+  );
 }

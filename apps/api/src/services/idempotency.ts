@@ -17,9 +17,13 @@ const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 export function readIdempotencyKey(value: string | undefined): string | null {
   if (value === undefined) return null;
   if (!KEY_PATTERN.test(value)) {
-    throw new ApiError('invalid_body', 'The Idempotency-Key header must be 1 to 255 visible ASCII characters (no spaces).', {
-      errors: [{ path: 'header:Idempotency-Key', message: 'must be 1 to 255 visible ASCII characters' }],
-    });
+    throw new ApiError(
+      'invalid_body',
+      'The Idempotency-Key header must be 1 to 255 visible ASCII characters (no spaces).',
+      {
+        errors: [{ path: 'header:Idempotency-Key', message: 'must be 1 to 255 visible ASCII characters' }],
+      },
+    );
   }
   return value;
 }
@@ -28,7 +32,9 @@ export function readIdempotencyKey(value: string | undefined): string | null {
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const entries = Object.entries(value as Record<string, unknown>)
+    .filter(([, v]) => v !== undefined)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
 }
 
@@ -38,11 +44,16 @@ export function hashRequest(key: Buffer, method: string, path: string, body: unk
 }
 
 export type IdempotencyScope = { workspaceId: string; key: string };
-export type IdempotencyClaim =
-  | { kind: 'owner'; lease: Date }
-  | { kind: 'replay'; status: number; body: unknown };
+export type IdempotencyClaim = { kind: 'owner'; lease: Date } | { kind: 'replay'; status: number; body: unknown };
 
-type RecordRow = { request_hash: string; state: 'in_progress' | 'completed'; response_status: number | null; response_body: unknown; locked_until: Date; expires_at: Date };
+type RecordRow = {
+  request_hash: string;
+  state: 'in_progress' | 'completed';
+  response_status: number | null;
+  response_body: unknown;
+  locked_until: Date;
+  expires_at: Date;
+};
 
 /**
  * Claims a key for this request, or says what to answer instead. The row in Postgres is the lock:
@@ -50,7 +61,12 @@ type RecordRow = { request_hash: string; state: 'in_progress' | 'completed'; res
  * replica; a lease lets a later request take over a key whose holder died; an expired record is
  * taken over as if it did not exist.
  */
-export async function claimIdempotencyKey(db: Db, scope: IdempotencyScope, requestHash: string, now: Date): Promise<IdempotencyClaim> {
+export async function claimIdempotencyKey(
+  db: Db,
+  scope: IdempotencyScope,
+  requestHash: string,
+  now: Date,
+): Promise<IdempotencyClaim> {
   const lease = new Date(now.getTime() + IDEMPOTENCY_LEASE_MS);
   const expires = new Date(now.getTime() + IDEMPOTENCY_TTL_MS);
   for (let attempt = 0; attempt < 4; attempt++) {
@@ -74,13 +90,20 @@ export async function claimIdempotencyKey(db: Db, scope: IdempotencyScope, reque
       continue;
     }
     if (row.request_hash !== requestHash) {
-      throw new ApiError('idempotency_key_reused', 'This Idempotency-Key was already used with a different request in the last 24 hours; use a new key for a new request.');
+      throw new ApiError(
+        'idempotency_key_reused',
+        'This Idempotency-Key was already used with a different request in the last 24 hours; use a new key for a new request.',
+      );
     }
     if (row.state === 'completed') return { kind: 'replay', status: row.response_status!, body: row.response_body };
     if (row.locked_until.getTime() > now.getTime()) {
-      throw new ApiError('idempotency_request_in_progress', 'A request with this Idempotency-Key is still being handled; retry shortly to get its response.', {
-        headers: { 'Retry-After': '1' },
-      });
+      throw new ApiError(
+        'idempotency_request_in_progress',
+        'A request with this Idempotency-Key is still being handled; retry shortly to get its response.',
+        {
+          headers: { 'Retry-After': '1' },
+        },
+      );
     }
     const taken = await db.$queryRaw<unknown[]>`
       UPDATE idempotency_records SET locked_until = ${lease}
@@ -88,9 +111,13 @@ export async function claimIdempotencyKey(db: Db, scope: IdempotencyScope, reque
       RETURNING key`;
     if (taken.length === 1) return { kind: 'owner', lease };
   }
-  throw new ApiError('idempotency_request_in_progress', 'A request with this Idempotency-Key is still being handled; retry shortly to get its response.', {
-    headers: { 'Retry-After': '1' },
-  });
+  throw new ApiError(
+    'idempotency_request_in_progress',
+    'A request with this Idempotency-Key is still being handled; retry shortly to get its response.',
+    {
+      headers: { 'Retry-After': '1' },
+    },
+  );
 }
 
 /**
@@ -98,14 +125,24 @@ export async function claimIdempotencyKey(db: Db, scope: IdempotencyScope, reque
  * for a 201, so the runs and their replayable response commit together. Fails (rolling the runs
  * back) when the lease was lost to another request.
  */
-export async function completeIdempotencyKey(tx: DbTx | Db, scope: IdempotencyScope, lease: Date, status: number, body: unknown): Promise<void> {
+export async function completeIdempotencyKey(
+  tx: DbTx | Db,
+  scope: IdempotencyScope,
+  lease: Date,
+  status: number,
+  body: unknown,
+): Promise<void> {
   const updated = await tx.$executeRaw`
     UPDATE idempotency_records SET state = 'completed', response_status = ${status}, response_body = ${JSON.stringify(body)}::jsonb
     WHERE workspace_id = ${scope.workspaceId} AND key = ${scope.key} AND state = 'in_progress' AND locked_until = ${lease}`;
   if (updated !== 1) {
-    throw new ApiError('idempotency_request_in_progress', 'Another request took over this Idempotency-Key; retry to get its response.', {
-      headers: { 'Retry-After': '1' },
-    });
+    throw new ApiError(
+      'idempotency_request_in_progress',
+      'Another request took over this Idempotency-Key; retry to get its response.',
+      {
+        headers: { 'Retry-After': '1' },
+      },
+    );
   }
 }
 

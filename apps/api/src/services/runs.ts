@@ -1,9 +1,28 @@
 import type { ParsedRunRequest, Run, RunCreateResponse, RunStatus, SkipReason } from '@testrun/contracts';
-import { addRunJobs, deriveSuiteStatus, ID_PREFIX, newId, sealHeaders, type Db, type DbTx, type DerivedKeys, type Logger, type RunQueue } from '@testrun/core';
+import {
+  addRunJobs,
+  deriveSuiteStatus,
+  ID_PREFIX,
+  newId,
+  sealHeaders,
+  type Db,
+  type DbTx,
+  type DerivedKeys,
+  type Logger,
+  type RunQueue,
+} from '@testrun/core';
 import { ApiError } from '../errors';
 
 /** A test about to get a run: what the run snapshots at creation. */
-type PlannedTest = { id: string; projectId: string; name: string; enabled: boolean; timeoutMs: number; steps: unknown; baseUrl: string };
+type PlannedTest = {
+  id: string;
+  projectId: string;
+  name: string;
+  enabled: boolean;
+  timeoutMs: number;
+  steps: unknown;
+  baseUrl: string;
+};
 
 export type CreateRunsInput = { workspaceId: string; request: ParsedRunRequest };
 
@@ -22,67 +41,124 @@ const DISABLED_SUMMARY = 'Skipped: the test is disabled.';
  * (404), checks the plan limits with the workspace row locked (422), then writes the suite run and
  * every run in one transaction. Jobs are added afterwards by {@link enqueueRunJobs}.
  */
-export async function createRuns(db: Db, keys: DerivedKeys, input: CreateRunsInput, inTransaction?: InTransaction): Promise<CreatedRuns> {
+export async function createRuns(
+  db: Db,
+  keys: DerivedKeys,
+  input: CreateRunsInput,
+  inTransaction?: InTransaction,
+): Promise<CreatedRuns> {
   const { workspaceId, request } = input;
-  return db.$transaction(async (tx) => {
-    const { tests, suiteId } = await resolveTests(tx, workspaceId, request);
-    if (tests.length === 0) {
-      const what = request.target.mode === 'suite' ? `Suite "${request.target.suiteSlug}"` : `Project "${(request.target as { projectSlug: string }).projectSlug}"`;
-      throw new ApiError('empty_suite', `${what} has no tests to run.`);
-    }
-    const toQueue = tests.filter((t) => t.enabled).length;
-    await checkPlanLimits(tx, workspaceId, toQueue);
+  return db.$transaction(
+    async (tx) => {
+      const { tests, suiteId } = await resolveTests(tx, workspaceId, request);
+      if (tests.length === 0) {
+        const what =
+          request.target.mode === 'suite'
+            ? `Suite "${request.target.suiteSlug}"`
+            : `Project "${(request.target as { projectSlug: string }).projectSlug}"`;
+        throw new ApiError('empty_suite', `${what} has no tests to run.`);
+      }
+      const toQueue = tests.filter((t) => t.enabled).length;
+      await checkPlanLimits(tx, workspaceId, toQueue);
 
-    const suiteRunId = request.target.mode === 'suite' ? newId(ID_PREFIX.suiteRun) : null;
-    if (suiteRunId) {
-      const counts = { total: tests.length, queued: toQueue, running: 0, passed: 0, failed: 0, error: 0, skipped: tests.length - toQueue };
-      const status = deriveSuiteStatus(counts);
-      const terminal = status !== 'queued' && status !== 'running';
-      await tx.suiteRun.create({
-        data: {
-          id: suiteRunId, workspaceId, suiteId: suiteId!, status, totalCount: counts.total, queuedCount: counts.queued,
-          runningCount: 0, skippedCount: counts.skipped,
-          // A child created skipped has already left `queued`, so the suite run has started.
-          startedAt: status === 'queued' ? null : new Date(), finishedAt: terminal ? new Date() : null,
-        },
+      const suiteRunId = request.target.mode === 'suite' ? newId(ID_PREFIX.suiteRun) : null;
+      if (suiteRunId) {
+        const counts = {
+          total: tests.length,
+          queued: toQueue,
+          running: 0,
+          passed: 0,
+          failed: 0,
+          error: 0,
+          skipped: tests.length - toQueue,
+        };
+        const status = deriveSuiteStatus(counts);
+        const terminal = status !== 'queued' && status !== 'running';
+        await tx.suiteRun.create({
+          data: {
+            id: suiteRunId,
+            workspaceId,
+            suiteId: suiteId!,
+            status,
+            totalCount: counts.total,
+            queuedCount: counts.queued,
+            runningCount: 0,
+            skippedCount: counts.skipped,
+            // A child created skipped has already left `queued`, so the suite run has started.
+            startedAt: status === 'queued' ? null : new Date(),
+            finishedAt: terminal ? new Date() : null,
+          },
+        });
+      }
+      const rows = tests.map((t, position) => {
+        const id = newId(ID_PREFIX.run);
+        const status: RunStatus = t.enabled ? 'queued' : 'skipped';
+        return {
+          id,
+          workspaceId,
+          projectId: t.projectId,
+          testId: t.id,
+          suiteRunId,
+          position,
+          status,
+          baseUrl: request.baseUrl ?? t.baseUrl,
+          // Headers only matter to a run that will execute; a skipped run never holds them.
+          headersSealed:
+            t.enabled && request.headers ? new Uint8Array(sealHeaders(keys.headers, id, request.headers)) : null,
+          testName: t.name,
+          steps: t.steps as object,
+          timeoutMs: t.timeoutMs,
+          resultSummary: t.enabled ? QUEUED_SUMMARY : DISABLED_SUMMARY,
+          skipReason: t.enabled ? null : ('test_disabled' satisfies SkipReason),
+          finishedAt: t.enabled ? null : new Date(),
+        };
       });
-    }
-    const rows = tests.map((t, position) => {
-      const id = newId(ID_PREFIX.run);
-      const status: RunStatus = t.enabled ? 'queued' : 'skipped';
-      return {
-        id, workspaceId, projectId: t.projectId, testId: t.id, suiteRunId, position, status,
-        baseUrl: request.baseUrl ?? t.baseUrl,
-        // Headers only matter to a run that will execute; a skipped run never holds them.
-        headersSealed: t.enabled && request.headers ? new Uint8Array(sealHeaders(keys.headers, id, request.headers)) : null,
-        testName: t.name, steps: t.steps as object, timeoutMs: t.timeoutMs,
-        resultSummary: t.enabled ? QUEUED_SUMMARY : DISABLED_SUMMARY,
-        skipReason: t.enabled ? null : ('test_disabled' satisfies SkipReason),
-        finishedAt: t.enabled ? null : new Date(),
-      };
-    });
-    await tx.run.createMany({ data: rows });
-    const runIds = rows.map((r) => r.id);
-    const body: RunCreateResponse = request.target.mode === 'test' ? { runId: runIds[0]! } : suiteRunId ? { suiteRunId } : { runIds };
-    if (inTransaction) await inTransaction(tx, body);
-    return { body, runIds, queuedRunIds: rows.filter((r) => r.status === 'queued').map((r) => r.id) };
-  }, { maxWait: 5_000, timeout: 20_000 });
+      await tx.run.createMany({ data: rows });
+      const runIds = rows.map((r) => r.id);
+      const body: RunCreateResponse =
+        request.target.mode === 'test' ? { runId: runIds[0]! } : suiteRunId ? { suiteRunId } : { runIds };
+      if (inTransaction) await inTransaction(tx, body);
+      return { body, runIds, queuedRunIds: rows.filter((r) => r.status === 'queued').map((r) => r.id) };
+    },
+    { maxWait: 5_000, timeout: 20_000 },
+  );
 }
 
-async function resolveTests(tx: DbTx, workspaceId: string, request: ParsedRunRequest): Promise<{ tests: PlannedTest[]; suiteId?: string }> {
+async function resolveTests(
+  tx: DbTx,
+  workspaceId: string,
+  request: ParsedRunRequest,
+): Promise<{ tests: PlannedTest[]; suiteId?: string }> {
   const target = request.target;
   const testFields = { id: true, projectId: true, name: true, enabled: true, timeoutMs: true, steps: true } as const;
   if (target.mode === 'test') {
-    const test = await tx.test.findFirst({ where: { id: target.testId, workspaceId, archivedAt: null }, select: { ...testFields, project: { select: { baseUrl: true } } } });
+    const test = await tx.test.findFirst({
+      where: { id: target.testId, workspaceId, archivedAt: null },
+      select: { ...testFields, project: { select: { baseUrl: true } } },
+    });
     if (!test) throw new ApiError('not_found', `No test "${target.testId}" in this workspace.`);
     return { tests: [{ ...test, baseUrl: test.project.baseUrl }] };
   }
-  const project = await tx.project.findUnique({ where: { workspaceId_slug: { workspaceId, slug: target.projectSlug } }, select: { id: true, baseUrl: true } });
+  const project = await tx.project.findUnique({
+    where: { workspaceId_slug: { workspaceId, slug: target.projectSlug } },
+    select: { id: true, baseUrl: true },
+  });
   if (!project) throw new ApiError('not_found', `No project "${target.projectSlug}" in this workspace.`);
   if (target.mode === 'suite') {
-    const suite = await tx.suite.findFirst({ where: { projectId: project.id, slug: target.suiteSlug, archivedAt: null }, select: { id: true } });
-    if (!suite) throw new ApiError('not_found', `No suite "${target.suiteSlug}" in project "${target.projectSlug}" of this workspace.`);
-    const tests = await tx.test.findMany({ where: { suiteId: suite.id, archivedAt: null }, orderBy: { position: 'asc' }, select: testFields });
+    const suite = await tx.suite.findFirst({
+      where: { projectId: project.id, slug: target.suiteSlug, archivedAt: null },
+      select: { id: true },
+    });
+    if (!suite)
+      throw new ApiError(
+        'not_found',
+        `No suite "${target.suiteSlug}" in project "${target.projectSlug}" of this workspace.`,
+      );
+    const tests = await tx.test.findMany({
+      where: { suiteId: suite.id, archivedAt: null },
+      orderBy: { position: 'asc' },
+      select: testFields,
+    });
     return { tests: tests.map((t) => ({ ...t, baseUrl: project.baseUrl })), suiteId: suite.id };
   }
   const tests = await tx.test.findMany({
@@ -108,12 +184,16 @@ async function checkPlanLimits(tx: DbTx, workspaceId: string, adding: number): P
          AND created_at >= date_trunc('month', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC') AS monthly`;
   const { active, monthly } = counts!;
   if (active + adding > ws.max_active_runs) {
-    throw new ApiError('plan_limit_exceeded',
-      `Limit "active runs" (${ws.plan} plan): at most ${ws.max_active_runs} runs may be queued or running at once; ${active} are, and this request would add ${adding}.`);
+    throw new ApiError(
+      'plan_limit_exceeded',
+      `Limit "active runs" (${ws.plan} plan): at most ${ws.max_active_runs} runs may be queued or running at once; ${active} are, and this request would add ${adding}.`,
+    );
   }
   if (monthly + adding > ws.monthly_runs) {
-    throw new ApiError('plan_limit_exceeded',
-      `Limit "monthly runs" (${ws.plan} plan): at most ${ws.monthly_runs} runs per calendar month (UTC); ${monthly} were created this month, and this request would add ${adding}.`);
+    throw new ApiError(
+      'plan_limit_exceeded',
+      `Limit "monthly runs" (${ws.plan} plan): at most ${ws.monthly_runs} runs per calendar month (UTC); ${monthly} were created this month, and this request would add ${adding}.`,
+    );
   }
 }
 
@@ -127,7 +207,10 @@ export async function enqueueRunJobs(queue: RunQueue, logger: Logger, runIds: st
   try {
     // BullMQ waits for a connection that is not ready yet; the client should not wait with it.
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`adding jobs took longer than ${ENQUEUE_TIMEOUT_MS} ms`)), ENQUEUE_TIMEOUT_MS);
+      timer = setTimeout(
+        () => reject(new Error(`adding jobs took longer than ${ENQUEUE_TIMEOUT_MS} ms`)),
+        ENQUEUE_TIMEOUT_MS,
+      );
     });
     await Promise.race([addRunJobs(queue, runIds), timeout]);
     return true;
@@ -143,16 +226,29 @@ export async function enqueueRunJobs(queue: RunQueue, logger: Logger, runIds: st
 export async function getRun(db: Db, workspaceId: string, runId: string): Promise<Run> {
   const run = await db.run.findFirst({
     where: { id: runId, workspaceId },
-    select: { id: true, status: true, resultSummary: true, outcomeCode: true, outcomeMessage: true, outcomeStep: true, skipReason: true },
+    select: {
+      id: true,
+      status: true,
+      resultSummary: true,
+      outcomeCode: true,
+      outcomeMessage: true,
+      outcomeStep: true,
+      skipReason: true,
+    },
   });
   if (!run) throw new ApiError('not_found', `No run "${runId}" in this workspace.`);
   return {
     id: run.id,
     status: run.status,
     result_summary: run.resultSummary,
-    error: run.status === 'error'
-      ? { code: (run.outcomeCode ?? 'internal_error') as NonNullable<Run['error']>['code'], message: run.outcomeMessage ?? run.resultSummary, step: run.outcomeStep ?? null }
-      : null,
+    error:
+      run.status === 'error'
+        ? {
+            code: (run.outcomeCode ?? 'internal_error') as NonNullable<Run['error']>['code'],
+            message: run.outcomeMessage ?? run.resultSummary,
+            step: run.outcomeStep ?? null,
+          }
+        : null,
     skip_reason: run.status === 'skipped' ? ((run.skipReason ?? null) as Run['skip_reason']) : null,
   };
 }

@@ -3,11 +3,23 @@ import { suiteRunViewUrl, type Db, type DerivedKeys } from '@testrun/core';
 import { ApiError } from '../errors';
 
 /** One suite run of the workspace with its children in position order, or 404. */
-export async function getSuiteRun(db: Db, keys: DerivedKeys, publicBaseUrl: string, workspaceId: string, suiteRunId: string): Promise<SuiteRun> {
+export async function getSuiteRun(
+  db: Db,
+  keys: DerivedKeys,
+  publicBaseUrl: string,
+  workspaceId: string,
+  suiteRunId: string,
+): Promise<SuiteRun> {
   const suiteRun = await db.suiteRun.findFirst({
     where: { id: suiteRunId, workspaceId },
     select: {
-      id: true, status: true, totalCount: true, passedCount: true, failedCount: true, errorCount: true, skippedCount: true,
+      id: true,
+      status: true,
+      totalCount: true,
+      passedCount: true,
+      failedCount: true,
+      errorCount: true,
+      skippedCount: true,
       runs: { orderBy: { position: 'asc' }, select: { id: true, testName: true, status: true, skipReason: true } },
     },
   });

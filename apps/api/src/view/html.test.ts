@@ -22,6 +22,8 @@ test('durations read naturally', () => {
 });
 
 test('URL credentials are masked wherever they appear in text', () => {
-  expect(redactCredentials('https://user:pass@host.test/a and http://tok@x.test')).toBe('https://***@host.test/a and http://***@x.test');
+  expect(redactCredentials('https://user:pass@host.test/a and http://tok@x.test')).toBe(
+    'https://***@host.test/a and http://***@x.test',
+  );
   expect(redactCredentials('mailto-like user@host without scheme')).toBe('mailto-like user@host without scheme');
 });

@@ -1,5 +1,12 @@
 import { Router, type NextFunction, type Request, type Response } from 'express';
-import { verifyViewToken, type ArtifactStore, type Db, type DerivedKeys, type Logger, type ViewSubject } from '@testrun/core';
+import {
+  verifyViewToken,
+  type ArtifactStore,
+  type Db,
+  type DerivedKeys,
+  type Logger,
+  type ViewSubject,
+} from '@testrun/core';
 import { ASSETS } from './assets';
 import { findRunArtifact, loadRun, loadRunLiveStatus, loadSuiteLiveStatus, loadSuiteRun } from './queries';
 import { renderNotFound, renderRunDetails, renderRunPage, renderSuitePage, type Paths } from './render';
@@ -162,7 +169,10 @@ export function createViewRouter(deps: ViewDeps): Router {
     res.setHeader('Content-Security-Policy', ARTIFACT_POLICY);
     res.setHeader('Accept-Ranges', 'bytes');
     res.setHeader('Content-Type', servable ? artifact.contentType : 'application/octet-stream');
-    res.setHeader('Content-Disposition', `${servable ? 'inline' : 'attachment'}; filename="${safeFileName(artifact.name)}"`);
+    res.setHeader(
+      'Content-Disposition',
+      `${servable ? 'inline' : 'attachment'}; filename="${safeFileName(artifact.name)}"`,
+    );
     if (req.headers['if-none-match'] === etag) return void res.status(304).end();
 
     const opened = await deps.store.open(artifact.storageKey);
@@ -200,11 +210,18 @@ export function createViewRouter(deps: ViewDeps): Router {
 
   router.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
     // Never the URL: it carries the capability token.
-    logger.error('view request failed', { route: req.route?.path, err: err instanceof Error ? err.message : String(err) });
+    logger.error('view request failed', {
+      route: req.route?.path,
+      err: err instanceof Error ? err.message : String(err),
+    });
     if (res.headersSent) return void res.destroy();
     res.status(503).setHeader('Cache-Control', 'no-store').setHeader('Retry-After', '5');
     res.setHeader('Content-Security-Policy', PAGE_POLICY);
-    res.type('html').send('<!doctype html><html lang="en"><meta charset="utf-8"><title>Temporarily unavailable</title><h1>Temporarily unavailable</h1><p>The page cannot be shown right now. Try again in a few seconds.</p></html>');
+    res
+      .type('html')
+      .send(
+        '<!doctype html><html lang="en"><meta charset="utf-8"><title>Temporarily unavailable</title><h1>Temporarily unavailable</h1><p>The page cannot be shown right now. Try again in a few seconds.</p></html>',
+      );
   });
 
   return router;

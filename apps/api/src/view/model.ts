@@ -56,7 +56,15 @@ export type ViewSuiteRun = {
   projectName: string;
   projectSlug: string;
   status: RunStatus;
-  counts: { total: number; queued: number; running: number; passed: number; failed: number; error: number; skipped: number };
+  counts: {
+    total: number;
+    queued: number;
+    running: number;
+    passed: number;
+    failed: number;
+    error: number;
+    skipped: number;
+  };
   createdAt: Date;
   startedAt: Date | null;
   finishedAt: Date | null;

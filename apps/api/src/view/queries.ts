@@ -24,19 +24,48 @@ const RUN_COLUMNS = {
 } as const;
 
 const STEP_COLUMNS = {
-  runId: true, attempt: true, index: true, action: true, label: true, target: true, outcome: true,
-  error: true, startedAt: true, durationMs: true, screenshotId: true,
+  runId: true,
+  attempt: true,
+  index: true,
+  action: true,
+  label: true,
+  target: true,
+  outcome: true,
+  error: true,
+  startedAt: true,
+  durationMs: true,
+  screenshotId: true,
 } as const;
 
 const ARTIFACT_COLUMNS = {
-  id: true, runId: true, attempt: true, kind: true, stepIndex: true, name: true, contentType: true, sizeBytes: true,
+  id: true,
+  runId: true,
+  attempt: true,
+  kind: true,
+  stepIndex: true,
+  name: true,
+  contentType: true,
+  sizeBytes: true,
 } as const;
 
 type RunRow = {
-  id: string; suiteRunId: string | null; position: number; testName: string; status: ViewRun['status'];
-  resultSummary: string; outcomeCode: string | null; outcomeMessage: string | null; outcomeStep: number | null;
-  skipReason: string | null; baseUrl: string; attempt: number; steps: unknown; createdAt: Date;
-  startedAt: Date | null; finishedAt: Date | null; durationMs: number | null;
+  id: string;
+  suiteRunId: string | null;
+  position: number;
+  testName: string;
+  status: ViewRun['status'];
+  resultSummary: string;
+  outcomeCode: string | null;
+  outcomeMessage: string | null;
+  outcomeStep: number | null;
+  skipReason: string | null;
+  baseUrl: string;
+  attempt: number;
+  steps: unknown;
+  createdAt: Date;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+  durationMs: number | null;
 };
 
 function toViewRun(keys: DerivedKeys, row: RunRow): ViewRun {
@@ -65,8 +94,16 @@ async function attachDetails(db: Db, runs: ViewRun[]): Promise<void> {
   }
   const ids = withAttempts.map((r) => r.id);
   const [steps, artifacts] = await Promise.all([
-    db.stepResult.findMany({ where: { runId: { in: ids } }, select: STEP_COLUMNS, orderBy: [{ runId: 'asc' }, { index: 'asc' }] }),
-    db.artifact.findMany({ where: { runId: { in: ids } }, select: ARTIFACT_COLUMNS, orderBy: [{ runId: 'asc' }, { stepIndex: 'asc' }, { createdAt: 'asc' }] }),
+    db.stepResult.findMany({
+      where: { runId: { in: ids } },
+      select: STEP_COLUMNS,
+      orderBy: [{ runId: 'asc' }, { index: 'asc' }],
+    }),
+    db.artifact.findMany({
+      where: { runId: { in: ids } },
+      select: ARTIFACT_COLUMNS,
+      orderBy: [{ runId: 'asc' }, { stepIndex: 'asc' }, { createdAt: 'asc' }],
+    }),
   ]);
   const byId = new Map(runs.map((r) => [r.id, r]));
   for (const r of runs) {
@@ -96,8 +133,18 @@ export async function loadSuiteRun(db: Db, keys: DerivedKeys, suiteRunId: string
   const suiteRun = await db.suiteRun.findUnique({
     where: { id: suiteRunId },
     select: {
-      id: true, status: true, totalCount: true, queuedCount: true, runningCount: true, passedCount: true,
-      failedCount: true, errorCount: true, skippedCount: true, createdAt: true, startedAt: true, finishedAt: true,
+      id: true,
+      status: true,
+      totalCount: true,
+      queuedCount: true,
+      runningCount: true,
+      passedCount: true,
+      failedCount: true,
+      errorCount: true,
+      skippedCount: true,
+      createdAt: true,
+      startedAt: true,
+      finishedAt: true,
       suite: { select: { name: true, slug: true, project: { select: { name: true, slug: true } } } },
     },
   });
@@ -114,8 +161,13 @@ export async function loadSuiteRun(db: Db, keys: DerivedKeys, suiteRunId: string
     projectSlug: suiteRun.suite.project.slug,
     status: suiteRun.status,
     counts: {
-      total: suiteRun.totalCount, queued: suiteRun.queuedCount, running: suiteRun.runningCount, passed: suiteRun.passedCount,
-      failed: suiteRun.failedCount, error: suiteRun.errorCount, skipped: suiteRun.skippedCount,
+      total: suiteRun.totalCount,
+      queued: suiteRun.queuedCount,
+      running: suiteRun.runningCount,
+      passed: suiteRun.passedCount,
+      failed: suiteRun.failedCount,
+      error: suiteRun.errorCount,
+      skipped: suiteRun.skippedCount,
     },
     createdAt: suiteRun.createdAt,
     startedAt: suiteRun.startedAt,
@@ -135,7 +187,16 @@ export async function loadRun(db: Db, keys: DerivedKeys, runId: string): Promise
 export async function loadSuiteLiveStatus(db: Db, suiteRunId: string): Promise<LiveStatus | null> {
   const suiteRun = await db.suiteRun.findUnique({
     where: { id: suiteRunId },
-    select: { status: true, totalCount: true, queuedCount: true, runningCount: true, passedCount: true, failedCount: true, errorCount: true, skippedCount: true },
+    select: {
+      status: true,
+      totalCount: true,
+      queuedCount: true,
+      runningCount: true,
+      passedCount: true,
+      failedCount: true,
+      errorCount: true,
+      skippedCount: true,
+    },
   });
   if (!suiteRun) return null;
   const runs = await db.run.findMany({
@@ -147,15 +208,23 @@ export async function loadSuiteLiveStatus(db: Db, suiteRunId: string): Promise<L
     status: suiteRun.status,
     terminal: isTerminalRunStatus(suiteRun.status),
     counts: {
-      total: suiteRun.totalCount, queued: suiteRun.queuedCount, running: suiteRun.runningCount, passed: suiteRun.passedCount,
-      failed: suiteRun.failedCount, error: suiteRun.errorCount, skipped: suiteRun.skippedCount,
+      total: suiteRun.totalCount,
+      queued: suiteRun.queuedCount,
+      running: suiteRun.runningCount,
+      passed: suiteRun.passedCount,
+      failed: suiteRun.failedCount,
+      error: suiteRun.errorCount,
+      skipped: suiteRun.skippedCount,
     },
     runs,
   };
 }
 
 export async function loadRunLiveStatus(db: Db, runId: string): Promise<LiveStatus | null> {
-  const run = await db.run.findUnique({ where: { id: runId }, select: { id: true, status: true, resultSummary: true, durationMs: true } });
+  const run = await db.run.findUnique({
+    where: { id: runId },
+    select: { id: true, status: true, resultSummary: true, durationMs: true },
+  });
   if (!run) return null;
   return { status: run.status, terminal: isTerminalRunStatus(run.status), runs: [run] };
 }

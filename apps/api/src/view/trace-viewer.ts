@@ -58,8 +58,14 @@ export function createTraceViewerRouter(dir: string): Router {
         res.setHeader('Content-Security-Policy', policy);
         // Vite's hashed file names never change content; the entry page and service worker must revalidate.
         const name = path.basename(file);
-        const fingerprinted = /\.[A-Za-z0-9_-]{8}\.(js|css)$/.test(name) || /-[A-Za-z0-9_-]{8}\.js$/.test(name) || file.includes(`${path.sep}assets${path.sep}`);
-        res.setHeader('Cache-Control', fingerprinted && name !== 'sw.bundle.js' ? 'public, max-age=31536000, immutable' : 'no-cache');
+        const fingerprinted =
+          /\.[A-Za-z0-9_-]{8}\.(js|css)$/.test(name) ||
+          /-[A-Za-z0-9_-]{8}\.js$/.test(name) ||
+          file.includes(`${path.sep}assets${path.sep}`);
+        res.setHeader(
+          'Cache-Control',
+          fingerprinted && name !== 'sw.bundle.js' ? 'public, max-age=31536000, immutable' : 'no-cache',
+        );
         if (name === 'sw.bundle.js') res.setHeader('Service-Worker-Allowed', res.req.baseUrl + '/');
       },
     }),

@@ -153,7 +153,12 @@ export class BrowserPool {
     }
     this.current = browser;
     this.launches += 1;
-    this.options.onEvent?.({ type: 'launched', executablePath, durationMs: Date.now() - began, launchCount: this.launches });
+    this.options.onEvent?.({
+      type: 'launched',
+      executablePath,
+      durationMs: Date.now() - began,
+      launchCount: this.launches,
+    });
     return browser;
   }
 }

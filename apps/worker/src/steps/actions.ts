@@ -15,7 +15,11 @@ import {
 import type { ActionContext, StepEffect } from './types';
 
 /** One action of the step language: does the step or throws (a StepFailure when it can name why). */
-export type StepActionFn<A extends StepAction> = (page: Page, step: StepOf<A>, ctx: ActionContext) => Promise<StepEffect | void>;
+export type StepActionFn<A extends StepAction> = (
+  page: Page,
+  step: StepOf<A>,
+  ctx: ActionContext,
+) => Promise<StepEffect | void>;
 export type ActionTable = { readonly [A in StepAction]: StepActionFn<A> };
 
 /** How often expectations re-read the page while they wait. */
@@ -55,7 +59,9 @@ export function compilePattern(pattern: string, flags: string | undefined): RegE
   try {
     return new RegExp(pattern, flags);
   } catch (error) {
-    throw invalidDefinition(`pattern ${formatPattern(pattern, flags)} is not a valid regular expression: ${errorText(error)}`);
+    throw invalidDefinition(
+      `pattern ${formatPattern(pattern, flags)} is not a valid regular expression: ${errorText(error)}`,
+    );
   }
 }
 
@@ -69,7 +75,10 @@ function patternTester(pattern: string, flags: string | undefined): (value: stri
  * Re-runs `attempt` until it returns true or the step's time is up. Transient errors (a navigation
  * destroying the execution context mid-read) are retried; fatal ones end the step at once.
  */
-async function pollUntil(ctx: ActionContext, attempt: () => Promise<boolean>): Promise<{ ok: boolean; lastError?: unknown }> {
+async function pollUntil(
+  ctx: ActionContext,
+  attempt: () => Promise<boolean>,
+): Promise<{ ok: boolean; lastError?: unknown }> {
   let lastError: unknown;
   for (;;) {
     try {
@@ -86,10 +95,17 @@ async function pollUntil(ctx: ActionContext, attempt: () => Promise<boolean>): P
 }
 
 /** Turns a Playwright error raised while acting on `selector` into the outcome a reader expects. */
-async function explainElementError(error: unknown, locator: Locator, selector: string, what: string, ctx: ActionContext): Promise<unknown> {
+async function explainElementError(
+  error: unknown,
+  locator: Locator,
+  selector: string,
+  what: string,
+  ctx: ActionContext,
+): Promise<unknown> {
   const text = errorText(error);
   const strict = /strict mode violation: .* resolved to (\d+) elements/.exec(text);
-  if (strict) return expectationFailed(`expected ${quote(selector)} to match one element but it matched ${strict[1]}`, false);
+  if (strict)
+    return expectationFailed(`expected ${quote(selector)} to match one element but it matched ${strict[1]}`, false);
   if (isTimeoutError(error)) {
     const count = await countQuickly(locator);
     return count ? elementNotReady(selector, what, ctx.stepTimeoutMs) : elementNotFound(selector, ctx.stepTimeoutMs);
@@ -97,7 +113,8 @@ async function explainElementError(error: unknown, locator: Locator, selector: s
   // Playwright's injected script reports element-type problems as "Error: <reason>":
   // "Not a checkbox or radio button", "Element is not an <input>...": the page is not what the step expects.
   const injected = /^Error: (.+)$/.exec(text);
-  if (injected && !isFatalError(error)) return expectationFailed(`cannot ${what} ${quote(selector)}: ${injected[1]}`, false);
+  if (injected && !isFatalError(error))
+    return expectationFailed(`cannot ${what} ${quote(selector)}: ${injected[1]}`, false);
   return error;
 }
 
@@ -125,7 +142,10 @@ async function actOn(
 
 /** Visible text of the one element, whitespace-normalised; textContent for non-HTML nodes (SVG). */
 async function readText(locator: Locator, ctx: ActionContext): Promise<string> {
-  const timeout = Math.max(1, Math.min(Math.max(timeLeft(ctx), POLL_READ_MIN_MS), POLL_READ_TIMEOUT_MS, ctx.deadline - Date.now()));
+  const timeout = Math.max(
+    1,
+    Math.min(Math.max(timeLeft(ctx), POLL_READ_MIN_MS), POLL_READ_TIMEOUT_MS, ctx.deadline - Date.now()),
+  );
   try {
     return normalizeWhitespace(await locator.innerText({ timeout }));
   } catch (error) {
@@ -154,7 +174,8 @@ async function goto(page: Page, step: StepOf<'goto'>, ctx: ActionContext): Promi
   try {
     const response = await page.goto(url, { waitUntil: 'load', timeout: timeLeft(ctx) });
     // null: same-document navigation (only the hash changed); nothing was fetched.
-    if (response && response.status() >= 400) throw httpError(response.request().method(), response.url(), response.status());
+    if (response && response.status() >= 400)
+      throw httpError(response.request().method(), response.url(), response.status());
   } catch (error) {
     if (error instanceof StepFailure) throw error;
     const explained = await explainNavigationError(error, page, url, mainResponse, ctx);
@@ -173,13 +194,22 @@ const NET_ERRORS: ReadonlyArray<[RegExp, string]> = [
   [/^ERR_CONNECTION_RESET$/, 'connection reset'],
   [/^ERR_CONNECTION_CLOSED$|^ERR_EMPTY_RESPONSE$/, 'connection closed without an answer'],
   [/^ERR_CONNECTION_TIMED_OUT$|^ERR_TIMED_OUT$/, 'connection timed out'],
-  [/^ERR_ADDRESS_UNREACHABLE$|^ERR_NETWORK_UNREACHABLE$|^ERR_INTERNET_DISCONNECTED$|^ERR_ADDRESS_INVALID$/, 'network unreachable'],
+  [
+    /^ERR_ADDRESS_UNREACHABLE$|^ERR_NETWORK_UNREACHABLE$|^ERR_INTERNET_DISCONNECTED$|^ERR_ADDRESS_INVALID$/,
+    'network unreachable',
+  ],
   [/^ERR_CERT_|^ERR_SSL_|^ERR_BAD_SSL_|^ERR_TLS_/, 'TLS error'],
   [/^ERR_UNSAFE_PORT$/, 'port blocked by the browser as unsafe'],
   [/^ERR_TOO_MANY_REDIRECTS$/, 'too many redirects'],
 ];
 
-async function explainNavigationError(error: unknown, page: Page, url: string, mainResponse: Response | null, ctx: ActionContext): Promise<unknown> {
+async function explainNavigationError(
+  error: unknown,
+  page: Page,
+  url: string,
+  mainResponse: Response | null,
+  ctx: ActionContext,
+): Promise<unknown> {
   const text = errorText(error);
   if (mainResponse !== null) {
     const answered: Response = mainResponse;
@@ -202,7 +232,8 @@ async function explainNavigationError(error: unknown, page: Page, url: string, m
     if (page.url().startsWith('chrome-error://')) return targetUnreachable('navigation failed', url);
     return RECOVERED;
   }
-  if (/Download is starting/i.test(text)) return expectationFailed(`${displayUrl(url)} started a download instead of showing a page`, false);
+  if (/Download is starting/i.test(text))
+    return expectationFailed(`${displayUrl(url)} started a download instead of showing a page`, false);
   return error;
 }
 
@@ -263,11 +294,20 @@ async function expectText(page: Page, step: StepOf<'expectText'>, ctx: ActionCon
     case 'absent':
       throw elementNotFound(step.selector, ctx.stepTimeoutMs);
     case 'multiple':
-      throw expectationFailed(`expected ${quote(step.selector)} to match one element but it matched ${last.count}`, true);
+      throw expectationFailed(
+        `expected ${quote(step.selector)} to match one element but it matched ${last.count}`,
+        true,
+      );
     case 'unreadable':
-      throw expectationFailed(`expected text of ${quote(step.selector)} to ${wanted} but its text could not be read`, true);
+      throw expectationFailed(
+        `expected text of ${quote(step.selector)} to ${wanted} but its text could not be read`,
+        true,
+      );
     case 'text':
-      throw expectationFailed(`expected text of ${quote(step.selector)} to ${wanted} but it was ${quote(last.text)}`, true);
+      throw expectationFailed(
+        `expected text of ${quote(step.selector)} to ${wanted} but it was ${quote(last.text)}`,
+        true,
+      );
   }
 }
 
@@ -336,7 +376,9 @@ export const ACTIONS: ActionTable = {
   fill: (page, step, ctx) => actOn(page, step.selector, 'fill', ctx, (l, timeout) => l.fill(step.value, { timeout })),
   press: async (page, step, ctx) => {
     if (step.selector === undefined) return page.keyboard.press(step.key);
-    return actOn(page, step.selector, `press ${quote(step.key)} on`, ctx, (l, timeout) => l.press(step.key, { timeout }));
+    return actOn(page, step.selector, `press ${quote(step.key)} on`, ctx, (l, timeout) =>
+      l.press(step.key, { timeout }),
+    );
   },
   select: (page, step, ctx) => {
     const values = Array.isArray(step.value) ? step.value : [step.value];

@@ -29,15 +29,28 @@ it('labels every action the way summaries quote it', () => {
 it('writes one-sentence summaries', () => {
   const step: Step = { action: 'click', selector: 'text=Sign in' };
   expect(
-    summarizeFailure(3, step, { outcome: 'failed', message: 'element "text=Sign in" not found within 5 s', reason: 'element not found within 5 s' }),
+    summarizeFailure(3, step, {
+      outcome: 'failed',
+      message: 'element "text=Sign in" not found within 5 s',
+      reason: 'element not found within 5 s',
+    }),
   ).toBe('Failed at step 3 (click "text=Sign in"): element not found within 5 s');
-  expect(summarizeFailure(1, { action: 'goto', url: '/' }, { outcome: 'error', message: 'boom' })).toBe('Error at step 1 (goto "/"): boom');
+  expect(summarizeFailure(1, { action: 'goto', url: '/' }, { outcome: 'error', message: 'boom' })).toBe(
+    'Error at step 1 (goto "/"): boom',
+  );
   expect(summarizePass(4, 1_234)).toBe('Passed: 4 steps in 1.2 s.');
   expect(summarizePass(1, 850)).toBe('Passed: 1 step in 850 ms.');
 });
 
 it('formats durations and keeps credentials out of URLs it shows', () => {
-  expect([formatDuration(500), formatDuration(5_000), formatDuration(1_250), formatDuration(60_000)]).toEqual(['500 ms', '5 s', '1.3 s', '60 s']);
+  expect([formatDuration(500), formatDuration(5_000), formatDuration(1_250), formatDuration(60_000)]).toEqual([
+    '500 ms',
+    '5 s',
+    '1.3 s',
+    '60 s',
+  ]);
   expect(displayUrl('https://demo:preview@preview.example.com/x?y=1')).toBe('https://preview.example.com/x?y=1');
-  expect(describeTarget({ action: 'goto', url: '/cart' }, 'https://demo:preview@preview.example.com/')).toBe('https://preview.example.com/cart');
+  expect(describeTarget({ action: 'goto', url: '/cart' }, 'https://demo:preview@preview.example.com/')).toBe(
+    'https://preview.example.com/cart',
+  );
 });

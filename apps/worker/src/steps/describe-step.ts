@@ -7,11 +7,17 @@ export function describeStep(step: Step): string {
     case 'goto':
       return `goto ${quote(displayUrl(step.url), 80)}`;
     case 'press':
-      return step.selector === undefined ? `press ${quote(step.key)}` : `press ${quote(step.key)} on ${quote(step.selector, 80)}`;
+      return step.selector === undefined
+        ? `press ${quote(step.key)}`
+        : `press ${quote(step.key)} on ${quote(step.selector, 80)}`;
     case 'expectUrl':
-      return step.url !== undefined ? `expectUrl ${quote(displayUrl(step.url), 80)}` : `expectUrl ${formatPattern(step.pattern ?? '', step.flags)}`;
+      return step.url !== undefined
+        ? `expectUrl ${quote(displayUrl(step.url), 80)}`
+        : `expectUrl ${formatPattern(step.pattern ?? '', step.flags)}`;
     case 'expectTitle':
-      return step.title !== undefined ? `expectTitle ${quote(step.title, 80)}` : `expectTitle ${formatPattern(step.pattern ?? '', step.flags)}`;
+      return step.title !== undefined
+        ? `expectTitle ${quote(step.title, 80)}`
+        : `expectTitle ${formatPattern(step.pattern ?? '', step.flags)}`;
     case 'screenshot':
       return step.name !== undefined ? `screenshot ${quote(step.name, 80)}` : 'screenshot';
     case 'wait':
@@ -32,7 +38,9 @@ export function describeTarget(step: Step, baseUrl: string): string {
     case 'press':
       return step.selector ?? 'page';
     case 'expectUrl':
-      return step.url !== undefined ? resolveForDisplay(step.url, baseUrl) : formatPattern(step.pattern ?? '', step.flags);
+      return step.url !== undefined
+        ? resolveForDisplay(step.url, baseUrl)
+        : formatPattern(step.pattern ?? '', step.flags);
     case 'expectTitle':
       return step.title ?? formatPattern(step.pattern ?? '', step.flags);
     case 'screenshot':

@@ -1,9 +1,20 @@
 import { createServer } from 'node:net';
 import type { BrowserContext, Page } from 'playwright';
 import { validateProjectFile, type Step } from '@testrun/contracts';
-import { demoProjectFile, PROTECTED_CREDENTIALS, startFixtureSite, type FixtureSite } from '../../../../test/fixtures/site';
+import {
+  demoProjectFile,
+  PROTECTED_CREDENTIALS,
+  startFixtureSite,
+  type FixtureSite,
+} from '../../../../test/fixtures/site';
 import { BrowserPool } from '../browser/browser-pool';
-import { captureScreenshot, executeStep, summarizeFailure, type StepContext, type StepOutcomeResult } from './execute-step';
+import {
+  captureScreenshot,
+  executeStep,
+  summarizeFailure,
+  type StepContext,
+  type StepOutcomeResult,
+} from './execute-step';
 
 jest.setTimeout(30_000);
 
@@ -97,7 +108,12 @@ describe('actions', () => {
     expect(results[3]?.target).toBe('h1');
     expect(results[20]?.target).toBe('20 ms');
     const shot = results[21];
-    expect(shot?.effect).toMatchObject({ kind: 'screenshot', name: 'after-order', contentType: 'image/png', fullPage: false });
+    expect(shot?.effect).toMatchObject({
+      kind: 'screenshot',
+      name: 'after-order',
+      contentType: 'image/png',
+      fullPage: false,
+    });
     expect(shot?.effect?.body.subarray(1, 4).toString()).toBe('PNG');
     for (const result of results) {
       expect(result.startedAt).toBeInstanceOf(Date);
@@ -145,7 +161,9 @@ describe('actions', () => {
       const authedPage = await authed.newPage();
       const result = await executeStep(authedPage, { action: 'goto', url: '/protected' }, ctx());
       expect(result.outcome).toBe('passed');
-      expect((await executeStep(authedPage, { action: 'expectText', selector: '#secret', text: 'Welcome' }, ctx())).outcome).toBe('passed');
+      expect(
+        (await executeStep(authedPage, { action: 'expectText', selector: '#secret', text: 'Welcome' }, ctx())).outcome,
+      ).toBe('passed');
     } finally {
       await authed.close();
     }
@@ -171,12 +189,30 @@ describe('failed: the product misbehaved', () => {
   it('expectation_failed: title, URL, pattern, visibility and ambiguous selectors', async () => {
     await runAll([{ action: 'goto', url: '/' }]);
     const cases: Array<[Step, string]> = [
-      [{ action: 'expectTitle', title: 'Shop', timeoutMs: 300 }, 'expected title to be "Shop" but it was "Testrun Shop"'],
-      [{ action: 'expectUrl', url: '/about', timeoutMs: 300 }, `expected URL to be "${site.url}/about" but it was "${site.url}/"`],
-      [{ action: 'expectText', selector: 'h1', pattern: '^Shop', timeoutMs: 300 }, 'expected text of "h1" to match /^Shop/ but it was "Testrun Shop"'],
-      [{ action: 'expectHidden', selector: 'h1', timeoutMs: 300 }, 'expected "h1" to be hidden but it was still visible'],
-      [{ action: 'expectVisible', selector: '#tooltip', timeoutMs: 300 }, 'expected "#tooltip" to be visible but it was hidden'],
-      [{ action: 'click', selector: 'input[type=checkbox]', timeoutMs: 300 }, 'expected "input[type=checkbox]" to match one element but it matched 2'],
+      [
+        { action: 'expectTitle', title: 'Shop', timeoutMs: 300 },
+        'expected title to be "Shop" but it was "Testrun Shop"',
+      ],
+      [
+        { action: 'expectUrl', url: '/about', timeoutMs: 300 },
+        `expected URL to be "${site.url}/about" but it was "${site.url}/"`,
+      ],
+      [
+        { action: 'expectText', selector: 'h1', pattern: '^Shop', timeoutMs: 300 },
+        'expected text of "h1" to match /^Shop/ but it was "Testrun Shop"',
+      ],
+      [
+        { action: 'expectHidden', selector: 'h1', timeoutMs: 300 },
+        'expected "h1" to be hidden but it was still visible',
+      ],
+      [
+        { action: 'expectVisible', selector: '#tooltip', timeoutMs: 300 },
+        'expected "#tooltip" to be visible but it was hidden',
+      ],
+      [
+        { action: 'click', selector: 'input[type=checkbox]', timeoutMs: 300 },
+        'expected "input[type=checkbox]" to match one element but it matched 2',
+      ],
       [{ action: 'check', selector: '#name', timeoutMs: 300 }, 'cannot check "#name": Not a checkbox or radio button'],
     ];
     for (const [step, message] of cases) {
@@ -200,7 +236,9 @@ describe('failed: the product misbehaved', () => {
       message: 'element "text=Sign in" not found within 500 ms',
       target: 'text=Sign in',
     });
-    expect(summarizeFailure(3, step, result)).toBe('Failed at step 3 (click "text=Sign in"): element not found within 500 ms');
+    expect(summarizeFailure(3, step, result)).toBe(
+      'Failed at step 3 (click "text=Sign in"): element not found within 500 ms',
+    );
     for (const other of [
       { action: 'expectText', selector: '#nope', text: 'x', timeoutMs: 300 },
       { action: 'expectVisible', selector: '#nope', timeoutMs: 300 },
@@ -219,7 +257,11 @@ describe('failed: the product misbehaved', () => {
       code: 'element_not_found',
       message: 'element "#tooltip" was found but never became ready to click within 500 ms',
     });
-    const option = await executeStep(page, { action: 'select', selector: '#size', value: 'XXL', timeoutMs: 300 }, ctx());
+    const option = await executeStep(
+      page,
+      { action: 'select', selector: '#size', value: 'XXL', timeoutMs: 300 },
+      ctx(),
+    );
     expect(option).toMatchObject({ outcome: 'failed', code: 'element_not_found' });
     expect(option.message).toContain('select "XXL" in');
   });
@@ -233,12 +275,18 @@ describe('failed: the product misbehaved', () => {
       message: `GET ${site.url}/broken answered HTTP 500`,
       target: `${site.url}/broken`,
     });
-    expect(summarizeFailure(1, step, result)).toBe(`Failed at step 1 (goto "/broken"): GET ${site.url}/broken answered HTTP 500`);
+    expect(summarizeFailure(1, step, result)).toBe(
+      `Failed at step 1 (goto "/broken"): GET ${site.url}/broken answered HTTP 500`,
+    );
   });
 
   it('http_error: basic auth refused without credentials (401)', async () => {
     const result = await executeStep(page, { action: 'goto', url: '/protected' }, ctx());
-    expect(result).toMatchObject({ outcome: 'failed', code: 'http_error', message: `GET ${site.url}/protected answered HTTP 401` });
+    expect(result).toMatchObject({
+      outcome: 'failed',
+      code: 'http_error',
+      message: `GET ${site.url}/protected answered HTTP 401`,
+    });
   });
 });
 
@@ -253,7 +301,9 @@ describe('error: the run could not complete', () => {
       message: `connection refused: ${url} (net::ERR_CONNECTION_REFUSED)`,
       target: url,
     });
-    expect(summarizeFailure(1, step, result)).toBe(`Error at step 1 (goto "${url}"): target unreachable (connection refused: ${url})`);
+    expect(summarizeFailure(1, step, result)).toBe(
+      `Error at step 1 (goto "${url}"): target unreachable (connection refused: ${url})`,
+    );
   });
 
   it('target_unreachable: a server that never answers within the step timeout', async () => {
@@ -283,16 +333,32 @@ describe('error: the run could not complete', () => {
   it('timeout: the test deadline passes during a navigation, and the step stops there', async () => {
     const step: Step = { action: 'goto', url: '/slow' };
     const result = await executeStep(page, step, ctx({ deadline: Date.now() + 700, budgetMs: 1_000 }));
-    expect(result).toMatchObject({ outcome: 'error', code: 'timeout', message: "the test's time budget of 1 s ran out during this step" });
+    expect(result).toMatchObject({
+      outcome: 'error',
+      code: 'timeout',
+      message: "the test's time budget of 1 s ran out during this step",
+    });
     expect(result.durationMs).toBeLessThan(5_000);
     expect(summarizeFailure(1, step, result)).toBe('Error at step 1 (goto "/slow"): time budget of 1 s exceeded');
   });
 
   it('timeout: the deadline also ends expectations, waits, and steps that start too late', async () => {
     await runAll([{ action: 'goto', url: '/' }]);
-    const expectation = await executeStep(page, { action: 'expectText', selector: 'h1', text: 'never' }, ctx({ deadline: Date.now() + 300 }));
-    expect(expectation).toMatchObject({ outcome: 'error', code: 'timeout', message: "the test's time budget ran out during this step" });
-    const missing = await executeStep(page, { action: 'click', selector: '#nope' }, ctx({ deadline: Date.now() + 300 }));
+    const expectation = await executeStep(
+      page,
+      { action: 'expectText', selector: 'h1', text: 'never' },
+      ctx({ deadline: Date.now() + 300 }),
+    );
+    expect(expectation).toMatchObject({
+      outcome: 'error',
+      code: 'timeout',
+      message: "the test's time budget ran out during this step",
+    });
+    const missing = await executeStep(
+      page,
+      { action: 'click', selector: '#nope' },
+      ctx({ deadline: Date.now() + 300 }),
+    );
     expect(missing).toMatchObject({ outcome: 'error', code: 'timeout' });
     const wait = await executeStep(page, { action: 'wait', ms: 20_000 }, ctx({ deadline: Date.now() + 200 }));
     expect(wait).toMatchObject({ outcome: 'error', code: 'timeout' });
@@ -306,7 +372,10 @@ describe('error: the run could not complete', () => {
       [{ action: 'click', selector: 'div[' }, /^selector "div\[" is not valid: /],
       [{ action: 'expectText', selector: 'xpath=//[', text: 'x' }, /^selector "xpath=\/\/\[" is not valid: /],
       [{ action: 'click', selector: 'nosuchengine=x' }, /^selector "nosuchengine=x" is not valid: .*Unknown engine/],
-      [{ action: 'expectText', selector: 'h1', pattern: '(unclosed' }, /^pattern \/\(unclosed\/ is not a valid regular expression: /],
+      [
+        { action: 'expectText', selector: 'h1', pattern: '(unclosed' },
+        /^pattern \/\(unclosed\/ is not a valid regular expression: /,
+      ],
       [{ action: 'expectUrl', pattern: '[' }, /is not a valid regular expression/],
       [{ action: 'goto', url: 'file:///etc/passwd' }, /^URL "file:\/\/\/etc\/passwd" is not http\(s\)$/],
       [{ action: 'press', key: 'NoSuchKey' }, /^key is not valid: Unknown key: "NoSuchKey"/],
@@ -314,11 +383,19 @@ describe('error: the run could not complete', () => {
     ];
     for (const [step, message] of cases) {
       const result = await executeStep(page, step, ctx());
-      expect({ step, outcome: result.outcome, code: result.code }).toEqual({ step, outcome: 'error', code: 'invalid_definition' });
+      expect({ step, outcome: result.outcome, code: result.code }).toEqual({
+        step,
+        outcome: 'error',
+        code: 'invalid_definition',
+      });
       expect(result.message).toMatch(message);
     }
     const unknown = await executeStep(page, { action: 'teleport' } as unknown as Step, ctx());
-    expect(unknown).toMatchObject({ outcome: 'error', code: 'invalid_definition', message: 'unknown action "teleport"' });
+    expect(unknown).toMatchObject({
+      outcome: 'error',
+      code: 'invalid_definition',
+      message: 'unknown action "teleport"',
+    });
   });
 
   it('browser_crashed: the page closes underneath a step', async () => {
@@ -336,7 +413,11 @@ describe('error: the run could not complete', () => {
     await runAll([{ action: 'goto', url: '/missing-element' }]);
     const pending = executeStep(page, { action: 'expectText', selector: '#never', text: 'x' }, ctx());
     setTimeout(() => void page.goto('chrome://crash').catch(() => undefined), 200);
-    expect(await pending).toMatchObject({ outcome: 'error', code: 'browser_crashed', message: expect.stringContaining('crash') });
+    expect(await pending).toMatchObject({
+      outcome: 'error',
+      code: 'browser_crashed',
+      message: expect.stringContaining('crash'),
+    });
   });
 
   it('timeout: a page that stops responding is cut off by the step watchdog', async () => {

@@ -7,7 +7,13 @@ import { browserCrashed, budgetExceeded, stepHung, StepFailure } from './step-fa
 import type { ActionContext, StepContext, StepEffect, StepOutcomeResult, StepProblem } from './types';
 
 export { captureScreenshot, type CaptureScreenshotOptions } from './capture-screenshot';
-export { describeStep, describeTarget, summarizeFailure, summarizePass, type SummarizableResult } from './describe-step';
+export {
+  describeStep,
+  describeTarget,
+  summarizeFailure,
+  summarizePass,
+  type SummarizableResult,
+} from './describe-step';
 export type { StepContext, StepEffect, StepOutcomeResult, StepProblem } from './types';
 
 /**

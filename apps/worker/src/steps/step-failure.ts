@@ -67,7 +67,12 @@ export function targetUnreachable(detail: string, url: string, technical?: strin
 }
 
 export function invalidDefinition(message: string): StepFailure {
-  return new StepFailure({ outcome: 'error', code: 'invalid_definition', message, reason: `invalid definition (${message})` });
+  return new StepFailure({
+    outcome: 'error',
+    code: 'invalid_definition',
+    message,
+    reason: `invalid definition (${message})`,
+  });
 }
 
 export function browserCrashed(detail: string): StepFailure {
@@ -80,7 +85,12 @@ export function browserCrashed(detail: string): StepFailure {
 }
 
 export function internalError(detail: string): StepFailure {
-  return new StepFailure({ outcome: 'error', code: 'internal_error', message: detail, reason: `internal error (${detail})` });
+  return new StepFailure({
+    outcome: 'error',
+    code: 'internal_error',
+    message: detail,
+    reason: `internal error (${detail})`,
+  });
 }
 
 /** Thrown by an action that waited until the deadline; executeStep words it as budgetExceeded. */

@@ -15,9 +15,14 @@ type CliResult = { code: number; stdout: string; stderr: string };
 /** Runs `testrun admin …` as a separate process against the test database. */
 function admin(...args: string[]): Promise<CliResult> {
   return new Promise((resolve) => {
-    execFile(TSX, [BIN, 'admin', ...args], { cwd: ROOT, env: { ...process.env, DATABASE_URL: process.env.DATABASE_URL }, timeout: 30_000 }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
-    });
+    execFile(
+      TSX,
+      [BIN, 'admin', ...args],
+      { cwd: ROOT, env: { ...process.env, DATABASE_URL: process.env.DATABASE_URL }, timeout: 30_000 },
+      (error, stdout, stderr) => {
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -41,13 +46,29 @@ describe('testrun admin', () => {
     const created = await admin('workspace', 'create', '--name', 'Acme CI', '--plan', 'free', '--json');
     expect(created.code).toBe(0);
     const ws = json(created);
-    expect(ws).toEqual({ id: expect.stringMatching(/^ws_/), name: 'Acme CI', plan: 'free', maxActiveRuns: 20, monthlyRuns: 1000 });
+    expect(ws).toEqual({
+      id: expect.stringMatching(/^ws_/),
+      name: 'Acme CI',
+      plan: 'free',
+      maxActiveRuns: 20,
+      monthlyRuns: 1000,
+    });
     expect(await db.workspace.findUnique({ where: { id: ws.id } })).toMatchObject({ plan: 'free', maxActiveRuns: 20 });
 
     const member = json(await admin('member', 'add', '--workspace', ws.id, '--email', 'Dev@Example.test', '--json'));
     expect(member).toMatchObject({ workspaceId: ws.id, email: 'dev@example.test' });
 
-    const keyResult = await admin('key', 'create', '--workspace', ws.id, '--creator', 'dev@example.test', '--name', 'ci', '--json');
+    const keyResult = await admin(
+      'key',
+      'create',
+      '--workspace',
+      ws.id,
+      '--creator',
+      'dev@example.test',
+      '--name',
+      'ci',
+      '--json',
+    );
     const key = json(keyResult);
     expect(isWellFormedApiKey(key.key)).toBe(true);
     const row = await db.apiKey.findUniqueOrThrow({ where: { id: key.id } });
@@ -58,13 +79,17 @@ describe('testrun admin', () => {
     expect(paused).toMatchObject({ id: key.id, paused: true, revoked: false, plan: 'free', refused: true });
     expect(paused.note).toBeUndefined();
 
-    const upgraded = json(await admin('workspace', 'set-plan', ws.id, '--plan', 'team', '--monthly-runs', '777', '--json'));
+    const upgraded = json(
+      await admin('workspace', 'set-plan', ws.id, '--plan', 'team', '--monthly-runs', '777', '--json'),
+    );
     expect(upgraded).toMatchObject({ plan: 'team', maxActiveRuns: 200, monthlyRuns: 777 });
 
     // On a paid plan the pause has no effect yet, and the output says so.
     const pausedPaid = await admin('key', 'pause', key.id);
     expect(pausedPaid.code).toBe(0);
-    expect(pausedPaid.stdout).toMatch(/team plan: a paused key keeps working until the workspace returns to the Free plan/);
+    expect(pausedPaid.stdout).toMatch(
+      /team plan: a paused key keeps working until the workspace returns to the Free plan/,
+    );
     expect(json(await admin('key', 'resume', key.id, '--json'))).toMatchObject({ paused: false, refused: false });
     expect(json(await admin('key', 'revoke', key.id, '--json'))).toMatchObject({ revoked: true, refused: true });
     expect((await db.apiKey.findUniqueOrThrow({ where: { id: key.id } })).revokedAt).toBeInstanceOf(Date);
@@ -75,7 +100,17 @@ describe('testrun admin', () => {
   });
 
   it('errors go to stderr with a non-zero exit; --json prints a JSON error document', async () => {
-    const missing = await admin('key', 'create', '--workspace', 'ws_nope', '--creator', 'a@b.c', '--name', 'x', '--json');
+    const missing = await admin(
+      'key',
+      'create',
+      '--workspace',
+      'ws_nope',
+      '--creator',
+      'a@b.c',
+      '--name',
+      'x',
+      '--json',
+    );
     expect(missing.code).not.toBe(0);
     expect(missing.stderr).toContain('workspace ws_nope does not exist');
     expect(json(missing)).toEqual({ error: { message: 'workspace ws_nope does not exist', errors: [] } });
@@ -111,17 +146,27 @@ describe('testrun admin', () => {
     writeFileSync(jsonFile, JSON.stringify(smaller));
     const third = json(await admin('project', 'apply', '--workspace', ws.id, '--file', jsonFile, '--json'));
     expect(third.suites).toHaveLength(1);
-    expect(third.suites[0].tests.map((t: { id: string }) => t.id)).toEqual(first.suites[0].tests.slice(0, 2).map((t: { id: string }) => t.id));
+    expect(third.suites[0].tests.map((t: { id: string }) => t.id)).toEqual(
+      first.suites[0].tests.slice(0, 2).map((t: { id: string }) => t.id),
+    );
     expect(await db.test.count({ where: { workspaceId: ws.id } })).toBe(6);
     expect(await db.test.count({ where: { workspaceId: ws.id, archivedAt: { not: null } } })).toBe(4);
     expect(await db.suite.count({ where: { workspaceId: ws.id, archivedAt: { not: null } } })).toBe(1);
   });
 
-  it('a bad project file is refused with every problem\'s path and reason, and changes nothing', async () => {
+  it("a bad project file is refused with every problem's path and reason, and changes nothing", async () => {
     const ws = json(await admin('workspace', 'create', '--name', 'Bad', '--plan', 'team', '--json'));
     const bad = {
-      slug: 'Bad Slug!', name: 'x', baseUrl: 'not a url',
-      suites: [{ slug: 'smoke', name: 'S', tests: [{ key: 'a', name: 'A', steps: [{ action: 'teleport' }, { action: 'click' }] }] }],
+      slug: 'Bad Slug!',
+      name: 'x',
+      baseUrl: 'not a url',
+      suites: [
+        {
+          slug: 'smoke',
+          name: 'S',
+          tests: [{ key: 'a', name: 'A', steps: [{ action: 'teleport' }, { action: 'click' }] }],
+        },
+      ],
     };
     const file = path.join(dir, 'bad.json');
     writeFileSync(file, JSON.stringify(bad));
@@ -129,7 +174,14 @@ describe('testrun admin', () => {
     expect(result.code).not.toBe(0);
     const doc = json(result);
     const paths = doc.error.errors.map((e: { path: string }) => e.path);
-    expect(paths).toEqual(expect.arrayContaining(['/slug', '/baseUrl', '/suites/0/tests/0/steps/0/action', '/suites/0/tests/0/steps/1/selector']));
+    expect(paths).toEqual(
+      expect.arrayContaining([
+        '/slug',
+        '/baseUrl',
+        '/suites/0/tests/0/steps/0/action',
+        '/suites/0/tests/0/steps/1/selector',
+      ]),
+    );
     for (const p of ['/slug', '/baseUrl', '/suites/0/tests/0/steps/0/action']) expect(result.stderr).toContain(p);
     expect(await db.project.count({ where: { workspaceId: ws.id } })).toBe(0);
 

@@ -4,8 +4,19 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { parse as parseYaml } from 'yaml';
 import { PLANS, type Plan } from '@testrun/contracts';
 import {
-  addMember, AdminError, applyProject, changeApiKey, createApiKey, createPrisma, createWorkspace, DEFAULT_DATABASE_URL, readUrl,
-  removeMember, setWorkspacePlan, type Db, type KeyAction,
+  addMember,
+  AdminError,
+  applyProject,
+  changeApiKey,
+  createApiKey,
+  createPrisma,
+  createWorkspace,
+  DEFAULT_DATABASE_URL,
+  readUrl,
+  removeMember,
+  setWorkspacePlan,
+  type Db,
+  type KeyAction,
 } from '@testrun/core';
 
 type Out = { json: boolean; data: Record<string, unknown>; text: string };
@@ -20,7 +31,8 @@ function parseCount(value: string): number {
   return Number(value);
 }
 
-const planOption = () => new Option('--plan <plan>', 'free, team or enterprise').choices([...PLANS]).makeOptionMandatory();
+const planOption = () =>
+  new Option('--plan <plan>', 'free, team or enterprise').choices([...PLANS]).makeOptionMandatory();
 
 /**
  * Runs one admin action with its own Prisma client and always disconnects, so the process exits
@@ -63,7 +75,9 @@ export function readProjectFile(file: string): unknown {
       return parseYaml(text);
     }
   } catch (e) {
-    throw new AdminError(`${file} is not valid ${ext === '.json' ? 'JSON' : ext ? 'YAML' : 'JSON or YAML'}`, [{ path: '', message: (e as Error).message.split('\n')[0]! }]);
+    throw new AdminError(`${file} is not valid ${ext === '.json' ? 'JSON' : ext ? 'YAML' : 'JSON or YAML'}`, [
+      { path: '', message: (e as Error).message.split('\n')[0]! },
+    ]);
   }
 }
 
@@ -73,25 +87,41 @@ function limitsText(ws: { plan: string; maxActiveRuns: number; monthlyRuns: numb
 
 /** `testrun admin …`: operator commands that talk to Postgres directly (see docs/ADMIN.md). */
 export function registerAdminCommands(program: Command): void {
-  const admin = program.command('admin').description('Operator commands (workspaces, members, keys, projects); uses DATABASE_URL');
+  const admin = program
+    .command('admin')
+    .description('Operator commands (workspaces, members, keys, projects); uses DATABASE_URL');
 
   const workspace = admin.command('workspace').description('Create workspaces and change their plan');
-  workspace.command('create')
-    .description('Create a workspace on a plan (limits default to the plan\'s)')
+  workspace
+    .command('create')
+    .description("Create a workspace on a plan (limits default to the plan's)")
     .requiredOption('--name <name>', 'workspace name')
     .addOption(planOption())
-    .option('--max-active-runs <n>', 'queued + running runs at once (default: the plan\'s)', parseCount)
-    .option('--monthly-runs <n>', 'runs per calendar month, UTC (default: the plan\'s)', parseCount)
+    .option('--max-active-runs <n>', "queued + running runs at once (default: the plan's)", parseCount)
+    .option('--monthly-runs <n>', "runs per calendar month, UTC (default: the plan's)", parseCount)
     .option('--json', 'print JSON only')
     .action((o: { name: string; plan: Plan; maxActiveRuns?: number; monthlyRuns?: number; json?: boolean }) =>
       runAction(!!o.json, async (db) => {
-        const ws = await createWorkspace(db, { name: o.name, plan: o.plan, maxActiveRuns: o.maxActiveRuns, monthlyRuns: o.monthlyRuns });
-        const data = { id: ws.id, name: ws.name, plan: ws.plan, maxActiveRuns: ws.maxActiveRuns, monthlyRuns: ws.monthlyRuns };
+        const ws = await createWorkspace(db, {
+          name: o.name,
+          plan: o.plan,
+          maxActiveRuns: o.maxActiveRuns,
+          monthlyRuns: o.monthlyRuns,
+        });
+        const data = {
+          id: ws.id,
+          name: ws.name,
+          plan: ws.plan,
+          maxActiveRuns: ws.maxActiveRuns,
+          monthlyRuns: ws.monthlyRuns,
+        };
         return { json: !!o.json, data, text: `Created workspace ${ws.id} "${ws.name}" (${limitsText(ws)}).` };
-      }));
+      }),
+    );
 
-  workspace.command('set-plan')
-    .description('Move a workspace to a plan; its limits become the plan\'s unless given')
+  workspace
+    .command('set-plan')
+    .description("Move a workspace to a plan; its limits become the plan's unless given")
     .argument('<workspaceId>')
     .addOption(planOption())
     .option('--max-active-runs <n>', 'queued + running runs at once', parseCount)
@@ -99,27 +129,50 @@ export function registerAdminCommands(program: Command): void {
     .option('--json', 'print JSON only')
     .action((workspaceId: string, o: { plan: Plan; maxActiveRuns?: number; monthlyRuns?: number; json?: boolean }) =>
       runAction(!!o.json, async (db) => {
-        const ws = await setWorkspacePlan(db, workspaceId, { plan: o.plan, maxActiveRuns: o.maxActiveRuns, monthlyRuns: o.monthlyRuns });
-        const data = { id: ws.id, name: ws.name, plan: ws.plan, maxActiveRuns: ws.maxActiveRuns, monthlyRuns: ws.monthlyRuns };
+        const ws = await setWorkspacePlan(db, workspaceId, {
+          plan: o.plan,
+          maxActiveRuns: o.maxActiveRuns,
+          monthlyRuns: o.monthlyRuns,
+        });
+        const data = {
+          id: ws.id,
+          name: ws.name,
+          plan: ws.plan,
+          maxActiveRuns: ws.maxActiveRuns,
+          monthlyRuns: ws.monthlyRuns,
+        };
         return { json: !!o.json, data, text: `Workspace ${ws.id} is now on ${limitsText(ws)}.` };
-      }));
+      }),
+    );
 
   const member = admin.command('member').description('Add or remove members of a workspace');
   for (const verb of ['add', 'remove'] as const) {
-    member.command(verb)
-      .description(verb === 'add' ? 'Add a person (by email) to a workspace' : 'Remove a person from a workspace (their keys stop working)')
+    member
+      .command(verb)
+      .description(
+        verb === 'add'
+          ? 'Add a person (by email) to a workspace'
+          : 'Remove a person from a workspace (their keys stop working)',
+      )
       .requiredOption('--workspace <workspaceId>', 'workspace id')
-      .requiredOption('--email <email>', 'the person\'s email address')
+      .requiredOption('--email <email>', "the person's email address")
       .option('--json', 'print JSON only')
       .action((o: { workspace: string; email: string; json?: boolean }) =>
         runAction(!!o.json, async (db) => {
-          const m = verb === 'add' ? await addMember(db, o.workspace, o.email) : await removeMember(db, o.workspace, o.email);
-          return { json: !!o.json, data: { ...m, member: verb === 'add' }, text: `${m.email} ${verb === 'add' ? 'is a member of' : 'was removed from'} workspace ${m.workspaceId}.` };
-        }));
+          const m =
+            verb === 'add' ? await addMember(db, o.workspace, o.email) : await removeMember(db, o.workspace, o.email);
+          return {
+            json: !!o.json,
+            data: { ...m, member: verb === 'add' },
+            text: `${m.email} ${verb === 'add' ? 'is a member of' : 'was removed from'} workspace ${m.workspaceId}.`,
+          };
+        }),
+      );
   }
 
   const key = admin.command('key').description('Create, pause, resume and revoke API keys');
-  key.command('create')
+  key
+    .command('create')
     .description('Create an API key; the key is printed this once and never again')
     .requiredOption('--workspace <workspaceId>', 'workspace id')
     .requiredOption('--creator <email>', 'a member of the workspace; the key stops working if they leave')
@@ -133,30 +186,50 @@ export function registerAdminCommands(program: Command): void {
           data: { id: k.id, key: k.key, prefix: k.prefix, workspaceId: k.workspaceId, name: k.name },
           text: `Created key ${k.id} "${k.name}". Store it now; it will not be shown again:\n${k.key}`,
         };
-      }));
+      }),
+    );
 
   for (const action of ['pause', 'resume', 'revoke'] as const satisfies readonly KeyAction[]) {
-    key.command(action)
-      .description(action === 'pause' ? 'Pause a key (refused while its workspace is on the Free plan)' : action === 'resume' ? 'Resume a paused key' : 'Revoke a key for good')
+    key
+      .command(action)
+      .description(
+        action === 'pause'
+          ? 'Pause a key (refused while its workspace is on the Free plan)'
+          : action === 'resume'
+            ? 'Resume a paused key'
+            : 'Revoke a key for good',
+      )
       .argument('<keyId>')
       .option('--json', 'print JSON only')
       .action((keyId: string, o: { json?: boolean }) =>
         runAction(!!o.json, async (db) => {
           const k = await changeApiKey(db, keyId, action);
-          const row = await db.apiKey.findUniqueOrThrow({ where: { id: keyId }, select: { workspace: { select: { id: true, plan: true } } } });
+          const row = await db.apiKey.findUniqueOrThrow({
+            where: { id: keyId },
+            select: { workspace: { select: { id: true, plan: true } } },
+          });
           const plan = row.workspace.plan;
           // The contract refuses a paused key only on the Free plan: say so when it has no effect yet.
-          const note = k.paused && !k.revoked && plan !== 'free'
-            ? `Workspace ${row.workspace.id} is on the ${plan} plan: a paused key keeps working until the workspace returns to the Free plan.`
-            : undefined;
-          const data = { ...k, workspaceId: row.workspace.id, plan, refused: k.revoked || (k.paused && plan === 'free'), ...(note ? { note } : {}) };
+          const note =
+            k.paused && !k.revoked && plan !== 'free'
+              ? `Workspace ${row.workspace.id} is on the ${plan} plan: a paused key keeps working until the workspace returns to the Free plan.`
+              : undefined;
+          const data = {
+            ...k,
+            workspaceId: row.workspace.id,
+            plan,
+            refused: k.revoked || (k.paused && plan === 'free'),
+            ...(note ? { note } : {}),
+          };
           const state = k.revoked ? 'revoked' : k.paused ? 'paused' : 'active';
           return { json: !!o.json, data, text: `Key ${k.id} is ${state}.${note ? ` Note: ${note}` : ''}` };
-        }));
+        }),
+      );
   }
 
   const project = admin.command('project').description('Apply project files (projects, suites, tests as code)');
-  project.command('apply')
+  project
+    .command('apply')
     .description('Create or update a project from a JSON or YAML file; tests no longer in the file are archived')
     .requiredOption('--workspace <workspaceId>', 'workspace id')
     .requiredOption('--file <file>', 'project file (.json, .yaml or .yml)')
@@ -165,6 +238,11 @@ export function registerAdminCommands(program: Command): void {
       runAction(!!o.json, async (db) => {
         const applied = await applyProject(db, o.workspace, readProjectFile(o.file));
         const tests = applied.suites.reduce((n, s) => n + s.tests.length, 0);
-        return { json: !!o.json, data: applied, text: `Applied project "${applied.slug}" (${applied.projectId}): ${applied.suites.length} suites, ${tests} tests.` };
-      }));
+        return {
+          json: !!o.json,
+          data: applied,
+          text: `Applied project "${applied.slug}" (${applied.projectId}): ${applied.suites.length} suites, ${tests} tests.`,
+        };
+      }),
+    );
 }

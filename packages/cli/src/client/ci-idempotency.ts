@@ -34,14 +34,26 @@ function ciIdentity(env: NodeJS.ProcessEnv): string | null {
       env.GITHUB_JOB,
       env.GITHUB_ACTION,
       env.TESTRUN_CI_DISCRIMINATOR,
-    ].map((p) => p ?? '').join(':');
+    ]
+      .map((p) => p ?? '')
+      .join(':');
   }
   if (env.GITLAB_CI === 'true' && env.CI_JOB_ID) {
     // A retried GitLab job gets a new CI_JOB_ID: a new attempt, a new key.
-    return ['gl', env.CI_PROJECT_ID, env.CI_PIPELINE_ID, env.CI_JOB_ID, env.TESTRUN_CI_DISCRIMINATOR].map((p) => p ?? '').join(':');
+    return ['gl', env.CI_PROJECT_ID, env.CI_PIPELINE_ID, env.CI_JOB_ID, env.TESTRUN_CI_DISCRIMINATOR]
+      .map((p) => p ?? '')
+      .join(':');
   }
   if (env.BUILDKITE === 'true' && env.BUILDKITE_JOB_ID) {
-    return ['bk', env.BUILDKITE_BUILD_ID, env.BUILDKITE_JOB_ID, env.BUILDKITE_RETRY_COUNT ?? '0', env.TESTRUN_CI_DISCRIMINATOR].map((p) => p ?? '').join(':');
+    return [
+      'bk',
+      env.BUILDKITE_BUILD_ID,
+      env.BUILDKITE_JOB_ID,
+      env.BUILDKITE_RETRY_COUNT ?? '0',
+      env.TESTRUN_CI_DISCRIMINATOR,
+    ]
+      .map((p) => p ?? '')
+      .join(':');
   }
   if (env.CIRCLECI === 'true' && env.CIRCLE_WORKFLOW_JOB_ID) {
     return ['cc', env.CIRCLE_WORKFLOW_JOB_ID, env.TESTRUN_CI_DISCRIMINATOR].map((p) => p ?? '').join(':');
@@ -59,7 +71,9 @@ function hashRequest(request: RunCreateRequest): string {
     request.projectSlug ?? null,
     request.suiteSlug ?? null,
     request.baseUrl ?? null,
-    Object.keys(request.headers ?? {}).map((n) => n.toLowerCase()).sort(),
+    Object.keys(request.headers ?? {})
+      .map((n) => n.toLowerCase())
+      .sort(),
   ]);
   return sha256(canonical).slice(0, 16);
 }

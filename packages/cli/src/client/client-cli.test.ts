@@ -20,7 +20,10 @@ describe('parseDuration', () => {
 
 describe('parseHeaders', () => {
   it('splits at the first colon and trims', () => {
-    expect(parseHeaders(['Authorization: Basic a:b', 'X-Bypass:tok'])).toEqual({ Authorization: 'Basic a:b', 'X-Bypass': 'tok' });
+    expect(parseHeaders(['Authorization: Basic a:b', 'X-Bypass:tok'])).toEqual({
+      Authorization: 'Basic a:b',
+      'X-Bypass': 'tok',
+    });
   });
   it('refuses malformed or repeated headers without echoing the value', () => {
     for (const bad of [['no-colon-s3cret'], ['Bad Name: s3cret'], ['A: s3cret', 'a: s3cret']]) {
@@ -41,7 +44,14 @@ describe('parseHeaders', () => {
 });
 
 describe('deriveCiIdempotencyKey', () => {
-  const gh = { GITHUB_ACTIONS: 'true', GITHUB_REPOSITORY: 'acme/shop', GITHUB_RUN_ID: '42', GITHUB_RUN_ATTEMPT: '1', GITHUB_JOB: 'e2e', GITHUB_ACTION: '__run' };
+  const gh = {
+    GITHUB_ACTIONS: 'true',
+    GITHUB_REPOSITORY: 'acme/shop',
+    GITHUB_RUN_ID: '42',
+    GITHUB_RUN_ATTEMPT: '1',
+    GITHUB_JOB: 'e2e',
+    GITHUB_ACTION: '__run',
+  };
   const req = { projectSlug: 'shop', suiteSlug: 'smoke', headers: { Authorization: 'Basic c2VjcmV0' } };
   it('is stable within one attempt and changes with the attempt, the step and the request', () => {
     const k = deriveCiIdempotencyKey(gh, req)!;
@@ -52,10 +62,14 @@ describe('deriveCiIdempotencyKey', () => {
     expect(deriveCiIdempotencyKey(gh, { ...req, suiteSlug: 'full' })).not.toBe(k);
   });
   it('does not depend on header values (they are secrets)', () => {
-    expect(deriveCiIdempotencyKey(gh, { ...req, headers: { Authorization: 'Basic other' } })).toBe(deriveCiIdempotencyKey(gh, req));
+    expect(deriveCiIdempotencyKey(gh, { ...req, headers: { Authorization: 'Basic other' } })).toBe(
+      deriveCiIdempotencyKey(gh, req),
+    );
   });
   it('knows GitLab and is null outside CI', () => {
-    expect(deriveCiIdempotencyKey({ GITLAB_CI: 'true', CI_PROJECT_ID: '7', CI_PIPELINE_ID: '8', CI_JOB_ID: '9' }, req)).toMatch(/^testrun:gl:7:8:9:/);
+    expect(
+      deriveCiIdempotencyKey({ GITLAB_CI: 'true', CI_PROJECT_ID: '7', CI_PIPELINE_ID: '8', CI_JOB_ID: '9' }, req),
+    ).toMatch(/^testrun:gl:7:8:9:/);
     expect(deriveCiIdempotencyKey({}, req)).toBeNull();
   });
 });
@@ -65,13 +79,41 @@ describe('JUnit', () => {
     expect(esc(`a<b>&"c"'\u0001`)).toBe('a&lt;b&gt;&amp;&quot;c&quot;&apos;\uFFFD');
   });
   it('maps statuses to failure, error and skipped elements', () => {
-    const t = (runId: string, status: Report['tests'][number]['status'], extra: Partial<Report['tests'][number]> = {}) => ({
-      runId, name: `test <${runId}>`, status, result_summary: `${status} summary`, error: null, skip_reason: null, viewUrl: null, durationMs: 1500, ...extra,
+    const t = (
+      runId: string,
+      status: Report['tests'][number]['status'],
+      extra: Partial<Report['tests'][number]> = {},
+    ) => ({
+      runId,
+      name: `test <${runId}>`,
+      status,
+      result_summary: `${status} summary`,
+      error: null,
+      skip_reason: null,
+      viewUrl: null,
+      durationMs: 1500,
+      ...extra,
     });
     const report: Report = {
-      kind: 'suite', project: 'shop', suite: 'smoke', testId: null, suiteRunId: 'srun_1', runIds: [], suiteRunUrl: 'http://t/view/suite-runs/srun_1/x?a=1&b=2',
-      status: 'failed', counts: { total: 4, queued: 0, running: 0, passed: 1, failed: 1, error: 1, skipped: 1 }, timedOut: false, durationMs: 4000, exitCode: 1, message: '',
-      tests: [t('run_a', 'passed'), t('run_b', 'failed'), t('run_c', 'error', { error: { code: 'timeout', message: 'm', step: 2 } }), t('run_d', 'skipped', { skip_reason: 'test_disabled' })],
+      kind: 'suite',
+      project: 'shop',
+      suite: 'smoke',
+      testId: null,
+      suiteRunId: 'srun_1',
+      runIds: [],
+      suiteRunUrl: 'http://t/view/suite-runs/srun_1/x?a=1&b=2',
+      status: 'failed',
+      counts: { total: 4, queued: 0, running: 0, passed: 1, failed: 1, error: 1, skipped: 1 },
+      timedOut: false,
+      durationMs: 4000,
+      exitCode: 1,
+      message: '',
+      tests: [
+        t('run_a', 'passed'),
+        t('run_b', 'failed'),
+        t('run_c', 'error', { error: { code: 'timeout', message: 'm', step: 2 } }),
+        t('run_d', 'skipped', { skip_reason: 'test_disabled' }),
+      ],
     };
     const xml = buildJunitXml(report, new Date('2026-01-01T00:00:00Z'));
     expect(xml).toContain('<testsuite name="shop/smoke" tests="4" failures="1" errors="1" skipped="1" time="4.000"');
@@ -82,6 +124,12 @@ describe('JUnit', () => {
     expect(xml).toContain('View: http://t/view/suite-runs/srun_1/x?a=1&amp;b=2');
   });
   it('exit codes: 0 passed, 1 failed, 2 error, skipped or timed out', () => {
-    expect([exitCodeFor('passed', false), exitCodeFor('failed', false), exitCodeFor('error', false), exitCodeFor('skipped', false), exitCodeFor('passed', true)]).toEqual([0, 1, 2, 2, 2]);
+    expect([
+      exitCodeFor('passed', false),
+      exitCodeFor('failed', false),
+      exitCodeFor('error', false),
+      exitCodeFor('skipped', false),
+      exitCodeFor('passed', true),
+    ]).toEqual([0, 1, 2, 2, 2]);
   });
 });

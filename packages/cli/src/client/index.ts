@@ -11,7 +11,10 @@ const collect = (value: string, previous: string[]) => [...previous, value];
  * (error, skipped only, wait budget exceeded, usage or API error), and for `status` 3 when the run
  * is not finished.
  */
-export function registerClientCommands(program: Command, ctx: CommandContext = { env: process.env, streams: process }): void {
+export function registerClientCommands(
+  program: Command,
+  ctx: CommandContext = { env: process.env, streams: process },
+): void {
   const run = program
     .command('run')
     .description('Enqueue a test, a suite or a whole project and wait for the verdict')
@@ -19,7 +22,12 @@ export function registerClientCommands(program: Command, ctx: CommandContext = {
     .addOption(new Option('--project <slug>', 'run every suite of a project'))
     .addOption(new Option('--suite <slug>', 'with --project: run only this suite (one suite run)'))
     .option('--base-url <url>', 'target URL for this run only (e.g. a preview deployment)')
-    .option('--header <"Name: value">', 'header sent to the target site (repeatable); values are never printed', collect, [])
+    .option(
+      '--header <"Name: value">',
+      'header sent to the target site (repeatable); values are never printed',
+      collect,
+      [],
+    )
     .option('--idempotency-key <key>', 'Idempotency-Key of the enqueue (default: derived from the CI job, else random)')
     .option('--timeout <duration>', 'wait budget: 15m, 90s, 1h or milliseconds', '15m')
     .option('--poll-interval <duration>', 'delay between two polls', '3s')

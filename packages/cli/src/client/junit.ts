@@ -8,7 +8,12 @@ import type { Report, ReportTest } from './report';
  * carry the run's result summary and a link to its view.
  */
 export function buildJunitXml(report: Report, generatedAt: Date = new Date()): string {
-  const suiteName = report.kind === 'suite' ? `${report.project}/${report.suite}` : report.kind === 'project' ? report.project! : report.testId!;
+  const suiteName =
+    report.kind === 'suite'
+      ? `${report.project}/${report.suite}`
+      : report.kind === 'project'
+        ? report.project!
+        : report.testId!;
   const classname = report.kind === 'test' ? 'testrun' : suiteName;
   const c = report.counts;
   const unfinished = c.queued + c.running;
@@ -21,7 +26,9 @@ export function buildJunitXml(report: Report, generatedAt: Date = new Date()): s
   };
   const lines = ['<?xml version="1.0" encoding="UTF-8"?>'];
   lines.push(`<testsuites name="testrun"${attributes(attrs)}>`);
-  lines.push(`  <testsuite name="${esc(suiteName)}"${attributes(attrs)} timestamp="${generatedAt.toISOString().replace(/\.\d+Z$/, '')}">`);
+  lines.push(
+    `  <testsuite name="${esc(suiteName)}"${attributes(attrs)} timestamp="${generatedAt.toISOString().replace(/\.\d+Z$/, '')}">`,
+  );
   const props: [string, string][] = [['status', report.status]];
   if (report.suiteRunId) props.push(['suiteRunId', report.suiteRunId]);
   if (report.suiteRunUrl) props.push(['suiteRunUrl', report.suiteRunUrl]);
@@ -38,22 +45,45 @@ function testcase(t: ReportTest, classname: string, suiteRunUrl: string | null):
   const time = t.durationMs === null ? '' : ` time="${seconds(t.durationMs)}"`;
   const open = `    <testcase name="${esc(t.name)}" classname="${esc(classname)}"${time}`;
   const link = t.viewUrl ?? suiteRunUrl;
-  const body = [t.result_summary ?? '', t.error?.step ? `Step: ${t.error.step}` : '', `Run: ${t.runId}`, link ? `View: ${link}` : '']
+  const body = [
+    t.result_summary ?? '',
+    t.error?.step ? `Step: ${t.error.step}` : '',
+    `Run: ${t.runId}`,
+    link ? `View: ${link}` : '',
+  ]
     .filter(Boolean)
     .join('\n');
   const message = t.result_summary ?? t.status;
   switch (t.status) {
     case 'passed':
-      return link ? [`${open}>`, `      <system-out>${esc(`View: ${link}`)}</system-out>`, '    </testcase>'] : [`${open}/>`];
+      return link
+        ? [`${open}>`, `      <system-out>${esc(`View: ${link}`)}</system-out>`, '    </testcase>']
+        : [`${open}/>`];
     case 'failed':
-      return [`${open}>`, `      <failure message="${esc(message)}" type="failed">${esc(body)}</failure>`, '    </testcase>'];
+      return [
+        `${open}>`,
+        `      <failure message="${esc(message)}" type="failed">${esc(body)}</failure>`,
+        '    </testcase>',
+      ];
     case 'error':
-      return [`${open}>`, `      <error message="${esc(message)}" type="${esc(t.error?.code ?? 'error')}">${esc(body)}</error>`, '    </testcase>'];
+      return [
+        `${open}>`,
+        `      <error message="${esc(message)}" type="${esc(t.error?.code ?? 'error')}">${esc(body)}</error>`,
+        '    </testcase>',
+      ];
     case 'skipped':
-      return [`${open}>`, `      <skipped message="${esc(t.skip_reason ?? t.result_summary ?? 'skipped')}"/>`, '    </testcase>'];
+      return [
+        `${open}>`,
+        `      <skipped message="${esc(t.skip_reason ?? t.result_summary ?? 'skipped')}"/>`,
+        '    </testcase>',
+      ];
     default: {
       const text = `Still ${t.status} when the wait budget ran out.\nRun: ${t.runId}${link ? `\nView: ${link}` : ''}`;
-      return [`${open}>`, `      <error message="${esc(`still ${t.status} when the wait budget ran out`)}" type="timeout">${esc(text)}</error>`, '    </testcase>'];
+      return [
+        `${open}>`,
+        `      <error message="${esc(`still ${t.status} when the wait budget ran out`)}" type="timeout">${esc(text)}</error>`,
+        '    </testcase>',
+      ];
     }
   }
 }

@@ -55,7 +55,9 @@ export class Output {
     for (const t of tests) {
       if (this.printed.has(t.runId) || !MARK[t.status]) continue;
       this.printed.add(t.runId);
-      this.info(`  ${MARK[t.status]} ${t.name}${t.result_summary && t.status !== 'passed' ? ` — ${t.result_summary}` : ''}`);
+      this.info(
+        `  ${MARK[t.status]} ${t.name}${t.result_summary && t.status !== 'passed' ? ` — ${t.result_summary}` : ''}`,
+      );
     }
     const finished = counts.passed + counts.failed + counts.error + counts.skipped;
     this.statusLine =

@@ -13,7 +13,9 @@ export function parseDuration(value: string, flag: string): number {
   const text = value.trim();
   if (/^\d+$/.test(text)) return Number(text);
   if (!/^(\d+(\.\d+)?(ms|s|m|h))+$/.test(text)) {
-    throw new UsageError(`${flag} must be a duration such as 15m, 90s, 1h or a number of milliseconds (got "${value}")`);
+    throw new UsageError(
+      `${flag} must be a duration such as 15m, 90s, 1h or a number of milliseconds (got "${value}")`,
+    );
   }
   let total = 0;
   for (const m of text.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)) total += Number(m[1]) * UNIT_MS[m[2]!]!;

@@ -1,4 +1,12 @@
-import { isTerminalRunStatus, type Run, type RunError, type RunStatus, type SkipReason, type SuiteRun, type SuiteRunStatus } from '@testrun/contracts';
+import {
+  isTerminalRunStatus,
+  type Run,
+  type RunError,
+  type RunStatus,
+  type SkipReason,
+  type SuiteRun,
+  type SuiteRunStatus,
+} from '@testrun/contracts';
 import { aggregateStatus, countStatuses, type StatusCounts } from '@testrun/client';
 
 /** Exit codes of `testrun run` / `testrun status`. */
@@ -89,7 +97,11 @@ export function testsFromSuiteRun(suiteRun: SuiteRun, durations: DurationTracker
 }
 
 /** Report tests from runs (test and project mode, where the API gives no test names: `names` supplies them). */
-export function testsFromRuns(runs: readonly Run[], names: (run: Run) => string, durations: DurationTracker): ReportTest[] {
+export function testsFromRuns(
+  runs: readonly Run[],
+  names: (run: Run) => string,
+  durations: DurationTracker,
+): ReportTest[] {
   return runs.map((r) => ({
     runId: r.id,
     name: names(r),
@@ -113,7 +125,8 @@ export function verdictLine(report: Pick<Report, 'kind' | 'status' | 'counts' | 
   const c = report.counts;
   const finished = c.passed + c.failed + c.error + c.skipped;
   const counts = `${c.passed} passed, ${c.failed} failed, ${c.error} error, ${c.skipped} skipped (${finished}/${c.total} finished)`;
-  if (report.timedOut) return `Wait budget of ${budget} exceeded before the ${report.kind} finished: ${counts}. The runs continue on the service.`;
+  if (report.timedOut)
+    return `Wait budget of ${budget} exceeded before the ${report.kind} finished: ${counts}. The runs continue on the service.`;
   const why: Record<string, string> = {
     passed: 'passed',
     failed: 'failed',

@@ -73,10 +73,16 @@ export function resolveConnection(flags: ConnectionFlags, env: NodeJS.ProcessEnv
 
 /** Checks the flags of `testrun run` and builds the request; every problem names its flag. */
 export function parseRunFlags(flags: RunFlags) {
-  if (flags.test !== undefined && flags.project !== undefined) throw new UsageError('give either --test or --project, not both');
+  if (flags.test !== undefined && flags.project !== undefined)
+    throw new UsageError('give either --test or --project, not both');
   if (flags.suite !== undefined && flags.project === undefined) throw new UsageError('--suite needs --project');
-  if (flags.test === undefined && flags.project === undefined) throw new UsageError('one of --test ID or --project SLUG is required');
-  for (const [flag, v] of [['--test', flags.test], ['--project', flags.project], ['--suite', flags.suite]] as const) {
+  if (flags.test === undefined && flags.project === undefined)
+    throw new UsageError('one of --test ID or --project SLUG is required');
+  for (const [flag, v] of [
+    ['--test', flags.test],
+    ['--project', flags.project],
+    ['--suite', flags.suite],
+  ] as const) {
     if (v !== undefined && v.trim() === '') throw new UsageError(`${flag} must not be empty`);
   }
   const timeoutMs = parseDuration(flags.timeout, '--timeout');
@@ -109,14 +115,23 @@ export async function runRunCommand(flags: RunFlags, ctx: CommandContext): Promi
   const { request, headers, timeoutMs, pollIntervalMs } = parseRunFlags(flags);
   const connection = resolveConnection(flags, ctx.env);
   const now = ctx.now ?? Date.now;
-  const out = new Output(ctx.streams, secretsOf([...Object.values(headers), connection.apiKey]), Boolean(flags.json), now);
+  const out = new Output(
+    ctx.streams,
+    secretsOf([...Object.values(headers), connection.apiKey]),
+    Boolean(flags.json),
+    now,
+  );
   const client = new TestrunClient({
     ...connection,
     userAgent: 'testrun-cli',
     now,
-    onRetry: (r) => out.info(`${r.status === null ? 'No answer' : `HTTP ${r.status}`} on ${r.method} ${r.path}; retrying in ${formatMs(r.delayMs)}`),
+    onRetry: (r) =>
+      out.info(
+        `${r.status === null ? 'No answer' : `HTTP ${r.status}`} on ${r.method} ${r.path}; retrying in ${formatMs(r.delayMs)}`,
+      ),
   });
-  const idempotencyKey = flags.idempotencyKey ?? ctx.env.TESTRUN_IDEMPOTENCY_KEY ?? deriveCiIdempotencyKey(ctx.env, request) ?? undefined;
+  const idempotencyKey =
+    flags.idempotencyKey ?? ctx.env.TESTRUN_IDEMPOTENCY_KEY ?? deriveCiIdempotencyKey(ctx.env, request) ?? undefined;
 
   try {
     const enqueued = await client.enqueue(request, { idempotencyKey });
@@ -124,8 +139,10 @@ export async function runRunCommand(flags: RunFlags, ctx: CommandContext): Promi
     const replayed = enqueued.replayed ? ' (replayed: this key was already used, nothing new was enqueued)' : '';
     const kind: Report['kind'] = body.suiteRunId ? 'suite' : body.runIds ? 'project' : 'test';
     const runIds = body.runIds ?? (body.runId ? [body.runId] : []);
-    if (kind === 'suite') out.info(`Enqueued suite run ${body.suiteRunId} (${request.projectSlug}/${request.suiteSlug})${replayed}`);
-    else if (kind === 'project') out.info(`Enqueued ${runIds.length} runs of project ${request.projectSlug}${replayed}`);
+    if (kind === 'suite')
+      out.info(`Enqueued suite run ${body.suiteRunId} (${request.projectSlug}/${request.suiteSlug})${replayed}`);
+    else if (kind === 'project')
+      out.info(`Enqueued ${runIds.length} runs of project ${request.projectSlug}${replayed}`);
     else out.info(`Enqueued run ${body.runId} of test ${request.testId}${replayed}`);
 
     const base = {
@@ -145,7 +162,8 @@ export async function runRunCommand(flags: RunFlags, ctx: CommandContext): Promi
         suiteRunUrl = (await client.getSuiteRun(body.suiteRunId)).suiteRunUrl;
         out.info(`Suite run: ${suiteRunUrl}`);
       }
-      if (flags.json) out.result(JSON.stringify({ ...base, suiteRunUrl, status: 'queued', exitCode: EXIT.passed }, null, 2));
+      if (flags.json)
+        out.result(JSON.stringify({ ...base, suiteRunUrl, status: 'queued', exitCode: EXIT.passed }, null, 2));
       else out.result(body.suiteRunId ?? runIds.join('\n'));
       return EXIT.passed;
     }
@@ -177,14 +195,24 @@ export async function runRunCommand(flags: RunFlags, ctx: CommandContext): Promi
           ({ counts, status } = summarize(tests));
           out.progress(tests, counts, status, started);
         };
-        if (kind === 'test') await client.waitForRun(runIds[0]!, { timeoutMs, pollIntervalMs, onProgress: (r) => onProgress([r]) });
+        if (kind === 'test')
+          await client.waitForRun(runIds[0]!, { timeoutMs, pollIntervalMs, onProgress: (r) => onProgress([r]) });
         else await client.waitForRuns(runIds, { timeoutMs, pollIntervalMs, onProgress });
       }
     } catch (e) {
       if (!(e instanceof TestrunWaitTimeoutError)) throw e;
       timedOut = true;
       if (tests.length === 0) {
-        tests = runIds.map((runId) => ({ runId, name: kind === 'test' ? request.testId! : runId, status: 'queued', result_summary: null, error: null, skip_reason: null, viewUrl: null, durationMs: null }));
+        tests = runIds.map((runId) => ({
+          runId,
+          name: kind === 'test' ? request.testId! : runId,
+          status: 'queued',
+          result_summary: null,
+          error: null,
+          skip_reason: null,
+          viewUrl: null,
+          durationMs: null,
+        }));
         if (kind !== 'suite') ({ counts, status } = summarize(tests));
       }
     }
@@ -206,7 +234,9 @@ export async function runRunCommand(flags: RunFlags, ctx: CommandContext): Promi
     };
     if (flags.junit) writeFileSync(flags.junit, out.redactText(buildJunitXml(report)));
     for (const t of tests.filter((x) => x.status === 'failed' || x.status === 'error')) {
-      out.info(`${t.status === 'failed' ? 'FAILED' : 'ERROR '} ${t.name}: ${t.result_summary ?? t.status}${t.viewUrl ? `\n        ${t.viewUrl}` : ''}`);
+      out.info(
+        `${t.status === 'failed' ? 'FAILED' : 'ERROR '} ${t.name}: ${t.result_summary ?? t.status}${t.viewUrl ? `\n        ${t.viewUrl}` : ''}`,
+      );
     }
     if (suiteRunUrl) out.info(`Details: ${suiteRunUrl}`);
     out.summary(report.message);

@@ -23,7 +23,10 @@ export async function runStatusCommand(id: string, flags: StatusFlags, ctx: Comm
   const client = new TestrunClient({
     ...connection,
     userAgent: 'testrun-cli',
-    onRetry: (r) => out.info(`${r.status === null ? 'No answer' : `HTTP ${r.status}`} on ${r.method} ${r.path}; retrying in ${formatMs(r.delayMs)}`),
+    onRetry: (r) =>
+      out.info(
+        `${r.status === null ? 'No answer' : `HTTP ${r.status}`} on ${r.method} ${r.path}; retrying in ${formatMs(r.delayMs)}`,
+      ),
   });
   try {
     if (kind === 'suite') {
@@ -35,7 +38,9 @@ export async function runStatusCommand(id: string, flags: StatusFlags, ctx: Comm
         const lines = [
           `Suite run ${s.id}: ${s.status}`,
           `  ${s.passed_count} passed, ${s.failed_count} failed, ${s.error_count} error, ${s.skipped_count} skipped of ${s.total_count}`,
-          ...s.tests.map((t) => `  ${t.status.padEnd(8)} ${t.name} (${t.runId})${t.skipReason ? ` [${t.skipReason}]` : ''}`),
+          ...s.tests.map(
+            (t) => `  ${t.status.padEnd(8)} ${t.name} (${t.runId})${t.skipReason ? ` [${t.skipReason}]` : ''}`,
+          ),
           `  ${s.suiteRunUrl}`,
         ];
         out.result(lines.join('\n'));

@@ -35,13 +35,6 @@ export default tseslint.config(
     },
   },
   {
-    files: ['**/*.test.ts', 'test/**/*.ts', 'bench/**/*.ts'],
-    rules: {
-      // Tests reach into values they just created; a failed lookup fails the test either way.
-      '@typescript-eslint/no-non-null-assertion': 'off',
-    },
-  },
-  {
     files: ['**/*.js', '**/*.mjs', '**/*.cjs'],
     languageOptions: { globals: { ...globals.node } },
   },

@@ -9,3 +9,4 @@ export * from './run-state';
 export * from './artifact-store';
 export * from './migrate';
 export * from './admin';
+export * from './with-timeout';

@@ -6,3 +6,4 @@ export * from './project-file';
 export * from './jobs';
 export * from './validate';
 export * from './openapi';
+export * from './format';

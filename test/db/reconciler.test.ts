@@ -1,17 +1,8 @@
 import { Redis } from 'ioredis';
-import {
-  addRunJobs,
-  createLogger,
-  createRunQueue,
-  ID_PREFIX,
-  newId,
-  startRun,
-  type Db,
-  type RunQueue,
-} from '@testrun/core';
+import { addRunJobs, createLogger, createRunQueue, startRun, type Db, type RunQueue } from '@testrun/core';
 import { Client } from 'pg';
 import { Reconciler, RECONCILER_LOCK_KEY } from '@testrun/worker';
-import { applySampleProject, createTenant, sampleProject, testDb } from '../support/harness';
+import { applySampleProject, createTenant, insertSuiteRuns, sampleProject, testDb } from '../support/harness';
 
 /** The reconciler against real Postgres and Redis: what it repairs, and that one pass runs at a time. */
 let db: Db;
@@ -33,23 +24,15 @@ afterAll(async () => {
 async function queuedRuns(count: number, createdSecondsAgo = 60) {
   const t = await createTenant(db);
   const applied = await applySampleProject(db, t.workspace.id, sampleProject(`p-${t.tag}`, { count }));
-  const tests = applied.suites[0]!.tests;
-  const ids = tests.map(() => newId(ID_PREFIX.run));
-  await db.run.createMany({
-    data: tests.map((test, i) => ({
-      id: ids[i]!,
-      workspaceId: t.workspace.id,
-      projectId: applied.projectId,
-      testId: test.id,
-      position: i,
-      status: 'queued' as const,
-      baseUrl: 'http://127.0.0.1:2',
-      testName: test.name,
-      steps: [{ action: 'goto', url: '/' }],
-      timeoutMs: 1_000,
-      resultSummary: 'Queued.',
-      createdAt: new Date(Date.now() - createdSecondsAgo * 1000),
-    })),
+  const [suite] = applied.suites;
+  if (!suite) throw new Error('the sample project has no suite');
+  const { runIds: ids } = await insertSuiteRuns(db, t.workspace.id, suite.id, {
+    baseUrl: 'http://127.0.0.1:2',
+    suiteRun: false,
+  });
+  await db.run.updateMany({
+    where: { id: { in: ids } },
+    data: { createdAt: new Date(Date.now() - createdSecondsAgo * 1000), timeoutMs: 1_000 },
   });
   return { ids, workspaceId: t.workspace.id };
 }

@@ -3,13 +3,11 @@ import {
   canTransition,
   deriveSuiteStatus,
   finishRun,
-  ID_PREFIX,
-  newId,
   startRun,
   type Db,
 } from '@testrun/core';
 import type { RunStatus } from '@testrun/contracts';
-import { applySampleProject, createTenant, sampleProject, testDb } from '../support/harness';
+import { applySampleProject, createTenant, insertSuiteRuns, sampleProject, testDb } from '../support/harness';
 
 /**
  * The run state machine against Postgres: whatever the order of claims, finishes, aborts and
@@ -24,54 +22,17 @@ afterAll(async () => {
   await db.$disconnect();
 });
 
-async function createSuiteRun(children: number, disabled: number) {
+async function createSuiteRun(children: number, disabled: number): Promise<string> {
   const t = await createTenant(db);
   const applied = await applySampleProject(
     db,
     t.workspace.id,
     sampleProject(`p-${t.tag}`, { count: children, disabled }),
   );
-  const suite = applied.suites[0]!;
-  const suiteRunId = newId(ID_PREFIX.suiteRun);
-  const tests = await db.test.findMany({ where: { suiteId: suite.id }, orderBy: { position: 'asc' } });
-  const enabled = tests.filter((x) => x.enabled).length;
-  const counts = {
-    total: tests.length,
-    queued: enabled,
-    running: 0,
-    passed: 0,
-    failed: 0,
-    error: 0,
-    skipped: tests.length - enabled,
-  };
-  await db.suiteRun.create({
-    data: {
-      id: suiteRunId,
-      workspaceId: t.workspace.id,
-      suiteId: suite.id,
-      status: deriveSuiteStatus(counts),
-      totalCount: counts.total,
-      queuedCount: counts.queued,
-      runningCount: 0,
-      skippedCount: counts.skipped,
-      runs: {
-        create: tests.map((test, i) => ({
-          id: newId(ID_PREFIX.run),
-          workspaceId: t.workspace.id,
-          projectId: applied.projectId,
-          testId: test.id,
-          position: i,
-          status: test.enabled ? 'queued' : 'skipped',
-          baseUrl: 'http://127.0.0.1:2',
-          testName: test.name,
-          steps: test.steps as object[],
-          timeoutMs: test.timeoutMs,
-          resultSummary: test.enabled ? 'Queued.' : 'Skipped.',
-          skipReason: test.enabled ? null : 'test_disabled',
-        })),
-      },
-    },
-  });
+  const [suite] = applied.suites;
+  if (!suite) throw new Error('the sample project has no suite');
+  const { suiteRunId } = await insertSuiteRuns(db, t.workspace.id, suite.id, { baseUrl: 'http://127.0.0.1:2' });
+  if (!suiteRunId) throw new Error('no suite run was created');
   return suiteRunId;
 }
 

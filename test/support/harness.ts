@@ -1,5 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import { addMember, applyProject, createApiKey, createPrisma, createWorkspace, type Db } from '@testrun/core';
+import {
+  addMember,
+  applyProject,
+  createApiKey,
+  createPrisma,
+  createWorkspace,
+  deriveKeys,
+  insertRuns,
+  type CreatedRunRows,
+  type Db,
+} from '@testrun/core';
 import type { Plan, ProjectFile } from '@testrun/contracts';
 
 /** A Prisma client on the test database of this jest run. Close it in afterAll. */
@@ -56,4 +66,35 @@ export function sampleProject(
 
 export async function applySampleProject(db: Db, workspaceId: string, file: ProjectFile) {
   return applyProject(db, workspaceId, file);
+}
+
+/**
+ * Creates the runs of a suite's tests the way the API does (core's insertRuns), without a request:
+ * a suite run with its children, or loose runs when `suiteRun` is false.
+ */
+export async function insertSuiteRuns(
+  db: Db,
+  workspaceId: string,
+  suiteId: string,
+  options: { baseUrl: string; headers?: Record<string, string>; headersKey?: Buffer; suiteRun?: boolean },
+): Promise<CreatedRunRows> {
+  const tests = await db.test.findMany({
+    where: { suiteId },
+    orderBy: { position: 'asc' },
+    select: { id: true, projectId: true, name: true, enabled: true, timeoutMs: true, steps: true },
+  });
+  return insertRuns(db, {
+    workspaceId,
+    suiteId: options.suiteRun === false ? null : suiteId,
+    tests: tests.map((t) => ({ ...t, baseUrl: options.baseUrl })),
+    headers: options.headers,
+    headersKey: options.headersKey ?? deriveKeys(testSecret()).headers,
+  });
+}
+
+/** The deployment secret the test processes share (set by test/support/global-setup.ts). */
+export function testSecret(): string {
+  const secret = process.env.TESTRUN_SECRET;
+  if (!secret) throw new Error('TESTRUN_SECRET is not set: run the tests through jest (test/support/global-setup.ts)');
+  return secret;
 }

@@ -4,11 +4,9 @@ import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import {
   artifactKey,
-  deriveSuiteStatus,
   finishRun,
   ID_PREFIX,
   newId,
-  sealHeaders,
   startRun,
   type ArtifactStore,
   type Db,
@@ -16,7 +14,7 @@ import {
   type RunOutcome,
 } from '@testrun/core';
 import type { ProjectFile } from '@testrun/contracts';
-import { applySampleProject, createTenant } from '../support/harness';
+import { applySampleProject, createTenant, insertSuiteRuns } from '../support/harness';
 
 /** The page the seeded tests act on: a small shop, served as a data: URL so no server is needed. */
 export const SHOP_PAGE = `data:text/html,${encodeURIComponent(`<!doctype html><html><head><title>Shop</title>
@@ -128,61 +126,20 @@ export async function createSuiteRun(
 ): Promise<SeededSuite> {
   const tenant = await createTenant(db);
   const applied = await applySampleProject(db, tenant.workspace.id, projectFor(`shop-${tenant.tag}`, plans));
-  const suite = applied.suites[0]!;
-  const tests = await db.test.findMany({ where: { suiteId: suite.id }, orderBy: { position: 'asc' } });
-  const suiteRunId = newId(ID_PREFIX.suiteRun);
-  const enabled = tests.filter((t) => t.enabled).length;
-  const counts = {
-    total: tests.length,
-    queued: enabled,
-    running: 0,
-    passed: 0,
-    failed: 0,
-    error: 0,
-    skipped: tests.length - enabled,
-  };
-  const runs = tests.map((t, position) => ({ id: newId(ID_PREFIX.run), test: t, position }));
-  await db.$transaction(async (tx) => {
-    const status = deriveSuiteStatus(counts);
-    await tx.suiteRun.create({
-      data: {
-        id: suiteRunId,
-        workspaceId: tenant.workspace.id,
-        suiteId: suite.id,
-        status,
-        totalCount: counts.total,
-        queuedCount: counts.queued,
-        runningCount: 0,
-        skippedCount: counts.skipped,
-        finishedAt: status === 'skipped' ? new Date() : null,
-      },
-    });
-    await tx.run.createMany({
-      data: runs.map(({ id, test, position }) => ({
-        id,
-        workspaceId: tenant.workspace.id,
-        projectId: test.projectId,
-        testId: test.id,
-        suiteRunId,
-        position,
-        status: test.enabled ? ('queued' as const) : ('skipped' as const),
-        baseUrl: options.baseUrl ?? 'http://127.0.0.1:4010',
-        headersSealed:
-          test.enabled && options.headers ? new Uint8Array(sealHeaders(keys.headers, id, options.headers)) : null,
-        testName: test.name,
-        steps: test.steps as object,
-        timeoutMs: test.timeoutMs,
-        resultSummary: test.enabled ? 'Queued; waiting for a worker.' : 'Skipped: the test is disabled.',
-        skipReason: test.enabled ? null : 'test_disabled',
-        finishedAt: test.enabled ? null : new Date(),
-      })),
-    });
+  const [suite] = applied.suites;
+  if (!suite) throw new Error('the seeded project has no suite');
+  const { suiteRunId, runIds } = await insertSuiteRuns(db, tenant.workspace.id, suite.id, {
+    baseUrl: options.baseUrl ?? 'http://127.0.0.1:4010',
+    headers: options.headers,
+    headersKey: keys.headers,
   });
+  if (!suiteRunId) throw new Error('no suite run was created');
+  const runs = runIds.map((id: string, i: number) => ({ id, name: plans[i]?.name ?? '' }));
   return {
     workspaceId: tenant.workspace.id,
     apiKey: tenant.key,
     suiteRunId,
-    runs: runs.map((r) => ({ id: r.id, name: r.test.name })),
+    runs,
   };
 }
 

@@ -10,3 +10,4 @@ export * from './artifact-store';
 export * from './migrate';
 export * from './admin';
 export * from './with-timeout';
+export * from './create-runs';

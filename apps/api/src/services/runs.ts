@@ -1,28 +1,15 @@
 import type { ParsedRunRequest, Run, RunCreateResponse, RunStatus, SkipReason } from '@testrun/contracts';
 import {
   addRunJobs,
-  deriveSuiteStatus,
-  ID_PREFIX,
-  newId,
-  sealHeaders,
+  insertRuns,
   type Db,
   type DbTx,
   type DerivedKeys,
   type Logger,
+  type PlannedTest,
   type RunQueue,
 } from '@testrun/core';
 import { ApiError } from '../errors';
-
-/** A test about to get a run: what the run snapshots at creation. */
-type PlannedTest = {
-  id: string;
-  projectId: string;
-  name: string;
-  enabled: boolean;
-  timeoutMs: number;
-  steps: unknown;
-  baseUrl: string;
-};
 
 export type CreateRunsInput = { workspaceId: string; request: ParsedRunRequest };
 
@@ -33,8 +20,6 @@ export type InTransaction = (tx: DbTx, body: RunCreateResponse) => Promise<void>
 
 /** How long a request waits for Redis to take its jobs before answering without them. */
 const ENQUEUE_TIMEOUT_MS = 3_000;
-const QUEUED_SUMMARY = 'Queued; waiting for a worker.';
-const DISABLED_SUMMARY = 'Skipped: the test is disabled.';
 
 /**
  * Records the runs of one request, all or nothing: resolves what to run in the key's workspace
@@ -61,64 +46,20 @@ export async function createRuns(
       const toQueue = tests.filter((t) => t.enabled).length;
       await checkPlanLimits(tx, workspaceId, toQueue);
 
-      const suiteRunId = request.target.mode === 'suite' ? newId(ID_PREFIX.suiteRun) : null;
-      if (suiteRunId) {
-        const counts = {
-          total: tests.length,
-          queued: toQueue,
-          running: 0,
-          passed: 0,
-          failed: 0,
-          error: 0,
-          skipped: tests.length - toQueue,
-        };
-        const status = deriveSuiteStatus(counts);
-        const terminal = status !== 'queued' && status !== 'running';
-        await tx.suiteRun.create({
-          data: {
-            id: suiteRunId,
-            workspaceId,
-            suiteId: suiteId!,
-            status,
-            totalCount: counts.total,
-            queuedCount: counts.queued,
-            runningCount: 0,
-            skippedCount: counts.skipped,
-            // A child created skipped has already left `queued`, so the suite run has started.
-            startedAt: status === 'queued' ? null : new Date(),
-            finishedAt: terminal ? new Date() : null,
-          },
-        });
-      }
-      const rows = tests.map((t, position) => {
-        const id = newId(ID_PREFIX.run);
-        const status: RunStatus = t.enabled ? 'queued' : 'skipped';
-        return {
-          id,
-          workspaceId,
-          projectId: t.projectId,
-          testId: t.id,
-          suiteRunId,
-          position,
-          status,
-          baseUrl: request.baseUrl ?? t.baseUrl,
-          // Headers only matter to a run that will execute; a skipped run never holds them.
-          headersSealed:
-            t.enabled && request.headers ? new Uint8Array(sealHeaders(keys.headers, id, request.headers)) : null,
-          testName: t.name,
-          steps: t.steps as object,
-          timeoutMs: t.timeoutMs,
-          resultSummary: t.enabled ? QUEUED_SUMMARY : DISABLED_SUMMARY,
-          skipReason: t.enabled ? null : ('test_disabled' satisfies SkipReason),
-          finishedAt: t.enabled ? null : new Date(),
-        };
+      const created = await insertRuns(tx, {
+        workspaceId,
+        suiteId,
+        tests,
+        baseUrl: request.baseUrl,
+        headers: request.headers,
+        headersKey: keys.headers,
       });
-      await tx.run.createMany({ data: rows });
-      const runIds = rows.map((r) => r.id);
+      const { suiteRunId, runIds, queuedRunIds } = created;
+      const [firstRunId] = runIds;
       const body: RunCreateResponse =
-        request.target.mode === 'test' ? { runId: runIds[0]! } : suiteRunId ? { suiteRunId } : { runIds };
+        request.target.mode === 'test' && firstRunId ? { runId: firstRunId } : suiteRunId ? { suiteRunId } : { runIds };
       if (inTransaction) await inTransaction(tx, body);
-      return { body, runIds, queuedRunIds: rows.filter((r) => r.status === 'queued').map((r) => r.id) };
+      return { body, runIds, queuedRunIds };
     },
     { maxWait: 5_000, timeout: 20_000 },
   );
@@ -128,7 +69,7 @@ async function resolveTests(
   tx: DbTx,
   workspaceId: string,
   request: ParsedRunRequest,
-): Promise<{ tests: PlannedTest[]; suiteId?: string }> {
+): Promise<{ tests: PlannedTest[]; suiteId: string | null }> {
   const target = request.target;
   const testFields = { id: true, projectId: true, name: true, enabled: true, timeoutMs: true, steps: true } as const;
   if (target.mode === 'test') {
@@ -137,7 +78,7 @@ async function resolveTests(
       select: { ...testFields, project: { select: { baseUrl: true } } },
     });
     if (!test) throw new ApiError('not_found', `No test "${target.testId}" in this workspace.`);
-    return { tests: [{ ...test, baseUrl: test.project.baseUrl }] };
+    return { tests: [{ ...test, baseUrl: test.project.baseUrl }], suiteId: null };
   }
   const project = await tx.project.findUnique({
     where: { workspaceId_slug: { workspaceId, slug: target.projectSlug } },
@@ -166,7 +107,7 @@ async function resolveTests(
     orderBy: [{ suite: { position: 'asc' } }, { position: 'asc' }],
     select: testFields,
   });
-  return { tests: tests.map((t) => ({ ...t, baseUrl: project.baseUrl })) };
+  return { tests: tests.map((t) => ({ ...t, baseUrl: project.baseUrl })), suiteId: null };
 }
 
 /**

@@ -1,6 +1,6 @@
 import { abortRun, addRunJobs, type Db, type Logger, type RunQueue } from '@testrun/core';
 import { formatDuration } from './steps';
-import { workerLostOutcome } from './execute-run';
+import { workerLostOutcome } from './run-outcomes';
 
 /** Options of {@link Reconciler}. */
 export interface ReconcilerOptions {

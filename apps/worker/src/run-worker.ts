@@ -2,7 +2,8 @@ import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { compileValidator, JOBS, RunJobPayload } from '@testrun/contracts';
 import { abortRun, type Logger } from '@testrun/core';
-import { executeRun, workerLostOutcome, type RunDeps, type RunExecution } from './execute-run';
+import { executeRun, type RunDeps, type RunExecution } from './execute-run';
+import { workerLostOutcome } from './run-outcomes';
 
 /** Options of {@link createRunWorker}. */
 export interface RunWorkerOptions {

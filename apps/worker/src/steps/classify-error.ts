@@ -1,9 +1,8 @@
+import { stripVTControlCharacters } from 'node:util';
 import { errors } from 'playwright';
 import { STEP_LIMITS, type Step } from '@testrun/contracts';
 import { quote, truncate } from './format';
 import { browserCrashed, internalError, invalidDefinition, stepHung, StepFailure } from './step-failure';
-
-const ANSI = /\u001b\[[0-9;]*m/g;
 
 /**
  * The useful first line of a Playwright error: no ANSI colours, no call log, no `locator.click: `
@@ -11,7 +10,7 @@ const ANSI = /\u001b\[[0-9;]*m/g;
  */
 export function errorText(error: unknown): string {
   const raw = error instanceof Error ? error.message : String(error);
-  const firstLine = raw.replace(ANSI, '').split('\n')[0] ?? '';
+  const firstLine = stripVTControlCharacters(raw).split('\n')[0] ?? '';
   return truncate(firstLine.replace(/^[A-Za-z]+\.[A-Za-z]+: /, '').trim(), 300);
 }
 

@@ -1,3 +1,5 @@
+// Over 300 lines on purpose: every step test shares one warm browser and the fixture sites, and
+// most of the length is the table of steps that do not pass; split files would each start their own.
 import type { BrowserContext, Page } from 'playwright';
 import { validateProjectFile, type Step } from '@testrun/contracts';
 import {

@@ -13,5 +13,4 @@ export {
   type SummarizableResult,
 } from './execute-step';
 export { ACTIONS, type ActionTable, type StepActionFn } from './actions';
-export { formatDuration } from './format';
 export type { ActionContext, ScreenshotEffect, StepErrorCode } from './types';

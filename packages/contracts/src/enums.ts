@@ -103,6 +103,21 @@ export type SuiteCounts = {
   skipped: number;
 };
 
+/** The counts of a suite run's children, from their statuses. */
+export function countStatuses(statuses: readonly RunStatus[]): SuiteCounts {
+  const counts: SuiteCounts = {
+    total: statuses.length,
+    queued: 0,
+    running: 0,
+    passed: 0,
+    failed: 0,
+    error: 0,
+    skipped: 0,
+  };
+  for (const status of statuses) counts[status] += 1;
+  return counts;
+}
+
 /**
  * The aggregate rule: queued while every child is queued; running once any child has left queued
  * and not all are terminal; when all are terminal, failed if any failed, else error if any errored,

@@ -10,12 +10,12 @@ import { sleep, timeLeft } from './time-left';
 import type { ActionContext, StepEffect } from './types';
 
 /** One action of the step language: does the step or throws (a StepFailure when it can name why). */
-export type StepActionFn<A extends StepAction> = (
+type StepActionFn<A extends StepAction> = (
   page: Page,
   step: StepOf<A>,
   ctx: ActionContext,
 ) => Promise<StepEffect | undefined>;
-export type ActionTable = { readonly [A in StepAction]: StepActionFn<A> };
+type ActionTable = { readonly [A in StepAction]: StepActionFn<A> };
 
 /** How long an element count for a message may take: the page may be hung. */
 const COUNT_TIMEOUT_MS = 500;
@@ -108,7 +108,7 @@ async function press(page: Page, step: StepOf<'press'>, ctx: ActionContext): Pro
 }
 
 /** Every action of the step language, by name. */
-export const ACTIONS: ActionTable = {
+const ACTIONS: ActionTable = {
   goto,
   click: (page, step, ctx) => actOn(page, step.selector, 'click', ctx, (l, timeout) => l.click({ timeout })),
   fill: (page, step, ctx) => actOn(page, step.selector, 'fill', ctx, (l, timeout) => l.fill(step.value, { timeout })),

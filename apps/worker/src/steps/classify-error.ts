@@ -21,18 +21,18 @@ export function isTimeoutError(error: unknown): boolean {
 const CLOSED =
   /Target page, context or browser has been closed|Target closed|Target crashed|Page crashed|Browser has been closed|Browser closed|browser has disconnected|Connection closed|has been closed/i;
 
-export function isClosedError(error: unknown): boolean {
+function isClosedError(error: unknown): boolean {
   return error instanceof Error && CLOSED.test(error.message);
 }
 
 const BAD_SELECTOR =
   /while parsing (?:css )?selector|InvalidSelectorError|is not a valid (?:XPath expression|selector)|Unknown engine|Unsupported selector|selector cannot be empty|Failed to execute '(?:evaluate|querySelector(?:All)?)'/i;
 
-export function isSelectorError(error: unknown): boolean {
+function isSelectorError(error: unknown): boolean {
   return error instanceof Error && BAD_SELECTOR.test(error.message);
 }
 
-export function isUnknownKeyError(error: unknown): boolean {
+function isUnknownKeyError(error: unknown): boolean {
   return error instanceof Error && /Unknown key: /.test(error.message);
 }
 

@@ -7,15 +7,9 @@ import { describeTarget } from './describe-step';
 import { browserCrashed, budgetExceeded, stepHung, type StepFailure } from './step-failure';
 import type { ActionContext, StepContext, StepEffect, StepOutcomeResult, StepProblem } from './types';
 
-export { captureScreenshot, type CaptureScreenshotOptions } from './capture-screenshot';
-export {
-  describeStep,
-  describeTarget,
-  summarizeFailure,
-  summarizePass,
-  type SummarizableResult,
-} from './describe-step';
-export type { StepContext, StepEffect, StepOutcomeResult, StepProblem } from './types';
+export { captureScreenshot } from './capture-screenshot';
+export { describeStep, describeTarget, summarizeFailure, summarizePass } from './describe-step';
+export type { StepContext, StepOutcomeResult } from './types';
 
 /**
  * How long past its own timeout a step may run before the watchdog gives up on it. Playwright

@@ -17,7 +17,7 @@ const POLL_READ_TIMEOUT_MS = 1_000;
  */
 const POLL_READ_MIN_MS = 250;
 
-export function compilePattern(pattern: string, flags: string | undefined): RegExp {
+function compilePattern(pattern: string, flags: string | undefined): RegExp {
   try {
     return new RegExp(pattern, flags);
   } catch (error) {

@@ -115,6 +115,7 @@ async function main(): Promise<void> {
     browser: service.browser,
     headersKey: deriveKeys(config.secret).headers,
     logger,
+    scratchDir: service.runDeps.scratchDir,
     recordVideo: service.recordVideo,
   };
   for (let i = 0; i < OVERHEAD_RUNS; i++) {

@@ -26,7 +26,7 @@ import {
   newId,
   suiteRunViewUrl,
 } from '@testrun/core';
-import type { RunStatus } from '@testrun/contracts';
+import type { RunStatus, TerminalRunStatus } from '@testrun/contracts';
 import { createViewRouter } from '../apps/api/src/view';
 import type { ViewRun, ViewSuiteRun } from '../apps/api/src/view/model';
 import { renderSuitePage } from '../apps/api/src/view/render';
@@ -34,7 +34,7 @@ import { renderSuitePage } from '../apps/api/src/view/render';
 const TESTS = 500;
 const STEPS_PER_TEST = 8;
 /** Which position gets which outcome: a few failures and errors among mostly passes. */
-function outcomeAt(i: number): RunStatus {
+function outcomeAt(i: number): TerminalRunStatus {
   if (i % 50 === 7) return 'failed';
   if (i % 100 === 13) return 'error';
   if (i % 50 === 21) return 'skipped';
@@ -231,10 +231,10 @@ async function seedDatabase(databaseUrl: string) {
         runId: r.id,
         attempt: 1,
         index: s,
-        action: 'click',
+        action: 'click' as const,
         label: 'click "text=Button"',
         target: 'text=Button',
-        outcome: s === STEPS_PER_TEST && r.status !== 'passed' ? r.status : 'passed',
+        outcome: s === STEPS_PER_TEST && r.status !== 'passed' ? r.status : ('passed' as const),
         error: null,
         startedAt: new Date(now - 500_000 + s * 100),
         durationMs: 90,

@@ -3,6 +3,7 @@ import { addRunJobs, createLogger, createRunQueue, startRun, type Db, type RunQu
 import { Client } from 'pg';
 import { Reconciler, RECONCILER_LOCK_KEY } from '@testrun/worker';
 import { applySampleProject, createTenant, insertSuiteRuns, sampleProject, testDb } from '../support/harness';
+import { present } from '../support/present';
 
 /** The reconciler against real Postgres and Redis: what it repairs, and that one pass runs at a time. */
 let db: Db;
@@ -12,8 +13,8 @@ const logger = createLogger({ service: 'test', level: 'error' });
 
 beforeAll(() => {
   db = testDb();
-  redis = new Redis(process.env.REDIS_URL!, { maxRetriesPerRequest: null });
-  queue = createRunQueue(redis, process.env.REDIS_PREFIX!);
+  redis = new Redis(present(process.env.REDIS_URL, 'REDIS_URL'), { maxRetriesPerRequest: null });
+  queue = createRunQueue(redis, present(process.env.REDIS_PREFIX, 'REDIS_PREFIX'));
 });
 afterAll(async () => {
   await queue.close();
@@ -37,34 +38,38 @@ async function queuedRuns(count: number, createdSecondsAgo = 60) {
   return { ids, workspaceId: t.workspace.id };
 }
 
+async function oneQueuedRun(createdSecondsAgo?: number): Promise<string> {
+  return present((await queuedRuns(1, createdSecondsAgo)).ids[0], 'the queued run');
+}
+
 const reconciler = (deadlineGraceMs = 0) =>
   new Reconciler({ db, queue, logger, deadlineGraceMs, queuedGraceMs: 1_000 });
 
 describe('reconciler', () => {
   it('re-adds the job of a queued run that has none, and leaves one that has a job alone', async () => {
-    const { ids } = await queuedRuns(2);
-    await addRunJobs(queue, [ids[0]!]);
+    const [withJob, withoutJob] = (await queuedRuns(2)).ids.map((id) => present(id, 'a queued run'));
+    await addRunJobs(queue, [present(withJob, 'the run with a job')]);
     const report = await reconciler().runOnce();
     expect(report.ran).toBe(true);
-    expect(report.requeued).toContain(ids[1]);
-    expect(report.requeued).not.toContain(ids[0]);
-    expect((await queue.getJob(ids[1]!))?.data).toEqual({ runId: ids[1] });
+    expect(report.requeued).toContain(withoutJob);
+    expect(report.requeued).not.toContain(withJob);
+    expect((await queue.getJob(present(withoutJob, 'the run without a job')))?.data).toEqual({ runId: withoutJob });
   });
 
   it('leaves a fresh queued run to the API that is adding its job', async () => {
-    const { ids } = await queuedRuns(1, 0);
+    const id = await oneQueuedRun(0);
     const report = await reconciler().runOnce();
-    expect(report.requeued).not.toContain(ids[0]);
+    expect(report.requeued).not.toContain(id);
   });
 
   it('ends a running run past its deadline as error/timeout', async () => {
-    const { ids } = await queuedRuns(1);
-    await startRun(db, ids[0]!, 2);
-    await db.run.update({ where: { id: ids[0]! }, data: { deadlineAt: new Date(Date.now() - 5_000) } });
-    await addRunJobs(queue, [ids[0]!]);
+    const id = await oneQueuedRun();
+    await startRun(db, id, 2);
+    await db.run.update({ where: { id }, data: { deadlineAt: new Date(Date.now() - 5_000) } });
+    await addRunJobs(queue, [id]);
     const report = await reconciler().runOnce();
-    expect(report.timedOut).toContain(ids[0]);
-    const run = await db.run.findUniqueOrThrow({ where: { id: ids[0]! } });
+    expect(report.timedOut).toContain(id);
+    const run = await db.run.findUniqueOrThrow({ where: { id } });
     expect(run).toMatchObject({ status: 'error', outcomeCode: 'timeout', headersSealed: null });
     expect(run.resultSummary).toMatch(/time budget of 1 s exceeded/);
   });
@@ -92,7 +97,7 @@ describe('reconciler', () => {
   });
 
   it('does nothing while another worker holds the reconciler lock', async () => {
-    const { ids } = await queuedRuns(1);
+    const id = await oneQueuedRun();
     const holder = new Client({ connectionString: process.env.DATABASE_URL });
     await holder.connect();
     try {
@@ -100,11 +105,11 @@ describe('reconciler', () => {
       await holder.query('SELECT pg_advisory_xact_lock($1)', [RECONCILER_LOCK_KEY.toString()]);
       const blocked = await reconciler().runOnce();
       expect(blocked).toMatchObject({ ran: false, requeued: [] });
-      expect(await queue.getJob(ids[0]!)).toBeUndefined();
+      expect(await queue.getJob(id)).toBeUndefined();
       await holder.query('COMMIT');
       const after = await reconciler().runOnce();
       expect(after.ran).toBe(true);
-      expect(after.requeued).toContain(ids[0]);
+      expect(after.requeued).toContain(id);
     } finally {
       await holder.end();
     }

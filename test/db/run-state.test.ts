@@ -1,13 +1,7 @@
-import {
-  abortRun,
-  canTransition,
-  deriveSuiteStatus,
-  finishRun,
-  startRun,
-  type Db,
-} from '@testrun/core';
-import type { RunStatus } from '@testrun/contracts';
+import { abortRun, canTransition, deriveSuiteStatus, finishRun, startRun, type Db } from '@testrun/core';
+import { countStatuses, RUN_STATUSES } from '@testrun/contracts';
 import { applySampleProject, createTenant, insertSuiteRuns, sampleProject, testDb } from '../support/harness';
+import { present } from '../support/present';
 
 /**
  * The run state machine against Postgres: whatever the order of claims, finishes, aborts and
@@ -38,25 +32,10 @@ async function createSuiteRun(children: number, disabled: number): Promise<strin
 
 async function expectConsistent(suiteRunId: string) {
   const suiteRun = await db.suiteRun.findUniqueOrThrow({ where: { id: suiteRunId }, include: { runs: true } });
-  const count = (s: RunStatus) => suiteRun.runs.filter((r) => r.status === s).length;
-  const counts = {
-    total: suiteRun.runs.length,
-    queued: count('queued'),
-    running: count('running'),
-    passed: count('passed'),
-    failed: count('failed'),
-    error: count('error'),
-    skipped: count('skipped'),
-  };
-  expect({
-    total: suiteRun.totalCount,
-    queued: suiteRun.queuedCount,
-    running: suiteRun.runningCount,
-    passed: suiteRun.passedCount,
-    failed: suiteRun.failedCount,
-    error: suiteRun.errorCount,
-    skipped: suiteRun.skippedCount,
-  }).toEqual(counts);
+  const counts = countStatuses(suiteRun.runs.map((r) => r.status));
+  const stored: Record<string, number> = { total: suiteRun.totalCount };
+  for (const status of RUN_STATUSES) stored[status] = suiteRun[`${status}Count`];
+  expect(stored).toEqual(counts);
   expect(suiteRun.status).toBe(deriveSuiteStatus(counts));
   const terminal = !['queued', 'running'].includes(suiteRun.status);
   expect(suiteRun.finishedAt !== null).toBe(terminal);
@@ -77,12 +56,12 @@ describe('run state machine', () => {
       await expectConsistent(suiteRunId);
       const runs = await db.run.findMany({ where: { suiteRunId }, select: { id: true } });
       for (let op = 0; op < 30; op++) {
-        const run = runs[Math.floor(rand() * runs.length)]!;
+        const run = present(runs[Math.floor(rand() * runs.length)], 'a child run');
         const current = await db.run.findUniqueOrThrow({ where: { id: run.id } });
         const pick = rand();
         if (pick < 0.4) await startRun(db, run.id, 2);
         else if (pick < 0.8) {
-          const status = (['passed', 'failed', 'error'] as const)[Math.floor(rand() * 3)]!;
+          const status = present((['passed', 'failed', 'error'] as const)[Math.floor(rand() * 3)], 'a status');
           // A stale attempt now and then: it must change nothing.
           const attempt = rand() < 0.2 ? current.attempt - 1 : current.attempt;
           await finishRun(db, run.id, attempt, { status, resultSummary: status });
@@ -116,19 +95,19 @@ describe('run state machine', () => {
 
   it('claims return the snapshot and refuse a run out of attempts', async () => {
     const suiteRunId = await createSuiteRun(1, 0);
-    const [run] = await db.run.findMany({ where: { suiteRunId } });
-    const first = await startRun(db, run!.id, 2);
+    const run = await db.run.findFirstOrThrow({ where: { suiteRunId } });
+    const first = await startRun(db, run.id, 2);
     expect(first).toMatchObject({
       attempt: 1,
       prevStatus: 'queued',
-      id: run!.id,
+      id: run.id,
       baseUrl: 'http://127.0.0.1:2',
-      timeoutMs: run!.timeoutMs,
+      timeoutMs: run.timeoutMs,
+      steps: run.steps,
     });
-    expect(first!.steps).toEqual(run!.steps);
-    const second = await startRun(db, run!.id, 2);
+    const second = await startRun(db, run.id, 2);
     expect(second).toMatchObject({ attempt: 2, prevStatus: 'running' });
-    expect(await startRun(db, run!.id, 2)).toBeNull();
+    expect(await startRun(db, run.id, 2)).toBeNull();
     expect((await expectConsistent(suiteRunId)).runningCount).toBe(1);
   });
 });

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { Client } from 'pg';
 import { listMigrations, migrateDatabase } from '@testrun/core';
 import { testDb } from '../support/harness';
+import { present } from '../support/present';
 
 /**
  * The test database of this jest run is built only from prisma/migrations. This proves it is the
@@ -23,27 +24,32 @@ function parseSchema(text: string) {
   const clean = text.replace(/\/\/.*$/gm, '');
   const models: ParsedModel[] = [];
   const enums = new Map<string, string[]>();
-  for (const m of clean.matchAll(/^(model|enum)\s+(\w+)\s*\{([\s\S]*?)^\}/gm)) {
-    const [, kind, name, body] = m;
-    const lines = body!
+  for (const [, kind, name = '', body = ''] of clean.matchAll(/^(model|enum)\s+(\w+)\s*\{([\s\S]*?)^\}/gm)) {
+    const lines = body
       .split('\n')
       .map((l) => l.trim())
       .filter(Boolean);
     if (kind === 'enum') {
-      enums.set(name!, lines);
+      enums.set(name, lines);
       continue;
     }
-    const model: ParsedModel = { name: name!, fields: [], blockAttrs: [] };
+    const model: ParsedModel = { name, fields: [], blockAttrs: [] };
     for (const line of lines) {
       if (line.startsWith('@@')) model.blockAttrs.push(line);
       else {
         const f = /^(\w+)\s+(\w+)(\[\])?(\?)?\s*(.*)$/.exec(line);
-        if (f) model.fields.push({ name: f[1]!, type: f[2]!, list: !!f[3], optional: !!f[4], attrs: f[5] ?? '' });
+        if (f?.[1] && f[2])
+          model.fields.push({ name: f[1], type: f[2], list: !!f[3], optional: !!f[4], attrs: f[5] ?? '' });
       }
     }
     models.push(model);
   }
   return { models, enums };
+}
+
+/** The first group of `pattern` in `text`; throws naming `what` when it does not match. */
+function capture(pattern: RegExp, text: string, what: string): string {
+  return present(pattern.exec(text)?.[1], `${what} in "${text}"`);
 }
 
 const PG_TYPE: Record<string, string> = {
@@ -77,14 +83,15 @@ describe('a database built only from the migrations matches schema.prisma', () =
     await db.$disconnect();
   });
 
+  const generated = (m: ParsedModel) => present(runtime[m.name], `the generated client's model ${m.name}`);
   const columnName = (m: ParsedModel, field: string) =>
-    runtime[m.name]!.fields.find((f) => f.name === field)?.dbName ?? field;
-  const tableName = (m: ParsedModel) => runtime[m.name]!.dbName ?? m.name;
+    generated(m).fields.find((f) => f.name === field)?.dbName ?? field;
+  const tableName = (m: ParsedModel) => generated(m).dbName ?? m.name;
 
   it('the generated client and schema.prisma describe the same models and fields', () => {
     expect(Object.keys(runtime).sort()).toEqual(parsed.map((m) => m.name).sort());
     for (const m of parsed) {
-      expect([m.name, runtime[m.name]!.fields.map((f) => f.name)]).toEqual([m.name, m.fields.map((f) => f.name)]);
+      expect([m.name, generated(m).fields.map((f) => f.name)]).toEqual([m.name, m.fields.map((f) => f.name)]);
     }
   });
 
@@ -107,9 +114,12 @@ describe('a database built only from the migrations matches schema.prisma', () =
       .sort();
     const expected: string[] = [];
     for (const m of parsed) {
-      for (const f of runtime[m.name]!.fields) {
+      for (const f of generated(m).fields) {
         if (f.kind === 'object') continue;
-        const p = m.fields.find((x) => x.name === f.name)!;
+        const p = present(
+          m.fields.find((x) => x.name === f.name),
+          `field ${f.name} of ${m.name} in schema.prisma`,
+        );
         const type = f.kind === 'enum' ? f.type : PG_TYPE[f.type];
         expect([m.name, f.name, type]).toEqual([m.name, f.name, expect.any(String)]);
         expected.push(`${tableName(m)}.${f.dbName ?? f.name} ${type} ${p.optional ? 'null' : 'not null'}`);
@@ -144,7 +154,7 @@ describe('a database built only from the migrations matches schema.prisma', () =
     );
     const actual = rows
       .map((r) => {
-        const cols = /\((.*)\)$/.exec(r.indexdef)![1]!;
+        const cols = capture(/\((.*)\)$/, r.indexdef, 'the columns of an index');
         return `${r.indexname} ${r.tablename}(${list(cols).join(',')})${/CREATE UNIQUE/.test(r.indexdef) ? ' unique' : ''}`;
       })
       .sort();
@@ -160,7 +170,7 @@ describe('a database built only from the migrations matches schema.prisma', () =
       for (const a of m.blockAttrs) {
         const b = /^@@(id|unique|index)\(\[([^\]]*)\]/.exec(a);
         if (!b) continue;
-        const c = cols(list(b[2]!));
+        const c = cols(list(b[2] ?? ''));
         if (b[1] === 'id') expected.push(`${t}_pkey ${t}(${c.join(',')}) unique`);
         if (b[1] === 'unique') expected.push(`${t}_${c.join('_')}_key ${t}(${c.join(',')}) unique`);
         if (b[1] === 'index') expected.push(`${t}_${c.join('_')}_idx ${t}(${c.join(',')})`);
@@ -179,13 +189,15 @@ describe('a database built only from the migrations matches schema.prisma', () =
     const byName = new Map(parsed.map((m) => [m.name, m]));
     for (const m of parsed) {
       for (const f of m.fields) {
-        const rel = /@relation\(([^)]*)\)/.exec(f.attrs);
-        const fieldsMatch = rel && /fields:\s*\[([^\]]*)\]/.exec(rel[1]!);
-        if (!rel || !fieldsMatch) continue;
-        const target = byName.get(f.type)!;
-        const from = list(fieldsMatch[1]!).map((n) => columnName(m, n));
-        const to = list(/references:\s*\[([^\]]*)\]/.exec(rel[1]!)![1]!).map((n) => columnName(target, n));
-        const onDelete = /onDelete:\s*(\w+)/.exec(rel[1]!)?.[1] ?? (f.optional ? 'SetNull' : 'Restrict');
+        const rel = /@relation\(([^)]*)\)/.exec(f.attrs)?.[1];
+        const fields = rel === undefined ? undefined : /fields:\s*\[([^\]]*)\]/.exec(rel)?.[1];
+        if (rel === undefined || fields === undefined) continue;
+        const target = present(byName.get(f.type), `model ${f.type} in schema.prisma`);
+        const from = list(fields).map((n) => columnName(m, n));
+        const to = list(capture(/references:\s*\[([^\]]*)\]/, rel, 'the references of a relation')).map((n) =>
+          columnName(target, n),
+        );
+        const onDelete = /onDelete:\s*(\w+)/.exec(rel)?.[1] ?? (f.optional ? 'SetNull' : 'Restrict');
         const action = {
           Cascade: ' ON DELETE CASCADE',
           Restrict: ' ON DELETE RESTRICT',
@@ -222,7 +234,7 @@ describe('a database built only from the migrations matches schema.prisma', () =
     );
     expect(rows.map((r) => r.migration_name)).toEqual(listMigrations());
     for (const r of rows) expect(r.checksum).toMatch(/^[0-9a-f]{64}$/);
-    const again = await migrateDatabase(process.env.DATABASE_URL!);
+    const again = await migrateDatabase(present(process.env.DATABASE_URL, 'DATABASE_URL'));
     expect(again).toEqual({ applied: [], alreadyApplied: listMigrations() });
   });
 });

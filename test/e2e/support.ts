@@ -2,12 +2,20 @@ import { execFileSync, type ChildProcess } from 'node:child_process';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
+import {
+  compileValidator,
+  Run,
+  SingleRunCreated,
+  SuiteRun,
+  SuiteRunCreated,
+  type RunCreateRequest,
+  type RunStatus,
+  type Validation,
+} from '@testrun/contracts';
 import { createLogger, createPrisma, createRunQueue, deriveKeys, LocalArtifactStore, type Logger } from '@testrun/core';
 import { createApp } from '../../apps/api/src/app';
 import { readApiConfig } from '../../apps/api/src/config';
 import { createApiRedis } from '../../apps/api/src/redis';
-
-export { REPO_ROOT } from '../support/processes';
 
 /** A logger whose lines are kept in memory, so a test can check what was (not) logged. */
 export function memoryLogger(service: string): { logger: Logger; text: () => string } {
@@ -25,15 +33,8 @@ export async function startApi(env: Record<string, string> = {}) {
   const redis = createApiRedis(config.redisUrl, logger);
   const queue = createRunQueue(redis, config.redisPrefix);
   queue.on('error', () => undefined);
-  const app = createApp({
-    config,
-    db,
-    redis,
-    queue,
-    store: new LocalArtifactStore(config.artifactsDir),
-    keys: deriveKeys(config.secret),
-    logger,
-  });
+  const store = new LocalArtifactStore(config.artifactsDir);
+  const app = createApp({ config, db, redis, queue, store, keys: deriveKeys(config.secret), logger });
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });
@@ -50,42 +51,63 @@ export async function startApi(env: Record<string, string> = {}) {
   };
 }
 
-/** A small HTTP client of the public API. */
+const checkRun = compileValidator(Run);
+const checkSuiteRun = compileValidator(SuiteRun);
+const checkSingleRunCreated = compileValidator(SingleRunCreated);
+const checkSuiteRunCreated = compileValidator(SuiteRunCreated);
+
+/** A reply's body as its contract's type; a reply off the contract (or an error status) fails the test here. */
+function bodyOf<T>(
+  check: (value: unknown) => Validation<T>,
+  reply: { status: number; body: unknown },
+  what: string,
+): T {
+  const checked = check(reply.body);
+  if (reply.status >= 300 || !checked.ok)
+    throw new Error(`${what}: HTTP ${reply.status} ${JSON.stringify(reply.body)} is not the contract's answer`);
+  return checked.value;
+}
+
+/** Reads until what it reads is no longer queued or running. */
+async function untilTerminal<T extends { status: RunStatus }>(read: () => Promise<T>): Promise<T> {
+  for (;;) {
+    const value = await read();
+    if (value.status !== 'queued' && value.status !== 'running') return value;
+    await sleep(200);
+  }
+}
+
+/** A small HTTP client of the public API whose answers are checked against contracts and typed. */
 export function apiClient(baseUrl: string, key: string) {
-  const call = async (method: string, p: string, body?: unknown) => {
+  const call = async (method: string, p: string, body?: unknown): Promise<{ status: number; body: unknown }> => {
     const res = await fetch(`${baseUrl}${p}`, {
       method,
       headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
       body: body ? JSON.stringify(body) : undefined,
     });
     const text = await res.text();
-    return { status: res.status, body: text ? JSON.parse(text) : null };
+    return { status: res.status, body: text ? (JSON.parse(text) as unknown) : null };
   };
+  const getRun = async (id: string) => bodyOf(checkRun, await call('GET', `/api/v1/runs/${id}`), 'GET run');
+  const getSuiteRun = async (id: string) =>
+    bodyOf(checkSuiteRun, await call('GET', `/api/v1/suite-runs/${id}`), 'GET suite run');
   return {
-    createRuns: (body: unknown) => call('POST', '/api/v1/runs', body),
-    getRun: (id: string) => call('GET', `/api/v1/runs/${id}`),
-    getSuiteRun: (id: string) => call('GET', `/api/v1/suite-runs/${id}`),
+    /** Creates the run of one test; its id. */
+    createRun: async (body: RunCreateRequest) =>
+      bodyOf(checkSingleRunCreated, await call('POST', '/api/v1/runs', body), 'POST runs').runId,
+    /** Creates the run of a suite; its id. */
+    createSuiteRun: async (body: RunCreateRequest) =>
+      bodyOf(checkSuiteRunCreated, await call('POST', '/api/v1/runs', body), 'POST runs').suiteRunId,
+    getRun,
+    getSuiteRun,
     /** Polls a suite run until it is terminal (the jest timeout bounds the wait). */
-    async waitSuiteRun(id: string) {
-      for (;;) {
-        const res = await call('GET', `/api/v1/suite-runs/${id}`);
-        if (res.status !== 200) throw new Error(`GET suite run: ${res.status} ${JSON.stringify(res.body)}`);
-        if (!['queued', 'running'].includes(res.body.status)) return res.body;
-        await sleep(200);
-      }
-    },
-    async waitRun(id: string) {
-      for (;;) {
-        const res = await call('GET', `/api/v1/runs/${id}`);
-        if (res.status !== 200) throw new Error(`GET run: ${res.status} ${JSON.stringify(res.body)}`);
-        if (!['queued', 'running'].includes(res.body.status)) return res.body;
-        await sleep(200);
-      }
-    },
+    waitSuiteRun: (id: string) => untilTerminal(() => getSuiteRun(id)),
+    /** Polls a run until it is terminal (the jest timeout bounds the wait). */
+    waitRun: (id: string) => untilTerminal(() => getRun(id)),
   };
 }
 
-export function sleep(ms: number): Promise<void> {
+function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
@@ -102,10 +124,10 @@ export { freePort, spawnService } from '../support/processes';
 
 /** Waits for a JSON log line with this msg. */
 export async function waitForLog(proc: { output: () => string; child: ChildProcess }, msg: string): Promise<void> {
-  await waitUntil(async () => {
+  await waitUntil(() => {
     if (proc.child.exitCode !== null)
       throw new Error(`process exited (${proc.child.exitCode}) before logging "${msg}":\n${proc.output()}`);
-    return proc.output().includes(`"msg":"${msg}"`) || proc.output().includes(`"message":"${msg}"`);
+    return Promise.resolve(proc.output().includes(`"msg":"${msg}"`) || proc.output().includes(`"message":"${msg}"`));
   }, 100);
 }
 

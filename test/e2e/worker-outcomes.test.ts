@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { applyProject, type Db } from '@testrun/core';
@@ -6,6 +6,8 @@ import { readWorkerConfig } from '../../apps/worker/src/config';
 import { startWorkerService, type WorkerService } from '../../apps/worker/src/worker-service';
 import { createTenant, testDb } from '../support/harness';
 import { demoProjectFile, PROTECTED_CREDENTIALS, startFixtureSite, type FixtureSite } from '../fixtures/site';
+import type { SuiteRun } from '@testrun/contracts';
+import { present } from '../support/present';
 import { apiClient, memoryLogger, startApi, waitUntil, zipEntries, zipEntryText } from './support';
 
 /**
@@ -86,11 +88,18 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await worker?.stop();
-  await api?.close();
-  await Promise.all([site?.close(), preview?.close()]);
-  await db?.$disconnect();
+  await worker.stop();
+  await api.close();
+  await Promise.all([site.close(), preview.close()]);
+  await db.$disconnect();
 });
+
+/** A stored artifact copied to a file of its own, for unzip to read. */
+async function storedFile(storageKey: string): Promise<string> {
+  const file = path.join(mkdtempSync(path.join(tmpdir(), 'artifact-')), path.basename(storageKey));
+  writeFileSync(file, present(await worker.store.get(storageKey), `stored ${storageKey}`));
+  return file;
+}
 
 async function outcomeOf(runId: string) {
   return db.run.findUniqueOrThrow({
@@ -107,17 +116,19 @@ async function outcomeOf(runId: string) {
 }
 
 describe('the demo suite', () => {
-  let suiteRun: any;
-  const byName = (name: string) => suiteRun.tests.find((t: { name: string }) => t.name === name);
+  let suiteRun: SuiteRun;
+  const byName = (name: string) =>
+    present(
+      suiteRun.tests.find((t) => t.name === name),
+      `test "${name}" in the suite run`,
+    );
 
   beforeAll(async () => {
-    const created = await client.createRuns({ projectSlug: 'demo-shop', suiteSlug: 'smoke' });
-    expect(created.status).toBe(201);
-    suiteRun = await client.waitSuiteRun(created.body.suiteRunId);
+    suiteRun = await client.waitSuiteRun(await client.createSuiteRun({ projectSlug: 'demo-shop', suiteSlug: 'smoke' }));
   });
 
   it('ends with exactly the statuses, counters and aggregate status its tests call for', () => {
-    expect(suiteRun.tests.map((t: { name: string; status: string }) => [t.name, t.status])).toEqual([
+    expect(suiteRun.tests.map((t) => [t.name, t.status])).toEqual([
       ['Order form places an order', 'passed'],
       ['Heading says Welcome (fails: it does not)', 'failed'],
       ['Sign in button (fails: not on the page)', 'failed'],
@@ -139,7 +150,7 @@ describe('the demo suite', () => {
 
   it('gives every run a one-sentence summary naming the step and the reason, and the exact code', async () => {
     const run = async (name: string) => ({
-      api: (await client.getRun(byName(name).runId)).body,
+      api: await client.getRun(byName(name).runId),
       db: await outcomeOf(byName(name).runId),
     });
 
@@ -175,7 +186,7 @@ describe('the demo suite', () => {
     expect(slow.api.error).toMatchObject({ code: 'timeout', step: 1 });
 
     const skipped = await client.getRun(byName('Disabled test (skipped)').runId);
-    expect(skipped.body).toMatchObject({ status: 'skipped', skip_reason: 'test_disabled', error: null });
+    expect(skipped).toMatchObject({ status: 'skipped', skip_reason: 'test_disabled', error: null });
   });
 
   it('records every step, readable screenshots, a trace and a video of a finished run', async () => {
@@ -196,18 +207,20 @@ describe('the demo suite', () => {
         'expectUrl',
       ].map((a, i) => [i + 1, a, 'passed', 1]),
     );
-    expect(steps[6]!.label).toBe('click "text=Place order"');
-    expect(steps[0]!.target).toBe(`${site.url}/`);
+    expect(steps[6]?.label).toBe('click "text=Place order"');
+    expect(steps[0]?.target).toBe(`${site.url}/`);
 
     const artifacts = await db.artifact.findMany({ where: { runId } });
     const screenshots = artifacts.filter((a) => a.kind === 'screenshot');
-    expect(screenshots.map((a) => a.stepIndex).sort((a, b) => a! - b!)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+    expect(screenshots.map((a) => a.stepIndex).sort((a, b) => (a ?? 0) - (b ?? 0))).toEqual([
+      1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
+    ]);
     for (const step of steps) expect(screenshots.map((s) => s.id)).toContain(step.screenshotId);
     for (const shot of screenshots) {
-      const body = await worker.store.get(shot.storageKey);
-      expect(body?.length).toBe(shot.sizeBytes);
-      const isPng = body!.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
-      const isJpeg = body![0] === 0xff && body![1] === 0xd8;
+      const body = present(await worker.store.get(shot.storageKey), `screenshot ${shot.name}`);
+      expect(body.length).toBe(shot.sizeBytes);
+      const isPng = body.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
+      const isJpeg = body[0] === 0xff && body[1] === 0xd8;
       expect(shot.contentType === 'image/png' ? isPng : isJpeg).toBe(true);
     }
     // The screenshot step's own picture is the full PNG it asked for, under its name.
@@ -216,20 +229,25 @@ describe('the demo suite', () => {
       name: 'order-placed.png',
     });
 
-    const trace = artifacts.find((a) => a.kind === 'trace')!;
+    const trace = present(
+      artifacts.find((a) => a.kind === 'trace'),
+      'the trace artifact',
+    );
     expect(trace).toMatchObject({ name: 'trace.zip', contentType: 'application/zip' });
-    const traceFile = path.join(mkdtempSync(path.join(tmpdir(), 'trace-')), 'trace.zip');
-    writeFileSync(traceFile, (await worker.store.get(trace.storageKey))!);
+    const traceFile = await storedFile(trace.storageKey);
     expect(zipEntries(traceFile)).toEqual(expect.arrayContaining(['trace.trace', 'trace.network']));
     const events = zipEntryText(traceFile, 'trace.trace')
       .split('\n')
       .filter(Boolean)
-      .map((l) => JSON.parse(l));
+      .map((l) => JSON.parse(l) as { type?: string; method?: string; apiName?: string });
     expect(events.some((e) => e.type === 'before' && /goto/i.test(e.method ?? e.apiName ?? ''))).toBe(true);
 
     if (worker.recordVideo) {
-      const video = artifacts.find((a) => a.kind === 'video')!;
-      const body = (await worker.store.get(video.storageKey))!;
+      const video = present(
+        artifacts.find((a) => a.kind === 'video'),
+        'the video artifact',
+      );
+      const body = present(await worker.store.get(video.storageKey), 'the stored video');
       expect(body.subarray(0, 4).equals(Buffer.from([0x1a, 0x45, 0xdf, 0xa3]))).toBe(true);
     }
   });
@@ -241,24 +259,23 @@ describe('the demo suite', () => {
       [1, 'error'],
       [2, 'skipped'],
     ]);
-    expect(steps[0]!.error).toMatch(/time budget/);
+    expect(steps[0]?.error).toMatch(/time budget/);
   });
 });
 
 describe('request headers', () => {
   it('reach the target origin only, open the protected page, and never reach a trace, the database or a log', async () => {
-    const created = await client.createRuns({
+    const suiteRunId = await client.createSuiteRun({
       projectSlug: 'secrets',
       suiteSlug: 'headers',
       headers: { Authorization: BASIC, 'X-Bypass-Token': BYPASS },
     });
-    expect(created.status).toBe(201);
-    const suiteRun = await client.waitSuiteRun(created.body.suiteRunId);
-    expect(suiteRun.tests.map((t: { status: string }) => t.status)).toEqual(['passed', 'passed']);
+    const suiteRun = await client.waitSuiteRun(suiteRunId);
+    expect(suiteRun.tests.map((t) => t.status)).toEqual(['passed', 'passed']);
 
     const protectedHits = site.received.filter((r) => r.path === '/protected');
-    expect(protectedHits.at(-1)!.headers).toMatchObject({ authorization: BASIC, 'x-bypass-token': BYPASS });
-    expect(site.received.filter((r) => r.path === '/third-party').at(-1)!.headers['x-bypass-token']).toBe(BYPASS);
+    expect(protectedHits.at(-1)?.headers).toMatchObject({ authorization: BASIC, 'x-bypass-token': BYPASS });
+    expect(site.received.filter((r) => r.path === '/third-party').at(-1)?.headers['x-bypass-token']).toBe(BYPASS);
     // The second origin got the page's image, script and fetch, and none of the headers.
     expect(site.thirdParty.received.length).toBeGreaterThanOrEqual(3);
     for (const r of site.thirdParty.received) {
@@ -269,11 +286,9 @@ describe('request headers', () => {
     for (const t of suiteRun.tests) {
       expect((await outcomeOf(t.runId)).headersSealed).toBeNull();
       const trace = await db.artifact.findFirstOrThrow({ where: { runId: t.runId, kind: 'trace' } });
-      const zip = (await worker.store.get(trace.storageKey))!;
-      const file = path.join(mkdtempSync(path.join(tmpdir(), 'trace-')), 'trace.zip');
-      writeFileSync(file, zip);
+      const file = await storedFile(trace.storageKey);
       for (const entry of zipEntries(file).filter((e) => !e.endsWith('/'))) {
-        const text = readFileSync(file).length > 0 ? zipEntryText(file, entry) : '';
+        const text = zipEntryText(file, entry);
         expect(text).not.toContain(BYPASS);
         expect(text).not.toContain(BASIC.slice(6));
       }
@@ -283,9 +298,10 @@ describe('request headers', () => {
   });
 
   it('are required by the protected page: without them it fails with HTTP 401', async () => {
-    const created = await client.createRuns({ projectSlug: 'secrets', suiteSlug: 'headers' });
-    const suiteRun = await client.waitSuiteRun(created.body.suiteRunId);
-    const run = (await client.getRun(suiteRun.tests[0].runId)).body;
+    const suiteRun = await client.waitSuiteRun(
+      await client.createSuiteRun({ projectSlug: 'secrets', suiteSlug: 'headers' }),
+    );
+    const run = await client.getRun(present(suiteRun.tests[0], 'the first test').runId);
     expect(run).toMatchObject({ status: 'failed', error: null });
     expect(run.result_summary).toBe(
       `Failed at step 1 (goto "/protected"): GET ${site.url}/protected answered HTTP 401`,
@@ -296,22 +312,26 @@ describe('request headers', () => {
 describe('baseUrl override', () => {
   it('sends the run to another fixture port', async () => {
     const before = preview.received.length;
-    const created = await client.createRuns({ projectSlug: 'secrets', suiteSlug: 'preview', baseUrl: preview.url });
-    const suiteRun = await client.waitSuiteRun(created.body.suiteRunId);
-    expect(suiteRun.tests[0].status).toBe('passed');
+    const suiteRunId = await client.createSuiteRun({
+      projectSlug: 'secrets',
+      suiteSlug: 'preview',
+      baseUrl: preview.url,
+    });
+    const suiteRun = await client.waitSuiteRun(suiteRunId);
+    expect(suiteRun.tests[0]?.status).toBe('passed');
     expect(preview.received.length).toBeGreaterThan(before);
 
     // The same test against the project's own target fails: its heading has no "(preview)".
-    const plain = await client.createRuns({ projectSlug: 'secrets', suiteSlug: 'preview' });
-    const plainRun = await client.waitSuiteRun(plain.body.suiteRunId);
-    expect(plainRun.tests[0].status).toBe('failed');
+    const plain = await client.createSuiteRun({ projectSlug: 'secrets', suiteSlug: 'preview' });
+    const plainRun = await client.waitSuiteRun(plain);
+    expect(plainRun.tests[0]?.status).toBe('failed');
   });
 });
 
 describe('one warm browser', () => {
   it('launched Chromium once for every run of this file', () => {
     expect(worker.browser.launchCount).toBe(1);
-    expect(existsSync(process.env.ARTIFACTS_DIR!)).toBe(true);
+    expect(existsSync(present(process.env.ARTIFACTS_DIR, 'ARTIFACTS_DIR'))).toBe(true);
   });
 });
 
@@ -347,10 +367,9 @@ describe('a browser that dies mid-run', () => {
         },
       ],
     });
-    const [long, after] = applied.suites[0]!.tests;
+    const [long, after] = present(applied.suites[0], 'the crash suite').tests;
     const launchesBefore = worker.browser.launchCount;
-    const created = await client.createRuns({ testId: long!.id });
-    const runId = created.body.runId as string;
+    const runId = await client.createRun({ testId: present(long, 'the long test').id });
     // Once the first step is recorded the browser is inside the long wait.
     await waitUntil(async () => (await db.stepResult.count({ where: { runId } })) > 0);
     // Chromium is a child of this process (the worker runs in it); kill it as an OOM killer would.
@@ -366,8 +385,8 @@ describe('a browser that dies mid-run', () => {
     expect(crashed).toMatchObject({ status: 'error', error: { code: 'browser_crashed', step: 2 } });
     expect(crashed.result_summary).toMatch(/^Error at step 2 \(wait/);
 
-    const next = await client.createRuns({ testId: after!.id });
-    expect((await client.waitRun(next.body.runId)).status).toBe('passed');
+    const next = await client.createRun({ testId: present(after, 'the test after the crash').id });
+    expect((await client.waitRun(next)).status).toBe('passed');
     expect(worker.browser.launchCount).toBe(launchesBefore + 1);
   });
 });

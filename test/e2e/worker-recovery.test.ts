@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { applyProject, type AppliedProject, type Db } from '@testrun/core';
 import { createTenant, testDb } from '../support/harness';
+import { present } from '../support/present';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site';
 import { apiClient, freePort, spawnService, startApi, waitForLog, waitUntil } from './support';
 
@@ -43,7 +44,10 @@ async function runRow(id: string) {
 }
 
 function testId(key: string): string {
-  return project.suites.flatMap((s) => s.tests).find((t) => t.key === key)!.id;
+  return present(
+    project.suites.flatMap((s) => s.tests).find((t) => t.key === key),
+    `test ${key}`,
+  ).id;
 }
 
 beforeAll(async () => {
@@ -93,18 +97,17 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  await api?.close();
-  await site?.close();
-  await db?.$disconnect();
+  await api.close();
+  await site.close();
+  await db.$disconnect();
 });
 
 describe('a worker killed mid-run', () => {
   it('is replaced by another worker once; a run whose worker dies twice ends worker_lost; each is counted once', async () => {
-    const created = await client.createRuns({ projectSlug: 'recovery', suiteSlug: 'long' });
-    expect(created.status).toBe(201);
-    const suiteRunId: string = created.body.suiteRunId;
+    const suiteRunId = await client.createSuiteRun({ projectSlug: 'recovery', suiteSlug: 'long' });
     const runs = await db.run.findMany({ where: { suiteRunId }, orderBy: { position: 'asc' }, select: { id: true } });
-    const [slowPass, verySlow] = runs.map((r) => r.id) as [string, string];
+    const slowPass = present(runs[0], 'the slow run').id;
+    const verySlow = present(runs[1], 'the very slow run').id;
 
     const a = startWorker();
     await waitUntil(async () => {
@@ -137,7 +140,7 @@ describe('a worker killed mid-run', () => {
       return r.status === 'error' && r;
     });
     expect(lost).toMatchObject({ outcomeCode: 'worker_lost', attempt: 2 });
-    expect((await client.getRun(verySlow)).body.error).toMatchObject({ code: 'worker_lost' });
+    expect((await client.getRun(verySlow)).error).toMatchObject({ code: 'worker_lost' });
 
     const suiteRun = await client.waitSuiteRun(suiteRunId);
     expect(suiteRun).toMatchObject({
@@ -152,8 +155,7 @@ describe('a worker killed mid-run', () => {
     expect([counters.queuedCount, counters.runningCount]).toEqual([0, 0]);
 
     // SIGTERM while a run is under way: the run finishes on this worker, then the process exits 0.
-    const single = await client.createRuns({ testId: testId('slow-pass') });
-    const runId: string = single.body.runId;
+    const runId = await client.createRun({ testId: testId('slow-pass') });
     await waitUntil(async () => (await runRow(runId)).status === 'running');
     c.child.kill('SIGTERM');
     expect(await c.exited).toBe(0);
@@ -184,7 +186,8 @@ describe('Redis losing every job', () => {
       });
       try {
         await probe.connect();
-        return (await probe.ping()) === 'PONG';
+        await probe.ping();
+        return true;
       } catch {
         return false;
       } finally {
@@ -203,15 +206,14 @@ describe('Redis losing every job', () => {
     const redisUrl = `redis://127.0.0.1:${port}`;
     const privateApi = await startApi({ REDIS_URL: redisUrl });
     const privateClient = apiClient(privateApi.url, tenantKey);
-    const created = await privateClient.createRuns({ projectSlug: 'recovery', suiteSlug: 'quick' });
-    expect(created.status).toBe(201);
-    const suiteRunId: string = created.body.suiteRunId;
+    const suiteRunId = await privateClient.createSuiteRun({ projectSlug: 'recovery', suiteSlug: 'quick' });
 
     // Redis restarts empty: the jobs the API added are gone.
     const jobsBefore = await countKeys(redisUrl);
     expect(jobsBefore).toBeGreaterThan(0);
-    redis!.kill('SIGKILL');
-    await new Promise((resolve) => redis!.once('exit', resolve));
+    const lost = present(redis, 'the private Redis');
+    lost.kill('SIGKILL');
+    await new Promise((resolve) => lost.once('exit', resolve));
     await startRedis();
     expect(await countKeys(redisUrl)).toBe(0);
 

@@ -13,7 +13,7 @@ import {
   type DerivedKeys,
   type RunOutcome,
 } from '@testrun/core';
-import type { ProjectFile } from '@testrun/contracts';
+import type { ProjectFile, StepAction } from '@testrun/contracts';
 import { applySampleProject, createTenant, insertSuiteRuns } from '../support/harness';
 
 /** The page the seeded tests act on: a small shop, served as a data: URL so no server is needed. */
@@ -25,7 +25,7 @@ button{background:#2da44e;color:#fff;border:0;border-radius:6px;padding:8px 14px
 <div class="card">Red mug<br><button>Add</button></div><div class="card">Blue cap<br><button>Add</button></div></main></body></html>`)}`;
 
 type StepPlan = {
-  action: string;
+  action: StepAction;
   label: string;
   target: string;
   fails?: { outcome: 'failed' | 'error'; error: string };

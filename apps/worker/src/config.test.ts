@@ -1,6 +1,5 @@
 import { ConfigError } from '@testrun/core';
 import { readWorkerConfig } from './config';
-import { findDefinitionProblem } from './execute-run';
 
 const BASE = { TESTRUN_SECRET: 'x'.repeat(40) };
 
@@ -28,16 +27,5 @@ describe('readWorkerConfig', () => {
   ])('refuses a bad %s, naming it', (name, value, message) => {
     expect(() => readWorkerConfig({ ...BASE, [name]: value })).toThrow(ConfigError);
     expect(() => readWorkerConfig({ ...BASE, [name]: value })).toThrow(message);
-  });
-});
-
-describe('findDefinitionProblem', () => {
-  it('accepts valid steps and names the first invalid one', () => {
-    expect(findDefinitionProblem([{ action: 'goto', url: '/' }])).toBeNull();
-    expect(findDefinitionProblem([])).toBe('the test has no steps');
-    expect(findDefinitionProblem([{ action: 'goto', url: '/' }, { action: 'click' }])).toBe(
-      'step 2 (selector): is required',
-    );
-    expect(findDefinitionProblem([{ action: 'fly' }])).toMatch(/^step 1 \(action\): must be one of/);
   });
 });

@@ -1,14 +1,6 @@
 export { readWorkerConfig, type WorkerConfig } from './config';
-export {
-  executeRun,
-  findDefinitionProblem,
-  MAX_RUN_ATTEMPTS,
-  workerLostOutcome,
-  type ContextSource,
-  type RunDeps,
-  type RunExecution,
-  type RunTimings,
-} from './execute-run';
+export { executeRun, type ContextSource, type RunDeps, type RunExecution, type RunTimings } from './execute-run';
+export { checkDefinition, MAX_RUN_ATTEMPTS, workerLostOutcome } from './run-outcomes';
 export { createRunWorker, type RunWorkerOptions } from './run-worker';
 export { Reconciler, RECONCILER_LOCK_KEY, type ReconcileReport, type ReconcilerOptions } from './reconciler';
 export { startWorkerService, type WorkerService, type WorkerServiceOptions } from './worker-service';

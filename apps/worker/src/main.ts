@@ -1,4 +1,4 @@
-import { ConfigError, createLogger } from '@testrun/core';
+import { ConfigError, createLogger, errorMessage } from '@testrun/core';
 import { readWorkerConfig, type WorkerConfig } from './config';
 import { startWorkerService } from './worker-service';
 
@@ -35,8 +35,8 @@ async function main(): Promise<void> {
         logger.end();
         setTimeout(() => process.exit(0), 1_000).unref();
       })
-      .catch((error) => {
-        logger.error('shutdown failed', { error: String(error) });
+      .catch((error: unknown) => {
+        logger.error('shutdown failed', { error: errorMessage(error) });
         process.exit(1);
       });
   };
@@ -44,7 +44,7 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => shutdown('SIGINT'));
 }
 
-main().catch((error) => {
-  process.stderr.write(`worker: failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
+main().catch((error: unknown) => {
+  process.stderr.write(`worker: failed to start: ${errorMessage(error)}\n`);
   process.exit(1);
 });

@@ -1,6 +1,6 @@
-import { abortRun, addRunJobs, type Db, type Logger, type RunQueue } from '@testrun/core';
-import { formatDuration } from './steps';
-import { workerLostOutcome } from './execute-run';
+import { formatDuration } from '@testrun/contracts';
+import { abortRun, addRunJobs, errorMessage, type Db, type Logger, type RunQueue } from '@testrun/core';
+import { workerLostOutcome } from './run-outcomes';
 
 /** Options of {@link Reconciler}. */
 export interface ReconcilerOptions {
@@ -75,11 +75,7 @@ export class Reconciler {
     if (this.stopped) return;
     this.timer = setTimeout(() => {
       this.current = this.runOnce()
-        .catch((error) =>
-          this.options.logger.error('reconciler pass failed', {
-            error: error instanceof Error ? error.message : String(error),
-          }),
-        )
+        .catch((error: unknown) => this.options.logger.error('reconciler pass failed', { error: errorMessage(error) }))
         .finally(() => {
           this.current = null;
           this.schedule();

@@ -1,8 +1,9 @@
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { compileValidator, JOBS, RunJobPayload } from '@testrun/contracts';
-import { abortRun, type Logger } from '@testrun/core';
-import { executeRun, workerLostOutcome, type RunDeps, type RunExecution } from './execute-run';
+import { abortRun, errorMessage, type Logger } from '@testrun/core';
+import { executeRun, type RunDeps, type RunExecution } from './execute-run';
+import { workerLostOutcome } from './run-outcomes';
 
 /** Options of {@link createRunWorker}. */
 export interface RunWorkerOptions {
@@ -31,9 +32,9 @@ const STALLED_TOO_OFTEN = /stalled more than allowable limit/i;
  */
 export function createRunWorker(deps: RunDeps, options: RunWorkerOptions): Worker {
   const logger: Logger = deps.logger;
-  const worker = new Worker(
+  const worker = new Worker<unknown>(
     JOBS.run.queue,
-    async (job: Job) => {
+    async (job: Job<unknown>) => {
       const payload = parsePayload(job.data);
       if (!payload.ok) {
         // Nothing to run and nothing to retry: the payload did not come from our producer.
@@ -58,7 +59,8 @@ export function createRunWorker(deps: RunDeps, options: RunWorkerOptions): Worke
   );
   worker.on('failed', (job, error) => {
     if (!job) return;
-    const runId = typeof job.data?.runId === 'string' ? job.data.runId : job.id;
+    const payload = parsePayload(job.data);
+    const runId = payload.ok ? payload.value.runId : job.id;
     if (!runId) return;
     if (STALLED_TOO_OFTEN.test(error.message)) {
       // Its worker died on every allowed attempt: the run ends here, counted once.
@@ -66,8 +68,11 @@ export function createRunWorker(deps: RunDeps, options: RunWorkerOptions): Worke
         .findUnique({ where: { id: runId }, select: { attempt: true } })
         .then((run) => abortRun(deps.db, runId, workerLostOutcome(run?.attempt ?? 0)))
         .then((ended) => ended && logger.warn('run ended: its worker was lost', { runId }))
-        .catch((e) =>
-          logger.error('could not end a run whose worker was lost; the reconciler will', { runId, error: String(e) }),
+        .catch((error: unknown) =>
+          logger.error('could not end a run whose worker was lost; the reconciler will', {
+            runId,
+            error: errorMessage(error),
+          }),
         );
     } else {
       logger.error('run job failed; the reconciler will settle the run', { runId, error: error.message });

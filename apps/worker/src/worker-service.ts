@@ -1,3 +1,6 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import type { Worker } from 'bullmq';
 import {
   createPrisma,
@@ -5,13 +8,15 @@ import {
   createRunQueue,
   deriveKeys,
   LocalArtifactStore,
+  TimeoutError,
+  withTimeout,
   type ArtifactStore,
   type Db,
   type Logger,
 } from '@testrun/core';
 import { BrowserPool } from './browser/browser-pool';
 import type { WorkerConfig } from './config';
-import type { RunExecution } from './execute-run';
+import type { RunDeps, RunExecution } from './execute-run';
 import { Reconciler } from './reconciler';
 import { createRunWorker } from './run-worker';
 import { isVideoAvailable } from './video';
@@ -35,10 +40,12 @@ export interface WorkerService {
   db: Db;
   store: ArtifactStore;
   recordVideo: boolean;
+  /** What each run is executed with (the service's own parts and scratch directory). */
+  runDeps: RunDeps;
   /**
    * Stops taking jobs, lets in-flight runs finish for up to `drainTimeoutMs`, then closes the
-   * browser and connections. Resolves `handedBack: true` when runs were still going at the bound:
-   * their jobs are left to stall, so another worker takes them over.
+   * browser and connections and removes the scratch directory. Resolves `handedBack: true` when
+   * runs were still going at the bound: their jobs are left to stall, so another worker takes them over.
    */
   stop(): Promise<{ handedBack: boolean }>;
 }
@@ -82,7 +89,17 @@ export async function startWorkerService(config: WorkerConfig, options: WorkerSe
   const workerConnection = createRedis(config.redisUrl);
   const queueConnection = createRedis(config.redisUrl);
   const queue = createRunQueue(queueConnection, config.redisPrefix);
-  const deps = { db, store, browser, headersKey: deriveKeys(config.secret).headers, logger, recordVideo };
+  // Traces and videos pass through here on their way to the artifact store; removed on stop.
+  const scratchDir = await mkdtemp(path.join(os.tmpdir(), 'testrun-worker-'));
+  const deps: RunDeps = {
+    db,
+    store,
+    browser,
+    headersKey: deriveKeys(config.secret).headers,
+    logger,
+    scratchDir,
+    recordVideo,
+  };
   const worker = createRunWorker(deps, {
     connection: workerConnection,
     prefix: config.redisPrefix,
@@ -111,14 +128,13 @@ export async function startWorkerService(config: WorkerConfig, options: WorkerSe
   const stop = () => {
     stopping ??= (async () => {
       await reconciler.stop();
-      const closed = worker.close().then(() => 'closed' as const);
-      let timer: NodeJS.Timeout | undefined;
-      const bound = new Promise<'timeout'>((resolve) => {
-        timer = setTimeout(() => resolve('timeout'), config.drainTimeoutMs);
-      });
-      const result = await Promise.race([closed, bound]);
-      clearTimeout(timer);
-      const handedBack = result === 'timeout';
+      let handedBack = false;
+      try {
+        await withTimeout(worker.close(), config.drainTimeoutMs, 'draining the in-flight runs');
+      } catch (error) {
+        if (!(error instanceof TimeoutError)) throw error;
+        handedBack = true;
+      }
       if (!handedBack) {
         await browser.close();
         await queue.close().catch(() => undefined);
@@ -126,9 +142,11 @@ export async function startWorkerService(config: WorkerConfig, options: WorkerSe
         workerConnection.disconnect();
         await db.$disconnect();
       }
+      // Runs handed back are abandoned here (another worker starts them again): their files can go too.
+      await rm(scratchDir, { recursive: true, force: true });
       return { handedBack };
     })();
     return stopping;
   };
-  return { worker, browser, reconciler, db, store, recordVideo, stop };
+  return { worker, browser, reconciler, db, store, recordVideo, runDeps: deps, stop };
 }

@@ -18,7 +18,6 @@ export type RunStatus = Static<typeof RunStatus>;
 
 export const TERMINAL_RUN_STATUSES = ['passed', 'failed', 'error', 'skipped'] as const;
 export type TerminalRunStatus = (typeof TERMINAL_RUN_STATUSES)[number];
-export const ACTIVE_RUN_STATUSES = ['queued', 'running'] as const;
 
 export function isTerminalRunStatus(status: string): status is TerminalRunStatus {
   return (TERMINAL_RUN_STATUSES as readonly string[]).includes(status);
@@ -42,6 +41,12 @@ export const SuiteRunStatus = StringEnum(SUITE_RUN_STATUSES, {
 });
 export type SuiteRunStatus = Static<typeof SuiteRunStatus>;
 
+/*
+ * The closed sets below are stored as Postgres enums of the same values (prisma/schema.prisma);
+ * core's db.ts ties each to its database enum at compile time, so neither side can drift.
+ */
+
+/** Why a run was never executed (its status is `skipped`). */
 export const SKIP_REASONS = ['test_disabled'] as const;
 export const SkipReason = StringEnum(SKIP_REASONS);
 export type SkipReason = Static<typeof SkipReason>;
@@ -58,10 +63,19 @@ export const RUN_ERROR_CODES = [
 export const RunErrorCode = StringEnum(RUN_ERROR_CODES);
 export type RunErrorCode = Static<typeof RunErrorCode>;
 
+export function isRunErrorCode(code: string | null): code is RunErrorCode {
+  return (RUN_ERROR_CODES as readonly (string | null)[]).includes(code);
+}
+
 /** Codes of a run that ended `failed`: the product under test misbehaved. Shown in the view. */
 export const RUN_FAILURE_CODES = ['expectation_failed', 'element_not_found', 'http_error'] as const;
 export type RunFailureCode = (typeof RUN_FAILURE_CODES)[number];
 
+/** What a run's `outcome_code` column holds: an error code for `error`, a failure code for `failed`. */
+export const RUN_OUTCOME_CODES = [...RUN_ERROR_CODES, ...RUN_FAILURE_CODES] as const;
+export type RunOutcomeCode = (typeof RUN_OUTCOME_CODES)[number];
+
+/** How one step of a run ended; steps after the first that did not pass are listed `skipped`. */
 export const STEP_OUTCOMES = ['passed', 'failed', 'error', 'skipped'] as const;
 export type StepOutcome = (typeof STEP_OUTCOMES)[number];
 
@@ -88,6 +102,21 @@ export type SuiteCounts = {
   error: number;
   skipped: number;
 };
+
+/** The counts of a suite run's children, from their statuses. */
+export function countStatuses(statuses: readonly RunStatus[]): SuiteCounts {
+  const counts: SuiteCounts = {
+    total: statuses.length,
+    queued: 0,
+    running: 0,
+    passed: 0,
+    failed: 0,
+    error: 0,
+    skipped: 0,
+  };
+  for (const status of statuses) counts[status] += 1;
+  return counts;
+}
 
 /**
  * The aggregate rule: queued while every child is queued; running once any child has left queued

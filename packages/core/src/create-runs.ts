@@ -91,7 +91,7 @@ export async function insertRuns(tx: DbTx, input: RunsToCreate): Promise<Created
       steps: t.steps ?? [],
       timeoutMs: t.timeoutMs,
       resultSummary: t.enabled ? QUEUED_SUMMARY : DISABLED_SUMMARY,
-      skipReason: t.enabled ? null : ('test_disabled' satisfies SkipReason),
+      skipReason: t.enabled ? null : ('test_disabled' as const satisfies SkipReason),
       finishedAt: t.enabled ? null : now,
     };
   });

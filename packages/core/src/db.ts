@@ -1,5 +1,21 @@
 import { PrismaPg } from '@prisma/adapter-pg';
-import { PrismaClient } from './generated/prisma/client';
+import {
+  ARTIFACT_KINDS,
+  PLANS,
+  RUN_OUTCOME_CODES,
+  RUN_STATUSES,
+  SKIP_REASONS,
+  STEP_ACTIONS,
+  STEP_OUTCOMES,
+  type ArtifactKind,
+  type Plan,
+  type RunOutcomeCode,
+  type RunStatus,
+  type SkipReason,
+  type StepAction,
+  type StepOutcome,
+} from '@testrun/contracts';
+import { PrismaClient, type $Enums } from './generated/prisma/client';
 
 export { Prisma, PrismaClient } from './generated/prisma/client';
 export type * from './generated/prisma/client';
@@ -20,3 +36,23 @@ export function createPrisma({ databaseUrl, max = 10 }: PrismaOptions): PrismaCl
 export type Db = PrismaClient;
 /** A client or an interactive transaction of one. */
 export type DbTx = Omit<PrismaClient, '$connect' | '$disconnect' | '$on' | '$transaction' | '$extends'>;
+
+/** Holds only when `Db` and `Wire` are the same set of strings; `never` otherwise. */
+type SameSet<Db extends string, Wire extends string> = [Exclude<Db, Wire> | Exclude<Wire, Db>] extends [never]
+  ? readonly Wire[]
+  : never;
+
+/**
+ * Each database enum with the contracts' set it stores. This compiles only while both hold the same
+ * values (a value added on one side only makes its entry `never`), so a row read through Prisma is
+ * already its wire type and a value written from a contracts type is always accepted.
+ */
+export const DB_ENUMS = {
+  Plan: PLANS satisfies SameSet<$Enums.Plan, Plan>,
+  RunStatus: RUN_STATUSES satisfies SameSet<$Enums.RunStatus, RunStatus>,
+  ArtifactKind: ARTIFACT_KINDS satisfies SameSet<$Enums.ArtifactKind, ArtifactKind>,
+  RunOutcomeCode: RUN_OUTCOME_CODES satisfies SameSet<$Enums.RunOutcomeCode, RunOutcomeCode>,
+  SkipReason: SKIP_REASONS satisfies SameSet<$Enums.SkipReason, SkipReason>,
+  StepOutcome: STEP_OUTCOMES satisfies SameSet<$Enums.StepOutcome, StepOutcome>,
+  StepAction: STEP_ACTIONS satisfies SameSet<$Enums.StepAction, StepAction>,
+} as const;

@@ -10,12 +10,11 @@ export function newId(prefix: string, now = Date.now()): string {
   let time = '';
   let t = now;
   for (let i = 0; i < 10; i++) {
-    time = ALPHABET[t % 32] + time;
+    time = ALPHABET.charAt(t % 32) + time;
     t = Math.floor(t / 32);
   }
-  const bytes = randomBytes(16);
   let rand = '';
-  for (let i = 0; i < 16; i++) rand += ALPHABET[bytes[i]! % 32];
+  for (const byte of randomBytes(16)) rand += ALPHABET.charAt(byte % 32);
   return `${prefix}_${time}${rand}`;
 }
 

@@ -45,6 +45,18 @@ export function createLogger({ service, level = 'info', stream }: LoggerOptions)
       winston.format.errors({ stack: true }),
       winston.format.json(),
     ),
-    transports: [stream ? new winston.transports.Stream({ stream }) : new winston.transports.Console()],
+    // winston types its transports as interfaces that extend TransportStream; at run time they are subclasses of it.
+    // eslint-disable-next-line @typescript-eslint/no-unsafe-class-instance-assignment
+    transports: stream ? new winston.transports.Stream({ stream }) : new winston.transports.Console(),
   });
+}
+
+/**
+ * An error's message for a log field or a sentence shown to a person: the first line only (call
+ * logs and stack traces that some libraries append stay out), `String(value)` for a non-Error.
+ */
+export function errorMessage(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  const end = text.indexOf('\n');
+  return end === -1 ? text : text.slice(0, end);
 }

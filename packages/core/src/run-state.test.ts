@@ -1,31 +1,35 @@
-import { deriveSuiteStatus, type SuiteCounts } from './run-state';
-
-const counts = (c: Partial<SuiteCounts>): SuiteCounts => ({
-  total: 3,
-  queued: 0,
-  running: 0,
-  passed: 0,
-  failed: 0,
-  error: 0,
-  skipped: 0,
-  ...c,
-});
+import { countStatuses, type RunStatus } from '@testrun/contracts';
+import { deriveSuiteStatus } from './run-state';
 
 describe('deriveSuiteStatus', () => {
-  it.each([
-    [{ queued: 3 }, 'queued'],
-    [{ queued: 2, running: 1 }, 'running'],
-    [{ queued: 2, skipped: 1 }, 'queued'],
-    [{ queued: 1, skipped: 1, error: 1 }, 'running'],
-    [{ queued: 2, passed: 1 }, 'running'],
-    [{ running: 1, failed: 2 }, 'running'],
-    [{ passed: 2, failed: 1 }, 'failed'],
-    [{ failed: 1, error: 2 }, 'failed'],
-    [{ passed: 1, error: 1, skipped: 1 }, 'error'],
-    [{ skipped: 3 }, 'skipped'],
-    [{ passed: 2, skipped: 1 }, 'passed'],
-    [{ passed: 3 }, 'passed'],
-  ] as const)('%j gives %s', (c, expected) => {
-    expect(deriveSuiteStatus(counts(c))).toBe(expected);
+  it.each<[RunStatus[], RunStatus]>([
+    [['queued'], 'queued'],
+    [['queued', 'running'], 'running'],
+    [['queued', 'queued', 'skipped'], 'queued'],
+    [['queued', 'skipped', 'error'], 'running'],
+    [['queued', 'passed'], 'running'],
+    [['running', 'failed', 'failed'], 'running'],
+    [['passed', 'failed'], 'failed'],
+    [['failed', 'error', 'error', 'passed'], 'failed'],
+    [['passed', 'error', 'skipped'], 'error'],
+    [['skipped', 'skipped'], 'skipped'],
+    [['passed', 'passed', 'skipped'], 'passed'],
+    [['passed'], 'passed'],
+  ])('%j gives %s', (children, expected) => {
+    expect(deriveSuiteStatus(countStatuses(children))).toBe(expected);
+  });
+});
+
+describe('countStatuses', () => {
+  it('counts each child under its status', () => {
+    expect(countStatuses(['passed', 'error', 'passed'])).toEqual({
+      total: 3,
+      queued: 0,
+      running: 0,
+      passed: 2,
+      failed: 0,
+      error: 1,
+      skipped: 0,
+    });
   });
 });

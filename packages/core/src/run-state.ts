@@ -1,13 +1,19 @@
-import { RUN_TRANSITIONS, type RunStatus, type TerminalRunStatus } from '@testrun/contracts';
+import {
+  RUN_STATUSES,
+  RUN_TRANSITIONS,
+  type ArtifactKind,
+  type RunErrorCode,
+  type RunFailureCode,
+  type RunStatus,
+  type SkipReason,
+} from '@testrun/contracts';
+import type { DbTx } from './db';
 
 export { deriveSuiteStatus, type SuiteCounts } from '@testrun/contracts';
-import type { DbTx } from './db';
 
 export function canTransition(from: RunStatus, to: RunStatus): boolean {
   return RUN_TRANSITIONS[from].includes(to);
 }
-
-const STATUSES: readonly RunStatus[] = ['queued', 'running', 'passed', 'failed', 'error', 'skipped'];
 
 /**
  * The suite-run update that moves one child from `u.prev_status` to `u.new_status`, as SQL over a
@@ -18,13 +24,12 @@ const STATUSES: readonly RunStatus[] = ['queued', 'running', 'passed', 'failed',
  */
 function suiteMoveSql(): string {
   const next = (c: RunStatus) => `(s.${c}_count - (u.prev_status = '${c}')::int + (u.new_status = '${c}')::int)`;
-  const [queued, , passed, failed, error, skipped] = STATUSES.map(next) as [
-    string,
-    string,
-    string,
-    string,
-    string,
-    string,
+  const [queued, passed, failed, error, skipped] = [
+    next('queued'),
+    next('passed'),
+    next('failed'),
+    next('error'),
+    next('skipped'),
   ];
   const status = `CASE
       WHEN ${queued} > 0 AND ${queued} + ${skipped} = s.total_count THEN 'queued'
@@ -34,7 +39,7 @@ function suiteMoveSql(): string {
       WHEN ${skipped} = s.total_count THEN 'skipped'
       ELSE 'passed' END`;
   return `UPDATE suite_runs s SET
-      ${STATUSES.map((c) => `${c}_count = ${next(c)}`).join(',\n      ')},
+      ${RUN_STATUSES.map((c) => `${c}_count = ${next(c)}`).join(',\n      ')},
       status = (${status})::"RunStatus",
       started_at = COALESCE(s.started_at, CASE WHEN u.prev_status = 'queued' THEN now() END),
       finished_at = CASE WHEN (${status}) IN ('passed', 'failed', 'error', 'skipped') THEN COALESCE(s.finished_at, now()) ELSE NULL END
@@ -51,16 +56,26 @@ type MovedRow = {
   attempt: number;
 };
 
-/** What a terminal write records besides the status. */
-export type RunOutcome = {
-  status: TerminalRunStatus;
+type OutcomeDetails = {
   resultSummary: string;
-  code?: string | null;
   message?: string | null;
+  /** 1-based index of the step the outcome comes from. */
   step?: number | null;
-  skipReason?: string | null;
   durationMs?: number | null;
 };
+
+/**
+ * What a terminal write records besides the status: the code's kind follows the status (the
+ * database's CHECK constraint says the same), so a failure code can never reach the wire's error.
+ */
+export type RunOutcome =
+  | (OutcomeDetails & { status: 'passed' })
+  | (OutcomeDetails & { status: 'failed'; code?: RunFailureCode | null })
+  | (OutcomeDetails & { status: 'error'; code?: RunErrorCode | null })
+  | (OutcomeDetails & { status: 'skipped'; skipReason?: SkipReason | null });
+
+/** What ends a run `error` from outside its worker (see abortRun). */
+export type AbortOutcome = Omit<OutcomeDetails, 'durationMs'> & { code: RunErrorCode };
 
 /** An artifact row written together with a run's terminal state (column names as in the table). */
 export type ArtifactRow = {
@@ -68,7 +83,7 @@ export type ArtifactRow = {
   run_id: string;
   workspace_id: string;
   attempt: number;
-  kind: 'screenshot' | 'trace' | 'video';
+  kind: ArtifactKind;
   step_index: number | null;
   name: string;
   storage_key: string;
@@ -94,8 +109,8 @@ export async function finishRun(
   const rows = await tx.$queryRawUnsafe<MovedRow[]>(
     `WITH p AS (SELECT id, status AS prev_status FROM runs WHERE id = $1 FOR UPDATE),
      u AS (
-       UPDATE runs r SET status = $2::"RunStatus", result_summary = $3, outcome_code = $4, outcome_message = $5,
-         outcome_step = $6::int, skip_reason = $7, finished_at = now(), headers_sealed = NULL,
+       UPDATE runs r SET status = $2::"RunStatus", result_summary = $3, outcome_code = $4::"RunOutcomeCode",
+         outcome_message = $5, outcome_step = $6::int, skip_reason = $7::"SkipReason", finished_at = now(), headers_sealed = NULL,
          duration_ms = COALESCE($8::int, (EXTRACT(EPOCH FROM (now() - r.started_at)) * 1000)::int)
        FROM p WHERE r.id = p.id AND r.status = 'running' AND r.attempt = $9
        RETURNING r.id, r.suite_run_id, p.prev_status, r.status AS new_status, r.attempt),
@@ -110,10 +125,10 @@ export async function finishRun(
     runId,
     outcome.status,
     outcome.resultSummary,
-    outcome.code ?? null,
+    'code' in outcome ? (outcome.code ?? null) : null,
     outcome.message ?? null,
     outcome.step ?? null,
-    outcome.skipReason ?? null,
+    'skipReason' in outcome ? (outcome.skipReason ?? null) : null,
     outcome.durationMs ?? null,
     attempt,
     JSON.stringify(artifacts),
@@ -125,15 +140,12 @@ export async function finishRun(
  * Ends a run that is `queued` or `running` (any attempt) as `error`: time budget exceeded, worker
  * lost, cannot start. Returns false when the run was already terminal.
  */
-export async function abortRun(
-  tx: DbTx,
-  runId: string,
-  outcome: Omit<RunOutcome, 'status'> & { code: string },
-): Promise<boolean> {
+export async function abortRun(tx: DbTx, runId: string, outcome: AbortOutcome): Promise<boolean> {
   const rows = await tx.$queryRawUnsafe<MovedRow[]>(
     `WITH p AS (SELECT id, status AS prev_status FROM runs WHERE id = $1 FOR UPDATE),
      u AS (
-       UPDATE runs r SET status = 'error'::"RunStatus", result_summary = $2, outcome_code = $3, outcome_message = $4,
+       UPDATE runs r SET status = 'error'::"RunStatus", result_summary = $2, outcome_code = $3::"RunOutcomeCode",
+         outcome_message = $4,
          outcome_step = $5::int, finished_at = now(), headers_sealed = NULL,
          duration_ms = CASE WHEN r.started_at IS NULL THEN NULL ELSE (EXTRACT(EPOCH FROM (now() - r.started_at)) * 1000)::int END
        FROM p WHERE r.id = p.id AND r.status IN ('queued', 'running')

@@ -1,4 +1,5 @@
 import type { ParsedRunRequest, Run, RunCreateResponse, RunStatus, SkipReason } from '@testrun/contracts';
+import { isRunErrorCode } from '@testrun/contracts';
 import {
   addRunJobs,
   insertRuns,
@@ -185,11 +186,12 @@ export async function getRun(db: Db, workspaceId: string, runId: string): Promis
     error:
       run.status === 'error'
         ? {
-            code: (run.outcomeCode ?? 'internal_error') as NonNullable<Run['error']>['code'],
+            // The database keeps failure codes off `error` runs (runs_outcome_code_matches_status).
+            code: isRunErrorCode(run.outcomeCode) ? run.outcomeCode : 'internal_error',
             message: run.outcomeMessage ?? run.resultSummary,
-            step: run.outcomeStep ?? null,
+            step: run.outcomeStep,
           }
         : null,
-    skip_reason: run.status === 'skipped' ? ((run.skipReason ?? null) as Run['skip_reason']) : null,
+    skip_reason: run.status === 'skipped' ? run.skipReason : null,
   };
 }

@@ -37,7 +37,7 @@ export async function getSuiteRun(
       runId: r.id,
       name: r.testName,
       status: r.status,
-      skipReason: r.status === 'skipped' ? ((r.skipReason ?? null) as TestEntry['skipReason']) : null,
+      skipReason: r.status === 'skipped' ? r.skipReason : null,
     })),
   };
 }

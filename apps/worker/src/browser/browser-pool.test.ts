@@ -15,8 +15,8 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await pool?.close();
-  await site?.close();
+  await pool.close();
+  await site.close();
 });
 
 /** Chromium main processes this test process started (Linux /proc): how the tests kill one. */

@@ -38,7 +38,7 @@ export type BrowserPoolEvent =
   | { type: 'disconnected'; expected: boolean };
 
 /** Default of {@link BrowserPoolOptions.executablePath}. */
-export const DEFAULT_CHROMIUM_PATH = '/usr/bin/chromium';
+const DEFAULT_CHROMIUM_PATH = '/usr/bin/chromium';
 
 /**
  * Playwright's own Chromium when it is installed (a developer's machine after `playwright install`),

@@ -1,4 +1,5 @@
 import type { Page } from 'playwright';
+import { withTimeout } from '@testrun/core';
 
 /** Options of {@link captureScreenshot}. */
 export interface CaptureScreenshotOptions {
@@ -8,6 +9,9 @@ export interface CaptureScreenshotOptions {
   quality?: number;
 }
 
+/** Slack past Playwright's own timeout, so that its answer wins when the page does answer. */
+const CAPTURE_GRACE_MS = 250;
+
 /**
  * The viewport as JPEG, for the step timeline. Never throws: null when the page is gone, crashed
  * or does not answer within the timeout, so a missing picture never changes a run's outcome.
@@ -15,16 +19,6 @@ export interface CaptureScreenshotOptions {
 export async function captureScreenshot(page: Page, options: CaptureScreenshotOptions = {}): Promise<Buffer | null> {
   if (page.isClosed()) return null;
   const timeoutMs = options.timeoutMs ?? 3_000;
-  let timer: NodeJS.Timeout | undefined;
-  const giveUp = new Promise<null>((resolve) => {
-    timer = setTimeout(() => resolve(null), timeoutMs + 250);
-  });
-  const shot = page
-    .screenshot({ type: 'jpeg', quality: options.quality ?? 70, timeout: timeoutMs, caret: 'hide' })
-    .catch(() => null);
-  try {
-    return await Promise.race([shot, giveUp]);
-  } finally {
-    clearTimeout(timer);
-  }
+  const shot = page.screenshot({ type: 'jpeg', quality: options.quality ?? 70, timeout: timeoutMs, caret: 'hide' });
+  return withTimeout(shot, timeoutMs + CAPTURE_GRACE_MS, 'the timeline screenshot').catch(() => null);
 }

@@ -1,9 +1,8 @@
+import { stripVTControlCharacters } from 'node:util';
 import { errors } from 'playwright';
 import { STEP_LIMITS, type Step } from '@testrun/contracts';
 import { quote, truncate } from './format';
 import { browserCrashed, internalError, invalidDefinition, stepHung, StepFailure } from './step-failure';
-
-const ANSI = /\u001b\[[0-9;]*m/g;
 
 /**
  * The useful first line of a Playwright error: no ANSI colours, no call log, no `locator.click: `
@@ -11,7 +10,7 @@ const ANSI = /\u001b\[[0-9;]*m/g;
  */
 export function errorText(error: unknown): string {
   const raw = error instanceof Error ? error.message : String(error);
-  const firstLine = raw.replace(ANSI, '').split('\n')[0] ?? '';
+  const firstLine = stripVTControlCharacters(raw).split('\n')[0] ?? '';
   return truncate(firstLine.replace(/^[A-Za-z]+\.[A-Za-z]+: /, '').trim(), 300);
 }
 
@@ -22,18 +21,18 @@ export function isTimeoutError(error: unknown): boolean {
 const CLOSED =
   /Target page, context or browser has been closed|Target closed|Target crashed|Page crashed|Browser has been closed|Browser closed|browser has disconnected|Connection closed|has been closed/i;
 
-export function isClosedError(error: unknown): boolean {
+function isClosedError(error: unknown): boolean {
   return error instanceof Error && CLOSED.test(error.message);
 }
 
 const BAD_SELECTOR =
   /while parsing (?:css )?selector|InvalidSelectorError|is not a valid (?:XPath expression|selector)|Unknown engine|Unsupported selector|selector cannot be empty|Failed to execute '(?:evaluate|querySelector(?:All)?)'/i;
 
-export function isSelectorError(error: unknown): boolean {
+function isSelectorError(error: unknown): boolean {
   return error instanceof Error && BAD_SELECTOR.test(error.message);
 }
 
-export function isUnknownKeyError(error: unknown): boolean {
+function isUnknownKeyError(error: unknown): boolean {
   return error instanceof Error && /Unknown key: /.test(error.message);
 }
 

@@ -1,6 +1,6 @@
 import type { Step } from '@testrun/contracts';
 import { describeStep, describeTarget, summarizeFailure, summarizePass } from './describe-step';
-import { displayUrl, formatDuration } from './format';
+import { displayUrl } from './format';
 
 const base = 'http://127.0.0.1:4010';
 
@@ -42,13 +42,7 @@ it('writes one-sentence summaries', () => {
   expect(summarizePass(1, 850)).toBe('Passed: 1 step in 850 ms.');
 });
 
-it('formats durations and keeps credentials out of URLs it shows', () => {
-  expect([formatDuration(500), formatDuration(5_000), formatDuration(1_250), formatDuration(60_000)]).toEqual([
-    '500 ms',
-    '5 s',
-    '1.3 s',
-    '60 s',
-  ]);
+it('keeps credentials out of URLs it shows', () => {
   expect(displayUrl('https://demo:preview@preview.example.com/x?y=1')).toBe('https://preview.example.com/x?y=1');
   expect(describeTarget({ action: 'goto', url: '/cart' }, 'https://demo:preview@preview.example.com/')).toBe(
     'https://preview.example.com/cart',

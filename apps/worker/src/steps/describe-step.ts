@@ -1,5 +1,5 @@
-import type { Step } from '@testrun/contracts';
-import { displayUrl, formatDuration, formatPattern, quote } from './format';
+import { formatDuration, type Step } from '@testrun/contracts';
+import { displayUrl, formatPattern, quote } from './format';
 
 /** A label for summaries and the timeline: `click "text=Sign in"`, `goto "/"`, `wait 500 ms`. */
 export function describeStep(step: Step): string {

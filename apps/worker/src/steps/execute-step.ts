@@ -1,20 +1,15 @@
 import type { Page } from 'playwright';
 import { STEP_LIMITS, type Step } from '@testrun/contracts';
+import { TimeoutError, withTimeout } from '@testrun/core';
 import { runAction } from './actions';
 import { classifyError } from './classify-error';
 import { describeTarget } from './describe-step';
-import { browserCrashed, budgetExceeded, stepHung, StepFailure } from './step-failure';
+import { browserCrashed, budgetExceeded, stepHung, type StepFailure } from './step-failure';
 import type { ActionContext, StepContext, StepEffect, StepOutcomeResult, StepProblem } from './types';
 
-export { captureScreenshot, type CaptureScreenshotOptions } from './capture-screenshot';
-export {
-  describeStep,
-  describeTarget,
-  summarizeFailure,
-  summarizePass,
-  type SummarizableResult,
-} from './describe-step';
-export type { StepContext, StepEffect, StepOutcomeResult, StepProblem } from './types';
+export { captureScreenshot } from './capture-screenshot';
+export { describeStep, describeTarget, summarizeFailure, summarizePass } from './describe-step';
+export type { StepContext, StepOutcomeResult } from './types';
 
 /**
  * How long past its own timeout a step may run before the watchdog gives up on it. Playwright
@@ -23,7 +18,8 @@ export type { StepContext, StepEffect, StepOutcomeResult, StepProblem } from './
  */
 const STEP_WATCHDOG_GRACE_MS = 1_500;
 
-class WatchdogFired extends Error {}
+/** What the watchdog's TimeoutError names: tells it apart from any other timeout. */
+const WATCHED_STEP = 'the step';
 
 /**
  * Runs one step on `page` and names its outcome. Never throws: every problem becomes a `failed`
@@ -56,43 +52,51 @@ export async function executeStep(page: Page, step: Step, ctx: StepContext): Pro
     deadlineBound,
   };
 
-  const cleanups: Array<() => void> = [];
-  const watchdog = new Promise<never>((_, reject) => {
-    const fireAt = deadlineBound ? ctx.deadline : actionCtx.endsAt + STEP_WATCHDOG_GRACE_MS;
-    const timer = setTimeout(() => reject(new WatchdogFired()), fireAt - Date.now());
-    cleanups.push(() => clearTimeout(timer));
-  });
-  // A crash or close does not always reject the pending Playwright call (it may wait for its
-  // timeout instead), so the page's own events end the step at once.
-  const pageGone = new Promise<never>((_, reject) => {
-    const onCrash = () => reject(browserCrashed('the page crashed'));
-    const onClose = () => reject(browserCrashed('the page was closed'));
-    page.once('crash', onCrash);
-    page.once('close', onClose);
-    cleanups.push(() => {
-      page.off('crash', onCrash);
-      page.off('close', onClose);
-    });
-  });
-  const action = runAction(page, step, actionCtx);
-  // The losing racers settle later; nobody is listening to them by then.
-  for (const racer of [action, watchdog, pageGone]) racer.catch(() => undefined);
+  const watchdogMs = (deadlineBound ? ctx.deadline : actionCtx.endsAt + STEP_WATCHDOG_GRACE_MS) - Date.now();
+  const watch = watchPage(page);
 
   try {
-    const effect = await Promise.race([action, watchdog, pageGone]);
+    const action = runAction(page, step, actionCtx);
+    const effect = await withTimeout(Promise.race([action, watch.gone]), watchdogMs, WATCHED_STEP);
     return finish(effect ? { outcome: 'passed', effect } : { outcome: 'passed' });
   } catch (error) {
     return finish(explainProblem(error, step, actionCtx, ctx));
   } finally {
-    for (const cleanup of cleanups) cleanup();
+    watch.stop();
   }
 }
 
+/**
+ * Rejects when the page crashes or closes: that does not always reject the pending Playwright call
+ * (it may wait for its timeout instead), so the page's own events end the step at once.
+ */
+function watchPage(page: Page): { gone: Promise<never>; stop: () => void } {
+  let reject: (reason: StepFailure) => void = () => undefined;
+  const gone = new Promise<never>((_, rejectGone) => {
+    reject = rejectGone;
+  });
+  const onCrash = () => {
+    reject(browserCrashed('the page crashed'));
+  };
+  const onClose = () => {
+    reject(browserCrashed('the page was closed'));
+  };
+  page.once('crash', onCrash);
+  page.once('close', onClose);
+  return {
+    gone,
+    stop: () => {
+      page.off('crash', onCrash);
+      page.off('close', onClose);
+    },
+  };
+}
+
 function explainProblem(error: unknown, step: Step, actionCtx: ActionContext, ctx: StepContext): StepProblem {
-  if (error instanceof WatchdogFired) {
+  if (error instanceof TimeoutError && error.what === WATCHED_STEP) {
     return actionCtx.deadlineBound ? budgetExceeded(ctx.budgetMs) : stepHung(actionCtx.stepTimeoutMs);
   }
-  const failure: StepFailure = classifyError(error, step);
+  const failure = classifyError(error, step);
   // Ran out of time, and the deadline (not the step's own timeout) is what ran out.
   if (failure.dueToTimeout && actionCtx.deadlineBound) return budgetExceeded(ctx.budgetMs);
   return failure.problem;
@@ -102,6 +106,6 @@ function safeTarget(step: Step, baseUrl: string): string {
   try {
     return describeTarget(step, baseUrl);
   } catch {
-    return String((step as { action?: unknown }).action ?? 'step');
+    return typeof step.action === 'string' ? step.action : 'step';
   }
 }

@@ -1,9 +1,3 @@
-/** `500 ms`, `5 s`, `1.2 s`: the unit a reader expects for a step or test duration. */
-export function formatDuration(ms: number): string {
-  if (ms < 1_000) return `${Math.max(0, Math.round(ms))} ms`;
-  return `${Number((ms / 1_000).toFixed(1))} s`;
-}
-
 /** Shortens text quoted in messages so one huge `body` text cannot swamp a summary. */
 export function truncate(text: string, max = 120): string {
   return text.length <= max ? text : `${text.slice(0, max - 1)}…`;

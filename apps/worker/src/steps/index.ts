@@ -5,13 +5,5 @@ export {
   describeTarget,
   summarizeFailure,
   summarizePass,
-  type CaptureScreenshotOptions,
-  type StepContext,
-  type StepEffect,
   type StepOutcomeResult,
-  type StepProblem,
-  type SummarizableResult,
 } from './execute-step';
-export { ACTIONS, type ActionTable, type StepActionFn } from './actions';
-export { formatDuration } from './format';
-export type { ActionContext, ScreenshotEffect, StepErrorCode } from './types';

@@ -1,4 +1,5 @@
-import { displayUrl, formatDuration, quote } from './format';
+import { formatDuration } from '@testrun/contracts';
+import { displayUrl, quote } from './format';
 import type { StepProblem } from './types';
 
 /**

@@ -27,7 +27,7 @@ export interface ActionContext extends StepContext {
 }
 
 /** A side result the caller must act on after a step passed. */
-export interface ScreenshotEffect {
+interface ScreenshotEffect {
   kind: 'screenshot';
   /** The step's `name`, when it has one; the caller names the artifact otherwise. */
   name: string | null;
@@ -38,7 +38,7 @@ export interface ScreenshotEffect {
 export type StepEffect = ScreenshotEffect;
 
 /** Error codes a single step can produce (`worker_lost` belongs to the run, not to a step). */
-export type StepErrorCode = Exclude<RunErrorCode, 'worker_lost'>;
+type StepErrorCode = Exclude<RunErrorCode, 'worker_lost'>;
 
 /** Why a step did not pass: `failed` = the product misbehaved, `error` = the run could not complete. */
 export type StepProblem =

@@ -1,0 +1,144 @@
+import type { ArtifactKind, Step } from '@testrun/contracts';
+import { artifactKey, ID_PREFIX, newId, type ArtifactRow, type ArtifactStore, type Db } from '@testrun/core';
+import { describeStep, describeTarget, type StepOutcomeResult } from './steps';
+
+/** An image taken after a step, for the timeline. */
+export type StepShot = { body: Buffer; contentType: string; name: string };
+
+/** The run and attempt whose rows and files an {@link ArtifactWriter} writes. */
+export type ArtifactOwner = { runId: string; workspaceId: string; attempt: number };
+
+/**
+ * The only writer of a run's step rows, artifact files and artifact rows. Writes happen off the
+ * run's critical path, while the browser goes on with the next step; they are independent of each
+ * other (a step row carries its own screenshot's id), so they run side by side. flush() waits for
+ * all of them and rethrows the first failure.
+ */
+export class ArtifactWriter {
+  private readonly pending: Array<Promise<void>> = [];
+  private failure: { error: unknown } | null = null;
+  /** Rows of stored trace and video files, to record with the run's terminal state (finishRun). */
+  readonly finalRows: ArtifactRow[] = [];
+
+  constructor(
+    private readonly db: Db,
+    private readonly store: ArtifactStore,
+    readonly owner: ArtifactOwner,
+  ) {}
+
+  private enqueue(write: () => Promise<void>): void {
+    this.pending.push(
+      write().catch((error: unknown) => {
+        this.failure ??= { error };
+      }),
+    );
+  }
+
+  /** Records a step that ran (1-based `index`) with the image taken after it. */
+  recordStep(index: number, step: Step, result: StepOutcomeResult, shot: StepShot | null): void {
+    this.enqueue(async () => {
+      const screenshotId = shot ? await this.storeScreenshot(index, shot) : null;
+      await this.db.stepResult.create({
+        data: {
+          id: newId(ID_PREFIX.step),
+          runId: this.owner.runId,
+          attempt: this.owner.attempt,
+          index,
+          action: step.action,
+          label: describeStep(step),
+          target: result.target,
+          outcome: result.outcome,
+          error: result.outcome === 'passed' ? null : result.message,
+          startedAt: result.startedAt,
+          durationMs: Math.max(0, Math.round(result.durationMs)),
+          screenshotId,
+        },
+      });
+    });
+  }
+
+  /** Steps after the one that did not pass are not run; they are listed as skipped so the timeline is whole. */
+  recordSkipped(steps: readonly Step[], lastRun: number, baseUrl: string): void {
+    if (lastRun >= steps.length) return;
+    const now = new Date();
+    this.enqueue(async () => {
+      await this.db.stepResult.createMany({
+        data: steps.slice(lastRun).map((step, offset) => ({
+          id: newId(ID_PREFIX.step),
+          runId: this.owner.runId,
+          attempt: this.owner.attempt,
+          index: lastRun + offset + 1,
+          action: step.action,
+          label: describeStep(step),
+          target: safeTarget(step, baseUrl),
+          outcome: 'skipped' as const,
+          error: null,
+          startedAt: now,
+          durationMs: 0,
+        })),
+      });
+    });
+  }
+
+  /**
+   * Stores a trace or video file now; its row waits for the run's terminal write (`finalRows`),
+   * which records it in the same statement, saving a commit on the run's critical path.
+   */
+  recordRunFile(kind: Exclude<ArtifactKind, 'screenshot'>, name: string, contentType: string, body: Buffer): void {
+    this.enqueue(async () => {
+      const { id, storageKey } = await this.put(name, body);
+      this.finalRows.push({
+        id,
+        run_id: this.owner.runId,
+        workspace_id: this.owner.workspaceId,
+        attempt: this.owner.attempt,
+        kind,
+        step_index: null,
+        name,
+        storage_key: storageKey,
+        content_type: contentType,
+        size_bytes: body.length,
+      });
+    });
+  }
+
+  /** Waits for every write; throws the first that failed. */
+  async flush(): Promise<void> {
+    await Promise.all(this.pending);
+    if (this.failure) throw this.failure.error;
+  }
+
+  private async storeScreenshot(stepIndex: number, shot: StepShot): Promise<string> {
+    const { id, storageKey } = await this.put(shot.name, shot.body);
+    await this.db.artifact.create({
+      data: {
+        id,
+        runId: this.owner.runId,
+        workspaceId: this.owner.workspaceId,
+        attempt: this.owner.attempt,
+        kind: 'screenshot',
+        stepIndex,
+        name: shot.name,
+        storageKey,
+        contentType: shot.contentType,
+        sizeBytes: shot.body.length,
+      },
+    });
+    return id;
+  }
+
+  private async put(name: string, body: Buffer): Promise<{ id: string; storageKey: string }> {
+    const id = newId(ID_PREFIX.artifact);
+    const storageKey = artifactKey(this.owner.workspaceId, this.owner.runId, id, name);
+    await this.store.put(storageKey, body);
+    return { id, storageKey };
+  }
+}
+
+function safeTarget(step: Step, baseUrl: string): string {
+  try {
+    return describeTarget(step, baseUrl);
+  } catch {
+    return step.action;
+  }
+}

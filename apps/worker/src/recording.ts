@@ -1,0 +1,65 @@
+import { readFile, unlink } from 'node:fs/promises';
+import path from 'node:path';
+import type { BrowserContext, Page } from 'playwright';
+import { errorMessage, withTimeout, type Logger } from '@testrun/core';
+import type { ArtifactWriter } from './artifact-writer';
+import type { BrowserClock } from './browser-clock';
+import { sanitizeTrace } from './trace-sanitizer';
+
+/** What {@link stopRecording} needs of the run whose context it closes. */
+export interface RecordingTeardown {
+  context: BrowserContext;
+  /** The run's page, when it was opened: its video is the run's recording. */
+  page: Page | null;
+  /** The run's target headers: their values are cut out of the trace before it is stored. */
+  headers: Readonly<Record<string, string>>;
+  writer: ArtifactWriter;
+  clock: BrowserClock;
+  logger: Logger;
+  /** The worker's scratch directory (see WorkerService); the trace file passes through it. */
+  scratchDir: string;
+  /** Longest each of stopping the trace and closing the context may take. */
+  boundMs: number;
+}
+
+/** How long Playwright may take to name a closed page's video file. */
+const VIDEO_PATH_TIMEOUT_MS = 1_000;
+
+/**
+ * Stops tracing, closes the context (which finishes the video) and hands both files to the writer,
+ * each step within a bound. Never throws: a recording that cannot be stored is logged and left out,
+ * it never changes the run's outcome.
+ */
+export async function stopRecording(r: RecordingTeardown): Promise<void> {
+  const { runId, attempt } = r.writer.owner;
+  const tracePath = path.join(r.scratchDir, `${runId}-${attempt}-trace.zip`);
+  const scratchFiles = [tracePath];
+  try {
+    await r.clock.time(withTimeout(r.context.tracing.stop({ path: tracePath }), r.boundMs, 'stopping the trace'));
+    let zip: Buffer = await readFile(tracePath);
+    // The headers' values must never reach storage, whatever Playwright chose to record.
+    if (Object.keys(r.headers).length > 0) zip = sanitizeTrace(zip, r.headers);
+    r.writer.recordRunFile('trace', 'trace.zip', 'application/zip', zip);
+  } catch (error) {
+    r.logger.warn('trace not stored', { runId, error: errorMessage(error) });
+  }
+  const video = r.page?.video() ?? null;
+  try {
+    await r.clock.time(withTimeout(r.context.close(), r.boundMs, 'closing the browser context'));
+  } catch (error) {
+    // A crashed browser's context may not close cleanly; the browser pool relaunches the browser.
+    r.logger.debug('browser context did not close cleanly', { runId, error: errorMessage(error) });
+  }
+  if (video) {
+    try {
+      const videoPath = await r.clock.time(withTimeout(video.path(), VIDEO_PATH_TIMEOUT_MS, 'naming the video file'));
+      scratchFiles.push(videoPath);
+      const body = await readFile(videoPath);
+      if (body.length > 0) r.writer.recordRunFile('video', 'video.webm', 'video/webm', body);
+    } catch (error) {
+      r.logger.warn('video not stored', { runId, error: errorMessage(error) });
+    }
+  }
+  // The files were read into memory: removing them need not hold up the run's terminal write.
+  void Promise.all(scratchFiles.map((file) => unlink(file).catch(() => undefined)));
+}

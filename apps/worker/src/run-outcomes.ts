@@ -1,0 +1,83 @@
+import { compileValidator, JOBS, StepSchema, type Step } from '@testrun/contracts';
+import { errorMessage, type AbortOutcome, type RunOutcome } from '@testrun/core';
+import { summarizeFailure, type StepOutcomeResult } from './steps';
+
+/** A run is started at most this many times: the first try plus one retry after its worker was lost. */
+export const MAX_RUN_ATTEMPTS = JOBS.run.maxStalledCount + 1;
+
+/** The terminal state of a run whose worker died on its last allowed attempt. */
+export function workerLostOutcome(attempts: number): AbortOutcome {
+  return {
+    code: 'worker_lost',
+    message: `the worker running this test stopped responding (attempt ${attempts} of ${MAX_RUN_ATTEMPTS}); it was not retried again`,
+    resultSummary: `Error: the worker running this test was lost ${attempts === 1 ? 'once' : `${attempts} times`}; the run was not retried again.`,
+  };
+}
+
+const validateStep = compileValidator(StepSchema);
+
+/** Checks a run's step snapshot: its steps, or the first problem as `step N: reason`. */
+export function checkDefinition(steps: unknown): { steps: Step[] } | { problem: string } {
+  if (!Array.isArray(steps) || steps.length === 0) return { problem: 'the test has no steps' };
+  const valid: Step[] = [];
+  for (const [i, candidate] of steps.entries()) {
+    const checked = validateStep(candidate);
+    if (!checked.ok) {
+      const first = checked.errors[0];
+      const where = first?.path ? ` (${first.path.replace(/^\//, '')})` : '';
+      return { problem: `step ${i + 1}${where}: ${first?.message ?? 'is invalid'}` };
+    }
+    valid.push(checked.value);
+  }
+  return { steps: valid };
+}
+
+export function invalidDefinitionOutcome(problem: string): RunOutcome {
+  return {
+    status: 'error',
+    code: 'invalid_definition',
+    message: problem,
+    resultSummary: `Error: the test definition is invalid (${problem}).`,
+  };
+}
+
+export function headersUnreadableOutcome(): RunOutcome {
+  return {
+    status: 'error',
+    code: 'internal_error',
+    message:
+      "the run's request headers could not be decrypted (is TESTRUN_SECRET the same for the API and the worker?)",
+    resultSummary: "Error: the run's request headers could not be decrypted.",
+  };
+}
+
+export function noContextOutcome(error: unknown): RunOutcome {
+  return {
+    status: 'error',
+    code: 'browser_crashed',
+    message: `the browser could not open a context: ${errorMessage(error)}`,
+    resultSummary: 'Error: the browser could not be started for this run.',
+  };
+}
+
+export function internalErrorOutcome(error: unknown): RunOutcome {
+  return {
+    status: 'error',
+    code: 'internal_error',
+    message: `the worker hit an unexpected problem: ${errorMessage(error)}`,
+    resultSummary: 'Error: the worker hit an unexpected problem and could not complete the run.',
+  };
+}
+
+/** The run's outcome from its first step that did not pass (1-based `index`). */
+export function stepProblemOutcome(index: number, step: Step, result: StepOutcomeResult): RunOutcome | null {
+  const details = { message: result.message, step: index, resultSummary: summarizeFailure(index, step, result) };
+  switch (result.outcome) {
+    case 'passed':
+      return null;
+    case 'failed':
+      return { status: 'failed', code: result.code, ...details };
+    case 'error':
+      return { status: 'error', code: result.code, ...details };
+  }
+}

@@ -237,3 +237,13 @@ test("the trace opens in Playwright's trace viewer and the zip is served as appl
   expect(errors.filter((e) => /Content Security Policy/i.test(e))).toEqual([]);
   await viewer.close();
 });
+
+test('an address that opens nothing shows the not-found page, styled, in the browser', async () => {
+  const url = suiteRunViewUrl(env.api.origin, env.api.keys.view, suite.suiteRunId).replace(/.$/, (c) =>
+    c === 'A' ? 'B' : 'A',
+  );
+  expect((await page.goto(url))?.status()).toBe(404);
+  expect(await text(page.locator('h1'))).toBe('Not found');
+  // The hashed stylesheet applied under the page's CSP: the skip link is moved off screen.
+  expect(await page.locator('.skip-link').evaluate((el) => getComputedStyle(el).position)).toBe('absolute');
+});

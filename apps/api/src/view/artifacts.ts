@@ -40,6 +40,18 @@ function requestedRange(req: Request, size: number, etag: string): ByteRange | '
   return range ? { start: range.start, end: range.end } : null;
 }
 
+/**
+ * True when `If-None-Match` names this ETag (or `*`), compared weakly as RFC 9110 asks. Not
+ * express's req.fresh: that answers 200 to any request with `Cache-Control: no-cache`, which fetch()
+ * adds to every conditional request it is given.
+ */
+export function matchesETag(req: Request, etag: string): boolean {
+  const header = req.headers['if-none-match'];
+  if (header === undefined) return false;
+  const opaque = (tag: string) => tag.trim().replace(/^W\//, '');
+  return header.split(',').some((tag) => tag.trim() === '*' || opaque(tag) === opaque(etag));
+}
+
 /** How the client's side of a stream ended before the whole body was sent: the reader went away. */
 function isClientGone(error: unknown): boolean {
   return error instanceof Error && 'code' in error && error.code === 'ERR_STREAM_PREMATURE_CLOSE';
@@ -70,7 +82,7 @@ export async function sendArtifact(
     'Content-Disposition',
     `${servable ? 'inline' : 'attachment'}; filename="${safeFileName(artifact.name)}"`,
   );
-  if (req.fresh) {
+  if (matchesETag(req, etag)) {
     res.status(304).end();
     return true;
   }

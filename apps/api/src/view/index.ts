@@ -9,7 +9,7 @@ import {
   type ViewSubject,
 } from '@testrun/core';
 import { describeError, isUnavailableError } from '../errors';
-import { sendArtifact } from './artifacts';
+import { matchesETag, sendArtifact } from './artifacts';
 import { findAsset } from './assets';
 import { findRunArtifact, loadRun, loadRunLiveStatus, loadSuiteLiveStatus, loadSuiteRun } from './queries';
 import { renderFailure, renderNotFound, renderRunDetails, renderRunPage, renderSuitePage, type Paths } from './render';
@@ -106,7 +106,7 @@ export function createViewRouter(deps: ViewDeps): Router {
     // The name holds the content's hash: a changed file is a new URL, so this one may be kept forever.
     res.setHeader('Cache-Control', 'public, max-age=31536000, immutable');
     res.setHeader('ETag', asset.etag);
-    if (req.fresh) return void res.status(304).end();
+    if (matchesETag(req, asset.etag)) return void res.status(304).end();
     res.type(asset.type).send(asset.body);
   });
 

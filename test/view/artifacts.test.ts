@@ -140,6 +140,17 @@ test('If-Range, If-None-Match and HEAD', async () => {
   expect(headRange.headers.get('content-length')).toBe('10');
 });
 
+test('a row whose file is not in the store is a 404, like an unknown artifact', async () => {
+  const gone = await attach(
+    'gone.zip',
+    Buffer.alloc(10),
+    artifactKey(suite.workspaceId, runId, 'art_gone', 'gone.zip'),
+  );
+  const res = await fetch(gone.url);
+  expect(res.status).toBe(404);
+  expect(await res.text()).toContain('Not found');
+});
+
 /** How many descriptors of this process are open on the file. */
 function openHandles(file: string): number {
   let count = 0;

@@ -1,10 +1,9 @@
 import { createServer, type Server } from 'node:http';
 import { formatDuration } from '@testrun/contracts';
 import { suiteRunViewUrl } from '@testrun/core';
-import type { BrowserContext, Page } from 'playwright';
 import type { LiveStatus } from '../../apps/api/src/view/model';
 import { createSuiteRun, executeSeededRun, STEPS } from './seed';
-import { defined, readJson, startViewEnv, type ViewEnv } from './support';
+import { defined, readJson, startViewEnv, type ViewEnv, openViewer, type Viewer } from './support';
 
 /**
  * A page on loopback whose answer waits until the test releases it, so a run stays `running`
@@ -36,20 +35,18 @@ async function startGate() {
 
 let env: ViewEnv;
 let gate: Awaited<ReturnType<typeof startGate>>;
-let context: BrowserContext;
-let page: Page;
+let viewer: Viewer;
 
 beforeAll(async () => {
   env = await startViewEnv();
   gate = await startGate();
-  context = await (await env.pool.getBrowser()).newContext({ viewport: { width: 1280, height: 900 } });
-  page = await context.newPage();
+  viewer = await openViewer(env);
 });
 
 afterAll(async () => {
   gate.release();
   await gate.close();
-  await context.close();
+  await viewer.context.close();
   await env.close();
 });
 
@@ -65,16 +62,16 @@ test('a running suite page updates itself to the final state without a reload', 
   );
   const [first, second] = [defined(live.runs[0], 'run 1'), defined(live.runs[1], 'run 2')];
   const url = suiteRunViewUrl(env.api.origin, env.api.keys.view, live.suiteRunId);
-  await page.goto(url);
-  expect(await page.locator('h1 .chip').textContent()).toBe('queued');
-  expect(await page.locator('main').getAttribute('data-live')).toMatch(/\/status\.json$/);
+  await viewer.page.goto(url);
+  expect(await viewer.page.locator('h1 .chip').textContent()).toBe('queued');
+  expect(await viewer.page.locator('main').getAttribute('data-live')).toMatch(/\/status\.json$/);
   // A reload would lose this.
-  await page.evaluate(() => {
+  await viewer.page.evaluate(() => {
     Object.assign(window, { sameDocument: true });
   });
   const chipOf = (runId: string) => `li[data-run="${runId}"] summary [data-run-status]`;
   const chipIs = (selector: string, status: string) =>
-    page.waitForFunction(({ sel, want }) => document.querySelector(sel)?.textContent === want, {
+    viewer.page.waitForFunction(({ sel, want }) => document.querySelector(sel)?.textContent === want, {
       sel: selector,
       want: status,
     });
@@ -83,20 +80,20 @@ test('a running suite page updates itself to the final state without a reload', 
   const firstRun = executeSeededRun(env.worker, first);
   await chipIs(chipOf(first.id), 'running');
   await chipIs('h1 .chip', 'running');
-  expect(await page.locator('[data-count="running"]').textContent()).toBe('1');
+  expect(await viewer.page.locator('[data-count="running"]').textContent()).toBe('1');
 
   gate.release();
   await firstRun;
   const passed = await env.db.run.findUniqueOrThrow({ where: { id: first.id } });
   expect(passed.status).toBe('passed');
   await chipIs(chipOf(first.id), 'passed');
-  expect(await page.locator(`li[data-run="${first.id}"] [data-run-summary]`).textContent()).toContain(
+  expect(await viewer.page.locator(`li[data-run="${first.id}"] [data-run-summary]`).textContent()).toContain(
     passed.resultSummary,
   );
   // The duration as the server formats it: the script has no formatter of its own.
   const status = await readJson<LiveStatus>(await fetch(`${url}/status.json`));
   expect(status.runs.find((r) => r.id === first.id)?.durationText).toBe(formatDuration(passed.durationMs));
-  expect(await page.locator(`li[data-run="${first.id}"] [data-run-duration]`).textContent()).toBe(
+  expect(await viewer.page.locator(`li[data-run="${first.id}"] [data-run-duration]`).textContent()).toBe(
     formatDuration(passed.durationMs),
   );
 
@@ -105,12 +102,12 @@ test('a running suite page updates itself to the final state without a reload', 
   expect([failed.status, failed.outcomeCode]).toEqual(['failed', 'http_error']);
   // Terminal: the final page replaces the live one in place, failures first, and polling stops.
   await chipIs('h1 .chip', 'failed');
-  await page.locator('section.group-failed').waitFor();
-  expect(await page.locator('main').getAttribute('data-live')).toBeNull();
+  await viewer.page.locator('section.group-failed').waitFor();
+  expect(await viewer.page.locator('main').getAttribute('data-live')).toBeNull();
   expect(
-    await page.locator(`section.group-failed li[data-run="${second.id}"] .callout-failed .why`).textContent(),
+    await viewer.page.locator(`section.group-failed li[data-run="${second.id}"] .callout-failed .why`).textContent(),
   ).toBe(failed.outcomeMessage);
-  expect(await page.locator('[data-count="failed"]').textContent()).toBe('1');
-  expect(await page.evaluate(() => 'sameDocument' in window)).toBe(true);
-  expect(await page.locator('#live-note').textContent()).toContain('failed');
+  expect(await viewer.page.locator('[data-count="failed"]').textContent()).toBe('1');
+  expect(await viewer.page.evaluate(() => 'sameDocument' in window)).toBe(true);
+  expect(await viewer.page.locator('#live-note').textContent()).toContain('failed');
 });

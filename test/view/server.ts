@@ -1,13 +1,6 @@
 import { createServer, type Server } from 'node:http';
-import {
-  createLogger,
-  createRunQueue,
-  deriveKeys,
-  LocalArtifactStore,
-  type ArtifactStore,
-  type Db,
-  type Logger,
-} from '@testrun/core';
+import { createLogger, createRunQueue, deriveKeys, LocalArtifactStore } from '@testrun/core';
+import type { ArtifactStore, Db, Logger } from '@testrun/core';
 import { createApp } from '../../apps/api/src/app';
 import { readApiConfig } from '../../apps/api/src/config';
 import { createApiRedis } from '../../apps/api/src/redis';

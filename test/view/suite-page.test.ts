@@ -1,28 +1,26 @@
 import { formatDuration, type SuiteRun } from '@testrun/contracts';
 import { runViewUrl, suiteRunViewUrl } from '@testrun/core';
-import type { BrowserContext, Locator, Page } from 'playwright';
+import type { Locator } from 'playwright';
 import { measurePng } from './browser';
 import { createSuiteRun, executeSuite, mixedPlans, type SeededSuite } from './seed';
-import { defined, readJson, startViewEnv, type ViewEnv } from './support';
+import { defined, readJson, startViewEnv, type ViewEnv, openViewer, type Viewer } from './support';
 
 // One API process, one browser and one suite for the whole file, executed by the worker's own code
 // against the fixture shop: a pass (with video), an element not found, a test out of time, a failed
 // expectation, a disabled test and another pass, with real step rows, screenshots, trace and video.
 let env: ViewEnv;
-let context: BrowserContext;
-let page: Page;
+let viewer: Viewer;
 let suite: SeededSuite;
 
 beforeAll(async () => {
   env = await startViewEnv();
   suite = await createSuiteRun(env.db, env.api.keys, mixedPlans({ video: true }), { baseUrl: env.site.url });
   await executeSuite(env.worker, suite);
-  context = await (await env.pool.getBrowser()).newContext({ viewport: { width: 1280, height: 900 } });
-  page = await context.newPage();
+  viewer = await openViewer(env);
 }, 120_000);
 
 afterAll(async () => {
-  await context.close();
+  await viewer.context.close();
   await env.close();
 });
 
@@ -66,10 +64,10 @@ test('the suite page shows status, counters, failures first, every test and the 
   const body = await readJson<SuiteRun>(res);
   expect(body.status).toBe('failed');
   expect(body.suiteRunUrl).toBe(suiteRunViewUrl(env.api.origin, env.api.keys.view, suite.suiteRunId));
-  expect((await page.goto(body.suiteRunUrl))?.status()).toBe(200);
+  expect((await viewer.page.goto(body.suiteRunUrl))?.status()).toBe(200);
 
-  expect(await text(page.locator('h1 .chip'))).toBe('failed');
-  const count = (name: string) => text(page.locator(`[data-count="${name}"]`));
+  expect(await text(viewer.page.locator('h1 .chip'))).toBe('failed');
+  const count = (name: string) => text(viewer.page.locator(`[data-count="${name}"]`));
   expect(await count('total')).toBe('6');
   expect(await count('passed')).toBe('2');
   expect(await count('failed')).toBe('2');
@@ -77,13 +75,13 @@ test('the suite page shows status, counters, failures first, every test and the 
   expect(await count('skipped')).toBe('1');
 
   // Groups in order: what needs attention first.
-  const groups = await page.locator('section.group h2').allTextContents();
+  const groups = await viewer.page.locator('section.group h2').allTextContents();
   expect(groups.map((g) => g.replace(/\s*\(\d+\)/, '').trim())).toEqual(['Failed', 'Errors', 'Skipped', 'Passed']);
 
   // Every test with its status, name, the summary the worker wrote and its duration.
   for (const [i, run] of suite.runs.entries()) {
     const { row } = await recorded(i);
-    const entry = page.locator(`li[data-run="${run.id}"]`);
+    const entry = viewer.page.locator(`li[data-run="${run.id}"]`);
     expect(await text(entry.locator('summary [data-run-status]'))).toBe(row.status);
     expect(await text(entry.locator('summary .test-name'))).toBe(run.plan.name);
     const summary = await text(entry.locator('summary [data-run-summary]'));
@@ -94,7 +92,7 @@ test('the suite page shows status, counters, failures first, every test and the 
 
   // The failure callout: at which step, why (the worker's message), the code, and the screenshot of that moment.
   const signIn = await recorded(1);
-  const failed = page.locator(`li[data-run="${signIn.id}"]`);
+  const failed = viewer.page.locator(`li[data-run="${signIn.id}"]`);
   const callout = failed.locator('.callout-failed');
   const failingStep = defined(signIn.steps[2], 'the failing step');
   expect(await text(callout.locator('h3'))).toBe(`Failed at step 3 of 4: ${failingStep.label}`);
@@ -135,7 +133,7 @@ test('the suite page shows status, counters, failures first, every test and the 
 
   // The run out of time has an error callout at the step it was cut off at.
   const checkout = await recorded(2);
-  const errored = page.locator(`li[data-run="${checkout.id}"]`);
+  const errored = viewer.page.locator(`li[data-run="${checkout.id}"]`);
   expect(await text(errored.locator('.callout-error h3'))).toBe(
     `Error at step 2 of 3: ${defined(checkout.steps[1], 'step 2').label}`,
   );
@@ -144,19 +142,19 @@ test('the suite page shows status, counters, failures first, every test and the 
 
   // The failed expectation says what the worker found.
   const welcome = await recorded(3);
-  const expectation = page.locator(`li[data-run="${welcome.id}"] .callout-failed`);
+  const expectation = viewer.page.locator(`li[data-run="${welcome.id}"] .callout-failed`);
   expect(await text(expectation.locator('.why'))).toBe(welcome.row.outcomeMessage);
   expect(await text(expectation.locator('.code code'))).toBe('expectation_failed');
 
   // Passed tests are folded, their steps not rendered until opened.
-  const passed = page.locator(`li[data-run="${defined(suite.runs[0], 'run 0').id}"] details`);
+  const passed = viewer.page.locator(`li[data-run="${defined(suite.runs[0], 'run 0').id}"] details`);
   expect(await passed.getAttribute('open')).toBeNull();
   expect(await passed.locator('table.steps').count()).toBe(0);
 
   // The page is not blank: its screenshot has real content.
-  await page.evaluate(() => window.scrollTo(0, 0));
-  const shot = await page.screenshot({ fullPage: true });
-  const measured = await measurePng(await context.newPage(), shot);
+  await viewer.page.evaluate(() => window.scrollTo(0, 0));
+  const shot = await viewer.page.screenshot({ fullPage: true });
+  const measured = await measurePng(await viewer.context.newPage(), shot);
   expect(measured.width).toBe(1280);
   expect(measured.height).toBeGreaterThan(900);
   expect(measured.variance).toBeGreaterThan(100);
@@ -165,22 +163,22 @@ test('the suite page shows status, counters, failures first, every test and the 
 
 test('a passed test opens in place and links to its run page, which shows steps, screenshots and the recording', async () => {
   const home = await recorded(0);
-  await page.goto(suiteRunViewUrl(env.api.origin, env.api.keys.view, suite.suiteRunId));
+  await viewer.page.goto(suiteRunViewUrl(env.api.origin, env.api.keys.view, suite.suiteRunId));
   // The passed group is folded while something failed; open it, then the test.
-  await page.locator('section.group-passed > details > summary').click();
-  const entry = page.locator(`li[data-run="${home.id}"]`);
+  await viewer.page.locator('section.group-passed > details > summary').click();
+  const entry = viewer.page.locator(`li[data-run="${home.id}"]`);
   await entry.locator('summary').click();
   // The steps arrive when the test is opened.
   await entry.locator('table.steps tbody tr.step').first().waitFor();
   expect(await entry.locator('table.steps tbody tr.step').count()).toBe(3);
 
   await entry.locator('.run-link a').click();
-  await page.waitForURL(runViewUrl(env.api.origin, env.api.keys.view, home.id));
-  expect(await text(page.locator('h1'))).toContain('Home page loads');
-  expect(await text(page.locator('h1 .chip'))).toBe('passed');
-  expect(await text(page.locator('.summary'))).toBe(home.row.resultSummary);
-  expect(await page.locator('table.steps tbody tr.step').count()).toBe(3);
-  const gallery = page.locator('.gallery img');
+  await viewer.page.waitForURL(runViewUrl(env.api.origin, env.api.keys.view, home.id));
+  expect(await text(viewer.page.locator('h1'))).toContain('Home page loads');
+  expect(await text(viewer.page.locator('h1 .chip'))).toBe('passed');
+  expect(await text(viewer.page.locator('.summary'))).toBe(home.row.resultSummary);
+  expect(await viewer.page.locator('table.steps tbody tr.step').count()).toBe(3);
+  const gallery = viewer.page.locator('.gallery img');
   expect(await gallery.count()).toBe(3);
   for (let i = 0; i < 3; i++) {
     await gallery.nth(i).scrollIntoViewIfNeeded();
@@ -188,7 +186,7 @@ test('a passed test opens in place and links to its run page, which shows steps,
   }
 
   // The video plays from its artifact URL.
-  const video = page.locator('video');
+  const video = viewer.page.locator('video');
   expect(await video.count()).toBe(1);
   const videoSrc = defined(await video.getAttribute('src'), 'the video URL');
   expect(
@@ -211,8 +209,8 @@ test('a passed test opens in place and links to its run page, which shows steps,
 });
 
 test("the trace opens in Playwright's trace viewer and the zip is served as application/zip", async () => {
-  await page.goto(runViewUrl(env.api.origin, env.api.keys.view, defined(suite.runs[1], 'run 1').id));
-  const zipHref = defined(await page.locator('.trace-links a[download]').getAttribute('href'), 'the trace link');
+  await viewer.page.goto(runViewUrl(env.api.origin, env.api.keys.view, defined(suite.runs[1], 'run 1').id));
+  const zipHref = defined(await viewer.page.locator('.trace-links a[download]').getAttribute('href'), 'the trace link');
   const zip = await fetch(new URL(zipHref, env.api.origin));
   expect(zip.status).toBe(200);
   expect(zip.headers.get('content-type')).toBe('application/zip');
@@ -222,28 +220,31 @@ test("the trace opens in Playwright's trace viewer and the zip is served as appl
       .toString(),
   ).toBe('PK');
 
-  const viewerHref = defined(await page.locator('.trace-links a.button').getAttribute('href'), 'the viewer link');
+  const viewerHref = defined(
+    await viewer.page.locator('.trace-links a.button').getAttribute('href'),
+    'the viewer link',
+  );
   expect(viewerHref).toContain('/view/trace-viewer/index.html?trace=');
-  const viewer = await context.newPage();
+  const traceTab = await viewer.context.newPage();
   const errors: string[] = [];
-  viewer.on('console', (m) => {
+  traceTab.on('console', (m) => {
     if (m.type() === 'error') errors.push(m.text());
   });
-  const res = defined(await viewer.goto(new URL(viewerHref, env.api.origin).toString()), 'the viewer response');
+  const res = defined(await traceTab.goto(new URL(viewerHref, env.api.origin).toString()), 'the viewer response');
   expect(res.status()).toBe(200);
   expect(res.headers()['content-security-policy']).toContain("worker-src 'self'");
   // The viewer lists the trace's actions once it has read the zip (by ranges) through its service worker.
-  await viewer.getByText('Fill "Ada Lovelace"', { exact: false }).first().waitFor({ timeout: 20_000 });
+  await traceTab.getByText('Fill "Ada Lovelace"', { exact: false }).first().waitFor({ timeout: 20_000 });
   expect(errors.filter((e) => /Content Security Policy/i.test(e))).toEqual([]);
-  await viewer.close();
+  await traceTab.close();
 });
 
 test('an address that opens nothing shows the not-found page, styled, in the browser', async () => {
   const url = suiteRunViewUrl(env.api.origin, env.api.keys.view, suite.suiteRunId).replace(/.$/, (c) =>
     c === 'A' ? 'B' : 'A',
   );
-  expect((await page.goto(url))?.status()).toBe(404);
-  expect(await text(page.locator('h1'))).toBe('Not found');
+  expect((await viewer.page.goto(url))?.status()).toBe(404);
+  expect(await text(viewer.page.locator('h1'))).toBe('Not found');
   // The hashed stylesheet applied under the page's CSP: the skip link is moved off screen.
-  expect(await page.locator('.skip-link').evaluate((el) => getComputedStyle(el).position)).toBe('absolute');
+  expect(await viewer.page.locator('.skip-link').evaluate((el) => getComputedStyle(el).position)).toBe('absolute');
 });

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Db } from '@testrun/core';
+import type { BrowserContext, Page } from 'playwright';
 import type { BrowserPool } from '@testrun/worker';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site';
 import { testDb } from '../support/harness';
@@ -55,4 +56,12 @@ export async function startViewEnv(options: TestApiOptions = {}): Promise<ViewEn
       await db.$disconnect();
     },
   };
+}
+
+/** A reader's browser tab on the view: its own context of the pool's Chromium. Close the context in afterAll. */
+export type Viewer = { context: BrowserContext; page: Page };
+
+export async function openViewer(env: ViewEnv): Promise<Viewer> {
+  const context = await (await env.pool.getBrowser()).newContext({ viewport: { width: 1280, height: 900 } });
+  return { context, page: await context.newPage() };
 }

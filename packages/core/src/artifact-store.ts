@@ -31,7 +31,7 @@ export interface ArtifactStore {
 export class ArtifactStoreUnavailableError extends Error {
   override readonly name = 'ArtifactStoreUnavailableError';
   constructor(operation: string, cause: unknown) {
-    super(`the artifact store could not ${operation}: ${cause instanceof Error ? cause.message : String(cause)}`, {
+    super(`the artifact store could not ${operation}: ${String(cause)}`, {
       cause,
     });
   }
@@ -39,8 +39,9 @@ export class ArtifactStoreUnavailableError extends Error {
 
 const SAFE_KEY = /^[A-Za-z0-9_-]+(\/[A-Za-z0-9_.-]+)*$/;
 
+/** Node's `ENOENT`. Checked by shape: errors from Node's own realm are not `instanceof Error` everywhere (jest). */
 function isMissing(error: unknown): boolean {
-  return error instanceof Error && 'code' in error && error.code === 'ENOENT';
+  return typeof error === 'object' && error !== null && 'code' in error && error.code === 'ENOENT';
 }
 
 /** Artifacts as files below one directory, one file per key. */

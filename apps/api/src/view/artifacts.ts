@@ -54,7 +54,7 @@ export function matchesETag(req: Request, etag: string): boolean {
 
 /** How the client's side of a stream ended before the whole body was sent: the reader went away. */
 function isClientGone(error: unknown): boolean {
-  return error instanceof Error && 'code' in error && error.code === 'ERR_STREAM_PREMATURE_CLOSE';
+  return typeof error === 'object' && error !== null && 'code' in error && error.code === 'ERR_STREAM_PREMATURE_CLOSE';
 }
 
 /**
@@ -112,7 +112,7 @@ export async function sendArtifact(
     if (!isClientGone(error))
       deps.logger.error('artifact stream failed', {
         artifactId: artifact.id,
-        err: error instanceof Error ? error.message : String(error),
+        err: String(error),
       });
   }
   return true;

@@ -11,6 +11,7 @@ import {
 import { describeError, isUnavailableError } from '../errors';
 import { matchesETag, sendArtifact } from './artifacts';
 import { findAsset } from './assets';
+import type { LiveStatus } from './model';
 import { findRunArtifact, loadRun, loadRunLiveStatus, loadSuiteLiveStatus, loadSuiteRun } from './queries';
 import { renderFailure, renderNotFound, renderRunDetails, renderRunPage, renderSuitePage, type Paths } from './render';
 import { createTraceViewerRouter, traceViewerDir } from './trace-viewer';
@@ -78,18 +79,15 @@ export function createViewRouter(deps: ViewDeps): Router {
     load: (id: string, req: Request) => Promise<T | null>,
     send: (req: Request, res: Response, found: T) => unknown,
   ) {
-    return async (req: Request<{ id: string; token: string }>, res: Response) => {
+    return async (req: Request, res: Response) => {
       const { id, token } = req.params;
-      if (!authorized(deps, subject, id, token)) return sendNotFound(req, res);
+      if (typeof id !== 'string' || typeof token !== 'string' || !authorized(deps, subject, id, token))
+        return sendNotFound(req, res);
       const found = await load(id, req);
       if (found === null) return sendNotFound(req, res);
       await send(req, res, found);
     };
   }
-
-  const sendStatus = (_req: Request, res: Response, status: unknown) => {
-    res.setHeader('Cache-Control', 'no-store').json(status);
-  };
 
   router.use((_req, res, next) => {
     res.setHeader('X-Content-Type-Options', 'nosniff');
@@ -114,30 +112,34 @@ export function createViewRouter(deps: ViewDeps): Router {
   if (viewerDir) router.use('/trace-viewer', createTraceViewerRouter(viewerDir));
   else logger.warn('playwright-core trace viewer not found; traces are offered as downloads only');
 
-  router.get(
-    '/suite-runs/:id/:token',
-    capability(
-      'suite-run',
-      (id) => loadSuiteRun(deps.db, deps.keys, id),
-      (req, res, suite) => sendPage(res, 200, renderSuitePage(paths(req), suite)),
-    ),
-  );
-  router.get(
-    '/suite-runs/:id/:token/status.json',
-    capability('suite-run', (id) => loadSuiteLiveStatus(deps.db, id), sendStatus),
-  );
-  router.get(
-    '/runs/:id/:token',
-    capability(
-      'run',
-      (id) => loadRun(deps.db, deps.keys, id),
-      (req, res, run) => sendPage(res, 200, renderRunPage(paths(req), run)),
-    ),
-  );
-  router.get(
-    '/runs/:id/:token/status.json',
-    capability('run', (id) => loadRunLiveStatus(deps.db, id), sendStatus),
-  );
+  /** A subject's page and the status.json it polls while it is live. */
+  function pageRoutes<T>(
+    prefix: '/suite-runs' | '/runs',
+    subject: ViewSubject,
+    load: (db: Db, keys: DerivedKeys, id: string) => Promise<T | null>,
+    render: (p: Paths, found: T) => string,
+    loadStatus: (db: Db, id: string) => Promise<LiveStatus | null>,
+  ): void {
+    router.get(
+      `${prefix}/:id/:token`,
+      capability(
+        subject,
+        (id) => load(deps.db, deps.keys, id),
+        (req, res, found) => sendPage(res, 200, render(paths(req), found)),
+      ),
+    );
+    router.get(
+      `${prefix}/:id/:token/status.json`,
+      capability(
+        subject,
+        (id) => loadStatus(deps.db, id),
+        (_req, res, status) => res.setHeader('Cache-Control', 'no-store').json(status),
+      ),
+    );
+  }
+
+  pageRoutes('/suite-runs', 'suite-run', loadSuiteRun, renderSuitePage, loadSuiteLiveStatus);
+  pageRoutes('/runs', 'run', loadRun, renderRunPage, loadRunLiveStatus);
   // The steps of a passed test, fetched when someone opens it on a suite page.
   router.get(
     '/runs/:id/:token/fragment',
@@ -152,8 +154,9 @@ export function createViewRouter(deps: ViewDeps): Router {
     capability(
       'run',
       (id, req) => {
-        const artifactId = String(req.params.artifactId);
-        return ID_SHAPE.test(artifactId) ? findRunArtifact(deps.db, id, artifactId) : Promise.resolve(null);
+        const { artifactId } = req.params;
+        if (typeof artifactId !== 'string' || !ID_SHAPE.test(artifactId)) return Promise.resolve(null);
+        return findRunArtifact(deps.db, id, artifactId);
       },
       async (req, res, artifact) => {
         if (await sendArtifact(req, res, { store: deps.store, logger }, artifact)) return;

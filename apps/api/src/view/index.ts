@@ -13,7 +13,9 @@ import { matchesETag, sendArtifact } from './artifacts';
 import { findAsset } from './assets';
 import type { LiveStatus } from './model';
 import { findRunArtifact, loadRun, loadRunLiveStatus, loadSuiteLiveStatus, loadSuiteRun } from './queries';
-import { renderFailure, renderNotFound, renderRunDetails, renderRunPage, renderSuitePage, type Paths } from './render';
+import type { Paths } from './layout';
+import { renderFailure, renderNotFound, renderRunPage, renderSuitePage } from './render';
+import { renderRunDetails } from './run-details';
 import { createTraceViewerRouter, traceViewerDir } from './trace-viewer';
 
 /** What the detailed view needs from the API process. */

@@ -6,9 +6,6 @@ import type { ViewRun, ViewSuiteRun } from './model';
 import { showsDetailsInline } from './queries';
 import { renderRunDetails, screenshotGallery, skipNote } from './run-details';
 
-export { renderRunDetails } from './run-details';
-export type { Paths } from './layout';
-
 export function renderRunPage(p: Paths, run: ViewRun): string {
   const body = html`<header class="page-header">
       <p class="crumbs">Test run <code>${run.id}</code></p>

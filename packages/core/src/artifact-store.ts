@@ -17,7 +17,8 @@ export interface ArtifactStore {
   /**
    * Streams an artifact, or only the bytes `range.start` to `range.end` (inclusive) of it, without
    * reading the rest; `size` is always the size of the whole artifact. Null when there is none under
-   * that key. The caller must consume or destroy the stream.
+   * that key; a RangeError when the range does not lie within it; ArtifactStoreUnavailableError when
+   * the store cannot be read. The caller must consume or destroy the stream.
    */
   open(key: string, range?: ByteRange): Promise<OpenedArtifact | null>;
   /** Reads a whole artifact into memory (small files and checks); null when there is none. */

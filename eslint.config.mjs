@@ -39,7 +39,7 @@ export default tseslint.config(
     languageOptions: { globals: { ...globals.node } },
   },
   {
-    files: ['apps/api/src/view/assets/**/*.js'],
+    files: ['apps/api/assets/**/*.js'],
     languageOptions: { sourceType: 'script', globals: { ...globals.browser } },
   },
   prettier,

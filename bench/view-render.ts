@@ -28,7 +28,7 @@ import {
 } from '@testrun/core';
 import type { RunStatus, TerminalRunStatus } from '@testrun/contracts';
 import { createViewRouter } from '../apps/api/src/view';
-import type { ViewRun, ViewSuiteRun } from '../apps/api/src/view/model';
+import type { ViewRun, ViewStep, ViewSuiteRun } from '../apps/api/src/view/model';
 import { renderSuitePage } from '../apps/api/src/view/render';
 
 const TESTS = 500;
@@ -52,7 +52,7 @@ function syntheticSuite(): ViewSuiteRun {
   const runs: ViewRun[] = Array.from({ length: TESTS }, (_, i) => {
     const status = outcomeAt(i);
     const inline = status === 'failed' || status === 'error';
-    const steps = inline
+    const steps: ViewStep[] | null = inline
       ? Array.from({ length: STEPS_PER_TEST }, (_, s) => ({
           index: s + 1,
           action: 'click',

@@ -1,22 +1,51 @@
-import { createReadStream } from 'node:fs';
-import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, open, readFile, writeFile, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 
+/** Inclusive byte offsets of a part of an artifact, as in an HTTP `Range` (`bytes=start-end`). */
+export type ByteRange = { start: number; end: number };
+
+/** An artifact being read: a stream of the bytes asked for, and the size of the whole artifact. */
+export type OpenedArtifact = { stream: Readable; size: number };
+
 /**
  * Where run artifacts (screenshots, traces, videos) live. The local directory store is the default;
- * an object store implements the same four calls.
+ * an object store implements the same three calls.
  */
 export interface ArtifactStore {
   put(key: string, body: Buffer): Promise<void>;
-  /** Streams an artifact, or null when there is none under that key. */
-  open(key: string): Promise<{ stream: Readable; size: number } | null>;
+  /**
+   * Streams an artifact, or only the bytes `range.start` to `range.end` (inclusive) of it, without
+   * reading the rest; `size` is always the size of the whole artifact. Null when there is none under
+   * that key; a RangeError when the range does not lie within it; ArtifactStoreUnavailableError when
+   * the store cannot be read. The caller must consume or destroy the stream.
+   */
+  open(key: string, range?: ByteRange): Promise<OpenedArtifact | null>;
+  /** Reads a whole artifact into memory (small files and checks); null when there is none. */
   get(key: string): Promise<Buffer | null>;
-  delete(key: string): Promise<void>;
+}
+
+/**
+ * The store cannot be read or written right now (a disk, mount or object store fault), as opposed to
+ * an artifact that does not exist: callers answer 503, not 404 or 500. The original error is `cause`.
+ */
+export class ArtifactStoreUnavailableError extends Error {
+  override readonly name = 'ArtifactStoreUnavailableError';
+  constructor(operation: string, cause: unknown) {
+    super(`the artifact store could not ${operation}: ${String(cause)}`, {
+      cause,
+    });
+  }
 }
 
 const SAFE_KEY = /^[A-Za-z0-9_-]+(\/[A-Za-z0-9_.-]+)*$/;
 
+/** Node's `ENOENT`. Checked by shape: errors from Node's own realm are not `instanceof Error` everywhere (jest). */
+function isMissing(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && 'code' in error && error.code === 'ENOENT';
+}
+
+/** Artifacts as files below one directory, one file per key. */
 export class LocalArtifactStore implements ArtifactStore {
   constructor(private readonly root: string) {}
 
@@ -27,30 +56,48 @@ export class LocalArtifactStore implements ArtifactStore {
 
   async put(key: string, body: Buffer): Promise<void> {
     const file = this.resolve(key);
-    await mkdir(path.dirname(file), { recursive: true });
-    await writeFile(file, body);
+    try {
+      await mkdir(path.dirname(file), { recursive: true });
+      await writeFile(file, body);
+    } catch (error) {
+      throw new ArtifactStoreUnavailableError('write an artifact', error);
+    }
   }
 
-  async open(key: string): Promise<{ stream: Readable; size: number } | null> {
+  async open(key: string, range?: ByteRange): Promise<OpenedArtifact | null> {
     const file = this.resolve(key);
+    let handle: FileHandle;
+    let size: number;
     try {
-      const s = await stat(file);
-      return { stream: createReadStream(file), size: s.size };
-    } catch {
-      return null;
+      handle = await open(file, 'r');
+    } catch (error) {
+      // Only a missing file is "no artifact"; a store that cannot be read is an outage, not a 404.
+      if (isMissing(error)) return null;
+      throw new ArtifactStoreUnavailableError('read an artifact', error);
     }
+    try {
+      size = (await handle.stat()).size;
+    } catch (error) {
+      await handle.close();
+      throw new ArtifactStoreUnavailableError('read an artifact', error);
+    }
+    if (range && (range.start < 0 || range.end < range.start || range.end >= size)) {
+      await handle.close();
+      throw new RangeError(`byte range ${range.start}-${range.end} is outside an artifact of ${size} bytes`);
+    }
+    // The stream owns the handle: it is closed when the stream ends, fails or is destroyed.
+    const stream = handle.createReadStream(range ? { start: range.start, end: range.end } : {});
+    return { stream, size };
   }
 
   async get(key: string): Promise<Buffer | null> {
+    const file = this.resolve(key);
     try {
-      return await readFile(this.resolve(key));
-    } catch {
-      return null;
+      return await readFile(file);
+    } catch (error) {
+      if (isMissing(error)) return null;
+      throw new ArtifactStoreUnavailableError('read an artifact', error);
     }
-  }
-
-  async delete(key: string): Promise<void> {
-    await rm(this.resolve(key), { force: true });
   }
 }
 

@@ -1,14 +1,6 @@
-/** Human durations: `850 ms`, `4.2 s`, `2 min 05 s`, `1 h 02 min`. */
-export function formatDuration(ms: number | null | undefined): string {
-  if (ms === null || ms === undefined || !Number.isFinite(ms) || ms < 0) return '–';
-  if (ms < 1000) return `${Math.round(ms)} ms`;
-  if (ms < 60_000) return `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;
-  const totalSeconds = Math.round(ms / 1000);
-  if (totalSeconds < 3600)
-    return `${Math.floor(totalSeconds / 60)} min ${String(totalSeconds % 60).padStart(2, '0')} s`;
-  const minutes = Math.round(totalSeconds / 60);
-  return `${Math.floor(minutes / 60)} h ${String(minutes % 60).padStart(2, '0')} min`;
-}
+import type { RunErrorCode, RunFailureCode, SkipReason } from '@testrun/contracts';
+
+// Durations come from contracts' formatDuration, the one rule for the view, summaries and the CLI.
 
 /** A UTC timestamp people can read without JavaScript; `<time datetime>` carries the exact instant. */
 export function formatInstant(date: Date): string {
@@ -21,8 +13,8 @@ export function formatBytes(bytes: number): string {
   return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 }
 
-/** Words for the machine codes a run carries (contracts' RUN_ERROR_CODES, RUN_FAILURE_CODES, skip reasons). */
-const CODE_WORDS: Record<string, string> = {
+/** Words for the machine codes a run carries; a code added to contracts must get its words here. */
+const CODE_WORDS: Record<RunErrorCode | RunFailureCode | SkipReason, string> = {
   target_unreachable: 'Target unreachable',
   browser_crashed: 'Browser crashed',
   invalid_definition: 'Invalid test definition',
@@ -35,6 +27,16 @@ const CODE_WORDS: Record<string, string> = {
   test_disabled: 'Test disabled',
 };
 
+function isKnownCode(code: string): code is keyof typeof CODE_WORDS {
+  return Object.hasOwn(CODE_WORDS, code);
+}
+
+/** The words for a code; an unknown one (a row older than the closed set) is shown spelled out. */
 export function describeCode(code: string): string {
-  return CODE_WORDS[code] ?? code.replace(/_/g, ' ');
+  return isKnownCode(code) ? CODE_WORDS[code] : code.replace(/_/g, ' ');
+}
+
+/** Credentials in a URL's userinfo (`https://user:pass@host`) are secrets: never shown. */
+export function redactCredentials(text: string): string {
+  return text.replace(/([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@]+@/gi, '$1***@');
 }

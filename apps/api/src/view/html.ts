@@ -21,7 +21,7 @@ const ESCAPES: Record<string, string> = {
 
 /** Escapes text for use in element content and in quoted attribute values. */
 export function escapeHtml(value: string): string {
-  return value.replace(/[&<>"'`]/g, (c) => ESCAPES[c]!);
+  return value.replace(/[&<>"'`]/g, (c) => ESCAPES[c] ?? c);
 }
 
 type Interpolation = SafeHtml | string | number | boolean | null | undefined | readonly Interpolation[];
@@ -34,12 +34,6 @@ function renderValue(value: Interpolation): string {
 }
 
 export function html(strings: TemplateStringsArray, ...values: Interpolation[]): SafeHtml {
-  let out = strings[0]!;
-  for (let i = 0; i < values.length; i++) out += renderValue(values[i]!) + strings[i + 1]!;
-  return new SafeHtml(out);
-}
-
-/** Markup that is trusted as is: only for constants of this module, never for data. */
-export function trusted(markup: string): SafeHtml {
-  return new SafeHtml(markup);
+  // The cooked literals interleaved with the rendered values, as a template literal would join them.
+  return new SafeHtml(String.raw({ raw: strings }, ...values.map(renderValue)));
 }

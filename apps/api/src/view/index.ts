@@ -1,5 +1,6 @@
 import { Router, type NextFunction, type Request, type Response } from 'express';
 import {
+  ArtifactStoreUnavailableError,
   verifyViewToken,
   type ArtifactStore,
   type Db,
@@ -7,9 +8,14 @@ import {
   type Logger,
   type ViewSubject,
 } from '@testrun/core';
-import { ASSETS } from './assets';
+import { describeError, isUnavailableError } from '../errors';
+import { matchesETag, sendArtifact } from './artifacts';
+import { findAsset } from './assets';
+import type { LiveStatus } from './model';
 import { findRunArtifact, loadRun, loadRunLiveStatus, loadSuiteLiveStatus, loadSuiteRun } from './queries';
-import { renderNotFound, renderRunDetails, renderRunPage, renderSuitePage, type Paths } from './render';
+import type { Paths } from './layout';
+import { renderFailure, renderNotFound, renderRunPage, renderSuitePage } from './render';
+import { renderRunDetails } from './run-details';
 import { createTraceViewerRouter, traceViewerDir } from './trace-viewer';
 
 /** What the detailed view needs from the API process. */
@@ -34,12 +40,6 @@ const PAGE_POLICY = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-/** Artifacts are data, never documents: a file that claims to be HTML still cannot run anything. */
-const ARTIFACT_POLICY = "default-src 'none'; img-src 'self'; media-src 'self'; style-src 'unsafe-inline'; sandbox";
-
-/** Types an artifact is served as; anything else is a download of bytes. */
-const SERVABLE_TYPES = new Set(['image/png', 'image/jpeg', 'image/webp', 'video/webm', 'video/mp4', 'application/zip']);
-
 const ID_SHAPE = /^[a-z]{2,5}_[0-9a-z]{26}$/;
 const TOKEN_SHAPE = /^[A-Za-z0-9_-]{32}$/;
 
@@ -47,16 +47,14 @@ function paths(req: Request): Paths {
   return { base: req.baseUrl };
 }
 
-function sendNotFound(req: Request, res: Response): void {
-  // One body for an unknown id, a wrong token and a missing token: a 404 tells nothing.
-  res.status(404).setHeader('Cache-Control', 'no-store').setHeader('Content-Security-Policy', PAGE_POLICY);
-  res.type('html').send(renderNotFound(paths(req)));
+function sendPage(res: Response, status: number, body: string): void {
+  res.status(status).setHeader('Cache-Control', 'no-store').setHeader('Content-Security-Policy', PAGE_POLICY);
+  res.type('html').send(body);
 }
 
-function sendPage(res: Response, body: string): void {
-  res.setHeader('Cache-Control', 'no-store');
-  res.setHeader('Content-Security-Policy', PAGE_POLICY);
-  res.type('html').send(body);
+function sendNotFound(req: Request, res: Response): void {
+  // One body for an unknown id, a wrong token and a missing token: a 404 tells nothing.
+  sendPage(res, 404, renderNotFound(paths(req)));
 }
 
 /** True when the token in the URL is the one signed for this subject and id. */
@@ -64,32 +62,34 @@ function authorized(deps: ViewDeps, subject: ViewSubject, id: string, token: str
   return ID_SHAPE.test(id) && TOKEN_SHAPE.test(token) && verifyViewToken(deps.keys.view, subject, id, token);
 }
 
-/** Parses a single `bytes=` range (the trace viewer reads zips by range); null means "send it all". */
-function parseRange(header: string | undefined, size: number): { start: number; end: number } | 'unsatisfiable' | null {
-  if (!header) return null;
-  const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
-  if (!m || (m[1] === '' && m[2] === '')) return null;
-  let start: number;
-  let end: number;
-  if (m[1] === '') {
-    start = Math.max(size - Number(m[2]), 0);
-    end = size - 1;
-  } else {
-    start = Number(m[1]);
-    end = m[2] === '' ? size - 1 : Math.min(Number(m[2]), size - 1);
-  }
-  if (start > end || start >= size) return 'unsatisfiable';
-  return { start, end };
-}
-
-function safeFileName(name: string): string {
-  return name.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 100) || 'artifact';
+/** An outage (Postgres, Redis or the artifact store cannot be reached) rather than a fault of the view's own. */
+function isOutage(error: unknown): boolean {
+  return error instanceof ArtifactStoreUnavailableError || isUnavailableError(error);
 }
 
 /** The detailed view behind suiteRunUrl, mounted at /view. No API key: every URL carries a signed token. */
 export function createViewRouter(deps: ViewDeps): Router {
   const router = Router();
   const logger = deps.logger.child({ component: 'view' });
+
+  /**
+   * A GET route under `<id>/<token>`: 404 unless the token was signed for this subject and id and
+   * `load` finds something, else `send` answers with it.
+   */
+  function capability<T>(
+    subject: ViewSubject,
+    load: (id: string, req: Request) => Promise<T | null>,
+    send: (req: Request, res: Response, found: T) => unknown,
+  ) {
+    return async (req: Request, res: Response) => {
+      const { id, token } = req.params;
+      if (typeof id !== 'string' || typeof token !== 'string' || !authorized(deps, subject, id, token))
+        return sendNotFound(req, res);
+      const found = await load(id, req);
+      if (found === null) return sendNotFound(req, res);
+      await send(req, res, found);
+    };
+  }
 
   router.use((_req, res, next) => {
     res.setHeader('X-Content-Type-Options', 'nosniff');
@@ -101,11 +101,12 @@ export function createViewRouter(deps: ViewDeps): Router {
   });
 
   router.get('/assets/:name', (req, res) => {
-    const asset = [ASSETS.css, ASSETS.js].find((a) => a.name === req.params.name);
+    const asset = findAsset(req.params.name);
     if (!asset) return sendNotFound(req, res);
+    // The name holds the content's hash: a changed file is a new URL, so this one may be kept forever.
     res.setHeader('Cache-Control', 'public, max-age=31536000, immutable');
     res.setHeader('ETag', asset.etag);
-    if (req.headers['if-none-match'] === asset.etag) return void res.status(304).end();
+    if (matchesETag(req, asset.etag)) return void res.status(304).end();
     res.type(asset.type).send(asset.body);
   });
 
@@ -113,116 +114,82 @@ export function createViewRouter(deps: ViewDeps): Router {
   if (viewerDir) router.use('/trace-viewer', createTraceViewerRouter(viewerDir));
   else logger.warn('playwright-core trace viewer not found; traces are offered as downloads only');
 
-  router.get('/suite-runs/:id/:token', async (req, res) => {
-    const { id, token } = req.params;
-    if (!authorized(deps, 'suite-run', id, token)) return sendNotFound(req, res);
-    const suite = await loadSuiteRun(deps.db, deps.keys, id);
-    if (!suite) return sendNotFound(req, res);
-    sendPage(res, renderSuitePage(paths(req), suite));
-  });
-
-  router.get('/suite-runs/:id/:token/status.json', async (req, res) => {
-    const { id, token } = req.params;
-    if (!authorized(deps, 'suite-run', id, token)) return sendNotFound(req, res);
-    const status = await loadSuiteLiveStatus(deps.db, id);
-    if (!status) return sendNotFound(req, res);
-    res.setHeader('Cache-Control', 'no-store');
-    res.json(status);
-  });
-
-  router.get('/runs/:id/:token', async (req, res) => {
-    const { id, token } = req.params;
-    if (!authorized(deps, 'run', id, token)) return sendNotFound(req, res);
-    const run = await loadRun(deps.db, deps.keys, id);
-    if (!run) return sendNotFound(req, res);
-    sendPage(res, renderRunPage(paths(req), run));
-  });
-
-  router.get('/runs/:id/:token/status.json', async (req, res) => {
-    const { id, token } = req.params;
-    if (!authorized(deps, 'run', id, token)) return sendNotFound(req, res);
-    const status = await loadRunLiveStatus(deps.db, id);
-    if (!status) return sendNotFound(req, res);
-    res.setHeader('Cache-Control', 'no-store');
-    res.json(status);
-  });
-
-  // The steps of a passed test, fetched when someone opens it on a suite page.
-  router.get('/runs/:id/:token/fragment', async (req, res) => {
-    const { id, token } = req.params;
-    if (!authorized(deps, 'run', id, token)) return sendNotFound(req, res);
-    const run = await loadRun(deps.db, deps.keys, id);
-    if (!run) return sendNotFound(req, res);
-    sendPage(res, renderRunDetails(paths(req), run, 3).value);
-  });
-
-  router.get('/runs/:id/:token/artifacts/:artifactId', async (req, res) => {
-    const { id, token, artifactId } = req.params;
-    if (!authorized(deps, 'run', id, token) || !ID_SHAPE.test(artifactId)) return sendNotFound(req, res);
-    const artifact = await findRunArtifact(deps.db, id, artifactId);
-    if (!artifact) return sendNotFound(req, res);
-    const etag = `"${artifact.id}"`;
-    const servable = SERVABLE_TYPES.has(artifact.contentType);
-    // Artifacts never change once written: cache them for good, but only in the browser (the URL is a capability).
-    res.setHeader('Cache-Control', 'private, max-age=31536000, immutable');
-    res.setHeader('ETag', etag);
-    res.setHeader('Content-Security-Policy', ARTIFACT_POLICY);
-    res.setHeader('Accept-Ranges', 'bytes');
-    res.setHeader('Content-Type', servable ? artifact.contentType : 'application/octet-stream');
-    res.setHeader(
-      'Content-Disposition',
-      `${servable ? 'inline' : 'attachment'}; filename="${safeFileName(artifact.name)}"`,
+  /** A subject's page and the status.json it polls while it is live. */
+  function pageRoutes<T>(
+    prefix: '/suite-runs' | '/runs',
+    subject: ViewSubject,
+    load: (db: Db, keys: DerivedKeys, id: string) => Promise<T | null>,
+    render: (p: Paths, found: T) => string,
+    loadStatus: (db: Db, id: string) => Promise<LiveStatus | null>,
+  ): void {
+    router.get(
+      `${prefix}/:id/:token`,
+      capability(
+        subject,
+        (id) => load(deps.db, deps.keys, id),
+        (req, res, found) => sendPage(res, 200, render(paths(req), found)),
+      ),
     );
-    if (req.headers['if-none-match'] === etag) return void res.status(304).end();
+    router.get(
+      `${prefix}/:id/:token/status.json`,
+      capability(
+        subject,
+        (id) => loadStatus(deps.db, id),
+        (_req, res, status) => res.setHeader('Cache-Control', 'no-store').json(status),
+      ),
+    );
+  }
 
-    const opened = await deps.store.open(artifact.storageKey);
-    if (!opened) {
-      logger.warn('artifact row without stored file', { runId: id, artifactId });
-      return sendNotFound(req, res);
-    }
-    const range = parseRange(req.headers.range, opened.size);
-    if (range === 'unsatisfiable') {
-      opened.stream.destroy();
-      res.setHeader('Content-Range', `bytes */${opened.size}`);
-      return void res.status(416).end();
-    }
-    if (range) {
-      opened.stream.destroy();
-      const body = await deps.store.get(artifact.storageKey);
-      if (!body) return sendNotFound(req, res);
-      res.status(206).setHeader('Content-Range', `bytes ${range.start}-${range.end}/${body.length}`);
-      res.setHeader('Content-Length', String(range.end - range.start + 1));
-      return void res.end(req.method === 'HEAD' ? undefined : body.subarray(range.start, range.end + 1));
-    }
-    res.setHeader('Content-Length', String(opened.size));
-    if (req.method === 'HEAD') {
-      opened.stream.destroy();
-      return void res.end();
-    }
-    opened.stream.on('error', (err) => {
-      logger.error('artifact stream failed', { runId: id, artifactId, err: err.message });
-      res.destroy(err);
-    });
-    opened.stream.pipe(res);
-  });
+  pageRoutes('/suite-runs', 'suite-run', loadSuiteRun, renderSuitePage, loadSuiteLiveStatus);
+  pageRoutes('/runs', 'run', loadRun, renderRunPage, loadRunLiveStatus);
+  // The steps of a passed test, fetched when someone opens it on a suite page.
+  router.get(
+    '/runs/:id/:token/fragment',
+    capability(
+      'run',
+      (id) => loadRun(deps.db, deps.keys, id),
+      (req, res, run) => sendPage(res, 200, renderRunDetails(paths(req), run, 3).value),
+    ),
+  );
+  router.get(
+    '/runs/:id/:token/artifacts/:artifactId',
+    capability(
+      'run',
+      (id, req) => {
+        const { artifactId } = req.params;
+        if (typeof artifactId !== 'string' || !ID_SHAPE.test(artifactId)) return Promise.resolve(null);
+        return findRunArtifact(deps.db, id, artifactId);
+      },
+      async (req, res, artifact) => {
+        if (await sendArtifact(req, res, { store: deps.store, logger }, artifact)) return;
+        logger.warn('artifact row without stored file', { artifactId: artifact.id });
+        sendNotFound(req, res);
+      },
+    ),
+  );
 
   router.use((req, res) => sendNotFound(req, res));
 
-  router.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+  router.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const requestId: unknown = res.locals.requestId;
+    const outage = isOutage(error);
     // Never the URL: it carries the capability token.
-    logger.error('view request failed', {
-      route: req.route?.path,
-      err: err instanceof Error ? err.message : String(err),
-    });
+    const fields = { requestId, route: routeOf(req), err: describeError(error) };
+    if (outage) logger.warn('view request failed: a backing service is unavailable', fields);
+    else logger.error('view request failed', { ...fields, stack: error instanceof Error ? error.stack : undefined });
     if (res.headersSent) return void res.destroy();
-    res.status(503).setHeader('Cache-Control', 'no-store').setHeader('Retry-After', '5');
-    res.setHeader('Content-Security-Policy', PAGE_POLICY);
-    res
-      .type('html')
-      .send(
-        '<!doctype html><html lang="en"><meta charset="utf-8"><title>Temporarily unavailable</title><h1>Temporarily unavailable</h1><p>The page cannot be shown right now. Try again in a few seconds.</p></html>',
-      );
+    // Only an outage is worth retrying soon; a fault of the view's own answers the same until it is fixed.
+    if (outage) res.setHeader('Retry-After', '5');
+    sendPage(res, outage ? 503 : 500, renderFailure(paths(req), outage ? 'unavailable' : 'internal'));
   });
 
   return router;
+}
+
+/** The route pattern that matched (`/runs/:id/:token`), never the path with its token. */
+function routeOf(req: Request): string | undefined {
+  const route: unknown = req.route;
+  if (typeof route === 'object' && route !== null && 'path' in route && typeof route.path === 'string')
+    return route.path;
+  return undefined;
 }

@@ -1,4 +1,4 @@
-import type { ArtifactKind, RunStatus } from '@testrun/contracts';
+import type { ArtifactKind, RunStatus, StepOutcome, SuiteCounts } from '@testrun/contracts';
 
 /** One executed step of a run's latest attempt. */
 export type ViewStep = {
@@ -6,7 +6,7 @@ export type ViewStep = {
   action: string;
   label: string;
   target: string;
-  outcome: string;
+  outcome: StepOutcome;
   error: string | null;
   startedAt: Date;
   durationMs: number;
@@ -56,25 +56,26 @@ export type ViewSuiteRun = {
   projectName: string;
   projectSlug: string;
   status: RunStatus;
-  counts: {
-    total: number;
-    queued: number;
-    running: number;
-    passed: number;
-    failed: number;
-    error: number;
-    skipped: number;
-  };
+  counts: SuiteCounts;
   createdAt: Date;
   startedAt: Date | null;
   finishedAt: Date | null;
   runs: ViewRun[];
 };
 
-/** The small JSON the page polls while a suite or run is not terminal. */
+/**
+ * The small JSON the page polls while a suite or run is not terminal. `durationText` is the
+ * duration as the page shows it, so the browser needs no formatting rule of its own.
+ */
 export type LiveStatus = {
   status: RunStatus;
   terminal: boolean;
-  counts?: ViewSuiteRun['counts'];
-  runs: Array<{ id: string; status: RunStatus; resultSummary: string; durationMs: number | null }>;
+  counts?: SuiteCounts;
+  runs: Array<{
+    id: string;
+    status: RunStatus;
+    resultSummary: string;
+    durationMs: number | null;
+    durationText: string;
+  }>;
 };

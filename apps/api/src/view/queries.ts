@@ -1,4 +1,10 @@
-import { isTerminalRunStatus } from '@testrun/contracts';
+import {
+  formatDuration,
+  isTerminalRunStatus,
+  STEP_OUTCOMES,
+  type StepOutcome,
+  type SuiteCounts,
+} from '@testrun/contracts';
 import { signViewToken, type Db, type DerivedKeys } from '@testrun/core';
 import type { LiveStatus, ViewArtifact, ViewRun, ViewStep, ViewSuiteRun } from './model';
 
@@ -48,25 +54,8 @@ const ARTIFACT_COLUMNS = {
   sizeBytes: true,
 } as const;
 
-type RunRow = {
-  id: string;
-  suiteRunId: string | null;
-  position: number;
-  testName: string;
-  status: ViewRun['status'];
-  resultSummary: string;
-  outcomeCode: string | null;
-  outcomeMessage: string | null;
-  outcomeStep: number | null;
-  skipReason: string | null;
-  baseUrl: string;
-  attempt: number;
-  steps: unknown;
-  createdAt: Date;
-  startedAt: Date | null;
-  finishedAt: Date | null;
-  durationMs: number | null;
-};
+/** A run row as RUN_COLUMNS selects it: the view's run before its token and details are added. */
+type RunRow = Omit<ViewRun, 'token' | 'plannedSteps' | 'steps' | 'artifacts'> & { steps: unknown };
 
 function toViewRun(keys: DerivedKeys, row: RunRow): ViewRun {
   const { steps, ...rest } = row;
@@ -79,48 +68,56 @@ function toViewRun(keys: DerivedKeys, row: RunRow): ViewRun {
   };
 }
 
+function isStepOutcome(value: string): value is StepOutcome {
+  return (STEP_OUTCOMES as readonly string[]).includes(value);
+}
+
+/** A step row's outcome, checked: a value outside the closed set is a bug, not something to draw. */
+function stepOutcome(value: string): StepOutcome {
+  if (isStepOutcome(value)) return value;
+  throw new Error(`step outcome "${value}" is not one of ${STEP_OUTCOMES.join(', ')}`);
+}
+
+/** Rows of the runs' current attempts, grouped by run id (rows of earlier attempts are left out). */
+function byCurrentAttempt<T extends { runId: string; attempt: number }>(runs: ViewRun[], rows: T[]): Map<string, T[]> {
+  const attempts = new Map(runs.map((r) => [r.id, r.attempt]));
+  const grouped = new Map<string, T[]>(runs.map((r) => [r.id, []]));
+  for (const row of rows) if (attempts.get(row.runId) === row.attempt) grouped.get(row.runId)?.push(row);
+  return grouped;
+}
+
 /**
  * Attaches the steps and artifacts of each run's latest attempt. Only the runs given are loaded:
  * a suite page asks for the ones it shows open, so a 500-test suite of passes stays cheap.
  */
 async function attachDetails(db: Db, runs: ViewRun[]): Promise<void> {
-  const withAttempts = runs.filter((r) => r.attempt > 0);
-  if (withAttempts.length === 0) {
-    for (const r of runs) {
-      r.steps = [];
-      r.artifacts = [];
-    }
-    return;
-  }
-  const ids = withAttempts.map((r) => r.id);
-  const [steps, artifacts] = await Promise.all([
-    db.stepResult.findMany({
-      where: { runId: { in: ids } },
-      select: STEP_COLUMNS,
-      orderBy: [{ runId: 'asc' }, { index: 'asc' }],
-    }),
-    db.artifact.findMany({
-      where: { runId: { in: ids } },
-      select: ARTIFACT_COLUMNS,
-      orderBy: [{ runId: 'asc' }, { stepIndex: 'asc' }, { createdAt: 'asc' }],
-    }),
-  ]);
-  const byId = new Map(runs.map((r) => [r.id, r]));
-  for (const r of runs) {
-    r.steps = [];
-    r.artifacts = [];
-  }
-  for (const s of steps) {
-    const run = byId.get(s.runId)!;
-    if (s.attempt !== run.attempt) continue;
-    const { runId: _runId, attempt: _attempt, ...step } = s;
-    run.steps!.push(step satisfies ViewStep);
-  }
-  for (const a of artifacts) {
-    const run = byId.get(a.runId)!;
-    if (a.attempt !== run.attempt) continue;
-    const { runId: _runId, attempt: _attempt, ...artifact } = a;
-    run.artifacts!.push(artifact satisfies ViewArtifact);
+  const started = runs.filter((r) => r.attempt > 0);
+  const ids = started.map((r) => r.id);
+  const [stepRows, artifactRows] =
+    ids.length === 0
+      ? [[], []]
+      : await Promise.all([
+          db.stepResult.findMany({
+            where: { runId: { in: ids } },
+            select: STEP_COLUMNS,
+            orderBy: [{ runId: 'asc' }, { index: 'asc' }],
+          }),
+          db.artifact.findMany({
+            where: { runId: { in: ids } },
+            select: ARTIFACT_COLUMNS,
+            orderBy: [{ runId: 'asc' }, { stepIndex: 'asc' }, { createdAt: 'asc' }],
+          }),
+        ]);
+  const steps = byCurrentAttempt(started, stepRows);
+  const artifacts = byCurrentAttempt(started, artifactRows);
+  for (const run of runs) {
+    run.steps = (steps.get(run.id) ?? []).map(({ runId: _runId, attempt: _attempt, outcome, ...step }): ViewStep => ({
+      ...step,
+      outcome: stepOutcome(outcome),
+    }));
+    run.artifacts = (artifacts.get(run.id) ?? []).map(
+      ({ runId: _runId, attempt: _attempt, ...artifact }): ViewArtifact => artifact,
+    );
   }
 }
 
@@ -129,19 +126,38 @@ export function showsDetailsInline(run: Pick<ViewRun, 'status'>): boolean {
   return run.status !== 'passed' && run.status !== 'skipped';
 }
 
+/** The suite run's counters, as stored beside its status. */
+const COUNT_COLUMNS = {
+  status: true,
+  totalCount: true,
+  queuedCount: true,
+  runningCount: true,
+  passedCount: true,
+  failedCount: true,
+  errorCount: true,
+  skippedCount: true,
+} as const;
+
+type CountRow = { [K in Exclude<keyof typeof COUNT_COLUMNS, 'status'>]: number };
+
+function countsOf(row: CountRow): SuiteCounts {
+  return {
+    total: row.totalCount,
+    queued: row.queuedCount,
+    running: row.runningCount,
+    passed: row.passedCount,
+    failed: row.failedCount,
+    error: row.errorCount,
+    skipped: row.skippedCount,
+  };
+}
+
 export async function loadSuiteRun(db: Db, keys: DerivedKeys, suiteRunId: string): Promise<ViewSuiteRun | null> {
   const suiteRun = await db.suiteRun.findUnique({
     where: { id: suiteRunId },
     select: {
+      ...COUNT_COLUMNS,
       id: true,
-      status: true,
-      totalCount: true,
-      queuedCount: true,
-      runningCount: true,
-      passedCount: true,
-      failedCount: true,
-      errorCount: true,
-      skippedCount: true,
       createdAt: true,
       startedAt: true,
       finishedAt: true,
@@ -160,15 +176,7 @@ export async function loadSuiteRun(db: Db, keys: DerivedKeys, suiteRunId: string
     projectName: suiteRun.suite.project.name,
     projectSlug: suiteRun.suite.project.slug,
     status: suiteRun.status,
-    counts: {
-      total: suiteRun.totalCount,
-      queued: suiteRun.queuedCount,
-      running: suiteRun.runningCount,
-      passed: suiteRun.passedCount,
-      failed: suiteRun.failedCount,
-      error: suiteRun.errorCount,
-      skipped: suiteRun.skippedCount,
-    },
+    counts: countsOf(suiteRun),
     createdAt: suiteRun.createdAt,
     startedAt: suiteRun.startedAt,
     finishedAt: suiteRun.finishedAt,
@@ -184,49 +192,28 @@ export async function loadRun(db: Db, keys: DerivedKeys, runId: string): Promise
   return run;
 }
 
+const LIVE_RUN_COLUMNS = { id: true, status: true, resultSummary: true, durationMs: true } as const;
+
+function liveRun(run: Omit<LiveStatus['runs'][number], 'durationText'>): LiveStatus['runs'][number] {
+  return { ...run, durationText: formatDuration(run.durationMs) };
+}
+
 export async function loadSuiteLiveStatus(db: Db, suiteRunId: string): Promise<LiveStatus | null> {
-  const suiteRun = await db.suiteRun.findUnique({
-    where: { id: suiteRunId },
-    select: {
-      status: true,
-      totalCount: true,
-      queuedCount: true,
-      runningCount: true,
-      passedCount: true,
-      failedCount: true,
-      errorCount: true,
-      skippedCount: true,
-    },
-  });
+  const suiteRun = await db.suiteRun.findUnique({ where: { id: suiteRunId }, select: COUNT_COLUMNS });
   if (!suiteRun) return null;
-  const runs = await db.run.findMany({
-    where: { suiteRunId },
-    select: { id: true, status: true, resultSummary: true, durationMs: true },
-    orderBy: { position: 'asc' },
-  });
+  const runs = await db.run.findMany({ where: { suiteRunId }, select: LIVE_RUN_COLUMNS, orderBy: { position: 'asc' } });
   return {
     status: suiteRun.status,
     terminal: isTerminalRunStatus(suiteRun.status),
-    counts: {
-      total: suiteRun.totalCount,
-      queued: suiteRun.queuedCount,
-      running: suiteRun.runningCount,
-      passed: suiteRun.passedCount,
-      failed: suiteRun.failedCount,
-      error: suiteRun.errorCount,
-      skipped: suiteRun.skippedCount,
-    },
-    runs,
+    counts: countsOf(suiteRun),
+    runs: runs.map(liveRun),
   };
 }
 
 export async function loadRunLiveStatus(db: Db, runId: string): Promise<LiveStatus | null> {
-  const run = await db.run.findUnique({
-    where: { id: runId },
-    select: { id: true, status: true, resultSummary: true, durationMs: true },
-  });
+  const run = await db.run.findUnique({ where: { id: runId }, select: LIVE_RUN_COLUMNS });
   if (!run) return null;
-  return { status: run.status, terminal: isTerminalRunStatus(run.status), runs: [run] };
+  return { status: run.status, terminal: isTerminalRunStatus(run.status), runs: [liveRun(run)] };
 }
 
 /** An artifact only when it belongs to the given run: the run's token never opens another run's files. */

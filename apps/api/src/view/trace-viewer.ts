@@ -25,7 +25,10 @@ export function traceViewerDir(): string | null {
 function traceViewerPolicy(dir: string): string {
   const index = readFileSync(path.join(dir, 'index.html'), 'utf8');
   const hashes = [...index.matchAll(/<script>([\s\S]*?)<\/script>/g)].map(
-    (m) => `'sha256-${createHash('sha256').update(m[1]!).digest('base64')}'`,
+    (m) =>
+      `'sha256-${createHash('sha256')
+        .update(m[1] ?? '')
+        .digest('base64')}'`,
   );
   return [
     "default-src 'self'",

@@ -1,0 +1,226 @@
+import { formatDuration, isTerminalRunStatus } from '@testrun/contracts';
+import { describeCode, formatBytes, redactCredentials } from './format';
+import { html, type SafeHtml } from './html';
+import { chip, heading, runPath, type Heading, type Paths } from './layout';
+import type { ViewArtifact, ViewRun, ViewStep } from './model';
+
+function artifactPath(p: Paths, run: ViewRun, artifactId: string): string {
+  return `${runPath(p, run)}/artifacts/${encodeURIComponent(artifactId)}`;
+}
+
+function traceViewerPath(p: Paths, traceUrl: string): string {
+  return `${p.base}/trace-viewer/index.html?trace=${encodeURIComponent(traceUrl)}`;
+}
+
+function stepScreenshot(run: ViewRun, step: ViewStep): ViewArtifact | undefined {
+  const artifacts = run.artifacts ?? [];
+  if (step.screenshotId) return artifacts.find((a) => a.id === step.screenshotId);
+  return artifacts.find((a) => a.kind === 'screenshot' && a.stepIndex === step.index);
+}
+
+/** The screenshot of the moment a run went wrong: its failing step's, else the last one taken. */
+function failureScreenshot(run: ViewRun): ViewArtifact | undefined {
+  const steps = run.steps ?? [];
+  const failing =
+    steps.find((s) => s.index === run.outcomeStep) ??
+    steps.find((s) => s.outcome !== 'passed' && s.outcome !== 'skipped');
+  const shot = failing ? stepScreenshot(run, failing) : undefined;
+  if (shot) return shot;
+  return (run.artifacts ?? []).filter((a) => a.kind === 'screenshot').at(-1);
+}
+
+function thumbnail(p: Paths, run: ViewRun, a: ViewArtifact, alt: string, size: 'thumb' | 'large'): SafeHtml {
+  const href = artifactPath(p, run, a.id);
+  return html`<a class="shot shot-${size}" href="${href}" target="_blank" rel="noopener noreferrer"
+    ><img src="${href}" alt="${alt}" loading="lazy" decoding="async"
+  /></a>`;
+}
+
+/** Where and why a failed or errored run went wrong, with the screenshot of that moment. */
+function failureCallout(p: Paths, run: ViewRun, level: Heading): SafeHtml {
+  const steps = run.steps ?? [];
+  const step = steps.find((s) => s.index === run.outcomeStep);
+  const verdict = run.status === 'failed' ? 'Failed' : 'Error';
+  const where = run.outcomeStep
+    ? `${verdict} at step ${run.outcomeStep}${run.plannedSteps ? ` of ${run.plannedSteps}` : ''}${step ? `: ${step.label}` : ''}`
+    : run.status === 'failed'
+      ? 'Failed'
+      : 'The run could not complete';
+  const shot = failureScreenshot(run);
+  const why = run.outcomeMessage ?? step?.error ?? run.resultSummary;
+  return html`<section
+    class="callout callout-${run.status}"
+    aria-label="${verdict === 'Failed' ? 'Failure' : 'Error'} of ${run.testName}"
+  >
+    <div class="callout-text">
+      ${heading(level, where)}
+      <p class="why">${redactCredentials(why)}</p>
+      ${run.outcomeCode ? html`<p class="code">${describeCode(run.outcomeCode)} <code>${run.outcomeCode}</code></p>` : ''}
+    </div>
+    ${
+      shot
+        ? html`<figure class="callout-shot">
+            ${thumbnail(p, run, shot, `Screenshot at ${step ? `step ${step.index}` : 'the end of the run'} of ${run.testName}`, 'large')}
+            <figcaption>
+              The page when it went wrong${shot.stepIndex ? ` (step ${shot.stepIndex})` : ''}. Select to open full size.
+            </figcaption>
+          </figure>`
+        : ''
+    }
+  </section>`;
+}
+
+/** A step's label with its action set apart: `goto "/"` reads as <code>goto</code> "/". */
+function stepLabel(action: string, label: string): SafeHtml {
+  const rest = label.startsWith(action) ? label.slice(action.length).trimStart() : label;
+  return html`<code class="action">${action}</code> ${rest}`;
+}
+
+function stepRow(p: Paths, run: ViewRun, s: ViewStep, clock: { t0: number; span: number }): SafeHtml {
+  const x = ((s.startedAt.getTime() - clock.t0) / clock.span) * 100;
+  const w = Math.max((s.durationMs / clock.span) * 100, 0.4);
+  const shot = stepScreenshot(run, s);
+  return html`<tr class="step step-${s.outcome}">
+      <td class="num">${s.index}</td>
+      <th scope="row" class="label">${stepLabel(s.action, redactCredentials(s.label))}</th>
+      <td class="target">${s.target ? html`<code>${redactCredentials(s.target)}</code>` : ''}</td>
+      <td>${chip(s.outcome)}</td>
+      <td class="num">${formatDuration(s.durationMs)}</td>
+      <td class="bar-cell">
+        <svg class="bar" viewBox="0 0 100 10" preserveAspectRatio="none" aria-hidden="true" focusable="false">
+          <rect class="track" x="0" y="0" width="100" height="10"></rect>
+          <rect
+            class="fill fill-${s.outcome}"
+            x="${x.toFixed(2)}"
+            y="0"
+            width="${Math.min(w, 100 - x).toFixed(2)}"
+            height="10"
+          ></rect>
+        </svg>
+      </td>
+      <td class="shot-cell">
+        ${shot ? thumbnail(p, run, shot, `Screenshot after step ${s.index}: ${s.label}`, 'thumb') : ''}
+      </td>
+    </tr>
+    ${
+      s.error
+        ? html`<tr class="step-error-row">
+            <td></td>
+            <td colspan="6"><p class="step-message">${redactCredentials(s.error)}</p></td>
+          </tr>`
+        : ''
+    }`;
+}
+
+/**
+ * The steps as a table with a bar per step, placed and sized to scale on the run's own clock. The
+ * worker records the steps after the one that went wrong as `skipped`, so the table is whole; the
+ * heading counts the rows against the test's steps (fewer only when an attempt was cut off).
+ */
+function stepTimeline(p: Paths, run: ViewRun, level: Heading): SafeHtml {
+  const steps = run.steps ?? [];
+  if (steps.length === 0) {
+    const why =
+      run.status === 'queued'
+        ? 'Not started yet.'
+        : run.status === 'skipped'
+          ? 'Not executed.'
+          : 'No steps were recorded.';
+    return html`<section class="timeline">
+      ${heading(level, 'Steps')}
+      <p class="muted">${why}</p>
+    </section>`;
+  }
+  const t0 = Math.min(...steps.map((s) => s.startedAt.getTime()));
+  const t1 = Math.max(...steps.map((s) => s.startedAt.getTime() + s.durationMs));
+  const clock = { t0, span: Math.max(t1 - t0, 1) };
+  const count = `${steps.length}${run.plannedSteps ? ` of ${run.plannedSteps}` : ''}`;
+  return html`<section class="timeline">
+    ${heading(level, html`Steps <span class="muted">(${count}, ${formatDuration(clock.span)} on the timeline)</span>`)}
+    <div class="table-wrap">
+      <table class="steps">
+        <thead>
+          <tr>
+            <th scope="col">#</th>
+            <th scope="col">Step</th>
+            <th scope="col">Target</th>
+            <th scope="col">Outcome</th>
+            <th scope="col">Duration</th>
+            <th scope="col" class="bar-cell">Timeline</th>
+            <th scope="col">Screenshot</th>
+          </tr>
+        </thead>
+        <tbody>
+          ${steps.map((s) => stepRow(p, run, s, clock))}
+        </tbody>
+      </table>
+    </div>
+  </section>`;
+}
+
+function recording(p: Paths, run: ViewRun, level: Heading): SafeHtml {
+  const artifacts = run.artifacts ?? [];
+  const videos = artifacts.filter((a) => a.kind === 'video');
+  const traces = artifacts.filter((a) => a.kind === 'trace');
+  if (videos.length === 0 && traces.length === 0) {
+    if (!isTerminalRunStatus(run.status) || run.status === 'skipped') return html``;
+    return html`<section class="recording">
+      ${heading(level, 'Recording')}
+      <p class="muted">No recording was kept for this run.</p>
+    </section>`;
+  }
+  return html`<section class="recording">
+    ${heading(level, 'Recording')}
+    ${videos.map((v) => html`<video class="video" controls preload="metadata" src="${artifactPath(p, run, v.id)}" aria-label="Video of ${run.testName}"><a href="${artifactPath(p, run, v.id)}">Download the video</a></video>`)}
+    ${
+      traces.length
+        ? html`<ul class="trace-links">
+            ${traces.map((t) => {
+              const href = artifactPath(p, run, t.id);
+              return html`<li>
+                <a class="button" href="${traceViewerPath(p, href)}" target="_blank" rel="noopener noreferrer"
+                  >Open the Playwright trace</a
+                >
+                <a href="${href}" download="${t.name}">Download ${t.name} (${formatBytes(t.sizeBytes)})</a>
+              </li>`;
+            })}
+          </ul>`
+        : ''
+    }
+  </section>`;
+}
+
+/** Every screenshot of a run, for its own page. */
+export function screenshotGallery(p: Paths, run: ViewRun): SafeHtml {
+  const shots = (run.artifacts ?? []).filter((a) => a.kind === 'screenshot');
+  if (shots.length === 0) return html``;
+  return html`<section class="gallery">
+    ${heading(2, 'Screenshots')}
+    <ul class="shots">
+      ${shots.map(
+        (a) =>
+          html`<li>
+            <figure>
+              ${thumbnail(p, run, a, `Screenshot ${a.stepIndex ? `after step ${a.stepIndex}` : a.name} of ${run.testName}`, 'thumb')}
+              <figcaption>${a.stepIndex ? `Step ${a.stepIndex}` : a.name}</figcaption>
+            </figure>
+          </li>`,
+      )}
+    </ul>
+  </section>`;
+}
+
+/** "Skipped: Test disabled test_disabled." */
+export function skipNote(run: ViewRun): SafeHtml {
+  return html`<p class="skip">
+    Skipped${run.skipReason ? html`: ${describeCode(run.skipReason)} <code>${run.skipReason}</code>` : ''}.
+  </p>`;
+}
+
+/** The body of one run: why it went wrong, its step timeline and its recording. Also served alone as a fragment. */
+export function renderRunDetails(p: Paths, run: ViewRun, level: Heading): SafeHtml {
+  return html`<div class="run-details">
+    ${run.status === 'failed' || run.status === 'error' ? failureCallout(p, run, level) : ''}
+    ${run.status === 'skipped' ? skipNote(run) : stepTimeline(p, run, level)} ${recording(p, run, level)}
+  </div>`;
+}

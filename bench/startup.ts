@@ -151,10 +151,17 @@ async function measure(service: ServiceName, variant: Variant, env: Record<strin
 
 const ms = (n: number) => `${Math.round(n)} ms`;
 const mib = (n: number) => `${Math.round(n)} MiB`;
-function cell(taken: Sample[], pick: (sample: Sample) => number, unit: (n: number) => string): string {
+/** `median (min–max) unit` of one measure over a variant's samples. */
+function cell(taken: Sample[], pick: (sample: Sample) => number, unit: 'ms' | 'MiB'): string {
   const { median, min, max } = spread(taken.map(pick));
-  return `${unit(median)} (${unit(min)}–${unit(max)})`;
+  return `${Math.round(median)} ${unit} (${Math.round(min)}–${Math.round(max)})`;
 }
+function childrenCell(taken: Sample[]): string {
+  const count = spread(taken.map((s) => s.children)).median;
+  if (count === 0) return 'none';
+  return `${cell(taken, (s) => s.childrenRssMiB, 'MiB')}, ${count} process${count === 1 ? '' : 'es'}`;
+}
+const medianOf = (taken: Sample[], pick: (sample: Sample) => number) => spread(taken.map(pick)).median;
 
 export async function run(): Promise<void> {
   const prefix = `testrun-bench-startup-${randomBytes(3).toString('hex')}`;
@@ -183,14 +190,27 @@ export async function run(): Promise<void> {
   redis.disconnect();
 
   const rows: string[] = [];
+  const summary: string[] = [];
   for (const service of services) {
+    const name = service === 'api' ? 'API' : 'Worker';
     for (const variant of VARIANTS) {
       const taken = samples.get(`${service}/${variant.id}`) ?? [];
       if (!taken.length) continue;
-      const ready = cell(taken, (s) => s.readyMs, ms);
-      const own = cell(taken, (s) => s.rssMiB, mib);
-      const children = `${cell(taken, (s) => s.childrenRssMiB, mib)}, ${spread(taken.map((s) => s.children)).median} processes`;
-      rows.push(`| ${service === 'api' ? 'API' : 'Worker'} | ${variant.label} | ${ready} | ${own} | ${children} |`);
+      const ready = cell(taken, (s) => s.readyMs, 'ms');
+      const own = cell(taken, (s) => s.rssMiB, 'MiB');
+      rows.push(`| ${name} | ${variant.label} | ${ready} | ${own} | ${childrenCell(taken)} |`);
+    }
+    const after = samples.get(`${service}/node-dist`) ?? [];
+    const cold = samples.get(`${service}/tsx-cold`) ?? [];
+    const warm = samples.get(`${service}/tsx-warm`) ?? [];
+    if (after.length && cold.length && warm.length) {
+      const ready = (taken: Sample[]) => medianOf(taken, (s) => s.readyMs);
+      const rss = (taken: Sample[]) => medianOf(taken, (s) => s.rssMiB);
+      summary.push(
+        `- ${name}: ready in ${ms(ready(after))} on dist against ${ms(ready(warm))} (warm) and ${ms(ready(cold))} ` +
+          `(cold) under tsx; ${mib(rss(warm) - rss(after))} less resident memory than warm tsx ` +
+          `(${mib(rss(after))} against ${mib(rss(warm))}).`,
+      );
     }
   }
 
@@ -200,8 +220,9 @@ export async function run(): Promise<void> {
 
 \`pnpm bench startup\` (\`bench/startup.ts\`; \`BENCH_STARTUP_ROUNDS\`, default 5).
 
-- ${machineLine()}; Postgres and Redis on 127.0.0.1; measured ${new Date().toISOString().slice(0, 10)} while
-  other processes shared the machine: figures are indicative.
+- ${machineLine()}.
+- Postgres and Redis on 127.0.0.1; measured ${new Date().toISOString().slice(0, 10)} while other processes shared
+  the machine: figures are indicative.
 - ${ROUNDS} rounds per service; each round starts every variant once, in an order that rotates from round
   to round. Figures are median (min–max).
 - **Before**: what the image ran until now, \`pnpm api\` = \`tsx apps/api/src/main.ts\` with every
@@ -217,11 +238,13 @@ export async function run(): Promise<void> {
 - **Idle RSS**: \`VmRSS\` from \`/proc/<pid>/status\` of the service's own node process, ${IDLE_MS / 1000} s after it was
   ready. Its child processes are **not** included there: the last column sums their \`VmRSS\` (a sum
   over processes counts shared pages more than once). They are the worker's Chromium (a browser
-  process and its helpers) and, under tsx, esbuild's transform service, which tsx keeps running.
+  process and its helpers) and, under tsx with an empty cache, esbuild's transform service.
 
 | Service | How it starts | Start to ready | Idle RSS (own process) | Child processes (summed RSS) |
 |---|---|---|---|---|
 ${rows.join('\n')}
+
+${summary.join('\n')}
 `,
   );
   out('wrote the startup section of docs/BENCHMARKS.md');

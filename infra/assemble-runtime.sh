@@ -8,7 +8,7 @@
 # Run it after `pnpm build` and a production install of the same packages (pnpm install --prod
 # --filter 'PACKAGE...'). For each PACKAGE and every workspace package it depends on, it copies
 # package.json, node_modules and the entries of its "files" field (dist/, bin/, assets/); besides
-# those, the root manifest and node_modules, prisma/migrations and the migration runner.
+# those, the root manifest and node_modules (pnpm's store of the installed dependencies).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,7 +18,7 @@ filters=()
 for package in "$@"; do filters+=(--filter "$package..."); done
 
 mkdir -p "$out"
-cp -a --parents package.json node_modules prisma/migrations scripts/migrate.js "$out"
+cp -a --parents package.json node_modules "$out"
 
 # Directories of the selected packages and their workspace dependencies, from pnpm itself.
 dirs="$(pnpm "${filters[@]}" list --depth -1 --json | node -e '

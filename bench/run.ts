@@ -1,232 +1,25 @@
 /**
- * `pnpm bench`: measures the worker against its targets on this machine and writes
- * docs/BENCHMARKS.md. Uses the development database (DATABASE_URL) with a workspace of its own that
- * it deletes afterwards, and a Redis prefix of its own, so a running demo is not disturbed.
+ * `pnpm bench [scenario]`: runs one benchmark scenario, which rewrites its own section of
+ * docs/BENCHMARKS.md. `pnpm bench` builds first, so the processes a scenario spawns run current code.
  */
-import { randomBytes } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { chromium } from 'playwright';
-import { Redis } from 'ioredis';
-import {
-  addMember,
-  applyProject,
-  createApiKey,
-  createLogger,
-  deriveKeys,
-  createPrisma,
-  createWorkspace,
-  ensureDatabase,
-  migrateDatabase,
-  readCommonConfig,
-} from '@testrun/core';
-import { readWorkerConfig } from '../apps/worker/src/config';
-import { executeRun } from '../apps/worker/src/execute-run';
-import { startWorkerService } from '../apps/worker/src/worker-service';
-import { startFixtureSite } from '../test/fixtures/site';
-import { startApi } from '../test/e2e/support';
-
-const DISPATCH_RUNS = Number(process.env.BENCH_DISPATCH_RUNS ?? 30);
-const OVERHEAD_RUNS = Number(process.env.BENCH_OVERHEAD_RUNS ?? 40);
-
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[i]!;
-}
-const fmt = (n: number) => n.toFixed(1);
-const out = (line: string) => process.stdout.write(`${line}\n`);
+const SCENARIOS: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
+  /** Dispatch latency, per-test service overhead, browser launches. */
+  worker: () => import('./worker'),
+  /** Start time and idle memory of the API and the worker, tsx on sources versus node on dist. */
+  startup: () => import('./startup'),
+};
 
 async function main(): Promise<void> {
-  const prefix = `testrun-bench-${randomBytes(3).toString('hex')}`;
-  const env = { ...process.env, REDIS_PREFIX: prefix, LOG_LEVEL: 'error', RATE_LIMIT_PER_MINUTE: '100000' };
-  const common = readCommonConfig(env);
-  await ensureDatabase(common.databaseUrl);
-  await migrateDatabase(common.databaseUrl);
-  const db = createPrisma({ databaseUrl: common.databaseUrl, max: 4 });
-  const site = await startFixtureSite();
-  const workspace = await createWorkspace(db, { name: 'bench', plan: 'enterprise' });
-  const email = `bench-${prefix}@testrun.local`;
-  await addMember(db, workspace.id, email);
-  const { key } = await createApiKey(db, { workspaceId: workspace.id, creatorEmail: email, name: 'bench' });
-  const project = await applyProject(db, workspace.id, {
-    slug: 'bench',
-    name: 'Bench',
-    baseUrl: site.url,
-    suites: [
-      {
-        slug: 'trivial',
-        name: 'Trivial',
-        tests: [
-          {
-            key: 'home',
-            name: 'Home',
-            steps: [
-              { action: 'goto', url: '/' },
-              { action: 'expectText', selector: 'h1', text: 'Testrun Shop' },
-            ],
-          },
-        ],
-      },
-    ],
-  });
-  const testId = project.suites[0]!.tests[0]!.id;
-
-  Object.assign(process.env, { REDIS_PREFIX: prefix, RATE_LIMIT_PER_MINUTE: '100000' });
-  const api = await startApi({ REDIS_PREFIX: prefix });
-  const logger = createLogger({ service: 'bench-worker', level: 'error' });
-  const config = readWorkerConfig({ ...env, WORKER_CONCURRENCY: '2' });
-  const service = await startWorkerService(config, { logger, reconcile: false });
-
-  // 1. Dispatch: POST /api/v1/runs answered 201 → the run is `running` (started_at set by the worker's startRun).
-  const createMs: number[] = [];
-  const dispatchMs: number[] = [];
-  const sentToRunningMs: number[] = [];
-  for (let i = 0; i < DISPATCH_RUNS; i++) {
-    const sent = Date.now();
-    const res = await fetch(`${api.url}/api/v1/runs`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ testId }),
-    });
-    const answered = Date.now();
-    const { runId } = (await res.json()) as { runId: string };
-    if (res.status !== 201) throw new Error(`POST answered ${res.status}`);
-    let run;
-    for (;;) {
-      run = await db.run.findUniqueOrThrow({ where: { id: runId }, select: { status: true, startedAt: true } });
-      if (run.status !== 'queued' && run.status !== 'running') break;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    createMs.push(answered - sent);
-    // Negative when the worker had claimed the run before the 201 reached the client.
-    dispatchMs.push(run.startedAt!.getTime() - answered);
-    sentToRunningMs.push(run.startedAt!.getTime() - sent);
-  }
-
-  // 2. Service overhead: executeRun's own time minus the time it spends awaiting Playwright.
-  const overheadMs: number[] = [];
-  const totalMs: number[] = [];
-  await service.worker.close();
-  const deps = {
-    db: service.db,
-    store: service.store,
-    browser: service.browser,
-    headersKey: deriveKeys(config.secret).headers,
-    logger,
-    scratchDir: service.runDeps.scratchDir,
-    recordVideo: service.recordVideo,
-  };
-  for (let i = 0; i < OVERHEAD_RUNS; i++) {
-    const res = await fetch(`${api.url}/api/v1/runs`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ testId }),
-    });
-    const { runId } = (await res.json()) as { runId: string };
-    const execution = await executeRun(deps, runId);
-    if (execution.kind !== 'finished' || execution.status !== 'passed')
-      throw new Error(`bench run did not pass: ${JSON.stringify(execution)}`);
-    totalMs.push(execution.timings.totalMs);
-    overheadMs.push(execution.timings.totalMs - execution.timings.browserMs);
-  }
-  const launches = service.browser.launchCount;
-
-  await service.stop();
-  await api.close();
-  await site.close();
-  await db.workspace.delete({ where: { id: workspace.id } });
-  await db.$disconnect();
-  const redis = new Redis(common.redisUrl);
-  const keys = await redis.keys(`${prefix}*`);
-  if (keys.length) await redis.del(...keys);
-  redis.disconnect();
-
-  const runsTotal = DISPATCH_RUNS + OVERHEAD_RUNS;
-  const results = {
-    dispatchP50: percentile(dispatchMs, 50),
-    dispatchP95: percentile(dispatchMs, 95),
-    sentP50: percentile(sentToRunningMs, 50),
-    sentP95: percentile(sentToRunningMs, 95),
-    createP50: percentile(createMs, 50),
-    createP95: percentile(createMs, 95),
-    overheadP50: percentile(overheadMs, 50),
-    overheadP95: percentile(overheadMs, 95),
-    totalP50: percentile(totalMs, 50),
-  };
-  out(
-    `dispatch 201→running p50 ${fmt(results.dispatchP50)} ms, p95 ${fmt(results.dispatchP95)} ms (POST p50 ${fmt(results.createP50)} ms)`,
-  );
-  out(
-    `service overhead per test p50 ${fmt(results.overheadP50)} ms, p95 ${fmt(results.overheadP95)} ms (whole run p50 ${fmt(results.totalP50)} ms)`,
-  );
-  out(`browser launches for ${runsTotal} runs: ${launches}`);
-
-  const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
-  const doc = `# Benchmarks
-
-Written by \`pnpm bench\` (\`bench/run.ts\`); run it again to refresh these figures. Tests never assert
-timings; this file is where performance is measured.
-
-## Machine
-
-- ${os.cpus().length} × ${cpu}, ${Math.round(os.totalmem() / 2 ** 30)} GiB RAM, ${os.type()} ${os.release()}
-- Node ${process.version}, Chromium ${chromium.name()} at \`${config.chromiumPath}\` (Playwright ${require('playwright/package.json').version})
-- Postgres and Redis on the same machine (127.0.0.1); video recording ${service.recordVideo ? 'on' : 'off'}
-- Measured ${new Date().toISOString().slice(0, 10)}, while other processes shared the machine: figures are indicative.
-
-## Method
-
-One process holds the API (\`createApp\`, real HTTP on 127.0.0.1) and one worker
-(\`startWorkerService\`, WORKER_CONCURRENCY=2, one warm Chromium). The test under measurement is
-trivial: \`goto /\` and \`expectText h1\` against the fixture shop.
-
-1. **Dispatch** (${DISPATCH_RUNS} runs, one at a time, the worker idle): the time from the 201 answer
-   of \`POST /api/v1/runs\` (single-test mode) to the run's \`started_at\`, which the worker's
-   \`startRun\` sets when it claims the run (Postgres and the client share one clock here). The API adds
-   the job before it answers, so the worker often claims the run before the 201 reaches the client:
-   the difference is then negative. The POST's own latency and POST-sent → \`running\` are shown beside it.
-2. **Service overhead per test** (${OVERHEAD_RUNS} runs through \`executeRun\`): the run's wall time inside
-   \`executeRun\` minus the time spent awaiting Playwright calls (new context, tracing start/stop,
-   new page, each step, each step screenshot, context close). What remains is the service's own work:
-   claiming the run, reading its snapshot, opening headers, writing step rows and artifacts that were
-   not overlapped with browser work, storing the trace and video, and the terminal write.
-3. **Browser launches**: \`BrowserPool.launchCount\` after all ${runsTotal} runs.
-
-## Results
-
-| Measure | Target | p50 | p95 |
-|---|---|---|---|
-| Dispatch: 201 → \`running\`, free worker | p50 ≤ 25 ms | ${fmt(results.dispatchP50)} ms | ${fmt(results.dispatchP95)} ms |
-| (POST sent → \`running\`, for context) | | ${fmt(results.sentP50)} ms | ${fmt(results.sentP95)} ms |
-| (POST /api/v1/runs latency, for context) | | ${fmt(results.createP50)} ms | ${fmt(results.createP95)} ms |
-| Service overhead per test (beyond browser work) | median ≤ 15 ms | ${fmt(results.overheadP50)} ms | ${fmt(results.overheadP95)} ms |
-| Whole trivial run inside executeRun (for context) | | ${fmt(results.totalP50)} ms | |
-| Browser launches for ${runsTotal} runs | 1 (no launch per run) | ${launches} | |
-
-## Reading the figures
-
-- Dispatch is bounded by BullMQ's blocking fetch: an idle worker is woken by the job add itself, so a
-  free worker claims the run within a few milliseconds of the API's answer.
-- The service overhead is mostly two Postgres commits on the run's critical path: the claim (one
-  statement that moves the run and its suite run and returns the snapshot to execute) and the
-  terminal write (one statement that also records the trace and video rows). Each commit waits for
-  the WAL to reach the disk, about 1–2 ms here. Storing the trace and the video happens after the
-  context closes (they only exist then); their temporary files are removed off the critical path.
-  Step rows and step screenshots are written while the next step runs, so they add little. On a
-  loaded machine every figure grows, because the event loop competes with Chromium for the two cores.
-- Profiling steps that brought the median from about 21 ms to under 15 ms: one statement per run
-  transition instead of an interactive transaction (little gain: the round trips were cheap); one
-  scratch directory per process instead of two directories made and removed per run (about 4 ms);
-  the trace and video rows written in the terminal statement instead of separate commits (about 3 ms).
-`;
-  writeFileSync(path.resolve(__dirname, '../docs/BENCHMARKS.md'), doc);
-  out('wrote docs/BENCHMARKS.md');
-  process.exit(0);
+  const name = process.argv[2] ?? 'worker';
+  const load = SCENARIOS[name];
+  if (!load) throw new Error(`unknown scenario "${name}"; one of: ${Object.keys(SCENARIOS).join(', ')}`);
+  await (await load()).run();
 }
 
-main().catch((error) => {
-  process.stderr.write(`bench failed: ${error instanceof Error ? error.stack : String(error)}\n`);
-  process.exit(1);
-});
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    process.stderr.write(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exit(1);
+  },
+);

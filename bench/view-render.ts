@@ -5,7 +5,7 @@
  * 2. Whole request: GET of the suite page through the view router, from a freshly migrated
  *    database seeded with 500 runs, their steps and artifact rows.
  *
- * Run: `npx tsx bench/view-render.ts` (Postgres from DATABASE_URL, default local). Prints a table;
+ * Run: `npx tsx --conditions=@testrun/source bench/view-render.ts` (Postgres from DATABASE_URL, default local). Prints a table;
  * the figures are copied into docs/VIEW.md.
  */
 import { randomBytes } from 'node:crypto';
@@ -30,6 +30,7 @@ import type { RunStatus, TerminalRunStatus } from '@testrun/contracts';
 import { createViewRouter } from '../apps/api/src/view';
 import type { ViewRun, ViewStep, ViewSuiteRun } from '../apps/api/src/view/model';
 import { renderSuitePage } from '../apps/api/src/view/render';
+import { first, percentile } from './report';
 
 const TESTS = 500;
 const STEPS_PER_TEST = 8;
@@ -42,9 +43,7 @@ function outcomeAt(i: number): TerminalRunStatus {
 }
 
 function stats(samples: number[]) {
-  const sorted = [...samples].sort((a, b) => a - b);
-  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
-  return { median: at(0.5), p95: at(0.95), min: sorted[0]! };
+  return { median: percentile(samples, 50), p95: percentile(samples, 95), min: Math.min(...samples) };
 }
 
 function syntheticSuite(): ViewSuiteRun {
@@ -92,14 +91,20 @@ function syntheticSuite(): ViewSuiteRun {
       steps,
       artifacts: steps
         ? [
-            ...steps.map((s) => ({
-              id: s.screenshotId!,
-              kind: 'screenshot' as const,
-              stepIndex: s.index,
-              name: `step-${s.index}.jpg`,
-              contentType: 'image/jpeg',
-              sizeBytes: 30_000,
-            })),
+            ...steps.flatMap((s) =>
+              s.screenshotId === null
+                ? []
+                : [
+                    {
+                      id: s.screenshotId,
+                      kind: 'screenshot' as const,
+                      stepIndex: s.index,
+                      name: `step-${s.index}.jpg`,
+                      contentType: 'image/jpeg',
+                      sizeBytes: 30_000,
+                    },
+                  ],
+            ),
             {
               id: `art_trace${i}`,
               kind: 'trace' as const,
@@ -157,7 +162,7 @@ async function seedDatabase(databaseUrl: string) {
       },
     ],
   });
-  const suite = applied.suites[0]!;
+  const suite = first(applied.suites, 'suite');
   const tests = await db.test.findMany({ where: { suiteId: suite.id }, orderBy: { position: 'asc' } });
   const suiteRunId = newId(ID_PREFIX.suiteRun);
   const count = (s: RunStatus) => tests.filter((_, i) => outcomeAt(i) === s).length;
@@ -329,7 +334,7 @@ async function main() {
   }
 }
 
-main().catch((e) => {
+main().catch((e: unknown) => {
   process.stderr.write(`${e instanceof Error ? e.stack : String(e)}\n`);
   process.exit(1);
 });

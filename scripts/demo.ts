@@ -21,8 +21,10 @@ import {
   readInt,
   type Db,
 } from '@testrun/core';
+import { TestrunApiError, TestrunClient } from '@testrun/client';
+import type { SuiteRun } from '@testrun/contracts';
 import { demoProjectFile, startFixtureSite } from '../test/fixtures/site';
-import { freePort } from '../test/support/processes';
+import { freePort, serviceEntry } from '../test/support/processes';
 
 const ROOT = path.resolve(__dirname, '..');
 const STATE_DIR = path.join(ROOT, '.testrun');
@@ -50,15 +52,14 @@ async function ensureTenant(db: Db): Promise<DemoState & { created: boolean }> {
   return { workspaceId: workspace.id, key, created: true };
 }
 
-/** A service started the way `pnpm api` / `pnpm worker` start it, its JSON log kept in .testrun/. */
+/** A service started the way `pnpm api` / `pnpm worker` start it (node on the built JavaScript), its JSON log kept in .testrun/. */
 function startService(
   name: 'api' | 'worker',
   env: Record<string, string>,
 ): { child: ChildProcess; ready: Promise<void>; logFile: string } {
-  const entry = path.join(ROOT, 'apps', name, 'src', 'main.ts');
   const logFile = path.join(STATE_DIR, `demo-${name}.log`);
   const log = createWriteStream(logFile, { flags: 'w' });
-  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+  const child = spawn(process.execPath, [serviceEntry(name)], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -72,8 +73,8 @@ function startService(
       if (seen.includes(readyMessage)) resolve();
       if (seen.length > 100_000) seen = seen.slice(-10_000);
     };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
     child.once('exit', (code) =>
       reject(new Error(`${name} exited (${code}) before it was ready; see ${logFile}:\n${seen.slice(-2_000)}`)),
     );
@@ -122,7 +123,7 @@ async function main(): Promise<void> {
   try {
     await Promise.all([api.ready, worker.ready]);
   } catch (error) {
-    process.stderr.write(`${(error as Error).message}\n`);
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
     await shutdown(1);
     return;
   }
@@ -138,54 +139,31 @@ async function main(): Promise<void> {
   );
   out();
 
-  const authorization = `Bearer ${tenant.key}`;
-  const created = await fetch(`${apiUrl}/api/v1/runs`, {
-    method: 'POST',
-    headers: { authorization, 'content-type': 'application/json' },
-    body: JSON.stringify({ projectSlug: 'demo-shop', suiteSlug: 'smoke' }),
-  });
-  const createdBody = (await created.json()) as { suiteRunId?: string; detail?: string };
-  if (created.status !== 201 || !createdBody.suiteRunId) {
-    process.stderr.write(`POST /api/v1/runs answered ${created.status}: ${JSON.stringify(createdBody)}\n`);
+  const client = new TestrunClient({ apiUrl, apiKey: tenant.key, userAgent: 'testrun-demo' });
+  let suiteRunId: string;
+  try {
+    suiteRunId = (await client.enqueueSuite('demo-shop', 'smoke')).body.suiteRunId;
+  } catch (error) {
+    const answer = error instanceof TestrunApiError ? ` answered ${error.status}` : ' failed';
+    process.stderr.write(`POST /api/v1/runs${answer}: ${error instanceof Error ? error.message : String(error)}\n`);
     await shutdown(1);
     return;
   }
-  out(`POST /api/v1/runs -> 201 {"suiteRunId":"${createdBody.suiteRunId}"}`);
+  out(`POST /api/v1/runs -> 201 {"suiteRunId":"${suiteRunId}"}`);
 
-  type SuiteRun = {
-    status: string;
-    total_count: number;
-    passed_count: number;
-    failed_count: number;
-    error_count: number;
-    skipped_count: number;
-    suiteRunUrl: string;
-    tests: Array<{ runId: string; name: string; status: string }>;
-  };
-  let suiteRun: SuiteRun;
   let last = '';
-  for (;;) {
-    const res = await fetch(`${apiUrl}/api/v1/suite-runs/${createdBody.suiteRunId}`, { headers: { authorization } });
-    if (res.status === 429) {
-      await new Promise((r) => setTimeout(r, Number(res.headers.get('retry-after') ?? 5) * 1_000));
-      continue;
-    }
-    suiteRun = (await res.json()) as SuiteRun;
-    const running = suiteRun.tests.filter((t) => t.status === 'running').length;
-    const queued = suiteRun.tests.filter((t) => t.status === 'queued').length;
-    const line = `  ${suiteRun.status.padEnd(8)} queued ${queued}  running ${running}  passed ${suiteRun.passed_count}  failed ${suiteRun.failed_count}  error ${suiteRun.error_count}  skipped ${suiteRun.skipped_count}  of ${suiteRun.total_count}`;
+  const showProgress = (progress: SuiteRun) => {
+    const running = progress.tests.filter((t) => t.status === 'running').length;
+    const queued = progress.tests.filter((t) => t.status === 'queued').length;
+    const line = `  ${progress.status.padEnd(8)} queued ${queued}  running ${running}  passed ${progress.passed_count}  failed ${progress.failed_count}  error ${progress.error_count}  skipped ${progress.skipped_count}  of ${progress.total_count}`;
     if (line !== last) out(line);
     last = line;
-    if (!['queued', 'running'].includes(suiteRun.status)) break;
-    await new Promise((r) => setTimeout(r, 1_000));
-  }
+  };
+  const suiteRun = await client.waitForSuiteRun(suiteRunId, { pollIntervalMs: 1_000, onProgress: showProgress });
 
   out();
   for (const test of suiteRun.tests) {
-    const run = (await (await fetch(`${apiUrl}/api/v1/runs/${test.runId}`, { headers: { authorization } })).json()) as {
-      status: string;
-      result_summary: string;
-    };
+    const run = await client.getRun(test.runId);
     out(`  ${run.status.padEnd(8)} ${test.name}`);
     out(`           ${run.result_summary}`);
   }
@@ -200,7 +178,7 @@ async function main(): Promise<void> {
   out('API and worker keep running; try the API with the key above. Ctrl-C stops everything.');
 }
 
-main().catch((error) => {
+main().catch((error: unknown) => {
   process.stderr.write(`demo failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
   process.exit(1);
 });

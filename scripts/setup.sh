@@ -21,6 +21,8 @@ fi
 if [ -n "${CI:-}" ]; then pnpm install --frozen-lockfile --reporter=silent; else pnpm install --reporter=silent; fi
 bash infra/local-services.sh
 bash infra/ensure-browser.sh
-pnpm -s db:generate
+# Generates the Prisma client and compiles every package to dist/ (a cache hit when nothing changed):
+# the services, the migration runner and the testrun binary run the built JavaScript.
+pnpm -s build --output-logs=errors-only
 pnpm -s db:migrate
 say "ready"

@@ -15,9 +15,9 @@ export interface ServiceProcess {
   stop: () => Promise<void>;
 }
 
-/** Starts `apps/<app>/src/main.ts` with the jest run's environment plus `env`. */
+/** Starts `apps/<app>/dist/main.js` (as `pnpm api` / `pnpm worker` do) with the jest run's environment plus `env`. */
 export function startService(app: 'api' | 'worker', env: Record<string, string>): ServiceProcess {
-  const { child, output } = spawnService(`apps/${app}/src/main.ts`, env);
+  const { child, output } = spawnService(app, env);
   return {
     child,
     output,

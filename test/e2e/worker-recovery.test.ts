@@ -31,7 +31,7 @@ const children: ChildProcess[] = [];
 let tenantKey = '';
 
 function startWorker(env: Record<string, string> = {}) {
-  const proc = spawnService('apps/worker/src/main.ts', { ...WORKER_ENV, ...env });
+  const proc = spawnService('worker', { ...WORKER_ENV, ...env });
   children.push(proc.child);
   return proc;
 }

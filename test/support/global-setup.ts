@@ -1,8 +1,25 @@
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL, ensureDatabase, migrateDatabase } from '@testrun/core';
+import { REPO_ROOT } from './processes';
+
+/**
+ * Brings every package's dist/ up to date (`turbo run build`; a cache hit when nothing changed). Tests
+ * import sources, but the processes they spawn (API, worker, the `testrun` binary) run the built
+ * JavaScript, as production does, so a test never exercises an older build than the code beside it.
+ */
+function buildWorkspace(): void {
+  const turbo = path.join(REPO_ROOT, 'node_modules', '.bin', 'turbo');
+  const result = spawnSync(turbo, ['run', 'build', '--output-logs=errors-only'], {
+    cwd: REPO_ROOT,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  if (result.error) throw new Error(`could not run ${turbo}: ${result.error.message}`, { cause: result.error });
+  if (result.status !== 0) throw new Error(`pnpm build failed:\n${result.stdout}${result.stderr}`);
+}
 
 /**
  * Each jest run gets its own database (built from the migrations), its own Redis key prefix and
@@ -10,6 +27,9 @@ import { DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL, ensureDatabase, migrateDatabas
  * inherit these variables.
  */
 export default async function globalSetup(): Promise<void> {
+  buildWorkspace();
+  // Loaded after the build: jest's global setup resolves @testrun/core to its dist like node does.
+  const { DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL, ensureDatabase, migrateDatabase } = await import('@testrun/core');
   const tag = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
   const base = new URL(process.env.TEST_DATABASE_URL || process.env.DATABASE_URL || DEFAULT_DATABASE_URL);
   base.pathname = `/testrun_test_${tag}`;
@@ -17,7 +37,8 @@ export default async function globalSetup(): Promise<void> {
   try {
     await ensureDatabase(databaseUrl);
   } catch (e) {
-    throw new Error(`Postgres is not reachable (${(e as Error).message}). Run: bash infra/local-services.sh`);
+    const reason = e instanceof Error ? e.message : String(e);
+    throw new Error(`Postgres is not reachable (${reason}). Run: bash infra/local-services.sh`, { cause: e });
   }
   await migrateDatabase(databaseUrl);
   process.env.DATABASE_URL = databaseUrl;

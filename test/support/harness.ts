@@ -12,9 +12,16 @@ import {
 } from '@testrun/core';
 import type { Plan, ProjectFile } from '@testrun/contracts';
 
+/** A variable the jest run's setup (test/support/global-setup.ts, per-file-setup.ts) must have set. */
+function testEnv(name: 'DATABASE_URL' | 'REDIS_URL' | 'REDIS_PREFIX' | 'ARTIFACTS_DIR'): string {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set: run tests through jest, whose global setup sets it`);
+  return value;
+}
+
 /** A Prisma client on the test database of this jest run. Close it in afterAll. */
 export function testDb(): Db {
-  return createPrisma({ databaseUrl: process.env.DATABASE_URL!, max: 4 });
+  return createPrisma({ databaseUrl: testEnv('DATABASE_URL'), max: 4 });
 }
 
 /** A unique suffix, so each test builds its own workspace, queue prefix, slugs. */

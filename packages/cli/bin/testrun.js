@@ -1,15 +1,14 @@
 #!/usr/bin/env node
+// @ts-check
 'use strict';
-// Entry point of the `testrun` binary. A published build ships compiled JavaScript in dist/ and
-// runs it directly; from a checkout (and from this workspace package) the TypeScript sources run
-// through tsx's CommonJS hook, so there is no build step to forget.
+// Entry point of the `testrun` binary: the compiled CLI in dist/ (`pnpm build`), run by node alone.
 const path = require('node:path');
-const fs = require('node:fs');
 
 const compiled = path.join(__dirname, '..', 'dist', 'bin.js');
-if (fs.existsSync(compiled)) {
-  require(compiled);
-} else {
-  require('tsx/cjs');
-  require('../src/bin.ts');
+try {
+  require.resolve(compiled);
+} catch {
+  process.stderr.write(`testrun: ${compiled} is missing; build the CLI first (pnpm build)\n`);
+  process.exit(1);
 }
+require(compiled);

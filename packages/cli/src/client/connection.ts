@@ -1,7 +1,7 @@
 import { TestrunApiError, TestrunClient, TestrunNetworkError, type RetryInfo } from '@testrun/client';
 import { formatDuration, type FailureReport } from '@testrun/contracts';
-import type { Output, OutputStreams } from './output';
-import { UsageError } from './parse-options';
+import { Output, type OutputStreams } from './output';
+import { secretsOf, UsageError } from './parse-options';
 import { EXIT } from './report';
 
 /** Flags shared by every command that talks to the API. */
@@ -27,7 +27,7 @@ function isHttpUrl(value: string): boolean {
 }
 
 /** API URL and key: flags override `TESTRUN_API_URL` / `TESTRUN_API_KEY`. */
-export function resolveConnection(flags: ConnectionFlags, env: NodeJS.ProcessEnv): { apiUrl: string; apiKey: string } {
+function resolveConnection(flags: ConnectionFlags, env: NodeJS.ProcessEnv): { apiUrl: string; apiKey: string } {
   const apiUrl = flags.apiUrl || env.TESTRUN_API_URL || '';
   const apiKey = flags.apiKey || env.TESTRUN_API_KEY || '';
   if (!apiUrl) throw new UsageError('no API URL: pass --api-url or set TESTRUN_API_URL');
@@ -43,18 +43,25 @@ function retryNotice(r: RetryInfo): string {
   return `${cause} on ${r.method} ${r.path}; retrying in ${formatDuration(r.delayMs)}`;
 }
 
-/** The API client of a command: the CLI's user agent, and every retry announced on `out`. */
-export function createCliClient(
-  connection: { apiUrl: string; apiKey: string },
+/**
+ * What every API command starts with: the connection (usage errors first), the output with every
+ * secret redacted (`secrets` plus the API key), and the client, its retries announced on the output.
+ */
+export function openCommand(
+  flags: ConnectionFlags,
   ctx: CommandContext,
-  out: Output,
-): TestrunClient {
-  return new TestrunClient({
+  options: { json: boolean; secrets?: readonly string[] },
+): { out: Output; client: TestrunClient } {
+  const connection = resolveConnection(flags, ctx.env);
+  const secrets = secretsOf([...(options.secrets ?? []), connection.apiKey]);
+  const out = new Output(ctx.streams, secrets, options.json, ctx.now);
+  const client = new TestrunClient({
     ...connection,
     userAgent: 'testrun-cli',
     now: ctx.now,
     onRetry: (r) => out.info(retryNotice(r)),
   });
+  return { out, client };
 }
 
 /** True for a failure the command reports itself (exit 2) instead of crashing. */

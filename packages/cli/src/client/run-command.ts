@@ -16,17 +16,10 @@ import {
   type SuiteRunStatus,
 } from '@testrun/contracts';
 import { deriveCiIdempotencyKey } from './ci-idempotency';
-import {
-  createCliClient,
-  isReportable,
-  reportFailure,
-  resolveConnection,
-  type CommandContext,
-  type ConnectionFlags,
-} from './connection';
+import { isReportable, openCommand, reportFailure, type CommandContext, type ConnectionFlags } from './connection';
 import { buildJunitXml } from './junit';
-import { Output } from './output';
-import { parseDuration, parseHeaders, secretsOf, UsageError } from './parse-options';
+import type { Output } from './output';
+import { parseDuration, parseHeaders, UsageError } from './parse-options';
 import {
   bareTest,
   DurationTracker,
@@ -108,9 +101,7 @@ export async function runRunCommand(flags: RunFlags, ctx: CommandContext): Promi
   const { target, request, headers, timeoutMs, pollIntervalMs } = parseRunFlags(flags);
   const now = ctx.now ?? Date.now;
   const json = Boolean(flags.json);
-  const connection = resolveConnection(flags, ctx.env);
-  const out = new Output(ctx.streams, secretsOf([...Object.values(headers), connection.apiKey]), json, now);
-  const client = createCliClient(connection, ctx, out);
+  const { out, client } = openCommand(flags, { ...ctx, now }, { json, secrets: Object.values(headers) });
   const idempotencyKey =
     flags.idempotencyKey ?? ctx.env.TESTRUN_IDEMPOTENCY_KEY ?? deriveCiIdempotencyKey(ctx.env, request) ?? undefined;
 

@@ -1,14 +1,6 @@
 import { isTerminalRunStatus, type RunStatusReport, type SuiteRunStatusReport } from '@testrun/contracts';
-import {
-  createCliClient,
-  isReportable,
-  reportFailure,
-  resolveConnection,
-  type CommandContext,
-  type ConnectionFlags,
-} from './connection';
-import { Output } from './output';
-import { secretsOf, UsageError } from './parse-options';
+import { isReportable, openCommand, reportFailure, type CommandContext, type ConnectionFlags } from './connection';
+import { UsageError } from './parse-options';
 import { EXIT, exitCodeFor } from './report';
 
 /** Flags of `testrun status`. */
@@ -24,10 +16,8 @@ export interface StatusFlags extends ConnectionFlags {
 export async function runStatusCommand(id: string, flags: StatusFlags, ctx: CommandContext): Promise<number> {
   const kind = id.startsWith('srun_') ? 'suite' : id.startsWith('run_') ? 'run' : null;
   if (!kind) throw new UsageError(`ID must be a run id (run_…) or a suite run id (srun_…), got "${id}"`);
-  const connection = resolveConnection(flags, ctx.env);
   const json = Boolean(flags.json);
-  const out = new Output(ctx.streams, secretsOf([connection.apiKey]), json, ctx.now);
-  const client = createCliClient(connection, ctx, out);
+  const { out, client } = openCommand(flags, ctx, { json });
   try {
     if (kind === 'suite') {
       const s = await client.getSuiteRun(id);

@@ -50,3 +50,18 @@ export const anyString = (): string => expect.any(String) as string;
 export const stringMatching = (pattern: RegExp | string): string => expect.stringMatching(pattern) as string;
 /** `expect.stringContaining(text)` typed as a string. */
 export const stringContaining = (text: string): string => expect.stringContaining(text) as string;
+
+/** The element at `index`, failing the test when there is none. */
+export function nth<T>(items: readonly T[], index: number): T {
+  const item = items[index];
+  if (item === undefined) throw new Error(`expected an element at ${index}, got ${items.length} elements`);
+  return item;
+}
+
+/** The one element of `items`, failing the test unless there is exactly one. */
+export function only<T>(items: readonly T[]): T {
+  expect(items).toHaveLength(1);
+  return nth(items, 0);
+}
+/** `expect.any(Number)` typed as a number. */
+export const anyNumber = (): number => expect.any(Number) as number;

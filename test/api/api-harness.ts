@@ -4,7 +4,7 @@ import { createApiRedis, createApp, readApiConfig, type ApiConfig, type ApiRedis
 import { testDb, uniqueTag } from '../support/harness';
 
 /** Log lines written by an app, for asserting what was (and was not) logged. */
-export type LogCapture = { lines: () => string[]; text: () => string };
+type LogCapture = { lines: () => string[]; text: () => string };
 
 export type TestApi = {
   app: ReturnType<typeof createApp>;

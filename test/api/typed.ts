@@ -2,9 +2,13 @@
 // also proves the shape), and Jest's asymmetric matchers typed as the values they stand for.
 import {
   compileValidator,
+  EnqueuedReport,
+  FailureReport,
   Problem,
   ProjectRunsCreated,
   Run,
+  RunReport,
+  RunStatusReport,
   SingleRunCreated,
   SuiteRun,
   SuiteRunCreated,
@@ -13,7 +17,7 @@ import {
 } from '@testrun/contracts';
 
 /** A compiled contract schema: gives the value typed, or every error. */
-type Validator<T> = (value: unknown) => Validation<T>;
+export type Validator<T> = (value: unknown) => Validation<T>;
 
 /** The wire documents tests read, compiled once. */
 export const wire = {
@@ -23,6 +27,12 @@ export const wire = {
   runCreated: compileValidator(SingleRunCreated),
   suiteRunCreated: compileValidator(SuiteRunCreated),
   runsCreated: compileValidator(ProjectRunsCreated),
+  /** What `testrun run --json` prints after waiting, without waiting, and on failure. */
+  runReport: compileValidator(RunReport),
+  enqueuedReport: compileValidator(EnqueuedReport),
+  failureReport: compileValidator(FailureReport),
+  /** What `testrun status --json` prints for a run. */
+  runStatusReport: compileValidator(RunStatusReport),
 };
 
 /** `value` checked by `validate` and typed by it; a mismatch fails the test with every error. */
@@ -48,8 +58,6 @@ export function problemOf(res: { body: unknown }, code?: ProblemCode): Problem {
 export const anyString = (): string => expect.any(String) as string;
 /** `expect.stringMatching(pattern)` typed as a string. */
 export const stringMatching = (pattern: RegExp | string): string => expect.stringMatching(pattern) as string;
-/** `expect.stringContaining(text)` typed as a string. */
-export const stringContaining = (text: string): string => expect.stringContaining(text) as string;
 
 /** The element at `index`, failing the test when there is none. */
 export function nth<T>(items: readonly T[], index: number): T {

@@ -5,7 +5,7 @@ import type { Logger } from '@testrun/core';
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Path as logged: no query string, and the capability token of a view link masked. */
-export function loggablePath(originalUrl: string): string {
+function loggablePath(originalUrl: string): string {
   const path = originalUrl.split('?')[0] ?? '';
   return path.replace(/^\/view\/([^/]+)\/([^/]+)\/[^/]+/, '/view/$1/$2/[token]');
 }

@@ -19,7 +19,7 @@ type KeyRow = {
 const LAST_USED_RESOLUTION_MS = 60_000;
 
 /** Same answer for every 401 so that a caller learns nothing about which keys exist. */
-export function unauthorized(detail: string): ApiError {
+function unauthorized(detail: string): ApiError {
   return new ApiError('unauthorized', detail);
 }
 

@@ -85,7 +85,7 @@ async function runAction(json: boolean, action: (db: Db) => Promise<Out>): Promi
 }
 
 /** Reads a project file as JSON or YAML (by extension; anything else is tried as JSON, then YAML). */
-export function readProjectFile(file: string): unknown {
+function readProjectFile(file: string): unknown {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');

@@ -49,7 +49,7 @@ export function parseHeaders(values: readonly string[]): Record<string, string> 
 }
 
 /** Shorter strings are not redacted: they would blank out ordinary words of the output. */
-export const MIN_REDACTED_LENGTH = 6;
+const MIN_REDACTED_LENGTH = 6;
 
 /**
  * The strings that must never be printed: every header value and, for `Scheme credentials`

@@ -66,7 +66,7 @@ function targetOf(flags: RunFlags): Target {
 }
 
 /** Checks the flags of `testrun run` and builds the request; every problem names its flag. */
-export function parseRunFlags(flags: RunFlags) {
+function parseRunFlags(flags: RunFlags) {
   const target = targetOf(flags);
   const timeoutMs = parseDuration(flags.timeout, '--timeout');
   if (timeoutMs <= 0) throw new UsageError('--timeout must be greater than zero');

@@ -12,6 +12,10 @@ const ROOT = path.resolve(__dirname, '../../../..');
 const TSX = path.join(ROOT, 'node_modules/.bin/tsx');
 const BIN = path.join(ROOT, 'packages/cli/src/bin.ts');
 
+// Every command is a process of its own that starts the CLI and connects to Postgres; a test runs
+// up to ten of them, which on a loaded machine takes longer than jest's default budget.
+jest.setTimeout(180_000);
+
 type CliResult = { code: number; stdout: string; stderr: string };
 
 /** Runs `testrun admin …` as a separate process against the test database. */

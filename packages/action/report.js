@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 'use strict';
-// Last step of the GitHub Action: turns the `testrun run --json` document into step outputs
+// Last step of the GitHub Action: turns the `testrun run --json` document (RunReport or
+// FailureReport, packages/contracts/src/cli-report.ts) into step outputs
 // (`status`, `suite-run-url`), a Markdown job summary and the step's verdict. Plain Node with no
 // dependencies, so it runs even when the CLI could not start.
 const fs = require('node:fs');

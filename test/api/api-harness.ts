@@ -4,7 +4,7 @@ import { createApiRedis, createApp, readApiConfig, type ApiConfig, type ApiRedis
 import { testDb, uniqueTag } from '../support/harness';
 
 /** Log lines written by an app, for asserting what was (and was not) logged. */
-export type LogCapture = { lines: () => string[]; text: () => string };
+type LogCapture = { lines: () => string[]; text: () => string };
 
 export type TestApi = {
   app: ReturnType<typeof createApp>;
@@ -72,3 +72,19 @@ export function buildTestApi(options: { prefix?: string; env?: Record<string, st
 }
 
 export const bearer = (key: string) => ({ Authorization: `Bearer ${key}` });
+
+/** Ids of the queue's jobs in the given states (every state by default), sorted. */
+export async function jobIdsIn(
+  queue: TestApi['queue'],
+  states: Parameters<TestApi['queue']['getJobs']>[0] = [
+    'waiting',
+    'active',
+    'delayed',
+    'prioritized',
+    'completed',
+    'failed',
+  ],
+): Promise<string[]> {
+  const jobs = await queue.getJobs(states);
+  return jobs.flatMap((j) => (j.id === undefined ? [] : [j.id])).sort();
+}

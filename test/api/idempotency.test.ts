@@ -1,7 +1,8 @@
 import request from 'supertest';
 import { applyProject, type Db } from '@testrun/core';
 import { createTenant, sampleProject } from '../support/harness';
-import { bearer, buildTestApi, type TestApi } from './api-harness';
+import { bearer, buildTestApi, jobIdsIn, type TestApi } from './api-harness';
+import { bodyOf, only, problemOf, wire } from './typed';
 
 let api: TestApi;
 beforeAll(() => {
@@ -26,7 +27,7 @@ async function tenant(plan: Parameters<typeof createTenant>[1] = {}) {
 }
 
 async function waitingJobIds(): Promise<Set<string>> {
-  return new Set((await api.queue.getJobs(['waiting', 'prioritized', 'delayed'])).map((j) => j.id!));
+  return new Set(await jobIdsIn(api.queue, ['waiting', 'prioritized', 'delayed']));
 }
 
 describe('Idempotency-Key', () => {
@@ -56,7 +57,7 @@ describe('Idempotency-Key', () => {
     expect((await t.post('k1', { projectSlug: 'shop' })).status).toBe(201);
     const res = await t.post('k1', { projectSlug: 'shop', baseUrl: 'https://other.example' });
     expect(res.status).toBe(422);
-    expect(res.body.code).toBe('idempotency_key_reused');
+    problemOf(res, 'idempotency_key_reused');
     expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
     expect(await countRuns(api.db, t.workspace.id)).toBe(2);
   });
@@ -69,11 +70,11 @@ describe('Idempotency-Key', () => {
     const created = results.filter((r) => r.status === 201 && r.headers['idempotent-replayed'] === undefined);
     const replayed = results.filter((r) => r.status === 201 && r.headers['idempotent-replayed'] === 'true');
     const inProgress = results.filter((r) => r.status === 409);
-    expect(created).toHaveLength(1);
+    const original = bodyOf(only(created), wire.suiteRunCreated);
     expect(replayed.length + inProgress.length).toBe(9);
-    for (const r of replayed) expect(r.body).toEqual(created[0]!.body);
+    for (const r of replayed) expect(r.body).toEqual(original);
     for (const r of inProgress) {
-      expect(r.body.code).toBe('idempotency_request_in_progress');
+      problemOf(r, 'idempotency_request_in_progress');
       expect(r.headers['retry-after']).toBeDefined();
     }
     expect(await countRuns(api.db, t.workspace.id)).toBe(2);
@@ -81,7 +82,7 @@ describe('Idempotency-Key', () => {
     // A later retry gets the replay.
     const later = await t.post('burst', { projectSlug: 'shop', suiteSlug: 'smoke' });
     expect(later.headers['idempotent-replayed']).toBe('true');
-    expect(later.body).toEqual(created[0]!.body);
+    expect(later.body).toEqual(original);
   });
 
   it('holds across replicas: two apps, one database', async () => {
@@ -106,7 +107,7 @@ describe('Idempotency-Key', () => {
     const rb = await b.post('shared-key', { projectSlug: 'shop', baseUrl: 'https://b.example' });
     expect([ra.status, rb.status]).toEqual([201, 201]);
     expect(rb.headers['idempotent-replayed']).toBeUndefined();
-    expect(rb.body.runIds).not.toEqual(ra.body.runIds);
+    expect(bodyOf(rb, wire.runsCreated).runIds).not.toEqual(bodyOf(ra, wire.runsCreated).runIds);
     expect(await countRuns(api.db, b.workspace.id)).toBe(2);
   });
 
@@ -124,7 +125,7 @@ describe('Idempotency-Key', () => {
 
     const limited = await t.post('k422', { projectSlug: 'shop' });
     expect(limited.status).toBe(422);
-    expect(limited.body.code).toBe('plan_limit_exceeded');
+    problemOf(limited, 'plan_limit_exceeded');
     const replay422 = await t.post('k422', { projectSlug: 'shop' });
     expect(replay422.headers['idempotent-replayed']).toBe('true');
     expect(replay422.text).toBe(limited.text);
@@ -152,8 +153,8 @@ describe('Idempotency-Key', () => {
       const after = await t.post('daily', { projectSlug: 'shop', suiteSlug: 'smoke' });
       expect(after.status).toBe(201);
       expect(after.headers['idempotent-replayed']).toBeUndefined();
-      expect(after.body.suiteRunId).toBeDefined();
-      expect(first.body.runIds).toHaveLength(2);
+      bodyOf(after, wire.suiteRunCreated);
+      expect(bodyOf(first, wire.runsCreated).runIds).toHaveLength(2);
       expect(await countRuns(api.db, t.workspace.id)).toBe(4);
     } finally {
       api.clock.offsetMs = 0;
@@ -174,7 +175,7 @@ describe('Idempotency-Key', () => {
       },
     });
     // Different hash than the stuck one: this is reuse of a live key.
-    expect((await t.post('stuck', { projectSlug: 'shop' })).body.code).toBe('idempotency_key_reused');
+    problemOf(await t.post('stuck', { projectSlug: 'shop' }), 'idempotency_key_reused');
     const { hashRequest } = await import('../../apps/api/src/services/idempotency');
     const { deriveKeys } = await import('@testrun/core');
     const hash = hashRequest(deriveKeys(api.config.secret).idempotency, 'POST', '/api/v1/runs', {
@@ -186,7 +187,7 @@ describe('Idempotency-Key', () => {
     });
     const live = await t.post('stuck', { projectSlug: 'shop' });
     expect(live.status).toBe(409);
-    expect(live.body.code).toBe('idempotency_request_in_progress');
+    problemOf(live, 'idempotency_request_in_progress');
     expect(await countRuns(api.db, t.workspace.id)).toBe(0);
     api.clock.offsetMs = 61_000;
     try {

@@ -12,10 +12,18 @@ import {
   migrateDatabase,
   type Db,
 } from '@testrun/core';
-import { PROBLEMS, problemType } from '@testrun/contracts';
+import {
+  compileValidator,
+  PROBLEM_CODES,
+  PROBLEMS,
+  problemType,
+  ProblemDescription,
+  type ProblemCode,
+} from '@testrun/contracts';
 import { createApiRedis, createApp } from '../../apps/api/src';
 import { createTenant, sampleProject } from '../support/harness';
 import { bearer, buildTestApi, type TestApi } from './api-harness';
+import { anyString, bodyOf, nth, problemOf, wire } from './typed';
 
 let api: TestApi;
 beforeAll(() => {
@@ -26,18 +34,17 @@ afterAll(async () => {
 });
 
 /** Asserts an RFC 9457 body of the given code and returns it. */
-function expectProblem(res: request.Response, code: keyof typeof PROBLEMS) {
+function expectProblem(res: request.Response, code: ProblemCode) {
   expect(res.status).toBe(PROBLEMS[code].status);
   expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
-  expect(res.body).toMatchObject({
+  const problem = problemOf(res, code);
+  expect(problem).toMatchObject({
     type: problemType(code),
     title: PROBLEMS[code].title,
     status: PROBLEMS[code].status,
-    code,
-    detail: expect.any(String),
   });
-  expect(JSON.stringify(res.body)).not.toMatch(/at .*\.ts:\d+|SELECT|INSERT|prisma/i);
-  return res.body as { detail: string; errors?: Array<{ path: string; message: string }> };
+  expect(JSON.stringify(problem)).not.toMatch(/at .*\.ts:\d+|SELECT|INSERT|prisma/i);
+  return problem;
 }
 
 const countRuns = (db: Db, workspaceId: string) => db.run.count({ where: { workspaceId } });
@@ -49,6 +56,7 @@ async function tenant(opts: Parameters<typeof sampleProject>[1] = {}, plan: Para
   return {
     ...t,
     applied,
+    firstTestId: nth(nth(applied.suites, 0).tests, 0).id,
     post: (body: unknown) =>
       request(api.app)
         .post('/api/v1/runs')
@@ -68,15 +76,12 @@ describe('rules 1–3: 400 and nothing created', () => {
 
   it('rule 1: both testId and projectSlug', async () => {
     const p = expectProblem(await t.post({ testId: 'tst_x', projectSlug: 'shop' }), 'both_test_and_project');
-    expect(p.errors).toEqual([{ path: '/testId', message: expect.any(String) }]);
+    expect(p.errors).toEqual([{ path: '/testId', message: anyString() }]);
   });
 
   it('rule 2: suiteSlug without projectSlug', async () => {
     expectProblem(await t.post({ suiteSlug: 'smoke' }), 'suite_without_project');
-    expectProblem(
-      await t.post({ testId: t.applied.suites[0]!.tests[0]!.id, suiteSlug: 'smoke' }),
-      'suite_without_project',
-    );
+    expectProblem(await t.post({ testId: t.firstTestId, suiteSlug: 'smoke' }), 'suite_without_project');
   });
 
   it.each([
@@ -113,7 +118,7 @@ describe('rules 1–3: 400 and nothing created', () => {
       await t.post({ projectSlug: 'shop', baseUrl: 'nope', extra: true, headers: { Host: 'x' } }),
       'invalid_body',
     );
-    expect(p.errors!.map((e) => e.path).sort()).toEqual(['/baseUrl', '/extra', '/headers/Host']);
+    expect(p.errors?.map((e) => e.path).sort()).toEqual(['/baseUrl', '/extra', '/headers/Host']);
   });
 
   it('malformed JSON is 400 invalid_body', async () => {
@@ -165,7 +170,7 @@ describe('rules 1–3: 400 and nothing created', () => {
 describe("rule 4: 404 in the key's workspace", () => {
   it('unknown project, unknown suite, unknown test, archived test and archived suite', async () => {
     const t = await tenant({ count: 2, suites: ['smoke', 'old'] });
-    const archivedTest = t.applied.suites[0]!.tests[1]!.id;
+    const archivedTest = nth(nth(t.applied.suites, 0).tests, 1).id;
     const file = sampleProject('shop', { count: 1, suites: ['smoke'] });
     await applyProject(api.db, t.workspace.id, file);
     expect(expectProblem(await t.post({ projectSlug: 'nope' }), 'not_found').detail).toContain('"nope"');
@@ -211,11 +216,11 @@ describe('rule 5: 422 and nothing created', () => {
 
   it('finished runs free the active limit; the monthly limit still counts them', async () => {
     const t = await tenant({ count: 1 }, { maxActiveRuns: 1, monthlyRuns: 2 });
-    const testId = t.applied.suites[0]!.tests[0]!.id;
+    const testId = t.firstTestId;
     const first = await t.post({ testId });
     expect(first.status).toBe(201);
     expectProblem(await t.post({ testId }), 'plan_limit_exceeded');
-    await api.db.run.update({ where: { id: first.body.runId }, data: { status: 'passed' } });
+    await api.db.run.update({ where: { id: bodyOf(first, wire.runCreated).runId }, data: { status: 'passed' } });
     expect((await t.post({ testId })).status).toBe(201);
     await api.db.run.updateMany({ where: { workspaceId: t.workspace.id }, data: { status: 'passed' } });
     const p = expectProblem(await t.post({ testId }), 'plan_limit_exceeded');
@@ -225,7 +230,7 @@ describe('rule 5: 422 and nothing created', () => {
 
   it('concurrent requests cannot pass the limit together (workspace row locked)', async () => {
     const t = await tenant({ count: 1 }, { maxActiveRuns: 3 });
-    const testId = t.applied.suites[0]!.tests[0]!.id;
+    const testId = t.firstTestId;
     const results = await Promise.all(Array.from({ length: 6 }, () => t.post({ testId })));
     expect(results.map((r) => r.status).sort()).toEqual([201, 201, 201, 422, 422, 422]);
     expect(await countRuns(api.db, t.workspace.id)).toBe(3);
@@ -248,12 +253,17 @@ describe('problem+json on every other path', () => {
     expectProblem(await request(api.app).get('/api/v1/runs').set(bearer(t.key)), 'not_found');
   });
 
-  it('every problem code has a served description', async () => {
-    for (const code of Object.keys(PROBLEMS)) {
-      const res = await request(api.app).get(problemType(code as keyof typeof PROBLEMS));
+  it('every problem code has a served description, the catalogue of contracts', async () => {
+    const isDescription = compileValidator(ProblemDescription);
+    for (const code of PROBLEM_CODES) {
+      const res = await request(api.app).get(problemType(code));
       expect(res.status).toBe(200);
-      expect(res.body.description.length).toBeGreaterThan(20);
+      const served = bodyOf(res, isDescription);
+      expect(served).toEqual({ code, ...PROBLEMS[code] });
+      expect(served.description.length).toBeGreaterThan(20);
     }
+    // The rate limit is configurable: its description must not state a number that can be wrong.
+    expect(PROBLEMS.rate_limited.description).not.toMatch(/\d/);
   });
 });
 
@@ -280,8 +290,7 @@ describe('backing services down', () => {
         'service_unavailable',
       );
       const ready = await request(down.app).get('/readyz');
-      expectProblem(ready, 'service_unavailable');
-      expect(ready.body.detail).toContain('Postgres');
+      expect(expectProblem(ready, 'service_unavailable').detail).toContain('Postgres');
       expect((await request(down.app).get('/healthz')).status).toBe(200);
       expect(down.logs.text()).not.toContain(t.key);
     } finally {
@@ -300,8 +309,7 @@ describe('backing services down', () => {
         'service_unavailable',
       );
       const ready = await request(down.app).get('/readyz');
-      expectProblem(ready, 'service_unavailable');
-      expect(ready.body.detail).toContain('Redis');
+      expect(expectProblem(ready, 'service_unavailable').detail).toContain('Redis');
       expect(await countRuns(api.db, t.workspace.id)).toBe(0);
     } finally {
       await down.close();
@@ -330,7 +338,7 @@ describe('backing services down', () => {
         .set(bearer(t.key))
         .send({ projectSlug: 'shop', suiteSlug: 'smoke' });
       expect(res.status).toBe(201);
-      const runs = await api.db.run.findMany({ where: { suiteRunId: res.body.suiteRunId } });
+      const runs = await api.db.run.findMany({ where: { suiteRunId: bodyOf(res, wire.suiteRunCreated).suiteRunId } });
       expect(runs.map((r) => r.status)).toEqual(['queued', 'queued']);
     } finally {
       await deadQueue.close().catch(() => undefined);
@@ -342,7 +350,7 @@ describe('backing services down', () => {
 describe('internal errors', () => {
   it('a fault inside a handler is a 500 problem without stack or SQL', async () => {
     // A database of its own whose schema is broken on purpose, so no other suite sees the damage.
-    const url = new URL(process.env.DATABASE_URL!);
+    const url = new URL(process.env.DATABASE_URL ?? '');
     url.pathname = `${url.pathname}_broken`;
     await ensureDatabase(url.toString());
     await migrateDatabase(url.toString());
@@ -352,8 +360,7 @@ describe('internal errors', () => {
       const t = await createTenant(db);
       await db.$executeRawUnsafe('ALTER TABLE suite_runs RENAME COLUMN total_count TO total_count_x');
       const res = await request(broken.app).get('/api/v1/suite-runs/srun_x').set(bearer(t.key));
-      expectProblem(res, 'internal_error');
-      expect(res.body.detail).not.toMatch(/total_count/);
+      expect(expectProblem(res, 'internal_error').detail).not.toMatch(/total_count/);
       expect(broken.logs.text()).toContain('unhandled error');
     } finally {
       await broken.close();

@@ -1,12 +1,8 @@
 import request from 'supertest';
-import { Run, SuiteRun } from '@testrun/contracts';
-import { compileValidator } from '@testrun/contracts';
 import { openHeaders, deriveKeys, runViewUrl, suiteRunViewUrl, applyProject } from '@testrun/core';
 import { createTenant, sampleProject } from '../support/harness';
-import { bearer, buildTestApi, type TestApi } from './api-harness';
-
-const isRun = compileValidator(Run);
-const isSuiteRun = compileValidator(SuiteRun);
+import { bearer, buildTestApi, jobIdsIn, type TestApi } from './api-harness';
+import { anyString, bodyOf, nth, wire } from './typed';
 
 let api: TestApi;
 beforeAll(() => {
@@ -22,24 +18,23 @@ async function tenantWithProject(
 ) {
   const tenant = await createTenant(api.db, plan);
   const applied = await applyProject(api.db, tenant.workspace.id, sampleProject('shop', opts));
-  return { ...tenant, applied };
+  /** The id of the first test of the first suite. */
+  const firstTestId = nth(nth(applied.suites, 0).tests, 0).id;
+  return { ...tenant, applied, firstTestId };
 }
 
 /** Every job in the queue, whatever its state. */
-async function jobIds(): Promise<string[]> {
-  const jobs = await api.queue.getJobs(['waiting', 'active', 'delayed', 'prioritized', 'completed', 'failed']);
-  return jobs.map((j) => j.id!).sort();
-}
+const jobIds = () => jobIdsIn(api.queue);
 
 describe('POST /api/v1/runs — the three modes', () => {
   it('single test: 201 {runId}, one queued run with the test snapshot, one job whose payload is the id only', async () => {
     const t = await tenantWithProject({ count: 1 });
-    const testId = t.applied.suites[0]!.tests[0]!.id;
+    const testId = t.firstTestId;
     const before = await jobIds();
     const res = await request(api.app).post('/api/v1/runs').set(bearer(t.key)).send({ testId });
     expect(res.status).toBe(201);
-    expect(Object.keys(res.body)).toEqual(['runId']);
-    const run = await api.db.run.findUniqueOrThrow({ where: { id: res.body.runId } });
+    const { runId } = bodyOf(res, wire.runCreated);
+    const run = await api.db.run.findUniqueOrThrow({ where: { id: runId } });
     expect(run).toMatchObject({
       status: 'queued',
       workspaceId: t.workspace.id,
@@ -50,9 +45,9 @@ describe('POST /api/v1/runs — the three modes', () => {
       headersSealed: null,
     });
     expect(run.steps).toEqual([{ action: 'goto', url: '/' }]);
-    const job = await api.queue.getJob(res.body.runId);
-    expect(job?.data).toEqual({ runId: res.body.runId });
-    expect((await jobIds()).filter((id) => !before.includes(id))).toEqual([res.body.runId]);
+    const job = await api.queue.getJob(runId);
+    expect(job?.data).toEqual({ runId });
+    expect((await jobIds()).filter((id) => !before.includes(id))).toEqual([runId]);
   });
 
   it('suite: 201 {suiteRunId}; one run per test; disabled test created skipped; counters and status', async () => {
@@ -62,9 +57,9 @@ describe('POST /api/v1/runs — the three modes', () => {
       .set(bearer(t.key))
       .send({ projectSlug: 'shop', suiteSlug: 'smoke' });
     expect(res.status).toBe(201);
-    expect(Object.keys(res.body)).toEqual(['suiteRunId']);
+    const { suiteRunId } = bodyOf(res, wire.suiteRunCreated);
     const suiteRun = await api.db.suiteRun.findUniqueOrThrow({
-      where: { id: res.body.suiteRunId },
+      where: { id: suiteRunId },
       include: { runs: { orderBy: { position: 'asc' } } },
     });
     // A child created skipped has left `queued`: by the aggregate rule the suite run is running.
@@ -87,18 +82,17 @@ describe('POST /api/v1/runs — the three modes', () => {
       else expect(job).toBeUndefined();
     }
 
-    const get = await request(api.app).get(`/api/v1/suite-runs/${res.body.suiteRunId}`).set(bearer(t.key));
+    const get = await request(api.app).get(`/api/v1/suite-runs/${suiteRunId}`).set(bearer(t.key));
     expect(get.status).toBe(200);
-    expect(isSuiteRun(get.body).ok).toBe(true);
-    expect(get.body).toEqual({
-      id: res.body.suiteRunId,
+    expect(bodyOf(get, wire.suiteRun)).toEqual({
+      id: suiteRunId,
       status: 'queued',
       total_count: 3,
       passed_count: 0,
       failed_count: 0,
       error_count: 0,
       skipped_count: 1,
-      suiteRunUrl: suiteRunViewUrl('http://testrun.example', deriveKeys(api.config.secret).view, res.body.suiteRunId),
+      suiteRunUrl: suiteRunViewUrl('http://testrun.example', deriveKeys(api.config.secret).view, suiteRunId),
       tests: suiteRun.runs.map((r) => ({ runId: r.id, name: r.testName, status: r.status, skipReason: r.skipReason })),
     });
   });
@@ -109,10 +103,11 @@ describe('POST /api/v1/runs — the three modes', () => {
       .post('/api/v1/runs')
       .set(bearer(t.key))
       .send({ projectSlug: 'shop', suiteSlug: 'smoke' });
-    expect(res.status).toBe(201);
-    const get = await request(api.app).get(`/api/v1/suite-runs/${res.body.suiteRunId}`).set(bearer(t.key));
-    expect(get.body).toMatchObject({ status: 'skipped', total_count: 2, skipped_count: 2 });
-    for (const entry of get.body.tests) expect(await api.queue.getJob(entry.runId)).toBeUndefined();
+    const { suiteRunId } = bodyOf(res, wire.suiteRunCreated);
+    const get = await request(api.app).get(`/api/v1/suite-runs/${suiteRunId}`).set(bearer(t.key));
+    const suiteRun = bodyOf(get, wire.suiteRun);
+    expect(suiteRun).toMatchObject({ status: 'skipped', total_count: 2, skipped_count: 2 });
+    for (const entry of suiteRun.tests) expect(await api.queue.getJob(entry.runId)).toBeUndefined();
   });
 
   it('project: 201 {runIds} in suite then test order; archived tests and suites are not run', async () => {
@@ -120,19 +115,21 @@ describe('POST /api/v1/runs — the three modes', () => {
     const file = sampleProject('shop', { count: 2, suites: ['a', 'b', 'c'] });
     await applyProject(api.db, t.workspace.id, file);
     // Archive suite b and test a/t2 by applying a smaller file.
-    const smaller = { ...file, suites: [{ ...file.suites[0]!, tests: [file.suites[0]!.tests[0]!] }, file.suites[2]!] };
+    const [a, , c] = file.suites;
+    if (!a || !c) throw new Error('the sample project has suites a, b and c');
+    const smaller = { ...file, suites: [{ ...a, tests: [nth(a.tests, 0)] }, c] };
     await applyProject(api.db, t.workspace.id, smaller);
     const res = await request(api.app)
       .post('/api/v1/runs')
       .set(bearer(t.key))
       .send({ projectSlug: 'shop', baseUrl: 'https://preview.example/x' });
     expect(res.status).toBe(201);
-    expect(Object.keys(res.body)).toEqual(['runIds']);
-    const runs = await api.db.run.findMany({ where: { id: { in: res.body.runIds } } });
+    const { runIds } = bodyOf(res, wire.runsCreated);
+    const runs = await api.db.run.findMany({ where: { id: { in: runIds } } });
     const byId = new Map(runs.map((r) => [r.id, r]));
-    expect(res.body.runIds.map((id: string) => byId.get(id)!.testName)).toEqual(['a test 1', 'c test 1', 'c test 2']);
+    expect(runIds.map((id) => byId.get(id)?.testName)).toEqual(['a test 1', 'c test 1', 'c test 2']);
     expect(runs.every((r) => r.suiteRunId === null && r.baseUrl === 'https://preview.example/x')).toBe(true);
-    for (const id of res.body.runIds) expect((await api.queue.getJob(id))?.data).toEqual({ runId: id });
+    for (const id of runIds) expect((await api.queue.getJob(id))?.data).toEqual({ runId: id });
   });
 
   it('headers are sealed per run (AAD = run id) and never returned', async () => {
@@ -142,15 +139,20 @@ describe('POST /api/v1/runs — the three modes', () => {
       .post('/api/v1/runs')
       .set(bearer(t.key))
       .send({ projectSlug: 'shop', suiteSlug: 'smoke', headers });
-    expect(res.status).toBe(201);
-    const runs = await api.db.run.findMany({ where: { suiteRunId: res.body.suiteRunId } });
+    const { suiteRunId } = bodyOf(res, wire.suiteRunCreated);
+    const runs = await api.db.run.findMany({ where: { suiteRunId }, orderBy: { position: 'asc' } });
     const keys = deriveKeys(api.config.secret);
+    const sealedOf = (run: (typeof runs)[number]) => {
+      if (!run.headersSealed) throw new Error(`run ${run.id} has no sealed headers`);
+      return run.headersSealed;
+    };
     for (const r of runs) {
-      expect(Buffer.from(r.headersSealed!).toString('latin1')).not.toContain('bypass-value-123');
-      expect(openHeaders(keys.headers, r.id, r.headersSealed!)).toEqual(headers);
+      expect(Buffer.from(sealedOf(r)).toString('latin1')).not.toContain('bypass-value-123');
+      expect(openHeaders(keys.headers, r.id, sealedOf(r))).toEqual(headers);
     }
-    expect(() => openHeaders(keys.headers, runs[1]!.id, runs[0]!.headersSealed!)).toThrow();
-    const get = await request(api.app).get(`/api/v1/runs/${runs[0]!.id}`).set(bearer(t.key));
+    const [first, second] = [nth(runs, 0), nth(runs, 1)];
+    expect(() => openHeaders(keys.headers, second.id, sealedOf(first))).toThrow();
+    const get = await request(api.app).get(`/api/v1/runs/${first.id}`).set(bearer(t.key));
     expect(JSON.stringify(get.body)).not.toContain('bypass-value-123');
   });
 });
@@ -158,29 +160,27 @@ describe('POST /api/v1/runs — the three modes', () => {
 describe('GET /api/v1/runs/:runId', () => {
   it('returns exactly the contract fields, with a Link header to the view', async () => {
     const t = await tenantWithProject({ count: 1 });
-    const post = await request(api.app)
-      .post('/api/v1/runs')
-      .set(bearer(t.key))
-      .send({ testId: t.applied.suites[0]!.tests[0]!.id });
-    const res = await request(api.app).get(`/api/v1/runs/${post.body.runId}`).set(bearer(t.key));
+    const post = await request(api.app).post('/api/v1/runs').set(bearer(t.key)).send({ testId: t.firstTestId });
+    const { runId } = bodyOf(post, wire.runCreated);
+    const res = await request(api.app).get(`/api/v1/runs/${runId}`).set(bearer(t.key));
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
-    expect(res.body).toEqual({
-      id: post.body.runId,
+    expect(bodyOf(res, wire.run)).toEqual({
+      id: runId,
       status: 'queued',
       result_summary: 'Queued; waiting for a worker.',
       error: null,
       skip_reason: null,
     });
-    expect(isRun(res.body).ok).toBe(true);
-    const url = runViewUrl('http://testrun.example', deriveKeys(api.config.secret).view, post.body.runId);
+    const url = runViewUrl('http://testrun.example', deriveKeys(api.config.secret).view, runId);
     expect(res.headers.link).toBe(`<${url}>; rel="alternate"; type="text/html"`);
   });
 
   it('error object {code, message, step} only when the status is error; skip_reason when skipped', async () => {
     const t = await tenantWithProject({ count: 3, disabled: 1 });
     const post = await request(api.app).post('/api/v1/runs').set(bearer(t.key)).send({ projectSlug: 'shop' });
-    const [errored, failed, skipped] = post.body.runIds as string[];
+    const [errored, failed, skipped] = bodyOf(post, wire.runsCreated).runIds;
+    if (!errored || !failed || !skipped) throw new Error('three runs were created');
     await api.db.run.update({
       where: { id: errored },
       data: {
@@ -202,7 +202,7 @@ describe('GET /api/v1/runs/:runId', () => {
       },
     });
     const e = await request(api.app).get(`/api/v1/runs/${errored}`).set(bearer(t.key));
-    expect(e.body).toEqual({
+    expect(bodyOf(e, wire.run)).toEqual({
       id: errored,
       status: 'error',
       result_summary: 'Target unreachable.',
@@ -210,7 +210,7 @@ describe('GET /api/v1/runs/:runId', () => {
       skip_reason: null,
     });
     const f = await request(api.app).get(`/api/v1/runs/${failed}`).set(bearer(t.key));
-    expect(f.body).toEqual({
+    expect(bodyOf(f, wire.run)).toEqual({
       id: failed,
       status: 'failed',
       result_summary: 'Failed at step 2.',
@@ -218,14 +218,13 @@ describe('GET /api/v1/runs/:runId', () => {
       skip_reason: null,
     });
     const s = await request(api.app).get(`/api/v1/runs/${skipped}`).set(bearer(t.key));
-    expect(s.body).toEqual({
+    expect(bodyOf(s, wire.run)).toEqual({
       id: skipped,
       status: 'skipped',
       result_summary: 'Skipped: the test is disabled.',
       error: null,
       skip_reason: 'test_disabled',
     });
-    for (const body of [e.body, f.body, s.body]) expect(isRun(body).ok).toBe(true);
   });
 });
 
@@ -233,14 +232,14 @@ describe('documents without a key', () => {
   it('serves the OpenAPI document and the problem catalogue', async () => {
     const o = await request(api.app).get('/api/v1/openapi.json');
     expect(o.status).toBe(200);
-    expect(o.body.openapi).toBe('3.1.0');
+    expect(o.body).toMatchObject({ openapi: '3.1.0' });
     const p = await request(api.app).get('/api/v1/problems/plan_limit_exceeded');
     expect(p.status).toBe(200);
     expect(p.body).toMatchObject({
       code: 'plan_limit_exceeded',
       status: 422,
-      title: expect.any(String),
-      description: expect.any(String),
+      title: anyString(),
+      description: anyString(),
     });
   });
 

@@ -10,6 +10,7 @@ import {
 } from '@testrun/core';
 import { createTenant, sampleProject } from '../support/harness';
 import { bearer, buildTestApi, type TestApi } from './api-harness';
+import { anyNumber, anyString, bodyOf, nth, problemOf, wire } from './typed';
 
 let api: TestApi;
 beforeAll(() => {
@@ -23,7 +24,7 @@ function expect401(res: request.Response) {
   expect(res.status).toBe(401);
   expect(res.headers['www-authenticate']).toBe('Bearer');
   expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
-  expect(res.body).toMatchObject({ code: 'unauthorized', status: 401, type: '/api/v1/problems/unauthorized' });
+  expect(problemOf(res, 'unauthorized')).toMatchObject({ status: 401, type: '/api/v1/problems/unauthorized' });
 }
 
 describe('401', () => {
@@ -83,7 +84,7 @@ describe('401', () => {
         statuses.push((await request(own.app).get('/api/v1/runs/run_x').set(bearer(generateApiKey().key))).status);
       expect(statuses).toEqual([401, 401, 401, 429, 429]);
       const limited = await request(own.app).get('/api/v1/runs/run_x');
-      expect(limited.body.code).toBe('rate_limited');
+      problemOf(limited, 'rate_limited');
       expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
       expect((await request(own.app).get('/api/v1/runs/run_x').set(bearer(key))).status).toBe(404);
     } finally {
@@ -103,7 +104,7 @@ describe('403', () => {
     await setWorkspacePlan(api.db, t.workspace.id, { plan: 'team' });
     expect((await request(api.app).get('/api/v1/runs/run_x').set(bearer(t.key))).status).toBe(404);
     await setWorkspacePlan(api.db, t.workspace.id, { plan: 'free' });
-    expect((await request(api.app).get('/api/v1/runs/run_x').set(bearer(t.key))).body.code).toBe('key_paused');
+    problemOf(await request(api.app).get('/api/v1/runs/run_x').set(bearer(t.key)), 'key_paused');
     await changeApiKey(api.db, t.keyId, 'resume');
     expect((await request(api.app).get('/api/v1/runs/run_x').set(bearer(t.key))).status).toBe(404);
   });
@@ -119,7 +120,7 @@ describe('403', () => {
     await removeMember(api.db, t.workspace.id, t.email);
     const res = await request(api.app).post('/api/v1/runs').set(bearer(t.key)).send({ projectSlug: 'x' });
     expect(res.status).toBe(403);
-    expect(res.body.code).toBe('key_creator_not_member');
+    problemOf(res, 'key_creator_not_member');
     expect((await request(api.app).get('/api/v1/runs/run_x').set(bearer(other.key))).status).toBe(404);
   });
 
@@ -164,15 +165,15 @@ describe('workspace isolation', () => {
     const single = await request(api.app)
       .post('/api/v1/runs')
       .set(bearer(a.key))
-      .send({ testId: appliedA.suites[0]!.tests[0]!.id });
+      .send({ testId: nth(nth(appliedA.suites, 0).tests, 0).id });
     expect([suite.status, single.status]).toEqual([201, 201]);
 
     // Each pair: A's real thing asked by B, and a never-existing thing of the same shape.
-    const foreignRunId: string = single.body.runId;
+    const foreignRunId = bodyOf(single, wire.runCreated).runId;
     const fakeRunId = foreignRunId.slice(0, -4) + 'zzzz';
-    const foreignSuiteRunId: string = suite.body.suiteRunId;
+    const foreignSuiteRunId = bodyOf(suite, wire.suiteRunCreated).suiteRunId;
     const fakeSuiteRunId = foreignSuiteRunId.slice(0, -4) + 'zzzz';
-    const foreignTestId = appliedA.suites[0]!.tests[0]!.id;
+    const foreignTestId = nth(nth(appliedA.suites, 0).tests, 0).id;
     const fakeTestId = foreignTestId.slice(0, -4) + 'zzzz';
     const cases: Array<[string, () => request.Test, () => request.Test]> = [
       [
@@ -255,9 +256,8 @@ describe('secrets never leave', () => {
           .get('/api/v1/runs/run_x')
           .set(bearer(t.key.slice(0, -1))),
       ];
-      const suite = await request(own.app)
-        .get(`/api/v1/suite-runs/${responses[0]!.body.suiteRunId}`)
-        .set(bearer(t.key));
+      const { suiteRunId } = bodyOf(nth(responses, 0), wire.suiteRunCreated);
+      const suite = await request(own.app).get(`/api/v1/suite-runs/${suiteRunId}`).set(bearer(t.key));
       for (const res of [...responses, suite]) {
         const all = res.text + JSON.stringify(res.headers);
         expect(all).not.toContain(t.key);
@@ -275,17 +275,17 @@ describe('secrets never leave', () => {
         .filter((l) => l.message === 'request');
       expect(access).toHaveLength(5);
       expect(access[0]).toMatchObject({
-        requestId: expect.any(String),
+        requestId: anyString(),
         workspaceId: t.workspace.id,
         status: 201,
-        durationMs: expect.any(Number),
+        durationMs: anyNumber(),
         method: 'POST',
         path: '/api/v1/runs',
       });
       // Job payloads hold the id only.
-      const runs = await api.db.run.findMany({ where: { suiteRunId: responses[0]!.body.suiteRunId } });
-      const job = await own.queue.getJob(runs[0]!.id);
-      expect(JSON.stringify(job?.data)).toBe(JSON.stringify({ runId: runs[0]!.id }));
+      const run = nth(await api.db.run.findMany({ where: { suiteRunId } }), 0);
+      const job = await own.queue.getJob(run.id);
+      expect(JSON.stringify(job?.data)).toBe(JSON.stringify({ runId: run.id }));
     } finally {
       await own.close();
     }

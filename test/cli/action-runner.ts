@@ -1,11 +1,9 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { parse } from 'yaml';
 import { ROOT } from './cli-harness';
-
-const { parse } = createRequire(path.join(ROOT, 'packages/cli/package.json'))('yaml') as typeof import('yaml');
 
 type Step = {
   name: string;
@@ -57,9 +55,10 @@ export async function runAction(inputs: Record<string, string>, env: Record<stri
   const evaluate = (text: string) =>
     text.replace(/\$\{\{\s*([^}]+?)\s*\}\}/g, (_m, expr: string) => {
       if (expr.startsWith('inputs.')) return values[expr.slice(7)] ?? '';
-      const so = /^steps\.([\w-]+)\.outputs\.([\w-]+)$/.exec(expr);
-      if (so) return stepOutputs[so[1]!]?.[so[2]!] ?? '';
-      if (expr in contexts) return contexts[expr]!;
+      const [, stepId, output] = /^steps\.([\w-]+)\.outputs\.([\w-]+)$/.exec(expr) ?? [];
+      if (stepId !== undefined && output !== undefined) return stepOutputs[stepId]?.[output] ?? '';
+      const context = contexts[expr];
+      if (context !== undefined) return context;
       throw new Error(`expression not supported by the test runner: ${expr}`);
     });
   let log = '';
@@ -70,7 +69,7 @@ export async function runAction(inputs: Record<string, string>, env: Record<stri
     const outFile = path.join(work, `out-${step.id ?? 'x'}`);
     writeFileSync(outFile, '');
     const stepEnv: Record<string, string> = {};
-    for (const [k, v] of Object.entries(step.env ?? {})) stepEnv[k] = evaluate(String(v));
+    for (const [k, v] of Object.entries(step.env ?? {})) stepEnv[k] = evaluate(v);
     // Asynchronous: the fixture site lives in this process and must keep answering.
     const res = await new Promise<{ status: number | null; output: string }>((resolve, reject) => {
       const child = spawn('bash', ['-e', '-c', step.run], {

@@ -55,22 +55,22 @@ export interface CliResult {
   stderr: string;
 }
 
+const CLEARED_ENV = new Set([
+  'CI',
+  'GITHUB_ACTIONS',
+  'GITLAB_CI',
+  'BUILDKITE',
+  'CIRCLECI',
+  'TESTRUN_API_URL',
+  'TESTRUN_API_KEY',
+  'TESTRUN_IDEMPOTENCY_KEY',
+]);
+
 /** Runs the published entry point (`packages/cli/bin/testrun.js`) as CI would. */
 export function runCli(args: string[], env: Record<string, string | undefined> = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const baseEnv: Record<string, string | undefined> = { ...process.env };
     // The jest run may itself be inside CI; the CLI must see only what each test gives it.
-    for (const k of [
-      'CI',
-      'GITHUB_ACTIONS',
-      'GITLAB_CI',
-      'BUILDKITE',
-      'CIRCLECI',
-      'TESTRUN_API_URL',
-      'TESTRUN_API_KEY',
-      'TESTRUN_IDEMPOTENCY_KEY',
-    ])
-      delete baseEnv[k];
+    const baseEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !CLEARED_ENV.has(name)));
     const child = spawn(process.execPath, [BIN, ...args], {
       cwd: ROOT,
       env: { ...baseEnv, ...env },

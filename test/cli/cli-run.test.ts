@@ -4,29 +4,24 @@
  * a second API process with a low rate limit shares the worker for the 429 test.
  */
 import { mkdtempSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { XMLParser } from 'fast-xml-parser';
 import type { Db } from '@testrun/core';
 import type { ProjectFile } from '@testrun/contracts';
+import { nth, parsed, wire, type Validator } from '../api/typed';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site';
 import { applySampleProject, createTenant, testDb } from '../support/harness';
 import { readActionYml, runAction } from './action-runner';
 import {
   accessLog,
   freePort,
-  ROOT,
   runCli,
   startService,
   waitReady,
   type CliResult,
   type ServiceProcess,
 } from './cli-harness';
-
-// fast-xml-parser is a devDependency of packages/cli; test/ has no package of its own.
-const { XMLParser } = createRequire(path.join(ROOT, 'packages/cli/package.json'))(
-  'fast-xml-parser',
-) as typeof import('fast-xml-parser');
 
 jest.setTimeout(90_000);
 
@@ -130,21 +125,26 @@ let tenant: Awaited<ReturnType<typeof createTenant>>;
 let limitedTenant: Awaited<ReturnType<typeof createTenant>>;
 let homeTestId: string;
 const dir = mkdtempSync(path.join(tmpdir(), 'testrun-cli-'));
+/** What afterAll undoes, in reverse order: only what beforeAll got to start. */
+const cleanups: Array<() => Promise<unknown>> = [];
 
 beforeAll(async () => {
   db = testDb();
+  cleanups.push(() => db.$disconnect());
   site = await startFixtureSite();
+  cleanups.push(() => site.close());
   tenant = await createTenant(db);
   limitedTenant = await createTenant(db);
   const applied = await applySampleProject(db, tenant.workspace.id, projectFile('shop', site.url));
-  homeTestId = applied.suites.find((s) => s.slug === 'pass')!.tests.find((t) => t.key === 'home')!.id;
+  homeTestId = nth(nth(applied.suites, 0).tests, 0).id;
+  const [pass, fail] = [nth(projectFile('x', site.url).suites, 0), nth(projectFile('x', site.url).suites, 1)];
   await applySampleProject(db, tenant.workspace.id, {
     slug: 'agg',
     name: 'Aggregate',
     baseUrl: site.url,
     suites: [
-      { ...projectFile('x', site.url).suites[0]!, tests: [projectFile('x', site.url).suites[0]!.tests[0]!] },
-      { ...projectFile('x', site.url).suites[1]!, slug: 'f', tests: [projectFile('x', site.url).suites[1]!.tests[1]!] },
+      { ...pass, tests: [nth(pass.tests, 0)] },
+      { ...fail, slug: 'f', tests: [nth(fail.tests, 1)] },
     ],
   });
   await applySampleProject(db, limitedTenant.workspace.id, projectFile('shop', site.url));
@@ -159,14 +159,16 @@ beforeAll(async () => {
     RATE_LIMIT_PER_MINUTE: '5',
   });
   worker = startService('worker', { WORKER_CONCURRENCY: '2', WORKER_VIDEO: 'off', LOG_LEVEL: 'warn' });
+  cleanups.push(() => Promise.all([api.stop(), limitedApi.stop(), worker.stop()]));
   await Promise.all([waitReady(`${apiUrl}/readyz`, api), waitReady(`${limitedApiUrl}/readyz`, limitedApi)]);
 });
 
 afterAll(async () => {
-  await Promise.all([api?.stop(), limitedApi?.stop(), worker?.stop()]);
-  await site?.close();
-  await db?.$disconnect();
+  for (const cleanup of cleanups.reverse()) await cleanup();
 });
+
+/** The `--json` document a command printed, checked against the CLI's report schema in contracts. */
+const jsonOf = <T>(r: CliResult, validate: Validator<T>): T => parsed(validate, JSON.parse(r.stdout));
 
 const env = () => ({ TESTRUN_API_URL: apiUrl, TESTRUN_API_KEY: tenant.key });
 const cli = (args: string[], extra: Record<string, string> = {}) =>
@@ -192,14 +194,7 @@ const parseJunit = (file: string) =>
 async function suiteRunFromApi(id: string) {
   const res = await fetch(`${apiUrl}/api/v1/suite-runs/${id}`, { headers: { Authorization: `Bearer ${tenant.key}` } });
   expect(res.status).toBe(200);
-  return (await res.json()) as {
-    total_count: number;
-    passed_count: number;
-    failed_count: number;
-    error_count: number;
-    skipped_count: number;
-    suiteRunUrl: string;
-  };
+  return parsed(wire.suiteRun, await res.json());
 }
 
 describe('testrun run: verdicts and exit codes', () => {
@@ -217,11 +212,11 @@ describe('testrun run: verdicts and exit codes', () => {
       '--json',
     ]);
     expect(r.code).toBe(0);
-    const doc = JSON.parse(r.stdout);
+    const doc = jsonOf(r, wire.runReport);
     expect(doc).toMatchObject({ kind: 'suite', status: 'passed', exitCode: 0, counts: { total: 2, passed: 2 } });
     expect(r.stderr).toContain(`Suite run: ${doc.suiteRunUrl}`);
     expect(doc.suiteRunUrl).toMatch(new RegExp(`^${apiUrl}/view/suite-runs/srun_`));
-    const counters = await suiteRunFromApi(doc.suiteRunId);
+    const counters = await suiteRunFromApi(doc.suiteRunId ?? 'missing');
     const suite = parseJunit(junit).testsuites.testsuite;
     expect(suite).toMatchObject({
       name: 'shop/pass',
@@ -244,15 +239,22 @@ describe('testrun run: verdicts and exit codes', () => {
     const r = await cli(['--project', 'shop', '--suite', 'fail', '--junit', junit]);
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/The suite failed: 1 passed, 1 failed, 0 error, 1 skipped \(3\/3 finished\)/);
-    // Plain CI log (not a TTY): one line per finished test.
-    expect(r.stderr).toMatch(/FAILED\s+Heading says <Welcome> & "hello"/);
-    expect(r.stderr).toMatch(/skipped Disabled test/);
+    // Plain CI log (not a TTY), as docs/CLI.md shows it: one line per finished test while waiting,
+    // then each failed test with its result summary and view link, then the suite run's link.
+    expect(r.stderr).toContain('  FAILED  Heading says <Welcome> & "hello"\n');
+    expect(r.stderr).toContain('  skipped Disabled test\n');
+    expect(r.stderr).toContain('  passed  Home page home\n');
+    expect(r.stderr).toMatch(
+      new RegExp(
+        `\nFAILED Heading says <Welcome> & "hello": Failed at step 2 \\(expectText "h1"\\): .+\n {8}${apiUrl}/view/runs/run_`,
+      ),
+    );
+    expect(r.stderr).toMatch(new RegExp(`\nDetails: ${apiUrl}/view/suite-runs/srun_`));
     const suite = parseJunit(junit).testsuites.testsuite;
     expect(suite).toMatchObject({ tests: '3', failures: '1', errors: '0', skipped: '1' });
-    const failed = suite.testcase.find((t) => t.name === 'Heading says <Welcome> & "hello"')! as {
-      classname: string;
-      failure: { message: string; '#text': string };
-    };
+    const failed = suite.testcase.find((t) => t.name === 'Heading says <Welcome> & "hello"') as
+      { classname: string; failure: { message: string; '#text': string } } | undefined;
+    if (!failed) throw new Error('JUnit has no test case for the failing test');
     expect(failed.classname).toBe('shop/fail');
     expect(failed.failure.message.length).toBeGreaterThan(0);
     expect(failed.failure['#text']).toMatch(new RegExp(`View: ${apiUrl}/view/runs/run_`));
@@ -262,9 +264,9 @@ describe('testrun run: verdicts and exit codes', () => {
   it('exits 2 when a suite ends in error', async () => {
     const r = await cli(['--project', 'shop', '--suite', 'error', '--json']);
     expect(r.code).toBe(2);
-    const doc = JSON.parse(r.stdout);
+    const doc = jsonOf(r, wire.runReport);
     expect(doc).toMatchObject({ status: 'error', exitCode: 2, counts: { error: 1 } });
-    expect(doc.tests[0].error.code).toBe('target_unreachable');
+    expect(nth(doc.tests, 0).error?.code).toBe('target_unreachable');
     expect(r.stderr).toContain('ended in error');
   });
 
@@ -289,7 +291,7 @@ describe('testrun run: verdicts and exit codes', () => {
       junit,
     ]);
     expect(r.code).toBe(2);
-    expect(r.stdout).toMatch(/Wait budget of 1s exceeded before the suite finished/);
+    expect(r.stdout).toMatch(/Wait budget of 1 s exceeded before the suite finished/);
     const suite = parseJunit(junit).testsuites.testsuite;
     expect(suite).toMatchObject({ tests: '1', errors: '1' });
     expect((suite.testcase[0] as { error: { type: string } }).error.type).toBe('timeout');
@@ -299,7 +301,7 @@ describe('testrun run: verdicts and exit codes', () => {
     const junit = path.join(dir, 'project.xml');
     const r = await cli(['--project', 'agg', '--json', '--junit', junit]);
     expect(r.code).toBe(1);
-    const doc = JSON.parse(r.stdout);
+    const doc = jsonOf(r, wire.runReport);
     expect(doc).toMatchObject({ kind: 'project', status: 'failed', counts: { total: 2, passed: 1, failed: 1 } });
     expect(doc.runIds).toHaveLength(2);
     expect(parseJunit(junit).testsuites.testsuite).toMatchObject({ name: 'agg', tests: '2', failures: '1' });
@@ -308,15 +310,14 @@ describe('testrun run: verdicts and exit codes', () => {
   it('runs a single test by id (exit 0) and `testrun status` reads it back', async () => {
     const r = await cli(['--test', homeTestId, '--header', `Authorization: ${BASIC}`, '--json']);
     expect(r.code).toBe(0);
-    const doc = JSON.parse(r.stdout);
+    const doc = jsonOf(r, wire.runReport);
     expect(doc).toMatchObject({ kind: 'test', status: 'passed', testId: homeTestId });
-    const s = await runCli(['status', doc.runIds[0], '--json'], env());
+    const runId = nth(doc.runIds, 0);
+    const s = await runCli(['status', runId, '--json'], env());
     expect(s.code).toBe(0);
-    expect(JSON.parse(s.stdout)).toMatchObject({
-      id: doc.runIds[0],
-      status: 'passed',
-      viewUrl: expect.stringContaining('/view/runs/'),
-    });
+    const status = jsonOf(s, wire.runStatusReport);
+    expect(status).toMatchObject({ id: runId, status: 'passed', exitCode: 0 });
+    expect(status.viewUrl).toContain('/view/runs/');
     for (const secret of SECRET_PARTS) expect(all(r) + all(s)).not.toContain(secret);
   });
 });
@@ -339,7 +340,7 @@ describe('testrun run: idempotency', () => {
     const first = await cli(args);
     const second = await cli(args);
     expect([first.code, second.code]).toEqual([0, 0]);
-    const [a, b] = [JSON.parse(first.stdout), JSON.parse(second.stdout)];
+    const [a, b] = [jsonOf(first, wire.enqueuedReport), jsonOf(second, wire.enqueuedReport)];
     expect(b.suiteRunId).toBe(a.suiteRunId);
     expect([a.replayed, b.replayed]).toEqual([false, true]);
     expect(a.suiteRunUrl).toMatch(/\/view\/suite-runs\/srun_/);
@@ -358,9 +359,9 @@ describe('testrun run: idempotency', () => {
     };
     const args = ['--project', 'shop', '--suite', 'skipped', '--no-wait', '--json'];
     const before = await suiteRuns();
-    const a = JSON.parse((await cli(args, gh)).stdout);
-    const b = JSON.parse((await cli(args, gh)).stdout);
-    const c = JSON.parse((await cli(args, { ...gh, GITHUB_RUN_ATTEMPT: '2' })).stdout);
+    const a = jsonOf(await cli(args, gh), wire.enqueuedReport);
+    const b = jsonOf(await cli(args, gh), wire.enqueuedReport);
+    const c = jsonOf(await cli(args, { ...gh, GITHUB_RUN_ATTEMPT: '2' }), wire.enqueuedReport);
     expect(b.suiteRunId).toBe(a.suiteRunId);
     expect(c.suiteRunId).not.toBe(a.suiteRunId);
     expect(await suiteRuns()).toBe(before + 2);
@@ -404,7 +405,10 @@ describe('testrun run: errors', () => {
     ]);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/API error 400 invalid_body/);
-    expect(JSON.parse(r.stdout)).toMatchObject({ status: 'error', error: { status: 400, code: 'invalid_body' } });
+    expect(jsonOf(r, wire.failureReport)).toMatchObject({
+      status: 'error',
+      error: { status: 400, code: 'invalid_body' },
+    });
     for (const secret of [value, ...SECRET_PARTS]) expect(all(r)).not.toContain(secret);
   });
 
@@ -422,7 +426,7 @@ describe('testrun run: rate limit', () => {
       TESTRUN_API_KEY: limitedTenant.key,
     });
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.stdout)).toMatchObject({ status: 'passed', counts: { passed: 1 } });
+    expect(jsonOf(r, wire.runReport)).toMatchObject({ status: 'passed', counts: { passed: 1 } });
     expect(r.stderr).toMatch(/HTTP 429 on GET \/api\/v1\/suite-runs\/srun_\w+; retrying in/);
     const log = accessLog(limitedApi.output(), limitedTenant.keyId);
     const limited = log.filter((l) => l.status === 429);

@@ -1,31 +1,15 @@
 import express, { type Express } from 'express';
-import type { ArtifactStore, Db, DerivedKeys, Logger, RunQueue } from '@testrun/core';
-import type { ApiConfig } from './config';
+import type { AppDeps } from './deps';
 import { ApiError, createErrorHandler } from './errors';
+import './locals';
 import { authenticate } from './middleware/authenticate';
 import { rateLimitPerKey } from './middleware/rate-limit';
 import { requestContext } from './middleware/request-context';
-import type { ApiRedis } from './redis';
 import { createHealthRouter } from './routes/health';
 import { createMetaRouter } from './routes/meta';
 import { createRunsRouter } from './routes/runs';
 import { createSuiteRunsRouter } from './routes/suite-runs';
 import { createViewRouter } from './view';
-
-/** Everything the API needs from outside; tests build these against the real Postgres and Redis. */
-export type AppDeps = {
-  config: ApiConfig;
-  db: Db;
-  /** Rate-limit counters; also the connection of `queue` in production. */
-  redis: ApiRedis;
-  /** The run queue the API adds jobs to (job id = run id). */
-  queue: RunQueue;
-  store: ArtifactStore;
-  keys: DerivedKeys;
-  logger: Logger;
-  /** The clock of idempotency records (default the system clock); tests move it to expire keys. */
-  now: () => Date;
-};
 
 /**
  * The API as an express app. Check order on the API routes: request id → authentication (401/403)

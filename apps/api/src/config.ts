@@ -12,7 +12,7 @@ export type ApiConfig = CommonConfig & {
   trustProxy: boolean;
 };
 
-export const API_DEFAULTS = {
+const API_DEFAULTS = {
   port: 3000,
   rateLimitPerMinute: 60,
   unauthenticatedRateLimitPerMinute: 30,

@@ -29,7 +29,7 @@ export function problemBody(code: ProblemCode, detail: string, errors?: ProblemF
   return body;
 }
 
-export function sendProblem(res: Response, error: ApiError): void {
+function sendProblem(res: Response, error: ApiError): void {
   for (const [name, value] of Object.entries(error.options.headers ?? {})) res.setHeader(name, value);
   if (error.code === 'unauthorized') res.setHeader('WWW-Authenticate', 'Bearer');
   res
@@ -67,8 +67,8 @@ const UNAVAILABLE_MESSAGE =
  */
 export function isUnavailableError(error: unknown): boolean {
   let current: unknown = error;
-  for (let depth = 0; depth < 6 && current; depth++) {
-    const e = current as { code?: unknown; name?: unknown; message?: unknown; cause?: unknown; kind?: unknown };
+  for (let depth = 0; depth < 6 && typeof current === 'object' && current !== null; depth++) {
+    const e: { code?: unknown; name?: unknown; message?: unknown; cause?: unknown; kind?: unknown } = current;
     if (typeof e.code === 'string' && UNAVAILABLE_CODES.has(e.code)) return true;
     if (e.name === 'MaxRetriesPerRequestError') return true;
     if (
@@ -83,7 +83,8 @@ export function isUnavailableError(error: unknown): boolean {
 }
 
 /** Maps body-parser failures to problems; returns null for anything else. */
-function fromBodyParser(error: { type?: unknown; status?: unknown }): ApiError | null {
+function fromBodyParser(error: unknown): ApiError | null {
+  if (typeof error !== 'object' || error === null || !('type' in error)) return null;
   switch (error.type) {
     case 'entity.parse.failed':
       return new ApiError('invalid_body', 'The body is not valid JSON.', {
@@ -112,7 +113,7 @@ export function createErrorHandler(logger: Logger): ErrorRequestHandler {
     let problem: ApiError;
     if (error instanceof ApiError) problem = error;
     else {
-      const parsed = error && typeof error === 'object' ? fromBodyParser(error as { type?: unknown }) : null;
+      const parsed = fromBodyParser(error);
       if (parsed) problem = parsed;
       else if (isUnavailableError(error)) {
         logger.warn('dependency unavailable', { requestId: res.locals.requestId, error: describeError(error) });
@@ -125,7 +126,7 @@ export function createErrorHandler(logger: Logger): ErrorRequestHandler {
         logger.error('unhandled error', {
           requestId: res.locals.requestId,
           error: describeError(error),
-          stack: (error as Error)?.stack,
+          stack: error instanceof Error ? error.stack : undefined,
         });
         problem = new ApiError('internal_error', 'The request could not be handled because of an internal fault.');
       }
@@ -141,4 +142,9 @@ export function createErrorHandler(logger: Logger): ErrorRequestHandler {
 export function describeError(error: unknown): string {
   if (error instanceof Error) return `${error.name}: ${error.message}`;
   return String(error);
+}
+
+/** The message of anything thrown, for logs: an Error's message, else its string form. */
+export function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

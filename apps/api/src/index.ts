@@ -1,4 +1,4 @@
-export { createApp, type AppDeps } from './app';
-export { readApiConfig, API_DEFAULTS, type ApiConfig } from './config';
+export { createApp } from './app';
+export type { AppDeps } from './deps';
+export { readApiConfig, type ApiConfig } from './config';
 export { createApiRedis, type ApiRedis } from './redis';
-export { ApiError, problemBody } from './errors';

@@ -3,6 +3,7 @@ import type { Server } from 'node:http';
 import { ConfigError, createLogger, createPrisma, createRunQueue, deriveKeys, LocalArtifactStore } from '@testrun/core';
 import { createApp } from './app';
 import { readApiConfig, type ApiConfig } from './config';
+import { errorMessage } from './errors';
 import { createApiRedis } from './redis';
 
 /** How long in-flight requests get to finish after a stop signal before connections are cut. */
@@ -20,7 +21,7 @@ function loadConfig(): ApiConfig {
   }
 }
 
-async function main(): Promise<void> {
+function main(): void {
   const config = loadConfig();
   const logger = createLogger({ service: 'api', level: config.logLevel });
   const db = createPrisma({ databaseUrl: config.databaseUrl });
@@ -57,12 +58,13 @@ async function main(): Promise<void> {
     }, DRAIN_TIMEOUT_MS);
     force.unref();
     // Stop accepting; idle keep-alive sockets close now, busy ones after their response.
-    server.close(async () => {
+    server.close(() => {
       clearTimeout(force);
-      await Promise.allSettled([queue.close(), db.$disconnect()]);
-      redis.disconnect();
-      logger.info('stopped');
-      process.exit(0);
+      void Promise.allSettled([queue.close(), db.$disconnect()]).then(() => {
+        redis.disconnect();
+        logger.info('stopped');
+        process.exit(0);
+      });
     });
     server.closeIdleConnections();
   };
@@ -70,7 +72,9 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => stop('SIGINT'));
 }
 
-void main().catch((e: unknown) => {
-  process.stderr.write(`api: failed to start: ${(e as Error).message}\n`);
+try {
+  main();
+} catch (e) {
+  process.stderr.write(`api: failed to start: ${errorMessage(e)}\n`);
   process.exit(1);
-});
+}

@@ -3,16 +3,10 @@ import { deriveSuiteStatus, type RunStatus, type SuiteCounts, type SuiteRunStatu
 /** How many runs are in each status. */
 export type StatusCounts = SuiteCounts;
 
+const NONE: Omit<StatusCounts, 'total'> = { queued: 0, running: 0, passed: 0, failed: 0, error: 0, skipped: 0 };
+
 export function countStatuses(statuses: readonly RunStatus[]): StatusCounts {
-  const counts: StatusCounts = {
-    total: statuses.length,
-    queued: 0,
-    running: 0,
-    passed: 0,
-    failed: 0,
-    error: 0,
-    skipped: 0,
-  };
+  const counts: StatusCounts = { total: statuses.length, ...NONE };
   for (const s of statuses) counts[s] += 1;
   return counts;
 }

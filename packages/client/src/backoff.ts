@@ -53,7 +53,8 @@ export function parseRateLimit(headers: Headers): RateLimitInfo | null {
   if (combined) {
     for (const part of combined.split(/[,;]/)) {
       const m = /^\s*(limit|remaining|reset)\s*=\s*(\d+)\s*$/i.exec(part);
-      if (m) info[m[1]!.toLowerCase() as keyof RateLimitInfo] = Number(m[2]);
+      const field = m?.[1]?.toLowerCase();
+      if (field === 'limit' || field === 'remaining' || field === 'reset') info[field] = Number(m?.[2]);
     }
   }
   for (const field of ['limit', 'remaining', 'reset'] as const) {
@@ -67,8 +68,9 @@ export function parseRateLimit(headers: Headers): RateLimitInfo | null {
 export function parseAlternateLink(value: string | null): string | null {
   if (!value) return null;
   for (const part of value.split(/,(?=\s*<)/)) {
-    const m = /^\s*<([^>]*)>\s*(.*)$/.exec(part);
-    if (m && /(^|;)\s*rel\s*=\s*"?([^";]*\s)?alternate(\s[^";]*)?"?\s*(;|$)/i.test(m[2]!)) return m[1]!;
+    const [, target, params = ''] = /^\s*<([^>]*)>\s*(.*)$/.exec(part) ?? [];
+    if (target !== undefined && /(^|;)\s*rel\s*=\s*"?([^";]*\s)?alternate(\s[^";]*)?"?\s*(;|$)/i.test(params))
+      return target;
   }
   return null;
 }

@@ -1,4 +1,4 @@
-import type { ProblemCode, ProblemFieldError } from '@testrun/contracts';
+import { formatDuration, type ProblemCode, type ProblemFieldError } from '@testrun/contracts';
 
 /** `code` of an error response that was not a problem document (a proxy's HTML page, for example). */
 export type UnexpectedResponseCode = 'unexpected_response';
@@ -42,9 +42,6 @@ export class TestrunApiError extends Error {
 /** The request never got an HTTP answer: refused, reset, DNS, or the per-request timeout. */
 export class TestrunNetworkError extends Error {
   override readonly name = 'TestrunNetworkError';
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-  }
 }
 
 /** A wait ran out of budget before everything was terminal; `last` is the latest state seen. */
@@ -53,21 +50,10 @@ export class TestrunWaitTimeoutError<T = unknown> extends Error {
   readonly timeoutMs: number;
   readonly last: T | null;
   constructor(timeoutMs: number, last: T | null, what: string) {
-    super(`${what} did not finish within the wait budget of ${formatMs(timeoutMs)}`);
+    super(`${what} did not finish within the wait budget of ${formatDuration(timeoutMs)}`);
     this.timeoutMs = timeoutMs;
     this.last = last;
   }
-}
-
-/** `90000` → `1m30s`, `450` → `450ms`: durations as people read them in messages. */
-export function formatMs(ms: number): string {
-  if (ms < 1000) return `${Math.round(ms)}ms`;
-  let s = Math.round(ms / 1000);
-  const h = Math.floor(s / 3600);
-  s -= h * 3600;
-  const m = Math.floor(s / 60);
-  s -= m * 60;
-  return [h ? `${h}h` : '', m ? `${m}m` : '', s || (!h && !m) ? `${s}s` : ''].join('');
 }
 
 /** Whether an error is worth retrying later: rate limited, server fault, or no answer at all. */

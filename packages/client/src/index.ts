@@ -2,3 +2,4 @@ export * from './aggregate';
 export * from './backoff';
 export * from './errors';
 export * from './testrun-client';
+export type * from './options';

@@ -9,7 +9,7 @@ function harness(responses: Array<(req: { url: string; init: RequestInit }) => R
   let clock = 1_000_000;
   const calls: { url: string; method: string; headers: Record<string, string>; at: number; body?: string }[] = [];
   const sleeps: number[] = [];
-  const fetchImpl = (async (url: string, init: RequestInit) => {
+  const fetchImpl = ((url: string, init: RequestInit) => {
     calls.push({
       url,
       method: String(init.method),
@@ -18,23 +18,29 @@ function harness(responses: Array<(req: { url: string; init: RequestInit }) => R
       body: init.body as string | undefined,
     });
     const next = responses.shift();
-    if (!next) throw new Error(`unexpected request ${url}`);
+    if (!next) return Promise.reject(new Error(`unexpected request ${url}`));
     const r = next({ url, init });
-    if (r instanceof Error) throw r;
-    return r;
+    return r instanceof Error ? Promise.reject(r) : Promise.resolve(r);
   }) as unknown as typeof fetch;
   const client = new TestrunClient({
     apiUrl: 'http://api.test/api/v1/',
     apiKey: 'trk_secret',
     fetch: fetchImpl,
     now: () => clock,
-    sleep: async (ms) => {
+    sleep: (ms) => {
       sleeps.push(ms);
       clock += ms;
+      return Promise.resolve();
     },
     random: () => 0.5,
   });
-  return { client, calls, sleeps, now: () => clock };
+  /** The `i`-th request made, or a failed test when there was none. */
+  const call = (i: number) => {
+    const made = calls[i];
+    if (!made) throw new Error(`request #${i} was never made (${calls.length} were)`);
+    return made;
+  };
+  return { client, calls, call, sleeps, now: () => clock };
 }
 
 const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
@@ -107,11 +113,11 @@ describe('TestrunClient requests', () => {
     const res = await h.client.enqueueSuite('shop', 'smoke', { baseUrl: 'https://preview.test' });
     expect(res.body).toEqual({ suiteRunId: 'srun_1' });
     expect(res.replayed).toBe(false);
-    const call = h.calls[0]!;
+    const call = h.call(0);
     expect(call.url).toBe('http://api.test/api/v1/runs');
     expect(call.headers.authorization).toBe('Bearer trk_secret');
     expect(call.headers['idempotency-key']).toMatch(/^[0-9a-f-]{36}$/);
-    expect(JSON.parse(call.body!)).toEqual({
+    expect(JSON.parse(call.body ?? '')).toEqual({
       baseUrl: 'https://preview.test',
       projectSlug: 'shop',
       suiteSlug: 'smoke',
@@ -144,7 +150,7 @@ describe('TestrunClient requests', () => {
     await expect(h.client.getRun('run_1')).resolves.toEqual(run('passed'));
     expect(h.sleeps).toEqual([7_000, backoffDelay(1, { random: () => 0.5 })]);
     // The second request waited for the whole Retry-After.
-    expect(h.calls[1]!.at - h.calls[0]!.at).toBe(7_000);
+    expect(h.call(1).at - h.call(0).at).toBe(7_000);
   });
 
   it('turns a problem body into a TestrunApiError and does not retry 4xx', async () => {
@@ -236,7 +242,7 @@ describe('TestrunClient waits', () => {
       .catch((e: unknown) => e)) as TestrunWaitTimeoutError<Run>;
     expect(err).toBeInstanceOf(TestrunWaitTimeoutError);
     expect(err.last?.status).toBe('running');
-    expect(err.message).toContain('5s');
+    expect(err.message).toContain('wait budget of 5 s');
     // Polls at 0, 2 s, 4 s and a last one at the deadline (5 s).
     expect(h.calls).toHaveLength(4);
     expect(h.now() - 1_000_000).toBe(5_000);

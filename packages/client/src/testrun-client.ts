@@ -1,9 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import {
   isTerminalRunStatus,
-  PROBLEMS,
-  type ProblemCode,
-  type ProblemFieldError,
   type ProjectRunsCreated,
   type Run,
   type RunCreateRequest,
@@ -12,86 +9,10 @@ import {
   type SuiteRun,
   type SuiteRunCreated,
 } from '@testrun/contracts';
-import { backoffDelay, parseAlternateLink, parseRateLimit, parseRetryAfter, type RateLimitInfo } from './backoff';
+import { backoffDelay, parseAlternateLink, parseRateLimit, type RateLimitInfo } from './backoff';
 import { isTransientError, TestrunApiError, TestrunNetworkError, TestrunWaitTimeoutError } from './errors';
-
-/** Options of a {@link TestrunClient}. */
-export interface TestrunClientOptions {
-  /** Origin (and optional path prefix) of the service, e.g. `https://testrun.example.com`. A trailing `/api/v1` is accepted. */
-  apiUrl: string;
-  /** API key sent as `Authorization: Bearer <key>`. */
-  apiKey: string;
-  /** Retries of a request after a network fault, a 5xx, or (POST only) a 409 in-flight answer. Default 4. */
-  maxRetries?: number;
-  /** Retries of a request answered 429. Default 30: a rate limit is a reason to wait, not to give up. */
-  maxRateLimitRetries?: number;
-  /** Per-request timeout in ms; a request that takes longer counts as a network fault. Default 30 000. */
-  requestTimeoutMs?: number;
-  /** First backoff delay in ms when the server gives no `Retry-After`. Default 500. */
-  backoffBaseMs?: number;
-  /** Ceiling of a backoff delay in ms. Default 30 000. */
-  backoffMaxMs?: number;
-  /** `User-Agent` header. Default `testrun-client`. */
-  userAgent?: string;
-  /** Called before each retry, e.g. to tell a person why nothing happens for a while. */
-  onRetry?: (info: RetryInfo) => void;
-  /** HTTP implementation. Default the global `fetch`. */
-  fetch?: typeof fetch;
-  /** Wall clock in ms. Default `Date.now`. Injected by tests together with `sleep`. */
-  now?: () => number;
-  /** Waits `ms` milliseconds. Default a `setTimeout` promise. */
-  sleep?: (ms: number) => Promise<void>;
-  /** Randomness in [0, 1) for jitter. Default `Math.random`. */
-  random?: () => number;
-}
-
-/** Why a request is about to be retried, and after how long. */
-export interface RetryInfo {
-  method: string;
-  path: string;
-  /** 1 for the first retry. */
-  attempt: number;
-  delayMs: number;
-  /** HTTP status that caused the retry, or null for a network fault. */
-  status: number | null;
-  reason: string;
-}
-
-/** Options of an enqueue call. */
-export interface EnqueueOptions {
-  /**
-   * Sent as `Idempotency-Key`. Default a random UUID, so the client's own retries of this call can
-   * never enqueue twice; give a stable key to make repeated calls (a re-run CI step) safe too.
-   */
-  idempotencyKey?: string;
-}
-
-/** What an enqueue call returns: the response body of the mode used, and how it was obtained. */
-export interface EnqueueResult<T extends RunCreateResponse = RunCreateResponse> {
-  body: T;
-  /** The key that was sent. */
-  idempotencyKey: string;
-  /** True when the service replayed an earlier answer to the same key (`Idempotent-Replayed: true`). */
-  replayed: boolean;
-}
-
-/** Options of the wait helpers. */
-export interface WaitOptions<T> {
-  /** Budget of the whole wait in ms. Default 900 000 (15 minutes). */
-  timeoutMs?: number;
-  /** Delay between two polls in ms. Default 3 000. */
-  pollIntervalMs?: number;
-  /** Called with every state read while waiting (including the final one). */
-  onProgress?: (state: T) => void;
-  /** Stops the wait early (the promise rejects with the signal's reason). */
-  signal?: AbortSignal;
-}
-
-/** A run with the link for people that the API sends in its `Link: <…>; rel="alternate"` header. */
-export interface RunWithLink {
-  run: Run;
-  viewUrl: string | null;
-}
+import type { EnqueueOptions, EnqueueResult, RunWithLink, TestrunClientOptions, WaitOptions } from './options';
+import { readJson, toApiError } from './responses';
 
 type RequestOptions = { body?: unknown; idempotencyKey?: string; deadline?: number; signal?: AbortSignal };
 type Response<T> = { body: T; status: number; headers: Headers };
@@ -219,12 +140,16 @@ export class TestrunClient {
   async waitForRuns(runIds: readonly string[], options: WaitOptions<Run[]> = {}): Promise<Run[]> {
     const known = new Map<string, Run>();
     const read = async (o: { deadline?: number; signal?: AbortSignal }) => {
+      const runs: Run[] = [];
       for (const id of runIds) {
-        const prev = known.get(id);
-        if (prev && isTerminalRunStatus(prev.status)) continue;
-        known.set(id, (await this.getRunWithLink(id, o)).run);
+        let run = known.get(id);
+        if (!run || !isTerminalRunStatus(run.status)) {
+          run = (await this.getRunWithLink(id, o)).run;
+          known.set(id, run);
+        }
+        runs.push(run);
       }
-      return runIds.map((id) => known.get(id)!);
+      return runs;
     };
     return this.poll(`${runIds.length} runs`, options, read, (runs) =>
       runs.every((r) => isTerminalRunStatus(r.status)),
@@ -288,14 +213,15 @@ export class TestrunClient {
         error = e;
       }
       const status = error instanceof TestrunApiError ? error.status : null;
+      const retryAfterMs = error instanceof TestrunApiError ? error.retryAfterMs : null;
       let delayMs: number;
       if (status === 429) {
         if (rateLimited >= o.maxRateLimitRetries) throw error;
-        delayMs = (error as TestrunApiError).retryAfterMs ?? this.backoff(rateLimited);
+        delayMs = retryAfterMs ?? this.backoff(rateLimited);
         rateLimited += 1;
       } else if (status === null || status >= 500 || (status === 409 && method === 'POST')) {
         if (faults >= o.maxRetries) throw error;
-        delayMs = (error instanceof TestrunApiError ? error.retryAfterMs : null) ?? this.backoff(faults);
+        delayMs = retryAfterMs ?? this.backoff(faults);
         faults += 1;
       } else {
         throw error;
@@ -339,47 +265,4 @@ export class TestrunClient {
       throw new TestrunNetworkError(`${method} ${this.base}${path} failed: ${why}`, { cause: e });
     }
   }
-}
-
-async function readJson(res: globalThis.Response): Promise<unknown> {
-  const text = await res.text();
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new TestrunApiError({
-      status: res.status,
-      code: 'unexpected_response',
-      title: 'Unexpected response',
-      detail: `The API answered ${res.status} with a body that is not JSON.`,
-    });
-  }
-}
-
-async function toApiError(res: globalThis.Response, nowMs: number): Promise<TestrunApiError> {
-  const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), nowMs);
-  let body: Record<string, unknown> | null = null;
-  try {
-    const parsed: unknown = JSON.parse(await res.text());
-    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) body = parsed as Record<string, unknown>;
-  } catch {
-    body = null;
-  }
-  const code = typeof body?.code === 'string' && body.code in PROBLEMS ? (body.code as ProblemCode) : null;
-  if (!body || (!code && typeof body.detail !== 'string')) {
-    return new TestrunApiError({
-      status: res.status,
-      code: 'unexpected_response',
-      title: res.statusText || 'Unexpected response',
-      detail: `The API answered HTTP ${res.status} without a problem document.`,
-      retryAfterMs,
-    });
-  }
-  return new TestrunApiError({
-    status: res.status,
-    code: code ?? 'unexpected_response',
-    title: typeof body.title === 'string' ? body.title : code ? PROBLEMS[code].title : 'Error',
-    detail: typeof body.detail === 'string' ? body.detail : PROBLEMS[code!].title,
-    errors: Array.isArray(body.errors) ? (body.errors as ProblemFieldError[]) : [],
-    retryAfterMs,
-  });
 }

@@ -7,3 +7,5 @@ export * from './jobs';
 export * from './validate';
 export * from './openapi';
 export * from './format';
+export * from './idempotency-key';
+export * from './cli-report';

@@ -1,5 +1,6 @@
 import type { TSchema } from '@sinclair/typebox';
-import { PROBLEMS, Problem, type ProblemCode } from './problems';
+import { IdempotencyKey } from './idempotency-key';
+import { PROBLEMS, Problem, ProblemDescription, type ProblemCode } from './problems';
 import { ProjectRunsCreated, Run, RunCreateRequest, SingleRunCreated, SuiteRun, SuiteRunCreated } from './runs';
 
 /** Strips TypeBox's symbol keys by a JSON round trip, leaving plain JSON Schema. */
@@ -18,6 +19,31 @@ const common = {
   '429': problemResponse('rate_limited'),
   '503': problemResponse('service_unavailable'),
 };
+
+/** A GET of one resource by its id in the path: 200 with the schema, or 404 (plus `responses`). */
+function getOne(
+  operationId: string,
+  summary: string,
+  idParameter: string,
+  schema: string,
+  responses: Record<string, unknown>,
+) {
+  return {
+    get: {
+      operationId,
+      summary,
+      parameters: [{ name: idParameter, in: 'path', required: true, schema: { type: 'string' } }],
+      responses: {
+        '200': {
+          description: summary,
+          content: { 'application/json': { schema: { $ref: `#/components/schemas/${schema}` } } },
+        },
+        ...responses,
+        '404': problemResponse('not_found'),
+      },
+    },
+  };
+}
 
 /** The OpenAPI 3.1 document of API v1, generated from the same schemas the API validates with. */
 export function buildOpenApiDocument(serverUrl = '/'): Record<string, unknown> {
@@ -41,6 +67,7 @@ export function buildOpenApiDocument(serverUrl = '/'): Record<string, unknown> {
         Run: plain(Run),
         SuiteRun: plain(SuiteRun),
         Problem: plain(Problem),
+        ProblemDescription: plain(ProblemDescription),
       },
     },
     paths: {
@@ -53,8 +80,7 @@ export function buildOpenApiDocument(serverUrl = '/'): Record<string, unknown> {
               name: 'Idempotency-Key',
               in: 'header',
               required: false,
-              description: 'Replays the first response of the same request for 24 hours (per workspace).',
-              schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7E]+$' },
+              schema: plain(IdempotencyKey),
             },
           ],
           requestBody: {
@@ -86,34 +112,18 @@ export function buildOpenApiDocument(serverUrl = '/'): Record<string, unknown> {
           },
         },
       },
-      '/api/v1/runs/{runId}': {
+      '/api/v1/runs/{runId}': getOne('getRun', 'Get a run', 'runId', 'Run', common),
+      '/api/v1/suite-runs/{suiteRunId}': getOne(
+        'getSuiteRun',
+        'Get a suite run with its counters and one entry per child test',
+        'suiteRunId',
+        'SuiteRun',
+        common,
+      ),
+      '/api/v1/problems/{code}': {
         get: {
-          operationId: 'getRun',
-          summary: 'Get a run',
-          parameters: [{ name: 'runId', in: 'path', required: true, schema: { type: 'string' } }],
-          responses: {
-            '200': {
-              description: 'The run.',
-              content: { 'application/json': { schema: { $ref: '#/components/schemas/Run' } } },
-            },
-            ...common,
-            '404': problemResponse('not_found'),
-          },
-        },
-      },
-      '/api/v1/suite-runs/{suiteRunId}': {
-        get: {
-          operationId: 'getSuiteRun',
-          summary: 'Get a suite run with its counters and one entry per child test',
-          parameters: [{ name: 'suiteRunId', in: 'path', required: true, schema: { type: 'string' } }],
-          responses: {
-            '200': {
-              description: 'The suite run.',
-              content: { 'application/json': { schema: { $ref: '#/components/schemas/SuiteRun' } } },
-            },
-            ...common,
-            '404': problemResponse('not_found'),
-          },
+          ...getOne('getProblem', 'What a problem code means (needs no API key)', 'code', 'ProblemDescription', {}).get,
+          security: [],
         },
       },
     },

@@ -1,28 +1,117 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { StringEnum } from './enums';
 
-/** Every problem code the API can answer with, its HTTP status and its title. */
+type ProblemEntry = {
+  status: number;
+  title: string;
+  /** What the problem means and what a client should do about it; served at the problem's `type`. */
+  description: string;
+};
+
+/** The problem catalogue: every code the API can answer with, its HTTP status, title and description. */
 export const PROBLEMS = {
-  invalid_body: { status: 400, title: 'The request body is invalid' },
-  both_test_and_project: { status: 400, title: 'Give either testId or projectSlug, not both' },
-  suite_without_project: { status: 400, title: 'suiteSlug needs projectSlug' },
-  unauthorized: { status: 401, title: 'A valid API key is required' },
-  key_paused: { status: 403, title: 'This API key is paused' },
-  key_creator_not_member: { status: 403, title: "This API key's creator is no longer a member of the workspace" },
-  not_found: { status: 404, title: 'Not found' },
-  idempotency_request_in_progress: { status: 409, title: 'A request with this Idempotency-Key is still being handled' },
-  payload_too_large: { status: 413, title: 'The request body is too large' },
-  unsupported_media_type: { status: 415, title: 'The request body must be application/json' },
-  plan_limit_exceeded: { status: 422, title: "The run would exceed the workspace's plan limits" },
-  empty_suite: { status: 422, title: 'There are no tests to run' },
-  idempotency_key_reused: { status: 422, title: 'This Idempotency-Key was used with a different request' },
-  rate_limited: { status: 429, title: 'Too many requests' },
-  internal_error: { status: 500, title: 'Internal error' },
-  service_unavailable: { status: 503, title: 'The service is temporarily unavailable' },
-} as const satisfies Record<string, { status: number; title: string }>;
+  invalid_body: {
+    status: 400,
+    title: 'The request body is invalid',
+    description:
+      'The request body (or the Idempotency-Key header) breaks a rule; `errors` lists each problem with its JSON Pointer path. Fix the request; retrying it unchanged gives the same answer.',
+  },
+  both_test_and_project: {
+    status: 400,
+    title: 'Give either testId or projectSlug, not both',
+    description:
+      'The body gives both testId and projectSlug. Give testId to run one test, or projectSlug (with an optional suiteSlug) to run a project or one suite.',
+  },
+  suite_without_project: {
+    status: 400,
+    title: 'suiteSlug needs projectSlug',
+    description: 'suiteSlug narrows a project to one suite, so it needs projectSlug too.',
+  },
+  unauthorized: {
+    status: 401,
+    title: 'A valid API key is required',
+    description:
+      'The Authorization header is missing, does not use the Bearer scheme, or carries a key that is malformed, unknown or revoked. The response carries WWW-Authenticate: Bearer.',
+  },
+  key_paused: {
+    status: 403,
+    title: 'This API key is paused',
+    description:
+      'The key is paused and its workspace is on the Free plan. An operator resumes it with `testrun admin key resume`, or moves the workspace to a paid plan.',
+  },
+  key_creator_not_member: {
+    status: 403,
+    title: "This API key's creator is no longer a member of the workspace",
+    description:
+      'The person who created the key has left the workspace, so the key no longer works. Create a new key as a current member.',
+  },
+  not_found: {
+    status: 404,
+    title: 'Not found',
+    description:
+      'The run, suite run, test, project or suite does not exist in the workspace of the key (resources of other workspaces are reported exactly like ids that never existed), or the route does not exist.',
+  },
+  idempotency_request_in_progress: {
+    status: 409,
+    title: 'A request with this Idempotency-Key is still being handled',
+    description:
+      'Another request with the same Idempotency-Key is still being handled. Retry after Retry-After seconds to receive its response.',
+  },
+  payload_too_large: {
+    status: 413,
+    title: 'The request body is too large',
+    description: 'The request body is larger than 256 KB.',
+  },
+  unsupported_media_type: {
+    status: 415,
+    title: 'The request body must be application/json',
+    description: 'The request body is not sent as application/json (UTF-8, no content encoding).',
+  },
+  plan_limit_exceeded: {
+    status: 422,
+    title: "The run would exceed the workspace's plan limits",
+    description:
+      "Enqueuing would pass one of the workspace's plan limits (active runs, or runs this calendar month, UTC); the detail names the limit and the numbers. Nothing was created. Wait for runs to finish, or ask an operator to raise the limit.",
+  },
+  empty_suite: {
+    status: 422,
+    title: 'There are no tests to run',
+    description: 'The suite or project has no tests (archived tests do not count). Nothing was created.',
+  },
+  idempotency_key_reused: {
+    status: 422,
+    title: 'This Idempotency-Key was used with a different request',
+    description:
+      'The Idempotency-Key was used in the last 24 hours with a different request (method, path or body). Use a new key for a new request.',
+  },
+  rate_limited: {
+    status: 429,
+    title: 'Too many requests',
+    description:
+      'Too many requests: more than the per-key limit per minute (every authenticated response states it in its RateLimit-Policy header), or too many requests with a bad key from one address. Wait Retry-After seconds.',
+  },
+  internal_error: {
+    status: 500,
+    title: 'Internal error',
+    description:
+      'The service failed in a way it did not expect. The failure is logged with the request id (X-Request-Id); retrying may help.',
+  },
+  service_unavailable: {
+    status: 503,
+    title: 'The service is temporarily unavailable',
+    description:
+      'Postgres or Redis cannot be reached right now. Nothing was created by this request; retry after Retry-After seconds.',
+  },
+} as const satisfies Record<string, ProblemEntry>;
 
 export type ProblemCode = keyof typeof PROBLEMS;
-export const PROBLEM_CODES = Object.keys(PROBLEMS) as ProblemCode[];
+
+/** Every problem code, in catalogue order. */
+export const PROBLEM_CODES = Object.keys(PROBLEMS).filter(isProblemCode);
+
+export function isProblemCode(value: string): value is ProblemCode {
+  return Object.hasOwn(PROBLEMS, value);
+}
 
 /** The `type` URI of a problem: a relative reference that the API serves as documentation. */
 export function problemType(code: ProblemCode): string {
@@ -45,9 +134,27 @@ export const Problem = Type.Object(
     title: Type.String(),
     status: Type.Integer(),
     detail: Type.String(),
-    code: StringEnum(PROBLEM_CODES as unknown as readonly ProblemCode[]),
+    code: StringEnum(PROBLEM_CODES),
     errors: Type.Optional(Type.Array(ProblemFieldError)),
   },
   { additionalProperties: false },
 );
 export type Problem = Static<typeof Problem>;
+
+/** The document served at a problem's `type`: what the code means, for people and tools. */
+export const ProblemDescription = Type.Object(
+  {
+    code: StringEnum(PROBLEM_CODES),
+    status: Type.Integer(),
+    title: Type.String(),
+    description: Type.String(),
+  },
+  { additionalProperties: false },
+);
+export type ProblemDescription = Static<typeof ProblemDescription>;
+
+/** The catalogue entry of `code` as served at its `type`. */
+export function describeProblem(code: ProblemCode): ProblemDescription {
+  const { status, title, description } = PROBLEMS[code];
+  return { code, status, title, description };
+}

@@ -28,32 +28,22 @@ const forbidden = new Set<string>(FORBIDDEN_HEADER_NAMES);
  * problem: `both_test_and_project` and `suite_without_project` take precedence over other errors,
  * as the contract names them first.
  */
-export function parseRunCreateRequest(
-  body: unknown,
-): { ok: true; value: ParsedRunRequest } | { ok: false; problem: RunRequestProblem } {
+export function parseRunCreateRequest(body: unknown): ParseResult {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     return invalid('The body must be a JSON object.', [{ path: '', message: 'must be a JSON object' }]);
   }
   const raw = body as Record<string, unknown>;
   if (raw.testId !== undefined && raw.projectSlug !== undefined) {
-    return {
-      ok: false,
-      problem: {
-        code: 'both_test_and_project',
-        detail: 'The body has both testId and projectSlug; give exactly one of them.',
-        errors: [{ path: '/testId', message: 'must not be given together with projectSlug' }],
-      },
-    };
+    return refuse('both_test_and_project', 'The body has both testId and projectSlug; give exactly one of them.', {
+      path: '/testId',
+      message: 'must not be given together with projectSlug',
+    });
   }
   if (raw.suiteSlug !== undefined && raw.projectSlug === undefined) {
-    return {
-      ok: false,
-      problem: {
-        code: 'suite_without_project',
-        detail: 'suiteSlug is only valid together with projectSlug.',
-        errors: [{ path: '/suiteSlug', message: 'requires projectSlug' }],
-      },
-    };
+    return refuse('suite_without_project', 'suiteSlug is only valid together with projectSlug.', {
+      path: '/suiteSlug',
+      message: 'requires projectSlug',
+    });
   }
   const shape = validateShape(body);
   const errors: ProblemFieldError[] = shape.ok ? [] : [...shape.errors];
@@ -70,19 +60,29 @@ export function parseRunCreateRequest(
   if (errors.length > 0) {
     return invalid(`The body is invalid: ${errors.map((e) => `${e.path || 'body'} ${e.message}`).join('; ')}.`, errors);
   }
-  const value = body as RunCreateRequest;
-  const target: RunTarget =
-    value.testId !== undefined
-      ? { mode: 'test', testId: value.testId }
-      : value.suiteSlug !== undefined
-        ? { mode: 'suite', projectSlug: value.projectSlug!, suiteSlug: value.suiteSlug }
-        : { mode: 'project', projectSlug: value.projectSlug! };
+  if (!shape.ok) return invalid('The body is invalid.', errors);
+  const value = shape.value;
   const headers = value.headers && Object.keys(value.headers).length > 0 ? value.headers : null;
-  return { ok: true, value: { target, baseUrl: value.baseUrl ?? null, headers } };
+  return { ok: true, value: { target: targetOf(value), baseUrl: value.baseUrl ?? null, headers } };
 }
 
-function invalid(detail: string, errors: ProblemFieldError[]) {
-  return { ok: false as const, problem: { code: 'invalid_body' as const, detail, errors } };
+/** What a valid body addresses; the checks above guarantee exactly one of testId and projectSlug. */
+function targetOf(value: RunCreateRequest): RunTarget {
+  if (value.testId !== undefined) return { mode: 'test', testId: value.testId };
+  if (value.projectSlug === undefined) throw new Error('a valid run request has testId or projectSlug');
+  if (value.suiteSlug !== undefined)
+    return { mode: 'suite', projectSlug: value.projectSlug, suiteSlug: value.suiteSlug };
+  return { mode: 'project', projectSlug: value.projectSlug };
+}
+
+type ParseResult = { ok: true; value: ParsedRunRequest } | { ok: false; problem: RunRequestProblem };
+
+function invalid(detail: string, errors: ProblemFieldError[]): ParseResult {
+  return refuse('invalid_body', detail, ...errors);
+}
+
+function refuse(code: RunRequestProblem['code'], detail: string, ...errors: ProblemFieldError[]): ParseResult {
+  return { ok: false, problem: { code, detail, errors } };
 }
 
 /** Returns why a target URL is unacceptable, or null. */

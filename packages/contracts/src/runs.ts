@@ -24,7 +24,14 @@ export const FORBIDDEN_HEADER_NAMES = [
   'upgrade',
 ] as const;
 
+/** A header name: an RFC 9110 token. */
 const HEADER_NAME_PATTERN = "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$";
+const HEADER_NAME = new RegExp(HEADER_NAME_PATTERN);
+
+/** Whether `name` may be a header name (RFC 9110 token characters only). */
+export function isHeaderName(name: string): boolean {
+  return HEADER_NAME.test(name);
+}
 
 export const RunCreateRequest = Type.Object(
   {

@@ -91,10 +91,12 @@ export async function addMember(db: Db, workspaceId: string, email: string) {
 export async function removeMember(db: Db, workspaceId: string, email: string) {
   await requireWorkspace(db, workspaceId);
   const address = normalizeEmail(email);
+  const notMember = new AdminError(`${address} is not a member of workspace ${workspaceId}`);
   const user = await db.user.findUnique({ where: { email: address } });
-  const removed = user ? await db.membership.deleteMany({ where: { workspaceId, userId: user.id } }) : { count: 0 };
-  if (removed.count === 0) throw new AdminError(`${address} is not a member of workspace ${workspaceId}`);
-  return { workspaceId, userId: user!.id, email: address };
+  if (!user) throw notMember;
+  const removed = await db.membership.deleteMany({ where: { workspaceId, userId: user.id } });
+  if (removed.count === 0) throw notMember;
+  return { workspaceId, userId: user.id, email: address };
 }
 
 /** Creates a key; the returned `key` is the only time it exists outside the caller's hands. */
@@ -160,18 +162,12 @@ export async function applyProject(db: Db, workspaceId: string, input: unknown):
         update: { name: file.name, baseUrl: file.baseUrl },
       });
       const out: AppliedProject = { projectId: project.id, slug: project.slug, suites: [] };
+      const inProject = { workspaceId, projectId: project.id };
       const keptSuites: string[] = [];
       for (const [s, suiteDef] of file.suites.entries()) {
         const suite = await tx.suite.upsert({
           where: { projectId_slug: { projectId: project.id, slug: suiteDef.slug } },
-          create: {
-            id: newId(ID_PREFIX.suite),
-            workspaceId,
-            projectId: project.id,
-            slug: suiteDef.slug,
-            name: suiteDef.name,
-            position: s,
-          },
+          create: { id: newId(ID_PREFIX.suite), ...inProject, slug: suiteDef.slug, name: suiteDef.name, position: s },
           update: { name: suiteDef.name, position: s, archivedAt: null },
         });
         keptSuites.push(suite.id);
@@ -187,14 +183,7 @@ export async function applyProject(db: Db, workspaceId: string, input: unknown):
           };
           const test = await tx.test.upsert({
             where: { suiteId_key: { suiteId: suite.id, key: testDef.key } },
-            create: {
-              id: newId(ID_PREFIX.test),
-              workspaceId,
-              projectId: project.id,
-              suiteId: suite.id,
-              key: testDef.key,
-              ...fields,
-            },
+            create: { id: newId(ID_PREFIX.test), ...inProject, suiteId: suite.id, key: testDef.key, ...fields },
             update: fields,
           });
           tests.push({ id: test.id, key: test.key, name: test.name });

@@ -13,7 +13,7 @@ const KEY_PATTERN = new RegExp(`^${PREFIX}[0-9A-Za-z]{${BODY_LENGTH + CHECK_LENG
 function checksum(body: string): string {
   const digest = createHash('sha256').update(body).digest();
   let out = '';
-  for (let i = 0; i < CHECK_LENGTH; i++) out += BASE62[digest[i]! % 62];
+  for (const byte of digest.subarray(0, CHECK_LENGTH)) out += BASE62.charAt(byte % 62);
   return out;
 }
 
@@ -22,7 +22,7 @@ export function generateApiKey(): { key: string; hash: string; prefix: string } 
   while (body.length < BODY_LENGTH) {
     for (const b of randomBytes(BODY_LENGTH * 2)) {
       // 248 = 4 * 62: rejection sampling keeps every character equally likely.
-      if (b < 248 && body.length < BODY_LENGTH) body += BASE62[b % 62];
+      if (b < 248 && body.length < BODY_LENGTH) body += BASE62.charAt(b % 62);
     }
   }
   const key = `${PREFIX}${body}${checksum(body)}`;

@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { Client } from 'pg';
+import { errorMessage } from './logger';
 
 export const MIGRATIONS_DIR = path.resolve(__dirname, '../../../prisma/migrations');
 
@@ -54,7 +55,7 @@ export async function migrateDatabase(databaseUrl: string, dir = MIGRATIONS_DIR)
         await client.query('COMMIT');
       } catch (e) {
         await client.query('ROLLBACK');
-        throw new Error(`migration ${name} failed: ${(e as Error).message}`);
+        throw new Error(`migration ${name} failed: ${errorMessage(e)}`, { cause: e });
       }
       result.applied.push(name);
     }

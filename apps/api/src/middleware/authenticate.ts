@@ -1,8 +1,8 @@
-import type { RequestHandler } from 'express';
+import type { RequestHandler, Response } from 'express';
 import type { Db, Logger } from '@testrun/core';
-import { ApiError } from '../errors';
+import { ApiError, errorMessage } from '../errors';
 import type { ApiRedis } from '../redis';
-import { authenticateKey, readBearerKey } from '../services/auth';
+import { authenticateKey, readBearerKey, type AuthContext } from '../services/auth';
 
 /** Options of {@link authenticate}. */
 export type AuthenticateOptions = {
@@ -17,6 +17,13 @@ export type AuthenticateOptions = {
 };
 
 const WINDOW_MS = 60_000;
+
+/** The caller of a route mounted behind {@link authenticate}; reaching this without it is a bug. */
+export function authOf(res: Response): AuthContext {
+  const { auth } = res.locals;
+  if (!auth) throw new Error('this route is mounted without authentication: res.locals.auth is not set');
+  return auth;
+}
 
 /**
  * Accepts a request only with a valid key (401/403 otherwise) and sets res.locals.auth. Failed
@@ -46,7 +53,7 @@ export function authenticate(options: AuthenticateOptions): RequestHandler {
       ttl = Number(results?.[2]?.[1] ?? WINDOW_MS);
     } catch (error) {
       // Without Redis the caller still gets its 401; only the guessing brake is off.
-      logger.warn('could not count a failed authentication', { error: (error as Error).message });
+      logger.warn('could not count a failed authentication', { error: errorMessage(error) });
       return;
     }
     if (count > unauthenticatedPerMinute) {

@@ -2,7 +2,7 @@ import express, { type RequestHandler } from 'express';
 import { ApiError } from '../errors';
 
 /** Largest request body accepted; run requests are small, so anything near this is a mistake. */
-export const MAX_BODY_BYTES = 256 * 1024;
+const MAX_BODY_BYTES = 256 * 1024;
 
 const parseJson = express.json({ limit: MAX_BODY_BYTES, strict: false, type: 'application/json' });
 

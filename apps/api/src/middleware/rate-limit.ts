@@ -2,9 +2,9 @@ import type { RequestHandler } from 'express';
 import { rateLimit } from 'express-rate-limit';
 import { RedisStore } from 'rate-limit-redis';
 import type { Logger } from '@testrun/core';
-import { ApiError } from '../errors';
+import { ApiError, errorMessage } from '../errors';
 import type { ApiRedis } from '../redis';
-import type { AuthContext } from '../services/auth';
+import { authOf } from './authenticate';
 
 /**
  * rate-limit-redis loads its Lua script once at start; if Redis was down then, the failed load is
@@ -45,17 +45,16 @@ export function rateLimitPerKey({ redis, logger, perMinute, redisPrefix }: RateL
     limit: perMinute,
     standardHeaders: 'draft-7',
     legacyHeaders: false,
-    keyGenerator: (_req, res) => (res.locals.auth as AuthContext).keyId,
+    keyGenerator: (_req, res) => authOf(res).keyId,
     store: new RecoveringRedisStore({
       prefix: `${redisPrefix}:rl:`,
       sendCommand: (command: string, ...args: string[]) => redis.call(command, ...args) as never,
     }),
     passOnStoreError: false,
     logger: {
-      error: (e: unknown, message?: string) =>
-        logger.warn(message ?? 'rate limiter error', { error: e instanceof Error ? e.message : String(e) }),
+      error: (e: unknown, message?: string) => logger.warn(message ?? 'rate limiter error', { error: errorMessage(e) }),
       warn: (e: unknown, message?: string) =>
-        logger.warn(message ?? 'rate limiter warning', { error: e instanceof Error ? e.message : String(e) }),
+        logger.warn(message ?? 'rate limiter warning', { error: errorMessage(e) }),
     },
     handler: (req, _res, next) => {
       const info = (req as typeof req & { rateLimit?: { resetTime?: Date } }).rateLimit;

@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import type { Logger } from '@testrun/core';
-import type { AuthContext } from '../services/auth';
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Path as logged: no query string, and the capability token of a view link masked. */
-export function loggablePath(originalUrl: string): string {
+function loggablePath(originalUrl: string): string {
   const path = originalUrl.split('?')[0] ?? '';
   return path.replace(/^\/view\/([^/]+)\/([^/]+)\/[^/]+/, '/view/$1/$2/[token]');
 }
@@ -23,7 +22,7 @@ export function requestContext(logger: Logger): RequestHandler {
     res.setHeader('X-Request-Id', requestId);
     const started = process.hrtime.bigint();
     res.on('finish', () => {
-      const auth = res.locals.auth as AuthContext | undefined;
+      const { auth } = res.locals;
       logger.info('request', {
         requestId,
         method: req.method,

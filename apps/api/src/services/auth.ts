@@ -1,6 +1,6 @@
 import { hashApiKey, isWellFormedApiKey, type Db, type Logger } from '@testrun/core';
 import type { Plan } from '@testrun/contracts';
-import { ApiError } from '../errors';
+import { ApiError, errorMessage } from '../errors';
 
 /** Who is calling: set on res.locals.auth once the key is accepted. */
 export type AuthContext = { keyId: string; workspaceId: string };
@@ -19,7 +19,7 @@ type KeyRow = {
 const LAST_USED_RESOLUTION_MS = 60_000;
 
 /** Same answer for every 401 so that a caller learns nothing about which keys exist. */
-export function unauthorized(detail: string): ApiError {
+function unauthorized(detail: string): ApiError {
   return new ApiError('unauthorized', detail);
 }
 
@@ -29,7 +29,7 @@ export function readBearerKey(header: string | undefined): string {
   const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
   if (!match)
     throw unauthorized('The Authorization header must use the Bearer scheme: "Authorization: Bearer <API key>".');
-  const key = match[1]!;
+  const [, key = ''] = match;
   // Shape and checksum first: a mistyped or made-up key never reaches the database.
   if (!isWellFormedApiKey(key)) throw unauthorized('The API key is malformed.');
   return key;
@@ -72,6 +72,6 @@ function touchKey(db: Db, logger: Logger, keyId: string): void {
   db.$executeRaw`
     UPDATE api_keys SET last_used_at = now()
     WHERE id = ${keyId} AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`.catch((e: unknown) =>
-    logger.warn('could not record key use', { keyId, error: (e as Error).message }),
+    logger.warn('could not record key use', { keyId, error: errorMessage(e) }),
   );
 }

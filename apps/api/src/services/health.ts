@@ -1,24 +1,14 @@
-import type { Db } from '@testrun/core';
+import { withTimeout, type Db } from '@testrun/core';
 import type { ApiRedis } from '../redis';
 
+/** How long each backing service gets to answer before it counts as unreachable. */
 const CHECK_TIMEOUT_MS = 2_000;
-
-function withTimeout<T>(promise: Promise<T>, what: string): Promise<T> {
-  let timer: NodeJS.Timeout;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new Error(`${what} did not answer within ${CHECK_TIMEOUT_MS} ms`)),
-      CHECK_TIMEOUT_MS,
-    );
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
 
 /** Asks Postgres and Redis to answer; each is reported as ok or the reason it is not. */
 export async function checkReadiness(db: Db, redis: ApiRedis): Promise<{ postgres: string; redis: string }> {
   const [pg, rd] = await Promise.allSettled([
-    withTimeout(db.$queryRaw`SELECT 1`, 'Postgres'),
-    withTimeout(redis.ping(), 'Redis'),
+    withTimeout(db.$queryRaw`SELECT 1`, CHECK_TIMEOUT_MS, 'Postgres'),
+    withTimeout(redis.ping(), CHECK_TIMEOUT_MS, 'Redis'),
   ]);
   return {
     postgres: pg.status === 'fulfilled' ? 'ok' : 'unreachable',

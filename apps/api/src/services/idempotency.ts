@@ -1,36 +1,39 @@
-import { hmacHex, type Db, type DbTx } from '@testrun/core';
-import { ApiError } from '../errors';
+import { compileValidator, IDEMPOTENCY_KEY_RULE, isIdempotencyKey, Problem } from '@testrun/contracts';
+import { hmacHex, type Db, type DbTx, type Logger } from '@testrun/core';
+import { ApiError, errorMessage, problemBody } from '../errors';
+
+/**
+ * The Idempotency-Key protocol of POST /api/v1/runs as one service: claim the key, replay a kept
+ * response, or create and keep the response in the creating transaction (a kept 404/422 is stored
+ * after it), and release the key on any other failure so a retry can run.
+ */
 
 /** How long a key is remembered, from the first request that used it. */
-export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /**
  * How long the first request holds a key before another may take it over (its holder crashed).
  * Longer than the longest run-creating transaction (20 s plus 5 s waiting for a connection).
  */
-export const IDEMPOTENCY_LEASE_MS = 60_000;
-/** Statuses whose response is kept and replayed; any other releases the key. */
-export const KEPT_STATUSES = new Set([201, 404, 422]);
+const IDEMPOTENCY_LEASE_MS = 60_000;
+/** Error statuses whose response is kept and replayed; any other releases the key. */
+const KEPT_ERROR_STATUSES = new Set([404, 422]);
 
-const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
-
-/** Checks the Idempotency-Key header: 1–255 visible ASCII characters. */
+/** Checks the Idempotency-Key header by the contract's rule; null when the request has none. */
 export function readIdempotencyKey(value: string | undefined): string | null {
   if (value === undefined) return null;
-  if (!KEY_PATTERN.test(value)) {
-    throw new ApiError(
-      'invalid_body',
-      'The Idempotency-Key header must be 1 to 255 visible ASCII characters (no spaces).',
-      {
-        errors: [{ path: 'header:Idempotency-Key', message: 'must be 1 to 255 visible ASCII characters' }],
-      },
-    );
+  if (!isIdempotencyKey(value)) {
+    throw new ApiError('invalid_body', `The Idempotency-Key header must be ${IDEMPOTENCY_KEY_RULE}.`, {
+      errors: [{ path: 'header:Idempotency-Key', message: `must be ${IDEMPOTENCY_KEY_RULE}` }],
+    });
   }
   return value;
 }
 
 /** JSON with object keys sorted at every level, so equal requests hash equally whatever their key order. */
-export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+function canonicalJson(value: unknown): string {
+  // A request without a body hashes like a JSON null.
+  if (value === undefined) return 'null';
+  if (value === null || typeof value !== 'object') return JSON.stringify(value);
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   const entries = Object.entries(value as Record<string, unknown>)
     .filter(([, v]) => v !== undefined)
@@ -43,8 +46,76 @@ export function hashRequest(key: Buffer, method: string, path: string, body: unk
   return hmacHex(key, canonicalJson({ method, path, body }));
 }
 
-export type IdempotencyScope = { workspaceId: string; key: string };
-export type IdempotencyClaim = { kind: 'owner'; lease: Date } | { kind: 'replay'; status: number; body: unknown };
+type IdempotencyScope = { workspaceId: string; key: string };
+type IdempotencyClaim = { kind: 'owner'; lease: Date } | { kind: 'replay'; status: number; body: unknown };
+
+/** What the protocol needs besides the request: the database, the hash key, the clock and a log. */
+export type IdempotencyContext = { db: Db; hashKey: Buffer; now: Date; logger: Logger };
+
+/** The request as the protocol sees it; `key` is null when it carries no Idempotency-Key. */
+export type IdempotentRequest = {
+  workspaceId: string;
+  key: string | null;
+  method: string;
+  path: string;
+  body: unknown;
+};
+
+/** Stores the 201 body inside the creating transaction, so the runs and their replay commit together. */
+export type KeepResponse = (tx: DbTx, body: unknown) => Promise<void>;
+
+/** Either what `create` made now, or the kept success response of an earlier request with the key. */
+export type IdempotentOutcome<T> = { kind: 'created'; value: T } | { kind: 'replayed'; status: number; body: unknown };
+
+const isProblem = compileValidator(Problem);
+
+/**
+ * Runs `create` at most once per key: without a key it simply runs; with one it claims the key
+ * (409 while another request holds it, 422 when it was used with another request), replays a kept
+ * response, or runs `create`, which must call `keep` in its transaction. A kept 404/422 is stored
+ * and rethrown; any other failure releases the key. A replayed problem is thrown as the same
+ * ApiError, so the one error writer sends it (with `Idempotent-Replayed: true`).
+ */
+export async function runIdempotently<T>(
+  ctx: IdempotencyContext,
+  request: IdempotentRequest,
+  create: (keep: KeepResponse | undefined) => Promise<T>,
+): Promise<IdempotentOutcome<T>> {
+  if (request.key === null) return { kind: 'created', value: await create(undefined) };
+  const { db, now, logger } = ctx;
+  const scope = { workspaceId: request.workspaceId, key: request.key };
+  const claim = await claimIdempotencyKey(
+    db,
+    scope,
+    hashRequest(ctx.hashKey, request.method, request.path, request.body),
+    now,
+  );
+  if (claim.kind === 'replay') {
+    if (claim.status < 400) return { kind: 'replayed', status: claim.status, body: claim.body };
+    throw replayedProblem(claim.body);
+  }
+  try {
+    const value = await create((tx, body) => completeIdempotencyKey(tx, scope, claim.lease, 201, body));
+    return { kind: 'created', value };
+  } catch (e) {
+    if (e instanceof ApiError && KEPT_ERROR_STATUSES.has(e.status)) {
+      await completeIdempotencyKey(db, scope, claim.lease, e.status, problemBody(e.code, e.detail, e.options.errors));
+    } else {
+      await releaseIdempotencyKey(db, scope, claim.lease).catch((error: unknown) => {
+        logger.warn('could not release an idempotency key', { error: errorMessage(error) });
+      });
+    }
+    throw e;
+  }
+}
+
+/** The kept problem of a first response, as the error to send again. */
+function replayedProblem(kept: unknown): ApiError {
+  const problem = isProblem(kept);
+  if (!problem.ok) throw new Error('a kept idempotent response is not a problem document');
+  const { code, detail, errors } = problem.value;
+  return new ApiError(code, detail, { errors, headers: { 'Idempotent-Replayed': 'true' } });
+}
 
 type RecordRow = {
   request_hash: string;
@@ -61,7 +132,7 @@ type RecordRow = {
  * replica; a lease lets a later request take over a key whose holder died; an expired record is
  * taken over as if it did not exist.
  */
-export async function claimIdempotencyKey(
+async function claimIdempotencyKey(
   db: Db,
   scope: IdempotencyScope,
   requestHash: string,
@@ -95,15 +166,12 @@ export async function claimIdempotencyKey(
         'This Idempotency-Key was already used with a different request in the last 24 hours; use a new key for a new request.',
       );
     }
-    if (row.state === 'completed') return { kind: 'replay', status: row.response_status!, body: row.response_body };
+    if (row.state === 'completed') {
+      if (row.response_status === null) throw new Error('a completed idempotency record has no response status');
+      return { kind: 'replay', status: row.response_status, body: row.response_body };
+    }
     if (row.locked_until.getTime() > now.getTime()) {
-      throw new ApiError(
-        'idempotency_request_in_progress',
-        'A request with this Idempotency-Key is still being handled; retry shortly to get its response.',
-        {
-          headers: { 'Retry-After': '1' },
-        },
-      );
+      throw inProgress(STILL_HANDLED);
     }
     const taken = await db.$queryRaw<unknown[]>`
       UPDATE idempotency_records SET locked_until = ${lease}
@@ -111,13 +179,7 @@ export async function claimIdempotencyKey(
       RETURNING key`;
     if (taken.length === 1) return { kind: 'owner', lease };
   }
-  throw new ApiError(
-    'idempotency_request_in_progress',
-    'A request with this Idempotency-Key is still being handled; retry shortly to get its response.',
-    {
-      headers: { 'Retry-After': '1' },
-    },
-  );
+  throw inProgress(STILL_HANDLED);
 }
 
 /**
@@ -125,7 +187,7 @@ export async function claimIdempotencyKey(
  * for a 201, so the runs and their replayable response commit together. Fails (rolling the runs
  * back) when the lease was lost to another request.
  */
-export async function completeIdempotencyKey(
+async function completeIdempotencyKey(
   tx: DbTx | Db,
   scope: IdempotencyScope,
   lease: Date,
@@ -136,18 +198,19 @@ export async function completeIdempotencyKey(
     UPDATE idempotency_records SET state = 'completed', response_status = ${status}, response_body = ${JSON.stringify(body)}::jsonb
     WHERE workspace_id = ${scope.workspaceId} AND key = ${scope.key} AND state = 'in_progress' AND locked_until = ${lease}`;
   if (updated !== 1) {
-    throw new ApiError(
-      'idempotency_request_in_progress',
-      'Another request took over this Idempotency-Key; retry to get its response.',
-      {
-        headers: { 'Retry-After': '1' },
-      },
-    );
+    throw inProgress('Another request took over this Idempotency-Key; retry to get its response.');
   }
 }
 
+const STILL_HANDLED = 'A request with this Idempotency-Key is still being handled; retry shortly to get its response.';
+
+/** The 409 of a key another request holds; a retry after a second is likely to get its response. */
+function inProgress(detail: string): ApiError {
+  return new ApiError('idempotency_request_in_progress', detail, { headers: { 'Retry-After': '1' } });
+}
+
 /** Frees a key whose request ended in a response that is not kept (400, 5xx …), so a retry can run. */
-export async function releaseIdempotencyKey(db: Db, scope: IdempotencyScope, lease: Date): Promise<void> {
+async function releaseIdempotencyKey(db: Db, scope: IdempotencyScope, lease: Date): Promise<void> {
   await db.$executeRaw`
     DELETE FROM idempotency_records
     WHERE workspace_id = ${scope.workspaceId} AND key = ${scope.key} AND state = 'in_progress' AND locked_until = ${lease}`;

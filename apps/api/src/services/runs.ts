@@ -1,8 +1,14 @@
-import type { ParsedRunRequest, Run, RunCreateResponse, RunStatus, SkipReason } from '@testrun/contracts';
-import { isRunErrorCode } from '@testrun/contracts';
+import {
+  isRunErrorCode,
+  type ParsedRunRequest,
+  type Run,
+  type RunCreateResponse,
+  type RunTarget,
+} from '@testrun/contracts';
 import {
   addRunJobs,
   insertRuns,
+  withTimeout,
   type Db,
   type DbTx,
   type DerivedKeys,
@@ -10,7 +16,7 @@ import {
   type PlannedTest,
   type RunQueue,
 } from '@testrun/core';
-import { ApiError } from '../errors';
+import { ApiError, errorMessage } from '../errors';
 
 export type CreateRunsInput = { workspaceId: string; request: ParsedRunRequest };
 
@@ -38,11 +44,7 @@ export async function createRuns(
     async (tx) => {
       const { tests, suiteId } = await resolveTests(tx, workspaceId, request);
       if (tests.length === 0) {
-        const what =
-          request.target.mode === 'suite'
-            ? `Suite "${request.target.suiteSlug}"`
-            : `Project "${(request.target as { projectSlug: string }).projectSlug}"`;
-        throw new ApiError('empty_suite', `${what} has no tests to run.`);
+        throw new ApiError('empty_suite', `${describeTarget(request.target)} has no tests to run.`);
       }
       const toQueue = tests.filter((t) => t.enabled).length;
       await checkPlanLimits(tx, workspaceId, toQueue);
@@ -64,6 +66,17 @@ export async function createRuns(
     },
     { maxWait: 5_000, timeout: 20_000 },
   );
+}
+
+function describeTarget(target: RunTarget): string {
+  switch (target.mode) {
+    case 'test':
+      return `Test "${target.testId}"`;
+    case 'suite':
+      return `Suite "${target.suiteSlug}"`;
+    case 'project':
+      return `Project "${target.projectSlug}"`;
+  }
 }
 
 async function resolveTests(
@@ -124,7 +137,8 @@ async function checkPlanLimits(tx: DbTx, workspaceId: string, adding: number): P
       (SELECT count(*)::int FROM runs WHERE workspace_id = ${workspaceId} AND status IN ('queued', 'running')) AS active,
       (SELECT count(*)::int FROM runs WHERE workspace_id = ${workspaceId} AND status <> 'skipped'
          AND created_at >= date_trunc('month', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC') AS monthly`;
-  const { active, monthly } = counts!;
+  if (!counts) throw new Error('the run counts query returned no row');
+  const { active, monthly } = counts;
   if (active + adding > ws.max_active_runs) {
     throw new ApiError(
       'plan_limit_exceeded',
@@ -143,24 +157,13 @@ async function checkPlanLimits(tx: DbTx, workspaceId: string, adding: number): P
  * Adds the jobs of recorded runs. A Redis failure is logged and swallowed: the runs are already in
  * Postgres and the worker's reconciler adds the job of every queued run that has none.
  */
-export async function enqueueRunJobs(queue: RunQueue, logger: Logger, runIds: string[]): Promise<boolean> {
-  if (runIds.length === 0) return true;
-  let timer: NodeJS.Timeout | undefined;
+export async function enqueueRunJobs(queue: RunQueue, logger: Logger, runIds: string[]): Promise<void> {
+  if (runIds.length === 0) return;
   try {
     // BullMQ waits for a connection that is not ready yet; the client should not wait with it.
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new Error(`adding jobs took longer than ${ENQUEUE_TIMEOUT_MS} ms`)),
-        ENQUEUE_TIMEOUT_MS,
-      );
-    });
-    await Promise.race([addRunJobs(queue, runIds), timeout]);
-    return true;
+    await withTimeout(addRunJobs(queue, runIds), ENQUEUE_TIMEOUT_MS, 'adding run jobs');
   } catch (e) {
-    logger.warn('could not add run jobs; the reconciler will add them', { runIds, error: (e as Error).message });
-    return false;
-  } finally {
-    clearTimeout(timer);
+    logger.warn('could not add run jobs; the reconciler will add them', { runIds, error: errorMessage(e) });
   }
 }
 

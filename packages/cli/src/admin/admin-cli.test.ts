@@ -3,12 +3,18 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { stringify as toYaml } from 'yaml';
-import { hashApiKey, isWellFormedApiKey, type Db } from '@testrun/core';
+import { hashApiKey, isWellFormedApiKey, type AppliedProject, type Db } from '@testrun/core';
+import type { AdminErrorOutput, KeyCreatedOutput, KeyStateOutput, MemberOutput, WorkspaceOutput } from '.';
+import { anyString, stringMatching } from '../../../../test/api/typed';
 import { sampleProject, testDb } from '../../../../test/support/harness';
 
 const ROOT = path.resolve(__dirname, '../../../..');
 const TSX = path.join(ROOT, 'node_modules/.bin/tsx');
 const BIN = path.join(ROOT, 'packages/cli/src/bin.ts');
+
+// Every command is a process of its own that starts the CLI and connects to Postgres; a test runs
+// up to ten of them, which on a loaded machine takes longer than jest's default budget.
+jest.setTimeout(180_000);
 
 type CliResult = { code: number; stdout: string; stderr: string };
 
@@ -26,10 +32,20 @@ function admin(...args: string[]): Promise<CliResult> {
   });
 }
 
-/** stdout must be exactly one JSON document. */
-function json(result: CliResult): Record<string, any> {
+/** The `--json` output of each kind of admin command, as the commands declare it. */
+type Outputs = {
+  workspace: WorkspaceOutput;
+  member: MemberOutput;
+  key: KeyCreatedOutput;
+  keyState: KeyStateOutput;
+  project: AppliedProject;
+  error: AdminErrorOutput;
+};
+
+/** stdout must be exactly one JSON document: the output of a command of this `kind`. */
+function json<K extends keyof Outputs>(result: CliResult, _kind: K): Outputs[K] {
   expect(result.stdout.trim().split('\n')).toHaveLength(1);
-  return JSON.parse(result.stdout) as Record<string, any>;
+  return JSON.parse(result.stdout) as Outputs[K];
 }
 
 let db: Db;
@@ -45,9 +61,9 @@ describe('testrun admin', () => {
   it('workspace, member and key lifecycle with --json', async () => {
     const created = await admin('workspace', 'create', '--name', 'Acme CI', '--plan', 'free', '--json');
     expect(created.code).toBe(0);
-    const ws = json(created);
+    const ws = json(created, 'workspace');
     expect(ws).toEqual({
-      id: expect.stringMatching(/^ws_/),
+      id: stringMatching(/^ws_/),
       name: 'Acme CI',
       plan: 'free',
       maxActiveRuns: 20,
@@ -55,7 +71,10 @@ describe('testrun admin', () => {
     });
     expect(await db.workspace.findUnique({ where: { id: ws.id } })).toMatchObject({ plan: 'free', maxActiveRuns: 20 });
 
-    const member = json(await admin('member', 'add', '--workspace', ws.id, '--email', 'Dev@Example.test', '--json'));
+    const member = json(
+      await admin('member', 'add', '--workspace', ws.id, '--email', 'Dev@Example.test', '--json'),
+      'member',
+    );
     expect(member).toMatchObject({ workspaceId: ws.id, email: 'dev@example.test' });
 
     const keyResult = await admin(
@@ -69,18 +88,19 @@ describe('testrun admin', () => {
       'ci',
       '--json',
     );
-    const key = json(keyResult);
+    const key = json(keyResult, 'key');
     expect(isWellFormedApiKey(key.key)).toBe(true);
     const row = await db.apiKey.findUniqueOrThrow({ where: { id: key.id } });
     expect(row.hash).toBe(hashApiKey(key.key));
     expect(JSON.stringify(row)).not.toContain(key.key);
 
-    const paused = json(await admin('key', 'pause', key.id, '--json'));
+    const paused = json(await admin('key', 'pause', key.id, '--json'), 'keyState');
     expect(paused).toMatchObject({ id: key.id, paused: true, revoked: false, plan: 'free', refused: true });
     expect(paused.note).toBeUndefined();
 
     const upgraded = json(
       await admin('workspace', 'set-plan', ws.id, '--plan', 'team', '--monthly-runs', '777', '--json'),
+      'workspace',
     );
     expect(upgraded).toMatchObject({ plan: 'team', maxActiveRuns: 200, monthlyRuns: 777 });
 
@@ -90,12 +110,18 @@ describe('testrun admin', () => {
     expect(pausedPaid.stdout).toMatch(
       /team plan: a paused key keeps working until the workspace returns to the Free plan/,
     );
-    expect(json(await admin('key', 'resume', key.id, '--json'))).toMatchObject({ paused: false, refused: false });
-    expect(json(await admin('key', 'revoke', key.id, '--json'))).toMatchObject({ revoked: true, refused: true });
+    expect(json(await admin('key', 'resume', key.id, '--json'), 'keyState')).toMatchObject({
+      paused: false,
+      refused: false,
+    });
+    expect(json(await admin('key', 'revoke', key.id, '--json'), 'keyState')).toMatchObject({
+      revoked: true,
+      refused: true,
+    });
     expect((await db.apiKey.findUniqueOrThrow({ where: { id: key.id } })).revokedAt).toBeInstanceOf(Date);
 
     const removed = await admin('member', 'remove', '--workspace', ws.id, '--email', 'dev@example.test', '--json');
-    expect(json(removed)).toMatchObject({ email: 'dev@example.test', member: false });
+    expect(json(removed, 'member')).toMatchObject({ email: 'dev@example.test', member: false });
     expect(await db.membership.count({ where: { workspaceId: ws.id } })).toBe(0);
   });
 
@@ -113,7 +139,9 @@ describe('testrun admin', () => {
     );
     expect(missing.code).not.toBe(0);
     expect(missing.stderr).toContain('workspace ws_nope does not exist');
-    expect(json(missing)).toEqual({ error: { message: 'workspace ws_nope does not exist', errors: [] } });
+    expect(json(missing, 'error')).toEqual({
+      error: { message: 'workspace ws_nope does not exist', errors: [] },
+    });
     const badPlan = await admin('workspace', 'create', '--name', 'x', '--plan', 'gold');
     expect(badPlan.code).not.toBe(0);
     expect(badPlan.stderr).toMatch(/gold/);
@@ -121,41 +149,50 @@ describe('testrun admin', () => {
   });
 
   it('project apply: JSON or YAML, idempotent, archives tests removed from the file', async () => {
-    const ws = json(await admin('workspace', 'create', '--name', 'Proj', '--plan', 'team', '--json'));
+    const ws = json(await admin('workspace', 'create', '--name', 'Proj', '--plan', 'team', '--json'), 'workspace');
     const file = sampleProject('shop', { count: 3, suites: ['smoke', 'checkout'] });
     const jsonFile = path.join(dir, 'shop.json');
     writeFileSync(jsonFile, JSON.stringify(file));
-    const first = json(await admin('project', 'apply', '--workspace', ws.id, '--file', jsonFile, '--json'));
-    expect(first).toMatchObject({ projectId: expect.stringMatching(/^prj_/), slug: 'shop' });
-    expect(first.suites.map((s: { slug: string }) => s.slug)).toEqual(['smoke', 'checkout']);
-    expect(first.suites[0].tests).toEqual([
-      { id: expect.stringMatching(/^tst_/), key: 't1', name: 'smoke test 1' },
-      { id: expect.any(String), key: 't2', name: 'smoke test 2' },
-      { id: expect.any(String), key: 't3', name: 'smoke test 3' },
+    const first = json(await admin('project', 'apply', '--workspace', ws.id, '--file', jsonFile, '--json'), 'project');
+    expect(first).toMatchObject({ projectId: stringMatching(/^prj_/), slug: 'shop' });
+    expect(first.suites.map((s) => s.slug)).toEqual(['smoke', 'checkout']);
+    expect(first.suites[0]?.tests).toEqual([
+      { id: stringMatching(/^tst_/), key: 't1', name: 'smoke test 1' },
+      { id: anyString(), key: 't2', name: 'smoke test 2' },
+      { id: anyString(), key: 't3', name: 'smoke test 3' },
     ]);
 
     // The same content as YAML: same ids, nothing new.
     const yamlFile = path.join(dir, 'shop.yaml');
     writeFileSync(yamlFile, toYaml(file));
-    const again = json(await admin('project', 'apply', '--workspace', ws.id, '--file', yamlFile, '--json'));
+    const again = json(await admin('project', 'apply', '--workspace', ws.id, '--file', yamlFile, '--json'), 'project');
     expect(again).toEqual(first);
     expect(await db.test.count({ where: { workspaceId: ws.id } })).toBe(6);
 
     // Drop test t3 of smoke and the whole checkout suite: archived, not deleted.
-    const smaller = { ...file, suites: [{ ...file.suites[0]!, tests: file.suites[0]!.tests.slice(0, 2) }] };
+    const [smoke] = file.suites;
+    if (!smoke) throw new Error('the sample project has a smoke suite');
+    const smaller = { ...file, suites: [{ ...smoke, tests: smoke.tests.slice(0, 2) }] };
     writeFileSync(jsonFile, JSON.stringify(smaller));
-    const third = json(await admin('project', 'apply', '--workspace', ws.id, '--file', jsonFile, '--json'));
+    const third = json(await admin('project', 'apply', '--workspace', ws.id, '--file', jsonFile, '--json'), 'project');
     expect(third.suites).toHaveLength(1);
-    expect(third.suites[0].tests.map((t: { id: string }) => t.id)).toEqual(
-      first.suites[0].tests.slice(0, 2).map((t: { id: string }) => t.id),
-    );
+    const ids = (applied: AppliedProject) => applied.suites[0]?.tests.map((t) => t.id);
+    expect(ids(third)).toEqual(ids(first)?.slice(0, 2));
     expect(await db.test.count({ where: { workspaceId: ws.id } })).toBe(6);
     expect(await db.test.count({ where: { workspaceId: ws.id, archivedAt: { not: null } } })).toBe(4);
     expect(await db.suite.count({ where: { workspaceId: ws.id, archivedAt: { not: null } } })).toBe(1);
   });
 
+  it("the README quickstart's examples/shop.yaml applies as it is", async () => {
+    const ws = json(await admin('workspace', 'create', '--name', 'Example', '--plan', 'team', '--json'), 'workspace');
+    const file = path.join(ROOT, 'examples/shop.yaml');
+    const applied = json(await admin('project', 'apply', '--workspace', ws.id, '--file', file, '--json'), 'project');
+    expect(applied.slug).toBe('shop');
+    expect(applied.suites.map((s) => [s.slug, s.tests.length])).toEqual([['smoke', 2]]);
+  });
+
   it("a bad project file is refused with every problem's path and reason, and changes nothing", async () => {
-    const ws = json(await admin('workspace', 'create', '--name', 'Bad', '--plan', 'team', '--json'));
+    const ws = json(await admin('workspace', 'create', '--name', 'Bad', '--plan', 'team', '--json'), 'workspace');
     const bad = {
       slug: 'Bad Slug!',
       name: 'x',
@@ -172,8 +209,8 @@ describe('testrun admin', () => {
     writeFileSync(file, JSON.stringify(bad));
     const result = await admin('project', 'apply', '--workspace', ws.id, '--file', file, '--json');
     expect(result.code).not.toBe(0);
-    const doc = json(result);
-    const paths = doc.error.errors.map((e: { path: string }) => e.path);
+    const doc = json(result, 'error');
+    const paths = doc.error.errors.map((e) => e.path);
     expect(paths).toEqual(
       expect.arrayContaining([
         '/slug',

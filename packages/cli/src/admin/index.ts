@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import { parse as parseYaml } from 'yaml';
-import { PLANS, type Plan } from '@testrun/contracts';
+import { PLANS, type Plan, type ProblemFieldError } from '@testrun/contracts';
 import {
   addMember,
   AdminError,
@@ -19,7 +19,33 @@ import {
   type KeyAction,
 } from '@testrun/core';
 
-type Out = { json: boolean; data: Record<string, unknown>; text: string };
+/** What an admin command prints: `data` as JSON with --json, else `text`. */
+type Out = { data: object; text: string };
+
+/** `--json` of `workspace create` and `workspace set-plan`. */
+export type WorkspaceOutput = { id: string; name: string; plan: Plan; maxActiveRuns: number; monthlyRuns: number };
+/** `--json` of `member add` and `member remove`. */
+export type MemberOutput = { workspaceId: string; userId: string; email: string; member: boolean };
+/** `--json` of `key create`: the only time the key is shown. */
+export type KeyCreatedOutput = { id: string; key: string; prefix: string; workspaceId: string; name: string };
+/** `--json` of `key pause|resume|revoke`. */
+export type KeyStateOutput = {
+  id: string;
+  paused: boolean;
+  revoked: boolean;
+  workspaceId: string;
+  plan: Plan;
+  /** Whether the API refuses the key now. */
+  refused: boolean;
+  note?: string;
+};
+/** `--json` of a command that failed. */
+export type AdminErrorOutput = { error: { message: string; errors: ProblemFieldError[] } };
+
+function workspaceOutput(ws: WorkspaceOutput): WorkspaceOutput {
+  const { id, name, plan, maxActiveRuns, monthlyRuns } = ws;
+  return { id, name, plan, maxActiveRuns, monthlyRuns };
+}
 
 /** The admin commands read DATABASE_URL only, once, when a command runs. */
 function databaseUrl(): string {
@@ -46,11 +72,12 @@ async function runAction(json: boolean, action: (db: Db) => Promise<Out>): Promi
     const out = await action(db);
     process.stdout.write(json ? `${JSON.stringify(out.data)}\n` : `${out.text}\n`);
   } catch (e) {
-    const message = e instanceof Error ? e.message : String(e);
-    const errors = e instanceof AdminError ? e.errors : [];
-    process.stderr.write(`testrun admin: ${message}\n`);
-    for (const err of errors) process.stderr.write(`  ${err.path || '(file)'}: ${err.message}\n`);
-    if (json) process.stdout.write(`${JSON.stringify({ error: { message, errors } })}\n`);
+    const failure: AdminErrorOutput = {
+      error: { message: e instanceof Error ? e.message : String(e), errors: e instanceof AdminError ? e.errors : [] },
+    };
+    process.stderr.write(`testrun admin: ${failure.error.message}\n`);
+    for (const err of failure.error.errors) process.stderr.write(`  ${err.path || '(file)'}: ${err.message}\n`);
+    if (json) process.stdout.write(`${JSON.stringify(failure)}\n`);
     process.exitCode = 1;
   } finally {
     await db?.$disconnect().catch(() => undefined);
@@ -58,12 +85,14 @@ async function runAction(json: boolean, action: (db: Db) => Promise<Out>): Promi
 }
 
 /** Reads a project file as JSON or YAML (by extension; anything else is tried as JSON, then YAML). */
-export function readProjectFile(file: string): unknown {
+function readProjectFile(file: string): unknown {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
   } catch (e) {
-    throw new AdminError(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    const why =
+      e instanceof Error ? (('code' in e && typeof e.code === 'string' ? e.code : null) ?? e.message) : String(e);
+    throw new AdminError(`cannot read ${file}: ${why}`);
   }
   const ext = path.extname(file).toLowerCase();
   try {
@@ -76,7 +105,7 @@ export function readProjectFile(file: string): unknown {
     }
   } catch (e) {
     throw new AdminError(`${file} is not valid ${ext === '.json' ? 'JSON' : ext ? 'YAML' : 'JSON or YAML'}`, [
-      { path: '', message: (e as Error).message.split('\n')[0]! },
+      { path: '', message: (e instanceof Error ? e.message : String(e)).split('\n')[0] ?? '' },
     ]);
   }
 }
@@ -108,14 +137,7 @@ export function registerAdminCommands(program: Command): void {
           maxActiveRuns: o.maxActiveRuns,
           monthlyRuns: o.monthlyRuns,
         });
-        const data = {
-          id: ws.id,
-          name: ws.name,
-          plan: ws.plan,
-          maxActiveRuns: ws.maxActiveRuns,
-          monthlyRuns: ws.monthlyRuns,
-        };
-        return { json: !!o.json, data, text: `Created workspace ${ws.id} "${ws.name}" (${limitsText(ws)}).` };
+        return { data: workspaceOutput(ws), text: `Created workspace ${ws.id} "${ws.name}" (${limitsText(ws)}).` };
       }),
     );
 
@@ -134,14 +156,7 @@ export function registerAdminCommands(program: Command): void {
           maxActiveRuns: o.maxActiveRuns,
           monthlyRuns: o.monthlyRuns,
         });
-        const data = {
-          id: ws.id,
-          name: ws.name,
-          plan: ws.plan,
-          maxActiveRuns: ws.maxActiveRuns,
-          monthlyRuns: ws.monthlyRuns,
-        };
-        return { json: !!o.json, data, text: `Workspace ${ws.id} is now on ${limitsText(ws)}.` };
+        return { data: workspaceOutput(ws), text: `Workspace ${ws.id} is now on ${limitsText(ws)}.` };
       }),
     );
 
@@ -161,9 +176,9 @@ export function registerAdminCommands(program: Command): void {
         runAction(!!o.json, async (db) => {
           const m =
             verb === 'add' ? await addMember(db, o.workspace, o.email) : await removeMember(db, o.workspace, o.email);
+          const data: MemberOutput = { ...m, member: verb === 'add' };
           return {
-            json: !!o.json,
-            data: { ...m, member: verb === 'add' },
+            data,
             text: `${m.email} ${verb === 'add' ? 'is a member of' : 'was removed from'} workspace ${m.workspaceId}.`,
           };
         }),
@@ -181,9 +196,9 @@ export function registerAdminCommands(program: Command): void {
     .action((o: { workspace: string; creator: string; name: string; json?: boolean }) =>
       runAction(!!o.json, async (db) => {
         const k = await createApiKey(db, { workspaceId: o.workspace, creatorEmail: o.creator, name: o.name });
+        const data: KeyCreatedOutput = k;
         return {
-          json: !!o.json,
-          data: { id: k.id, key: k.key, prefix: k.prefix, workspaceId: k.workspaceId, name: k.name },
+          data,
           text: `Created key ${k.id} "${k.name}". Store it now; it will not be shown again:\n${k.key}`,
         };
       }),
@@ -214,7 +229,7 @@ export function registerAdminCommands(program: Command): void {
             k.paused && !k.revoked && plan !== 'free'
               ? `Workspace ${row.workspace.id} is on the ${plan} plan: a paused key keeps working until the workspace returns to the Free plan.`
               : undefined;
-          const data = {
+          const data: KeyStateOutput = {
             ...k,
             workspaceId: row.workspace.id,
             plan,
@@ -222,7 +237,7 @@ export function registerAdminCommands(program: Command): void {
             ...(note ? { note } : {}),
           };
           const state = k.revoked ? 'revoked' : k.paused ? 'paused' : 'active';
-          return { json: !!o.json, data, text: `Key ${k.id} is ${state}.${note ? ` Note: ${note}` : ''}` };
+          return { data, text: `Key ${k.id} is ${state}.${note ? ` Note: ${note}` : ''}` };
         }),
       );
   }
@@ -239,7 +254,6 @@ export function registerAdminCommands(program: Command): void {
         const applied = await applyProject(db, o.workspace, readProjectFile(o.file));
         const tests = applied.suites.reduce((n, s) => n + s.tests.length, 0);
         return {
-          json: !!o.json,
           data: applied,
           text: `Applied project "${applied.slug}" (${applied.projectId}): ${applied.suites.length} suites, ${tests} tests.`,
         };

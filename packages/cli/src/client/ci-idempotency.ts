@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { RunCreateRequest } from '@testrun/contracts';
+import { IDEMPOTENCY_KEY_MAX_LENGTH, toIdempotencyKeyCharacters, type RunCreateRequest } from '@testrun/contracts';
 
 /**
  * A default `Idempotency-Key` derived from the identity of the CI job that runs the command, so a
@@ -14,53 +14,48 @@ import type { RunCreateRequest } from '@testrun/contracts';
  * Returns null outside a recognised CI system; the client then sends a random key per command.
  */
 export function deriveCiIdempotencyKey(env: NodeJS.ProcessEnv, request: RunCreateRequest): string | null {
-  const identity = ciIdentity(env);
-  if (!identity) return null;
-  const key = `testrun:${identity}:${hashRequest(request)}`;
-  // Visible ASCII only, at most 255 characters, as the service requires.
-  const clean = key.replace(/[^\x21-\x7e]/g, '_');
-  return clean.length <= 255 ? clean : `testrun:${sha256(clean).slice(0, 64)}`;
+  const job = ciIdentity(env);
+  if (!job) return null;
+  // Only characters the contract's rule allows, and never longer than it allows.
+  const key = toIdempotencyKeyCharacters(`testrun:${job}:${hashRequest(request)}`);
+  return key.length <= IDEMPOTENCY_KEY_MAX_LENGTH ? key : `testrun:${sha256(key).slice(0, 64)}`;
+}
+
+/** The parts of an identity joined with `:`; an unset part is left empty, so positions keep their meaning. */
+function identity(...parts: Array<string | undefined>): string {
+  return parts.map((p) => p ?? '').join(':');
 }
 
 function ciIdentity(env: NodeJS.ProcessEnv): string | null {
+  const discriminator = env.TESTRUN_CI_DISCRIMINATOR;
   if (env.GITHUB_ACTIONS === 'true' && env.GITHUB_RUN_ID) {
     // GITHUB_ACTION is the step's id (or __run_N), which separates two testrun steps of one job;
     // TESTRUN_CI_DISCRIMINATOR lets a matrix pass its leg, since GITHUB_JOB is shared by all legs.
-    return [
+    const attempt = env.GITHUB_RUN_ATTEMPT ?? '1';
+    return identity(
       'gh',
       env.GITHUB_REPOSITORY,
       env.GITHUB_RUN_ID,
-      env.GITHUB_RUN_ATTEMPT ?? '1',
+      attempt,
       env.GITHUB_JOB,
       env.GITHUB_ACTION,
-      env.TESTRUN_CI_DISCRIMINATOR,
-    ]
-      .map((p) => p ?? '')
-      .join(':');
+      discriminator,
+    );
   }
   if (env.GITLAB_CI === 'true' && env.CI_JOB_ID) {
     // A retried GitLab job gets a new CI_JOB_ID: a new attempt, a new key.
-    return ['gl', env.CI_PROJECT_ID, env.CI_PIPELINE_ID, env.CI_JOB_ID, env.TESTRUN_CI_DISCRIMINATOR]
-      .map((p) => p ?? '')
-      .join(':');
+    return identity('gl', env.CI_PROJECT_ID, env.CI_PIPELINE_ID, env.CI_JOB_ID, discriminator);
   }
   if (env.BUILDKITE === 'true' && env.BUILDKITE_JOB_ID) {
-    return [
-      'bk',
-      env.BUILDKITE_BUILD_ID,
-      env.BUILDKITE_JOB_ID,
-      env.BUILDKITE_RETRY_COUNT ?? '0',
-      env.TESTRUN_CI_DISCRIMINATOR,
-    ]
-      .map((p) => p ?? '')
-      .join(':');
+    const retry = env.BUILDKITE_RETRY_COUNT ?? '0';
+    return identity('bk', env.BUILDKITE_BUILD_ID, env.BUILDKITE_JOB_ID, retry, discriminator);
   }
   if (env.CIRCLECI === 'true' && env.CIRCLE_WORKFLOW_JOB_ID) {
-    return ['cc', env.CIRCLE_WORKFLOW_JOB_ID, env.TESTRUN_CI_DISCRIMINATOR].map((p) => p ?? '').join(':');
+    return identity('cc', env.CIRCLE_WORKFLOW_JOB_ID, discriminator);
   }
   if (env.CI && env.TESTRUN_CI_RUN_ID) {
     // Any other CI: the pipeline can name its own attempt.
-    return ['ci', env.TESTRUN_CI_RUN_ID, env.TESTRUN_CI_DISCRIMINATOR].map((p) => p ?? '').join(':');
+    return identity('ci', env.TESTRUN_CI_RUN_ID, discriminator);
   }
   return null;
 }

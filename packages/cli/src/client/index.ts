@@ -1,6 +1,7 @@
-import { Command, CommanderError, Option } from 'commander';
+import { Option, type Command, type CommanderError } from 'commander';
 import { UsageError } from './parse-options';
-import { runRunCommand, type CommandContext, type RunFlags } from './run-command';
+import type { CommandContext } from './connection';
+import { runRunCommand, type RunFlags } from './run-command';
 import { runStatusCommand, type StatusFlags } from './status-command';
 
 const collect = (value: string, previous: string[]) => [...previous, value];

@@ -1,4 +1,4 @@
-import type { Report, ReportTest } from './report';
+import type { ReportTest, RunReport } from '@testrun/contracts';
 
 /**
  * JUnit XML for a report, in the dialect that Jenkins, GitLab, GitHub test-report actions and
@@ -7,13 +7,8 @@ import type { Report, ReportTest } from './report';
  * test still unfinished when the wait budget ran out is an `<error type="timeout">`. Messages
  * carry the run's result summary and a link to its view.
  */
-export function buildJunitXml(report: Report, generatedAt: Date = new Date()): string {
-  const suiteName =
-    report.kind === 'suite'
-      ? `${report.project}/${report.suite}`
-      : report.kind === 'project'
-        ? report.project!
-        : report.testId!;
+export function buildJunitXml(report: RunReport, generatedAt: Date = new Date()): string {
+  const suiteName = [report.project, report.suite].filter((part) => part !== null).join('/') || (report.testId ?? '');
   const classname = report.kind === 'test' ? 'testrun' : suiteName;
   const c = report.counts;
   const unfinished = c.queued + c.running;

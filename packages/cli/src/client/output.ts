@@ -1,7 +1,11 @@
-import { formatMs, type StatusCounts } from '@testrun/client';
-import type { SuiteRunStatus } from '@testrun/contracts';
+import {
+  formatDuration,
+  type ReportCounts,
+  type ReportTest,
+  type RunStatus,
+  type SuiteRunStatus,
+} from '@testrun/contracts';
 import { redact } from './parse-options';
-import type { ReportTest } from './report';
 
 /** Where the command writes, with every string passed through redaction of header values. */
 export interface OutputStreams {
@@ -9,7 +13,12 @@ export interface OutputStreams {
   stderr: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
 }
 
-const MARK: Record<string, string> = { passed: 'passed ', failed: 'FAILED ', error: 'ERROR  ', skipped: 'skipped' };
+const MARK: Partial<Record<RunStatus, string>> = {
+  passed: 'passed ',
+  failed: 'FAILED ',
+  error: 'ERROR  ',
+  skipped: 'skipped',
+};
 
 /**
  * Human output of a command. Progress goes to stderr, so stdout carries only the result (the
@@ -51,18 +60,17 @@ export class Output {
   }
 
   /** Prints tests that became terminal since the last call and refreshes the status line. */
-  progress(tests: readonly ReportTest[], counts: StatusCounts, status: SuiteRunStatus, startedAt: number): void {
+  progress(tests: readonly ReportTest[], counts: ReportCounts, status: SuiteRunStatus, startedAt: number): void {
     for (const t of tests) {
-      if (this.printed.has(t.runId) || !MARK[t.status]) continue;
+      const mark = MARK[t.status];
+      if (this.printed.has(t.runId) || mark === undefined) continue;
       this.printed.add(t.runId);
-      this.info(
-        `  ${MARK[t.status]} ${t.name}${t.result_summary && t.status !== 'passed' ? ` — ${t.result_summary}` : ''}`,
-      );
+      this.info(`  ${mark} ${t.name}${t.result_summary && t.status !== 'passed' ? ` — ${t.result_summary}` : ''}`);
     }
     const finished = counts.passed + counts.failed + counts.error + counts.skipped;
     this.statusLine =
       `${status} · ${finished}/${counts.total} finished · ${counts.passed} passed · ${counts.failed} failed · ` +
-      `${counts.error} error · ${counts.skipped} skipped · ${formatMs(this.now() - startedAt)}`;
+      `${counts.error} error · ${counts.skipped} skipped · ${formatDuration(this.now() - startedAt)}`;
     this.redraw();
   }
 

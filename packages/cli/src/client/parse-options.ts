@@ -1,3 +1,5 @@
+import { isHeaderName } from '@testrun/contracts';
+
 /** A problem with the command line; the CLI prints it with usage and exits 2. */
 export class UsageError extends Error {
   override readonly name = 'UsageError';
@@ -18,7 +20,9 @@ export function parseDuration(value: string, flag: string): number {
     );
   }
   let total = 0;
-  for (const m of text.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)) total += Number(m[1]) * UNIT_MS[m[2]!]!;
+  for (const [, amount = '', unit = ''] of text.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)) {
+    total += Number(amount) * (UNIT_MS[unit] ?? Number.NaN);
+  }
   return Math.round(total);
 }
 
@@ -35,7 +39,7 @@ export function parseHeaders(values: readonly string[]): Record<string, string> 
     if (colon <= 0) throw new UsageError(`${where} must look like "Name: value"`);
     const name = raw.slice(0, colon).trim();
     const value = raw.slice(colon + 1).trim();
-    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) throw new UsageError(`${where} has an invalid header name`);
+    if (!isHeaderName(name)) throw new UsageError(`${where} has an invalid header name`);
     if (/[\r\n\0]/.test(value)) throw new UsageError(`${where} (${name}) has a value with CR, LF or NUL characters`);
     if (seen.has(name.toLowerCase())) throw new UsageError(`${where} repeats header ${name}`);
     seen.add(name.toLowerCase());
@@ -45,7 +49,7 @@ export function parseHeaders(values: readonly string[]): Record<string, string> 
 }
 
 /** Shorter strings are not redacted: they would blank out ordinary words of the output. */
-export const MIN_REDACTED_LENGTH = 6;
+const MIN_REDACTED_LENGTH = 6;
 
 /**
  * The strings that must never be printed: every header value and, for `Scheme credentials`

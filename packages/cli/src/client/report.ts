@@ -1,62 +1,22 @@
 import {
+  CLI_EXIT_CODES,
   isTerminalRunStatus,
+  type CliExitCode,
+  type ReportCounts,
+  type ReportTest,
   type Run,
-  type RunError,
+  type RunReport,
   type RunStatus,
-  type SkipReason,
   type SuiteRun,
   type SuiteRunStatus,
 } from '@testrun/contracts';
-import { aggregateStatus, countStatuses, type StatusCounts } from '@testrun/client';
+import { aggregateStatus, countStatuses } from '@testrun/client';
 
-/** Exit codes of `testrun run` / `testrun status`. */
-export const EXIT = {
-  passed: 0,
-  failed: 1,
-  /** error, skipped only, wait budget exceeded, usage or API error. */
-  error: 2,
-  /** `testrun status` only: the run or suite run is not finished yet. */
-  pending: 3,
-} as const;
-
-/** One test of a report. */
-export interface ReportTest {
-  runId: string;
-  name: string;
-  status: RunStatus;
-  result_summary: string | null;
-  error: RunError | null;
-  skip_reason: SkipReason | null;
-  /** Link to the detailed view of this run, when the API gave one. */
-  viewUrl: string | null;
-  /** Observed by polling (first seen running → first seen terminal); null when not observed. */
-  durationMs: number | null;
-}
-
-/** What `testrun run` found out: the document printed by `--json` and the source of JUnit. */
-export interface Report {
-  kind: 'test' | 'suite' | 'project';
-  /** Project slug / suite slug / test id, for names and JUnit classnames. */
-  project: string | null;
-  suite: string | null;
-  testId: string | null;
-  suiteRunId: string | null;
-  runIds: string[];
-  suiteRunUrl: string | null;
-  status: SuiteRunStatus;
-  counts: StatusCounts;
-  tests: ReportTest[];
-  /** True when the wait budget ran out before everything was terminal. */
-  timedOut: boolean;
-  /** Wall time of the wait, in ms. */
-  durationMs: number;
-  exitCode: number;
-  /** One line that says why the command exits the way it does. */
-  message: string;
-}
+/** Exit codes of `testrun run` / `testrun status` (the contracts' `CLI_EXIT_CODES`). */
+export const EXIT = CLI_EXIT_CODES;
 
 /** The exit code for a final status, by the rule 0 passed, 1 failed, 2 anything else. */
-export function exitCodeFor(status: SuiteRunStatus, timedOut: boolean): number {
+export function exitCodeFor(status: SuiteRunStatus, timedOut: boolean): CliExitCode {
   if (timedOut) return EXIT.error;
   if (status === 'passed') return EXIT.passed;
   if (status === 'failed') return EXIT.failed;
@@ -82,17 +42,16 @@ export class DurationTracker {
   }
 }
 
+/** A report test of a run not read yet (or read without details): only its id, name and status. */
+export function bareTest(runId: string, name: string, status: RunStatus, durationMs: number | null = null): ReportTest {
+  return { runId, name, status, result_summary: null, error: null, skip_reason: null, viewUrl: null, durationMs };
+}
+
 /** Report tests from a suite run's test entries. */
 export function testsFromSuiteRun(suiteRun: SuiteRun, durations: DurationTracker): ReportTest[] {
   return suiteRun.tests.map((t) => ({
-    runId: t.runId,
-    name: t.name,
-    status: t.status,
-    result_summary: null,
-    error: null,
+    ...bareTest(t.runId, t.name, t.status, durations.durationOf(t.runId)),
     skip_reason: t.skipReason,
-    viewUrl: null,
-    durationMs: durations.durationOf(t.runId),
   }));
 }
 
@@ -103,35 +62,37 @@ export function testsFromRuns(
   durations: DurationTracker,
 ): ReportTest[] {
   return runs.map((r) => ({
-    runId: r.id,
-    name: names(r),
-    status: r.status,
+    ...bareTest(r.id, names(r), r.status, durations.durationOf(r.id)),
     result_summary: r.result_summary,
     error: r.error,
     skip_reason: r.skip_reason,
-    viewUrl: null,
-    durationMs: durations.durationOf(r.id),
   }));
 }
 
 /** Counts and aggregate status of a list of report tests, by the suite rule. */
-export function summarize(tests: readonly ReportTest[]): { counts: StatusCounts; status: SuiteRunStatus } {
+export function summarize(tests: readonly ReportTest[]): { counts: ReportCounts; status: SuiteRunStatus } {
   const statuses = tests.map((t) => t.status);
   return { counts: countStatuses(statuses), status: aggregateStatus(statuses) };
 }
 
+const VERDICT: Record<SuiteRunStatus, string> = {
+  passed: 'passed',
+  failed: 'failed',
+  error: 'ended in error (the runs could not complete)',
+  skipped: 'was skipped entirely (nothing ran)',
+  queued: 'is still queued',
+  running: 'is still running',
+};
+
 /** The closing line for people: the verdict and the counts. */
-export function verdictLine(report: Pick<Report, 'kind' | 'status' | 'counts' | 'timedOut'>, budget: string): string {
+export function verdictLine(
+  report: Pick<RunReport, 'kind' | 'status' | 'counts' | 'timedOut'>,
+  budget: string,
+): string {
   const c = report.counts;
   const finished = c.passed + c.failed + c.error + c.skipped;
   const counts = `${c.passed} passed, ${c.failed} failed, ${c.error} error, ${c.skipped} skipped (${finished}/${c.total} finished)`;
   if (report.timedOut)
     return `Wait budget of ${budget} exceeded before the ${report.kind} finished: ${counts}. The runs continue on the service.`;
-  const why: Record<string, string> = {
-    passed: 'passed',
-    failed: 'failed',
-    error: 'ended in error (the runs could not complete)',
-    skipped: 'was skipped entirely (nothing ran)',
-  };
-  return `The ${report.kind} ${why[report.status] ?? report.status}: ${counts}.`;
+  return `The ${report.kind} ${VERDICT[report.status]}: ${counts}.`;
 }

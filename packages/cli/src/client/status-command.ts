@@ -1,9 +1,7 @@
-import { formatMs, TestrunClient } from '@testrun/client';
-import { isTerminalRunStatus } from '@testrun/contracts';
-import { Output } from './output';
-import { secretsOf, UsageError } from './parse-options';
+import { isTerminalRunStatus, type RunStatusReport, type SuiteRunStatusReport } from '@testrun/contracts';
+import { isReportable, openCommand, reportFailure, type CommandContext, type ConnectionFlags } from './connection';
+import { UsageError } from './parse-options';
 import { EXIT, exitCodeFor } from './report';
-import { reportFailure, resolveConnection, type CommandContext, type ConnectionFlags } from './run-command';
 
 /** Flags of `testrun status`. */
 export interface StatusFlags extends ConnectionFlags {
@@ -18,22 +16,17 @@ export interface StatusFlags extends ConnectionFlags {
 export async function runStatusCommand(id: string, flags: StatusFlags, ctx: CommandContext): Promise<number> {
   const kind = id.startsWith('srun_') ? 'suite' : id.startsWith('run_') ? 'run' : null;
   if (!kind) throw new UsageError(`ID must be a run id (run_…) or a suite run id (srun_…), got "${id}"`);
-  const connection = resolveConnection(flags, ctx.env);
-  const out = new Output(ctx.streams, secretsOf([connection.apiKey]), Boolean(flags.json), ctx.now);
-  const client = new TestrunClient({
-    ...connection,
-    userAgent: 'testrun-cli',
-    onRetry: (r) =>
-      out.info(
-        `${r.status === null ? 'No answer' : `HTTP ${r.status}`} on ${r.method} ${r.path}; retrying in ${formatMs(r.delayMs)}`,
-      ),
-  });
+  const json = Boolean(flags.json);
+  const { out, client } = openCommand(flags, ctx, { json });
   try {
     if (kind === 'suite') {
       const s = await client.getSuiteRun(id);
-      const exitCode = isTerminalRunStatus(s.status) ? exitCodeFor(s.status, false) : EXIT.pending;
-      if (flags.json) {
-        out.result(JSON.stringify({ ...s, exitCode }, null, 2));
+      const report: SuiteRunStatusReport = {
+        ...s,
+        exitCode: isTerminalRunStatus(s.status) ? exitCodeFor(s.status, false) : EXIT.pending,
+      };
+      if (json) {
+        out.result(JSON.stringify(report, null, 2));
       } else {
         const lines = [
           `Suite run ${s.id}: ${s.status}`,
@@ -45,12 +38,16 @@ export async function runStatusCommand(id: string, flags: StatusFlags, ctx: Comm
         ];
         out.result(lines.join('\n'));
       }
-      return exitCode;
+      return report.exitCode;
     }
     const { run, viewUrl } = await client.getRunWithLink(id);
-    const exitCode = isTerminalRunStatus(run.status) ? exitCodeFor(run.status, false) : EXIT.pending;
-    if (flags.json) {
-      out.result(JSON.stringify({ ...run, viewUrl, exitCode }, null, 2));
+    const report: RunStatusReport = {
+      ...run,
+      viewUrl,
+      exitCode: isTerminalRunStatus(run.status) ? exitCodeFor(run.status, false) : EXIT.pending,
+    };
+    if (json) {
+      out.result(JSON.stringify(report, null, 2));
     } else {
       const lines = [`Run ${run.id}: ${run.status}`, `  ${run.result_summary}`];
       if (run.error) lines.push(`  error: ${run.error.code}${run.error.step ? ` at step ${run.error.step}` : ''}`);
@@ -58,8 +55,9 @@ export async function runStatusCommand(id: string, flags: StatusFlags, ctx: Comm
       if (viewUrl) lines.push(`  ${viewUrl}`);
       out.result(lines.join('\n'));
     }
-    return exitCode;
+    return report.exitCode;
   } catch (e) {
-    return reportFailure(e, out, Boolean(flags.json));
+    if (!isReportable(e)) throw e;
+    return reportFailure(e, out, json);
   }
 }

@@ -1,0 +1,18 @@
+import type { ArtifactStore, Db, DerivedKeys, Logger, RunQueue } from '@testrun/core';
+import type { ApiConfig } from './config';
+import type { ApiRedis } from './redis';
+
+/** Everything the API needs from outside; tests build these against the real Postgres and Redis. */
+export type AppDeps = {
+  config: ApiConfig;
+  db: Db;
+  /** Rate-limit counters; also the connection of `queue` in production. */
+  redis: ApiRedis;
+  /** The run queue the API adds jobs to (job id = run id). */
+  queue: RunQueue;
+  store: ArtifactStore;
+  keys: DerivedKeys;
+  logger: Logger;
+  /** The clock of idempotency records (default the system clock); tests move it to expire keys. */
+  now: () => Date;
+};

@@ -102,3 +102,13 @@ export async function insertRuns(tx: DbTx, input: RunsToCreate): Promise<Created
     queuedRunIds: rows.filter((r) => r.status === 'queued').map((r) => r.id),
   };
 }
+
+/** The columns that say how a run ended, as the API's Run and the view read them. */
+export const RUN_OUTCOME_COLUMNS = {
+  status: true,
+  resultSummary: true,
+  outcomeCode: true,
+  outcomeMessage: true,
+  outcomeStep: true,
+  skipReason: true,
+} as const satisfies Prisma.RunSelect;

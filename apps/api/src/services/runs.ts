@@ -8,6 +8,7 @@ import {
 import {
   addRunJobs,
   insertRuns,
+  RUN_OUTCOME_COLUMNS,
   withTimeout,
   type Db,
   type DbTx,
@@ -171,15 +172,7 @@ export async function enqueueRunJobs(queue: RunQueue, logger: Logger, runIds: st
 export async function getRun(db: Db, workspaceId: string, runId: string): Promise<Run> {
   const run = await db.run.findFirst({
     where: { id: runId, workspaceId },
-    select: {
-      id: true,
-      status: true,
-      resultSummary: true,
-      outcomeCode: true,
-      outcomeMessage: true,
-      outcomeStep: true,
-      skipReason: true,
-    },
+    select: { id: true, ...RUN_OUTCOME_COLUMNS },
   });
   if (!run) throw new ApiError('not_found', `No run "${runId}" in this workspace.`);
   return {

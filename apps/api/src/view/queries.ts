@@ -5,7 +5,7 @@ import {
   type StepOutcome,
   type SuiteCounts,
 } from '@testrun/contracts';
-import { signViewToken, type Db, type DerivedKeys } from '@testrun/core';
+import { RUN_OUTCOME_COLUMNS, signViewToken, type Db, type DerivedKeys } from '@testrun/core';
 import type { LiveStatus, ViewArtifact, ViewRun, ViewStep, ViewSuiteRun } from './model';
 
 // An explicit column list: the view never reads headers_sealed, so header values cannot reach a page.
@@ -14,12 +14,7 @@ const RUN_COLUMNS = {
   suiteRunId: true,
   position: true,
   testName: true,
-  status: true,
-  resultSummary: true,
-  outcomeCode: true,
-  outcomeMessage: true,
-  outcomeStep: true,
-  skipReason: true,
+  ...RUN_OUTCOME_COLUMNS,
   baseUrl: true,
   attempt: true,
   steps: true,

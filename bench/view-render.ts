@@ -1,5 +1,6 @@
 /**
- * How long the detailed view takes for a 500-test suite run.
+ * How long the detailed view takes for a 500-test suite run. (Over 300 lines: most of it is the
+ * synthetic suite, written out so the figures can be read against what was rendered.)
  *
  * 1. Render only: `renderSuitePage` over an in-memory suite (no I/O).
  * 2. Whole request: GET of the suite page through the view router, from a freshly migrated

@@ -1,3 +1,5 @@
+// Over 300 lines on purpose: one case per problem code of POST and GET, all on one API instance and
+// its tenants; the cases read as the catalogue of errors, in its order.
 import request from 'supertest';
 import { createServer } from 'node:net';
 import {

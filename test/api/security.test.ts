@@ -1,3 +1,5 @@
+// Over 300 lines on purpose: every security case of the API (keys, tenancy, headers, limits) shares
+// one API instance and one set of tenants; a split would start them again per file.
 import request from 'supertest';
 import {
   applyProject,

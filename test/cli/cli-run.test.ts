@@ -1,7 +1,8 @@
 /**
  * End to end: the `testrun` binary against a real API process and a real worker process (real
  * Postgres, Redis and Chromium), testing a real fixture site. One worker and one API per file;
- * a second API process with a low rate limit shares the worker for the 429 test.
+ * a second API process with a low rate limit shares the worker for the 429 test. Over 300 lines on
+ * purpose: those processes take seconds to start, so every CLI case shares them in this one file.
  */
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -13,6 +13,7 @@ import { apiClient, memoryLogger, startApi, waitUntil, zipEntries, zipEntryText 
 /**
  * End to end over HTTP: the API (in this process) records runs, the worker (in this process, real
  * Chromium) executes them against the fixture site, and the outcomes come back through the API.
+ * Over 300 lines on purpose: one case per outcome, all sharing one API, worker and browser.
  */
 jest.setTimeout(90_000);
 

@@ -97,7 +97,7 @@ function inRange(address: IpAddress, range: IpRange): boolean {
  * IPv4-translated, NAT64 `64:ff9b::/96`, IPv4-compatible and 6to4). A connection to such an
  * address can end up at the embedded IPv4 host, so the policy judges that one.
  */
-export function embeddedIpv4(address: IpAddress): ipaddr.IPv4 | undefined {
+function embeddedIpv4(address: IpAddress): ipaddr.IPv4 | undefined {
   if (address.kind() !== 'ipv6') return undefined;
   const bytes = address.toByteArray();
   // `::` and `::1` fall inside `::/96` but are themselves, not IPv4 0.0.0.0 and 0.0.0.1.

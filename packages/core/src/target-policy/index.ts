@@ -9,8 +9,8 @@ export {
   type TargetRefusal,
   type WorkspaceTargetRules,
 } from './policy';
-export { parseTargetRule, parseTargetRules, TargetRuleError, type TargetRule } from './rules';
-export { isUnsafePort, UNSAFE_PORTS } from './unsafe-ports';
+export { parseTargetRules, TargetRuleError, type TargetRule } from './rules';
+export { isUnsafePort } from './unsafe-ports';
 export {
   protectedEndpointsFromUrls,
   resolveProtectedEndpoints,

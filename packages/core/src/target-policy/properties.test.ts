@@ -12,10 +12,9 @@ const octet = fc.integer({ min: 0, max: 255 });
 
 /** Addresses whose leading octets are `prefix`, the rest random. */
 function inside(prefix: readonly number[]): fc.Arbitrary<Octets> {
-  return fc.tuple(octet, octet, octet, octet).map((random): Octets => {
-    const at = (i: number) => prefix[i] ?? random[i];
-    return [at(0), at(1), at(2), at(3)];
-  });
+  return fc
+    .tuple(octet, octet, octet, octet)
+    .map(([a, b, c, d]): Octets => [prefix[0] ?? a, prefix[1] ?? b, prefix[2] ?? c, prefix[3] ?? d]);
 }
 
 const toNumber = (o: Octets) => ((o[0] * 256 + o[1]) * 256 + o[2]) * 256 + o[3];

@@ -11,3 +11,4 @@ export * from './migrate';
 export * from './admin';
 export * from './with-timeout';
 export * from './create-runs';
+export * from './target-policy';

@@ -281,3 +281,45 @@ describe('the worker blocks every way a page reaches a denied target', () => {
     expect(askedNames).toContain('inside.test');
   });
 });
+
+describe("a workspace's own deny list holds in the worker", () => {
+  let narrowed: Listener;
+
+  beforeAll(async () => {
+    narrowed = await listen('127.0.0.1', (_req, res) => res.end(SECRET));
+  });
+
+  afterAll(() => {
+    narrowed.server.closeAllConnections();
+    narrowed.server.close();
+  });
+
+  it('blocks a redirect to a target only that workspace denies, and never connects to it', async () => {
+    const tenant = await createTenant(db);
+    await db.workspace.update({
+      where: { id: tenant.workspace.id },
+      data: { targetDeny: `127.0.0.1:${narrowed.port}` },
+    });
+    await applyProject(db, tenant.workspace.id, {
+      slug: 'narrow',
+      name: 'Narrow',
+      baseUrl: `http://127.0.0.1:${fixture.port}`,
+      suites: [
+        {
+          slug: 's',
+          name: 'S',
+          tests: [{ key: 't', name: 'T', steps: stepsFor('r302', `http://127.0.0.1:${narrowed.port}/secret`) }],
+        },
+      ],
+    });
+    const own = apiClient(api.url, tenant.key);
+    const suiteRun = await own.waitSuiteRun(await own.createSuiteRun({ projectSlug: 'narrow', suiteSlug: 's' }));
+    const [entry] = suiteRun.tests;
+    if (!entry) throw new Error('the suite run has no test');
+    const run = await own.getRun(entry.runId);
+    expect(run).toMatchObject({ status: 'error', error: { code: 'target_blocked' } });
+    expect(run.result_summary).toContain('(rule: workspace_deny)');
+    expect(JSON.stringify(run)).not.toContain(SECRET);
+    expect(narrowed.connections).toBe(0);
+  }, 60_000);
+});

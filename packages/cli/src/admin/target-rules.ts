@@ -44,7 +44,9 @@ export async function checkProjectBaseUrl(
   databaseUrl: string,
 ): Promise<void> {
   const baseUrl = typeof file === 'object' && file !== null && 'baseUrl' in file ? file.baseUrl : undefined;
-  if (typeof baseUrl !== 'string') return; // The project file's own validation names the problem.
+  // A base URL that is no http(s) URL at all is left to the project file's own validation, which
+  // names it together with every other problem of the file.
+  if (typeof baseUrl !== 'string' || !URL.canParse(baseUrl) || !/^https?:$/.test(new URL(baseUrl).protocol)) return;
   const env = process.env;
   const config = readTargetPolicyConfig(env, {
     databaseUrl,
@@ -54,12 +56,7 @@ export async function checkProjectBaseUrl(
   const ws = await db.workspace.findUnique({ where: { id: workspaceId }, select: { targetDeny: true } });
   const deny = parseTargetRules(ws?.targetDeny ?? undefined, 'the workspace target deny list');
   const policy = deny.length > 0 ? narrowPolicy(targetPolicyOf(config), { deny }) : targetPolicyOf(config);
-  let decision;
-  try {
-    decision = policy.checkUrl(baseUrl);
-  } catch {
-    return;
-  }
+  const decision = policy.checkUrl(baseUrl);
   if (!decision.allowed) {
     throw new AdminError(`the project's baseUrl is not allowed by the target network policy: ${decision.detail}`, [
       { path: '/baseUrl', message: decision.detail },

@@ -41,7 +41,14 @@ function playwrightVersion(): string {
 /** Measures dispatch latency, per-test service overhead and browser launches; rewrites the `worker` section. */
 export async function run(): Promise<void> {
   const prefix = `testrun-bench-${randomBytes(3).toString('hex')}`;
-  const env = { ...process.env, REDIS_PREFIX: prefix, LOG_LEVEL: 'error', RATE_LIMIT_PER_MINUTE: '100000' };
+  const env = {
+    ...process.env,
+    REDIS_PREFIX: prefix,
+    LOG_LEVEL: 'error',
+    RATE_LIMIT_PER_MINUTE: '100000',
+    // The fixture site runs on loopback, which the target network policy closes by default.
+    TARGET_ALLOW: process.env.TARGET_ALLOW ?? '127.0.0.1/32',
+  };
   const common = readCommonConfig(env);
   await ensureDatabase(common.databaseUrl);
   await migrateDatabase(common.databaseUrl);

@@ -104,7 +104,12 @@ async function main(): Promise<void> {
 
   const port = readInt(process.env, 'PORT', 0, { max: 65_535 }) || (await freePort());
   const apiUrl = `http://localhost:${port}`;
-  const env = { PORT: String(port), PUBLIC_BASE_URL: process.env.PUBLIC_BASE_URL ?? apiUrl };
+  const env = {
+    PORT: String(port),
+    PUBLIC_BASE_URL: process.env.PUBLIC_BASE_URL ?? apiUrl,
+    // The fixture site runs on loopback, which the target network policy closes by default.
+    TARGET_ALLOW: process.env.TARGET_ALLOW ?? '127.0.0.1/32',
+  };
   const api = startService('api', env);
   const worker = startService('worker', env);
   const children = [api.child, worker.child];

@@ -40,7 +40,7 @@ describe('POST /api/v1/runs — the three modes', () => {
       workspaceId: t.workspace.id,
       testId,
       testName: 'smoke test 1',
-      baseUrl: 'http://127.0.0.1:9',
+      baseUrl: 'http://127.0.0.1:2',
       suiteRunId: null,
       headersSealed: null,
     });

@@ -84,7 +84,7 @@ function projectFile(slug: string, site: string): ProjectFile {
             key: 'unreachable',
             name: 'Unreachable target',
             timeoutMs: 15_000,
-            steps: [{ action: 'goto', url: 'http://127.0.0.1:9/' }],
+            steps: [{ action: 'goto', url: 'http://127.0.0.1:2/' }],
           },
         ],
       },

@@ -51,4 +51,7 @@ export default async function globalSetup(): Promise<void> {
   process.env.ARTIFACTS_DIR = mkdtempSync(path.join(tmpdir(), 'testrun-artifacts-'));
   process.env.LOG_LEVEL = process.env.LOG_LEVEL || 'error';
   process.env.TESTRUN_TEST_TAG = tag;
+  // The fixture sites run on loopback, which the target network policy closes by default; the
+  // deployment's own Postgres, Redis and API ports stay closed whatever this allows.
+  process.env.TARGET_ALLOW = process.env.TARGET_ALLOW || '127.0.0.1/32';
 }

@@ -57,7 +57,7 @@ export function sampleProject(
   return {
     slug,
     name: `Project ${slug}`,
-    baseUrl: options.baseUrl ?? 'http://127.0.0.1:9',
+    baseUrl: options.baseUrl ?? 'http://127.0.0.1:2',
     suites: (options.suites ?? ['smoke']).map((suiteSlug) => ({
       slug: suiteSlug,
       name: `Suite ${suiteSlug}`,

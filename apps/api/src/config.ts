@@ -1,4 +1,11 @@
-import { readCommonConfig, readInt, readEnum, type CommonConfig } from '@testrun/core';
+import {
+  readCommonConfig,
+  readInt,
+  readEnum,
+  readTargetPolicyConfig,
+  type CommonConfig,
+  type TargetPolicyConfig,
+} from '@testrun/core';
 
 /** Everything the API process reads from its environment, once, at start. */
 export type ApiConfig = CommonConfig & {
@@ -10,6 +17,8 @@ export type ApiConfig = CommonConfig & {
   unauthenticatedRateLimitPerMinute: number;
   /** Whether to take the client address from X-Forwarded-For (TRUST_PROXY=true behind a load balancer; default false). */
   trustProxy: boolean;
+  /** TARGET_ALLOW, TARGET_DENY and the protected endpoints: the enqueue check of `baseUrl` (docs/NETWORK_POLICY.md). */
+  targetPolicy: TargetPolicyConfig;
 };
 
 const API_DEFAULTS = {
@@ -20,8 +29,9 @@ const API_DEFAULTS = {
 
 /** Reads and checks the API's variables; throws ConfigError naming the first bad one. */
 export function readApiConfig(env: Record<string, string | undefined> = process.env): ApiConfig {
+  const common = readCommonConfig(env);
   return {
-    ...readCommonConfig(env),
+    ...common,
     port: readInt(env, 'PORT', API_DEFAULTS.port, { min: 0, max: 65_535 }),
     rateLimitPerMinute: readInt(env, 'RATE_LIMIT_PER_MINUTE', API_DEFAULTS.rateLimitPerMinute, {
       min: 1,
@@ -34,5 +44,6 @@ export function readApiConfig(env: Record<string, string | undefined> = process.
       { min: 1, max: 1_000_000 },
     ),
     trustProxy: readEnum(env, 'TRUST_PROXY', ['true', 'false'] as const, 'false') === 'true',
+    targetPolicy: readTargetPolicyConfig(env, common),
   };
 }

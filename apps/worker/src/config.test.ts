@@ -24,8 +24,37 @@ describe('readWorkerConfig', () => {
     ['CHROMIUM_PATH', 'chromium', /CHROMIUM_PATH must be an absolute path/],
     ['WORKER_VIDEO', 'maybe', /WORKER_VIDEO must be one of auto, on, off/],
     ['REDIS_URL', 'http://x', /REDIS_URL must be a redis or rediss URL/],
+    ['TARGET_ALLOW', '10.0.0.0/33', /TARGET_ALLOW: "10.0.0.0\/33" has a prefix length/],
+    ['TARGET_DENY', 'http://internal.example', /TARGET_DENY: "http:\/\/internal.example" is a URL/],
   ])('refuses a bad %s, naming it', (name, value, message) => {
     expect(() => readWorkerConfig({ ...BASE, [name]: value })).toThrow(ConfigError);
     expect(() => readWorkerConfig({ ...BASE, [name]: value })).toThrow(message);
+  });
+
+  it("reads the target rules and protects the deployment's own services", () => {
+    const config = readWorkerConfig({
+      ...BASE,
+      TARGET_ALLOW: '127.0.0.1/32, *.staging.example',
+      TARGET_DENY: '127.0.0.2',
+      DATABASE_URL: 'postgresql://u@127.0.0.1:6543/db',
+      REDIS_URL: 'redis://localhost:6390',
+      PUBLIC_BASE_URL: 'http://api.example:8080',
+    });
+    expect(config.targetPolicy.allow.map((rule) => rule.text)).toEqual(['127.0.0.1/32', '*.staging.example']);
+    expect(config.targetPolicy.deny.map((rule) => rule.text)).toEqual(['127.0.0.2']);
+    expect(config.targetPolicy.protectedEndpoints).toEqual(
+      expect.arrayContaining([
+        { host: '127.0.0.1', port: 6543 },
+        { host: 'localhost', port: 6390 },
+        { host: '127.0.0.1', port: 6390 },
+        { host: 'api.example', port: 8080 },
+      ]),
+    );
+  });
+
+  it('stays closed by default', () => {
+    const config = readWorkerConfig(BASE);
+    expect(config.targetPolicy.allow).toEqual([]);
+    expect(config.targetPolicy.deny).toEqual([]);
   });
 });

@@ -1,4 +1,13 @@
-import { ConfigError, readCommonConfig, readEnum, readInt, readString, type CommonConfig } from '@testrun/core';
+import {
+  ConfigError,
+  readCommonConfig,
+  readEnum,
+  readInt,
+  readString,
+  readTargetPolicyConfig,
+  type CommonConfig,
+  type TargetPolicyConfig,
+} from '@testrun/core';
 
 type Env = Record<string, string | undefined>;
 
@@ -24,6 +33,8 @@ export type WorkerConfig = CommonConfig & {
   deadlineGraceMs: number;
   /** WORKER_VIDEO: `auto` records video when ffmpeg is available, `on` requires it, `off` never (default auto). */
   video: 'auto' | 'on' | 'off';
+  /** TARGET_ALLOW, TARGET_DENY and the protected endpoints: what runs may reach (docs/NETWORK_POLICY.md). */
+  targetPolicy: TargetPolicyConfig;
 };
 
 export function readWorkerConfig(env: Env = process.env): WorkerConfig {
@@ -39,6 +50,7 @@ export function readWorkerConfig(env: Env = process.env): WorkerConfig {
     reconcileIntervalMs: readInt(env, 'RECONCILE_INTERVAL_MS', 5_000, { min: 200, max: 3_600_000 }),
     deadlineGraceMs: readInt(env, 'RECONCILE_DEADLINE_GRACE_MS', 30_000, { min: 0, max: 3_600_000 }),
     video: readEnum(env, 'WORKER_VIDEO', ['auto', 'on', 'off'] as const, 'auto'),
+    targetPolicy: readTargetPolicyConfig(env, common),
   };
   if (!config.chromiumPath.startsWith('/'))
     throw new ConfigError(`CHROMIUM_PATH must be an absolute path, got "${config.chromiumPath}"`);

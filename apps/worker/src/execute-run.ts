@@ -11,6 +11,7 @@ import {
   type Db,
   type Logger,
   type RunOutcome,
+  type TargetPolicy,
 } from '@testrun/core';
 import { ArtifactWriter, type StepShot } from './artifact-writer';
 import { BrowserClock } from './browser-clock';
@@ -26,6 +27,14 @@ import {
   workerLostOutcome,
 } from './run-outcomes';
 import { captureScreenshot, executeStep, summarizePass, type StepOutcomeResult } from './steps';
+import type { BlockedRequest } from './network/egress-proxy';
+import {
+  baseUrlBlockedOutcome,
+  refusalOf,
+  runPolicy,
+  withBlockedRequest,
+  type EgressSource,
+} from './network/run-target';
 import { routeTargetHeaders } from './target-headers';
 
 /** Where browser contexts come from: the process's warm browser (see BrowserPool). */
@@ -48,6 +57,13 @@ export interface RunDeps {
   scratchDir: string;
   /** Record a video of each run (needs Playwright's ffmpeg). Default false. */
   recordVideo?: boolean;
+  /**
+   * The worker's egress proxy: each run's context goes out through it with credentials of its own,
+   * and a request the policy refuses ends the run `target_blocked`. Default none (no proxy).
+   */
+  egress?: EgressSource;
+  /** The deployment's target network policy: the base URL and `goto` URLs are checked before they are opened. */
+  targetPolicy?: TargetPolicy;
   /** Longest the teardown (trace, context close, video) may take before it is abandoned. Default 15000 ms. */
   teardownTimeoutMs?: number;
 }
@@ -63,7 +79,16 @@ export type RunTimings = { totalMs: number; browserMs: number };
 type RunRecord = Omit<ClaimedRun, 'attempt' | 'prevStatus'>;
 
 /** What one run's steps share while they execute. */
-type RunScope = { deps: RunDeps; run: RunRecord; clock: BrowserClock; writer: ArtifactWriter };
+type RunScope = {
+  deps: RunDeps;
+  run: RunRecord;
+  clock: BrowserClock;
+  writer: ArtifactWriter;
+  /** What the egress proxy refused for this run so far (empty without a proxy). */
+  blocked?: readonly BlockedRequest[];
+  /** The run's target network policy (the deployment's narrowed by the workspace's). */
+  policy?: TargetPolicy;
+};
 
 /** Screenshots of the timeline never hold a step up longer than this, nor less. */
 const TIMELINE_SHOT_MAX_MS = 3_000;
@@ -123,7 +148,7 @@ async function endUnclaimable(deps: RunDeps, runId: string, log: Logger): Promis
 
 /** Checks the run's definition and headers, opens its context and runs its steps in it. */
 async function runSteps(scope: RunScope): Promise<RunOutcome> {
-  const { deps, run, clock } = scope;
+  const { deps, run } = scope;
   const checked = checkDefinition(run.steps);
   if ('problem' in checked) return invalidDefinitionOutcome(checked.problem);
 
@@ -136,11 +161,32 @@ async function runSteps(scope: RunScope): Promise<RunOutcome> {
     }
   }
 
+  const policy = deps.targetPolicy && (await runPolicy(deps.db, deps.targetPolicy, run.workspaceId));
+  const refused = refusalOf(policy, run.baseUrl);
+  if (refused) return baseUrlBlockedOutcome(refused);
+  const egress = deps.egress?.openRun(`${run.id}.${scope.writer.owner.attempt}`, { policy });
+  try {
+    const runScope = { ...scope, blocked: egress?.blocked, policy };
+    return await runInContext(runScope, headers, egress?.proxy, checked.steps);
+  } finally {
+    egress?.close();
+  }
+}
+
+/** Opens the run's context (through its egress, when there is one) and runs the steps in it. */
+async function runInContext(
+  scope: RunScope,
+  headers: Record<string, string>,
+  proxy: BrowserContextOptions['proxy'],
+  steps: readonly Step[],
+): Promise<RunOutcome> {
+  const { deps, run, clock } = scope;
   let context: BrowserContext;
   try {
     context = await clock.time(
       deps.browser.newContext({
         viewport: { width: 1280, height: 720 },
+        ...(proxy ? { proxy } : {}),
         ...(deps.recordVideo ? { recordVideo: { dir: deps.scratchDir, size: { width: 800, height: 450 } } } : {}),
       }),
     );
@@ -153,7 +199,7 @@ async function runSteps(scope: RunScope): Promise<RunOutcome> {
     await clock.time(context.tracing.start({ screenshots: true, snapshots: true }));
     await routeTargetHeaders(context, run.baseUrl, headers);
     page = await clock.time(context.newPage());
-    return await runInPage(scope, page, checked.steps);
+    return await runInPage(scope, page, steps);
   } finally {
     await stopRecording({
       context,
@@ -176,10 +222,10 @@ async function runInPage(scope: RunScope, page: Page, steps: readonly Step[]): P
   const { run, clock, writer } = scope;
   const started = Date.now();
   const deadline = started + run.timeoutMs;
-  const ctx = { baseUrl: run.baseUrl, deadline, budgetMs: run.timeoutMs };
+  const ctx = { baseUrl: run.baseUrl, deadline, budgetMs: run.timeoutMs, targetPolicy: scope.policy };
   for (const [i, step] of steps.entries()) {
     const index = i + 1;
-    const result = await clock.time(executeStep(page, step, ctx));
+    const result = withBlockedRequest(await clock.time(executeStep(page, step, ctx)), scope.blocked);
     writer.recordStep(index, step, result, await timelineShot(scope, page, index, result, deadline));
     const problem = stepProblemOutcome(index, step, result);
     if (problem) {

@@ -1,22 +1,52 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createTargetPolicy, parseTargetRules, withTimeout } from '@testrun/core';
+import type { BrowserContext } from 'playwright';
 import { BrowserPool } from './browser/browser-pool';
+import { EgressProxy, egressProxyLaunchArgs, type RunEgress } from './network/egress-proxy';
 import { routeTargetHeaders } from './target-headers';
-import { TARGET_HEADER_ARGS } from './worker-service';
 
-/** Real Chromium: the target redirects to another origin, which must not get the run's headers. */
+/**
+ * Real Chromium behind the worker's egress proxy, as the worker runs it: the target redirects to
+ * another origin, which must not get the run's headers; and the requests Playwright fetches itself
+ * for the target (route.fetch) obey the target network policy and the unsafe-port list.
+ */
 describe('routeTargetHeaders', () => {
   const seen: Array<{ origin: 'target' | 'other'; path: string; headers: IncomingHttpHeaders }> = [];
   let target: Server;
   let other: Server;
+  let denied: Server;
+  let deniedConnections = 0;
   let targetUrl: string;
   let otherUrl: string;
-  const pool = new BrowserPool({ extraArgs: TARGET_HEADER_ARGS });
+  let deniedUrl: string;
+  const proxy = new EgressProxy({
+    policy: createTargetPolicy({ allow: parseTargetRules('127.0.0.1/32', 'TARGET_ALLOW') }),
+  });
+  let pool: BrowserPool;
+  let runs = 0;
 
-  const listen = (s: Server) =>
-    new Promise<string>((resolve) =>
-      s.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(s.address() as AddressInfo).port}`)),
-    );
+  const listen = (s: Server, port = 0) =>
+    new Promise<string>((resolve, reject) => {
+      s.once('error', reject);
+      s.listen(port, '127.0.0.1', () => resolve(`http://127.0.0.1:${(s.address() as AddressInfo).port}`));
+    });
+
+  /** A context with a run's own egress, closed (with the egress) afterwards. */
+  async function asRun(
+    work: (context: BrowserContext, egress: RunEgress) => Promise<void>,
+    policy?: Parameters<EgressProxy['openRun']>[1],
+  ) {
+    runs += 1;
+    const egress = proxy.openRun(`headers_${runs}`, policy);
+    const context = await pool.newContext({ proxy: egress.proxy });
+    try {
+      await work(context, egress);
+    } finally {
+      await context.close();
+      egress.close();
+    }
+  }
 
   beforeAll(async () => {
     other = createServer((req, res) => {
@@ -28,20 +58,24 @@ describe('routeTargetHeaders', () => {
       if (req.url === '/away') return res.writeHead(302, { location: `${otherUrl}/landed` }).end();
       res.writeHead(200, { 'content-type': 'text/html' }).end(`<h1>target</h1><img src="${otherUrl}/pixel">`);
     });
-    [targetUrl, otherUrl] = await Promise.all([listen(target), listen(other)]);
+    denied = createServer((_req, res) => res.end('SECRET-INTERNAL-ANSWER'));
+    denied.on('connection', () => (deniedConnections += 1));
+    [targetUrl, otherUrl, deniedUrl] = await Promise.all([listen(target), listen(other), listen(denied)]);
+    await proxy.start();
+    pool = new BrowserPool({ extraArgs: egressProxyLaunchArgs(proxy.url) });
   });
 
   afterAll(async () => {
     await pool.close();
-    target.closeAllConnections();
-    other.closeAllConnections();
-    target.close();
-    other.close();
+    await proxy.close();
+    for (const s of [target, other, denied]) {
+      s.closeAllConnections();
+      s.close();
+    }
   });
 
   it('sends them to the target, not to a subresource host nor across a redirect', async () => {
-    const context = await pool.newContext();
-    try {
+    await asRun(async (context) => {
       await routeTargetHeaders(context, targetUrl, {
         'X-Preview-Token': 'tok-123456',
         Authorization: 'Bearer abcdefgh',
@@ -51,9 +85,7 @@ describe('routeTargetHeaders', () => {
       await page.waitForFunction(() => (document.querySelector('img') as HTMLImageElement).complete);
       await page.goto(`${targetUrl}/away`);
       expect(page.url()).toBe(`${otherUrl}/landed`);
-    } finally {
-      await context.close();
-    }
+    });
     const toTarget = seen.filter((s) => s.origin === 'target');
     expect(toTarget.map((s) => s.path)).toEqual(['/', '/away']);
     for (const s of toTarget)
@@ -64,5 +96,51 @@ describe('routeTargetHeaders', () => {
       expect(s.headers['x-preview-token']).toBeUndefined();
       expect(s.headers.authorization).toBeUndefined();
     }
+  });
+
+  it('fetches the target through the run proxy, so a target the policy refuses is never connected', async () => {
+    const port = Number(new URL(deniedUrl).port);
+    const policy = createTargetPolicy({
+      allow: parseTargetRules('127.0.0.1/32', 'TARGET_ALLOW'),
+      protectedEndpoints: [{ host: '127.0.0.1', port }],
+    });
+    await asRun(
+      async (context, egress) => {
+        await routeTargetHeaders(context, deniedUrl, { 'X-Preview-Token': 'tok-123456' });
+        const page = await context.newPage();
+        const answer = await page.goto(`${deniedUrl}/`).then(
+          async (response) => (response ? await response.text() : ''),
+          () => '',
+        );
+        expect(answer).not.toContain('SECRET-INTERNAL-ANSWER');
+        expect(egress.blocked[0]).toMatchObject({ host: '127.0.0.1', port, rule: 'protected_endpoint' });
+      },
+      { policy },
+    );
+    expect(deniedConnections).toBe(0);
+  });
+
+  it("fetches the target through the run proxy, so Chromium's unsafe ports stay closed", async () => {
+    // 6679 is on the Fetch standard's bad-port list; Chromium alone would refuse it, Node would not.
+    const unsafe = createServer((_req, res) => res.end('SECRET-UNSAFE-PORT-ANSWER'));
+    let connections = 0;
+    unsafe.on('connection', () => (connections += 1));
+    const unsafeUrl = await listen(unsafe, 6679);
+    try {
+      await asRun(async (context, egress) => {
+        await routeTargetHeaders(context, unsafeUrl, { 'X-Preview-Token': 'tok-123456' });
+        const page = await context.newPage();
+        await withTimeout(
+          page.goto(`${unsafeUrl}/`).catch(() => null),
+          15_000,
+          'opening a page on an unsafe port',
+        );
+        expect(egress.blocked[0]).toMatchObject({ port: 6679, rule: 'unsafe_port' });
+      });
+    } finally {
+      unsafe.closeAllConnections();
+      unsafe.close();
+    }
+    expect(connections).toBe(0);
   });
 });

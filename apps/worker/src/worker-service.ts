@@ -13,24 +13,15 @@ import {
   type ArtifactStore,
   type Db,
   type Logger,
+  type LookupAll,
 } from '@testrun/core';
 import { BrowserPool } from './browser/browser-pool';
+import { startEgress } from './network/worker-egress';
 import type { WorkerConfig } from './config';
 import type { RunDeps, RunExecution } from './execute-run';
 import { Reconciler } from './reconciler';
 import { createRunWorker } from './run-worker';
 import { isVideoAvailable } from './video';
-
-/**
- * Responses of the target's origin are handed to the page by Playwright when the run has headers
- * (see target-headers.ts); Chromium cannot tell which address such a response came from and treats
- * it as public, so its Local Network Access checks would then block the page's requests to private
- * or loopback hosts (a staging API, the fixture's second origin). Tests must see the target as it
- * is served, so those checks are off.
- */
-export const TARGET_HEADER_ARGS: readonly string[] = [
-  '--disable-features=LocalNetworkAccessChecks,BlockInsecurePrivateNetworkRequests',
-];
 
 /** A running worker process's parts, and how to stop them. */
 export interface WorkerService {
@@ -57,6 +48,8 @@ export interface WorkerServiceOptions {
   onRunDone?: (runId: string, execution: RunExecution) => void;
   /** Run the reconciler in this process. Default true. */
   reconcile?: boolean;
+  /** Resolves the host names runs ask for. Default: the system resolver. Tests give a table of their own. */
+  lookup?: LookupAll;
 }
 
 export async function startWorkerService(config: WorkerConfig, options: WorkerServiceOptions): Promise<WorkerService> {
@@ -70,9 +63,12 @@ export async function startWorkerService(config: WorkerConfig, options: WorkerSe
   }
   const db = createPrisma({ databaseUrl: config.databaseUrl, max: Math.max(4, config.concurrency * 2 + 2) });
   const store = new LocalArtifactStore(config.artifactsDir);
+  // Every request of every run's browser goes out through this process's egress proxy, which
+  // enforces the target network policy on the addresses it connects to.
+  const egress = await startEgress(config.targetPolicy, logger, options.lookup);
   const browser = new BrowserPool({
     executablePath: config.chromiumPath,
-    extraArgs: TARGET_HEADER_ARGS,
+    extraArgs: egress.launchArgs,
     onEvent: (event) => {
       if (event.type === 'launched')
         logger.info('browser launched', {
@@ -99,6 +95,8 @@ export async function startWorkerService(config: WorkerConfig, options: WorkerSe
     logger,
     scratchDir,
     recordVideo,
+    egress: egress.proxy,
+    targetPolicy: egress.policy,
   };
   const worker = createRunWorker(deps, {
     connection: workerConnection,
@@ -137,6 +135,7 @@ export async function startWorkerService(config: WorkerConfig, options: WorkerSe
       }
       if (!handedBack) {
         await browser.close();
+        await egress.proxy.close();
         await queue.close().catch(() => undefined);
         queueConnection.disconnect();
         workerConnection.disconnect();

@@ -59,6 +59,7 @@ export const RUN_ERROR_CODES = [
   'timeout',
   'worker_lost',
   'internal_error',
+  'target_blocked',
 ] as const;
 export const RunErrorCode = StringEnum(RUN_ERROR_CODES);
 export type RunErrorCode = Static<typeof RunErrorCode>;

@@ -108,7 +108,12 @@ export function buildOpenApiDocument(serverUrl = '/'): Record<string, unknown> {
             '409': problemResponse('idempotency_request_in_progress'),
             '413': problemResponse('payload_too_large'),
             '415': problemResponse('unsupported_media_type'),
-            '422': problemResponse('plan_limit_exceeded', 'empty_suite', 'idempotency_key_reused'),
+            '422': problemResponse(
+              'plan_limit_exceeded',
+              'empty_suite',
+              'target_not_allowed',
+              'idempotency_key_reused',
+            ),
           },
         },
       },

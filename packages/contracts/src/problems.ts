@@ -78,6 +78,12 @@ export const PROBLEMS = {
     title: 'There are no tests to run',
     description: 'The suite or project has no tests (archived tests do not count). Nothing was created.',
   },
+  target_not_allowed: {
+    status: 422,
+    title: "The run's target is not allowed by the network policy",
+    description:
+      "The base URL (the request's `baseUrl`, else the project's) names a target the deployment's network policy refuses: a private, loopback or link-local address, a cloud metadata endpoint, one of the deployment's own services, a port browsers refuse, a scheme other than http(s), or a host an operator or the workspace denied. The detail names the host and the rule. Nothing was created. Point the run at a public target, or ask an operator to allow it (TARGET_ALLOW).",
+  },
   idempotency_key_reused: {
     status: 422,
     title: 'This Idempotency-Key was used with a different request',

@@ -7,6 +7,7 @@ import { authOf } from '../middleware/authenticate';
 import { jsonBody } from '../middleware/json-body';
 import { readIdempotencyKey, runIdempotently } from '../services/idempotency';
 import { createRuns, enqueueRunJobs, getRun } from '../services/runs';
+import { enqueuePolicy } from '../services/target-check';
 
 /** POST /api/v1/runs (enqueue) and GET /api/v1/runs/:runId (poll). Mounted behind authentication and the rate limit. */
 export function createRunsRouter(deps: AppDeps): Router {
@@ -23,7 +24,13 @@ export function createRunsRouter(deps: AppDeps): Router {
     const outcome = await runIdempotently(
       { db, hashKey: keys.idempotency, now: deps.now(), logger: log },
       { workspaceId, key, method: 'POST', path: '/api/v1/runs', body: req.body },
-      (keep) => createRuns(db, keys, { workspaceId, request: parsed.value }, keep),
+      (keep) =>
+        createRuns(
+          db,
+          keys,
+          { workspaceId, request: parsed.value, targetPolicy: enqueuePolicy(config.targetPolicy) },
+          keep,
+        ),
     );
     if (outcome.kind === 'replayed') {
       res.setHeader('Idempotent-Replayed', 'true').status(outcome.status).json(outcome.body);

@@ -16,10 +16,17 @@ import {
   type Logger,
   type PlannedTest,
   type RunQueue,
+  type TargetPolicy,
 } from '@testrun/core';
 import { ApiError, errorMessage } from '../errors';
+import { checkRunTarget } from './target-check';
 
-export type CreateRunsInput = { workspaceId: string; request: ParsedRunRequest };
+export type CreateRunsInput = {
+  workspaceId: string;
+  request: ParsedRunRequest;
+  /** The deployment's target network policy: a base URL it refuses is a 422 and creates nothing. */
+  targetPolicy: TargetPolicy;
+};
 
 export type CreatedRuns = { body: RunCreateResponse; runIds: string[]; queuedRunIds: string[] };
 
@@ -40,13 +47,15 @@ export async function createRuns(
   input: CreateRunsInput,
   inTransaction?: InTransaction,
 ): Promise<CreatedRuns> {
-  const { workspaceId, request } = input;
+  const { workspaceId, request, targetPolicy } = input;
   return db.$transaction(
     async (tx) => {
       const { tests, suiteId } = await resolveTests(tx, workspaceId, request);
       if (tests.length === 0) {
         throw new ApiError('empty_suite', `${describeTarget(request.target)} has no tests to run.`);
       }
+      // One project per request: every test shares the effective base URL.
+      await checkRunTarget(tx, targetPolicy, workspaceId, request.baseUrl ?? tests[0]?.baseUrl ?? '');
       const toQueue = tests.filter((t) => t.enabled).length;
       await checkPlanLimits(tx, workspaceId, toQueue);
 

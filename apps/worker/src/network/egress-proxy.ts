@@ -10,7 +10,7 @@ import {
 } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { withTimeout } from '@testrun/core';
+import { TimeoutError, withTimeout } from '@testrun/core';
 import {
   resolveTarget,
   systemLookup,
@@ -104,6 +104,43 @@ const HOP_BY_HOP = new Set([
   'transfer-encoding',
   'upgrade',
 ]);
+
+/**
+ * On the proxy's own 502 to a plain HTTP request: the network error Chromium would have shown had
+ * it connected itself (`ERR_CONNECTION_REFUSED`, `ERR_NAME_NOT_RESOLVED`...), so a step reports an
+ * unreachable target as such rather than as an HTTP error.
+ */
+export const EGRESS_ERROR_HEADER = 'x-testrun-egress-error';
+
+/** The Chromium network error that matches a failed connection. */
+function netErrorOf(error: unknown): string {
+  if (error instanceof TimeoutError) return 'ERR_CONNECTION_TIMED_OUT';
+  // Not `instanceof Error`: errors of node's own modules may come from another realm (a test's vm).
+  const code = typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : '';
+  switch (code) {
+    case 'ECONNREFUSED':
+      return 'ERR_CONNECTION_REFUSED';
+    case 'ECONNRESET':
+      return 'ERR_CONNECTION_RESET';
+    case 'ETIMEDOUT':
+      return 'ERR_CONNECTION_TIMED_OUT';
+    case 'EHOSTUNREACH':
+    case 'ENETUNREACH':
+      return 'ERR_ADDRESS_UNREACHABLE';
+    default:
+      return 'ERR_CONNECTION_FAILED';
+  }
+}
+
+function unreachable(res: ServerResponse, netError: string): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  res
+    .writeHead(502, { 'content-type': 'text/plain; charset=utf-8', [EGRESS_ERROR_HEADER]: netError })
+    .end(UNREACHABLE_BODY);
+}
 
 function digest(text: string): Buffer {
   return createHash('sha256').update(text).digest();
@@ -316,18 +353,19 @@ export class EgressProxy {
       return;
     }
     const checked = await this.check(run, url);
-    if (!checked?.allowed) {
-      const status = checked ? 403 : 502;
-      res
-        .writeHead(status, { 'content-type': 'text/plain; charset=utf-8' })
-        .end(checked ? BLOCKED_BODY : UNREACHABLE_BODY);
+    if (!checked) {
+      unreachable(res, 'ERR_NAME_NOT_RESOLVED');
+      return;
+    }
+    if (!checked.allowed) {
+      res.writeHead(403, { 'content-type': 'text/plain; charset=utf-8' }).end(BLOCKED_BODY);
       return;
     }
     let socket: Socket;
     try {
       socket = await connectChecked(checked, this.connectTimeoutMs);
-    } catch {
-      res.writeHead(502, { 'content-type': 'text/plain; charset=utf-8' }).end(UNREACHABLE_BODY);
+    } catch (error) {
+      unreachable(res, netErrorOf(error));
       return;
     }
     this.track(run, socket);
@@ -343,10 +381,7 @@ export class EgressProxy {
       res.writeHead(answer.statusCode ?? 502, answer.statusMessage, endToEndHeaders(answer.rawHeaders));
       answer.pipe(res);
     });
-    upstream.on('error', () => {
-      if (res.headersSent) res.destroy();
-      else res.writeHead(502, { 'content-type': 'text/plain; charset=utf-8' }).end(UNREACHABLE_BODY);
-    });
+    upstream.on('error', (error) => unreachable(res, netErrorOf(error)));
     res.on('close', () => upstream.destroy());
     req.pipe(upstream);
   }

@@ -1,8 +1,16 @@
 import type { Page, Response } from 'playwright';
 import { formatDuration, type StepOf } from '@testrun/contracts';
+import { EGRESS_ERROR_HEADER } from '../network/egress-proxy';
 import { errorText, isTimeoutError } from './classify-error';
 import { displayUrl, quote } from './format';
-import { expectationFailed, httpError, invalidDefinition, StepFailure, targetUnreachable } from './step-failure';
+import {
+  expectationFailed,
+  httpError,
+  invalidDefinition,
+  StepFailure,
+  targetBlocked,
+  targetUnreachable,
+} from './step-failure';
 import { timeLeft } from './time-left';
 import type { ActionContext } from './types';
 
@@ -23,6 +31,8 @@ export function resolveStepUrl(url: string, baseUrl: string): string {
 /** Opens the step's URL and waits for the page to load; an error status or a network failure ends the step. */
 export async function goto(page: Page, step: StepOf<'goto'>, ctx: ActionContext): Promise<undefined> {
   const url = resolveStepUrl(step.url, ctx.baseUrl);
+  const refused = ctx.targetPolicy?.checkUrl(url);
+  if (refused && !refused.allowed) throw targetBlocked(refused);
   // The main document's last response, kept because a failed navigation (an error status with an
   // empty body, a 401 challenge) rejects goto without handing the response back.
   let mainResponse: Response | null = null;
@@ -34,6 +44,7 @@ export async function goto(page: Page, step: StepOf<'goto'>, ctx: ActionContext)
   try {
     const response = await page.goto(url, { waitUntil: 'load', timeout: timeLeft(ctx) });
     // null: same-document navigation (only the hash changed); nothing was fetched.
+    if (response && egressNetError(response)) throw unreachableVia(response, url);
     if (response && response.status() >= 400)
       throw httpError(response.request().method(), response.url(), response.status());
   } catch (error) {
@@ -63,7 +74,21 @@ const NET_ERRORS: ReadonlyArray<[RegExp, string]> = [
   [/^ERR_CERT_|^ERR_SSL_|^ERR_BAD_SSL_|^ERR_TLS_/, 'TLS error'],
   [/^ERR_UNSAFE_PORT$/, 'port blocked by the browser as unsafe'],
   [/^ERR_TOO_MANY_REDIRECTS$/, 'too many redirects'],
+  [/^ERR_CONNECTION_FAILED$|^ERR_TUNNEL_CONNECTION_FAILED$/, 'connection failed'],
 ];
+
+/** The network error the worker's egress proxy met on the way to the target, when this is its 502. */
+function egressNetError(response: Response): string | undefined {
+  const code = response.status() === 502 ? response.headers()[EGRESS_ERROR_HEADER] : undefined;
+  return code !== undefined && /^ERR_[A-Z0-9_]+$/.test(code) ? code : undefined;
+}
+
+/** The step's failure for a target the egress proxy could not reach, worded as Chromium's own error would be. */
+function unreachableVia(response: Response, url: string): StepFailure {
+  const code = egressNetError(response) ?? 'ERR_FAILED';
+  const detail = NET_ERRORS.find(([pattern]) => pattern.test(code))?.[1] ?? 'network error';
+  return targetUnreachable(detail, url, `net::${code}`);
+}
 
 async function explainNavigationError(
   error: unknown,
@@ -73,6 +98,7 @@ async function explainNavigationError(
   ctx: ActionContext,
 ): Promise<StepFailure | typeof RECOVERED | typeof UNEXPLAINED> {
   const text = errorText(error);
+  if (mainResponse !== null && egressNetError(mainResponse)) return unreachableVia(mainResponse, url);
   if (mainResponse !== null && mainResponse.status() >= 400)
     return httpError(mainResponse.request().method(), mainResponse.url(), mainResponse.status());
   const net = /net::(ERR_[A-Z0-9_]+)/.exec(text);

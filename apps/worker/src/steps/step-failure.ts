@@ -67,6 +67,19 @@ export function targetUnreachable(detail: string, url: string, technical?: strin
   );
 }
 
+/**
+ * The run's browser asked for a target the network policy refuses. Names the host and the rule
+ * (`detail`), never anything the target answered or whether anything listens there.
+ */
+export function targetBlocked(refused: { host: string; detail: string }): StepFailure {
+  return new StepFailure({
+    outcome: 'error',
+    code: 'target_blocked',
+    message: `a request to ${refused.host} was blocked by the target network policy: ${refused.detail}`,
+    reason: `target blocked (${refused.detail})`,
+  });
+}
+
 export function invalidDefinition(message: string): StepFailure {
   return new StepFailure({
     outcome: 'error',

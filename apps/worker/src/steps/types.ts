@@ -1,4 +1,5 @@
 import type { RunErrorCode, RunFailureCode } from '@testrun/contracts';
+import type { TargetPolicy } from '@testrun/core';
 
 /** What the caller knows about the run when it executes a step. */
 export interface StepContext {
@@ -14,6 +15,8 @@ export interface StepContext {
   deadline: number;
   /** The test's whole time budget in ms; only used to word the timeout message. Optional. */
   budgetMs?: number;
+  /** The run's target network policy: a `goto` it refuses is never opened. Default: no check. */
+  targetPolicy?: TargetPolicy;
 }
 
 /** What an action gets: the run context plus this step's own time window. */

@@ -229,4 +229,34 @@ describe('testrun admin', () => {
     expect(broken.stderr).toContain('is not valid YAML');
     expect(await db.project.count({ where: { workspaceId: ws.id } })).toBe(0);
   });
+
+  it('workspace set --target-deny narrows the policy; project apply refuses a base URL the policy refuses', async () => {
+    const ws = json(await admin('workspace', 'create', '--name', 'Targets', '--plan', 'team', '--json'), 'workspace');
+    const bad = await admin('workspace', 'set', ws.id, '--target-deny', '10.0.0.0/33');
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toContain('--target-deny: "10.0.0.0/33" has a prefix length outside 0-32');
+
+    const set = await admin('workspace', 'set', ws.id, '--target-deny', '*.internal.example, 127.0.0.1:4444');
+    expect(set.code).toBe(0);
+    const stored = await db.workspace.findUniqueOrThrow({ where: { id: ws.id }, select: { targetDeny: true } });
+    expect(stored.targetDeny).toBe('*.internal.example,127.0.0.1:4444');
+
+    const apply = async (baseUrl: string) => {
+      const file = path.join(dir, `targets-${Buffer.from(baseUrl).toString('hex')}.json`);
+      writeFileSync(file, JSON.stringify(sampleProject('targets', { baseUrl })));
+      return admin('project', 'apply', '--workspace', ws.id, '--file', file);
+    };
+    const metadata = await apply('http://0xA9FEA9FE/');
+    expect(metadata.code).not.toBe(0);
+    expect(metadata.stderr).toContain('169.254.169.254 is a cloud metadata endpoint (rule: metadata)');
+    // Loopback is allowed in the test set-up (TARGET_ALLOW), but this workspace denies the port.
+    const denied = await apply('http://127.0.0.1:4444');
+    expect(denied.code).not.toBe(0);
+    expect(denied.stderr).toContain('(rule: workspace_deny)');
+    expect(await db.project.count({ where: { workspaceId: ws.id } })).toBe(0);
+
+    expect((await admin('workspace', 'set', ws.id, '--target-deny', '')).code).toBe(0);
+    expect((await apply('http://127.0.0.1:4444')).code).toBe(0);
+    expect(await db.project.count({ where: { workspaceId: ws.id } })).toBe(1);
+  });
 });

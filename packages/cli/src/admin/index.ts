@@ -18,6 +18,7 @@ import {
   type Db,
   type KeyAction,
 } from '@testrun/core';
+import { checkProjectBaseUrl, setWorkspaceTargetDeny } from './target-rules';
 
 /** What an admin command prints: `data` as JSON with --json, else `text`. */
 type Out = { data: object; text: string };
@@ -160,6 +161,28 @@ export function registerAdminCommands(program: Command): void {
       }),
     );
 
+  workspace
+    .command('set')
+    .description("Change a workspace's settings")
+    .argument('<workspaceId>')
+    .requiredOption(
+      '--target-deny <rules>',
+      'targets its runs may never reach, comma-separated as TARGET_DENY (narrows the deployment\'s policy; "" clears)',
+    )
+    .option('--json', 'print JSON only')
+    .action((workspaceId: string, o: { targetDeny: string; json?: boolean }) =>
+      runAction(!!o.json, async (db) => {
+        const targetDeny = await setWorkspaceTargetDeny(db, workspaceId, o.targetDeny);
+        return {
+          data: { id: workspaceId, targetDeny },
+          text:
+            targetDeny.length > 0
+              ? `Workspace ${workspaceId} denies the targets ${targetDeny.join(', ')}.`
+              : `Workspace ${workspaceId} has no denied targets of its own.`,
+        };
+      }),
+    );
+
   const member = admin.command('member').description('Add or remove members of a workspace');
   for (const verb of ['add', 'remove'] as const) {
     member
@@ -251,7 +274,9 @@ export function registerAdminCommands(program: Command): void {
     .option('--json', 'print JSON only')
     .action((o: { workspace: string; file: string; json?: boolean }) =>
       runAction(!!o.json, async (db) => {
-        const applied = await applyProject(db, o.workspace, readProjectFile(o.file));
+        const file = readProjectFile(o.file);
+        await checkProjectBaseUrl(db, o.workspace, file, databaseUrl());
+        const applied = await applyProject(db, o.workspace, file);
         const tests = applied.suites.reduce((n, s) => n + s.tests.length, 0);
         return {
           data: applied,

@@ -9,6 +9,7 @@ export {
   type TargetRefusal,
   type WorkspaceTargetRules,
 } from './policy';
+export { readTargetPolicyConfig, resolveTargetPolicy, targetPolicyOf, type TargetPolicyConfig } from './config';
 export { parseTargetRules, TargetRuleError, type TargetRule } from './rules';
 export { isUnsafePort } from './unsafe-ports';
 export {

@@ -1,0 +1,54 @@
+import { narrowPolicy, parseTargetRules, type Db, type RunOutcome, type TargetPolicy } from '@testrun/core';
+import type { StepOutcomeResult } from '../steps';
+import { targetBlocked } from '../steps/step-failure';
+import type { BlockedRequest, OpenRunOptions, RunEgress } from './egress-proxy';
+
+/** Where a run's browser context gets its way out: the worker's egress proxy (see EgressProxy). */
+export interface EgressSource {
+  openRun(runId: string, options?: OpenRunOptions): RunEgress;
+}
+
+/** What a refusal says about a target: its host and the policy's sentence naming host and rule. */
+type Refused = Pick<BlockedRequest, 'host' | 'detail'>;
+
+/** The run's outcome when its base URL itself is refused: no browser context is opened at all. */
+export function baseUrlBlockedOutcome(refused: Refused): RunOutcome {
+  return {
+    status: 'error',
+    code: 'target_blocked',
+    message: targetBlocked(refused).problem.message,
+    resultSummary: `Error: the run's target ${refused.host} is blocked by the target network policy (${refused.detail}).`,
+  };
+}
+
+/**
+ * The step's result once the run's browser asked for a blocked target while it ran: whatever the
+ * step saw (the proxy's refusal page, a failed request, or nothing at all for a blocked image), it
+ * ends `error`/`target_blocked` naming the first blocked host and rule.
+ */
+export function withBlockedRequest(
+  result: StepOutcomeResult,
+  blocked: readonly Refused[] | undefined,
+): StepOutcomeResult {
+  const first = blocked?.[0];
+  if (first === undefined) return result;
+  if (result.outcome === 'error' && result.code === 'target_blocked') return result;
+  const { durationMs, startedAt, target } = result;
+  return { ...targetBlocked(first).problem, durationMs, startedAt, target };
+}
+
+/** The refusal of a URL the run is about to open, or `undefined` when the policy allows it (or there is none). */
+export function refusalOf(policy: TargetPolicy | undefined, url: string): Refused | undefined {
+  const decision = policy?.checkUrl(url);
+  return decision === undefined || decision.allowed ? undefined : decision;
+}
+
+/**
+ * The policy of one run: the deployment's, narrowed by the workspace's own denied targets (the
+ * admin CLI's `workspace set --target-deny`). A workspace can only close more, never open.
+ */
+export async function runPolicy(db: Db, policy: TargetPolicy, workspaceId: string): Promise<TargetPolicy> {
+  const workspace = await db.workspace.findUnique({ where: { id: workspaceId }, select: { targetDeny: true } });
+  const deny = parseTargetRules(workspace?.targetDeny ?? undefined, 'the workspace target deny list');
+  return deny.length > 0 ? narrowPolicy(policy, { deny }) : policy;
+}

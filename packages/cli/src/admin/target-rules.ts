@@ -1,0 +1,65 @@
+import {
+  AdminError,
+  DEFAULT_REDIS_URL,
+  narrowPolicy,
+  parseTargetRules,
+  readTargetPolicyConfig,
+  targetPolicyOf,
+  TargetRuleError,
+  type Db,
+} from '@testrun/core';
+
+const WORKSPACE_DENY_LABEL = '--target-deny';
+
+/**
+ * Stores a workspace's own denied targets (comma-separated, as TARGET_DENY); an empty list clears
+ * them. A bad item is refused, naming it; nothing is stored then.
+ */
+export async function setWorkspaceTargetDeny(db: Db, workspaceId: string, text: string): Promise<string[]> {
+  let rules;
+  try {
+    rules = parseTargetRules(text, WORKSPACE_DENY_LABEL);
+  } catch (error) {
+    if (error instanceof TargetRuleError) throw new AdminError(error.message);
+    throw error;
+  }
+  const ws = await db.workspace.findUnique({ where: { id: workspaceId }, select: { id: true } });
+  if (!ws) throw new AdminError(`workspace ${workspaceId} does not exist`);
+  const stored = rules.map((rule) => rule.text);
+  await db.workspace.update({
+    where: { id: workspaceId },
+    data: { targetDeny: stored.length > 0 ? stored.join(',') : null },
+  });
+  return stored;
+}
+
+/**
+ * Refuses a project whose base URL the deployment's target network policy (TARGET_ALLOW and
+ * TARGET_DENY of this environment, and the workspace's own denied targets) would refuse at enqueue.
+ */
+export async function checkProjectBaseUrl(
+  db: Db,
+  workspaceId: string,
+  file: unknown,
+  databaseUrl: string,
+): Promise<void> {
+  const baseUrl = typeof file === 'object' && file !== null && 'baseUrl' in file ? file.baseUrl : undefined;
+  // A base URL that is no http(s) URL at all is left to the project file's own validation, which
+  // names it together with every other problem of the file.
+  if (typeof baseUrl !== 'string' || !URL.canParse(baseUrl) || !/^https?:$/.test(new URL(baseUrl).protocol)) return;
+  const env = process.env;
+  const config = readTargetPolicyConfig(env, {
+    databaseUrl,
+    redisUrl: env.REDIS_URL || DEFAULT_REDIS_URL,
+    publicBaseUrl: env.PUBLIC_BASE_URL || `http://localhost:${env.PORT || '3000'}`,
+  });
+  const ws = await db.workspace.findUnique({ where: { id: workspaceId }, select: { targetDeny: true } });
+  const deny = parseTargetRules(ws?.targetDeny ?? undefined, 'the workspace target deny list');
+  const policy = deny.length > 0 ? narrowPolicy(targetPolicyOf(config), { deny }) : targetPolicyOf(config);
+  const decision = policy.checkUrl(baseUrl);
+  if (!decision.allowed) {
+    throw new AdminError(`the project's baseUrl is not allowed by the target network policy: ${decision.detail}`, [
+      { path: '/baseUrl', message: decision.detail },
+    ]);
+  }
+}

@@ -4,7 +4,6 @@ import {
   abortRun,
   errorMessage,
   finishRun,
-  openHeaders,
   startRun,
   type ArtifactStore,
   type ClaimedRun,
@@ -17,7 +16,6 @@ import { BrowserClock } from './browser-clock';
 import { stopRecording } from './recording';
 import {
   checkDefinition,
-  headersUnreadableOutcome,
   internalErrorOutcome,
   invalidDefinitionOutcome,
   MAX_RUN_ATTEMPTS,
@@ -26,6 +24,9 @@ import {
   workerLostOutcome,
 } from './run-outcomes';
 import { captureScreenshot, executeStep, summarizePass, type StepOutcomeResult } from './steps';
+import { maskOutcome, maskStepResult, openRunSecrets, type RunSecrets } from './run-secrets';
+import { SecretMask } from './secret-mask';
+import { resolveStep } from './steps/variables';
 import { routeTargetHeaders } from './target-headers';
 
 /** Where browser contexts come from: the process's warm browser (see BrowserPool). */
@@ -63,7 +64,14 @@ export type RunTimings = { totalMs: number; browserMs: number };
 type RunRecord = Omit<ClaimedRun, 'attempt' | 'prevStatus'>;
 
 /** What one run's steps share while they execute. */
-type RunScope = { deps: RunDeps; run: RunRecord; clock: BrowserClock; writer: ArtifactWriter };
+type RunScope = {
+  deps: RunDeps;
+  run: RunRecord;
+  clock: BrowserClock;
+  writer: ArtifactWriter;
+  /** Every secret value the run uses, once they are open: masked in all the run writes. */
+  mask: SecretMask;
+};
 
 /** Screenshots of the timeline never hold a step up longer than this, nor less. */
 const TIMELINE_SHOT_MAX_MS = 3_000;
@@ -88,13 +96,15 @@ export async function executeRun(deps: RunDeps, runId: string): Promise<RunExecu
   log.info('run started', { attempt, workspaceId: run.workspaceId });
 
   const writer = new ArtifactWriter(deps.db, deps.store, { runId, workspaceId: run.workspaceId, attempt });
+  const scope: RunScope = { deps, run, clock, writer, mask: new SecretMask([]) };
   let outcome: RunOutcome;
   try {
-    outcome = await runSteps({ deps, run, clock, writer });
+    outcome = await runSteps(scope);
   } catch (error) {
-    log.error('run failed inside the worker', { attempt, error: errorMessage(error) });
+    log.error('run failed inside the worker', { attempt, error: scope.mask.text(errorMessage(error)) });
     outcome = internalErrorOutcome(error);
   }
+  outcome = maskOutcome(scope.mask, outcome);
   const recorded = await finishRun(deps.db, runId, attempt, outcome, writer.finalRows);
   const timings = { totalMs: performance.now() - began, browserMs: clock.browserMs };
   const code = 'code' in outcome ? outcome.code : undefined;
@@ -127,14 +137,10 @@ async function runSteps(scope: RunScope): Promise<RunOutcome> {
   const checked = checkDefinition(run.steps);
   if ('problem' in checked) return invalidDefinitionOutcome(checked.problem);
 
-  let headers: Record<string, string> = {};
-  if (run.headersSealed) {
-    try {
-      headers = openHeaders(deps.headersKey, run.id, run.headersSealed);
-    } catch {
-      return headersUnreadableOutcome();
-    }
-  }
+  const opened = await openRunSecrets(deps.db, deps.headersKey, run, checked.steps);
+  if ('outcome' in opened) return opened.outcome;
+  const { headers } = opened.secrets;
+  scope.mask = opened.secrets.mask;
 
   let context: BrowserContext;
   try {
@@ -153,12 +159,13 @@ async function runSteps(scope: RunScope): Promise<RunOutcome> {
     await clock.time(context.tracing.start({ screenshots: true, snapshots: true }));
     await routeTargetHeaders(context, run.baseUrl, headers);
     page = await clock.time(context.newPage());
-    return await runInPage(scope, page, checked.steps);
+    return await runInPage(scope, page, checked.steps, opened.secrets);
   } finally {
     await stopRecording({
       context,
       page,
       headers,
+      mask: scope.mask,
       writer: scope.writer,
       clock,
       logger: deps.logger,
@@ -172,14 +179,20 @@ async function runSteps(scope: RunScope): Promise<RunOutcome> {
 }
 
 /** Runs the steps in order until one does not pass; the steps after it are recorded as skipped. */
-async function runInPage(scope: RunScope, page: Page, steps: readonly Step[]): Promise<RunOutcome> {
-  const { run, clock, writer } = scope;
+async function runInPage(
+  scope: RunScope,
+  page: Page,
+  steps: readonly Step[],
+  secrets: RunSecrets,
+): Promise<RunOutcome> {
+  const { run, clock, writer, mask } = scope;
   const started = Date.now();
   const deadline = started + run.timeoutMs;
   const ctx = { baseUrl: run.baseUrl, deadline, budgetMs: run.timeoutMs };
   for (const [i, step] of steps.entries()) {
     const index = i + 1;
-    const result = await clock.time(executeStep(page, step, ctx));
+    // Variables are put in just before the step runs; what is stored shows the reference and masks the value.
+    const result = maskStepResult(mask, await clock.time(executeStep(page, resolveStep(step, secrets.values), ctx)));
     writer.recordStep(index, step, result, await timelineShot(scope, page, index, result, deadline));
     const problem = stepProblemOutcome(index, step, result);
     if (problem) {

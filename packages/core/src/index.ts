@@ -1,6 +1,7 @@
 export * from './ids';
 export * from './db';
 export * from './secrets';
+export * from './variables';
 export * from './api-keys';
 export * from './logger';
 export * from './env';

@@ -2,6 +2,7 @@ export * from './ids';
 export * from './db';
 export * from './secrets';
 export * from './variables';
+export * from './admin-secrets';
 export * from './api-keys';
 export * from './logger';
 export * from './env';

@@ -25,6 +25,10 @@ describe('SecretMask', () => {
     expect(new SecretMask(['abcd', 'abcdefgh']).text('abcdefgh')).toBe(MASK);
   });
 
+  it('masks the start of a value cut off by an ellipsis', () => {
+    expect(new SecretMask(['hdr-debug-Zq81']).text('it was "x: hdr-debu…"')).toBe(`it was "x: ${MASK}…"`);
+  });
+
   it('changes nothing when there is no secret', () => {
     const mask = new SecretMask(['']);
     expect(mask.isEmpty).toBe(true);

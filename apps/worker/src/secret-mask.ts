@@ -1,6 +1,8 @@
 /** What replaces a secret value wherever a run's output would show it. */
 export const MASK = '****';
 
+const ELLIPSIS = '…';
+
 /** Values this long or longer are masked wherever they occur, inside other text too. */
 const SUBSTRING_MIN_LENGTH = 4;
 
@@ -51,7 +53,22 @@ export class SecretMask {
 
   /** `text` with every secret value replaced by {@link MASK}. */
   text(text: string): string {
-    return this.shortValues(this.longValues(text));
+    return this.shortValues(this.truncatedValues(this.longValues(text)));
+  }
+
+  /**
+   * A message shortened to fit (`…`) may end inside a secret: the part before the ellipsis that
+   * starts a secret value (4 characters or more of it) is masked too.
+   */
+  private truncatedValues(text: string): string {
+    if (!text.includes(ELLIPSIS)) return text;
+    let out = text;
+    for (const form of this.forms)
+      for (let length = form.length - 1; length >= SUBSTRING_MIN_LENGTH; length--) {
+        const cut = `${form.slice(0, length)}${ELLIPSIS}`;
+        if (out.includes(cut)) out = out.split(cut).join(`${MASK}${ELLIPSIS}`);
+      }
+    return out;
   }
 
   /** Only the values of 4 or more characters: safe inside structured text (JSON), where a short one could hit syntax. */

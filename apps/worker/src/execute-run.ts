@@ -213,7 +213,7 @@ async function timelineShot(
 ): Promise<StepShot | null> {
   if (result.effect) {
     const { body, contentType, name } = result.effect;
-    return { body, contentType, name: `${safeName(name ?? `step-${index}`)}.png` };
+    return { body, contentType, name: `${safeName(scope.mask.text(name ?? `step-${index}`))}.png` };
   }
   const timeoutMs = Math.min(TIMELINE_SHOT_MAX_MS, Math.max(TIMELINE_SHOT_MIN_MS, deadline + 2_000 - Date.now()));
   const body = await scope.clock.time(captureScreenshot(page, { timeoutMs }));

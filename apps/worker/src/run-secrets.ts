@@ -48,7 +48,7 @@ export async function openRunSecrets(
       const stored = await loadStoredSecrets(db, key, run.workspaceId, run.projectId);
       values = { vars: values.vars, secrets: { ...stored, ...values.secrets } };
     } catch {
-      return { outcome: headersUnreadableOutcome() };
+      return { outcome: storedSecretsUnreadableOutcome() };
     }
   }
   const unknown = findUnknownVariable(steps, values);
@@ -71,6 +71,17 @@ export async function openRunSecrets(
       values: { vars: values.vars, secrets },
       mask: new SecretMask([...Object.values(headers), ...usedSecrets]),
     },
+  };
+}
+
+/** A stored secret that does not open: sealed under another TESTRUN_SECRET, or not for this workspace/project. */
+function storedSecretsUnreadableOutcome(): RunOutcome {
+  return {
+    status: 'error',
+    code: 'internal_error',
+    message:
+      "a stored secret variable of the run's workspace or project could not be decrypted (was it set with another TESTRUN_SECRET?)",
+    resultSummary: 'Error: a stored secret variable could not be decrypted.',
   };
 }
 

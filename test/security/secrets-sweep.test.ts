@@ -16,7 +16,8 @@ import { createTenant, testDb, testSecret } from '../support/harness';
  * headers and typed values; then every place a value could end up is searched for every value:
  * both processes' logs, every table, every Redis key and value under the run's prefix, BullMQ job
  * payloads, the API's responses, the view pages and their status.json, and the unzipped traces.
- * The figures are printed and recorded in docs/reliability/secrets.md.
+ * The figures are printed and recorded in docs/reliability/secrets.md. Over 300 lines on purpose:
+ * one sweep with its reflecting page and a reader for each store it searches.
  */
 jest.setTimeout(300_000);
 

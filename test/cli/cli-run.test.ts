@@ -201,17 +201,21 @@ async function suiteRunFromApi(id: string) {
 describe('testrun run: verdicts and exit codes', () => {
   it('passes a suite behind basic auth (exit 0), writes JUnit matching the counters, and never prints the header value', async () => {
     const junit = path.join(dir, 'pass.xml');
-    const r = await cli([
-      '--project',
-      'shop',
-      '--suite',
-      'pass',
-      '--header',
-      `Authorization: ${BASIC}`,
-      '--junit',
-      junit,
-      '--json',
-    ]);
+    // The documented form: the value comes from the environment, the command line only names it.
+    const r = await cli(
+      [
+        '--project',
+        'shop',
+        '--suite',
+        'pass',
+        '--header-env',
+        'Authorization=PREVIEW_AUTH',
+        '--junit',
+        junit,
+        '--json',
+      ],
+      { PREVIEW_AUTH: BASIC },
+    );
     expect(r.code).toBe(0);
     const doc = jsonOf(r, wire.runReport);
     expect(doc).toMatchObject({ kind: 'suite', status: 'passed', exitCode: 0, counts: { total: 2, passed: 2 } });

@@ -4,7 +4,6 @@ import {
   abortRun,
   errorMessage,
   finishRun,
-  openHeaders,
   startRun,
   type ArtifactStore,
   type ClaimedRun,
@@ -18,7 +17,6 @@ import { BrowserClock } from './browser-clock';
 import { stopRecording } from './recording';
 import {
   checkDefinition,
-  headersUnreadableOutcome,
   internalErrorOutcome,
   invalidDefinitionOutcome,
   MAX_RUN_ATTEMPTS,
@@ -35,6 +33,9 @@ import {
   withBlockedRequest,
   type EgressSource,
 } from './network/run-target';
+import { maskOutcome, maskStepResult, openRunSecrets, type RunSecrets } from './run-secrets';
+import { SecretMask } from './secret-mask';
+import { resolveStep } from './steps/variables';
 import { routeTargetHeaders } from './target-headers';
 
 /** Where browser contexts come from: the process's warm browser (see BrowserPool). */
@@ -88,6 +89,8 @@ type RunScope = {
   blocked?: readonly BlockedRequest[];
   /** The run's target network policy (the deployment's narrowed by the workspace's). */
   policy?: TargetPolicy;
+  /** Every secret value the run uses, once they are open: masked in all the run writes. */
+  mask: SecretMask;
 };
 
 /** Screenshots of the timeline never hold a step up longer than this, nor less. */
@@ -113,13 +116,15 @@ export async function executeRun(deps: RunDeps, runId: string): Promise<RunExecu
   log.info('run started', { attempt, workspaceId: run.workspaceId });
 
   const writer = new ArtifactWriter(deps.db, deps.store, { runId, workspaceId: run.workspaceId, attempt });
+  const scope: RunScope = { deps, run, clock, writer, mask: new SecretMask([]) };
   let outcome: RunOutcome;
   try {
-    outcome = await runSteps({ deps, run, clock, writer });
+    outcome = await runSteps(scope);
   } catch (error) {
-    log.error('run failed inside the worker', { attempt, error: errorMessage(error) });
+    log.error('run failed inside the worker', { attempt, error: scope.mask.text(errorMessage(error)) });
     outcome = internalErrorOutcome(error);
   }
+  outcome = maskOutcome(scope.mask, outcome);
   const recorded = await finishRun(deps.db, runId, attempt, outcome, writer.finalRows);
   const timings = { totalMs: performance.now() - began, browserMs: clock.browserMs };
   const code = 'code' in outcome ? outcome.code : undefined;
@@ -152,14 +157,10 @@ async function runSteps(scope: RunScope): Promise<RunOutcome> {
   const checked = checkDefinition(run.steps);
   if ('problem' in checked) return invalidDefinitionOutcome(checked.problem);
 
-  let headers: Record<string, string> = {};
-  if (run.headersSealed) {
-    try {
-      headers = openHeaders(deps.headersKey, run.id, run.headersSealed);
-    } catch {
-      return headersUnreadableOutcome();
-    }
-  }
+  const opened = await openRunSecrets(deps.db, deps.headersKey, run, checked.steps);
+  if ('outcome' in opened) return opened.outcome;
+  const { headers } = opened.secrets;
+  scope.mask = opened.secrets.mask;
 
   const policy = deps.targetPolicy && (await runPolicy(deps.db, deps.targetPolicy, run.workspaceId));
   const refused = refusalOf(policy, run.baseUrl);
@@ -167,7 +168,7 @@ async function runSteps(scope: RunScope): Promise<RunOutcome> {
   const egress = deps.egress?.openRun(`${run.id}.${scope.writer.owner.attempt}`, { policy });
   try {
     const runScope = { ...scope, blocked: egress?.blocked, policy };
-    return await runInContext(runScope, headers, egress?.proxy, checked.steps);
+    return await runInContext(runScope, headers, egress?.proxy, checked.steps, opened.secrets);
   } finally {
     egress?.close();
   }
@@ -179,6 +180,7 @@ async function runInContext(
   headers: Record<string, string>,
   proxy: BrowserContextOptions['proxy'],
   steps: readonly Step[],
+  secrets: RunSecrets,
 ): Promise<RunOutcome> {
   const { deps, run, clock } = scope;
   let context: BrowserContext;
@@ -199,12 +201,13 @@ async function runInContext(
     await clock.time(context.tracing.start({ screenshots: true, snapshots: true }));
     await routeTargetHeaders(context, run.baseUrl, headers);
     page = await clock.time(context.newPage());
-    return await runInPage(scope, page, steps);
+    return await runInPage(scope, page, steps, secrets);
   } finally {
     await stopRecording({
       context,
       page,
       headers,
+      mask: scope.mask,
       writer: scope.writer,
       clock,
       logger: deps.logger,
@@ -218,14 +221,21 @@ async function runInContext(
 }
 
 /** Runs the steps in order until one does not pass; the steps after it are recorded as skipped. */
-async function runInPage(scope: RunScope, page: Page, steps: readonly Step[]): Promise<RunOutcome> {
-  const { run, clock, writer } = scope;
+async function runInPage(
+  scope: RunScope,
+  page: Page,
+  steps: readonly Step[],
+  secrets: RunSecrets,
+): Promise<RunOutcome> {
+  const { run, clock, writer, mask } = scope;
   const started = Date.now();
   const deadline = started + run.timeoutMs;
   const ctx = { baseUrl: run.baseUrl, deadline, budgetMs: run.timeoutMs, targetPolicy: scope.policy };
   for (const [i, step] of steps.entries()) {
     const index = i + 1;
-    const result = withBlockedRequest(await clock.time(executeStep(page, step, ctx)), scope.blocked);
+    // Variables are put in just before the step runs; what is stored shows the reference and masks the value.
+    const executed = await clock.time(executeStep(page, resolveStep(step, secrets.values), ctx));
+    const result = maskStepResult(mask, withBlockedRequest(executed, scope.blocked));
     writer.recordStep(index, step, result, await timelineShot(scope, page, index, result, deadline));
     const problem = stepProblemOutcome(index, step, result);
     if (problem) {
@@ -246,7 +256,7 @@ async function timelineShot(
 ): Promise<StepShot | null> {
   if (result.effect) {
     const { body, contentType, name } = result.effect;
-    return { body, contentType, name: `${safeName(name ?? `step-${index}`)}.png` };
+    return { body, contentType, name: `${safeName(scope.mask.text(name ?? `step-${index}`))}.png` };
   }
   const timeoutMs = Math.min(TIMELINE_SHOT_MAX_MS, Math.max(TIMELINE_SHOT_MIN_MS, deadline + 2_000 - Date.now()));
   const body = await scope.clock.time(captureScreenshot(page, { timeoutMs }));

@@ -4,6 +4,7 @@ import type { BrowserContext, Page } from 'playwright';
 import { errorMessage, withTimeout, type Logger } from '@testrun/core';
 import type { ArtifactWriter } from './artifact-writer';
 import type { BrowserClock } from './browser-clock';
+import type { SecretMask } from './secret-mask';
 import { sanitizeTrace } from './trace-sanitizer';
 
 /** What {@link stopRecording} needs of the run whose context it closes. */
@@ -13,6 +14,8 @@ export interface RecordingTeardown {
   page: Page | null;
   /** The run's target headers: their values are cut out of the trace before it is stored. */
   headers: Readonly<Record<string, string>>;
+  /** Every secret value the run used (headers and secret variables): masked in the trace. */
+  mask: SecretMask;
   writer: ArtifactWriter;
   clock: BrowserClock;
   logger: Logger;
@@ -37,18 +40,18 @@ export async function stopRecording(r: RecordingTeardown): Promise<void> {
   try {
     await r.clock.time(withTimeout(r.context.tracing.stop({ path: tracePath }), r.boundMs, 'stopping the trace'));
     let zip: Buffer = await readFile(tracePath);
-    // The headers' values must never reach storage, whatever Playwright chose to record.
-    if (Object.keys(r.headers).length > 0) zip = sanitizeTrace(zip, r.headers);
+    // Secret values must never reach storage, whatever Playwright chose to record.
+    if (Object.keys(r.headers).length > 0 || !r.mask.isEmpty) zip = sanitizeTrace(zip, Object.keys(r.headers), r.mask);
     r.writer.recordRunFile('trace', 'trace.zip', 'application/zip', zip);
   } catch (error) {
-    r.logger.warn('trace not stored', { runId, error: errorMessage(error) });
+    r.logger.warn('trace not stored', { runId, error: r.mask.text(errorMessage(error)) });
   }
   const video = r.page?.video() ?? null;
   try {
     await r.clock.time(withTimeout(r.context.close(), r.boundMs, 'closing the browser context'));
   } catch (error) {
     // A crashed browser's context may not close cleanly; the browser pool relaunches the browser.
-    r.logger.debug('browser context did not close cleanly', { runId, error: errorMessage(error) });
+    r.logger.debug('browser context did not close cleanly', { runId, error: r.mask.text(errorMessage(error)) });
   }
   if (video) {
     try {
@@ -57,7 +60,7 @@ export async function stopRecording(r: RecordingTeardown): Promise<void> {
       const body = await readFile(videoPath);
       if (body.length > 0) r.writer.recordRunFile('video', 'video.webm', 'video/webm', body);
     } catch (error) {
-      r.logger.warn('video not stored', { runId, error: errorMessage(error) });
+      r.logger.warn('video not stored', { runId, error: r.mask.text(errorMessage(error)) });
     }
   }
   // The files were read into memory: removing them need not hold up the run's terminal write.

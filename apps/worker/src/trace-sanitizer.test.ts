@@ -1,4 +1,5 @@
 import { strFromU8, strToU8, unzipSync, zipSync } from 'fflate';
+import { SecretMask } from './secret-mask';
 import { REDACTED, sanitizeTrace } from './trace-sanitizer';
 
 const SECRET = 'Basic ZGVtbzpwcmV2aWV3';
@@ -40,7 +41,7 @@ function traceZip(): Uint8Array {
 
 describe('sanitizeTrace', () => {
   it('removes every header value of the run from every text entry and keeps the rest', () => {
-    const out = unzipSync(sanitizeTrace(traceZip(), { Authorization: SECRET, 'X-Bypass': BYPASS }));
+    const out = unzipSync(sanitizeTrace(traceZip(), ['Authorization', 'X-Bypass'], new SecretMask([SECRET, BYPASS])));
     const entry = (name: string): Uint8Array => {
       const bytes = out[name];
       if (!bytes) throw new Error(`the sanitized trace has no ${name}`);
@@ -72,8 +73,30 @@ describe('sanitizeTrace', () => {
     expect([...entry('resources/abc.png')]).toEqual([1, 2, 3]);
   });
 
+  it('masks secret values in action parameters, console text and text resources, short ones as whole words', () => {
+    const zip = zipSync({
+      'trace.trace': strToU8(
+        [
+          JSON.stringify({ type: 'before', method: 'fill', params: { selector: '#pw', value: 's3cret-pass' } }),
+          JSON.stringify({ type: 'console', text: 'pin is 7q; 7queen stays', line: 7 }),
+        ].join('\n'),
+      ),
+      'resources/5f1e.html': strToU8('<p>Echo: s3cret-pass and 7q</p>'),
+      'resources/a.jpeg': new Uint8Array([0xff, 0xd8, 0, 1]),
+    });
+    const out = unzipSync(sanitizeTrace(zip, [], new SecretMask(['s3cret-pass', '7q'])));
+    const text = (name: string) => strFromU8(out[name] ?? new Uint8Array());
+    const [fill, consoleLine] = text('trace.trace')
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(fill).toMatchObject({ params: { selector: '#pw', value: REDACTED } });
+    expect(consoleLine).toEqual({ type: 'console', text: `pin is ${REDACTED}; 7queen stays`, line: 7 });
+    expect(text('resources/5f1e.html')).toBe(`<p>Echo: ${REDACTED} and ${REDACTED}</p>`);
+    expect([...(out['resources/a.jpeg'] ?? [])]).toEqual([0xff, 0xd8, 0, 1]);
+  });
+
   it('returns the trace unchanged when the run has no headers', () => {
     const zip = traceZip();
-    expect(Buffer.from(sanitizeTrace(zip, {})).equals(Buffer.from(zip))).toBe(true);
+    expect(Buffer.from(sanitizeTrace(zip, [], new SecretMask([]))).equals(Buffer.from(zip))).toBe(true);
   });
 });

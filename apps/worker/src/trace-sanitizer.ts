@@ -1,61 +1,76 @@
 import { strFromU8, strToU8, unzipSync, zipSync, type Zippable } from 'fflate';
+import { MASK, type SecretMask } from './secret-mask';
 
-/** What replaces a secret in a stored trace. */
-export const REDACTED = '[redacted]';
+/** What replaces a secret in a stored trace: the same mask as everywhere else. */
+export const REDACTED = MASK;
 
 /** Trace entries that are text and may carry request headers (network log, action log, HAR-like json). */
 const TEXT_ENTRY = /\.(trace|network|json|har|txt|stacks)$/i;
+/** Stored resources that are never text: copied as they are. */
+const BINARY_ENTRY = /\.(png|jpe?g|gif|webp|avif|ico|woff2?|ttf|otf|mp4|webm|zip|gz|br|wasm|pdf)$/i;
 
 /**
- * Removes a run's request headers from a Playwright trace before it is stored: every `{name, value}`
- * header whose name is one of `headerNames` gets its value replaced, and any remaining occurrence of
- * a secret value (in whatever JSON field it sits) is replaced too. Binary entries (screenshots,
- * response bodies) are copied unchanged. Returns the new zip.
+ * Removes a run's secrets from a Playwright trace before it is stored: every `{name, value}` header
+ * whose name is one of `headerNames` gets its value replaced; every string of the trace's events
+ * (action parameters such as a fill's value, console messages, snapshot text, network headers) and
+ * every stored resource that is text (response and request bodies, pages, scripts) has the secret
+ * values masked as `mask` does. Images are copied unchanged (a page that paints a secret shows it
+ * in its screenshots). Returns the new zip.
  */
-export function sanitizeTrace(zip: Uint8Array, headers: Record<string, string>): Buffer {
-  const names = new Set(Object.keys(headers).map((n) => n.toLowerCase()));
-  const secrets = secretForms(Object.values(headers));
-  if (names.size === 0 && secrets.length === 0) return Buffer.from(zip);
+export function sanitizeTrace(zip: Uint8Array, headerNames: readonly string[], mask: SecretMask): Buffer {
+  const names = new Set(headerNames.map((n) => n.toLowerCase()));
+  if (names.size === 0 && mask.isEmpty) return Buffer.from(zip);
   const entries = unzipSync(zip);
   const out: Zippable = {};
   for (const [name, body] of Object.entries(entries)) {
-    if (!TEXT_ENTRY.test(name)) {
-      out[name] = body;
+    if (TEXT_ENTRY.test(name)) {
+      out[name] = strToU8(sanitizeText(strFromU8(body), names, mask));
       continue;
     }
-    out[name] = strToU8(sanitizeText(strFromU8(body), names, secrets));
+    const text = BINARY_ENTRY.test(name) ? null : asText(body);
+    out[name] = text === null ? body : strToU8(mask.text(text));
   }
   return Buffer.from(zipSync(out, { level: 6 }));
 }
 
-/** A value as it may appear in the trace: raw, and as the inside of a JSON string. */
-function secretForms(values: string[]): string[] {
-  const forms = new Set<string>();
-  for (const v of values) {
-    // Too short to search for without destroying unrelated text; their header entries are still redacted by name.
-    if (v.length < 4) continue;
-    forms.add(v);
-    forms.add(JSON.stringify(v).slice(1, -1));
+/** The entry as text when it is UTF-8 without NUL bytes, else null (binary). */
+function asText(body: Uint8Array): string | null {
+  if (body.includes(0)) return null;
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(body);
+  } catch {
+    return null;
   }
-  // Longest first, so a value containing another is replaced whole.
-  return [...forms].sort((a, b) => b.length - a.length);
 }
 
-function sanitizeText(text: string, names: Set<string>, secrets: string[]): string {
-  const lines = text.split('\n').map((line) => (line.trim().startsWith('{') ? sanitizeJsonLine(line, names) : line));
-  let joined = lines.join('\n');
-  for (const secret of secrets) joined = joined.split(secret).join(REDACTED);
-  return joined;
+function sanitizeText(text: string, names: Set<string>, mask: SecretMask): string {
+  const lines = text
+    .split('\n')
+    .map((line) => (line.trim().startsWith('{') ? sanitizeJsonLine(line, names, mask) : mask.text(line)));
+  // Values spelled some other way inside JSON text (escaped in a string within a string).
+  return mask.longValues(lines.join('\n'));
 }
 
-function sanitizeJsonLine(line: string, names: Set<string>): string {
+function sanitizeJsonLine(line: string, names: Set<string>, mask: SecretMask): string {
   let parsed: unknown;
   try {
     parsed = JSON.parse(line);
   } catch {
-    return line;
+    return mask.longValues(line);
   }
-  return redactHeaderEntries(parsed, names) ? JSON.stringify(parsed) : line;
+  const redacted = redactHeaderEntries(parsed, names);
+  if (mask.isEmpty) return redacted ? JSON.stringify(parsed) : line;
+  // Every string of the event, short values included: masking strings (not the JSON text) keeps the syntax intact.
+  return JSON.stringify(maskStrings(parsed, mask));
+}
+
+function maskStrings(value: unknown, mask: SecretMask, depth = 0): unknown {
+  if (typeof value === 'string') return mask.text(value);
+  if (depth > 60 || value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map((item: unknown) => maskStrings(item, mask, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [key, child] of Object.entries(value)) out[key] = maskStrings(child, mask, depth + 1);
+  return out;
 }
 
 /** Walks a trace event and redacts header entries in place; true when anything changed. */

@@ -3,6 +3,7 @@ export * from './problems';
 export * from './runs';
 export * from './run-request';
 export * from './project-file';
+export * from './variables';
 export * from './jobs';
 export * from './validate';
 export * from './openapi';

@@ -19,6 +19,9 @@ export const STEP_LIMITS = {
 const SLUG_PATTERN = '^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$';
 const KEY_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$';
 
+// Every string field of a step may reference `{{vars.NAME}}` and `{{secrets.NAME}}` (see
+// variables.ts): the worker puts the values in just before the step runs. A project file holds the
+// reference only, never a secret's value.
 const Selector = Type.String({ minLength: 1, maxLength: 1_000, description: 'A Playwright selector.' });
 const Text = Type.String({ maxLength: 10_000 });
 const Pattern = Type.String({ minLength: 1, maxLength: 1_000, description: 'A JavaScript regular expression source.' });

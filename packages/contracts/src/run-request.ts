@@ -1,6 +1,7 @@
 import type { ProblemCode, ProblemFieldError } from './problems';
 import { FORBIDDEN_HEADER_NAMES, HEADER_LIMITS, RunCreateRequest } from './runs';
 import { compileValidator, escapePointer } from './validate';
+import { VARIABLE_LIMITS } from './variables';
 
 /** The three ways of addressing what to run, decided from a valid body. */
 export type RunTarget =
@@ -12,6 +13,10 @@ export type ParsedRunRequest = {
   target: RunTarget;
   baseUrl: string | null;
   headers: Record<string, string> | null;
+  /** `{{vars.NAME}}` values, null when none. */
+  variables: Record<string, string> | null;
+  /** `{{secrets.NAME}}` values, null when none. */
+  secretVariables: Record<string, string> | null;
 };
 
 export type RunRequestProblem = {
@@ -57,13 +62,27 @@ export function parseRunCreateRequest(body: unknown): ParseResult {
   if (raw.headers !== null && typeof raw.headers === 'object' && !Array.isArray(raw.headers)) {
     errors.push(...checkHeaders(raw.headers as Record<string, unknown>));
   }
+  for (const field of ['variables', 'secretVariables'] as const) {
+    const map = raw[field];
+    if (map !== null && typeof map === 'object' && !Array.isArray(map))
+      errors.push(...checkVariables(field, map as Record<string, unknown>));
+  }
   if (errors.length > 0) {
     return invalid(`The body is invalid: ${errors.map((e) => `${e.path || 'body'} ${e.message}`).join('; ')}.`, errors);
   }
   if (!shape.ok) return invalid('The body is invalid.', errors);
   const value = shape.value;
   const headers = value.headers && Object.keys(value.headers).length > 0 ? value.headers : null;
-  return { ok: true, value: { target: targetOf(value), baseUrl: value.baseUrl ?? null, headers } };
+  const variables = nonEmpty(value.variables);
+  const secretVariables = nonEmpty(value.secretVariables);
+  return {
+    ok: true,
+    value: { target: targetOf(value), baseUrl: value.baseUrl ?? null, headers, variables, secretVariables },
+  };
+}
+
+function nonEmpty(map: Record<string, string> | undefined): Record<string, string> | null {
+  return map && Object.keys(map).length > 0 ? map : null;
 }
 
 /** What a valid body addresses; the checks above guarantee exactly one of testId and projectSlug. */
@@ -120,6 +139,25 @@ function checkHeaders(headers: Record<string, unknown>): ProblemFieldError[] {
     errors.push({
       path: '/headers',
       message: `must not exceed ${HEADER_LIMITS.maxTotalBytes} bytes of names and values in total`,
+    });
+  }
+  return errors;
+}
+
+function checkVariables(field: 'variables' | 'secretVariables', map: Record<string, unknown>): ProblemFieldError[] {
+  const errors: ProblemFieldError[] = [];
+  let total = 0;
+  for (const [name, value] of Object.entries(map)) {
+    if (typeof value !== 'string') continue;
+    // The message never quotes the value: it may be a secret.
+    if (value.includes('\0'))
+      errors.push({ path: `/${field}/${escapePointer(name)}`, message: 'must not contain NUL' });
+    total += Buffer.byteLength(name) + Buffer.byteLength(value);
+  }
+  if (total > VARIABLE_LIMITS.maxTotalBytes) {
+    errors.push({
+      path: `/${field}`,
+      message: `must not exceed ${VARIABLE_LIMITS.maxTotalBytes} bytes of names and values in total`,
     });
   }
   return errors;

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Nullable, RunErrorCode, RunStatus, SkipReason, SuiteRunStatus } from './enums';
+import { variableMap } from './variables';
 
 /** Limits on the user-supplied `headers` of a run. */
 export const HEADER_LIMITS = {
@@ -53,6 +54,12 @@ export const RunCreateRequest = Type.Object(
         propertyNames: { minLength: 1, maxLength: HEADER_LIMITS.maxNameLength, pattern: HEADER_NAME_PATTERN },
         description: "Sent with requests to the target's origin only. Never stored in clear, logged or returned.",
       }),
+    ),
+    variables: Type.Optional(variableMap('Plain values the steps reference as {{vars.NAME}}.')),
+    secretVariables: Type.Optional(
+      variableMap(
+        'Values the steps reference as {{secrets.NAME}}; they override the project and workspace secrets of the same name, are sealed with the run, masked in every output and erased when it ends.',
+      ),
     ),
   },
   { additionalProperties: false },

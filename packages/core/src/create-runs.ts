@@ -3,6 +3,7 @@ import type { DbTx, Prisma } from './db';
 import { ID_PREFIX, newId } from './ids';
 import { deriveSuiteStatus } from './run-state';
 import { sealHeaders } from './secrets';
+import { sealRunVariables, type RunVariables } from './variables';
 
 /** A test about to get a run: what the run snapshots at creation. */
 export type PlannedTest = {
@@ -27,6 +28,8 @@ export type RunsToCreate = {
   baseUrl?: string | null;
   /** Sealed into each run that will execute, under `headersKey`. */
   headers?: Record<string, string> | null;
+  /** The request's `variables` and `secretVariables`, sealed like the headers into each run that will execute. */
+  variables?: RunVariables | null;
   headersKey: Buffer;
 };
 
@@ -87,6 +90,8 @@ export async function insertRuns(tx: DbTx, input: RunsToCreate): Promise<Created
       // Headers only matter to a run that will execute; a skipped run never holds them.
       headersSealed:
         t.enabled && input.headers ? new Uint8Array(sealHeaders(input.headersKey, id, input.headers)) : null,
+      variablesSealed:
+        t.enabled && input.variables ? new Uint8Array(sealRunVariables(input.headersKey, id, input.variables)) : null,
       testName: t.name,
       steps: t.steps ?? [],
       timeoutMs: t.timeoutMs,

@@ -29,4 +29,5 @@ export const ID_PREFIX = {
   run: 'run',
   step: 'stp',
   artifact: 'art',
+  secretVariable: 'sec',
 } as const;

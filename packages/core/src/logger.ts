@@ -2,7 +2,7 @@ import winston from 'winston';
 
 /** Field names whose values never reach a log line, whatever object they sit in. */
 const REDACTED_KEYS =
-  /^(authorization|headers|cookie|set-cookie|key|apikey|api_key|password|secret|token|headers_sealed|headerssealed)$/i;
+  /^(authorization|headers|cookie|set-cookie|key|apikey|api_key|password|secret|token|headers_sealed|headerssealed|variables_sealed|variablessealed|secretvariables|secret_variables)$/i;
 
 function redact(value: unknown, depth = 0): unknown {
   if (depth > 6 || value === null || typeof value !== 'object') return value;

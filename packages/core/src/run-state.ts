@@ -110,7 +110,7 @@ export async function finishRun(
     `WITH p AS (SELECT id, status AS prev_status FROM runs WHERE id = $1 FOR UPDATE),
      u AS (
        UPDATE runs r SET status = $2::"RunStatus", result_summary = $3, outcome_code = $4::"RunOutcomeCode",
-         outcome_message = $5, outcome_step = $6::int, skip_reason = $7::"SkipReason", finished_at = now(), headers_sealed = NULL,
+         outcome_message = $5, outcome_step = $6::int, skip_reason = $7::"SkipReason", finished_at = now(), headers_sealed = NULL, variables_sealed = NULL,
          duration_ms = COALESCE($8::int, (EXTRACT(EPOCH FROM (now() - r.started_at)) * 1000)::int)
        FROM p WHERE r.id = p.id AND r.status = 'running' AND r.attempt = $9
        RETURNING r.id, r.suite_run_id, p.prev_status, r.status AS new_status, r.attempt),
@@ -146,7 +146,7 @@ export async function abortRun(tx: DbTx, runId: string, outcome: AbortOutcome): 
      u AS (
        UPDATE runs r SET status = 'error'::"RunStatus", result_summary = $2, outcome_code = $3::"RunOutcomeCode",
          outcome_message = $4,
-         outcome_step = $5::int, finished_at = now(), headers_sealed = NULL,
+         outcome_step = $5::int, finished_at = now(), headers_sealed = NULL, variables_sealed = NULL,
          duration_ms = CASE WHEN r.started_at IS NULL THEN NULL ELSE (EXTRACT(EPOCH FROM (now() - r.started_at)) * 1000)::int END
        FROM p WHERE r.id = p.id AND r.status IN ('queued', 'running')
        RETURNING r.id, r.suite_run_id, p.prev_status, r.status AS new_status, r.attempt),
@@ -167,8 +167,10 @@ export type ClaimedRun = {
   prevStatus: RunStatus;
   id: string;
   workspaceId: string;
+  projectId: string;
   baseUrl: string;
   headersSealed: Uint8Array | null;
+  variablesSealed: Uint8Array | null;
   steps: unknown;
   timeoutMs: number;
 };
@@ -183,8 +185,10 @@ export async function startRun(tx: DbTx, runId: string, maxAttempts: number): Pr
     Array<
       MovedRow & {
         workspace_id: string;
+        project_id: string;
         base_url: string;
         headers_sealed: Uint8Array | null;
+        variables_sealed: Uint8Array | null;
         steps: unknown;
         timeout_ms: number;
       }
@@ -196,7 +200,7 @@ export async function startRun(tx: DbTx, runId: string, maxAttempts: number): Pr
          deadline_at = now() + make_interval(secs => r.timeout_ms / 1000.0), result_summary = 'Running.'
        FROM p WHERE r.id = p.id AND r.status IN ('queued', 'running') AND r.attempt < $2
        RETURNING r.id, r.suite_run_id, p.prev_status, r.status AS new_status, r.attempt,
-         r.workspace_id, r.base_url, r.headers_sealed, r.steps, r.timeout_ms),
+         r.workspace_id, r.project_id, r.base_url, r.headers_sealed, r.variables_sealed, r.steps, r.timeout_ms),
      s AS (${SUITE_MOVE} RETURNING s.id)
      SELECT * FROM u`,
     runId,
@@ -209,8 +213,10 @@ export async function startRun(tx: DbTx, runId: string, maxAttempts: number): Pr
     prevStatus: row.prev_status,
     id: row.id,
     workspaceId: row.workspace_id,
+    projectId: row.project_id,
     baseUrl: row.base_url,
     headersSealed: row.headers_sealed,
+    variablesSealed: row.variables_sealed,
     steps: row.steps,
     timeoutMs: row.timeout_ms,
   };

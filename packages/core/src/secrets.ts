@@ -19,21 +19,45 @@ const SEAL_VERSION = 1;
  * value copied to another run does not open.
  */
 export function sealHeaders(key: Buffer, runId: string, headers: Record<string, string>): Buffer {
-  const iv = randomBytes(12);
-  const cipher = createCipheriv('aes-256-gcm', key, iv);
-  cipher.setAAD(Buffer.from(runId));
-  const body = Buffer.concat([cipher.update(JSON.stringify(headers), 'utf8'), cipher.final()]);
-  return Buffer.concat([Buffer.from([SEAL_VERSION]), iv, cipher.getAuthTag(), body]);
+  return sealText(key, runId, JSON.stringify(headers));
 }
 
 export function openHeaders(key: Buffer, runId: string, sealed: Uint8Array): Record<string, string> {
+  return parseStringMap(openText(key, runId, sealed));
+}
+
+/**
+ * Encrypts `plain` with AES-256-GCM, binding `aad` (what the value belongs to) as associated data:
+ * a sealed value copied to another owner does not open.
+ */
+export function sealText(key: Buffer, aad: string, plain: string): Buffer {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', key, iv);
+  cipher.setAAD(Buffer.from(aad));
+  const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
+  return Buffer.concat([Buffer.from([SEAL_VERSION]), iv, cipher.getAuthTag(), body]);
+}
+
+/** Opens what {@link sealText} sealed for the same `aad`; throws when the key, the owner or the bytes differ. */
+export function openText(key: Buffer, aad: string, sealed: Uint8Array): string {
   const buf = Buffer.from(sealed);
-  if (buf[0] !== SEAL_VERSION) throw new Error('unknown sealed-headers version');
+  if (buf[0] !== SEAL_VERSION) throw new Error('unknown sealed-value version');
   const decipher = createDecipheriv('aes-256-gcm', key, buf.subarray(1, 13));
-  decipher.setAAD(Buffer.from(runId));
+  decipher.setAAD(Buffer.from(aad));
   decipher.setAuthTag(buf.subarray(13, 29));
-  const plain = Buffer.concat([decipher.update(buf.subarray(29)), decipher.final()]);
-  return JSON.parse(plain.toString('utf8')) as Record<string, string>;
+  return Buffer.concat([decipher.update(buf.subarray(29)), decipher.final()]).toString('utf8');
+}
+
+/** A JSON object of strings, or an error: what sealed maps hold. */
+export function parseStringMap(json: string): Record<string, string> {
+  const parsed: unknown = JSON.parse(json);
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('not a sealed map');
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(parsed)) {
+    if (typeof v !== 'string') throw new Error('not a sealed map');
+    out[k] = v;
+  }
+  return out;
 }
 
 export type ViewSubject = 'suite-run' | 'run';

@@ -65,6 +65,10 @@ export async function createRuns(
         tests,
         baseUrl: request.baseUrl,
         headers: request.headers,
+        variables:
+          request.variables || request.secretVariables
+            ? { vars: request.variables ?? {}, secrets: request.secretVariables ?? {} }
+            : null,
         headersKey: keys.headers,
       });
       const { suiteRunId, runIds, queuedRunIds } = created;

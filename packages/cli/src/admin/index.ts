@@ -18,10 +18,11 @@ import {
   type Db,
   type KeyAction,
 } from '@testrun/core';
+import { registerSecretCommands } from './secret-commands';
 import { checkProjectBaseUrl, setWorkspaceTargetDeny } from './target-rules';
 
 /** What an admin command prints: `data` as JSON with --json, else `text`. */
-type Out = { data: object; text: string };
+export type Out = { data: object; text: string };
 
 /** `--json` of `workspace create` and `workspace set-plan`. */
 export type WorkspaceOutput = { id: string; name: string; plan: Plan; maxActiveRuns: number; monthlyRuns: number };
@@ -66,7 +67,7 @@ const planOption = () =>
  * promptly. With --json, stdout carries exactly one JSON document (the result, or on failure
  * `{"error": {"message", "errors"}}`); human text and error lines go to stderr on failure.
  */
-async function runAction(json: boolean, action: (db: Db) => Promise<Out>): Promise<void> {
+export async function runAction(json: boolean, action: (db: Db) => Promise<Out>): Promise<void> {
   let db: Db | undefined;
   try {
     db = createPrisma({ databaseUrl: databaseUrl(), max: 2 });
@@ -119,7 +120,8 @@ function limitsText(ws: { plan: string; maxActiveRuns: number; monthlyRuns: numb
 export function registerAdminCommands(program: Command): void {
   const admin = program
     .command('admin')
-    .description('Operator commands (workspaces, members, keys, projects); uses DATABASE_URL');
+    .description('Operator commands (workspaces, members, keys, projects, secrets); uses DATABASE_URL');
+  registerSecretCommands(admin);
 
   const workspace = admin.command('workspace').description('Create workspaces and change their plan');
   workspace

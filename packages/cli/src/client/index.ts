@@ -25,7 +25,16 @@ export function registerClientCommands(
     .option('--base-url <url>', 'target URL for this run only (e.g. a preview deployment)')
     .option(
       '--header <"Name: value">',
-      'header sent to the target site (repeatable); values are never printed',
+      'header sent to the target site (repeatable); prefer --header-env: a command line is logged',
+      collect,
+      [],
+    )
+    .option('--header-env <Name=ENV_VAR>', "header whose value is the environment variable's (repeatable)", collect, [])
+    .option('--header-file <file>', 'headers as "Name: value" lines (also: $TESTRUN_HEADERS, lines or a JSON object)')
+    .option('--var <NAME=value>', 'plain variable for {{vars.NAME}} (repeatable)', collect, [])
+    .option(
+      '--secret-var-env <NAME=ENV_VAR>',
+      "secret variable for {{secrets.NAME}} from the environment variable's value (repeatable)",
       collect,
       [],
     )

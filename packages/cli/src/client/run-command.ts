@@ -19,7 +19,7 @@ import { deriveCiIdempotencyKey } from './ci-idempotency';
 import { isReportable, openCommand, reportFailure, type CommandContext, type ConnectionFlags } from './connection';
 import { buildJunitXml } from './junit';
 import type { Output } from './output';
-import { parseDuration, parseHeaders, UsageError } from './parse-options';
+import { parseDuration, UsageError } from './parse-options';
 import {
   bareTest,
   DurationTracker,
@@ -30,14 +30,14 @@ import {
   testsFromSuiteRun,
   verdictLine,
 } from './report';
+import { readSecretInputs, type SecretInputFlags } from './secret-inputs';
 
 /** Flags of `testrun run`, as commander gives them. */
-export interface RunFlags extends ConnectionFlags {
+export interface RunFlags extends ConnectionFlags, SecretInputFlags {
   test?: string;
   project?: string;
   suite?: string;
   baseUrl?: string;
-  header: string[];
   idempotencyKey?: string;
   timeout: string;
   pollInterval: string;
@@ -66,7 +66,7 @@ function targetOf(flags: RunFlags): Target {
 }
 
 /** Checks the flags of `testrun run` and builds the request; every problem names its flag. */
-function parseRunFlags(flags: RunFlags) {
+function parseRunFlags(flags: RunFlags, env: NodeJS.ProcessEnv) {
   const target = targetOf(flags);
   const timeoutMs = parseDuration(flags.timeout, '--timeout');
   if (timeoutMs <= 0) throw new UsageError('--timeout must be greater than zero');
@@ -79,14 +79,17 @@ function parseRunFlags(flags: RunFlags) {
   if (flags.idempotencyKey !== undefined && !isIdempotencyKey(flags.idempotencyKey)) {
     throw new UsageError(`--idempotency-key must be ${IDEMPOTENCY_KEY_RULE}`);
   }
-  const headers = parseHeaders(flags.header);
+  const { headers, variables, secretVariables } = readSecretInputs(flags, env);
   const request: RunCreateRequest =
     target.kind === 'test'
       ? { testId: target.testId }
       : { projectSlug: target.project, ...(target.suite === null ? {} : { suiteSlug: target.suite }) };
   if (flags.baseUrl !== undefined) request.baseUrl = flags.baseUrl;
   if (Object.keys(headers).length > 0) request.headers = headers;
-  return { target, request, headers, timeoutMs, pollIntervalMs };
+  if (Object.keys(variables).length > 0) request.variables = variables;
+  if (Object.keys(secretVariables).length > 0) request.secretVariables = secretVariables;
+  const secrets = [...Object.values(headers), ...Object.values(secretVariables)];
+  return { target, request, secrets, timeoutMs, pollIntervalMs };
 }
 
 /** The ids a 201 answer gives, by mode. */
@@ -98,10 +101,10 @@ function enqueuedIds(body: RunCreateResponse): { suiteRunId: string | null; runI
 
 /** `testrun run`: enqueue, wait, report. Resolves to the exit code. Throws only {@link UsageError}. */
 export async function runRunCommand(flags: RunFlags, ctx: CommandContext): Promise<number> {
-  const { target, request, headers, timeoutMs, pollIntervalMs } = parseRunFlags(flags);
+  const { target, request, secrets, timeoutMs, pollIntervalMs } = parseRunFlags(flags, ctx.env);
   const now = ctx.now ?? Date.now;
   const json = Boolean(flags.json);
-  const { out, client } = openCommand(flags, { ...ctx, now }, { json, secrets: Object.values(headers) });
+  const { out, client } = openCommand(flags, { ...ctx, now }, { json, secrets });
   const idempotencyKey =
     flags.idempotencyKey ?? ctx.env.TESTRUN_IDEMPOTENCY_KEY ?? deriveCiIdempotencyKey(ctx.env, request) ?? undefined;
 

@@ -1,0 +1,108 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { applyProject, createWorkspace, deriveKeys, loadStoredSecrets, readSecret, type Db } from '@testrun/core';
+import type { AdminErrorOutput } from '.';
+import type { SecretChangedOutput, SecretListOutput } from './secret-commands';
+import { sampleProject, testDb } from '../../../../test/support/harness';
+
+const ROOT = path.resolve(__dirname, '../../../..');
+const TSX = path.join(ROOT, 'node_modules/.bin/tsx');
+const BIN = path.join(ROOT, 'packages/cli/src/bin.ts');
+
+// Each command is a process of its own that starts the CLI and connects to Postgres.
+jest.setTimeout(180_000);
+
+type CliResult = { code: number; stdout: string; stderr: string };
+
+/** Runs `testrun admin secret …` as a separate process, with `stdin` as its input. */
+function secret(args: string[], opts: { stdin?: string; env?: Record<string, string> } = {}): Promise<CliResult> {
+  return new Promise((resolve) => {
+    const child = execFile(
+      TSX,
+      [BIN, 'admin', 'secret', ...args],
+      { cwd: ROOT, env: { ...process.env, ...opts.env }, timeout: 30_000 },
+      (error, stdout, stderr) => {
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
+      },
+    );
+    child.stdin?.end(opts.stdin ?? '');
+  });
+}
+
+/** The `--json` output of each kind of secret command. */
+type Outputs = { changed: SecretChangedOutput; list: SecretListOutput; error: AdminErrorOutput };
+
+/** stdout must be exactly one JSON document: the output of a command of this `kind`. */
+function parsed<K extends keyof Outputs>(result: CliResult, _kind: K): Outputs[K] {
+  expect(result.stdout.trim().split('\n')).toHaveLength(1);
+  return JSON.parse(result.stdout) as Outputs[K];
+}
+
+let db: Db;
+beforeAll(() => {
+  db = testDb();
+});
+afterAll(async () => {
+  await db.$disconnect();
+});
+
+const WS_VALUE = 'workspace-value-5c1d9e';
+const PROJECT_VALUE = 'project-value-a8f3b2';
+
+test('secret set (stdin and --value-env), list and delete never show a value; the project wins', async () => {
+  const ws = await createWorkspace(db, { name: 'Secrets', plan: 'team' });
+  const project = await applyProject(db, ws.id, sampleProject('shop', { count: 1, suites: ['smoke'] }));
+
+  const setWs = await secret(['set', '--workspace', ws.id, '--name', 'PASSWORD', '--json'], { stdin: `${WS_VALUE}\n` });
+  expect(setWs.code).toBe(0);
+  expect(parsed(setWs, 'changed')).toEqual({
+    name: 'PASSWORD',
+    workspaceId: ws.id,
+    projectSlug: null,
+    state: 'created',
+  });
+  const setProject = await secret(
+    ['set', '--workspace', ws.id, '--project', 'shop', '--name', 'PASSWORD', '--value-env', 'PW_FOR_TEST'],
+    { env: { PW_FOR_TEST: PROJECT_VALUE } },
+  );
+  expect(setProject.code).toBe(0);
+  expect(setProject.stdout).toContain('Secret PASSWORD created for project shop');
+  // Setting again replaces the value: still one row per scope and name.
+  const again = await secret(['set', '--workspace', ws.id, '--name', 'PASSWORD', '--json'], { stdin: WS_VALUE });
+  expect(parsed(again, 'changed').state).toBe('updated');
+  expect(await db.secretVariable.count({ where: { workspaceId: ws.id } })).toBe(2);
+
+  const list = await secret(['list', '--workspace', ws.id, '--json']);
+  expect(parsed(list, 'list').secrets.map((s) => [s.name, s.projectSlug])).toEqual([
+    ['PASSWORD', 'shop'],
+    ['PASSWORD', null],
+  ]);
+  for (const r of [setWs, setProject, again, list]) {
+    expect(r.stdout + r.stderr).not.toContain(WS_VALUE);
+    expect(r.stdout + r.stderr).not.toContain(PROJECT_VALUE);
+  }
+  const rows = await db.secretVariable.findMany({ where: { workspaceId: ws.id } });
+  expect(JSON.stringify(rows.map((r) => Buffer.from(r.valueSealed).toString('latin1')))).not.toContain('value-');
+
+  const key = deriveKeys(readSecret(process.env)).headers;
+  expect(await loadStoredSecrets(db, key, ws.id, project.projectId)).toEqual({ PASSWORD: PROJECT_VALUE });
+  expect(await loadStoredSecrets(db, key, ws.id, 'prj_other')).toEqual({ PASSWORD: WS_VALUE });
+
+  const deleted = await secret(['delete', '--workspace', ws.id, '--project', 'shop', '--name', 'PASSWORD', '--json']);
+  expect(parsed(deleted, 'changed').state).toBe('deleted');
+  expect(await loadStoredSecrets(db, key, ws.id, project.projectId)).toEqual({ PASSWORD: WS_VALUE });
+});
+
+test('a bad name, a missing project or no value is refused', async () => {
+  const ws = await createWorkspace(db, { name: 'Secrets bad', plan: 'team' });
+  const badName = await secret(['set', '--workspace', ws.id, '--name', '1-bad', '--json'], { stdin: 'x' });
+  expect(badName.code).not.toBe(0);
+  expect(parsed(badName, 'error').error.message).toMatch(/not a variable name/);
+  const noProject = await secret(['set', '--workspace', ws.id, '--project', 'nope', '--name', 'A'], { stdin: 'x' });
+  expect(noProject.stderr).toContain('project nope does not exist');
+  const empty = await secret(['set', '--workspace', ws.id, '--name', 'A'], { stdin: '' });
+  expect(empty.stderr).toContain('the value is empty');
+  const unset = await secret(['set', '--workspace', ws.id, '--name', 'A', '--value-env', 'NOT_SET_ANYWHERE']);
+  expect(unset.stderr).toContain('NOT_SET_ANYWHERE is not set');
+  expect(await db.secretVariable.count({ where: { workspaceId: ws.id } })).toBe(0);
+});

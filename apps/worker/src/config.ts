@@ -1,3 +1,4 @@
+import type { RunLimits } from './run-limits';
 import { ConfigError, readCommonConfig, readEnum, readInt, readString, type CommonConfig } from '@testrun/core';
 
 type Env = Record<string, string | undefined>;
@@ -24,7 +25,15 @@ export type WorkerConfig = CommonConfig & {
   deadlineGraceMs: number;
   /** WORKER_VIDEO: `auto` records video when ffmpeg is available, `on` requires it, `off` never (default auto). */
   video: 'auto' | 'on' | 'off';
+  /**
+   * What each run may use. WORKER_PAGE_HEAP_MB: JavaScript heap of one page (default 256);
+   * WORKER_MAX_PAGES: pages a run may open, popups included (default 20); WORKER_MAX_DIALOGS:
+   * dialogs a run may raise (default 50); WORKER_RECORDING_MAX_MB: largest trace or video kept (default 50).
+   */
+  limits: RunLimits;
 };
+
+const MB = 1024 * 1024;
 
 export function readWorkerConfig(env: Env = process.env): WorkerConfig {
   const common = readCommonConfig(env);
@@ -39,6 +48,12 @@ export function readWorkerConfig(env: Env = process.env): WorkerConfig {
     reconcileIntervalMs: readInt(env, 'RECONCILE_INTERVAL_MS', 5_000, { min: 200, max: 3_600_000 }),
     deadlineGraceMs: readInt(env, 'RECONCILE_DEADLINE_GRACE_MS', 30_000, { min: 0, max: 3_600_000 }),
     video: readEnum(env, 'WORKER_VIDEO', ['auto', 'on', 'off'] as const, 'auto'),
+    limits: {
+      heapBytes: readInt(env, 'WORKER_PAGE_HEAP_MB', 256, { min: 16, max: 16_384 }) * MB,
+      maxPages: readInt(env, 'WORKER_MAX_PAGES', 20, { min: 1, max: 1_000 }),
+      maxDialogs: readInt(env, 'WORKER_MAX_DIALOGS', 50, { min: 0, max: 100_000 }),
+      maxRecordingBytes: readInt(env, 'WORKER_RECORDING_MAX_MB', 50, { min: 1, max: 10_240 }) * MB,
+    },
   };
   if (!config.chromiumPath.startsWith('/'))
     throw new ConfigError(`CHROMIUM_PATH must be an absolute path, got "${config.chromiumPath}"`);

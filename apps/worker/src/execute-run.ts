@@ -14,6 +14,7 @@ import {
 } from '@testrun/core';
 import { ArtifactWriter, type StepShot } from './artifact-writer';
 import { BrowserClock } from './browser-clock';
+import { applyViolation, PageGuard } from './page-guard';
 import { stopRecording } from './recording';
 import {
   checkDefinition,
@@ -25,6 +26,7 @@ import {
   stepProblemOutcome,
   workerLostOutcome,
 } from './run-outcomes';
+import { DEFAULT_RUN_LIMITS, withRecordingNotes, type RunLimits } from './run-limits';
 import { captureScreenshot, executeStep, summarizePass, type StepOutcomeResult } from './steps';
 import { routeTargetHeaders } from './target-headers';
 
@@ -50,6 +52,8 @@ export interface RunDeps {
   recordVideo?: boolean;
   /** Longest the teardown (trace, context close, video) may take before it is abandoned. Default 15000 ms. */
   teardownTimeoutMs?: number;
+  /** What each run's pages and recordings may use. Default {@link DEFAULT_RUN_LIMITS}. */
+  limits?: RunLimits;
 }
 
 /** How a call of executeRun ended, for the caller's log and for benchmarks. */
@@ -64,6 +68,9 @@ type RunRecord = Omit<ClaimedRun, 'attempt' | 'prevStatus'>;
 
 /** What one run's steps share while they execute. */
 type RunScope = { deps: RunDeps; run: RunRecord; clock: BrowserClock; writer: ArtifactWriter };
+
+/** What a run's steps need of the guard watching their page. */
+type Guarded = Pick<PageGuard, 'violation'>;
 
 /** Screenshots of the timeline never hold a step up longer than this, nor less. */
 const TIMELINE_SHOT_MAX_MS = 3_000;
@@ -141,6 +148,8 @@ async function runSteps(scope: RunScope): Promise<RunOutcome> {
     context = await clock.time(
       deps.browser.newContext({
         viewport: { width: 1280, height: 720 },
+        // A page's downloads are never written to the worker's disk.
+        acceptDownloads: false,
         ...(deps.recordVideo ? { recordVideo: { dir: deps.scratchDir, size: { width: 800, height: 450 } } } : {}),
       }),
     );
@@ -148,14 +157,20 @@ async function runSteps(scope: RunScope): Promise<RunOutcome> {
     return noContextOutcome(error);
   }
 
+  const limits = deps.limits ?? DEFAULT_RUN_LIMITS;
+  const guard = new PageGuard(context, limits, deps.logger.child({ runId: run.id }));
   let page: Page | null = null;
+  let outcome: RunOutcome;
+  let notes: string[];
   try {
     await clock.time(context.tracing.start({ screenshots: true, snapshots: true }));
     await routeTargetHeaders(context, run.baseUrl, headers);
     page = await clock.time(context.newPage());
-    return await runInPage(scope, page, checked.steps);
+    guard.watchMain(page);
+    outcome = await runInPage(scope, page, checked.steps, guard);
   } finally {
-    await stopRecording({
+    guard.stop();
+    notes = await stopRecording({
       context,
       page,
       headers,
@@ -164,22 +179,25 @@ async function runSteps(scope: RunScope): Promise<RunOutcome> {
       logger: deps.logger,
       scratchDir: deps.scratchDir,
       boundMs: deps.teardownTimeoutMs ?? 15_000,
+      maxFileBytes: limits.maxRecordingBytes,
     });
+    await guard.discardPopupVideos();
     // Step rows and artifacts are written in the background while the browser works; all must be
     // stored before the run is declared finished.
     await scope.writer.flush();
   }
+  return withRecordingNotes(outcome, notes);
 }
 
 /** Runs the steps in order until one does not pass; the steps after it are recorded as skipped. */
-async function runInPage(scope: RunScope, page: Page, steps: readonly Step[]): Promise<RunOutcome> {
+async function runInPage(scope: RunScope, page: Page, steps: readonly Step[], guard: Guarded): Promise<RunOutcome> {
   const { run, clock, writer } = scope;
   const started = Date.now();
   const deadline = started + run.timeoutMs;
   const ctx = { baseUrl: run.baseUrl, deadline, budgetMs: run.timeoutMs };
   for (const [i, step] of steps.entries()) {
     const index = i + 1;
-    const result = await clock.time(executeStep(page, step, ctx));
+    const result = applyViolation(await clock.time(executeStep(page, step, ctx)), guard.violation);
     writer.recordStep(index, step, result, await timelineShot(scope, page, index, result, deadline));
     const problem = stepProblemOutcome(index, step, result);
     if (problem) {

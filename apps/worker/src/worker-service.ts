@@ -19,6 +19,7 @@ import type { WorkerConfig } from './config';
 import type { RunDeps, RunExecution } from './execute-run';
 import { Reconciler } from './reconciler';
 import { createRunWorker } from './run-worker';
+import { memoryArgs } from './run-limits';
 import { isVideoAvailable } from './video';
 
 /**
@@ -72,7 +73,7 @@ export async function startWorkerService(config: WorkerConfig, options: WorkerSe
   const store = new LocalArtifactStore(config.artifactsDir);
   const browser = new BrowserPool({
     executablePath: config.chromiumPath,
-    extraArgs: TARGET_HEADER_ARGS,
+    extraArgs: [...TARGET_HEADER_ARGS, ...memoryArgs(config.limits)],
     onEvent: (event) => {
       if (event.type === 'launched')
         logger.info('browser launched', {
@@ -99,6 +100,7 @@ export async function startWorkerService(config: WorkerConfig, options: WorkerSe
     logger,
     scratchDir,
     recordVideo,
+    limits: config.limits,
   };
   const worker = createRunWorker(deps, {
     connection: workerConnection,

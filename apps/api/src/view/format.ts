@@ -21,6 +21,7 @@ const CODE_WORDS: Record<RunErrorCode | RunFailureCode | SkipReason, string> = {
   timeout: 'Time budget exceeded',
   worker_lost: 'Worker lost',
   internal_error: 'Internal error',
+  resource_limit: 'Resource limit reached',
   expectation_failed: 'Expectation failed',
   element_not_found: 'Element not found',
   http_error: 'HTTP error',

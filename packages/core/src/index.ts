@@ -5,6 +5,7 @@ export * from './api-keys';
 export * from './logger';
 export * from './env';
 export * from './queue';
+export * from './fair-queue';
 export * from './run-state';
 export * from './artifact-store';
 export * from './migrate';

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { applyProject, type Db } from '@testrun/core';
 import type { Step } from '@testrun/contracts';
 import { readWorkerConfig } from '../../apps/worker/src/config';
@@ -5,6 +6,7 @@ import { startWorkerService, type WorkerService } from '../../apps/worker/src/wo
 import { HOSTILE_FILE_BYTES } from '../fixtures/hostile-pages';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site';
 import { createTenant, testDb } from '../support/harness';
+import { present } from '../support/present';
 import { apiClient, memoryLogger, startApi } from './support';
 
 /**
@@ -158,5 +160,13 @@ describe('with a recording cap smaller than any trace', () => {
     const kinds = (await db.artifact.findMany({ where: { runId: run.id } })).map((a) => a.kind);
     expect(kinds).not.toContain('trace');
     expect(kinds).toContain('screenshot');
+  });
+
+  it('removes its scratch directory when it stops', async () => {
+    const service = present(worker, 'the worker');
+    const dir = service.runDeps.scratchDir;
+    expect(existsSync(dir)).toBe(true);
+    await service.stop();
+    expect(existsSync(dir)).toBe(false);
   });
 });

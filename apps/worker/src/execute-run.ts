@@ -16,6 +16,7 @@ import { ArtifactWriter, type StepShot } from './artifact-writer';
 import { BrowserClock } from './browser-clock';
 import { applyViolation, PageGuard } from './page-guard';
 import { stopRecording } from './recording';
+import { retryWrite } from './retry-write';
 import {
   checkDefinition,
   headersUnreadableOutcome,
@@ -52,6 +53,11 @@ export interface RunDeps {
   recordVideo?: boolean;
   /** Longest the teardown (trace, context close, video) may take before it is abandoned. Default 15000 ms. */
   teardownTimeoutMs?: number;
+  /**
+   * How long a result write that fails for a passing reason (Postgres restarting) is tried again
+   * before the run is given up to the reconciler; the job's lock duration. Default 30000 ms.
+   */
+  writeRetryMs?: number;
   /** What each run's pages and recordings may use. Default {@link DEFAULT_RUN_LIMITS}. */
   limits?: RunLimits;
 }
@@ -94,7 +100,13 @@ export async function executeRun(deps: RunDeps, runId: string): Promise<RunExecu
   const clock = new BrowserClock();
   log.info('run started', { attempt, workspaceId: run.workspaceId });
 
-  const writer = new ArtifactWriter(deps.db, deps.store, { runId, workspaceId: run.workspaceId, attempt });
+  const retrying = <T>(write: () => Promise<T>): Promise<T> =>
+    retryWrite(write, {
+      boundMs: deps.writeRetryMs ?? 30_000,
+      onRetry: (error, tries, delayMs) =>
+        log.warn('result write failed; trying again', { attempt, tries, delayMs, error: errorMessage(error) }),
+    });
+  const writer = new ArtifactWriter(deps.db, deps.store, { runId, workspaceId: run.workspaceId, attempt }, retrying);
   let outcome: RunOutcome;
   try {
     outcome = await runSteps({ deps, run, clock, writer });
@@ -102,7 +114,7 @@ export async function executeRun(deps: RunDeps, runId: string): Promise<RunExecu
     log.error('run failed inside the worker', { attempt, error: errorMessage(error) });
     outcome = internalErrorOutcome(error);
   }
-  const recorded = await finishRun(deps.db, runId, attempt, outcome, writer.finalRows);
+  const recorded = await retrying(() => finishRun(deps.db, runId, attempt, outcome, writer.finalRows));
   const timings = { totalMs: performance.now() - began, browserMs: clock.browserMs };
   const code = 'code' in outcome ? outcome.code : undefined;
   if (recorded)

@@ -102,6 +102,7 @@ export async function startWorkerService(config: WorkerConfig, options: WorkerSe
     scratchDir,
     recordVideo,
     limits: config.limits,
+    writeRetryMs: config.lockDurationMs,
   };
   const worker = createRunWorker(deps, {
     connection: workerConnection,

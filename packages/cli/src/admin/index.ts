@@ -41,7 +41,7 @@ export type KeyStateOutput = {
   note?: string;
 };
 /** `--json` of `suite-run revoke-links`. */
-type LinksRevokedOutput = { suiteRunId: string; revoked: true };
+export type LinksRevokedOutput = { suiteRunId: string; revoked: true };
 /** `--json` of a command that failed. */
 export type AdminErrorOutput = { error: { message: string; errors: ProblemFieldError[] } };
 

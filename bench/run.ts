@@ -7,6 +7,8 @@ const SCENARIOS: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
   worker: () => import('./worker'),
   /** Start time and idle memory of the API and the worker, tsx on sources versus node on dist. */
   startup: () => import('./startup'),
+  /** How long one workspace's first run waits behind another's backlog, FIFO versus fair. */
+  fairness: () => import('./fairness'),
 };
 
 async function main(): Promise<void> {

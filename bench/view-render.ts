@@ -294,6 +294,7 @@ async function main() {
         store: new LocalArtifactStore('/tmp/testrun-bench-artifacts'),
         keys,
         publicBaseUrl: 'http://127.0.0.1',
+        viewLinkTtlDays: 30,
         logger: createLogger({ service: 'bench', level: 'error' }),
       }),
     );

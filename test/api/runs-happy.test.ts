@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { openHeaders, deriveKeys, runViewUrl, suiteRunViewUrl, applyProject } from '@testrun/core';
+import { openHeaders, deriveKeys, runViewUrl, suiteRunViewUrl, applyProject, viewLinkTerms } from '@testrun/core';
 import { createTenant, sampleProject } from '../support/harness';
 import { bearer, buildTestApi, jobIdsIn, type TestApi } from './api-harness';
 import { anyString, bodyOf, nth, wire } from './typed';
@@ -92,7 +92,12 @@ describe('POST /api/v1/runs — the three modes', () => {
       failed_count: 0,
       error_count: 0,
       skipped_count: 1,
-      suiteRunUrl: suiteRunViewUrl('http://testrun.example', deriveKeys(api.config.secret).view, suiteRunId),
+      suiteRunUrl: suiteRunViewUrl(
+        'http://testrun.example',
+        deriveKeys(api.config.secret).view,
+        suiteRunId,
+        viewLinkTerms({ createdAt: suiteRun.createdAt, version: 0 }, 30),
+      ),
       tests: suiteRun.runs.map((r) => ({ runId: r.id, name: r.testName, status: r.status, skipReason: r.skipReason })),
     });
   });
@@ -172,7 +177,9 @@ describe('GET /api/v1/runs/:runId', () => {
       error: null,
       skip_reason: null,
     });
-    const url = runViewUrl('http://testrun.example', deriveKeys(api.config.secret).view, runId);
+    const { createdAt } = await api.db.run.findUniqueOrThrow({ where: { id: runId }, select: { createdAt: true } });
+    const terms = viewLinkTerms({ createdAt, version: 0 }, 30);
+    const url = runViewUrl('http://testrun.example', deriveKeys(api.config.secret).view, runId, terms);
     expect(res.headers.link).toBe(`<${url}>; rel="alternate"; type="text/html"`);
   });
 

@@ -1,5 +1,5 @@
 import { formatDuration, type SuiteRun } from '@testrun/contracts';
-import { runViewUrl, suiteRunViewUrl } from '@testrun/core';
+import { runViewUrl, suiteRunViewUrl, viewLinkTerms } from '@testrun/core';
 import type { Locator } from 'playwright';
 import { measurePng } from './browser';
 import { createSuiteRun, executeSuite, mixedPlans, type SeededSuite } from './seed';
@@ -23,6 +23,12 @@ afterAll(async () => {
   await viewer.context.close();
   await env.close();
 });
+
+/** The terms of the suite run's links: they expire 30 days after it was created. */
+async function suiteTerms() {
+  const row = await env.db.suiteRun.findUniqueOrThrow({ where: { id: suite.suiteRunId } });
+  return viewLinkTerms({ createdAt: row.createdAt, version: row.viewTokenVersion }, 30);
+}
 
 /** The seeded run at this position (0-based), with what the worker recorded for it. */
 async function recorded(position: number) {
@@ -63,7 +69,9 @@ test('the suite page shows status, counters, failures first, every test and the 
   expect(res.status).toBe(200);
   const body = await readJson<SuiteRun>(res);
   expect(body.status).toBe('failed');
-  expect(body.suiteRunUrl).toBe(suiteRunViewUrl(env.api.origin, env.api.keys.view, suite.suiteRunId));
+  expect(body.suiteRunUrl).toBe(
+    suiteRunViewUrl(env.api.origin, env.api.keys.view, suite.suiteRunId, await suiteTerms()),
+  );
   expect((await viewer.page.goto(body.suiteRunUrl))?.status()).toBe(200);
 
   expect(await text(viewer.page.locator('h1 .chip'))).toBe('failed');
@@ -173,7 +181,8 @@ test('a passed test opens in place and links to its run page, which shows steps,
   expect(await entry.locator('table.steps tbody tr.step').count()).toBe(3);
 
   await entry.locator('.run-link a').click();
-  await viewer.page.waitForURL(runViewUrl(env.api.origin, env.api.keys.view, home.id));
+  // Links on a page carry the terms of the link it was opened with (the API's suiteRunUrl).
+  await viewer.page.waitForURL(runViewUrl(env.api.origin, env.api.keys.view, home.id, await suiteTerms()));
   expect(await text(viewer.page.locator('h1'))).toContain('Home page loads');
   expect(await text(viewer.page.locator('h1 .chip'))).toBe('passed');
   expect(await text(viewer.page.locator('.summary'))).toBe(home.row.resultSummary);

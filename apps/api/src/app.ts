@@ -26,7 +26,14 @@ export function createApp(input: Omit<AppDeps, 'now'> & { now?: () => Date }): E
   app.use(createHealthRouter(db, redis));
   app.use(
     '/view',
-    createViewRouter({ db, store: deps.store, keys: deps.keys, publicBaseUrl: config.publicBaseUrl, logger }),
+    createViewRouter({
+      db,
+      store: deps.store,
+      keys: deps.keys,
+      publicBaseUrl: config.publicBaseUrl,
+      viewLinkTtlDays: config.viewLinkTtlDays,
+      logger,
+    }),
   );
   app.use('/api/v1', createMetaRouter(config.publicBaseUrl));
 

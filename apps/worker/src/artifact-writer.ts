@@ -20,10 +20,15 @@ export class ArtifactWriter {
   /** Rows of stored trace and video files, to record with the run's terminal state (finishRun). */
   readonly finalRows: ArtifactRow[] = [];
 
+  /**
+   * `retrying` runs each database write, trying it again while Postgres is briefly unavailable
+   * (see retry-write.ts); by default a write is tried once.
+   */
   constructor(
     private readonly db: Db,
     private readonly store: ArtifactStore,
     readonly owner: ArtifactOwner,
+    private readonly retrying: <T>(write: () => Promise<T>) => Promise<T> = (write) => write(),
   ) {}
 
   private enqueue(write: () => Promise<void>): void {
@@ -38,22 +43,24 @@ export class ArtifactWriter {
   recordStep(index: number, step: Step, result: StepOutcomeResult, shot: StepShot | null): void {
     this.enqueue(async () => {
       const screenshotId = shot ? await this.storeScreenshot(index, shot) : null;
-      await this.db.stepResult.create({
-        data: {
-          id: newId(ID_PREFIX.step),
-          runId: this.owner.runId,
-          attempt: this.owner.attempt,
-          index,
-          action: step.action,
-          label: describeStep(step),
-          target: result.target,
-          outcome: result.outcome,
-          error: result.outcome === 'passed' ? null : result.message,
-          startedAt: result.startedAt,
-          durationMs: Math.max(0, Math.round(result.durationMs)),
-          screenshotId,
-        },
-      });
+      await this.retrying(() =>
+        this.db.stepResult.create({
+          data: {
+            id: newId(ID_PREFIX.step),
+            runId: this.owner.runId,
+            attempt: this.owner.attempt,
+            index,
+            action: step.action,
+            label: describeStep(step),
+            target: result.target,
+            outcome: result.outcome,
+            error: result.outcome === 'passed' ? null : result.message,
+            startedAt: result.startedAt,
+            durationMs: Math.max(0, Math.round(result.durationMs)),
+            screenshotId,
+          },
+        }),
+      );
     });
   }
 
@@ -62,21 +69,23 @@ export class ArtifactWriter {
     if (lastRun >= steps.length) return;
     const now = new Date();
     this.enqueue(async () => {
-      await this.db.stepResult.createMany({
-        data: steps.slice(lastRun).map((step, offset) => ({
-          id: newId(ID_PREFIX.step),
-          runId: this.owner.runId,
-          attempt: this.owner.attempt,
-          index: lastRun + offset + 1,
-          action: step.action,
-          label: describeStep(step),
-          target: safeTarget(step, baseUrl),
-          outcome: 'skipped' as const,
-          error: null,
-          startedAt: now,
-          durationMs: 0,
-        })),
-      });
+      await this.retrying(() =>
+        this.db.stepResult.createMany({
+          data: steps.slice(lastRun).map((step, offset) => ({
+            id: newId(ID_PREFIX.step),
+            runId: this.owner.runId,
+            attempt: this.owner.attempt,
+            index: lastRun + offset + 1,
+            action: step.action,
+            label: describeStep(step),
+            target: safeTarget(step, baseUrl),
+            outcome: 'skipped' as const,
+            error: null,
+            startedAt: now,
+            durationMs: 0,
+          })),
+        }),
+      );
     });
   }
 
@@ -110,20 +119,22 @@ export class ArtifactWriter {
 
   private async storeScreenshot(stepIndex: number, shot: StepShot): Promise<string> {
     const { id, storageKey } = await this.put(shot.name, shot.body);
-    await this.db.artifact.create({
-      data: {
-        id,
-        runId: this.owner.runId,
-        workspaceId: this.owner.workspaceId,
-        attempt: this.owner.attempt,
-        kind: 'screenshot',
-        stepIndex,
-        name: shot.name,
-        storageKey,
-        contentType: shot.contentType,
-        sizeBytes: shot.body.length,
-      },
-    });
+    await this.retrying(() =>
+      this.db.artifact.create({
+        data: {
+          id,
+          runId: this.owner.runId,
+          workspaceId: this.owner.workspaceId,
+          attempt: this.owner.attempt,
+          kind: 'screenshot',
+          stepIndex,
+          name: shot.name,
+          storageKey,
+          contentType: shot.contentType,
+          sizeBytes: shot.body.length,
+        },
+      }),
+    );
     return id;
   }
 

@@ -15,6 +15,22 @@ describe('readWorkerConfig', () => {
       deadlineGraceMs: 30_000,
       video: 'auto',
       redisPrefix: 'testrun',
+      limits: { heapBytes: 256 * 1024 * 1024, maxPages: 20, maxDialogs: 50, maxRecordingBytes: 50 * 1024 * 1024 },
+    });
+  });
+
+  it('reads the run limits in whole megabytes and counts', () => {
+    const config = readWorkerConfig({
+      ...BASE,
+      WORKER_PAGE_HEAP_MB: '64',
+      WORKER_MAX_PAGES: '3',
+      WORKER_RECORDING_MAX_MB: '2',
+    });
+    expect(config.limits).toEqual({
+      heapBytes: 64 * 1024 * 1024,
+      maxPages: 3,
+      maxDialogs: 50,
+      maxRecordingBytes: 2 * 1024 * 1024,
     });
   });
 
@@ -23,6 +39,7 @@ describe('readWorkerConfig', () => {
     ['WORKER_CONCURRENCY', '0', /WORKER_CONCURRENCY must be between 1 and 64/],
     ['CHROMIUM_PATH', 'chromium', /CHROMIUM_PATH must be an absolute path/],
     ['WORKER_VIDEO', 'maybe', /WORKER_VIDEO must be one of auto, on, off/],
+    ['WORKER_MAX_PAGES', '0', /WORKER_MAX_PAGES must be between 1 and 1000/],
     ['REDIS_URL', 'http://x', /REDIS_URL must be a redis or rediss URL/],
     ['TARGET_ALLOW', '10.0.0.0/33', /TARGET_ALLOW: "10.0.0.0\/33" has a prefix length/],
     ['TARGET_DENY', 'http://internal.example', /TARGET_DENY: "http:\/\/internal.example" is a URL/],

@@ -8,6 +8,7 @@ import {
   type CommonConfig,
   type TargetPolicyConfig,
 } from '@testrun/core';
+import type { RunLimits } from './run-limits';
 
 type Env = Record<string, string | undefined>;
 
@@ -35,7 +36,15 @@ export type WorkerConfig = CommonConfig & {
   video: 'auto' | 'on' | 'off';
   /** TARGET_ALLOW, TARGET_DENY and the protected endpoints: what runs may reach (docs/NETWORK_POLICY.md). */
   targetPolicy: TargetPolicyConfig;
+  /**
+   * What each run may use. WORKER_PAGE_HEAP_MB: JavaScript heap of one page (default 256);
+   * WORKER_MAX_PAGES: pages a run may open, popups included (default 20); WORKER_MAX_DIALOGS:
+   * dialogs a run may raise (default 50); WORKER_RECORDING_MAX_MB: largest trace or video kept (default 50).
+   */
+  limits: RunLimits;
 };
+
+const MB = 1024 * 1024;
 
 export function readWorkerConfig(env: Env = process.env): WorkerConfig {
   const common = readCommonConfig(env);
@@ -51,6 +60,12 @@ export function readWorkerConfig(env: Env = process.env): WorkerConfig {
     deadlineGraceMs: readInt(env, 'RECONCILE_DEADLINE_GRACE_MS', 30_000, { min: 0, max: 3_600_000 }),
     video: readEnum(env, 'WORKER_VIDEO', ['auto', 'on', 'off'] as const, 'auto'),
     targetPolicy: readTargetPolicyConfig(env, common),
+    limits: {
+      heapBytes: readInt(env, 'WORKER_PAGE_HEAP_MB', 256, { min: 16, max: 16_384 }) * MB,
+      maxPages: readInt(env, 'WORKER_MAX_PAGES', 20, { min: 1, max: 1_000 }),
+      maxDialogs: readInt(env, 'WORKER_MAX_DIALOGS', 50, { min: 0, max: 100_000 }),
+      maxRecordingBytes: readInt(env, 'WORKER_RECORDING_MAX_MB', 50, { min: 1, max: 10_240 }) * MB,
+    },
   };
   if (!config.chromiumPath.startsWith('/'))
     throw new ConfigError(`CHROMIUM_PATH must be an absolute path, got "${config.chromiumPath}"`);

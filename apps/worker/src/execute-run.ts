@@ -1,3 +1,6 @@
+// The run executor: claim, definition and secrets, target policy, context, steps, teardown, terminal
+// write. About 300 lines because each of those is one short function here; what they call lives in
+// the modules imported below.
 import type { BrowserContext, BrowserContextOptions, Page } from 'playwright';
 import type { Step, TerminalRunStatus } from '@testrun/contracts';
 import {
@@ -14,7 +17,9 @@ import {
 } from '@testrun/core';
 import { ArtifactWriter, type StepShot } from './artifact-writer';
 import { BrowserClock } from './browser-clock';
+import { applyViolation, PageGuard } from './page-guard';
 import { stopRecording } from './recording';
+import { retryWrite } from './retry-write';
 import {
   checkDefinition,
   internalErrorOutcome,
@@ -24,6 +29,7 @@ import {
   stepProblemOutcome,
   workerLostOutcome,
 } from './run-outcomes';
+import { DEFAULT_RUN_LIMITS, withRecordingNotes, type RunLimits } from './run-limits';
 import { captureScreenshot, executeStep, summarizePass, type StepOutcomeResult } from './steps';
 import type { BlockedRequest } from './network/egress-proxy';
 import {
@@ -67,6 +73,13 @@ export interface RunDeps {
   targetPolicy?: TargetPolicy;
   /** Longest the teardown (trace, context close, video) may take before it is abandoned. Default 15000 ms. */
   teardownTimeoutMs?: number;
+  /**
+   * How long a result write that fails for a passing reason (Postgres restarting) is tried again
+   * before the run is given up to the reconciler; the job's lock duration. Default 30000 ms.
+   */
+  writeRetryMs?: number;
+  /** What each run's pages and recordings may use. Default {@link DEFAULT_RUN_LIMITS}. */
+  limits?: RunLimits;
 }
 
 /** How a call of executeRun ended, for the caller's log and for benchmarks. */
@@ -93,6 +106,9 @@ type RunScope = {
   mask: SecretMask;
 };
 
+/** What a run's steps need of the guard watching their page. */
+type Guarded = Pick<PageGuard, 'violation'>;
+
 /** Screenshots of the timeline never hold a step up longer than this, nor less. */
 const TIMELINE_SHOT_MAX_MS = 3_000;
 const TIMELINE_SHOT_MIN_MS = 500;
@@ -115,7 +131,13 @@ export async function executeRun(deps: RunDeps, runId: string): Promise<RunExecu
   const clock = new BrowserClock();
   log.info('run started', { attempt, workspaceId: run.workspaceId });
 
-  const writer = new ArtifactWriter(deps.db, deps.store, { runId, workspaceId: run.workspaceId, attempt });
+  const retrying = <T>(write: () => Promise<T>): Promise<T> =>
+    retryWrite(write, {
+      boundMs: deps.writeRetryMs ?? 30_000,
+      onRetry: (error, tries, delayMs) =>
+        log.warn('result write failed; trying again', { attempt, tries, delayMs, error: errorMessage(error) }),
+    });
+  const writer = new ArtifactWriter(deps.db, deps.store, { runId, workspaceId: run.workspaceId, attempt }, retrying);
   const scope: RunScope = { deps, run, clock, writer, mask: new SecretMask([]) };
   let outcome: RunOutcome;
   try {
@@ -124,8 +146,9 @@ export async function executeRun(deps: RunDeps, runId: string): Promise<RunExecu
     log.error('run failed inside the worker', { attempt, error: scope.mask.text(errorMessage(error)) });
     outcome = internalErrorOutcome(error);
   }
-  outcome = maskOutcome(scope.mask, outcome);
-  const recorded = await finishRun(deps.db, runId, attempt, outcome, writer.finalRows);
+  const masked = maskOutcome(scope.mask, outcome);
+  const recorded = await retrying(() => finishRun(deps.db, runId, attempt, masked, writer.finalRows));
+  outcome = masked;
   const timings = { totalMs: performance.now() - began, browserMs: clock.browserMs };
   const code = 'code' in outcome ? outcome.code : undefined;
   if (recorded)
@@ -189,6 +212,8 @@ async function runInContext(
       deps.browser.newContext({
         viewport: { width: 1280, height: 720 },
         ...(proxy ? { proxy } : {}),
+        // A page's downloads are never written to the worker's disk.
+        acceptDownloads: false,
         ...(deps.recordVideo ? { recordVideo: { dir: deps.scratchDir, size: { width: 800, height: 450 } } } : {}),
       }),
     );
@@ -196,14 +221,20 @@ async function runInContext(
     return noContextOutcome(error);
   }
 
+  const limits = deps.limits ?? DEFAULT_RUN_LIMITS;
+  const guard = new PageGuard(context, limits, deps.logger.child({ runId: run.id }));
   let page: Page | null = null;
+  let outcome: RunOutcome;
+  let notes: string[];
   try {
     await clock.time(context.tracing.start({ screenshots: true, snapshots: true }));
     await routeTargetHeaders(context, run.baseUrl, headers);
     page = await clock.time(context.newPage());
-    return await runInPage(scope, page, steps, secrets);
+    guard.watchMain(page);
+    outcome = await runInPage(scope, page, steps, secrets, guard);
   } finally {
-    await stopRecording({
+    guard.stop();
+    notes = await stopRecording({
       context,
       page,
       headers,
@@ -213,11 +244,14 @@ async function runInContext(
       logger: deps.logger,
       scratchDir: deps.scratchDir,
       boundMs: deps.teardownTimeoutMs ?? 15_000,
+      maxFileBytes: limits.maxRecordingBytes,
     });
+    await guard.discardPopupVideos();
     // Step rows and artifacts are written in the background while the browser works; all must be
     // stored before the run is declared finished.
     await scope.writer.flush();
   }
+  return withRecordingNotes(outcome, notes);
 }
 
 /** Runs the steps in order until one does not pass; the steps after it are recorded as skipped. */
@@ -226,6 +260,7 @@ async function runInPage(
   page: Page,
   steps: readonly Step[],
   secrets: RunSecrets,
+  guard: Guarded,
 ): Promise<RunOutcome> {
   const { run, clock, writer, mask } = scope;
   const started = Date.now();
@@ -235,7 +270,7 @@ async function runInPage(
     const index = i + 1;
     // Variables are put in just before the step runs; what is stored shows the reference and masks the value.
     const executed = await clock.time(executeStep(page, resolveStep(step, secrets.values), ctx));
-    const result = maskStepResult(mask, withBlockedRequest(executed, scope.blocked));
+    const result = maskStepResult(mask, applyViolation(withBlockedRequest(executed, scope.blocked), guard.violation));
     writer.recordStep(index, step, result, await timelineShot(scope, page, index, result, deadline));
     const problem = stepProblemOutcome(index, step, result);
     if (problem) {

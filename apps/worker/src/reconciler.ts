@@ -1,5 +1,5 @@
 import { formatDuration } from '@testrun/contracts';
-import { abortRun, addRunJobs, errorMessage, type Db, type Logger, type RunQueue } from '@testrun/core';
+import { abortRun, addRunJobs, errorMessage, fairPositions, type Db, type Logger, type RunQueue } from '@testrun/core';
 import { workerLostOutcome } from './run-outcomes';
 
 /** Options of {@link Reconciler}. */
@@ -165,7 +165,7 @@ export class Reconciler {
       }
       // waiting, delayed, prioritized, active: a worker has it or will.
     }
-    await addRunJobs(queue, requeued);
+    await addRunJobs(queue, requeued, await fairPositions(db, requeued));
     return { requeued, lost };
   }
 }

@@ -1,4 +1,4 @@
-import { readFile, unlink } from 'node:fs/promises';
+import { readFile, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { BrowserContext, Page } from 'playwright';
 import { errorMessage, withTimeout, type Logger } from '@testrun/core';
@@ -23,6 +23,8 @@ export interface RecordingTeardown {
   scratchDir: string;
   /** Longest each of stopping the trace and closing the context may take. */
   boundMs: number;
+  /** Largest trace or video file kept, in bytes; a larger one is left out and the run says so. */
+  maxFileBytes: number;
 }
 
 /** How long Playwright may take to name a closed page's video file. */
@@ -31,14 +33,21 @@ const VIDEO_PATH_TIMEOUT_MS = 1_000;
 /**
  * Stops tracing, closes the context (which finishes the video) and hands both files to the writer,
  * each step within a bound. Never throws: a recording that cannot be stored is logged and left out,
- * it never changes the run's outcome.
+ * it never changes the run's outcome. Returns a sentence for each file left out for its size, for
+ * the run's summary.
  */
-export async function stopRecording(r: RecordingTeardown): Promise<void> {
+export async function stopRecording(r: RecordingTeardown): Promise<string[]> {
   const { runId, attempt } = r.writer.owner;
   const tracePath = path.join(r.scratchDir, `${runId}-${attempt}-trace.zip`);
   const scratchFiles = [tracePath];
+  const notes: string[] = [];
   try {
     await r.clock.time(withTimeout(r.context.tracing.stop({ path: tracePath }), r.boundMs, 'stopping the trace'));
+    const tooBig = await oversizeNote('trace', tracePath, r.maxFileBytes);
+    if (tooBig) {
+      notes.push(tooBig);
+      throw new Error(tooBig);
+    }
     let zip: Buffer = await readFile(tracePath);
     // Secret values must never reach storage, whatever Playwright chose to record.
     if (Object.keys(r.headers).length > 0 || !r.mask.isEmpty) zip = sanitizeTrace(zip, Object.keys(r.headers), r.mask);
@@ -57,6 +66,11 @@ export async function stopRecording(r: RecordingTeardown): Promise<void> {
     try {
       const videoPath = await r.clock.time(withTimeout(video.path(), VIDEO_PATH_TIMEOUT_MS, 'naming the video file'));
       scratchFiles.push(videoPath);
+      const tooBig = await oversizeNote('video', videoPath, r.maxFileBytes);
+      if (tooBig) {
+        notes.push(tooBig);
+        throw new Error(tooBig);
+      }
       const body = await readFile(videoPath);
       if (body.length > 0) r.writer.recordRunFile('video', 'video.webm', 'video/webm', body);
     } catch (error) {
@@ -65,4 +79,17 @@ export async function stopRecording(r: RecordingTeardown): Promise<void> {
   }
   // The files were read into memory: removing them need not hold up the run's terminal write.
   void Promise.all(scratchFiles.map((file) => unlink(file).catch(() => undefined)));
+  return notes;
+}
+
+/** A sentence saying the file was not kept, when it is larger than `maxBytes`; null when it fits. */
+async function oversizeNote(what: 'trace' | 'video', file: string, maxBytes: number): Promise<string | null> {
+  const { size } = await stat(file);
+  if (size <= maxBytes) return null;
+  return `The ${what} was not kept: ${formatSize(size)} is over the ${formatSize(maxBytes)} cap.`;
+}
+
+function formatSize(bytes: number): string {
+  if (bytes < 1024 * 1024) return `${Math.ceil(bytes / 1024)} KB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 }

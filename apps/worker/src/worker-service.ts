@@ -1,6 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
+import { rm } from 'node:fs/promises';
 import type { Worker } from 'bullmq';
 import {
   createPrisma,
@@ -21,6 +19,8 @@ import type { WorkerConfig } from './config';
 import type { RunDeps, RunExecution } from './execute-run';
 import { Reconciler } from './reconciler';
 import { createRunWorker } from './run-worker';
+import { makeScratchDir, sweepStaleScratchDirs } from './scratch-dir';
+import { memoryArgs } from './run-limits';
 import { isVideoAvailable } from './video';
 
 /** A running worker process's parts, and how to stop them. */
@@ -68,7 +68,7 @@ export async function startWorkerService(config: WorkerConfig, options: WorkerSe
   const egress = await startEgress(config.targetPolicy, logger, options.lookup);
   const browser = new BrowserPool({
     executablePath: config.chromiumPath,
-    extraArgs: egress.launchArgs,
+    extraArgs: [...egress.launchArgs, ...memoryArgs(config.limits)],
     onEvent: (event) => {
       if (event.type === 'launched')
         logger.info('browser launched', {
@@ -85,8 +85,10 @@ export async function startWorkerService(config: WorkerConfig, options: WorkerSe
   const workerConnection = createRedis(config.redisUrl);
   const queueConnection = createRedis(config.redisUrl);
   const queue = createRunQueue(queueConnection, config.redisPrefix);
-  // Traces and videos pass through here on their way to the artifact store; removed on stop.
-  const scratchDir = await mkdtemp(path.join(os.tmpdir(), 'testrun-worker-'));
+  // Traces and videos pass through here on their way to the artifact store; removed on stop. Those
+  // of workers that were killed before they could remove theirs go now.
+  for (const dir of await sweepStaleScratchDirs()) logger.info("removed a stopped worker's scratch directory", { dir });
+  const scratchDir = await makeScratchDir();
   const deps: RunDeps = {
     db,
     store,
@@ -97,6 +99,8 @@ export async function startWorkerService(config: WorkerConfig, options: WorkerSe
     recordVideo,
     egress: egress.proxy,
     targetPolicy: egress.policy,
+    limits: config.limits,
+    writeRetryMs: config.lockDurationMs,
   };
   const worker = createRunWorker(deps, {
     connection: workerConnection,
@@ -125,27 +129,33 @@ export async function startWorkerService(config: WorkerConfig, options: WorkerSe
   let stopping: Promise<{ handedBack: boolean }> | null = null;
   const stop = () => {
     stopping ??= (async () => {
-      await reconciler.stop();
-      let handedBack = false;
       try {
-        await withTimeout(worker.close(), config.drainTimeoutMs, 'draining the in-flight runs');
-      } catch (error) {
-        if (!(error instanceof TimeoutError)) throw error;
-        handedBack = true;
+        return await drainAndClose();
+      } finally {
+        // Runs handed back are abandoned here (another worker starts them again): their files can go too.
+        await rm(scratchDir, { recursive: true, force: true });
       }
-      if (!handedBack) {
-        await browser.close();
-        await egress.proxy.close();
-        await queue.close().catch(() => undefined);
-        queueConnection.disconnect();
-        workerConnection.disconnect();
-        await db.$disconnect();
-      }
-      // Runs handed back are abandoned here (another worker starts them again): their files can go too.
-      await rm(scratchDir, { recursive: true, force: true });
-      return { handedBack };
     })();
     return stopping;
+  };
+  const drainAndClose = async (): Promise<{ handedBack: boolean }> => {
+    await reconciler.stop();
+    let handedBack = false;
+    try {
+      await withTimeout(worker.close(), config.drainTimeoutMs, 'draining the in-flight runs');
+    } catch (error) {
+      if (!(error instanceof TimeoutError)) throw error;
+      handedBack = true;
+    }
+    if (!handedBack) {
+      await browser.close();
+      await egress.proxy.close();
+      await queue.close().catch(() => undefined);
+      queueConnection.disconnect();
+      workerConnection.disconnect();
+      await db.$disconnect();
+    }
+    return { handedBack };
   };
   return { worker, browser, reconciler, db, store, recordVideo, runDeps: deps, stop };
 }

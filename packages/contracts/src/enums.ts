@@ -60,6 +60,8 @@ export const RUN_ERROR_CODES = [
   'worker_lost',
   'internal_error',
   'target_blocked',
+  // The page went past a limit the worker sets on every run (memory, popups, dialogs).
+  'resource_limit',
 ] as const;
 export const RunErrorCode = StringEnum(RUN_ERROR_CODES);
 export type RunErrorCode = Static<typeof RunErrorCode>;

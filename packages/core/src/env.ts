@@ -87,6 +87,8 @@ export type CommonConfig = {
   logLevel: string;
   artifactsDir: string;
   publicBaseUrl: string;
+  /** VIEW_LINK_TTL_DAYS: how long a link to the detailed view works (default 30 days). */
+  viewLinkTtlDays: number;
   /** Prefix of every Redis key of this deployment (queues, rate limits); tests isolate by it. */
   redisPrefix: string;
 };
@@ -113,6 +115,7 @@ export function readCommonConfig(env: Env = process.env): CommonConfig {
       /\/+$/,
       '',
     ),
+    viewLinkTtlDays: readInt(env, 'VIEW_LINK_TTL_DAYS', 30, { min: 1, max: 3650 }),
     redisPrefix: readString(env, 'REDIS_PREFIX', 'testrun'),
   };
 }

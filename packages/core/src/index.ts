@@ -7,6 +7,8 @@ export * from './api-keys';
 export * from './logger';
 export * from './env';
 export * from './queue';
+export * from './fair-queue';
+export * from './view-links';
 export * from './run-state';
 export * from './artifact-store';
 export * from './migrate';

@@ -14,10 +14,25 @@ export function createRunQueue(connection: Redis, prefix: string): RunQueue {
   return new Queue<RunJobPayload>(JOBS.run.queue, { connection, prefix });
 }
 
-/** Adds one job per run: job id = run id, payload = the id only. Adding an existing id is a no-op. */
-export async function addRunJobs(queue: RunQueue, runIds: readonly string[]): Promise<void> {
+/**
+ * Adds one job per run: job id = run id, payload = the id only. Adding an existing id is a no-op.
+ * `positions` (core's fairPositions) become the jobs' priorities, which share the workers fairly
+ * among workspaces; a run without one is served first.
+ */
+export async function addRunJobs(
+  queue: RunQueue,
+  runIds: readonly string[],
+  positions: ReadonlyMap<string, number> = new Map(),
+): Promise<void> {
   if (runIds.length === 0) return;
   await queue.addBulk(
-    runIds.map((runId) => ({ name: JOBS.run.name, data: { runId }, opts: { jobId: runId, ...JOBS.run.options } })),
+    runIds.map((runId) => {
+      const priority = positions.get(runId);
+      return {
+        name: JOBS.run.name,
+        data: { runId },
+        opts: { jobId: runId, ...JOBS.run.options, ...(priority === undefined ? {} : { priority }) },
+      };
+    }),
   );
 }

@@ -76,13 +76,3 @@ export function verifyViewToken(key: Buffer, subject: ViewSubject, id: string, t
 export function hmacHex(key: Buffer, value: string): string {
   return createHmac('sha256', key).update(value).digest('hex');
 }
-
-/** The link for people to a suite run's detailed view (a capability URL: no API key needed). */
-export function suiteRunViewUrl(publicBaseUrl: string, viewKey: Buffer, suiteRunId: string): string {
-  return `${publicBaseUrl}/view/suite-runs/${encodeURIComponent(suiteRunId)}/${signViewToken(viewKey, 'suite-run', suiteRunId)}`;
-}
-
-/** The link to one run's detailed view; the suite page links to it, and it serves single-test runs. */
-export function runViewUrl(publicBaseUrl: string, viewKey: Buffer, runId: string): string {
-  return `${publicBaseUrl}/view/runs/${encodeURIComponent(runId)}/${signViewToken(viewKey, 'run', runId)}`;
-}

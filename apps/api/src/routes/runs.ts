@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import { parseRunCreateRequest } from '@testrun/contracts';
-import { runViewUrl } from '@testrun/core';
+import { loadViewLinkState, runViewUrl, viewLinkTerms } from '@testrun/core';
 import type { AppDeps } from '../deps';
 import { ApiError } from '../errors';
 import { authOf } from '../middleware/authenticate';
@@ -36,16 +36,17 @@ export function createRunsRouter(deps: AppDeps): Router {
       res.setHeader('Idempotent-Replayed', 'true').status(outcome.status).json(outcome.body);
       return;
     }
-    await enqueueRunJobs(queue, log, outcome.value.queuedRunIds);
+    await enqueueRunJobs(db, queue, log, outcome.value.queuedRunIds);
     res.status(201).json(outcome.value.body);
   });
 
   router.get('/:runId', async (req, res) => {
     const run = await getRun(db, authOf(res).workspaceId, req.params.runId);
+    const link = await loadViewLinkState(db, 'run', run.id);
     // The Run body is exactly the contract's; the link to the page for people travels as a header.
     res.setHeader(
       'Link',
-      `<${runViewUrl(config.publicBaseUrl, keys.view, run.id)}>; rel="alternate"; type="text/html"`,
+      `<${runViewUrl(config.publicBaseUrl, keys.view, run.id, link ? viewLinkTerms(link, config.viewLinkTtlDays) : undefined)}>; rel="alternate"; type="text/html"`,
     );
     res.json(run);
   });

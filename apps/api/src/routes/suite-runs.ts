@@ -8,7 +8,7 @@ export function createSuiteRunsRouter(deps: AppDeps): Router {
   const router = Router();
   router.get('/:suiteRunId', async (req, res) => {
     const { workspaceId } = authOf(res);
-    res.json(await getSuiteRun(deps.db, deps.keys, deps.config.publicBaseUrl, workspaceId, req.params.suiteRunId));
+    res.json(await getSuiteRun(deps.db, deps.keys, deps.config, workspaceId, req.params.suiteRunId));
   });
   return router;
 }

@@ -7,6 +7,7 @@ import {
 } from '@testrun/contracts';
 import {
   addRunJobs,
+  fairPositions,
   insertRuns,
   RUN_OUTCOME_COLUMNS,
   withTimeout,
@@ -171,11 +172,13 @@ async function checkPlanLimits(tx: DbTx, workspaceId: string, adding: number): P
  * Adds the jobs of recorded runs. A Redis failure is logged and swallowed: the runs are already in
  * Postgres and the worker's reconciler adds the job of every queued run that has none.
  */
-export async function enqueueRunJobs(queue: RunQueue, logger: Logger, runIds: string[]): Promise<void> {
+export async function enqueueRunJobs(db: Db, queue: RunQueue, logger: Logger, runIds: string[]): Promise<void> {
   if (runIds.length === 0) return;
   try {
+    // Each job's priority is its run's place in its workspace's line (fair sharing of the workers).
+    const positions = await fairPositions(db, runIds);
     // BullMQ waits for a connection that is not ready yet; the client should not wait with it.
-    await withTimeout(addRunJobs(queue, runIds), ENQUEUE_TIMEOUT_MS, 'adding run jobs');
+    await withTimeout(addRunJobs(queue, runIds, positions), ENQUEUE_TIMEOUT_MS, 'adding run jobs');
   } catch (e) {
     logger.warn('could not add run jobs; the reconciler will add them', { runIds, error: errorMessage(e) });
   }

@@ -1,18 +1,20 @@
 import type { SuiteRun, TestEntry } from '@testrun/contracts';
-import { suiteRunViewUrl, type Db, type DerivedKeys } from '@testrun/core';
+import { suiteRunViewUrl, viewLinkTerms, type Db, type DerivedKeys, type ViewLinkConfig } from '@testrun/core';
 import { ApiError } from '../errors';
 
 /** One suite run of the workspace with its children in position order, or 404. */
 export async function getSuiteRun(
   db: Db,
   keys: DerivedKeys,
-  publicBaseUrl: string,
+  links: ViewLinkConfig,
   workspaceId: string,
   suiteRunId: string,
 ): Promise<SuiteRun> {
   const suiteRun = await db.suiteRun.findFirst({
     where: { id: suiteRunId, workspaceId },
     select: {
+      viewTokenVersion: true,
+      createdAt: true,
       id: true,
       status: true,
       totalCount: true,
@@ -32,7 +34,12 @@ export async function getSuiteRun(
     failed_count: suiteRun.failedCount,
     error_count: suiteRun.errorCount,
     skipped_count: suiteRun.skippedCount,
-    suiteRunUrl: suiteRunViewUrl(publicBaseUrl, keys.view, suiteRun.id),
+    suiteRunUrl: suiteRunViewUrl(
+      links.publicBaseUrl,
+      keys.view,
+      suiteRun.id,
+      viewLinkTerms({ createdAt: suiteRun.createdAt, version: suiteRun.viewTokenVersion }, links.viewLinkTtlDays),
+    ),
     tests: suiteRun.runs.map((r): TestEntry => ({
       runId: r.id,
       name: r.testName,

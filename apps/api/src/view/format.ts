@@ -22,6 +22,7 @@ const CODE_WORDS: Record<RunErrorCode | RunFailureCode | SkipReason, string> = {
   worker_lost: 'Worker lost',
   internal_error: 'Internal error',
   target_blocked: 'Target blocked by the network policy',
+  resource_limit: 'Resource limit reached',
   expectation_failed: 'Expectation failed',
   element_not_found: 'Element not found',
   http_error: 'HTTP error',

@@ -1,7 +1,9 @@
 import { Router, type NextFunction, type Request, type Response } from 'express';
 import {
   ArtifactStoreUnavailableError,
-  verifyViewToken,
+  checkViewLink,
+  loadViewLinkState,
+  signViewLink,
   type ArtifactStore,
   type Db,
   type DerivedKeys,
@@ -12,7 +14,14 @@ import { describeError, isUnavailableError } from '../errors';
 import { matchesETag, sendArtifact } from './artifacts';
 import { findAsset } from './assets';
 import type { LiveStatus } from './model';
-import { findRunArtifact, loadRun, loadRunLiveStatus, loadSuiteLiveStatus, loadSuiteRun } from './queries';
+import {
+  findRunArtifact,
+  loadRun,
+  loadRunLiveStatus,
+  loadSuiteLiveStatus,
+  loadSuiteRun,
+  type LinkSigner,
+} from './queries';
 import type { Paths } from './layout';
 import { renderFailure, renderNotFound, renderRunPage, renderSuitePage } from './render';
 import { renderRunDetails } from './run-details';
@@ -24,6 +33,8 @@ export type ViewDeps = {
   store: ArtifactStore;
   keys: DerivedKeys;
   publicBaseUrl: string;
+  /** VIEW_LINK_TTL_DAYS: how long a link works; also bounds links of the older form without an expiry. */
+  viewLinkTtlDays: number;
   logger: Logger;
 };
 
@@ -41,7 +52,8 @@ const PAGE_POLICY = [
 ].join('; ');
 
 const ID_SHAPE = /^[a-z]{2,5}_[0-9a-z]{26}$/;
-const TOKEN_SHAPE = /^[A-Za-z0-9_-]{32}$/;
+// An expiring link (`<expiry base 36>.<hmac>`) or one of the older form (the HMAC alone).
+const TOKEN_SHAPE = /^(?:[0-9a-z]{1,11}\.)?[A-Za-z0-9_-]{32}$/;
 
 function paths(req: Request): Paths {
   return { base: req.baseUrl };
@@ -57,9 +69,16 @@ function sendNotFound(req: Request, res: Response): void {
   sendPage(res, 404, renderNotFound(paths(req)));
 }
 
-/** True when the token in the URL is the one signed for this subject and id. */
-function authorized(deps: ViewDeps, subject: ViewSubject, id: string, token: string): boolean {
-  return ID_SHAPE.test(id) && TOKEN_SHAPE.test(token) && verifyViewToken(deps.keys.view, subject, id, token);
+/**
+ * A signer of the page's own links, with the terms of the link it was opened with, when the token
+ * in the URL is one signed for this subject and id, not expired and not revoked; else null.
+ */
+async function authorized(deps: ViewDeps, subject: ViewSubject, id: string, token: string): Promise<LinkSigner | null> {
+  if (!ID_SHAPE.test(id) || !TOKEN_SHAPE.test(token)) return null;
+  const state = await loadViewLinkState(deps.db, subject, id);
+  if (!state) return null;
+  const terms = checkViewLink(deps.keys.view, subject, id, token, state, deps.viewLinkTtlDays);
+  return terms && ((s, linked) => signViewLink(deps.keys.view, s, linked, terms));
 }
 
 /** An outage (Postgres, Redis or the artifact store cannot be reached) rather than a fault of the view's own. */
@@ -78,14 +97,15 @@ export function createViewRouter(deps: ViewDeps): Router {
    */
   function capability<T>(
     subject: ViewSubject,
-    load: (id: string, req: Request) => Promise<T | null>,
+    load: (id: string, req: Request, sign: LinkSigner) => Promise<T | null>,
     send: (req: Request, res: Response, found: T) => unknown,
   ) {
     return async (req: Request, res: Response) => {
       const { id, token } = req.params;
-      if (typeof id !== 'string' || typeof token !== 'string' || !authorized(deps, subject, id, token))
-        return sendNotFound(req, res);
-      const found = await load(id, req);
+      const sign =
+        typeof id === 'string' && typeof token === 'string' ? await authorized(deps, subject, id, token) : null;
+      if (typeof id !== 'string' || !sign) return sendNotFound(req, res);
+      const found = await load(id, req, sign);
       if (found === null) return sendNotFound(req, res);
       await send(req, res, found);
     };
@@ -118,7 +138,7 @@ export function createViewRouter(deps: ViewDeps): Router {
   function pageRoutes<T>(
     prefix: '/suite-runs' | '/runs',
     subject: ViewSubject,
-    load: (db: Db, keys: DerivedKeys, id: string) => Promise<T | null>,
+    load: (db: Db, sign: LinkSigner, id: string) => Promise<T | null>,
     render: (p: Paths, found: T) => string,
     loadStatus: (db: Db, id: string) => Promise<LiveStatus | null>,
   ): void {
@@ -126,7 +146,7 @@ export function createViewRouter(deps: ViewDeps): Router {
       `${prefix}/:id/:token`,
       capability(
         subject,
-        (id) => load(deps.db, deps.keys, id),
+        (id, _req, sign) => load(deps.db, sign, id),
         (req, res, found) => sendPage(res, 200, render(paths(req), found)),
       ),
     );
@@ -147,7 +167,7 @@ export function createViewRouter(deps: ViewDeps): Router {
     '/runs/:id/:token/fragment',
     capability(
       'run',
-      (id) => loadRun(deps.db, deps.keys, id),
+      (id, _req, sign) => loadRun(deps.db, sign, id),
       (req, res, run) => sendPage(res, 200, renderRunDetails(paths(req), run, 3).value),
     ),
   );

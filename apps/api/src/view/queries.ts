@@ -5,7 +5,10 @@ import {
   type StepOutcome,
   type SuiteCounts,
 } from '@testrun/contracts';
-import { RUN_OUTCOME_COLUMNS, signViewToken, type Db, type DerivedKeys } from '@testrun/core';
+import { RUN_OUTCOME_COLUMNS, type Db, type ViewSubject } from '@testrun/core';
+
+/** Signs the view's links on a page with the terms of the link the page was opened with. */
+export type LinkSigner = (subject: ViewSubject, id: string) => string;
 import type { LiveStatus, ViewArtifact, ViewRun, ViewStep, ViewSuiteRun } from './model';
 
 // An explicit column list: the view never reads headers_sealed, so header values cannot reach a page.
@@ -52,11 +55,11 @@ const ARTIFACT_COLUMNS = {
 /** A run row as RUN_COLUMNS selects it: the view's run before its token and details are added. */
 type RunRow = Omit<ViewRun, 'token' | 'plannedSteps' | 'steps' | 'artifacts'> & { steps: unknown };
 
-function toViewRun(keys: DerivedKeys, row: RunRow): ViewRun {
+function toViewRun(sign: LinkSigner, row: RunRow): ViewRun {
   const { steps, ...rest } = row;
   return {
     ...rest,
-    token: signViewToken(keys.view, 'run', row.id),
+    token: sign('run', row.id),
     plannedSteps: Array.isArray(steps) ? steps.length : 0,
     steps: null,
     artifacts: null,
@@ -147,7 +150,7 @@ function countsOf(row: CountRow): SuiteCounts {
   };
 }
 
-export async function loadSuiteRun(db: Db, keys: DerivedKeys, suiteRunId: string): Promise<ViewSuiteRun | null> {
+export async function loadSuiteRun(db: Db, sign: LinkSigner, suiteRunId: string): Promise<ViewSuiteRun | null> {
   const suiteRun = await db.suiteRun.findUnique({
     where: { id: suiteRunId },
     select: {
@@ -161,11 +164,11 @@ export async function loadSuiteRun(db: Db, keys: DerivedKeys, suiteRunId: string
   });
   if (!suiteRun) return null;
   const rows = await db.run.findMany({ where: { suiteRunId }, select: RUN_COLUMNS, orderBy: { position: 'asc' } });
-  const runs = rows.map((row) => toViewRun(keys, row));
+  const runs = rows.map((row) => toViewRun(sign, row));
   await attachDetails(db, runs.filter(showsDetailsInline));
   return {
     id: suiteRun.id,
-    token: signViewToken(keys.view, 'suite-run', suiteRun.id),
+    token: sign('suite-run', suiteRun.id),
     suiteName: suiteRun.suite.name,
     suiteSlug: suiteRun.suite.slug,
     projectName: suiteRun.suite.project.name,
@@ -179,10 +182,10 @@ export async function loadSuiteRun(db: Db, keys: DerivedKeys, suiteRunId: string
   };
 }
 
-export async function loadRun(db: Db, keys: DerivedKeys, runId: string): Promise<ViewRun | null> {
+export async function loadRun(db: Db, sign: LinkSigner, runId: string): Promise<ViewRun | null> {
   const row = await db.run.findUnique({ where: { id: runId }, select: RUN_COLUMNS });
   if (!row) return null;
-  const run = toViewRun(keys, row);
+  const run = toViewRun(sign, row);
   await attachDetails(db, [run]);
   return run;
 }

@@ -4,9 +4,23 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { stringify as toYaml } from 'yaml';
 import { hashApiKey, isWellFormedApiKey, type AppliedProject, type Db } from '@testrun/core';
-import type { AdminErrorOutput, KeyCreatedOutput, KeyStateOutput, MemberOutput, WorkspaceOutput } from '.';
+import type {
+  AdminErrorOutput,
+  KeyCreatedOutput,
+  KeyStateOutput,
+  LinksRevokedOutput,
+  MemberOutput,
+  WorkspaceOutput,
+} from '.';
 import { anyString, stringMatching } from '../../../../test/api/typed';
-import { sampleProject, testDb } from '../../../../test/support/harness';
+import {
+  applySampleProject,
+  createTenant,
+  insertSuiteRuns,
+  sampleProject,
+  testDb,
+} from '../../../../test/support/harness';
+import { present } from '../../../../test/support/present';
 
 const ROOT = path.resolve(__dirname, '../../../..');
 const TSX = path.join(ROOT, 'node_modules/.bin/tsx');
@@ -39,6 +53,7 @@ type Outputs = {
   key: KeyCreatedOutput;
   keyState: KeyStateOutput;
   project: AppliedProject;
+  linksRevoked: LinksRevokedOutput;
   error: AdminErrorOutput;
 };
 
@@ -123,6 +138,22 @@ describe('testrun admin', () => {
     const removed = await admin('member', 'remove', '--workspace', ws.id, '--email', 'dev@example.test', '--json');
     expect(json(removed, 'member')).toMatchObject({ email: 'dev@example.test', member: false });
     expect(await db.membership.count({ where: { workspaceId: ws.id } })).toBe(0);
+  });
+
+  it("suite-run revoke-links bumps the suite run's link version; an unknown id is an error", async () => {
+    const t = await createTenant(db);
+    const applied = await applySampleProject(db, t.workspace.id, sampleProject(`p-${t.tag}`, { count: 1 }));
+    const suiteId = present(applied.suites[0], 'the sample suite').id;
+    const { suiteRunId } = await insertSuiteRuns(db, t.workspace.id, suiteId, { baseUrl: 'http://127.0.0.1:2' });
+    const id = present(suiteRunId, 'the suite run');
+    expect(json(await admin('suite-run', 'revoke-links', id, '--json'), 'linksRevoked')).toEqual({
+      suiteRunId: id,
+      revoked: true,
+    });
+    expect((await db.suiteRun.findUniqueOrThrow({ where: { id } })).viewTokenVersion).toBe(1);
+    const unknown = await admin('suite-run', 'revoke-links', 'srun_00000000000000000000000000', '--json');
+    expect(unknown.code).not.toBe(0);
+    expect(json(unknown, 'error').error.message).toMatch(/No suite run "srun_0+"/);
   });
 
   it('errors go to stderr with a non-zero exit; --json prints a JSON error document', async () => {

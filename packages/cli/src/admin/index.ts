@@ -14,6 +14,7 @@ import {
   DEFAULT_DATABASE_URL,
   readUrl,
   removeMember,
+  revokeViewLinks,
   setWorkspacePlan,
   type Db,
   type KeyAction,
@@ -41,6 +42,8 @@ export type KeyStateOutput = {
   refused: boolean;
   note?: string;
 };
+/** `--json` of `suite-run revoke-links`. */
+export type LinksRevokedOutput = { suiteRunId: string; revoked: true };
 /** `--json` of a command that failed. */
 export type AdminErrorOutput = { error: { message: string; errors: ProblemFieldError[] } };
 
@@ -266,6 +269,20 @@ export function registerAdminCommands(program: Command): void {
         }),
       );
   }
+
+  const suiteRun = admin.command('suite-run').description('Manage suite runs');
+  suiteRun
+    .command('revoke-links')
+    .description('Revoke every view link of a suite run and of its runs; links the API gives out afterwards work')
+    .argument('<suiteRunId>')
+    .option('--json', 'print JSON only')
+    .action((suiteRunId: string, o: { json?: boolean }) =>
+      runAction(!!o.json, async (db) => {
+        if (!(await revokeViewLinks(db, suiteRunId))) throw new AdminError(`No suite run "${suiteRunId}".`);
+        const data: LinksRevokedOutput = { suiteRunId, revoked: true };
+        return { data, text: `Revoked the view links of suite run ${suiteRunId} and of its runs.` };
+      }),
+    );
 
   const project = admin.command('project').description('Apply project files (projects, suites, tests as code)');
   project

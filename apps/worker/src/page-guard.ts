@@ -1,0 +1,182 @@
+import type { BrowserContext, CDPSession, Dialog, Page } from 'playwright';
+import { errorMessage, withTimeout, type Logger } from '@testrun/core';
+import type { StepOutcomeResult } from './steps';
+
+/** Limits every run's pages are held to (see WorkerConfig for the environment variables). */
+export interface PageLimits {
+  /** JavaScript heap one page may use, in bytes, before the run ends `resource_limit`. */
+  heapBytes: number;
+  /** Pages (the run's own plus popups) a run may open; one more ends it. */
+  maxPages: number;
+  /** Dialogs (alert, confirm, prompt, beforeunload) a run may raise; one more ends it. */
+  maxDialogs: number;
+}
+
+/** Defaults of {@link PageLimits}. */
+export const DEFAULT_PAGE_LIMITS: PageLimits = { heapBytes: 256 * 1024 * 1024, maxPages: 20, maxDialogs: 50 };
+
+/** Why a run's page was stopped, in words that complete "the page …". */
+export type LimitViolation = { kind: 'memory' | 'pages' | 'dialogs'; detail: string };
+
+/** How often each page's heap is sampled. */
+const HEAP_SAMPLE_MS = 100;
+/** A sample that takes longer than this is skipped (a page busy in a loop answers late). */
+const HEAP_SAMPLE_TIMEOUT_MS = 1_000;
+
+const MB = 1024 * 1024;
+
+/**
+ * Watches one run's browser context and stops a page that goes past its {@link PageLimits}:
+ * popups beyond the cap are closed as they open, every dialog is dismissed and counted, and each
+ * page's JavaScript heap is sampled. On the first violation every page of the context is closed,
+ * which ends the running step at once; the caller reads {@link violation} to name the outcome.
+ * A renderer that crashes after its heap was seen past a quarter of the cap is counted as out of
+ * memory (Chromium's own heap limit, four times the cap, ends a page that allocates faster than it is sampled).
+ */
+export class PageGuard {
+  private found: LimitViolation | null = null;
+  private pagesOpened = 0;
+  private dialogs = 0;
+  private stopped = false;
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly popups: Page[] = [];
+
+  constructor(
+    private readonly context: BrowserContext,
+    private readonly limits: PageLimits,
+    private readonly logger: Logger,
+  ) {}
+
+  /** The first limit the run's pages went past, or null. */
+  get violation(): LimitViolation | null {
+    return this.found;
+  }
+
+  /** Starts watching the run's own page, and every popup opened from then on. */
+  watchMain(main: Page): void {
+    this.watch(main, false);
+    this.context.on('page', (page) => {
+      if (page !== main) this.watch(page, true);
+    });
+  }
+
+  /** Stops sampling the pages' heaps. */
+  stop(): void {
+    this.stopped = true;
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+  }
+
+  /** Deletes the video files of popups; call after the context was closed. */
+  async discardPopupVideos(): Promise<void> {
+    const videos = this.popups.flatMap((page) => {
+      const video = page.video();
+      return video ? [video.delete().catch(() => undefined)] : [];
+    });
+    await Promise.all(videos);
+  }
+
+  private watch(page: Page, popup: boolean): void {
+    if (popup) this.popups.push(page);
+    this.pagesOpened += 1;
+    if (this.pagesOpened > this.limits.maxPages) {
+      this.stopAll({
+        kind: 'pages',
+        detail: `opened more than ${this.limits.maxPages - 1} popups or windows`,
+      });
+      return;
+    }
+    page.on('dialog', (dialog) => {
+      this.onDialog(dialog);
+    });
+    let lastHeap = 0;
+    page.once('crash', () => {
+      if (lastHeap >= this.limits.heapBytes / 4) this.stopAll(this.memoryViolation(lastHeap));
+    });
+    void this.sampleHeap(page, (bytes) => {
+      lastHeap = bytes;
+    });
+  }
+
+  private onDialog(dialog: Dialog): void {
+    this.dialogs += 1;
+    dialog.dismiss().catch(() => undefined);
+    if (this.dialogs > this.limits.maxDialogs) {
+      this.stopAll({
+        kind: 'dialogs',
+        detail: `raised more than ${this.limits.maxDialogs} dialogs`,
+      });
+    }
+  }
+
+  private memoryViolation(bytes: number): LimitViolation {
+    return {
+      kind: 'memory',
+      detail: `used more than ${Math.round(this.limits.heapBytes / MB)} MB of JavaScript memory (${Math.round(bytes / MB)} MB seen)`,
+    };
+  }
+
+  private async sampleHeap(page: Page, seen: (bytes: number) => void): Promise<void> {
+    let session: CDPSession;
+    try {
+      session = await this.context.newCDPSession(page);
+    } catch {
+      return; // The page is already gone.
+    }
+    const sample = async (): Promise<void> => {
+      if (this.stopped || page.isClosed()) return;
+      try {
+        const { usedSize } = await withTimeout(
+          session.send('Runtime.getHeapUsage'),
+          HEAP_SAMPLE_TIMEOUT_MS,
+          'sampling the page heap',
+        );
+        seen(usedSize);
+        if (usedSize > this.limits.heapBytes) {
+          this.stopAll(this.memoryViolation(usedSize));
+          return;
+        }
+      } catch (error) {
+        if (page.isClosed()) return;
+        this.logger.debug('page heap not sampled', { error: errorMessage(error) });
+      }
+      this.later(sample);
+    };
+    await sample();
+  }
+
+  private later(fn: () => Promise<void>): void {
+    if (this.stopped) return;
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      void fn();
+    }, HEAP_SAMPLE_MS);
+    this.timers.add(timer);
+  }
+
+  /** Records the first violation and closes every page, which ends the step that is running. */
+  private stopAll(violation: LimitViolation): void {
+    if (this.found) return;
+    this.found = violation;
+    this.stop();
+    for (const page of this.context.pages()) page.close().catch(() => undefined);
+  }
+}
+
+/**
+ * A step's result once the guard had its say: a step during which the page went past a limit
+ * ends `error`/`resource_limit`, whatever the step itself saw (mostly its page being closed).
+ */
+export function applyViolation(result: StepOutcomeResult, violation: LimitViolation | null): StepOutcomeResult {
+  if (!violation) return result;
+  const { durationMs, startedAt, target } = result;
+  return {
+    outcome: 'error',
+    code: 'resource_limit',
+    message: `the page ${violation.detail}; the run was stopped`,
+    reason: `resource limit reached (the page ${violation.detail})`,
+    durationMs,
+    startedAt,
+    target,
+  };
+}

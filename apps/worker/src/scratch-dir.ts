@@ -1,0 +1,39 @@
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+
+const PREFIX = 'testrun-worker-';
+
+/** A scratch directory of this process's own under `root`, named after its pid. */
+export function makeScratchDir(root: string = os.tmpdir()): Promise<string> {
+  return mkdtemp(path.join(root, `${PREFIX}${process.pid}-`));
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it exists but belongs to someone else.
+    return error instanceof Error && 'code' in error && error.code === 'EPERM';
+  }
+}
+
+/**
+ * Removes the scratch directories of worker processes that are gone (killed before they could
+ * clean up, say). Directories of live processes, and anything not named like ours, are left alone.
+ * Returns the directories removed.
+ */
+export async function sweepStaleScratchDirs(root: string = os.tmpdir()): Promise<string[]> {
+  const removed: string[] = [];
+  for (const name of await readdir(root).catch(() => [])) {
+    const match = new RegExp(`^${PREFIX}(\\d+)-`).exec(name);
+    if (!match) continue;
+    const pid = Number(match[1]);
+    if (pid === process.pid || isAlive(pid)) continue;
+    const dir = path.join(root, name);
+    await rm(dir, { recursive: true, force: true });
+    removed.push(dir);
+  }
+  return removed;
+}

@@ -1,0 +1,144 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { Redis } from 'ioredis';
+import { applyProject, type Db } from '@testrun/core';
+import { startFixtureSite, type FixtureSite } from '../fixtures/site';
+import { createTenant, testDb } from '../support/harness';
+import { present } from '../support/present';
+import { apiClient, freePort, spawnService, startApi, waitForLog, waitUntil } from '../e2e/support';
+
+/**
+ * Faults in the middle of a suite, on a PRIVATE Redis started here on its own port (never the
+ * machine's shared one): a worker killed with SIGKILL while it runs tests, then Redis flushed while
+ * runs are queued and running. Afterwards every run is terminal exactly once, the suite's counters
+ * equal its children, and nothing is lost.
+ */
+jest.setTimeout(180_000);
+
+const TESTS = 6;
+const WORKER_ENV = {
+  WORKER_CONCURRENCY: '2',
+  WORKER_LOCK_DURATION_MS: '2000',
+  WORKER_STALLED_INTERVAL_MS: '1000',
+  RECONCILE_INTERVAL_MS: '1000',
+  WORKER_VIDEO: 'off',
+  LOG_LEVEL: 'info',
+};
+
+let db: Db;
+let site: FixtureSite;
+let redis: ChildProcess | null = null;
+const children: ChildProcess[] = [];
+
+async function startRedis(port: number): Promise<void> {
+  redis = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'],
+    { stdio: 'ignore' },
+  );
+  children.push(redis);
+  await waitUntil(async () => {
+    const probe = new Redis({
+      port,
+      host: '127.0.0.1',
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+    });
+    try {
+      await probe.connect();
+      await probe.ping();
+      return true;
+    } catch {
+      return false;
+    } finally {
+      probe.disconnect();
+    }
+  }, 50);
+}
+
+function startWorker(redisUrl: string) {
+  const proc = spawnService('worker', { ...WORKER_ENV, REDIS_URL: redisUrl });
+  children.push(proc.child);
+  return proc;
+}
+
+beforeAll(async () => {
+  db = testDb();
+  site = await startFixtureSite();
+});
+
+afterAll(async () => {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  await site.close();
+  await db.$disconnect();
+});
+
+it('a worker killed mid-suite and Redis flushed mid-suite lose no run and count each once', async () => {
+  const port = await freePort();
+  await startRedis(port);
+  const redisUrl = `redis://127.0.0.1:${port}`;
+  const api = await startApi({ REDIS_URL: redisUrl });
+  const tenant = await createTenant(db);
+  await applyProject(db, tenant.workspace.id, {
+    slug: 'chaos',
+    name: 'Chaos',
+    baseUrl: site.url,
+    suites: [
+      {
+        slug: 'steady',
+        name: 'Steady',
+        tests: Array.from({ length: TESTS }, (_, i) => ({
+          key: `t${i + 1}`,
+          name: `Test ${i + 1}`,
+          steps: [
+            { action: 'goto' as const, url: '/' },
+            { action: 'wait' as const, ms: 1_500 },
+            { action: 'expectText' as const, selector: 'h1', text: 'Testrun Shop' },
+          ],
+        })),
+      },
+    ],
+  });
+  const client = apiClient(api.url, tenant.key);
+  const suiteRunId = await client.createSuiteRun({ projectSlug: 'chaos', suiteSlug: 'steady' });
+  const running = () => db.run.count({ where: { suiteRunId, status: 'running' } });
+
+  // Fault 1: the first worker dies with SIGKILL while it runs tests.
+  const first = startWorker(redisUrl);
+  await waitForLog(first, 'worker ready');
+  await waitUntil(async () => (await running()) > 0, 100);
+  first.child.kill('SIGKILL');
+  await first.exited;
+
+  // Fault 2: a second worker takes over; Redis loses every job while runs are queued and running.
+  const second = startWorker(redisUrl);
+  await waitForLog(second, 'worker ready');
+  await waitUntil(async () => (await running()) > 0, 100);
+  const flusher = new Redis(redisUrl);
+  await flusher.flushall();
+  flusher.disconnect();
+
+  const suiteRun = await client.waitSuiteRun(suiteRunId);
+  second.child.kill('SIGTERM');
+  await second.exited;
+  await api.close();
+
+  const runs = await db.run.findMany({ where: { suiteRunId }, select: { status: true, attempt: true } });
+  expect(runs).toHaveLength(TESTS);
+  // Terminal, each once: the counters, moved by every state change, equal the children.
+  const count = (status: string) => runs.filter((r) => r.status === status).length;
+  expect(runs.every((r) => ['passed', 'failed', 'error', 'skipped'].includes(r.status))).toBe(true);
+  expect(suiteRun).toMatchObject({
+    total_count: TESTS,
+    passed_count: count('passed'),
+    failed_count: count('failed'),
+    error_count: count('error'),
+    skipped_count: count('skipped'),
+  });
+  const row = await db.suiteRun.findUniqueOrThrow({ where: { id: suiteRunId } });
+  expect([row.queuedCount, row.runningCount]).toEqual([0, 0]);
+  // At most one retry each, and the runs the killed worker held were not lost: all passed.
+  expect(runs.every((r) => r.attempt <= 2)).toBe(true);
+  expect(count('passed')).toBe(TESTS);
+  present(redis, 'the private Redis').kill('SIGKILL');
+});

@@ -1,5 +1,12 @@
 import type { ErrorRequestHandler, Response } from 'express';
-import { PROBLEMS, problemType, type Problem, type ProblemCode, type ProblemFieldError } from '@testrun/contracts';
+import {
+  PROBLEMS,
+  REQUEST_LIMITS,
+  problemType,
+  type Problem,
+  type ProblemCode,
+  type ProblemFieldError,
+} from '@testrun/contracts';
 import type { Logger } from '@testrun/core';
 
 /** The one error the API throws on purpose; the error middleware turns it into problem+json. */
@@ -91,7 +98,10 @@ function fromBodyParser(error: unknown): ApiError | null {
         errors: [{ path: '', message: 'must be valid JSON' }],
       });
     case 'entity.too.large':
-      return new ApiError('payload_too_large', 'The body is larger than the 256 KB the API accepts.');
+      return new ApiError(
+        'payload_too_large',
+        `The body is larger than the ${REQUEST_LIMITS.maxBodyBytes / 1024} KB the API accepts.`,
+      );
     case 'charset.unsupported':
     case 'encoding.unsupported':
       return new ApiError('unsupported_media_type', 'The body must be UTF-8 JSON without content encoding.');

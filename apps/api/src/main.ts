@@ -5,6 +5,7 @@ import { createApp } from './app';
 import { readApiConfig, type ApiConfig } from './config';
 import { errorMessage } from './errors';
 import { createApiRedis } from './redis';
+import { createApiServer } from './server';
 
 /** How long in-flight requests get to finish after a stop signal before connections are cut. */
 const DRAIN_TIMEOUT_MS = 10_000;
@@ -38,7 +39,8 @@ function main(): void {
     logger,
   });
 
-  const server: Server = app.listen(config.port, () => {
+  const server: Server = createApiServer(app, logger);
+  server.listen(config.port, () => {
     const address = server.address();
     logger.info('listening', { port: typeof address === 'object' && address ? address.port : config.port });
   });

@@ -5,6 +5,7 @@ export * from './run-request';
 export * from './project-file';
 export * from './jobs';
 export * from './validate';
+export * from './limits';
 export * from './openapi';
 export * from './format';
 export * from './idempotency-key';

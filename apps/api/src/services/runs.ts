@@ -1,5 +1,6 @@
 import {
   isRunErrorCode,
+  REQUEST_LIMITS,
   type ParsedRunRequest,
   type Run,
   type RunCreateResponse,
@@ -46,6 +47,12 @@ export async function createRuns(
       const { tests, suiteId } = await resolveTests(tx, workspaceId, request);
       if (tests.length === 0) {
         throw new ApiError('empty_suite', `${describeTarget(request.target)} has no tests to run.`);
+      }
+      if (tests.length > REQUEST_LIMITS.maxRunsPerRequest) {
+        throw new ApiError(
+          'too_many_runs',
+          `${describeTarget(request.target)} has ${tests.length} tests; one request may create at most ${REQUEST_LIMITS.maxRunsPerRequest} runs (REQUEST_LIMITS.maxRunsPerRequest).`,
+        );
       }
       const toQueue = tests.filter((t) => t.enabled).length;
       await checkPlanLimits(tx, workspaceId, toQueue);

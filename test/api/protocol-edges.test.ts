@@ -89,6 +89,28 @@ describe('text Postgres cannot store', () => {
     },
   );
 
+  it('a refused name is echoed with U+FFFD, never as the text refused', async () => {
+    const t = await createTenant(api.db);
+    const res = await request(api.app)
+      .post('/api/v1/runs')
+      .set(bearer(t.key))
+      .send({ testId: 'tst_x', headers: { 'X-\udc00': 'v' } });
+    expectProblem(res, 'invalid_body');
+    expect(res.text).not.toMatch(/\\udc00|\\u0000/i);
+    expect(problemOf(res).detail).toContain('X-\ufffd');
+  });
+
+  it('a compressed body is 415, never inflated', async () => {
+    const t = await createTenant(api.db);
+    const res = await request(api.app)
+      .post('/api/v1/runs')
+      .set(bearer(t.key))
+      .set('Content-Type', 'application/json')
+      .set('Content-Encoding', 'gzip')
+      .send('');
+    expectProblem(res, 'unsupported_media_type');
+  });
+
   it('a NUL in a query value is 400', async () => {
     expectProblem(await request(api.app).get('/healthz?x=%00'), 'bad_request');
   });
@@ -134,6 +156,11 @@ describe("the HTTP server's own refusals", () => {
     const answer = await raw(`GET /healthz HTTP/1.1\r\nHost: a\r\n${fields}Connection: close\r\n\r\n`);
     expectRawProblem(answer, 'request_header_fields_too_large');
     expect(answer.body).toContain(String(REQUEST_LIMITS.maxHeaderCount));
+  });
+
+  it('CONNECT is a 405 problem and a request without Host a 400 problem', async () => {
+    expectRawProblem(await raw('CONNECT 127.0.0.1:80 HTTP/1.1\r\nHost: a\r\n\r\n'), 'method_not_allowed');
+    expectRawProblem(await raw('GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n'), 'bad_request');
   });
 
   it('an Expect other than 100-continue is a 417 problem', async () => {

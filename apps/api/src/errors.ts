@@ -137,6 +137,10 @@ function fromBodyParser(error: unknown): ApiError | null {
     case 'stream.encoding.set':
       return new ApiError('invalid_body', 'The body could not be read.');
     default:
+      // Any other refusal of the body parser (an http-errors 4xx without a type) is the body's fault.
+      if ('status' in error && typeof error.status === 'number' && error.status >= 400 && error.status < 500) {
+        return new ApiError('invalid_body', 'The body could not be read.');
+      }
       return null;
   }
 }

@@ -72,15 +72,36 @@ function answerExpectation(_req: IncomingMessage, res: ServerResponse): void {
   res.end(body);
 }
 
+/** CONNECT asks the API to be a proxy, which it is not: 405 as a problem, then the tunnel is closed. */
+function answerConnect(socket: Duplex): void {
+  const body = problemJson('method_not_allowed', 'The method CONNECT is not allowed on this URL.');
+  socket.end(
+    [
+      'HTTP/1.1 405 Method Not Allowed',
+      'Content-Type: application/problem+json',
+      `Content-Length: ${Buffer.byteLength(body)}`,
+      'Allow: GET, HEAD',
+      `X-Request-Id: ${randomUUID()}`,
+      'Connection: close',
+      '',
+      body,
+    ].join('\r\n'),
+  );
+}
+
 /**
  * The HTTP server of the API: the express app behind the request limits of contracts, with the
  * server's own protocol errors answered as problem documents too.
  */
 export function createApiServer(app: Express, logger: Logger): Server {
-  const server = createServer({ maxHeaderSize: REQUEST_LIMITS.maxHeaderBytes }, app);
+  // A missing Host is refused by the request checks (as a problem), not by Node's bare 400.
+  const server = createServer({ maxHeaderSize: REQUEST_LIMITS.maxHeaderBytes, requireHostHeader: false }, app);
   server.on('clientError', (error: Error & { code?: string }, socket: Duplex) => {
     answerClientError(logger, error, socket);
   });
   server.on('checkExpectation', answerExpectation);
+  server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
+    answerConnect(socket);
+  });
   return server;
 }

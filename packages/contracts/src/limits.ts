@@ -28,6 +28,13 @@ export function unstorableReason(text: string): string | null {
   return null;
 }
 
+const UNSTORABLE = new RegExp(`\u0000|${LONE_SURROGATE.source}`, 'g');
+
+/** `text` with every NUL and unpaired surrogate replaced by U+FFFD, so it can be stored and echoed. */
+export function storableText(text: string): string {
+  return text.replace(UNSTORABLE, '\uFFFD');
+}
+
 /**
  * The first string in a JSON value (a property name or a string value, at any depth) that Postgres
  * could not store unchanged, with its JSON Pointer and the reason; null when there is none. Walks

@@ -1,7 +1,7 @@
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { Static, TSchema } from '@sinclair/typebox';
-import { findUnstorableText } from './limits';
+import { findUnstorableText, storableText } from './limits';
 import type { ProblemFieldError } from './problems';
 
 /** One ajv instance for every schema: all errors, no coercion, no defaults injected behind the caller's back. */
@@ -23,7 +23,8 @@ export function compileValidator<S extends TSchema>(schema: S): (value: unknown)
     if (valid && !unstorable) return { ok: true, value: value as Static<S> };
     const errors = valid ? [] : toFieldErrors(validate.errors);
     if (unstorable && !errors.some((e) => e.path === unstorable.path)) errors.push(unstorable);
-    return { ok: false, errors };
+    // A path names what the caller sent, which may hold the very text refused: echo it storable.
+    return { ok: false, errors: errors.map((e) => ({ path: storableText(e.path), message: e.message })) };
   };
 }
 

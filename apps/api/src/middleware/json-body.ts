@@ -3,7 +3,13 @@ import { REQUEST_LIMITS } from '@testrun/contracts';
 import { ApiError } from '../errors';
 
 // Run requests are small, so a body near the limit is a mistake.
-const parseJson = express.json({ limit: REQUEST_LIMITS.maxBodyBytes, strict: false, type: 'application/json' });
+// No content encoding: a compressed body is a 415, never inflated.
+const parseJson = express.json({
+  limit: REQUEST_LIMITS.maxBodyBytes,
+  strict: false,
+  type: 'application/json',
+  inflate: false,
+});
 
 /**
  * Parses a JSON body, after authentication and rate limiting (a malformed body with a bad key is

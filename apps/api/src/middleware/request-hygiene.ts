@@ -63,6 +63,9 @@ export const requestHygiene: RequestHandler = (req, _res, next) => {
       headers: { Allow: allowedMethods(req.path) },
     });
   }
+  if (req.httpVersion === '1.1' && req.headers.host === undefined) {
+    throw badRequest('An HTTP/1.1 request must carry a Host header.');
+  }
   checkHeaders(req);
   checkPath(req.path);
   checkQuery(req.originalUrl);

@@ -55,7 +55,7 @@ async function send(port: number, bytes: Buffer, incomplete = false): Promise<An
     socket.on('close', () => resolve(Buffer.concat(chunks)));
     // Not ended at once: Node's server closes a connection whose client half-closes before it
     // answered. A request that promises more bytes than it sends is ended after a quiet spell.
-    socket.setTimeout(incomplete ? 500 : 30_000, () => {
+    socket.setTimeout(incomplete ? 500 : 5_000, () => {
       if (!incomplete) {
         socket.destroy();
         return;

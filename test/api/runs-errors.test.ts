@@ -251,7 +251,7 @@ describe('problem+json on every other path', () => {
     expectProblem(await request(api.app).get('/api/v2/runs'), 'not_found');
     expectProblem(await request(api.app).get('/api/v1/problems/nope'), 'not_found');
     const t = await createTenant(api.db);
-    expectProblem(await request(api.app).delete('/api/v1/runs/run_x').set(bearer(t.key)), 'not_found');
+    expectProblem(await request(api.app).delete('/api/v1/runs/run_x').set(bearer(t.key)), 'method_not_allowed');
     expectProblem(await request(api.app).get('/api/v1/runs').set(bearer(t.key)), 'not_found');
   });
 

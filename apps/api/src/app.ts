@@ -5,6 +5,7 @@ import './locals';
 import { authenticate } from './middleware/authenticate';
 import { rateLimitPerKey } from './middleware/rate-limit';
 import { requestContext } from './middleware/request-context';
+import { requestHygiene } from './middleware/request-hygiene';
 import { createHealthRouter } from './routes/health';
 import { createMetaRouter } from './routes/meta';
 import { createRunsRouter } from './routes/runs';
@@ -23,6 +24,7 @@ export function createApp(input: Omit<AppDeps, 'now'> & { now?: () => Date }): E
   app.set('trust proxy', config.trustProxy);
 
   app.use(requestContext(logger));
+  app.use(requestHygiene);
   app.use(createHealthRouter(db, redis));
   app.use(
     '/view',

@@ -1,11 +1,11 @@
 import {
   readCommonConfig,
   readInt,
-  readEnum,
   readTargetPolicyConfig,
   type CommonConfig,
   type TargetPolicyConfig,
 } from '@testrun/core';
+import { readTrustProxy, type TrustProxy } from './trust-proxy';
 
 /** Everything the API process reads from its environment, once, at start. */
 export type ApiConfig = CommonConfig & {
@@ -15,8 +15,11 @@ export type ApiConfig = CommonConfig & {
   rateLimitPerMinute: number;
   /** Requests per minute per client address that fail authentication (RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE, default 30). */
   unauthenticatedRateLimitPerMinute: number;
-  /** Whether to take the client address from X-Forwarded-For (TRUST_PROXY=true behind a load balancer; default false). */
-  trustProxy: boolean;
+  /**
+   * Proxies trusted to give the client address in X-Forwarded-For (TRUST_PROXY: a hop count or the
+   * proxies' addresses behind a load balancer; `true` is one hop; default false, the header is ignored).
+   */
+  trustProxy: TrustProxy;
   /** TARGET_ALLOW, TARGET_DENY and the protected endpoints: the enqueue check of `baseUrl` (docs/NETWORK_POLICY.md). */
   targetPolicy: TargetPolicyConfig;
 };
@@ -43,7 +46,7 @@ export function readApiConfig(env: Record<string, string | undefined> = process.
       API_DEFAULTS.unauthenticatedRateLimitPerMinute,
       { min: 1, max: 1_000_000 },
     ),
-    trustProxy: readEnum(env, 'TRUST_PROXY', ['true', 'false'] as const, 'false') === 'true',
+    trustProxy: readTrustProxy(env),
     targetPolicy: readTargetPolicyConfig(env, common),
   };
 }

@@ -1,5 +1,12 @@
 import type { ErrorRequestHandler, Response } from 'express';
-import { PROBLEMS, problemType, type Problem, type ProblemCode, type ProblemFieldError } from '@testrun/contracts';
+import {
+  PROBLEMS,
+  REQUEST_LIMITS,
+  problemType,
+  type Problem,
+  type ProblemCode,
+  type ProblemFieldError,
+} from '@testrun/contracts';
 import type { Logger } from '@testrun/core';
 
 /** The one error the API throws on purpose; the error middleware turns it into problem+json. */
@@ -47,37 +54,64 @@ const UNAVAILABLE_CODES = new Set([
   'ENETUNREACH',
   'EPIPE',
   'EAI_AGAIN',
-  // Postgres: admin shutdown, cannot connect now, too many connections
+  // Postgres: admin shutdown, crash shutdown, cannot connect now ("starting up"), too many connections
   '57P01',
   '57P02',
   '57P03',
   '53300',
-  // Prisma: cannot reach the database, timed out, connection pool timeout
+  // Prisma: cannot reach the database, timed out, server closed the connection, connection pool timeout
   'P1001',
   'P1002',
   'P1017',
   'P2024',
 ]);
+/** Postgres class 08: connection exception (08000, 08003, 08006, 08001, 08004, ...). */
+const CONNECTION_EXCEPTION_CLASS = /^08[0-9A-Z]{3}$/;
+/** The `kind` of @prisma/adapter-pg's DriverAdapterError cause when the database cannot be used now. */
+const UNAVAILABLE_ADAPTER_KINDS = new Set([
+  'DatabaseNotReachable',
+  'ConnectionClosed',
+  'SocketTimeout',
+  'TooManyConnections',
+  'TlsConnectionError',
+]);
 const UNAVAILABLE_MESSAGE =
-  /ECONNREFUSED|Connection is closed|connection terminated|timeout exceeded when trying to connect|Can't reach database|Stream isn't writeable|Reached the max retries per request limit|DatabaseNotReachable|SocketTimeout|connect ETIMEDOUT/i;
+  /ECONNREFUSED|Connection is closed|connection terminated|timeout exceeded when trying to connect|Can't reach database|Stream isn't writeable|Reached the max retries per request limit|DatabaseNotReachable|SocketTimeout|connect ETIMEDOUT|the database system is (starting up|shutting down|in recovery mode)/i;
+
+type ErrorLike = {
+  code?: unknown;
+  name?: unknown;
+  message?: unknown;
+  kind?: unknown;
+  cause?: unknown;
+  errors?: unknown;
+  meta?: { driverAdapterError?: unknown };
+};
+
+function saysUnavailable(e: ErrorLike): boolean {
+  if (typeof e.code === 'string' && (UNAVAILABLE_CODES.has(e.code) || CONNECTION_EXCEPTION_CLASS.test(e.code)))
+    return true;
+  if (e.name === 'MaxRetriesPerRequestError') return true;
+  if (typeof e.kind === 'string' && UNAVAILABLE_ADAPTER_KINDS.has(e.kind)) return true;
+  return typeof e.message === 'string' && UNAVAILABLE_MESSAGE.test(e.message);
+}
 
 /**
- * True when an error says Postgres or Redis cannot be reached (the fault is not the request's and a
- * retry later may succeed), looking through wrapped causes.
+ * True when an error says Postgres or Redis cannot be reached or cannot serve now (the fault is not
+ * the request's and a retry later may succeed). Looks through everything that wraps a driver
+ * error: `cause` chains, AggregateError's `errors` (a refused connection to each address of a
+ * name), and Prisma's `meta.driverAdapterError`, where Prisma 7 puts the pg error it reports as
+ * P2010/P2039 (so a 57P03 "starting up" arrives as a Prisma request error).
  */
 export function isUnavailableError(error: unknown): boolean {
-  let current: unknown = error;
-  for (let depth = 0; depth < 6 && typeof current === 'object' && current !== null; depth++) {
-    const e: { code?: unknown; name?: unknown; message?: unknown; cause?: unknown; kind?: unknown } = current;
-    if (typeof e.code === 'string' && UNAVAILABLE_CODES.has(e.code)) return true;
-    if (e.name === 'MaxRetriesPerRequestError') return true;
-    if (
-      typeof e.kind === 'string' &&
-      /DatabaseNotReachable|ConnectionClosed|SocketTimeout|TooManyConnections/.test(e.kind)
-    )
-      return true;
-    if (typeof e.message === 'string' && UNAVAILABLE_MESSAGE.test(e.message)) return true;
-    current = e.cause;
+  const pending: unknown[] = [error];
+  for (let seen = 0; pending.length > 0 && seen < 32; seen++) {
+    const current = pending.shift();
+    if (typeof current !== 'object' || current === null) continue;
+    const e: ErrorLike = current;
+    if (saysUnavailable(e)) return true;
+    pending.push(e.cause, e.meta?.driverAdapterError);
+    if (Array.isArray(e.errors)) pending.push(...(e.errors as unknown[]));
   }
   return false;
 }
@@ -91,7 +125,10 @@ function fromBodyParser(error: unknown): ApiError | null {
         errors: [{ path: '', message: 'must be valid JSON' }],
       });
     case 'entity.too.large':
-      return new ApiError('payload_too_large', 'The body is larger than the 256 KB the API accepts.');
+      return new ApiError(
+        'payload_too_large',
+        `The body is larger than the ${REQUEST_LIMITS.maxBodyBytes / 1024} KB the API accepts.`,
+      );
     case 'charset.unsupported':
     case 'encoding.unsupported':
       return new ApiError('unsupported_media_type', 'The body must be UTF-8 JSON without content encoding.');
@@ -100,6 +137,10 @@ function fromBodyParser(error: unknown): ApiError | null {
     case 'stream.encoding.set':
       return new ApiError('invalid_body', 'The body could not be read.');
     default:
+      // Any other refusal of the body parser (an http-errors 4xx without a type) is the body's fault.
+      if ('status' in error && typeof error.status === 'number' && error.status >= 400 && error.status < 500) {
+        return new ApiError('invalid_body', 'The body could not be read.');
+      }
       return null;
   }
 }

@@ -2,3 +2,4 @@ export { createApp } from './app';
 export type { AppDeps } from './deps';
 export { readApiConfig, type ApiConfig } from './config';
 export { createApiRedis, type ApiRedis } from './redis';
+export { createApiServer } from './server';

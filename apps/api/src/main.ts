@@ -5,6 +5,8 @@ import { createApp } from './app';
 import { readApiConfig, type ApiConfig } from './config';
 import { errorMessage } from './errors';
 import { createApiRedis } from './redis';
+import { createApiServer } from './server';
+import { warmUp } from './services/health';
 
 /** How long in-flight requests get to finish after a stop signal before connections are cut. */
 const DRAIN_TIMEOUT_MS = 10_000;
@@ -21,7 +23,7 @@ function loadConfig(): ApiConfig {
   }
 }
 
-function main(): void {
+async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger({ service: 'api', level: config.logLevel });
   const db = createPrisma({ databaseUrl: config.databaseUrl });
@@ -38,7 +40,9 @@ function main(): void {
     logger,
   });
 
-  const server: Server = app.listen(config.port, () => {
+  await warmUp(db, redis);
+  const server: Server = createApiServer(app, logger);
+  server.listen(config.port, () => {
     const address = server.address();
     logger.info('listening', { port: typeof address === 'object' && address ? address.port : config.port });
   });
@@ -72,9 +76,7 @@ function main(): void {
   process.on('SIGINT', () => stop('SIGINT'));
 }
 
-try {
-  main();
-} catch (e) {
+main().catch((e: unknown) => {
   process.stderr.write(`api: failed to start: ${errorMessage(e)}\n`);
   process.exit(1);
-}
+});

@@ -6,6 +6,7 @@ export * from './project-file';
 export * from './variables';
 export * from './jobs';
 export * from './validate';
+export * from './limits';
 export * from './openapi';
 export * from './format';
 export * from './idempotency-key';

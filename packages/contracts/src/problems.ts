@@ -27,6 +27,12 @@ export const PROBLEMS = {
     title: 'suiteSlug needs projectSlug',
     description: 'suiteSlug narrows a project to one suite, so it needs projectSlug too.',
   },
+  bad_request: {
+    status: 400,
+    title: 'The request is malformed',
+    description:
+      'The request itself (its framing, request line, URL, query or headers) cannot be handled: for example a malformed percent-escape in the path, a NUL character or an unpaired surrogate in the URL or a header, or HTTP the server cannot parse. The detail says which. Fix the request; retrying it unchanged gives the same answer.',
+  },
   unauthorized: {
     status: 401,
     title: 'A valid API key is required',
@@ -51,6 +57,17 @@ export const PROBLEMS = {
     description:
       'The run, suite run, test, project or suite does not exist in the workspace of the key (resources of other workspaces are reported exactly like ids that never existed), or the route does not exist.',
   },
+  method_not_allowed: {
+    status: 405,
+    title: 'The method is not allowed here',
+    description:
+      'The API answers GET and HEAD, and POST on /api/v1/runs; other methods (including OPTIONS: the API serves no cross-origin requests) get this problem with an Allow header listing the methods the URL accepts.',
+  },
+  request_timeout: {
+    status: 408,
+    title: 'The request was not received in time',
+    description: 'The request line, headers or body did not arrive in time. Send the request again.',
+  },
   idempotency_request_in_progress: {
     status: 409,
     title: 'A request with this Idempotency-Key is still being handled',
@@ -61,6 +78,11 @@ export const PROBLEMS = {
     status: 413,
     title: 'The request body is too large',
     description: 'The request body is larger than 256 KB.',
+  },
+  expectation_failed: {
+    status: 417,
+    title: 'The Expect header cannot be met',
+    description: 'The request carries an Expect header other than `100-continue`. Send it without that header.',
   },
   unsupported_media_type: {
     status: 415,
@@ -90,11 +112,23 @@ export const PROBLEMS = {
     description:
       'The Idempotency-Key was used in the last 24 hours with a different request (method, path or body). Use a new key for a new request.',
   },
+  too_many_runs: {
+    status: 422,
+    title: 'The request would create too many runs',
+    description:
+      'One POST /api/v1/runs may create at most a fixed number of runs (the detail names the cap and the count). Nothing was created. Run the project suite by suite.',
+  },
   rate_limited: {
     status: 429,
     title: 'Too many requests',
     description:
       'Too many requests: more than the per-key limit per minute (every authenticated response states it in its RateLimit-Policy header), or too many requests with a bad key from one address. Wait Retry-After seconds.',
+  },
+  request_header_fields_too_large: {
+    status: 431,
+    title: 'The request headers are too large',
+    description:
+      'The request line and headers are larger than the server accepts, or there are too many header fields; the detail names the limit.',
   },
   internal_error: {
     status: 500,

@@ -1,3 +1,4 @@
+import { storableText } from './limits';
 import type { ProblemCode, ProblemFieldError } from './problems';
 import { FORBIDDEN_HEADER_NAMES, HEADER_LIMITS, RunCreateRequest } from './runs';
 import { compileValidator, escapePointer } from './validate';
@@ -101,7 +102,9 @@ function invalid(detail: string, errors: ProblemFieldError[]): ParseResult {
 }
 
 function refuse(code: RunRequestProblem['code'], detail: string, ...errors: ProblemFieldError[]): ParseResult {
-  return { ok: false, problem: { code, detail, errors } };
+  // Paths echo names the caller sent; text Postgres cannot store is echoed as U+FFFD.
+  const storable = errors.map((e) => ({ path: storableText(e.path), message: e.message }));
+  return { ok: false, problem: { code, detail: storableText(detail), errors: storable } };
 }
 
 /** Returns why a target URL is unacceptable, or null. */

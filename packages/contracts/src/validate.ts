@@ -1,6 +1,7 @@
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { Static, TSchema } from '@sinclair/typebox';
+import { findUnstorableText, storableText } from './limits';
 import type { ProblemFieldError } from './problems';
 
 /** One ajv instance for every schema: all errors, no coercion, no defaults injected behind the caller's back. */
@@ -9,11 +10,22 @@ addFormats(ajv);
 
 export type Validation<T> = { ok: true; value: T } | { ok: false; errors: ProblemFieldError[] };
 
-/** Compiles a schema once and returns a function that gives the value typed, or every error with its path. */
+/**
+ * Compiles a schema once and returns a function that gives the value typed, or every error with its
+ * path. Every validator also refuses text Postgres cannot store (NUL, unpaired surrogates) anywhere
+ * in the value, so no schema has to remember it field by field.
+ */
 export function compileValidator<S extends TSchema>(schema: S): (value: unknown) => Validation<Static<S>> {
   const validate: ValidateFunction = ajv.compile(schema);
-  return (value) =>
-    validate(value) ? { ok: true, value: value as Static<S> } : { ok: false, errors: toFieldErrors(validate.errors) };
+  return (value) => {
+    const valid = validate(value);
+    const unstorable = findUnstorableText(value);
+    if (valid && !unstorable) return { ok: true, value: value as Static<S> };
+    const errors = valid ? [] : toFieldErrors(validate.errors);
+    if (unstorable && !errors.some((e) => e.path === unstorable.path)) errors.push(unstorable);
+    // A path names what the caller sent, which may hold the very text refused: echo it storable.
+    return { ok: false, errors: errors.map((e) => ({ path: storableText(e.path), message: e.message })) };
+  };
 }
 
 function toFieldErrors(errors: ErrorObject[] | null | undefined): ProblemFieldError[] {

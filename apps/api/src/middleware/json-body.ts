@@ -1,10 +1,15 @@
 import express, { type RequestHandler } from 'express';
+import { REQUEST_LIMITS } from '@testrun/contracts';
 import { ApiError } from '../errors';
 
-/** Largest request body accepted; run requests are small, so anything near this is a mistake. */
-const MAX_BODY_BYTES = 256 * 1024;
-
-const parseJson = express.json({ limit: MAX_BODY_BYTES, strict: false, type: 'application/json' });
+// Run requests are small, so a body near the limit is a mistake.
+// No content encoding: a compressed body is a 415, never inflated.
+const parseJson = express.json({
+  limit: REQUEST_LIMITS.maxBodyBytes,
+  strict: false,
+  type: 'application/json',
+  inflate: false,
+});
 
 /**
  * Parses a JSON body, after authentication and rate limiting (a malformed body with a bad key is

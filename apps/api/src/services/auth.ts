@@ -47,7 +47,8 @@ export async function authenticateKey(db: Db, logger: Logger, key: string, now: 
     WHERE k.hash = ${hashApiKey(key)}`;
   const row = rows[0];
   if (!row) throw unauthorized('The API key is not valid.');
-  if (row.revoked_at) throw unauthorized('The API key has been revoked.');
+  // Revoked reads exactly like unknown: the answer must not tell a guesser that a key once existed.
+  if (row.revoked_at) throw unauthorized('The API key is not valid.');
   // A paused key is refused only while its workspace is on the Free plan (the contract's rule).
   if (row.paused && row.plan === 'free') {
     throw new ApiError(

@@ -11,10 +11,13 @@ import { ApiError, errorMessage, problemBody } from '../errors';
 /** How long a key is remembered, from the first request that used it. */
 const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /**
- * How long the first request holds a key before another may take it over (its holder crashed).
- * Longer than the longest run-creating transaction (20 s plus 5 s waiting for a connection).
+ * How long a key stays held without a heartbeat from its request. The live request renews it every
+ * {@link LEASE_HEARTBEAT_MS}, however long its transaction takes; a request whose process died stops
+ * renewing, so a retry takes the key over within this time instead of waiting for a long lease.
  */
-const IDEMPOTENCY_LEASE_MS = 60_000;
+const IDEMPOTENCY_LEASE_MS = 5_000;
+/** How often the request holding a key renews its lease. */
+const LEASE_HEARTBEAT_MS = 1_500;
 /** Error statuses whose response is kept and replayed; any other releases the key. */
 const KEPT_ERROR_STATUSES = new Set([404, 422]);
 
@@ -94,19 +97,72 @@ export async function runIdempotently<T>(
     if (claim.status < 400) return { kind: 'replayed', status: claim.status, body: claim.body };
     throw replayedProblem(claim.body);
   }
+  const heartbeat = startLeaseHeartbeat(db, scope, claim.lease, now, logger);
   try {
-    const value = await create((tx, body) => completeIdempotencyKey(tx, scope, claim.lease, 201, body));
+    const value = await create(async (tx, body) => {
+      await completeIdempotencyKey(tx, scope, await heartbeat.stop(), 201, body);
+    });
     return { kind: 'created', value };
   } catch (e) {
+    const lease = await heartbeat.stop();
     if (e instanceof ApiError && KEPT_ERROR_STATUSES.has(e.status)) {
-      await completeIdempotencyKey(db, scope, claim.lease, e.status, problemBody(e.code, e.detail, e.options.errors));
+      await completeIdempotencyKey(db, scope, lease, e.status, problemBody(e.code, e.detail, e.options.errors));
     } else {
-      await releaseIdempotencyKey(db, scope, claim.lease).catch((error: unknown) => {
+      await releaseIdempotencyKey(db, scope, lease).catch((error: unknown) => {
         logger.warn('could not release an idempotency key', { error: errorMessage(error) });
       });
     }
     throw e;
   }
+}
+
+/**
+ * Renews the lease of a held key until stopped. Each renewal is fenced on the lease it replaces,
+ * so a request that lost its key (another took it over) never takes it back. `stop` waits for a
+ * renewal in flight and gives the lease in force, the fence for completing or releasing the key.
+ */
+function startLeaseHeartbeat(
+  db: Db,
+  scope: IdempotencyScope,
+  first: Date,
+  claimedAt: Date,
+  logger: Logger,
+): { stop: () => Promise<Date> } {
+  const startedAt = Date.now();
+  const state: { lease: Date; stopped: boolean; wake: () => void } = { lease: first, stopped: false, wake: () => {} };
+  // A function, not a flag read inline: stop() sets it while this loop awaits.
+  const stopped = () => state.stopped;
+  const loop = (async () => {
+    while (!stopped()) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, LEASE_HEARTBEAT_MS);
+        state.wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      if (stopped()) return;
+      // The request's clock moves with real time from the claim, so leases agree with claimIdempotencyKey.
+      const next = new Date(claimedAt.getTime() + (Date.now() - startedAt) + IDEMPOTENCY_LEASE_MS);
+      try {
+        const renewed = await db.$executeRaw`
+          UPDATE idempotency_records SET locked_until = ${next}
+          WHERE workspace_id = ${scope.workspaceId} AND key = ${scope.key} AND state = 'in_progress' AND locked_until = ${state.lease}`;
+        if (renewed !== 1) return; // taken over: completing will fail with 409 and roll back
+        state.lease = next;
+      } catch (error) {
+        logger.warn('could not renew an idempotency lease', { error: errorMessage(error) });
+      }
+    }
+  })();
+  return {
+    stop: async () => {
+      state.stopped = true;
+      state.wake();
+      await loop;
+      return state.lease;
+    },
+  };
 }
 
 /** The kept problem of a first response, as the error to send again. */

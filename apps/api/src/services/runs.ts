@@ -1,5 +1,6 @@
 import {
   isRunErrorCode,
+  REQUEST_LIMITS,
   type ParsedRunRequest,
   type Run,
   type RunCreateResponse,
@@ -54,6 +55,12 @@ export async function createRuns(
       const { tests, suiteId } = await resolveTests(tx, workspaceId, request);
       if (tests.length === 0) {
         throw new ApiError('empty_suite', `${describeTarget(request.target)} has no tests to run.`);
+      }
+      if (tests.length > REQUEST_LIMITS.maxRunsPerRequest) {
+        throw new ApiError(
+          'too_many_runs',
+          `${describeTarget(request.target)} has ${tests.length} tests; one request may create at most ${REQUEST_LIMITS.maxRunsPerRequest} runs (REQUEST_LIMITS.maxRunsPerRequest).`,
+        );
       }
       // One project per request: every test shares the effective base URL.
       await checkRunTarget(tx, targetPolicy, workspaceId, request.baseUrl ?? tests[0]?.baseUrl ?? '');

@@ -1,0 +1,12 @@
+// The CI slice of `pnpm fuzz`: 1,000 generated requests with a fixed seed against a real API on a
+// real port, on this run's Postgres and Redis. Every answer is a 2xx or a 4xx problem document, and
+// no 4xx creates a run or a job.
+import { runFuzz } from './fuzz';
+
+it('1,000 fuzzed requests: no 5xx, every 4xx a problem, no 4xx changes state', async () => {
+  const report = await runFuzz({ seed: 20_261_122, cases: 1_000, env: process.env });
+  expect(report.failures).toEqual([]);
+  expect(report.cases).toBe(1_000);
+  expect(report.serverErrors).toBe(0);
+  expect(report.stateChanges).toBe(0);
+}, 300_000);

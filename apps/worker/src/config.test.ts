@@ -20,13 +20,8 @@ describe('readWorkerConfig', () => {
   });
 
   it('reads the run limits in whole megabytes and counts', () => {
-    const config = readWorkerConfig({
-      ...BASE,
-      WORKER_PAGE_HEAP_MB: '64',
-      WORKER_MAX_PAGES: '3',
-      WORKER_RECORDING_MAX_MB: '2',
-    });
-    expect(config.limits).toEqual({
+    const env = { WORKER_PAGE_HEAP_MB: '64', WORKER_MAX_PAGES: '3', WORKER_RECORDING_MAX_MB: '2' };
+    expect(readWorkerConfig({ ...BASE, ...env }).limits).toEqual({
       heapBytes: 64 * 1024 * 1024,
       maxPages: 3,
       maxDialogs: 50,

@@ -257,16 +257,14 @@ describe('every way a page reaches the forbidden host is blocked', () => {
     });
   });
 
-  it('a meta refresh', async () => {
+  it.each([
+    ['a meta refresh', '/meta'],
+    ['a JavaScript location change', '/js'],
+    ['an <img> subresource', '/img'],
+  ])('%s', async (_what, pagePath) => {
     await asRun(async (page, egress) => {
-      await page.goto(`${fixtureOrigin}/meta`);
-      expectLoopbackRefusal(await blockedOf(egress), egress.proxy.username);
-    });
-  });
-
-  it('a JavaScript location change', async () => {
-    await asRun(async (page, egress) => {
-      await page.goto(`${fixtureOrigin}/js`).catch(() => undefined);
+      // A page that navigates away while it loads may reject goto; the refusal is what counts.
+      await page.goto(`${fixtureOrigin}${pagePath}`).catch(() => undefined);
       expectLoopbackRefusal(await blockedOf(egress), egress.proxy.username);
     });
   });
@@ -291,13 +289,6 @@ describe('every way a page reaches the forbidden host is blocked', () => {
       expect(outcomes.join(' ')).not.toContain('SECRET');
       await blockedOf(egress);
       expect(egress.blocked.filter((b) => b.host === '127.0.0.2').length).toBeGreaterThanOrEqual(2);
-    });
-  });
-
-  it('an <img> subresource', async () => {
-    await asRun(async (page, egress) => {
-      await page.goto(`${fixtureOrigin}/img`);
-      expectLoopbackRefusal(await blockedOf(egress), egress.proxy.username);
     });
   });
 

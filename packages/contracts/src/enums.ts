@@ -59,9 +59,10 @@ export const RUN_ERROR_CODES = [
   'timeout',
   'worker_lost',
   'internal_error',
-  'target_blocked',
   // The page went past a limit the worker sets on every run (memory, popups, dialogs).
   'resource_limit',
+  // A request of the run was refused by the target network policy.
+  'target_blocked',
 ] as const;
 export const RunErrorCode = StringEnum(RUN_ERROR_CODES);
 export type RunErrorCode = Static<typeof RunErrorCode>;

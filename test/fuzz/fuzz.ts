@@ -163,7 +163,7 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
     await applyProject(db, own.workspace.id, {
       slug: 'shop',
       name: 'Shop',
-      baseUrl: 'http://127.0.0.1:9',
+      baseUrl: 'http://127.0.0.1:2',
       suites: [
         { slug: 'smoke', name: 'Smoke', tests: [{ key: 't1', name: 'one', steps: [{ action: 'goto', url: '/' }] }] },
       ],

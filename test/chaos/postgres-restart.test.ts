@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { applyProject, createPrisma, ensureDatabase, migrateDatabase, type Db } from '@testrun/core';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site';
+import { steadyProject } from './steady-suite';
 import { createTenant } from '../support/harness';
 import { apiClient, freePort, spawnService, startApi, waitForLog, waitUntil } from '../e2e/support';
 
@@ -86,26 +87,7 @@ it('a Postgres restart during result writes and during enqueue loses no run and 
   try {
     await waitForLog(worker, 'worker ready');
     const tenant = await createTenant(db);
-    await applyProject(db, tenant.workspace.id, {
-      slug: 'chaos',
-      name: 'Chaos',
-      baseUrl: site.url,
-      suites: [
-        {
-          slug: 'steady',
-          name: 'Steady',
-          tests: Array.from({ length: TESTS }, (_, i) => ({
-            key: `t${i + 1}`,
-            name: `Test ${i + 1}`,
-            steps: [
-              { action: 'goto' as const, url: '/' },
-              { action: 'wait' as const, ms: 1_500 },
-              { action: 'expectText' as const, selector: 'h1', text: 'Testrun Shop' },
-            ],
-          })),
-        },
-      ],
-    });
+    await applyProject(db, tenant.workspace.id, steadyProject(site.url, TESTS));
     const client = apiClient(api.url, tenant.key);
     const suiteRunId = await client.createSuiteRun({ projectSlug: 'chaos', suiteSlug: 'steady' });
     await waitUntil(async () => (await db.run.count({ where: { suiteRunId, status: 'running' } })) > 0, 100);

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { applyProject, type Db } from '@testrun/core';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site';
+import { steadyProject } from './steady-suite';
 import { createTenant, testDb } from '../support/harness';
 import { present } from '../support/present';
 import { apiClient, freePort, spawnService, startApi, waitForLog, waitUntil } from '../e2e/support';
@@ -79,26 +80,7 @@ it('a worker killed mid-suite and Redis flushed mid-suite lose no run and count 
   const redisUrl = `redis://127.0.0.1:${port}`;
   const api = await startApi({ REDIS_URL: redisUrl });
   const tenant = await createTenant(db);
-  await applyProject(db, tenant.workspace.id, {
-    slug: 'chaos',
-    name: 'Chaos',
-    baseUrl: site.url,
-    suites: [
-      {
-        slug: 'steady',
-        name: 'Steady',
-        tests: Array.from({ length: TESTS }, (_, i) => ({
-          key: `t${i + 1}`,
-          name: `Test ${i + 1}`,
-          steps: [
-            { action: 'goto' as const, url: '/' },
-            { action: 'wait' as const, ms: 1_500 },
-            { action: 'expectText' as const, selector: 'h1', text: 'Testrun Shop' },
-          ],
-        })),
-      },
-    ],
-  });
+  await applyProject(db, tenant.workspace.id, steadyProject(site.url, TESTS));
   const client = apiClient(api.url, tenant.key);
   const suiteRunId = await client.createSuiteRun({ projectSlug: 'chaos', suiteSlug: 'steady' });
   const running = () => db.run.count({ where: { suiteRunId, status: 'running' } });

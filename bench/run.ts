@@ -9,6 +9,8 @@ const SCENARIOS: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
   startup: () => import('./startup'),
   /** How long one workspace's first run waits behind another's backlog, FIFO versus fair. */
   fairness: () => import('./fairness'),
+  /** The service against `playwright test` and the floor on the same tests. */
+  h2h: () => import('./h2h'),
 };
 
 async function main(): Promise<void> {

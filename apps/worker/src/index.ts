@@ -7,4 +7,4 @@ export { startWorkerService, type WorkerService, type WorkerServiceOptions } fro
 export { sanitizeTrace, REDACTED } from './trace-sanitizer';
 export { routeTargetHeaders } from './target-headers';
 export { isVideoAvailable, playwrightFfmpegPath } from './video';
-export { BrowserPool } from './browser/browser-pool';
+export { BrowserPool, CHROMIUM_ARGS } from './browser/browser-pool';

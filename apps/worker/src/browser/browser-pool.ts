@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { chromium, type Browser, type BrowserContext, type BrowserContextOptions } from 'playwright';
 
 /** Flags every launch gets: no sandbox (containers run as root), and nothing that phones home or races the tests. */
-const CHROMIUM_ARGS: readonly string[] = [
+export const CHROMIUM_ARGS: readonly string[] = [
   '--no-sandbox',
   '--disable-gpu',
   '--disable-dev-shm-usage',

@@ -1,0 +1,342 @@
+/**
+ * `pnpm bench h2h`: the service against `playwright test` on the same N tests, side by side, and
+ * both against the floor (one Chromium, K contexts, no framework); rewrites the `h2h` section of
+ * docs/BENCHMARKS.md. Every trial must pass all N tests on every side, or the bench fails.
+ *
+ * The service is the built API and worker as production runs them (plain node on dist), on a
+ * database and Redis prefix of the bench's own; its worker is warm (its browser launched) before
+ * the clock starts, as a deployed worker is. `playwright test` is timed from its start to its exit
+ * (launching its browsers is part of what a CI job pays).
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Redis } from 'ioredis';
+import { CHROMIUM_ARGS } from '@testrun/worker';
+import {
+  addMember,
+  applyProject,
+  createApiKey,
+  createPrisma,
+  createWorkspace,
+  ensureDatabase,
+  migrateDatabase,
+  readCommonConfig,
+  type Db,
+} from '@testrun/core';
+import { freePort, REPO_ROOT, spawnService } from '../../test/support/processes';
+import { machineLine, spread, writeSection } from '../report';
+import { CpuGroup, treeCpuMs } from './cpu';
+import { playwrightConfig, playwrightSpec, projectFile, type EvidenceLevel } from './suite';
+import { FORM_DELAY_MS, startFormSite } from './site';
+
+const N = Number(process.env.BENCH_H2H_TESTS ?? 40);
+const PAIRS = Number(process.env.BENCH_H2H_PAIRS ?? 3);
+const KS = (process.env.BENCH_H2H_K ?? '2,4').split(',').map(Number);
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+/** Sides measured, in the order of odd rounds (even rounds run them in reverse). */
+const SIDES = (process.env.BENCH_H2H_SIDES ?? 'service,pw-none,pw-all,service-all,floor').split(',') as Side[];
+
+type Side = 'service' | 'service-all' | 'pw-none' | 'pw-all' | 'floor';
+interface Trial {
+  wallMs: number;
+  cpuMs: number;
+}
+
+const out = (line: string) => process.stdout.write(`${line}\n`);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Runs a command to its end; its output, exit code, wall time and the CPU of its whole process tree:
+ * from a control group of its own where the machine allows one, else from bash's `times` (children
+ * waited for only: a browser killed without being waited for is missed).
+ */
+async function runTimed(
+  name: string,
+  command: string,
+  args: string[],
+  cwd: string,
+): Promise<{ code: number | null; output: string; wallMs: number; cpuMs: number }> {
+  const group = CpuGroup.create(`testrun-h2h-${name}-${process.pid}`);
+  const script = group ? group.enterCommand : '"$@"; code=$?; times; exit $code';
+  const began = performance.now();
+  const child = spawn('bash', ['-c', script, 'bash', command, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (c: Buffer) => (output += c.toString('utf8')));
+  child.stderr.on('data', (c: Buffer) => (output += c.toString('utf8')));
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  const wallMs = performance.now() - began;
+  if (group) {
+    const cpuMs = group.usageMs();
+    await group.remove();
+    return { code, output, wallMs, cpuMs };
+  }
+  // `times` prints the shell's own times, then its children's: "0m1.234s 0m0.567s".
+  const children = /(\d+)m([\d.]+)s (\d+)m([\d.]+)s$/.exec(output.trimEnd().split('\n').at(-1) ?? '');
+  if (!children) throw new Error(`no CPU times from ${command}:\n${output}`);
+  const cpuMs =
+    (Number(children[1]) * 60 + Number(children[2]) + Number(children[3]) * 60 + Number(children[4])) * 1000;
+  return { code, output, wallMs, cpuMs };
+}
+
+/** Postgres backends serving the bench database (their CPU counts for the service). */
+async function backendPids(db: Db, database: string): Promise<number[]> {
+  const rows = await db.$queryRaw<{ pid: number }[]>`
+    SELECT pid FROM pg_stat_activity WHERE datname = ${database} AND pid <> pg_backend_pid()`;
+  return rows.map((r) => r.pid);
+}
+
+async function main(): Promise<void> {
+  const common = readCommonConfig(process.env);
+  const dbUrl = new URL(common.databaseUrl);
+  const database = 'testrun_bench_h2h';
+  dbUrl.pathname = `/${database}`;
+  const databaseUrl = dbUrl.toString();
+  await ensureDatabase(databaseUrl);
+  await migrateDatabase(databaseUrl);
+  const db = createPrisma({ databaseUrl, max: 2 });
+  const prefix = `testrun-bench-h2h-${randomBytes(3).toString('hex')}`;
+  const artifactsDir = mkdtempSync(path.join(tmpdir(), 'testrun-h2h-artifacts-'));
+  const work = path.join(REPO_ROOT, 'bench', '.h2h');
+  rmSync(work, { recursive: true, force: true });
+  mkdirSync(work, { recursive: true });
+  const site = await startFormSite();
+
+  const workspace = await createWorkspace(db, { name: `h2h-${prefix}`, plan: 'enterprise' });
+  const email = `h2h-${prefix}@testrun.local`;
+  await addMember(db, workspace.id, email);
+  const { key } = await createApiKey(db, { workspaceId: workspace.id, creatorEmail: email, name: 'h2h' });
+  await applyProject(db, workspace.id, projectFile(N, site.url));
+
+  const port = await freePort();
+  const env = {
+    DATABASE_URL: databaseUrl,
+    REDIS_PREFIX: prefix,
+    ARTIFACTS_DIR: artifactsDir,
+    LOG_LEVEL: 'warn',
+    RATE_LIMIT_PER_MINUTE: '100000',
+    TARGET_ALLOW: '127.0.0.1/32',
+    CHROMIUM_PATH: CHROMIUM,
+  };
+  const api = spawnService('api', { ...env, PORT: String(port) });
+  // The service's processes (API, worker, and the worker's Chromium and ffmpeg) in one CPU group.
+  const serviceGroup = CpuGroup.create(`testrun-h2h-service-${process.pid}`);
+  serviceGroup?.add(api.child.pid ?? 0);
+  const apiUrl = `http://127.0.0.1:${port}`;
+  const post = async (body: unknown): Promise<string> => {
+    const res = await fetch(`${apiUrl}/api/v1/runs`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    const text = await res.text();
+    if (res.status !== 201) throw new Error(`POST /api/v1/runs answered ${res.status}: ${text}`);
+    const created = JSON.parse(text) as { suiteRunId?: string; runId?: string };
+    const id = created.suiteRunId ?? created.runId;
+    if (!id) throw new Error(`POST /api/v1/runs answered without an id: ${text}`);
+    return id;
+  };
+  for (let i = 0; ; i++) {
+    const ready = await fetch(`${apiUrl}/readyz`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ready) break;
+    if (i > 200) throw new Error(`the API did not become ready:\n${api.output()}`);
+    await sleep(100);
+  }
+
+  const results = new Map<string, Trial[]>();
+  const record = (k: number, side: Side, trial: Trial) => {
+    const name = `${k}:${side}`;
+    results.set(name, [...(results.get(name) ?? []), trial]);
+    out(`K=${k} ${side}: ${(trial.wallMs / 1000).toFixed(2)} s wall, ${(trial.cpuMs / 1000).toFixed(1)} CPU-s`);
+  };
+
+  for (const k of KS) {
+    const worker = spawnService('worker', { ...env, WORKER_CONCURRENCY: String(k) });
+    const workerPid = worker.child.pid ?? 0;
+    serviceGroup?.add(workerPid);
+    // Warm: the worker launches its browser on its first run.
+    const warm = await post({ projectSlug: 'h2h', suiteSlug: 'signup' });
+    await suiteTerminal(db, warm);
+
+    const service = async (evidence: EvidenceLevel): Promise<Trial> => {
+      const pgBefore = await backendPids(db, database);
+      const pids = [api.child.pid ?? 0, workerPid];
+      const serviceCpu = () => serviceGroup?.usageMs() ?? treeCpuMs(pids);
+      const cpuBefore = serviceCpu() + treeCpuMs([], pgBefore);
+      const sent = Date.now();
+      const body = {
+        projectSlug: 'h2h',
+        suiteSlug: 'signup',
+        ...(evidence === 'all' ? { evidence: { trace: 'on', video: 'on', screenshots: 'on' } } : {}),
+      };
+      const id = await post(body);
+      const row = await suiteTerminal(db, id);
+      const pgAfter = await backendPids(db, database);
+      const cpuMs = serviceCpu() + treeCpuMs([], [...new Set([...pgBefore, ...pgAfter])]) - cpuBefore;
+      if (row.passedCount !== N) throw new Error(`service: ${row.passedCount} of ${N} passed (${row.status})`);
+      return { wallMs: row.finishedAt.getTime() - sent, cpuMs };
+    };
+    const playwright = async (evidence: EvidenceLevel): Promise<Trial> => {
+      const dir = path.join(work, `k${k}-${evidence}`);
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(path.join(dir, 'signup.spec.js'), playwrightSpec(N, site.url));
+      const reportFile = path.join(dir, 'report.json');
+      rmSync(reportFile, { force: true });
+      writeFileSync(
+        path.join(dir, 'playwright.config.js'),
+        playwrightConfig({
+          workers: k,
+          executablePath: CHROMIUM,
+          args: CHROMIUM_ARGS,
+          evidence,
+          reportFile,
+          outputDir: path.join(dir, 'results'),
+        }),
+      );
+      const cli = require.resolve('@playwright/test/cli');
+      const run = await runTimed(`pw-${k}`, process.execPath, [cli, 'test', '-c', 'playwright.config.js'], dir);
+      const stats = (
+        JSON.parse(readFileSync(reportFile, 'utf8')) as { stats: { expected: number; unexpected: number } }
+      ).stats;
+      if (run.code !== 0 || stats.expected !== N)
+        throw new Error(`playwright test: ${stats.expected} of ${N} passed (exit ${run.code}):\n${run.output}`);
+      rmSync(path.join(dir, 'results'), { recursive: true, force: true });
+      return run;
+    };
+    const floor = async (): Promise<Trial> => {
+      const args = JSON.stringify({
+        n: N,
+        workers: k,
+        baseUrl: site.url,
+        executablePath: CHROMIUM,
+        args: CHROMIUM_ARGS,
+      });
+      const script = path.join(__dirname, 'floor.ts');
+      const run = await runTimed(`floor-${k}`, process.execPath, ['--import', 'tsx', script, args], REPO_ROOT);
+      const line = run.output.split('\n').find((l) => l.startsWith('{'));
+      const result = JSON.parse(line ?? 'null') as { wallMs: number; cpuMs: number; passed: number } | null;
+      if (run.code !== 0 || !result || result.passed !== N) throw new Error(`floor failed:\n${run.output}`);
+      return result;
+    };
+    const sides: Record<Side, () => Promise<Trial>> = {
+      service: () => service('none'),
+      'service-all': () => service('all'),
+      'pw-none': () => playwright('none'),
+      'pw-all': () => playwright('all'),
+      floor,
+    };
+    for (let round = 0; round < PAIRS; round++) {
+      const order = round % 2 === 0 ? SIDES : [...SIDES].reverse();
+      for (const side of order) record(k, side, await sides[side]());
+    }
+    worker.child.kill('SIGTERM');
+    await worker.exited;
+  }
+
+  api.child.kill('SIGTERM');
+  await api.exited;
+  await serviceGroup?.remove();
+  await site.close();
+  await db.workspace.delete({ where: { id: workspace.id } });
+  await db.$disconnect();
+  const redis = new Redis(common.redisUrl);
+  const keys = await redis.keys(`${prefix}*`);
+  if (keys.length) await redis.del(...keys);
+  redis.disconnect();
+  rmSync(artifactsDir, { recursive: true, force: true });
+  rmSync(work, { recursive: true, force: true });
+  writeSection('h2h', report(results));
+  out('wrote the h2h section of docs/BENCHMARKS.md');
+}
+
+async function suiteTerminal(db: Db, id: string) {
+  for (;;) {
+    const row = await db.suiteRun.findUniqueOrThrow({
+      where: { id },
+      select: { status: true, passedCount: true, finishedAt: true },
+    });
+    if (row.status !== 'queued' && row.status !== 'running' && row.finishedAt)
+      return { status: row.status, passedCount: row.passedCount, finishedAt: row.finishedAt };
+    await sleep(100);
+  }
+}
+
+/** Ratios of side A to side B over the rounds (round i of A against round i of B). */
+function ratios(a: readonly Trial[], b: readonly Trial[], of: keyof Trial): number[] {
+  return a.flatMap((trial, i) => {
+    const other = b[i];
+    return other ? [trial[of] / other[of]] : [];
+  });
+}
+
+function report(results: Map<string, Trial[]>): string {
+  const s = (values: number[], digits: number, scale = 1) => {
+    if (values.length === 0) return '–';
+    const { median, min, max } = spread(values.map((v) => v / scale));
+    return `${median.toFixed(digits)} (${min.toFixed(digits)}–${max.toFixed(digits)})`;
+  };
+  const rows: string[] = [];
+  const ratioRows: string[] = [];
+  for (const k of KS) {
+    const get = (side: Side) => results.get(`${k}:${side}`) ?? [];
+    for (const side of SIDES) {
+      const trials = get(side);
+      rows.push(
+        `| ${k} | ${side} | ${s(
+          trials.map((t) => t.wallMs),
+          1,
+          1000,
+        )} | ${s(
+          trials.map((t) => t.cpuMs / N),
+          0,
+        )} |`,
+      );
+    }
+    const pair = (a: Side, b: Side, target: string) =>
+      ratioRows.push(
+        `| ${k} | ${a} / ${b} | ${s(ratios(get(a), get(b), 'wallMs'), 2)} | ${s(ratios(get(a), get(b), 'cpuMs'), 2)} | ${target} |`,
+      );
+    pair('service', 'pw-none', 'wall ≤ 0.90');
+    pair('service-all', 'pw-all', 'wall ≤ 0.90, CPU ≤ 1.10');
+    pair('service', 'floor', 'wall ≤ 1.15');
+  }
+  return `## Head to head: the service against \`playwright test\`
+
+\`pnpm bench h2h\` (\`bench/h2h/\`; \`BENCH_H2H_TESTS\`, \`BENCH_H2H_PAIRS\`, \`BENCH_H2H_K\`, \`BENCH_H2H_SIDES\` change the run).
+
+- ${machineLine()}; measured ${new Date().toISOString().slice(0, 10)} on a machine other processes shared.
+- ${N} tests, each: open a sign-up form (a stylesheet and a script fetched separately), fill a name, click
+  submit, check the text the page shows after a ${FORM_DELAY_MS} ms client-side delay. The same tests as a Testrun
+  project (\`bench/h2h/suite.ts\`) and as a Playwright spec run by \`@playwright/test\` at the project's
+  Playwright version, same Chromium binary and launch flags as the worker.
+- Sides: **service** = the built API and worker (WORKER_CONCURRENCY=K, browser warm), a suite run POSTed and
+  followed to its end, at the service's default evidence policy; **service-all** = the same with
+  \`evidence: { trace: 'on', video: 'on', screenshots: 'on' }\`; **pw-none** = \`playwright test --workers=K\`
+  with trace, video and screenshot off; **pw-all** = with all three \`on\`; **floor** = one warm Chromium,
+  K contexts at a time, the tests written against Playwright's API directly.
+- Wall time: service from the POST to the suite run's \`finished_at\`; \`playwright test\` from spawn to exit;
+  floor the tests alone. CPU: the processes of each side and all their children (worker, Chromium, ffmpeg,
+  API and the Postgres backends of the bench database for the service; \`playwright test\`, its workers and
+  browsers for Playwright), read from /proc or the shell's \`times\`.
+- ${PAIRS} rounds per K; the sides alternate their order between rounds; every trial checks that all ${N} tests passed.
+  Figures: median (min–max).
+
+| K | Side | Wall (s) | CPU per test (ms) |
+|---|---|---|---|
+${rows.join('\n')}
+
+| K | Ratio | Wall | CPU | Target |
+|---|---|---|---|---|
+${ratioRows.join('\n')}
+`;
+}
+
+/** Entry point of `pnpm bench h2h`. */
+export async function run(): Promise<void> {
+  await main();
+}

@@ -11,6 +11,8 @@ const SCENARIOS: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
   fairness: () => import('./fairness'),
   /** The service against `playwright test` and the floor on the same tests. */
   h2h: () => import('./h2h'),
+  /** Read throughput against a bare Express app, and enqueue times of large suites and projects. */
+  api: () => import('./api'),
 };
 
 async function main(): Promise<void> {

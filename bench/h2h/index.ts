@@ -149,6 +149,7 @@ async function main(): Promise<void> {
   }
 
   const results = new Map<string, Trial[]>();
+  let requeued = 0;
   const record = (k: number, side: Side, trial: Trial) => {
     const name = `${k}:${side}`;
     results.set(name, [...(results.get(name) ?? []), trial]);
@@ -236,6 +237,7 @@ async function main(): Promise<void> {
     }
     worker.child.kill('SIGTERM');
     await worker.exited;
+    requeued += reconcilerRequeues(worker.output());
   }
 
   api.child.kill('SIGTERM');
@@ -250,7 +252,8 @@ async function main(): Promise<void> {
   redis.disconnect();
   rmSync(artifactsDir, { recursive: true, force: true });
   rmSync(work, { recursive: true, force: true });
-  writeSection('h2h', report(results));
+  const serviceRuns = KS.length * (PAIRS * SIDES.filter((side) => side.startsWith('service')).length + 1) * N;
+  writeSection('h2h', report(results, { requeued, serviceRuns }));
   out('wrote the h2h section of docs/BENCHMARKS.md');
 }
 
@@ -274,7 +277,18 @@ function ratios(a: readonly Trial[], b: readonly Trial[], of: keyof Trial): numb
   });
 }
 
-function report(results: Map<string, Trial[]>): string {
+/** Jobs the reconciler added again, from the worker's log (one warn line per pass that settled runs). */
+function reconcilerRequeues(log: string): number {
+  let total = 0;
+  for (const line of log.split('\n')) {
+    if (!line.includes('reconciler settled runs')) continue;
+    const match = /"requeued":(\d+)/.exec(line);
+    total += Number(match?.[1] ?? 0);
+  }
+  return total;
+}
+
+function report(results: Map<string, Trial[]>, reconciler: { requeued: number; serviceRuns: number }): string {
   const s = (values: number[], digits: number, scale = 1) => {
     if (values.length === 0) return '–';
     const { median, min, max } = spread(values.map((v) => v / scale));
@@ -333,6 +347,10 @@ ${rows.join('\n')}
 | K | Ratio | Wall | CPU | Target |
 |---|---|---|---|---|
 ${ratioRows.join('\n')}
+
+Jobs the reconciler added again while the service ran ${reconciler.serviceRuns} runs: ${reconciler.requeued}
+(a run finished between the reconciler's read of it and its read of the job used to get a new job;
+it reads the runs again after the job states now).
 `;
 }
 

@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { addRunJobs, createLogger, createRunQueue, startRun, type Db, type RunQueue } from '@testrun/core';
+import { addRunJobs, createLogger, createRunQueue, finishRun, startRun, type Db, type RunQueue } from '@testrun/core';
 import { Client } from 'pg';
 import { Reconciler, RECONCILER_LOCK_KEY } from '@testrun/worker';
 import { applySampleProject, createTenant, insertSuiteRuns, sampleProject, testDb } from '../support/harness';
@@ -60,6 +60,29 @@ describe('reconciler', () => {
     const id = await oneQueuedRun(0);
     const report = await reconciler().runOnce();
     expect(report.requeued).not.toContain(id);
+  });
+
+  it('gives no job to a run that finished between its read and its job state read', async () => {
+    const id = await oneQueuedRun();
+    await startRun(db, id, 2);
+    await db.run.update({ where: { id }, data: { startedAt: new Date(Date.now() - 60_000) } });
+    // The worker's order: the outcome reaches Postgres, then the job completes and is removed.
+    // Here that happens inside the reconciler's pass, right before it asks for the job's state.
+    const racing = new Proxy(queue, {
+      get(target, property) {
+        if (property === 'getJobState')
+          return async (jobId: string) => {
+            if (jobId === id) await finishRun(db, id, 1, { status: 'passed', resultSummary: 'Passed.' });
+            return target.getJobState(jobId);
+          };
+        const value: unknown = Reflect.get(target, property, target);
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const report = await new Reconciler({ db, queue: racing, logger, queuedGraceMs: 1_000 }).runOnce();
+    expect(report.requeued).not.toContain(id);
+    expect(await queue.getJobState(id)).toBe('unknown');
+    expect((await db.run.findUniqueOrThrow({ where: { id } })).status).toBe('passed');
   });
 
   it('ends a running run past its deadline as error/timeout', async () => {

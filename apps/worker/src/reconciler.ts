@@ -165,7 +165,20 @@ export class Reconciler {
       }
       // waiting, delayed, prioritized, active: a worker has it or will.
     }
-    await addRunJobs(queue, requeued, await fairPositions(db, requeued));
-    return { requeued, lost };
+    // A run read as open above may have finished before its job state was read: its worker writes
+    // the outcome to Postgres first, then completes (and so removes) the job. Reading the runs
+    // again after the job states keeps only those still open, so a finished run never gets a job.
+    const stillOpen = await openRuns(db, requeued);
+    const toAdd = requeued.filter((id) => stillOpen.has(id));
+    await addRunJobs(queue, toAdd, await fairPositions(db, toAdd));
+    return { requeued: toAdd, lost };
   }
+}
+
+/** Which of `ids` are still queued or running. */
+async function openRuns(db: Db, ids: readonly string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db.$queryRaw<Array<{ id: string }>>`
+    SELECT id FROM runs WHERE id = ANY(${ids}::text[]) AND status IN ('queued', 'running')`;
+  return new Set(rows.map((r) => r.id));
 }

@@ -9,33 +9,19 @@
  * (launching its browsers is part of what a CI job pays).
  */
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { Redis } from 'ioredis';
 import { CHROMIUM_ARGS } from '@testrun/worker';
-import {
-  addMember,
-  applyProject,
-  createApiKey,
-  createPrisma,
-  createWorkspace,
-  ensureDatabase,
-  migrateDatabase,
-  readCommonConfig,
-  type Db,
-} from '@testrun/core';
-import { freePort, REPO_ROOT, spawnService } from '../../test/support/processes';
+import { REPO_ROOT } from '../../test/support/processes';
 import { machineLine, spread, writeSection } from '../report';
 import { CpuGroup, treeCpuMs } from './cpu';
+import { CHROMIUM, startBenchService } from './service';
 import { playwrightConfig, playwrightSpec, projectFile, type EvidenceLevel } from './suite';
 import { FORM_DELAY_MS, startFormSite } from './site';
 
 const N = Number(process.env.BENCH_H2H_TESTS ?? 40);
 const PAIRS = Number(process.env.BENCH_H2H_PAIRS ?? 3);
 const KS = (process.env.BENCH_H2H_K ?? '2,4').split(',').map(Number);
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 /** Sides measured, in the order of odd rounds (even rounds run them in reverse). */
 const SIDES = (process.env.BENCH_H2H_SIDES ?? 'service,pw-none,pw-all,service-all,floor').split(',') as Side[];
 
@@ -46,7 +32,6 @@ interface Trial {
 }
 
 const out = (line: string) => process.stdout.write(`${line}\n`);
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Runs a command to its end; its output, exit code, wall time and the CPU of its whole process tree:
@@ -81,72 +66,16 @@ async function runTimed(
   return { code, output, wallMs, cpuMs };
 }
 
-/** Postgres backends serving the bench database (their CPU counts for the service). */
-async function backendPids(db: Db, database: string): Promise<number[]> {
-  const rows = await db.$queryRaw<{ pid: number }[]>`
-    SELECT pid FROM pg_stat_activity WHERE datname = ${database} AND pid <> pg_backend_pid()`;
-  return rows.map((r) => r.pid);
-}
-
 async function main(): Promise<void> {
-  const common = readCommonConfig(process.env);
-  const dbUrl = new URL(common.databaseUrl);
-  const database = 'testrun_bench_h2h';
-  dbUrl.pathname = `/${database}`;
-  const databaseUrl = dbUrl.toString();
-  await ensureDatabase(databaseUrl);
-  await migrateDatabase(databaseUrl);
-  const db = createPrisma({ databaseUrl, max: 2 });
-  const prefix = `testrun-bench-h2h-${randomBytes(3).toString('hex')}`;
-  const artifactsDir = mkdtempSync(path.join(tmpdir(), 'testrun-h2h-artifacts-'));
   const work = path.join(REPO_ROOT, 'bench', '.h2h');
   rmSync(work, { recursive: true, force: true });
   mkdirSync(work, { recursive: true });
   const site = await startFormSite();
-
-  const workspace = await createWorkspace(db, { name: `h2h-${prefix}`, plan: 'enterprise' });
-  const email = `h2h-${prefix}@testrun.local`;
-  await addMember(db, workspace.id, email);
-  const { key } = await createApiKey(db, { workspaceId: workspace.id, creatorEmail: email, name: 'h2h' });
-  await applyProject(db, workspace.id, projectFile(N, site.url));
-
-  const port = await freePort();
-  const env = {
-    DATABASE_URL: databaseUrl,
-    REDIS_PREFIX: prefix,
-    ARTIFACTS_DIR: artifactsDir,
-    LOG_LEVEL: 'warn',
-    RATE_LIMIT_PER_MINUTE: '100000',
-    TARGET_ALLOW: '127.0.0.1/32',
-    CHROMIUM_PATH: CHROMIUM,
-  };
-  const api = spawnService('api', { ...env, PORT: String(port) });
+  const bench = await startBenchService('h2h', projectFile(N, site.url));
+  const { api, post } = bench;
   // The service's processes (API, worker, and the worker's Chromium and ffmpeg) in one CPU group.
   const serviceGroup = CpuGroup.create(`testrun-h2h-service-${process.pid}`);
   serviceGroup?.add(api.child.pid ?? 0);
-  const apiUrl = `http://127.0.0.1:${port}`;
-  const post = async (body: unknown): Promise<string> => {
-    const res = await fetch(`${apiUrl}/api/v1/runs`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-    const text = await res.text();
-    if (res.status !== 201) throw new Error(`POST /api/v1/runs answered ${res.status}: ${text}`);
-    const created = JSON.parse(text) as { suiteRunId?: string; runId?: string };
-    const id = created.suiteRunId ?? created.runId;
-    if (!id) throw new Error(`POST /api/v1/runs answered without an id: ${text}`);
-    return id;
-  };
-  for (let i = 0; ; i++) {
-    const ready = await fetch(`${apiUrl}/readyz`).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (ready) break;
-    if (i > 200) throw new Error(`the API did not become ready:\n${api.output()}`);
-    await sleep(100);
-  }
 
   const results = new Map<string, Trial[]>();
   let requeued = 0;
@@ -157,15 +86,15 @@ async function main(): Promise<void> {
   };
 
   for (const k of KS) {
-    const worker = spawnService('worker', { ...env, WORKER_CONCURRENCY: String(k) });
+    const worker = bench.spawnWorker(k);
     const workerPid = worker.child.pid ?? 0;
     serviceGroup?.add(workerPid);
     // Warm: the worker launches its browser on its first run.
     const warm = await post({ projectSlug: 'h2h', suiteSlug: 'signup' });
-    await suiteTerminal(db, warm);
+    await bench.suiteTerminal(warm);
 
     const service = async (evidence: EvidenceLevel): Promise<Trial> => {
-      const pgBefore = await backendPids(db, database);
+      const pgBefore = await bench.backendPids();
       const pids = [api.child.pid ?? 0, workerPid];
       const serviceCpu = () => serviceGroup?.usageMs() ?? treeCpuMs(pids);
       const cpuBefore = serviceCpu() + treeCpuMs([], pgBefore);
@@ -176,8 +105,8 @@ async function main(): Promise<void> {
         ...(evidence === 'all' ? { evidence: { trace: 'on', video: 'on', screenshots: 'on' } } : {}),
       };
       const id = await post(body);
-      const row = await suiteTerminal(db, id);
-      const pgAfter = await backendPids(db, database);
+      const row = await bench.suiteTerminal(id);
+      const pgAfter = await bench.backendPids();
       const cpuMs = serviceCpu() + treeCpuMs([], [...new Set([...pgBefore, ...pgAfter])]) - cpuBefore;
       if (row.passedCount !== N) throw new Error(`service: ${row.passedCount} of ${N} passed (${row.status})`);
       return { wallMs: row.finishedAt.getTime() - sent, cpuMs };
@@ -240,33 +169,13 @@ async function main(): Promise<void> {
     requeued += reconcilerRequeues(worker.output());
   }
 
-  api.child.kill('SIGTERM');
-  await api.exited;
+  await bench.close();
   await serviceGroup?.remove();
   await site.close();
-  await db.workspace.delete({ where: { id: workspace.id } });
-  await db.$disconnect();
-  const redis = new Redis(common.redisUrl);
-  const keys = await redis.keys(`${prefix}*`);
-  if (keys.length) await redis.del(...keys);
-  redis.disconnect();
-  rmSync(artifactsDir, { recursive: true, force: true });
   rmSync(work, { recursive: true, force: true });
   const serviceRuns = KS.length * (PAIRS * SIDES.filter((side) => side.startsWith('service')).length + 1) * N;
   writeSection('h2h', report(results, { requeued, serviceRuns }));
   out('wrote the h2h section of docs/BENCHMARKS.md');
-}
-
-async function suiteTerminal(db: Db, id: string) {
-  for (;;) {
-    const row = await db.suiteRun.findUniqueOrThrow({
-      where: { id },
-      select: { status: true, passedCount: true, finishedAt: true },
-    });
-    if (row.status !== 'queued' && row.status !== 'running' && row.finishedAt)
-      return { status: row.status, passedCount: row.passedCount, finishedAt: row.finishedAt };
-    await sleep(100);
-  }
 }
 
 /** Ratios of side A to side B over the rounds (round i of A against round i of B). */

@@ -1,0 +1,127 @@
+/**
+ * The service as a bench drives it: the built API as its own process (plain node on dist, as
+ * production runs it) on a database and Redis prefix of the bench's own, a workspace with one key
+ * and a project applied, and workers started on demand. Everything is removed by `close`.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Redis } from 'ioredis';
+import type { ProjectFile } from '@testrun/contracts';
+import {
+  addMember,
+  applyProject,
+  createApiKey,
+  createPrisma,
+  createWorkspace,
+  ensureDatabase,
+  migrateDatabase,
+  readCommonConfig,
+  type Db,
+} from '@testrun/core';
+import { freePort, spawnService } from '../../test/support/processes';
+
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export type BenchService = Awaited<ReturnType<typeof startBenchService>>;
+
+/** Starts the API on `database` with `project` applied to a new workspace. */
+export async function startBenchService(name: string, project: ProjectFile) {
+  const common = readCommonConfig(process.env);
+  const dbUrl = new URL(common.databaseUrl);
+  const database = `testrun_bench_${name}`;
+  dbUrl.pathname = `/${database}`;
+  const databaseUrl = dbUrl.toString();
+  await ensureDatabase(databaseUrl);
+  await migrateDatabase(databaseUrl);
+  const db: Db = createPrisma({ databaseUrl, max: 2 });
+  const prefix = `testrun-bench-${name}-${randomBytes(3).toString('hex')}`;
+  const artifactsDir = mkdtempSync(path.join(tmpdir(), `testrun-${name}-artifacts-`));
+
+  const workspace = await createWorkspace(db, { name: prefix, plan: 'enterprise' });
+  const email = `${prefix}@testrun.local`;
+  await addMember(db, workspace.id, email);
+  const { key } = await createApiKey(db, { workspaceId: workspace.id, creatorEmail: email, name });
+  await applyProject(db, workspace.id, project);
+
+  const port = await freePort();
+  const env = {
+    DATABASE_URL: databaseUrl,
+    REDIS_PREFIX: prefix,
+    ARTIFACTS_DIR: artifactsDir,
+    LOG_LEVEL: 'warn',
+    RATE_LIMIT_PER_MINUTE: '100000',
+    TARGET_ALLOW: '127.0.0.1/32',
+    CHROMIUM_PATH: CHROMIUM,
+  };
+  const api = spawnService('api', { ...env, PORT: String(port) });
+  const apiUrl = `http://127.0.0.1:${port}`;
+  for (let i = 0; ; i++) {
+    const ready = await fetch(`${apiUrl}/readyz`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ready) break;
+    if (i > 200) throw new Error(`the API did not become ready:\n${api.output()}`);
+    await sleep(100);
+  }
+
+  /** POSTs a run request; the suite run's (or run's) id. */
+  const post = async (body: unknown): Promise<string> => {
+    const res = await fetch(`${apiUrl}/api/v1/runs`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    const text = await res.text();
+    if (res.status !== 201) throw new Error(`POST /api/v1/runs answered ${res.status}: ${text}`);
+    const created = JSON.parse(text) as { suiteRunId?: string; runId?: string };
+    const id = created.suiteRunId ?? created.runId;
+    if (!id) throw new Error(`POST /api/v1/runs answered without an id: ${text}`);
+    return id;
+  };
+
+  /** Waits for a suite run to end; its status, passed count and end time. */
+  const suiteTerminal = async (id: string) => {
+    for (;;) {
+      const row = await db.suiteRun.findUniqueOrThrow({
+        where: { id },
+        select: { status: true, passedCount: true, finishedAt: true },
+      });
+      if (row.status !== 'queued' && row.status !== 'running' && row.finishedAt)
+        return { status: row.status, passedCount: row.passedCount, finishedAt: row.finishedAt };
+      await sleep(100);
+    }
+  };
+
+  /** Postgres backends serving the bench database (their CPU counts for the service). */
+  const backendPids = async (): Promise<number[]> => {
+    const rows = await db.$queryRaw<{ pid: number }[]>`
+      SELECT pid FROM pg_stat_activity WHERE datname = ${database} AND pid <> pg_backend_pid()`;
+    return rows.map((r) => r.pid);
+  };
+
+  return {
+    api,
+    db,
+    post,
+    suiteTerminal,
+    backendPids,
+    /** A worker process with `concurrency` slots. */
+    spawnWorker: (concurrency: number) => spawnService('worker', { ...env, WORKER_CONCURRENCY: String(concurrency) }),
+    close: async () => {
+      api.child.kill('SIGTERM');
+      await api.exited;
+      await db.workspace.delete({ where: { id: workspace.id } });
+      await db.$disconnect();
+      const redis = new Redis(common.redisUrl);
+      const keys = await redis.keys(`${prefix}*`);
+      if (keys.length) await redis.del(...keys);
+      redis.disconnect();
+      rmSync(artifactsDir, { recursive: true, force: true });
+    },
+  };
+}

@@ -9,6 +9,8 @@ const SCENARIOS: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
   startup: () => import('./startup'),
   /** How long one workspace's first run waits behind another's backlog, FIFO versus fair. */
   fairness: () => import('./fairness'),
+  /** Peak API memory while 40 one-byte and some larger range requests for a 100 MB trace run at once. */
+  ranges: () => import('./artifact-ranges'),
 };
 
 async function main(): Promise<void> {

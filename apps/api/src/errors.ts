@@ -1,5 +1,6 @@
 import type { ErrorRequestHandler, Response } from 'express';
 import {
+  overCap,
   PROBLEMS,
   REQUEST_LIMITS,
   problemType,
@@ -127,7 +128,10 @@ function fromBodyParser(error: unknown): ApiError | null {
     case 'entity.too.large':
       return new ApiError(
         'payload_too_large',
-        `The body is larger than the ${REQUEST_LIMITS.maxBodyBytes / 1024} KB the API accepts.`,
+        overCap(
+          'REQUEST_LIMITS.maxBodyBytes',
+          `The body is larger than the ${REQUEST_LIMITS.maxBodyBytes / 1024} KB the API accepts.`,
+        ),
       );
     case 'charset.unsupported':
     case 'encoding.unsupported':

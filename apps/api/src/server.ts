@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Express } from 'express';
-import { REQUEST_LIMITS, type ProblemCode } from '@testrun/contracts';
+import { overCap, REQUEST_LIMITS, type ProblemCode } from '@testrun/contracts';
 import type { Logger } from '@testrun/core';
 import { problemBody } from './errors';
 
@@ -12,7 +12,10 @@ function clientProblem(code: string | undefined): { code: ProblemCode; detail: s
     case 'HPE_HEADER_OVERFLOW':
       return {
         code: 'request_header_fields_too_large',
-        detail: `The request line and headers are larger than the ${REQUEST_LIMITS.maxHeaderBytes} bytes the API accepts.`,
+        detail: overCap(
+          'REQUEST_LIMITS.maxHeaderBytes',
+          `The request line and headers are larger than the ${REQUEST_LIMITS.maxHeaderBytes} bytes the API accepts.`,
+        ),
       };
     case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
       return { code: 'payload_too_large', detail: 'The chunk extensions of the body are too large.' };

@@ -16,7 +16,7 @@ export class TestrunApiError extends Error {
   readonly title: string;
   /** What went wrong, for people. */
   readonly detail: string;
-  /** Per-field problems of a 400 `invalid_body`; empty otherwise. */
+  /** Per-field problems of a 400 `invalid_body` or a 422 `limit_exceeded`; empty otherwise. */
   readonly errors: ProblemFieldError[];
   /** Delay the server asked for (`Retry-After`), in milliseconds, or null. */
   readonly retryAfterMs: number | null;

@@ -1,8 +1,7 @@
 /**
- * Limits the API enforces on requests, named in one place so the problem details, the OpenAPI
- * document and docs/API.md state the same numbers. Limits of a project file's content (steps per
- * test, tests per suite, `wait`, timeouts) are `STEP_LIMITS` in project-file.ts; limits of a run's
- * `headers` are `HEADER_LIMITS` in runs.ts.
+ * Every cap of the service, in one place, so the problem details, the OpenAPI document, the project
+ * file's JSON Schema and docs/API.md ("Limits") state the same numbers. A request over a cap is
+ * refused before anything is created, with a detail that names the cap and its value ({@link overCap}).
  */
 export const REQUEST_LIMITS = {
   /** Largest request body, in bytes (413 `payload_too_large`). */
@@ -17,6 +16,72 @@ export const REQUEST_LIMITS = {
    */
   maxRunsPerRequest: 1_000,
 } as const;
+
+/** Limits on the `headers` a run sends to its target (422 `limit_exceeded`). */
+export const HEADER_LIMITS = {
+  maxHeaders: 32,
+  maxNameLength: 128,
+  maxValueLength: 8_192,
+  /** Names and values together, in UTF-8 bytes. */
+  maxTotalBytes: 16_384,
+} as const;
+
+/** Limits on a request's `variables` and `secretVariables` (422 `limit_exceeded`). */
+export const VARIABLE_LIMITS = {
+  /** Variables per request, plain and secret counted separately. */
+  maxVariables: 64,
+  maxValueLength: 4_096,
+  /** Names and values of one map together, in UTF-8 bytes. */
+  maxTotalBytes: 32_768,
+} as const;
+
+/**
+ * Bounds of a project file and its step language; a file over one is refused when it is applied.
+ * Defaults apply when a test or step does not say. A test's `timeoutMs` is the time budget of each
+ * of its runs: the worker ends a run that outlives it `error`/`timeout`.
+ */
+export const STEP_LIMITS = {
+  defaultStepTimeoutMs: 5_000,
+  minStepTimeoutMs: 100,
+  maxStepTimeoutMs: 60_000,
+  defaultTestTimeoutMs: 30_000,
+  minTestTimeoutMs: 1_000,
+  maxTestTimeoutMs: 600_000,
+  maxWaitMs: 30_000,
+  maxStepsPerTest: 200,
+  maxTestsPerSuite: 1_000,
+  maxSuitesPerProject: 200,
+} as const;
+
+const LIMIT_GROUPS = { REQUEST_LIMITS, HEADER_LIMITS, VARIABLE_LIMITS, STEP_LIMITS } as const;
+type LimitGroups = typeof LIMIT_GROUPS;
+type CapName = { [G in keyof LimitGroups]: `${G}.${keyof LimitGroups[G] & string}` }[keyof LimitGroups];
+
+/** The value of a cap named like `STEP_LIMITS.maxStepsPerTest`. */
+export function capValue(cap: CapName): number {
+  const [group, key] = cap.split('.') as [keyof LimitGroups, string];
+  return (LIMIT_GROUPS[group] as Record<string, number>)[key] ?? Number.NaN;
+}
+
+/**
+ * Schema annotation naming the cap a `maxItems`, `maxProperties`, `maxLength` or `maximum` enforces,
+ * so a refusal's message names it ({@link overCap}); spread it into the schema's options.
+ */
+export function capOf(cap: CapName): { 'x-limit': CapName } {
+  return { 'x-limit': cap };
+}
+
+/** A field error's message for a value over a cap: what is wrong, then the cap's name and value. */
+export function overCap(cap: string, message: string): string {
+  return `${message} (limit ${cap} = ${String(capValue(cap as CapName))})`;
+}
+
+const OVER_CAP = /\(limit [A-Z_]+\.[A-Za-z]+ = \d+\)$/;
+
+/** Whether a field error's message says a value is over a cap (as {@link overCap} words it). */
+export function isOverCap(message: string): boolean {
+  return OVER_CAP.test(message);
+}
 
 /** Lone UTF-16 surrogates: not valid Unicode, so they cannot be stored as UTF-8 text. */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;

@@ -113,6 +113,8 @@ export function buildOpenApiDocument(serverUrl = '/'): Record<string, unknown> {
               'empty_suite',
               'target_not_allowed',
               'idempotency_key_reused',
+              'too_many_runs',
+              'limit_exceeded',
             ),
           },
         },

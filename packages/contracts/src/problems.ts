@@ -118,6 +118,12 @@ export const PROBLEMS = {
     description:
       'One POST /api/v1/runs may create at most a fixed number of runs (the detail names the cap and the count). Nothing was created. Run the project suite by suite.',
   },
+  limit_exceeded: {
+    status: 422,
+    title: 'The request is over a limit',
+    description:
+      'A value of the body is over one of the fixed limits (`headers`: how many, name and value length, total size; `variables` and `secretVariables`: how many, value length, total size). `errors` lists each with its JSON Pointer path, and every message names the limit and its value. Nothing was created. Send less.',
+  },
   rate_limited: {
     status: 429,
     title: 'Too many requests',

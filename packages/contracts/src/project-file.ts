@@ -1,20 +1,7 @@
 import { Type, type Static, type TObject, type TProperties } from '@sinclair/typebox';
+import { capOf, STEP_LIMITS } from './limits';
 import type { ProblemFieldError } from './problems';
 import { compileValidator, type Validation } from './validate';
-
-/** Bounds of the step language. Defaults apply when a test or step does not say. */
-export const STEP_LIMITS = {
-  defaultStepTimeoutMs: 5_000,
-  minStepTimeoutMs: 100,
-  maxStepTimeoutMs: 60_000,
-  defaultTestTimeoutMs: 30_000,
-  minTestTimeoutMs: 1_000,
-  maxTestTimeoutMs: 600_000,
-  maxWaitMs: 30_000,
-  maxStepsPerTest: 200,
-  maxTestsPerSuite: 1_000,
-  maxSuitesPerProject: 200,
-} as const;
 
 const SLUG_PATTERN = '^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$';
 const KEY_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$';
@@ -33,6 +20,7 @@ const common = {
     Type.Integer({
       minimum: STEP_LIMITS.minStepTimeoutMs,
       maximum: STEP_LIMITS.maxStepTimeoutMs,
+      ...capOf('STEP_LIMITS.maxStepTimeoutMs'),
       description: `How long the step may wait for its element or condition (default ${STEP_LIMITS.defaultStepTimeoutMs} ms).`,
     }),
   ),
@@ -107,7 +95,7 @@ export const ScreenshotStep = step(
 );
 export const WaitStep = step(
   'wait',
-  { ms: Type.Integer({ minimum: 0, maximum: STEP_LIMITS.maxWaitMs }) },
+  { ms: Type.Integer({ minimum: 0, maximum: STEP_LIMITS.maxWaitMs, ...capOf('STEP_LIMITS.maxWaitMs') }) },
   'Pause (bounded).',
 );
 
@@ -156,10 +144,15 @@ export const TestDefinition = Type.Object(
       Type.Integer({
         minimum: STEP_LIMITS.minTestTimeoutMs,
         maximum: STEP_LIMITS.maxTestTimeoutMs,
+        ...capOf('STEP_LIMITS.maxTestTimeoutMs'),
         description: `Total time budget of the test (default ${STEP_LIMITS.defaultTestTimeoutMs} ms).`,
       }),
     ),
-    steps: Type.Array(StepSchema, { minItems: 1, maxItems: STEP_LIMITS.maxStepsPerTest }),
+    steps: Type.Array(StepSchema, {
+      minItems: 1,
+      maxItems: STEP_LIMITS.maxStepsPerTest,
+      ...capOf('STEP_LIMITS.maxStepsPerTest'),
+    }),
   },
   { additionalProperties: false },
 );
@@ -169,7 +162,10 @@ export const SuiteDefinition = Type.Object(
   {
     slug: Type.String({ pattern: SLUG_PATTERN }),
     name: Type.String({ minLength: 1, maxLength: 200 }),
-    tests: Type.Array(TestDefinition, { maxItems: STEP_LIMITS.maxTestsPerSuite }),
+    tests: Type.Array(TestDefinition, {
+      maxItems: STEP_LIMITS.maxTestsPerSuite,
+      ...capOf('STEP_LIMITS.maxTestsPerSuite'),
+    }),
   },
   { additionalProperties: false },
 );
@@ -181,7 +177,10 @@ export const ProjectFile = Type.Object(
     slug: Type.String({ pattern: SLUG_PATTERN, description: 'Lower-case letters, digits and dashes.' }),
     name: Type.String({ minLength: 1, maxLength: 200 }),
     baseUrl: Type.String({ minLength: 1, maxLength: 2_048, format: 'uri', pattern: '^https?://' }),
-    suites: Type.Array(SuiteDefinition, { maxItems: STEP_LIMITS.maxSuitesPerProject }),
+    suites: Type.Array(SuiteDefinition, {
+      maxItems: STEP_LIMITS.maxSuitesPerProject,
+      ...capOf('STEP_LIMITS.maxSuitesPerProject'),
+    }),
   },
   { additionalProperties: false },
 );

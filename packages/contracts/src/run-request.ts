@@ -1,8 +1,7 @@
-import { storableText } from './limits';
+import { HEADER_LIMITS, isOverCap, overCap, storableText, VARIABLE_LIMITS } from './limits';
 import type { ProblemCode, ProblemFieldError } from './problems';
-import { FORBIDDEN_HEADER_NAMES, HEADER_LIMITS, RunCreateRequest } from './runs';
+import { FORBIDDEN_HEADER_NAMES, RunCreateRequest } from './runs';
 import { compileValidator, escapePointer } from './validate';
-import { VARIABLE_LIMITS } from './variables';
 
 /** The three ways of addressing what to run, decided from a valid body. */
 export type RunTarget =
@@ -21,7 +20,7 @@ export type ParsedRunRequest = {
 };
 
 export type RunRequestProblem = {
-  code: Extract<ProblemCode, 'invalid_body' | 'both_test_and_project' | 'suite_without_project'>;
+  code: Extract<ProblemCode, 'invalid_body' | 'limit_exceeded' | 'both_test_and_project' | 'suite_without_project'>;
   detail: string;
   errors: ProblemFieldError[];
 };
@@ -32,7 +31,8 @@ const forbidden = new Set<string>(FORBIDDEN_HEADER_NAMES);
 /**
  * Checks a run-creation body against every rule of the contract and returns what to run, or the
  * problem: `both_test_and_project` and `suite_without_project` take precedence over other errors,
- * as the contract names them first.
+ * as the contract names them first. A body whose only faults are values over caps is 422
+ * `limit_exceeded`; any other fault makes it 400 `invalid_body` (listing the caps too).
  */
 export function parseRunCreateRequest(body: unknown): ParseResult {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
@@ -69,7 +69,10 @@ export function parseRunCreateRequest(body: unknown): ParseResult {
       errors.push(...checkVariables(field, map as Record<string, unknown>));
   }
   if (errors.length > 0) {
-    return invalid(`The body is invalid: ${errors.map((e) => `${e.path || 'body'} ${e.message}`).join('; ')}.`, errors);
+    const listed = errors.map((e) => `${e.path || 'body'} ${e.message}`).join('; ');
+    if (errors.every((e) => isOverCap(e.message)))
+      return refuse('limit_exceeded', `The body is over a limit: ${listed}.`, ...errors);
+    return invalid(`The body is invalid: ${listed}.`, errors);
   }
   if (!shape.ok) return invalid('The body is invalid.', errors);
   const value = shape.value;
@@ -132,6 +135,14 @@ function checkHeaders(headers: Record<string, unknown>): ProblemFieldError[] {
     if (forbidden.has(lower))
       errors.push({ path, message: `is a header a run may not set (${FORBIDDEN_HEADER_NAMES.join(', ')})` });
     if (seen.has(lower)) errors.push({ path, message: 'is given twice (header names are case-insensitive)' });
+    if (name.length > HEADER_LIMITS.maxNameLength)
+      errors.push({
+        path,
+        message: overCap(
+          'HEADER_LIMITS.maxNameLength',
+          `is a name longer than ${HEADER_LIMITS.maxNameLength} characters`,
+        ),
+      });
     seen.add(lower);
     if (typeof value === 'string') {
       if (/[\r\n\0]/.test(value)) errors.push({ path, message: 'must not contain CR, LF or NUL characters' });
@@ -141,7 +152,10 @@ function checkHeaders(headers: Record<string, unknown>): ProblemFieldError[] {
   if (total > HEADER_LIMITS.maxTotalBytes) {
     errors.push({
       path: '/headers',
-      message: `must not exceed ${HEADER_LIMITS.maxTotalBytes} bytes of names and values in total`,
+      message: overCap(
+        'HEADER_LIMITS.maxTotalBytes',
+        `has ${total} bytes of names and values; must not exceed ${HEADER_LIMITS.maxTotalBytes} in total`,
+      ),
     });
   }
   return errors;
@@ -160,7 +174,10 @@ function checkVariables(field: 'variables' | 'secretVariables', map: Record<stri
   if (total > VARIABLE_LIMITS.maxTotalBytes) {
     errors.push({
       path: `/${field}`,
-      message: `must not exceed ${VARIABLE_LIMITS.maxTotalBytes} bytes of names and values in total`,
+      message: overCap(
+        'VARIABLE_LIMITS.maxTotalBytes',
+        `has ${total} bytes of names and values; must not exceed ${VARIABLE_LIMITS.maxTotalBytes} in total`,
+      ),
     });
   }
   return errors;

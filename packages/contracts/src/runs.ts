@@ -1,14 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Nullable, RunErrorCode, RunStatus, SkipReason, SuiteRunStatus } from './enums';
+import { capOf, HEADER_LIMITS } from './limits';
 import { variableMap } from './variables';
-
-/** Limits on the user-supplied `headers` of a run. */
-export const HEADER_LIMITS = {
-  maxHeaders: 32,
-  maxNameLength: 128,
-  maxValueLength: 8_192,
-  maxTotalBytes: 16_384,
-} as const;
 
 /** Header names a run may not set: hop-by-hop headers and those the browser must own. */
 export const FORBIDDEN_HEADER_NAMES = [
@@ -49,11 +42,18 @@ export const RunCreateRequest = Type.Object(
       }),
     ),
     headers: Type.Optional(
-      Type.Record(Type.String(), Type.String({ maxLength: HEADER_LIMITS.maxValueLength }), {
-        maxProperties: HEADER_LIMITS.maxHeaders,
-        propertyNames: { minLength: 1, maxLength: HEADER_LIMITS.maxNameLength, pattern: HEADER_NAME_PATTERN },
-        description: "Sent with requests to the target's origin only. Never stored in clear, logged or returned.",
-      }),
+      Type.Record(
+        Type.String(),
+        Type.String({ maxLength: HEADER_LIMITS.maxValueLength, ...capOf('HEADER_LIMITS.maxValueLength') }),
+        {
+          maxProperties: HEADER_LIMITS.maxHeaders,
+          ...capOf('HEADER_LIMITS.maxHeaders'),
+          // The length of a name is checked with the other limits of `headers` (run-request.ts), so
+          // that a long name is refused naming its cap.
+          propertyNames: { minLength: 1, pattern: HEADER_NAME_PATTERN },
+          description: `Sent with requests to the target's origin only. Never stored in clear, logged or returned. Names are at most ${HEADER_LIMITS.maxNameLength} characters.`,
+        },
+      ),
     ),
     variables: Type.Optional(variableMap('Plain values the steps reference as {{vars.NAME}}.')),
     secretVariables: Type.Optional(

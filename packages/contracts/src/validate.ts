@@ -1,12 +1,24 @@
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { Static, TSchema } from '@sinclair/typebox';
-import { findUnstorableText, storableText } from './limits';
+import { findUnstorableText, overCap, storableText } from './limits';
 import type { ProblemFieldError } from './problems';
 
-/** One ajv instance for every schema: all errors, no coercion, no defaults injected behind the caller's back. */
-export const ajv = new Ajv({ allErrors: true, strict: true, discriminator: true, allowUnionTypes: true });
+/**
+ * One ajv instance for every schema: all errors, no coercion, no defaults injected behind the
+ * caller's back. Errors carry their schema (`verbose`), so a refusal of a cap names it (`x-limit`).
+ */
+export const ajv = new Ajv({
+  allErrors: true,
+  strict: true,
+  discriminator: true,
+  allowUnionTypes: true,
+  verbose: true,
+});
 addFormats(ajv);
+ajv.addKeyword({ keyword: 'x-limit', schemaType: 'string' });
+
+const CAP_KEYWORDS = new Set(['maxItems', 'maxProperties', 'maxLength', 'maximum']);
 
 export type Validation<T> = { ok: true; value: T } | { ok: false; errors: ProblemFieldError[] };
 
@@ -65,8 +77,13 @@ function describe(e: ErrorObject): ProblemFieldError {
       };
     case 'discriminator':
       return { path: `${e.instancePath}/${String(p.tag)}`, message: 'is required and must be a string' };
-    default:
-      return { path: e.instancePath, message: e.message ?? 'is invalid' };
+    default: {
+      const message = e.message ?? 'is invalid';
+      const cap: unknown = e.parentSchema?.['x-limit'];
+      if (CAP_KEYWORDS.has(e.keyword) && typeof cap === 'string')
+        return { path: e.instancePath, message: overCap(cap, message) };
+      return { path: e.instancePath, message };
+    }
   }
 }
 

@@ -1,5 +1,6 @@
 import { parseRunCreateRequest } from './run-request';
-import { isVariableName, VARIABLE_LIMITS } from './variables';
+import { VARIABLE_LIMITS } from './limits';
+import { isVariableName } from './variables';
 
 describe('variables in a run request', () => {
   it('are accepted with valid names and given back, null when absent or empty', () => {
@@ -30,11 +31,14 @@ describe('variables in a run request', () => {
     expect(nul.errors).toContainEqual({ path: '/secretVariables/PW', message: 'must not contain NUL' });
     expect(JSON.stringify(nul)).not.toContain('hidden');
     const many = Object.fromEntries(Array.from({ length: VARIABLE_LIMITS.maxVariables + 1 }, (_, i) => [`V${i}`, 'x']));
-    expect(refused({ variables: many }).code).toBe('invalid_body');
+    expect(refused({ variables: many }).code).toBe('limit_exceeded');
     const big = Object.fromEntries(
       Array.from({ length: 10 }, (_, i) => [`V${i}`, 'x'.repeat(VARIABLE_LIMITS.maxValueLength)]),
     );
-    expect(refused({ secretVariables: big }).errors.map((e) => e.path)).toContain('/secretVariables');
+    const oversize = refused({ secretVariables: big });
+    expect(oversize.code).toBe('limit_exceeded');
+    expect(oversize.errors.map((e) => e.path)).toContain('/secretVariables');
+    expect(JSON.stringify(oversize)).not.toContain('xxxx');
   });
 
   it('names are a letter or _, then letters, digits and _, at most 64', () => {

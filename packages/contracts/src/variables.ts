@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { capOf, VARIABLE_LIMITS } from './limits';
 
 /**
  * Variables a test's steps reference in their string fields: `{{vars.NAME}}` for a plain value and
@@ -8,14 +9,6 @@ import { Type } from '@sinclair/typebox';
  * workspace. A project file only ever holds the reference, never a secret's value. A name the run
  * cannot resolve ends the run `error`/`invalid_definition` naming the variable.
  */
-export const VARIABLE_LIMITS = {
-  /** Variables per request, plain and secret counted separately. */
-  maxVariables: 64,
-  maxValueLength: 4_096,
-  /** Names and values of one map together, in UTF-8 bytes. */
-  maxTotalBytes: 32_768,
-} as const;
-
 export const VARIABLE_NAME_PATTERN = '^[A-Za-z_][A-Za-z0-9_]{0,63}$';
 const VARIABLE_NAME = new RegExp(VARIABLE_NAME_PATTERN);
 
@@ -31,9 +24,14 @@ export type VariableKind = 'vars' | 'secrets';
 
 /** A request's map of variables (plain or secret). */
 export function variableMap(description: string) {
-  return Type.Record(Type.String(), Type.String({ maxLength: VARIABLE_LIMITS.maxValueLength }), {
-    maxProperties: VARIABLE_LIMITS.maxVariables,
-    propertyNames: { pattern: VARIABLE_NAME_PATTERN },
-    description,
-  });
+  return Type.Record(
+    Type.String(),
+    Type.String({ maxLength: VARIABLE_LIMITS.maxValueLength, ...capOf('VARIABLE_LIMITS.maxValueLength') }),
+    {
+      maxProperties: VARIABLE_LIMITS.maxVariables,
+      ...capOf('VARIABLE_LIMITS.maxVariables'),
+      propertyNames: { pattern: VARIABLE_NAME_PATTERN },
+      description,
+    },
+  );
 }

@@ -1,5 +1,6 @@
 import {
   PLAN_DEFAULTS,
+  isOverCap,
   STEP_LIMITS,
   validateProjectFile,
   type Plan,
@@ -151,7 +152,10 @@ export type AppliedProject = {
  */
 export async function applyProject(db: Db, workspaceId: string, input: unknown): Promise<AppliedProject> {
   const checked = validateProjectFile(input);
-  if (!checked.ok) throw new AdminError('the project file is invalid', checked.errors);
+  if (!checked.ok) {
+    const overLimit = checked.errors.every((e) => isOverCap(e.message));
+    throw new AdminError(`the project file is ${overLimit ? 'over a limit' : 'invalid'}`, checked.errors);
+  }
   const file: ProjectFile = checked.value;
   await requireWorkspace(db, workspaceId);
   return db.$transaction(

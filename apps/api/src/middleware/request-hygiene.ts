@@ -1,5 +1,5 @@
 import type { Request, RequestHandler } from 'express';
-import { REQUEST_LIMITS, unstorableReason } from '@testrun/contracts';
+import { overCap, REQUEST_LIMITS, unstorableReason } from '@testrun/contracts';
 import { ApiError } from '../errors';
 
 /** Methods some route answers; anything else is a 405 before any route runs. */
@@ -42,7 +42,10 @@ function checkHeaders(req: Request): void {
   if (count > REQUEST_LIMITS.maxHeaderCount) {
     throw new ApiError(
       'request_header_fields_too_large',
-      `The request has ${count} header fields; at most ${REQUEST_LIMITS.maxHeaderCount} are accepted.`,
+      overCap(
+        'REQUEST_LIMITS.maxHeaderCount',
+        `The request has ${count} header fields; at most ${REQUEST_LIMITS.maxHeaderCount} are accepted.`,
+      ),
     );
   }
   for (let i = 0; i < req.rawHeaders.length; i += 2) {

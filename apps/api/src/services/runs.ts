@@ -1,5 +1,6 @@
 import {
   isRunErrorCode,
+  overCap,
   REQUEST_LIMITS,
   type ParsedRunRequest,
   type Run,
@@ -59,7 +60,10 @@ export async function createRuns(
       if (tests.length > REQUEST_LIMITS.maxRunsPerRequest) {
         throw new ApiError(
           'too_many_runs',
-          `${describeTarget(request.target)} has ${tests.length} tests; one request may create at most ${REQUEST_LIMITS.maxRunsPerRequest} runs (REQUEST_LIMITS.maxRunsPerRequest).`,
+          overCap(
+            'REQUEST_LIMITS.maxRunsPerRequest',
+            `${describeTarget(request.target)} has ${tests.length} tests; one request may create at most ${REQUEST_LIMITS.maxRunsPerRequest} runs.`,
+          ),
         );
       }
       // One project per request: every test shares the effective base URL.

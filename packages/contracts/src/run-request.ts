@@ -1,6 +1,6 @@
 import { storableText } from './limits';
 import type { ProblemCode, ProblemFieldError } from './problems';
-import { FORBIDDEN_HEADER_NAMES, HEADER_LIMITS, RunCreateRequest } from './runs';
+import { FORBIDDEN_HEADER_NAMES, HEADER_LIMITS, HEADER_VALUE_RULE, isHeaderValue, RunCreateRequest } from './runs';
 import { compileValidator, escapePointer } from './validate';
 import { VARIABLE_LIMITS } from './variables';
 
@@ -134,7 +134,8 @@ function checkHeaders(headers: Record<string, unknown>): ProblemFieldError[] {
     if (seen.has(lower)) errors.push({ path, message: 'is given twice (header names are case-insensitive)' });
     seen.add(lower);
     if (typeof value === 'string') {
-      if (/[\r\n\0]/.test(value)) errors.push({ path, message: 'must not contain CR, LF or NUL characters' });
+      // The message never quotes the value: it may be a secret.
+      if (!isHeaderValue(value)) errors.push({ path, message: `must hold ${HEADER_VALUE_RULE}` });
       total += Buffer.byteLength(name) + Buffer.byteLength(value);
     }
   }

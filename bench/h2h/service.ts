@@ -26,8 +26,6 @@ export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-export type BenchService = Awaited<ReturnType<typeof startBenchService>>;
-
 /** Starts the API on `database` with `project` applied to a new workspace. */
 export async function startBenchService(name: string, project: ProjectFile) {
   const common = readCommonConfig(process.env);

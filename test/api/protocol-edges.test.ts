@@ -5,11 +5,12 @@ import type { Server } from 'node:http';
 import { PassThrough } from 'node:stream';
 import request from 'supertest';
 import { createLogger } from '@testrun/core';
-import { PROBLEMS, REQUEST_LIMITS, type ProblemCode } from '@testrun/contracts';
+import { REQUEST_LIMITS } from '@testrun/contracts';
 import { createApiServer } from '../../apps/api/src';
 import { applySampleProject, createTenant, sampleProject } from '../support/harness';
 import { bearer, buildTestApi, jobIdsIn, type TestApi } from './api-harness';
-import { problemOf, wire, parsed } from './typed';
+import { expectProblem, expectRawProblem, type RawAnswer } from '../support/problems';
+import { problemOf } from './typed';
 
 let api: TestApi;
 let server: Server;
@@ -26,14 +27,8 @@ afterAll(async () => {
   await api.close();
 });
 
-function expectProblem(res: request.Response, code: ProblemCode): void {
-  expect(res.status).toBe(PROBLEMS[code].status);
-  expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
-  problemOf(res, code);
-}
-
 /** Sends raw bytes and returns the whole answer the server writes before closing. */
-async function raw(bytes: string | Buffer): Promise<{ status: number; headers: string; body: string }> {
+async function raw(bytes: string | Buffer): Promise<RawAnswer> {
   const text = await new Promise<string>((resolve, reject) => {
     const socket = connect(port, '127.0.0.1');
     let out = '';
@@ -48,10 +43,16 @@ async function raw(bytes: string | Buffer): Promise<{ status: number; headers: s
   return { status, headers: head, body };
 }
 
-function expectRawProblem(answer: { status: number; headers: string; body: string }, code: ProblemCode): void {
-  expect(answer.status).toBe(PROBLEMS[code].status);
-  expect(answer.headers).toMatch(/content-type: application\/problem\+json/i);
-  expect(parsed(wire.problem, JSON.parse(answer.body)).code).toBe(code);
+/** The server's open connections (idle keep-alive ones closed first), once none are left or after a generous wait. */
+async function openConnections(): Promise<number> {
+  const count = () => new Promise<number>((resolve) => server.getConnections((_e, n) => resolve(n)));
+  for (let tries = 0; tries < 300; tries++) {
+    server.closeIdleConnections();
+    const open = await count();
+    if (open === 0) return 0;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return count();
 }
 
 describe('text Postgres cannot store', () => {
@@ -158,6 +159,20 @@ describe("the HTTP server's own refusals", () => {
     expect(answer.body).toContain(String(REQUEST_LIMITS.maxHeaderCount));
   });
 
+  it('a CONNECT with a body the API never reads is answered, and the server closes its connection', async () => {
+    // Node hands a CONNECT's socket over without reading it: left unread, the body filled its
+    // receive buffer, the client's close never arrived behind it, and the connection stayed open.
+    const body = Buffer.alloc(300_000, 'a');
+    const answer = await raw(
+      Buffer.concat([
+        Buffer.from(`CONNECT /api/v1/runs HTTP/1.1\r\nHost: a\r\nContent-Length: ${body.length}\r\n\r\n`),
+        body,
+      ]),
+    );
+    expectRawProblem(answer, 'method_not_allowed');
+    await expect(openConnections()).resolves.toBe(0);
+  });
+
   it('CONNECT is a 405 problem and a request without Host a 400 problem', async () => {
     expectRawProblem(await raw('CONNECT 127.0.0.1:80 HTTP/1.1\r\nHost: a\r\n\r\n'), 'method_not_allowed');
     expectRawProblem(await raw('GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n'), 'bad_request');
@@ -165,6 +180,54 @@ describe("the HTTP server's own refusals", () => {
 
   it('an Expect other than 100-continue is a 417 problem', async () => {
     expectRawProblem(await raw('GET /healthz HTTP/1.1\r\nHost: a\r\nExpect: teapot\r\n\r\n'), 'expectation_failed');
+  });
+});
+
+describe('header values a browser cannot send', () => {
+  it.each([
+    ['a character beyond Latin-1', 's3cret\u2603'],
+    ['an emoji', 's3cret\u{1f4a5}'],
+    ['CJK text', 's3cret\u65e5\u672c'],
+  ])('%s in a run header is 400 invalid_body naming the header, and creates nothing', async (_what, value) => {
+    const t = await createTenant(api.db);
+    await applySampleProject(api.db, t.workspace.id, sampleProject('shop'));
+    const jobsBefore = await jobIdsIn(api.queue);
+    const res = await request(server)
+      .post('/api/v1/runs')
+      .set(bearer(t.key))
+      .send({ projectSlug: 'shop', headers: { 'X-Latin': 'caf\u00e9', 'X-Bypass-Token': value } });
+    const problem = expectProblem(res, 'invalid_body');
+    expect(problem.errors).toEqual([
+      { path: '/headers/X-Bypass-Token', message: expect.stringMatching(/Latin-1/) as string },
+    ]);
+    expect(problem.detail).toContain('X-Bypass-Token');
+    expect(res.text).not.toContain('s3cret');
+    expect(await api.db.run.count({ where: { workspaceId: t.workspace.id } })).toBe(0);
+    expect(await jobIdsIn(api.queue)).toEqual(jobsBefore);
+  });
+
+  it('a Latin-1 value is sent as it is: the run is created', async () => {
+    const t = await createTenant(api.db);
+    await applySampleProject(api.db, t.workspace.id, sampleProject('shop'));
+    const res = await request(server)
+      .post('/api/v1/runs')
+      .set(bearer(t.key))
+      .send({ projectSlug: 'shop', suiteSlug: 'smoke', headers: { 'X-Latin': 'caf\u00e9 \u00ff' } });
+    expect(res.status).toBe(201);
+  });
+
+  it('the UTF-8 bytes of such a value in the Idempotency-Key header are a 400 naming it, and create nothing', async () => {
+    const t = await createTenant(api.db);
+    await applySampleProject(api.db, t.workspace.id, sampleProject('shop'));
+    const body = JSON.stringify({ projectSlug: 'shop' });
+    const head = `POST /api/v1/runs HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer ${t.key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\nIdempotency-Key: `;
+    const answer = await raw(
+      Buffer.concat([Buffer.from(head), Buffer.from('\u65e5\u672c-1', 'utf8'), Buffer.from(`\r\n\r\n${body}`)]),
+    );
+    const problem = expectRawProblem(answer, 'invalid_body');
+    expect(problem.errors).toEqual([{ path: 'header:Idempotency-Key', message: expect.any(String) as string }]);
+    expect(problem.detail).toContain('Idempotency-Key');
+    expect(await api.db.run.count({ where: { workspaceId: t.workspace.id } })).toBe(0);
   });
 });
 

@@ -14,18 +14,12 @@ import {
   migrateDatabase,
   type Db,
 } from '@testrun/core';
-import {
-  compileValidator,
-  PROBLEM_CODES,
-  PROBLEMS,
-  problemType,
-  ProblemDescription,
-  type ProblemCode,
-} from '@testrun/contracts';
+import { compileValidator, PROBLEM_CODES, PROBLEMS, problemType, ProblemDescription } from '@testrun/contracts';
 import { createApiRedis, createApp } from '../../apps/api/src';
 import { createTenant, sampleProject } from '../support/harness';
 import { bearer, buildTestApi, type TestApi } from './api-harness';
-import { anyString, bodyOf, nth, problemOf, wire } from './typed';
+import { expectProblem } from '../support/problems';
+import { anyString, bodyOf, nth, wire } from './typed';
 
 let api: TestApi;
 beforeAll(() => {
@@ -34,20 +28,6 @@ beforeAll(() => {
 afterAll(async () => {
   await api.close();
 });
-
-/** Asserts an RFC 9457 body of the given code and returns it. */
-function expectProblem(res: request.Response, code: ProblemCode) {
-  expect(res.status).toBe(PROBLEMS[code].status);
-  expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
-  const problem = problemOf(res, code);
-  expect(problem).toMatchObject({
-    type: problemType(code),
-    title: PROBLEMS[code].title,
-    status: PROBLEMS[code].status,
-  });
-  expect(JSON.stringify(problem)).not.toMatch(/at .*\.ts:\d+|SELECT|INSERT|prisma/i);
-  return problem;
-}
 
 const countRuns = (db: Db, workspaceId: string) => db.run.count({ where: { workspaceId } });
 const countSuiteRuns = (db: Db, workspaceId: string) => db.suiteRun.count({ where: { workspaceId } });

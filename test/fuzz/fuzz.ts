@@ -21,6 +21,7 @@ import {
 } from '@testrun/core';
 import { createApiRedis, createApiServer, createApp, readApiConfig } from '../../apps/api/src';
 import { fuzzCase, type FuzzCase, type FuzzWorld } from './cases';
+import { trackConnections } from './connections';
 
 /** Options of {@link runFuzz}. */
 export type FuzzOptions = { seed: number; cases: number; env: Record<string, string | undefined> };
@@ -37,6 +38,10 @@ export type FuzzReport = {
   notProblems: number;
   /** Batches where a 4xx changed state: runs or jobs appeared that no 2xx accounts for. */
   stateChanges: number;
+  /** Batches after which the server still held connections the fuzzer had closed. */
+  connectionsLeftOpen: number;
+  /** Cases that promised more body than they sent, which the server may rightly leave unanswered. */
+  incomplete: number;
   failures: FuzzFailure[];
 };
 
@@ -143,6 +148,8 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
     PUBLIC_BASE_URL: 'http://127.0.0.1',
     RATE_LIMIT_PER_MINUTE: '1000000',
     RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE: '1000000',
+    // The seed project's target is on loopback, which the network policy closes by default.
+    TARGET_ALLOW: options.env.TARGET_ALLOW ?? '127.0.0.1/32',
     REDIS_PREFIX: `${options.env.REDIS_PREFIX ?? 'testrun'}-fuzz-${options.seed}-${Date.now().toString(36)}`,
   });
   const logger = createLogger({ service: 'api', level: 'error', stream: new PassThrough() });
@@ -155,6 +162,7 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
   const server: Server = createApiServer(app, logger);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
+  const connections = trackConnections(server);
   try {
     const tag = `${options.seed}-${Date.now().toString(36)}`;
     const own = await tenant(db, tag, { maxActiveRuns: 1_000_000, monthlyRuns: 1_000_000 });
@@ -201,6 +209,8 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
       serverErrors: 0,
       notProblems: 0,
       stateChanges: 0,
+      connectionsLeftOpen: 0,
+      incomplete: cases.filter((c) => c.incomplete).length,
       failures: [],
     };
     const countRuns = () => db.run.count();
@@ -249,10 +259,21 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
           reason: `runs +${runsDelta} (2xx explain ${explained}), jobs +${jobsDelta} (2xx explain ${queued})`,
         });
       }
+      const open = await connections.newlyLeaked();
+      if (open > 0) {
+        report.connectionsLeftOpen++;
+        report.failures.push({
+          index: start,
+          label: `batch ${start}-${start + batch.length - 1}`,
+          request: '',
+          reason: `${open} connection(s) the fuzzer closed still open on the server`,
+        });
+      }
     }
     return report;
   } finally {
     server.closeAllConnections();
+    connections.destroyAll();
     await new Promise<void>((resolve) => server.close(() => resolve()));
     await queue.obliterate({ force: true }).catch(() => undefined);
     await queue.close().catch(() => undefined);

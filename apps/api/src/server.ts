@@ -27,6 +27,31 @@ function clientProblem(code: string | undefined): { code: ProblemCode; detail: s
   }
 }
 
+/** Connections already answered and closing: a parse error Node reports again on them is not answered twice. */
+const answered = new WeakSet<Duplex>();
+
+/** How long a refused connection may go on sending before it is cut off (see {@link answerAndClose}). */
+const LINGER_MS = 5_000;
+
+/**
+ * Writes `answer` and closes the connection. What the client still sends (the rest of a body the
+ * API will not read) is read and dropped: left unread it would fill the socket's receive buffer,
+ * the client's close could never arrive behind it, and the socket would stay open for good (an
+ * open file per such client, and a server that never finishes closing). A client that neither
+ * stops sending nor closes is cut off after {@link LINGER_MS}.
+ */
+function answerAndClose(socket: Duplex, answer: string): void {
+  answered.add(socket);
+  const cutOff = setTimeout(() => socket.destroy(), LINGER_MS);
+  cutOff.unref();
+  socket.once('close', () => {
+    clearTimeout(cutOff);
+  });
+  socket.on('data', () => undefined);
+  socket.resume();
+  socket.end(answer);
+}
+
 function problemJson(code: ProblemCode, detail: string): string {
   return JSON.stringify(problemBody(code, detail));
 }
@@ -37,7 +62,13 @@ function problemJson(code: ProblemCode, detail: string): string {
  * error the byte stream cannot be trusted for another request.
  */
 function answerClientError(logger: Logger, error: Error & { code?: string }, socket: Duplex): void {
-  if (error.code === 'ECONNRESET' || !socket.writable) {
+  if (error.code === 'ECONNRESET') {
+    socket.destroy();
+    return;
+  }
+  // Bytes that follow a parse error reach the failed parser again and are reported again: dropped.
+  if (answered.has(socket)) return;
+  if (!socket.writable) {
     socket.destroy();
     return;
   }
@@ -46,7 +77,8 @@ function answerClientError(logger: Logger, error: Error & { code?: string }, soc
   const status = problemBody(problem.code, problem.detail).status;
   const requestId = randomUUID();
   logger.info('request refused by the HTTP parser', { requestId, status, reason: error.code });
-  socket.end(
+  answerAndClose(
+    socket,
     [
       `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}`,
       'Content-Type: application/problem+json',
@@ -75,10 +107,15 @@ function answerExpectation(_req: IncomingMessage, res: ServerResponse): void {
   res.end(body);
 }
 
-/** CONNECT asks the API to be a proxy, which it is not: 405 as a problem, then the tunnel is closed. */
+/**
+ * CONNECT asks the API to be a proxy, which it is not: 405 as a problem, then the tunnel is closed.
+ * Node hands the socket over as it is (no parser, no timeouts, not among the server's connections),
+ * so closing it is up to this answer.
+ */
 function answerConnect(socket: Duplex): void {
   const body = problemJson('method_not_allowed', 'The method CONNECT is not allowed on this URL.');
-  socket.end(
+  answerAndClose(
+    socket,
     [
       'HTTP/1.1 405 Method Not Allowed',
       'Content-Type: application/problem+json',

@@ -1,6 +1,6 @@
 import { HEADER_LIMITS, isOverCap, overCap, storableText, VARIABLE_LIMITS } from './limits';
 import type { ProblemCode, ProblemFieldError } from './problems';
-import { FORBIDDEN_HEADER_NAMES, RunCreateRequest } from './runs';
+import { FORBIDDEN_HEADER_NAMES, HEADER_VALUE_RULE, isHeaderValue, RunCreateRequest } from './runs';
 import { compileValidator, escapePointer } from './validate';
 
 /** The three ways of addressing what to run, decided from a valid body. */
@@ -145,7 +145,8 @@ function checkHeaders(headers: Record<string, unknown>): ProblemFieldError[] {
       });
     seen.add(lower);
     if (typeof value === 'string') {
-      if (/[\r\n\0]/.test(value)) errors.push({ path, message: 'must not contain CR, LF or NUL characters' });
+      // The message never quotes the value: it may be a secret.
+      if (!isHeaderValue(value)) errors.push({ path, message: `must hold ${HEADER_VALUE_RULE}` });
       total += Buffer.byteLength(name) + Buffer.byteLength(value);
     }
   }

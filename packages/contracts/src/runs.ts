@@ -27,6 +27,20 @@ export function isHeaderName(name: string): boolean {
   return HEADER_NAME.test(name);
 }
 
+/** The header value rule, as the problem messages and docs state it. */
+export const HEADER_VALUE_RULE = 'only Latin-1 characters (U+0000 to U+00FF), and no CR, LF or NUL';
+
+/** A character a browser cannot send in a header value: CR, LF, NUL, or anything beyond Latin-1. */
+const UNSENDABLE_IN_HEADER_VALUE = /[\r\n\0\u0100-\uffff]/;
+
+/**
+ * Whether `value` can be sent as a header value by a browser: Latin-1 only (what HTTP/1.1 carries
+ * as one byte per character; fetch and Chromium refuse anything beyond), and no CR, LF or NUL.
+ */
+export function isHeaderValue(value: string): boolean {
+  return !UNSENDABLE_IN_HEADER_VALUE.test(value);
+}
+
 export const RunCreateRequest = Type.Object(
   {
     testId: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Addresses a single test.' })),

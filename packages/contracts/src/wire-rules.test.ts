@@ -5,7 +5,8 @@ import {
   isIdempotencyKey,
   toIdempotencyKeyCharacters,
 } from './idempotency-key';
-import { isHeaderName } from './runs';
+import { parseRunCreateRequest } from './run-request';
+import { isHeaderName, isHeaderValue } from './runs';
 import { compileValidator } from './validate';
 
 describe('the Idempotency-Key rule', () => {
@@ -48,5 +49,28 @@ describe('header names', () => {
     for (const name of ['Authorization', 'x-vercel-protection-bypass', "a!#$%&'*+.^_`|~1"])
       expect(isHeaderName(name)).toBe(true);
     for (const name of ['', 'Bad Name', 'a:b', 'é', 'a\r\n']) expect(isHeaderName(name)).toBe(false);
+  });
+});
+
+describe('header values', () => {
+  it('are what a browser can send: Latin-1 only, no CR, LF or NUL', () => {
+    for (const value of ['', 'Basic ZGVtbzpwcmV2aWV3', 'caf\u00e9', 'tab\there', '\u00ff\u00a0'])
+      expect(isHeaderValue(value)).toBe(true);
+    for (const value of ['a\rb', 'a\nb', 'a\u0000b', '\u0100', '\u2028', '\u65e5\u672c', '\u{1f4a5}', '\ud800'])
+      expect(isHeaderValue(value)).toBe(false);
+  });
+
+  it('beyond Latin-1 make a run request invalid, naming the header and never quoting the value', () => {
+    const result = parseRunCreateRequest({
+      testId: 'tst_x',
+      headers: { 'X-Ok': 'caf\u00e9', 'X-Token': 's3cret\u2603' },
+    });
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.problem.errors).toEqual([
+      { path: '/headers/X-Token', message: expect.stringMatching(/Latin-1/) as string },
+    ]);
+    expect(result.problem.detail).toContain('/headers/X-Token');
+    expect(JSON.stringify(result.problem)).not.toContain('s3cret');
   });
 });

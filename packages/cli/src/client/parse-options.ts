@@ -1,4 +1,4 @@
-import { isHeaderName } from '@testrun/contracts';
+import { HEADER_VALUE_RULE, isHeaderName, isHeaderValue } from '@testrun/contracts';
 
 /** A problem with the command line; the CLI prints it with usage and exits 2. */
 export class UsageError extends Error {
@@ -40,7 +40,7 @@ export function parseHeaders(values: readonly string[]): Record<string, string> 
     const name = raw.slice(0, colon).trim();
     const value = raw.slice(colon + 1).trim();
     if (!isHeaderName(name)) throw new UsageError(`${where} has an invalid header name`);
-    if (/[\r\n\0]/.test(value)) throw new UsageError(`${where} (${name}) has a value with CR, LF or NUL characters`);
+    if (!isHeaderValue(value)) throw new UsageError(`${where} (${name}) must have a value with ${HEADER_VALUE_RULE}`);
     if (seen.has(name.toLowerCase())) throw new UsageError(`${where} repeats header ${name}`);
     seen.add(name.toLowerCase());
     headers[name] = value;

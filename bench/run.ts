@@ -13,6 +13,8 @@ const SCENARIOS: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
   h2h: () => import('./h2h'),
   /** Read throughput against a bare Express app, and enqueue times of large suites and projects. */
   api: () => import('./api'),
+  /** The worker's memory per concurrent browser context. */
+  memory: () => import('./memory'),
   /** Peak API memory while 40 one-byte and some larger range requests for a 100 MB trace run at once. */
   ranges: () => import('./artifact-ranges'),
 };

@@ -41,6 +41,7 @@ describe('retryWrite', () => {
     ['42P01', true],
     ['P2002', true],
     ['P2024', false],
+    ['P2028', false],
     ['57P03', false],
     ['ECONNREFUSED', false],
   ])('classifies code %s as permanent: %s', (code, permanent) => {

@@ -16,7 +16,7 @@ import { ArtifactWriter, type StepShot } from './artifact-writer';
 import { BrowserClock } from './browser-clock';
 import { applyViolation, PageGuard } from './page-guard';
 import { stopRecording } from './recording';
-import { claimRun, retrying } from './claim';
+import { claimRun, retrying, type Retrying } from './claim';
 import {
   checkDefinition,
   internalErrorOutcome,
@@ -93,6 +93,8 @@ type RunScope = {
   run: RunRecord;
   clock: BrowserClock;
   writer: ArtifactWriter;
+  /** Runs a Postgres call again while it fails for a reason that may pass (an outage). */
+  retry: Retrying;
   /** What the egress proxy refused for this run so far (empty without a proxy). */
   blocked?: readonly BlockedRequest[];
   /** The run's target network policy (the deployment's narrowed by the workspace's). */
@@ -129,7 +131,7 @@ export async function executeRun(deps: RunDeps, runId: string): Promise<RunExecu
 
   const retry = retrying(log, deps.writeRetryMs, { attempt });
   const writer = new ArtifactWriter(deps.db, deps.store, { runId, workspaceId: run.workspaceId, attempt }, retry);
-  const scope: RunScope = { deps, run, clock, writer, mask: new SecretMask([]) };
+  const scope: RunScope = { deps, run, clock, writer, retry, mask: new SecretMask([]) };
   let outcome: RunOutcome;
   try {
     outcome = await runSteps(scope);
@@ -158,12 +160,13 @@ async function runSteps(scope: RunScope): Promise<RunOutcome> {
   const checked = checkDefinition(run.steps);
   if ('problem' in checked) return invalidDefinitionOutcome(checked.problem);
 
-  const opened = await openRunSecrets(deps.db, deps.headersKey, run, checked.steps);
+  const opened = await openRunSecrets(deps.db, deps.headersKey, run, checked.steps, scope.retry);
   if ('outcome' in opened) return opened.outcome;
   const { headers } = opened.secrets;
   scope.mask = opened.secrets.mask;
 
-  const policy = deps.targetPolicy && (await runPolicy(deps.db, deps.targetPolicy, run.workspaceId));
+  const { targetPolicy } = deps;
+  const policy = targetPolicy && (await scope.retry(() => runPolicy(deps.db, targetPolicy, run.workspaceId)));
   const refused = refusalOf(policy, run.baseUrl);
   if (refused) return baseUrlBlockedOutcome(refused);
   const egress = deps.egress?.openRun(`${run.id}.${scope.writer.owner.attempt}`, { policy });

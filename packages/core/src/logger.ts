@@ -62,10 +62,7 @@ const PRISMA_INVOCATION = /^Invalid `[^`]+` invocation\b/;
  */
 export function errorMessage(error: unknown): string {
   const text = error instanceof Error ? error.message : String(error);
-  const lines = text
-    .split('\n')
-    .map((line) => line.trim())
-    .filter((line) => line !== '');
+  const lines = text.split('\n').filter((line) => line.trim() !== '');
   const first = lines[0] ?? '';
   return PRISMA_INVOCATION.test(first) ? (lines[lines.length - 1] ?? first) : first;
 }

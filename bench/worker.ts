@@ -218,8 +218,9 @@ trivial: \`goto /\` and \`expectText h1\` against the fixture shop.
 
 - Dispatch is bounded by BullMQ's blocking fetch: an idle worker is woken by the job add itself, so a
   free worker claims the run within a few milliseconds of the API's answer.
-- The service overhead is mostly two Postgres commits on the run's critical path: the claim (one
-  statement that moves the run and its suite run and returns the snapshot to execute) and the
+- The service overhead is mostly two Postgres commits on the run's critical path: the claim (a short
+  transaction: its id, which lets a retried claim recognise its own commit after a lost reply, then
+  one statement that moves the run and its suite run and returns the snapshot to execute) and the
   terminal write (one statement that also records the trace and video rows). Each commit waits for
   the WAL to reach the disk, about 1–2 ms here. Storing the trace and the video happens after the
   context closes (they only exist then); their temporary files are removed off the critical path.

@@ -1,4 +1,5 @@
-import type { ProjectFile } from '@testrun/contracts';
+import type { ProjectFile, RunStatus, SuiteRun } from '@testrun/contracts';
+import type { Db } from '@testrun/core';
 
 /**
  * The project the chaos tests run: one suite `steady` of `tests` tests that pass when nothing goes
@@ -25,4 +26,37 @@ export function steadyProject(baseUrl: string, tests: number): ProjectFile {
       },
     ],
   };
+}
+
+const TERMINAL: readonly RunStatus[] = ['passed', 'failed', 'error', 'skipped'];
+
+/**
+ * The suite-consistency check every chaos test ends with, on a suite run the API reported terminal:
+ * it has `tests` runs, each terminal, each counted exactly once (the counters, moved by every state
+ * change, equal a count of the children; none left queued or running), and none took more than one
+ * retry. Returns the runs for the test's own verdict checks.
+ */
+export async function expectSuiteConsistent(
+  db: Db,
+  suiteRun: SuiteRun,
+  tests: number,
+): Promise<Array<{ id: string; status: RunStatus; attempt: number; resultSummary: string }>> {
+  const runs = await db.run.findMany({
+    where: { suiteRunId: suiteRun.id },
+    select: { id: true, status: true, attempt: true, resultSummary: true },
+  });
+  expect(runs).toHaveLength(tests);
+  expect(runs.filter((r) => !TERMINAL.includes(r.status))).toEqual([]);
+  const count = (status: RunStatus) => runs.filter((r) => r.status === status).length;
+  expect(suiteRun).toMatchObject({
+    total_count: tests,
+    passed_count: count('passed'),
+    failed_count: count('failed'),
+    error_count: count('error'),
+    skipped_count: count('skipped'),
+  });
+  const row = await db.suiteRun.findUniqueOrThrow({ where: { id: suiteRun.id } });
+  expect([row.queuedCount, row.runningCount]).toEqual([0, 0]);
+  expect(runs.filter((r) => r.attempt > 2)).toEqual([]);
+  return runs;
 }

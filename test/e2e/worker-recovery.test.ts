@@ -1,8 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { applyProject, type AppliedProject, type Db } from '@testrun/core';
 import { createTenant, testDb } from '../support/harness';
 import { present } from '../support/present';
+import { startRedis } from '../support/processes';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site';
 import { apiClient, freePort, spawnService, startApi, waitForLog, waitUntil } from './support';
 
@@ -169,31 +170,9 @@ describe('Redis losing every job', () => {
   let redis: ChildProcess | null = null;
   let port: number;
 
-  async function startRedis(): Promise<void> {
-    redis = spawn(
-      'redis-server',
-      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'],
-      { stdio: 'ignore' },
-    );
+  async function restartRedis(): Promise<void> {
+    redis = await startRedis(port);
     children.push(redis);
-    await waitUntil(async () => {
-      const probe = new Redis({
-        port,
-        host: '127.0.0.1',
-        lazyConnect: true,
-        maxRetriesPerRequest: 0,
-        retryStrategy: () => null,
-      });
-      try {
-        await probe.connect();
-        await probe.ping();
-        return true;
-      } catch {
-        return false;
-      } finally {
-        probe.disconnect();
-      }
-    }, 50);
   }
 
   afterAll(() => {
@@ -202,7 +181,7 @@ describe('Redis losing every job', () => {
 
   it('still runs every queued run: the reconciler adds the lost jobs again', async () => {
     port = await freePort();
-    await startRedis();
+    await restartRedis();
     const redisUrl = `redis://127.0.0.1:${port}`;
     const privateApi = await startApi({ REDIS_URL: redisUrl });
     const privateClient = apiClient(privateApi.url, tenantKey);
@@ -214,7 +193,7 @@ describe('Redis losing every job', () => {
     const lost = present(redis, 'the private Redis');
     lost.kill('SIGKILL');
     await new Promise((resolve) => lost.once('exit', resolve));
-    await startRedis();
+    await restartRedis();
     expect(await countKeys(redisUrl)).toBe(0);
 
     const worker = startWorker({ REDIS_URL: redisUrl });

@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
 
 export const REPO_ROOT = path.resolve(__dirname, '../..');
 
@@ -50,4 +52,52 @@ export function spawnService(
   child.stderr.on('data', (c: Buffer) => (out += c.toString('utf8')));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   return { child, output: () => out, exited };
+}
+
+/** True once a Redis server answers PING on 127.0.0.1:`port`. */
+async function redisAnswers(port: number): Promise<boolean> {
+  const probe = new Redis({
+    port,
+    host: '127.0.0.1',
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
+  try {
+    await probe.connect();
+    await probe.ping();
+    return true;
+  } catch {
+    return false;
+  } finally {
+    probe.disconnect();
+  }
+}
+
+/**
+ * A PRIVATE redis-server on 127.0.0.1:`port` (never the machine's shared one), keeping nothing on
+ * disk, so a restart comes back empty; resolves once it answers. The caller kills it.
+ */
+export async function startRedis(port: number): Promise<ChildProcess> {
+  const child = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'],
+    { stdio: 'ignore' },
+  );
+  const exited = new Promise<never>((_, reject) =>
+    child.once('exit', (code) => reject(new Error(`redis-server on port ${port} exited with ${String(code)}`))),
+  );
+  exited.catch(() => undefined);
+  for (;;) {
+    if (await Promise.race([redisAnswers(port), exited])) return child;
+    await sleep(50);
+  }
+}
+
+/** Kills a child process with `signal` and resolves once it has exited. */
+export async function stopProcess(child: ChildProcess, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill(signal);
+  await exited;
 }

@@ -1,13 +1,10 @@
 // The run executor: claim, definition and secrets, target policy, context, steps, teardown, terminal
-// write. About 300 lines because each of those is one short function here; what they call lives in
-// the modules imported below.
+// write; what they call lives in the modules imported below.
 import type { BrowserContext, BrowserContextOptions, Page } from 'playwright';
 import type { Step, TerminalRunStatus } from '@testrun/contracts';
 import {
-  abortRun,
   errorMessage,
   finishRun,
-  startRun,
   type ArtifactStore,
   type ClaimedRun,
   type Db,
@@ -19,15 +16,13 @@ import { ArtifactWriter, type StepShot } from './artifact-writer';
 import { BrowserClock } from './browser-clock';
 import { applyViolation, PageGuard } from './page-guard';
 import { stopRecording } from './recording';
-import { retryWrite } from './retry-write';
+import { claimRun, retrying, type Retrying } from './claim';
 import {
   checkDefinition,
   internalErrorOutcome,
   invalidDefinitionOutcome,
-  MAX_RUN_ATTEMPTS,
   noContextOutcome,
   stepProblemOutcome,
-  workerLostOutcome,
 } from './run-outcomes';
 import { DEFAULT_RUN_LIMITS, withRecordingNotes, type RunLimits } from './run-limits';
 import { captureScreenshot, executeStep, summarizePass, type StepOutcomeResult } from './steps';
@@ -74,8 +69,8 @@ export interface RunDeps {
   /** Longest the teardown (trace, context close, video) may take before it is abandoned. Default 15000 ms. */
   teardownTimeoutMs?: number;
   /**
-   * How long a result write that fails for a passing reason (Postgres restarting) is tried again
-   * before the run is given up to the reconciler; the job's lock duration. Default 30000 ms.
+   * How long the claim or a result write that fails for a passing reason (Postgres restarting) is
+   * tried again before the run is given up to the reconciler; the job's lock duration. Default 30000 ms.
    */
   writeRetryMs?: number;
   /** What each run's pages and recordings may use. Default {@link DEFAULT_RUN_LIMITS}. */
@@ -98,6 +93,8 @@ type RunScope = {
   run: RunRecord;
   clock: BrowserClock;
   writer: ArtifactWriter;
+  /** Runs a Postgres call again while it fails for a reason that may pass (an outage). */
+  retry: Retrying;
   /** What the egress proxy refused for this run so far (empty without a proxy). */
   blocked?: readonly BlockedRequest[];
   /** The run's target network policy (the deployment's narrowed by the workspace's). */
@@ -123,22 +120,18 @@ const TIMELINE_SHOT_MIN_MS = 500;
 export async function executeRun(deps: RunDeps, runId: string): Promise<RunExecution> {
   const began = performance.now();
   const log = deps.logger.child({ runId });
-  // One statement claims the run, moves its suite counters and returns the snapshot to execute.
-  const claim = await startRun(deps.db, runId, MAX_RUN_ATTEMPTS);
-  if (!claim) return endUnclaimable(deps, runId, log);
-  const { attempt } = claim;
-  const run: RunRecord = claim;
+  // One statement claims the run, moves its suite counters and returns the snapshot to execute; it
+  // is tried again through a Postgres outage, like the result writes.
+  const claimed = await claimRun(deps.db, runId, log, deps.writeRetryMs);
+  if ('unclaimable' in claimed) return { kind: 'not_runnable', reason: claimed.unclaimable };
+  const { attempt } = claimed.claim;
+  const run: RunRecord = claimed.claim;
   const clock = new BrowserClock();
   log.info('run started', { attempt, workspaceId: run.workspaceId });
 
-  const retrying = <T>(write: () => Promise<T>): Promise<T> =>
-    retryWrite(write, {
-      boundMs: deps.writeRetryMs ?? 30_000,
-      onRetry: (error, tries, delayMs) =>
-        log.warn('result write failed; trying again', { attempt, tries, delayMs, error: errorMessage(error) }),
-    });
-  const writer = new ArtifactWriter(deps.db, deps.store, { runId, workspaceId: run.workspaceId, attempt }, retrying);
-  const scope: RunScope = { deps, run, clock, writer, mask: new SecretMask([]) };
+  const retry = retrying(log, deps.writeRetryMs, { attempt });
+  const writer = new ArtifactWriter(deps.db, deps.store, { runId, workspaceId: run.workspaceId, attempt }, retry);
+  const scope: RunScope = { deps, run, clock, writer, retry, mask: new SecretMask([]) };
   let outcome: RunOutcome;
   try {
     outcome = await runSteps(scope);
@@ -147,7 +140,7 @@ export async function executeRun(deps: RunDeps, runId: string): Promise<RunExecu
     outcome = internalErrorOutcome(error);
   }
   const masked = maskOutcome(scope.mask, outcome);
-  const recorded = await retrying(() => finishRun(deps.db, runId, attempt, masked, writer.finalRows));
+  const recorded = await retry(() => finishRun(deps.db, runId, attempt, masked, writer.finalRows));
   outcome = masked;
   const timings = { totalMs: performance.now() - began, browserMs: clock.browserMs };
   const code = 'code' in outcome ? outcome.code : undefined;
@@ -161,31 +154,19 @@ export async function executeRun(deps: RunDeps, runId: string): Promise<RunExecu
   return { kind: 'finished', status: outcome.status, attempt, recorded, timings };
 }
 
-/** startRun refused: the run is gone, already terminal, or out of attempts (then it ends worker_lost). */
-async function endUnclaimable(deps: RunDeps, runId: string, log: Logger): Promise<RunExecution> {
-  const run = await deps.db.run.findUnique({ where: { id: runId }, select: { status: true, attempt: true } });
-  if (!run) {
-    log.warn('job for a run that does not exist');
-    return { kind: 'not_runnable', reason: 'missing' };
-  }
-  if (run.status !== 'queued' && run.status !== 'running') return { kind: 'not_runnable', reason: 'terminal' };
-  const ended = await abortRun(deps.db, runId, workerLostOutcome(run.attempt));
-  if (ended) log.warn('run ended: its worker was lost on every attempt', { attempt: run.attempt });
-  return { kind: 'not_runnable', reason: 'out_of_attempts' };
-}
-
 /** Checks the run's definition and headers, opens its context and runs its steps in it. */
 async function runSteps(scope: RunScope): Promise<RunOutcome> {
   const { deps, run } = scope;
   const checked = checkDefinition(run.steps);
   if ('problem' in checked) return invalidDefinitionOutcome(checked.problem);
 
-  const opened = await openRunSecrets(deps.db, deps.headersKey, run, checked.steps);
+  const opened = await openRunSecrets(deps.db, deps.headersKey, run, checked.steps, scope.retry);
   if ('outcome' in opened) return opened.outcome;
   const { headers } = opened.secrets;
   scope.mask = opened.secrets.mask;
 
-  const policy = deps.targetPolicy && (await runPolicy(deps.db, deps.targetPolicy, run.workspaceId));
+  const { targetPolicy } = deps;
+  const policy = targetPolicy && (await scope.retry(() => runPolicy(deps.db, targetPolicy, run.workspaceId)));
   const refused = refusalOf(policy, run.baseUrl);
   if (refused) return baseUrlBlockedOutcome(refused);
   const egress = deps.egress?.openRun(`${run.id}.${scope.writer.owner.attempt}`, { policy });

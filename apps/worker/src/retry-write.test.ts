@@ -41,11 +41,33 @@ describe('retryWrite', () => {
     ['42P01', true],
     ['P2002', true],
     ['P2024', false],
+    ['P2028', false],
     ['57P03', false],
     ['ECONNREFUSED', false],
   ])('classifies code %s as permanent: %s', (code, permanent) => {
     expect(isPermanentWriteError(new Error('wrapped', { cause: Object.assign(new Error('x'), { code }) }))).toBe(
       permanent,
     );
+  });
+
+  /** A query's failure as Prisma 7 with the pg adapter throws it: a P2 code, the driver's error in `meta`. */
+  const driverFailure = (code: string, cause: Record<string, string>) =>
+    Object.assign(new Error('\nInvalid `prisma.$queryRawUnsafe()` invocation:\n\n\nRaw query failed.'), {
+      code,
+      meta: { driverAdapterError: Object.assign(new Error(cause.message ?? 'x'), { cause }) },
+    });
+
+  it.each([
+    ['P2010', { kind: 'postgres', code: '57P03', message: 'the database system is shutting down' }, false],
+    [
+      'P2039',
+      { kind: 'postgres', code: '57P01', message: 'terminating connection due to administrator command' },
+      false,
+    ],
+    ['P2010', { kind: 'DatabaseNotReachable', host: '127.0.0.1' }, false],
+    ['P2010', { kind: 'postgres', code: '22012', message: 'division by zero' }, true],
+    ['P2039', { kind: 'postgres', code: '42601', message: 'syntax error' }, true],
+  ])('judges a %s by the driver error it carries, %j: permanent %s', (code, cause, permanent) => {
+    expect(isPermanentWriteError(driverFailure(code, cause))).toBe(permanent);
   });
 });

@@ -14,14 +14,22 @@ export interface RetryWriteOptions {
 
 /**
  * True for an error no retry can fix: a Postgres data, integrity or syntax error (SQLSTATE classes
- * 22, 23, 42) or a Prisma request error (P2xxx) other than a pool timeout (P2024), looking through
- * wrapped causes. Anything else (refused, reset, "the database system is starting up") may pass later.
+ * 22, 23, 42) or a Prisma request error (P2xxx) other than a pool timeout (P2024) or a transaction
+ * that could not start or finish in time (P2028, the claim's transaction during an outage), looking
+ * through wrapped causes. A Prisma error that carries the driver's error (`meta.driverAdapterError`:
+ * P2010 raw query failed, P2039 database error) is judged by that one: Prisma gives the same code to
+ * a syntax error and to "the database system is shutting down" alike.
+ * Anything else (refused, reset, "the database system is starting up") may pass later.
  */
 export function isPermanentWriteError(error: unknown): boolean {
   let current: unknown = error;
-  for (let depth = 0; depth < 6 && typeof current === 'object' && current !== null; depth++) {
-    const e: { code?: unknown; cause?: unknown } = current;
-    if (typeof e.code === 'string' && (/^(22|23|42)[0-9A-Z]{3}$/.test(e.code) || /^P2(?!024)\d{3}$/.test(e.code)))
+  for (let depth = 0; depth < 8 && typeof current === 'object' && current !== null; depth++) {
+    const e: { code?: unknown; cause?: unknown; meta?: { driverAdapterError?: unknown } } = current;
+    if (e.meta?.driverAdapterError) {
+      current = e.meta.driverAdapterError;
+      continue;
+    }
+    if (typeof e.code === 'string' && (/^(22|23|42)[0-9A-Z]{3}$/.test(e.code) || /^P2(?!024|028)\d{3}$/.test(e.code)))
       return true;
     current = e.cause;
   }

@@ -32,6 +32,7 @@ export async function openRunSecrets(
   key: Buffer,
   run: SealedRun,
   steps: readonly Step[],
+  read: <T>(query: () => Promise<T>) => Promise<T> = (query) => query(),
 ): Promise<{ secrets: RunSecrets } | { outcome: RunOutcome }> {
   let headers: Record<string, string> = {};
   let values: VariableValues = { vars: {}, secrets: {} };
@@ -45,7 +46,7 @@ export async function openRunSecrets(
   const missing = [...used.secrets].some((name) => !Object.hasOwn(values.secrets, name));
   if (missing) {
     try {
-      const stored = await loadStoredSecrets(db, key, run.workspaceId, run.projectId);
+      const stored = await loadStoredSecrets(db, key, run.workspaceId, run.projectId, read);
       values = { vars: values.vars, secrets: { ...stored, ...values.secrets } };
     } catch {
       return { outcome: storedSecretsUnreadableOutcome() };

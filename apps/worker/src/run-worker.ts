@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import { compileValidator, JOBS, RunJobPayload } from '@testrun/contracts';
 import { abortRun, errorMessage, type Logger } from '@testrun/core';
 import { executeRun, type RunDeps, type RunExecution } from './execute-run';
+import { foldRepeats } from './repeated-errors';
 import { workerLostOutcome } from './run-outcomes';
 
 /** Options of {@link createRunWorker}. */
@@ -81,6 +82,10 @@ export function createRunWorker(deps: RunDeps, options: RunWorkerOptions): Worke
   worker.on('stalled', (jobId) =>
     logger.warn('run handed to another attempt: its worker stopped renewing the lock', { runId: jobId }),
   );
-  worker.on('error', (error) => logger.error('run worker error', { error: error.message }));
+  // While Redis is down this fires on every reconnect attempt: one line per message and period.
+  worker.on(
+    'error',
+    foldRepeats((error, folded) => logger.error('run worker error', { error: error.message, folded })),
+  );
   return worker;
 }

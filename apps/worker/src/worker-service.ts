@@ -18,6 +18,7 @@ import { startEgress } from './network/worker-egress';
 import type { WorkerConfig } from './config';
 import type { RunDeps, RunExecution } from './execute-run';
 import { Reconciler } from './reconciler';
+import { foldRepeats } from './repeated-errors';
 import { createRunWorker } from './run-worker';
 import { makeScratchDir, sweepStaleScratchDirs } from './scratch-dir';
 import { memoryArgs } from './run-limits';
@@ -85,6 +86,12 @@ export async function startWorkerService(config: WorkerConfig, options: WorkerSe
   const workerConnection = createRedis(config.redisUrl);
   const queueConnection = createRedis(config.redisUrl);
   const queue = createRunQueue(queueConnection, config.redisPrefix);
+  // The reconciler's queue: without a listener BullMQ prints each connection error's stack on stderr,
+  // outside the JSON log, every reconnect attempt while Redis is down.
+  queue.on(
+    'error',
+    foldRepeats((error, folded) => logger.warn('run queue error', { error: error.message, folded })),
+  );
   // Traces and videos pass through here on their way to the artifact store; removed on stop. Those
   // of workers that were killed before they could remove theirs go now.
   for (const dir of await sweepStaleScratchDirs()) logger.info("removed a stopped worker's scratch directory", { dir });

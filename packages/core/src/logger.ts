@@ -51,12 +51,18 @@ export function createLogger({ service, level = 'info', stream }: LoggerOptions)
   });
 }
 
+/** The header Prisma puts before what went wrong ("Invalid `prisma.$queryRaw()` invocation:", "… invocation in"). */
+const PRISMA_INVOCATION = /^Invalid `[^`]+` invocation\b/;
+
 /**
  * An error's message for a log field or a sentence shown to a person: the first line only (call
  * logs and stack traces that some libraries append stay out), `String(value)` for a non-Error.
+ * Blank lines before it are skipped, and for Prisma's "Invalid `…` invocation:" header the last
+ * line is taken instead: that is where Prisma says what went wrong.
  */
 export function errorMessage(error: unknown): string {
   const text = error instanceof Error ? error.message : String(error);
-  const end = text.indexOf('\n');
-  return end === -1 ? text : text.slice(0, end);
+  const lines = text.split('\n').filter((line) => line.trim() !== '');
+  const first = lines[0] ?? '';
+  return PRISMA_INVOCATION.test(first) ? (lines[lines.length - 1] ?? first) : first;
 }

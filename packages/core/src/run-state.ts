@@ -164,7 +164,8 @@ export async function abortRun(tx: DbTx, runId: string, outcome: AbortOutcome): 
 /** What a worker needs of a run it claimed: its snapshot, read in the same statement as the claim. */
 export type ClaimedRun = {
   attempt: number;
-  prevStatus: RunStatus;
+  /** What the run was before the claim; null when the claim was recognised after its reply was lost. */
+  prevStatus: RunStatus | null;
   id: string;
   workspaceId: string;
   projectId: string;
@@ -175,42 +176,28 @@ export type ClaimedRun = {
   timeoutMs: number;
 };
 
-/**
- * Claims a run for a worker: `queued` → `running`, or a `running` run whose worker was lost taken
- * over by a new attempt while attempts remain; returns the new attempt and the run's snapshot in
- * the same statement. Null when the run is terminal or out of attempts (the caller then ends it).
- */
-export async function startRun(tx: DbTx, runId: string, maxAttempts: number): Promise<ClaimedRun | null> {
-  const rows = await tx.$queryRawUnsafe<
-    Array<
-      MovedRow & {
-        workspace_id: string;
-        project_id: string;
-        base_url: string;
-        headers_sealed: Uint8Array | null;
-        variables_sealed: Uint8Array | null;
-        steps: unknown;
-        timeout_ms: number;
-      }
-    >
-  >(
-    `WITH p AS (SELECT id, status AS prev_status FROM runs WHERE id = $1 FOR UPDATE),
-     u AS (
-       UPDATE runs r SET status = 'running'::"RunStatus", attempt = r.attempt + 1, started_at = now(),
-         deadline_at = now() + make_interval(secs => r.timeout_ms / 1000.0), result_summary = 'Running.'
-       FROM p WHERE r.id = p.id AND r.status IN ('queued', 'running') AND r.attempt < $2
-       RETURNING r.id, r.suite_run_id, p.prev_status, r.status AS new_status, r.attempt,
-         r.workspace_id, r.project_id, r.base_url, r.headers_sealed, r.variables_sealed, r.steps, r.timeout_ms),
-     s AS (${SUITE_MOVE} RETURNING s.id)
-     SELECT * FROM u`,
-    runId,
-    maxAttempts,
-  );
-  const row = rows[0];
-  if (!row) return null;
+/** The columns of a claimed run's snapshot, as `r.<column>`. */
+export const CLAIMED_COLUMNS =
+  'r.id, r.attempt, r.workspace_id, r.project_id, r.base_url, r.headers_sealed, r.variables_sealed, r.steps, r.timeout_ms';
+
+/** A row of {@link CLAIMED_COLUMNS}, with the status the run had before the claim when it is known. */
+export type ClaimedRow = {
+  id: string;
+  attempt: number;
+  prev_status?: RunStatus;
+  workspace_id: string;
+  project_id: string;
+  base_url: string;
+  headers_sealed: Uint8Array | null;
+  variables_sealed: Uint8Array | null;
+  steps: unknown;
+  timeout_ms: number;
+};
+
+export function claimedRun(row: ClaimedRow): ClaimedRun {
   return {
     attempt: row.attempt,
-    prevStatus: row.prev_status,
+    prevStatus: row.prev_status ?? null,
     id: row.id,
     workspaceId: row.workspace_id,
     projectId: row.project_id,
@@ -220,4 +207,27 @@ export async function startRun(tx: DbTx, runId: string, maxAttempts: number): Pr
     steps: row.steps,
     timeoutMs: row.timeout_ms,
   };
+}
+
+/**
+ * Claims a run for a worker: `queued` → `running`, or a `running` run whose worker was lost taken
+ * over by a new attempt while attempts remain; returns the new attempt and the run's snapshot in
+ * the same statement. Null when the run is terminal or out of attempts (the caller then ends it).
+ * A worker that must survive a lost reply claims through `runClaim` (claim-run.ts) instead.
+ */
+export async function startRun(tx: DbTx, runId: string, maxAttempts: number): Promise<ClaimedRun | null> {
+  const rows = await tx.$queryRawUnsafe<Array<ClaimedRow & Pick<MovedRow, 'suite_run_id' | 'new_status'>>>(
+    `WITH p AS (SELECT id, status AS prev_status FROM runs WHERE id = $1 FOR UPDATE),
+     u AS (
+       UPDATE runs r SET status = 'running'::"RunStatus", attempt = r.attempt + 1, started_at = now(),
+         deadline_at = now() + make_interval(secs => r.timeout_ms / 1000.0), result_summary = 'Running.'
+       FROM p WHERE r.id = p.id AND r.status IN ('queued', 'running') AND r.attempt < $2
+       RETURNING ${CLAIMED_COLUMNS}, r.suite_run_id, p.prev_status, r.status AS new_status),
+     s AS (${SUITE_MOVE} RETURNING s.id)
+     SELECT * FROM u`,
+    runId,
+    maxAttempts,
+  );
+  const row = rows[0];
+  return row ? claimedRun(row) : null;
 }

@@ -39,18 +39,22 @@ export function openSecretVariable(key: Buffer, owner: SecretVariableOwner, seal
 
 /**
  * The stored secrets a run of `projectId` can use: the workspace's, overridden by the project's of
- * the same name. Throws when one does not open (another TESTRUN_SECRET).
+ * the same name. Throws when one does not open (another TESTRUN_SECRET). `read` runs the query (a
+ * worker's retries through a Postgres outage); by default it runs it once.
  */
 export async function loadStoredSecrets(
   db: Db,
   key: Buffer,
   workspaceId: string,
   projectId: string,
+  read: <T>(query: () => Promise<T>) => Promise<T> = (query) => query(),
 ): Promise<Record<string, string>> {
-  const rows = await db.secretVariable.findMany({
-    where: { workspaceId, OR: [{ projectId: null }, { projectId }] },
-    select: { projectId: true, name: true, valueSealed: true },
-  });
+  const rows = await read(() =>
+    db.secretVariable.findMany({
+      where: { workspaceId, OR: [{ projectId: null }, { projectId }] },
+      select: { projectId: true, name: true, valueSealed: true },
+    }),
+  );
   const out: Record<string, string> = {};
   // Workspace values first, so the project's of the same name replace them.
   const ordered = [...rows].sort((a, b) => Number(a.projectId !== null) - Number(b.projectId !== null));

@@ -1,0 +1,54 @@
+import { abortRun, errorMessage, runClaim, type ClaimedRun, type Db, type Logger } from '@testrun/core';
+import { retryWrite } from './retry-write';
+import { MAX_RUN_ATTEMPTS, workerLostOutcome } from './run-outcomes';
+
+/** Runs a Postgres call again while it fails for a reason that may pass (see retryWrite). */
+export type Retrying = <T>(call: () => Promise<T>) => Promise<T>;
+
+/** Default bound of the retries: the job's lock duration. */
+const DEFAULT_RETRY_MS = 30_000;
+
+/** A {@link Retrying} bounded by `boundMs` that logs each retry with `fields`. */
+export function retrying(log: Logger, boundMs: number | undefined, fields: Record<string, unknown> = {}): Retrying {
+  return (call) =>
+    retryWrite(call, {
+      boundMs: boundMs ?? DEFAULT_RETRY_MS,
+      onRetry: (error, tries, delayMs) =>
+        log.warn('Postgres call failed; trying again', { ...fields, tries, delayMs, error: errorMessage(error) }),
+    });
+}
+
+/** Why a run's job found nothing to run. */
+export type Unclaimable = 'missing' | 'terminal' | 'out_of_attempts';
+
+/**
+ * Claims the run, trying again through a Postgres outage for as long as the job's lock lasts
+ * (`runClaim` makes a try after a lost reply recognise its own claim instead of taking a second
+ * attempt). When the run cannot be claimed, says why, having ended it `worker_lost` when it was out
+ * of attempts.
+ */
+export async function claimRun(
+  db: Db,
+  runId: string,
+  log: Logger,
+  boundMs?: number,
+): Promise<{ claim: ClaimedRun } | { unclaimable: Unclaimable }> {
+  const retry = retrying(log, boundMs, { step: 'claim' });
+  const claim = await retry(runClaim(db, runId, MAX_RUN_ATTEMPTS));
+  if (claim) return { claim };
+  return { unclaimable: await endUnclaimable(db, runId, log, retry) };
+}
+
+/** startRun refused: the run is gone, already terminal, or out of attempts (then it ends worker_lost). */
+async function endUnclaimable(db: Db, runId: string, log: Logger, retry: Retrying): Promise<Unclaimable> {
+  const run = await retry(() => db.run.findUnique({ where: { id: runId }, select: { status: true, attempt: true } }));
+  if (!run) {
+    log.warn('job for a run that does not exist');
+    return 'missing';
+  }
+  if (run.status !== 'queued' && run.status !== 'running') return 'terminal';
+  // Tried again after a lost reply, abortRun finds the run terminal and returns false: harmless.
+  const ended = await retry(() => abortRun(db, runId, workerLostOutcome(run.attempt)));
+  if (ended) log.warn('run ended: its worker was lost on every attempt', { attempt: run.attempt });
+  return 'out_of_attempts';
+}

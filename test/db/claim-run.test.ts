@@ -1,0 +1,124 @@
+import { createServer, connect, type Server, type Socket } from 'node:net';
+import { createLogger, createPrisma, startRun, type Db } from '@testrun/core';
+import { claimRun } from '../../apps/worker/src/claim';
+import { retryWrite } from '../../apps/worker/src/retry-write';
+import { applySampleProject, createTenant, insertSuiteRuns, sampleProject, testDb } from '../support/harness';
+import { present } from '../support/present';
+
+/**
+ * A claim whose COMMIT reaches Postgres but whose reply never comes back (the connection cut right
+ * after the commit, through a loopback proxy in front of the test database): the worker's claim,
+ * tried again, recognises the attempt it committed instead of taking a second one. The same cut
+ * under a plain retried startRun takes attempt 2, which shows the cut lands after the commit.
+ */
+let db: Db;
+beforeAll(() => {
+  db = testDb();
+});
+afterAll(async () => {
+  await db.$disconnect();
+});
+
+/** A TCP proxy to the test database that, when armed, swallows the reply to the next COMMIT and cuts. */
+async function commitCutter(): Promise<{
+  url: string;
+  arm: () => void;
+  cuts: () => number;
+  close: () => Promise<void>;
+}> {
+  const target = new URL(present(process.env.DATABASE_URL, 'DATABASE_URL'));
+  let armed = false;
+  let cuts = 0;
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((client) => {
+    const upstream = connect(Number(target.port || 5432), target.hostname);
+    sockets.add(client).add(upstream);
+    let committing = false;
+    client.on('data', (chunk: Buffer) => {
+      if (armed && chunk.includes('COMMIT')) {
+        armed = false;
+        committing = true;
+      }
+      upstream.write(chunk);
+    });
+    upstream.on('data', (chunk: Buffer) => {
+      if (committing) {
+        // Postgres answered the COMMIT (so it is durable); the worker never hears it.
+        cuts += 1;
+        client.destroy();
+        upstream.destroy();
+        return;
+      }
+      client.write(chunk);
+    });
+    for (const [a, b] of [
+      [client, upstream],
+      [upstream, client],
+    ] as const) {
+      a.on('close', () => b.destroy());
+      a.on('error', () => b.destroy());
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('expected a TCP address');
+  const url = new URL(target);
+  url.hostname = '127.0.0.1';
+  url.port = String(address.port);
+  return {
+    url: url.toString(),
+    arm: () => (armed = true),
+    cuts: () => cuts,
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+async function queuedRun(): Promise<{ runId: string; suiteRunId: string }> {
+  const t = await createTenant(db);
+  const applied = await applySampleProject(db, t.workspace.id, sampleProject(`p-${t.tag}`, { count: 2, disabled: 0 }));
+  const suite = present(applied.suites[0], 'the sample suite');
+  const created = await insertSuiteRuns(db, t.workspace.id, suite.id, { baseUrl: 'http://127.0.0.1:2' });
+  return { runId: present(created.runIds[0], 'a run'), suiteRunId: present(created.suiteRunId, 'a suite run') };
+}
+
+async function withCutter(check: (cutDb: Db, arm: () => void, cuts: () => number) => Promise<void>): Promise<void> {
+  const cutter = await commitCutter();
+  const cutDb = createPrisma({ databaseUrl: cutter.url, max: 1 });
+  try {
+    await check(cutDb, cutter.arm, cutter.cuts);
+  } finally {
+    await cutDb.$disconnect();
+    await cutter.close();
+  }
+}
+
+it('a claim whose commit reply was lost recognises its own attempt when tried again', async () => {
+  const { runId, suiteRunId } = await queuedRun();
+  await withCutter(async (cutDb, arm, cuts) => {
+    await cutDb.$queryRaw`SELECT 1`;
+    arm();
+    const claimed = await claimRun(cutDb, runId, createLogger({ service: 'test', level: 'error' }), 10_000);
+    expect(cuts()).toBe(1);
+    expect(claimed).toMatchObject({ claim: { id: runId, attempt: 1, prevStatus: null } });
+  });
+  expect(await db.run.findUniqueOrThrow({ where: { id: runId } })).toMatchObject({ status: 'running', attempt: 1 });
+  const suiteRun = await db.suiteRun.findUniqueOrThrow({ where: { id: suiteRunId } });
+  expect([suiteRun.queuedCount, suiteRun.runningCount]).toEqual([1, 1]);
+});
+
+it('the same cut under a plain retried startRun takes a second attempt (what the claim avoids)', async () => {
+  const { runId } = await queuedRun();
+  await withCutter(async (cutDb, arm, cuts) => {
+    await cutDb.$queryRaw`SELECT 1`;
+    arm();
+    const claim = await retryWrite(() => cutDb.$transaction((tx) => startRun(tx, runId, 2)), {
+      boundMs: 10_000,
+      firstDelayMs: 10,
+    });
+    expect(cuts()).toBe(1);
+    expect(claim).toMatchObject({ attempt: 2, prevStatus: 'running' });
+  });
+});

@@ -81,7 +81,7 @@ export async function run(): Promise<void> {
   });
   const testId = first(first(project.suites, 'suite').tests, 'test').id;
 
-  Object.assign(process.env, { REDIS_PREFIX: prefix, RATE_LIMIT_PER_MINUTE: '100000' });
+  Object.assign(process.env, { REDIS_PREFIX: prefix, RATE_LIMIT_PER_MINUTE: '100000', TARGET_ALLOW: env.TARGET_ALLOW });
   const api = await startApi({ REDIS_PREFIX: prefix });
   const logger = createLogger({ service: 'bench-worker', level: 'error' });
   const config = readWorkerConfig({ ...env, WORKER_CONCURRENCY: '2' });

@@ -1,3 +1,4 @@
+import { evidenceSettingsOrNull, type EvidenceSettings } from './evidence';
 import { storableText } from './limits';
 import type { ProblemCode, ProblemFieldError } from './problems';
 import { FORBIDDEN_HEADER_NAMES, HEADER_LIMITS, RunCreateRequest } from './runs';
@@ -18,6 +19,8 @@ export type ParsedRunRequest = {
   variables: Record<string, string> | null;
   /** `{{secrets.NAME}}` values, null when none. */
   secretVariables: Record<string, string> | null;
+  /** The request's evidence settings (the keys it gives), null when none. */
+  evidence: EvidenceSettings | null;
 };
 
 export type RunRequestProblem = {
@@ -78,7 +81,14 @@ export function parseRunCreateRequest(body: unknown): ParseResult {
   const secretVariables = nonEmpty(value.secretVariables);
   return {
     ok: true,
-    value: { target: targetOf(value), baseUrl: value.baseUrl ?? null, headers, variables, secretVariables },
+    value: {
+      target: targetOf(value),
+      baseUrl: value.baseUrl ?? null,
+      headers,
+      variables,
+      secretVariables,
+      evidence: evidenceSettingsOrNull(value.evidence),
+    },
   };
 }
 

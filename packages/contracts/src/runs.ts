@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Nullable, RunErrorCode, RunStatus, SkipReason, SuiteRunStatus } from './enums';
+import { EvidencePolicy, EvidenceSettings } from './evidence';
 import { variableMap } from './variables';
 
 /** Limits on the user-supplied `headers` of a run. */
@@ -61,6 +62,7 @@ export const RunCreateRequest = Type.Object(
         'Values the steps reference as {{secrets.NAME}}; they override the project and workspace secrets of the same name, are sealed with the run, masked in every output and erased when it ends.',
       ),
     ),
+    evidence: Type.Optional(EvidenceSettings),
   },
   { additionalProperties: false },
 );
@@ -92,6 +94,7 @@ export const Run = Type.Object(
     result_summary: Type.String({ description: 'One human sentence.' }),
     error: Nullable(RunError),
     skip_reason: Nullable(SkipReason),
+    evidence: Type.Optional(EvidencePolicy),
   },
   { additionalProperties: false },
 );

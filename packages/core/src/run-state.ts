@@ -1,7 +1,9 @@
 import {
+  readEvidencePolicy,
   RUN_STATUSES,
   RUN_TRANSITIONS,
   type ArtifactKind,
+  type EvidencePolicy,
   type RunErrorCode,
   type RunFailureCode,
   type RunStatus,
@@ -173,6 +175,8 @@ export type ClaimedRun = {
   variablesSealed: Uint8Array | null;
   steps: unknown;
   timeoutMs: number;
+  /** What the run keeps as evidence, resolved when it was created (the default for older runs). */
+  evidence: EvidencePolicy;
 };
 
 /**
@@ -191,6 +195,7 @@ export async function startRun(tx: DbTx, runId: string, maxAttempts: number): Pr
         variables_sealed: Uint8Array | null;
         steps: unknown;
         timeout_ms: number;
+        evidence: unknown;
       }
     >
   >(
@@ -200,7 +205,7 @@ export async function startRun(tx: DbTx, runId: string, maxAttempts: number): Pr
          deadline_at = now() + make_interval(secs => r.timeout_ms / 1000.0), result_summary = 'Running.'
        FROM p WHERE r.id = p.id AND r.status IN ('queued', 'running') AND r.attempt < $2
        RETURNING r.id, r.suite_run_id, p.prev_status, r.status AS new_status, r.attempt,
-         r.workspace_id, r.project_id, r.base_url, r.headers_sealed, r.variables_sealed, r.steps, r.timeout_ms),
+         r.workspace_id, r.project_id, r.base_url, r.headers_sealed, r.variables_sealed, r.steps, r.timeout_ms, r.evidence),
      s AS (${SUITE_MOVE} RETURNING s.id)
      SELECT * FROM u`,
     runId,
@@ -219,5 +224,6 @@ export async function startRun(tx: DbTx, runId: string, maxAttempts: number): Pr
     variablesSealed: row.variables_sealed,
     steps: row.steps,
     timeoutMs: row.timeout_ms,
+    evidence: readEvidencePolicy(row.evidence),
   };
 }

@@ -1,6 +1,7 @@
 export {
   executeStep,
   captureScreenshot,
+  timelineShot,
   describeStep,
   describeTarget,
   summarizeFailure,

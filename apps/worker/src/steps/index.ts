@@ -1,6 +1,5 @@
 export {
   executeStep,
-  captureScreenshot,
   timelineShot,
   describeStep,
   describeTarget,

@@ -4,6 +4,9 @@ import { createTenant, sampleProject } from '../support/harness';
 import { bearer, buildTestApi, jobIdsIn, type TestApi } from './api-harness';
 import { anyString, bodyOf, nth, wire } from './typed';
 
+/** The evidence policy a run gets when neither its request, test nor project says otherwise. */
+const DEFAULT_EVIDENCE = { trace: 'on-failure', video: 'off', screenshots: 'on-failure' };
+
 let api: TestApi;
 beforeAll(() => {
   api = buildTestApi();
@@ -176,6 +179,7 @@ describe('GET /api/v1/runs/:runId', () => {
       result_summary: 'Queued; waiting for a worker.',
       error: null,
       skip_reason: null,
+      evidence: DEFAULT_EVIDENCE,
     });
     const { createdAt } = await api.db.run.findUniqueOrThrow({ where: { id: runId }, select: { createdAt: true } });
     const terms = viewLinkTerms({ createdAt, version: 0 }, 30);
@@ -215,6 +219,7 @@ describe('GET /api/v1/runs/:runId', () => {
       result_summary: 'Target unreachable.',
       error: { code: 'target_unreachable', message: 'connect ECONNREFUSED 127.0.0.1:9', step: 1 },
       skip_reason: null,
+      evidence: DEFAULT_EVIDENCE,
     });
     const f = await request(api.app).get(`/api/v1/runs/${failed}`).set(bearer(t.key));
     expect(bodyOf(f, wire.run)).toEqual({
@@ -223,6 +228,7 @@ describe('GET /api/v1/runs/:runId', () => {
       result_summary: 'Failed at step 2.',
       error: null,
       skip_reason: null,
+      evidence: DEFAULT_EVIDENCE,
     });
     const s = await request(api.app).get(`/api/v1/runs/${skipped}`).set(bearer(t.key));
     expect(bodyOf(s, wire.run)).toEqual({
@@ -231,6 +237,7 @@ describe('GET /api/v1/runs/:runId', () => {
       result_summary: 'Skipped: the test is disabled.',
       error: null,
       skip_reason: 'test_disabled',
+      evidence: DEFAULT_EVIDENCE,
     });
   });
 });

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { applyProject, type Db } from '@testrun/core';
-import type { Step } from '@testrun/contracts';
+import type { EvidenceSettings, Step } from '@testrun/contracts';
 import { readWorkerConfig } from '../../apps/worker/src/config';
 import { startWorkerService, type WorkerService } from '../../apps/worker/src/worker-service';
 import { HOSTILE_FILE_BYTES } from '../fixtures/hostile-pages';
@@ -99,9 +99,9 @@ afterAll(async () => {
   await db.$disconnect();
 });
 
-async function runTest(key: string) {
+async function runTest(key: string, evidence?: EvidenceSettings) {
   const test = await db.test.findFirstOrThrow({ where: { workspaceId, key }, select: { id: true } });
-  const runId = await client.createRun({ testId: test.id });
+  const runId = await client.createRun({ testId: test.id, ...(evidence ? { evidence } : {}) });
   return client.waitRun(runId);
 }
 
@@ -152,7 +152,8 @@ describe('with a recording cap smaller than any trace', () => {
   });
 
   it('keeps the run, leaves the trace out and says so in the summary', async () => {
-    const run = await runTest('plain');
+    // A passing run keeps its trace and screenshots only when asked to.
+    const run = await runTest('plain', { trace: 'on', screenshots: 'on' });
     expect(run.status).toBe('passed');
     expect(run.result_summary).toMatch(
       /^Passed: 2 steps in .*\. The trace was not kept: \d+ KB is over the 1 KB cap\./,

@@ -125,7 +125,11 @@ describe('the demo suite', () => {
     );
 
   beforeAll(async () => {
-    suiteRun = await client.waitSuiteRun(await client.createSuiteRun({ projectSlug: 'demo-shop', suiteSlug: 'smoke' }));
+    // Everything kept, passing runs included: the cases below read the recordings of a passing run.
+    const evidence = { trace: 'on', video: 'on', screenshots: 'on' } as const;
+    suiteRun = await client.waitSuiteRun(
+      await client.createSuiteRun({ projectSlug: 'demo-shop', suiteSlug: 'smoke', evidence }),
+    );
   });
 
   it('ends with exactly the statuses, counters and aggregate status its tests call for', () => {
@@ -270,6 +274,8 @@ describe('request headers', () => {
       projectSlug: 'secrets',
       suiteSlug: 'headers',
       headers: { Authorization: BASIC, 'X-Bypass-Token': BYPASS },
+      // The traces of these passing runs are read below.
+      evidence: { trace: 'on' },
     });
     const suiteRun = await client.waitSuiteRun(suiteRunId);
     expect(suiteRun.tests.map((t) => t.status)).toEqual(['passed', 'passed']);

@@ -13,6 +13,8 @@ type JsonSchema = {
   maxProperties?: number;
   enum?: unknown[];
   anyOf?: JsonSchema[];
+  /** Keywords the fuzzer does not read (descriptions, formats); also lets a schema with none of the above (TypeBox's Unsafe) fit. */
+  [keyword: string]: unknown;
 };
 
 /** Strings worth trying for a field, by name: values that exist in the target, and edge cases. */

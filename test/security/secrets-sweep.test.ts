@@ -301,6 +301,8 @@ test('no secret value is found anywhere after runs that used them all', async ()
     },
     variables: { USER: 'ada' },
     secretVariables: { OTP: SECRETS.requestSecret, PIN: SECRETS.shortRequestSecret },
+    // Everything a run can keep is kept, passing runs included, so that all of it is searched.
+    evidence: { trace: 'on', video: 'on', screenshots: 'on' },
   });
   expect(created.status).toBe(201);
   const suiteRunId = text(created.json, 'suiteRunId');

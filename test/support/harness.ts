@@ -10,7 +10,7 @@ import {
   type CreatedRunRows,
   type Db,
 } from '@testrun/core';
-import type { Plan, ProjectFile } from '@testrun/contracts';
+import type { EvidenceSettings, Plan, ProjectFile } from '@testrun/contracts';
 
 /** A variable the jest run's setup (test/support/global-setup.ts, per-file-setup.ts) must have set. */
 function testEnv(name: 'DATABASE_URL' | 'REDIS_URL' | 'REDIS_PREFIX' | 'ARTIFACTS_DIR'): string {
@@ -83,18 +83,35 @@ export async function insertSuiteRuns(
   db: Db,
   workspaceId: string,
   suiteId: string,
-  options: { baseUrl: string; headers?: Record<string, string>; headersKey?: Buffer; suiteRun?: boolean },
+  options: {
+    baseUrl: string;
+    headers?: Record<string, string>;
+    headersKey?: Buffer;
+    suiteRun?: boolean;
+    /** As a request's `evidence`: wins over the test's and the project's settings. */
+    evidence?: EvidenceSettings;
+  },
 ): Promise<CreatedRunRows> {
   const tests = await db.test.findMany({
     where: { suiteId },
     orderBy: { position: 'asc' },
-    select: { id: true, projectId: true, name: true, enabled: true, timeoutMs: true, steps: true },
+    select: {
+      id: true,
+      projectId: true,
+      name: true,
+      enabled: true,
+      timeoutMs: true,
+      steps: true,
+      evidence: true,
+      project: { select: { evidence: true } },
+    },
   });
   return insertRuns(db, {
     workspaceId,
     suiteId: options.suiteRun === false ? null : suiteId,
-    tests: tests.map((t) => ({ ...t, baseUrl: options.baseUrl })),
+    tests: tests.map(({ project, ...t }) => ({ ...t, baseUrl: options.baseUrl, projectEvidence: project.evidence })),
     headers: options.headers,
+    evidence: options.evidence,
     headersKey: options.headersKey ?? deriveKeys(testSecret()).headers,
   });
 }

@@ -85,6 +85,8 @@ export async function createSuiteRun(
     baseUrl: options.baseUrl,
     headers: options.headers,
     headersKey: keys.headers,
+    // The view is looked at with everything a run can keep, passing runs included.
+    evidence: { trace: 'on', video: 'on', screenshots: 'on' },
   });
   if (!suiteRunId) throw new Error('no suite run was created');
   if (runIds.length !== plans.length) throw new Error(`${runIds.length} runs were created for ${plans.length} tests`);

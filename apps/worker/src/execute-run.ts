@@ -1,7 +1,7 @@
 // The run executor: claim, definition and secrets, target policy, context, steps, teardown, terminal
 // write; what they call lives in the modules imported below.
 import type { BrowserContext, BrowserContextOptions, Page } from 'playwright';
-import type { Step, TerminalRunStatus } from '@testrun/contracts';
+import { recordsEvidence, type Step, type TerminalRunStatus } from '@testrun/contracts';
 import {
   errorMessage,
   finishRun,
@@ -12,7 +12,7 @@ import {
   type RunOutcome,
   type TargetPolicy,
 } from '@testrun/core';
-import { ArtifactWriter, type StepShot } from './artifact-writer';
+import { ArtifactWriter } from './artifact-writer';
 import { BrowserClock } from './browser-clock';
 import { applyViolation, PageGuard } from './page-guard';
 import { stopRecording } from './recording';
@@ -25,7 +25,7 @@ import {
   stepProblemOutcome,
 } from './run-outcomes';
 import { DEFAULT_RUN_LIMITS, withRecordingNotes, type RunLimits } from './run-limits';
-import { captureScreenshot, executeStep, summarizePass, type StepOutcomeResult } from './steps';
+import { executeStep, summarizePass, timelineShot } from './steps';
 import type { BlockedRequest } from './network/egress-proxy';
 import {
   baseUrlBlockedOutcome,
@@ -106,16 +106,12 @@ type RunScope = {
 /** What a run's steps need of the guard watching their page. */
 type Guarded = Pick<PageGuard, 'violation'>;
 
-/** Screenshots of the timeline never hold a step up longer than this, nor less. */
-const TIMELINE_SHOT_MAX_MS = 3_000;
-const TIMELINE_SHOT_MIN_MS = 500;
-
 /**
  * Executes one run end to end: claims it (`startRun`), runs its steps in a fresh browser context,
- * records every step, screenshot, the trace and the video, then writes the terminal state
- * (`finishRun`). Never leaves the run non-terminal for a fault of its own: anything unexpected ends
- * it `error`/`internal_error`. Throws only when Postgres itself cannot be written, so that the job
- * fails and the reconciler takes over.
+ * records every step and keeps the screenshots, trace and video its evidence policy asks for, then
+ * writes the terminal state (`finishRun`). Never leaves the run non-terminal for a fault of its
+ * own: anything unexpected ends it `error`/`internal_error`. Throws only when Postgres itself cannot
+ * be written, so that the job fails and the reconciler takes over.
  */
 export async function executeRun(deps: RunDeps, runId: string): Promise<RunExecution> {
   const began = performance.now();
@@ -195,7 +191,10 @@ async function runInContext(
         ...(proxy ? { proxy } : {}),
         // A page's downloads are never written to the worker's disk.
         acceptDownloads: false,
-        ...(deps.recordVideo ? { recordVideo: { dir: deps.scratchDir, size: { width: 800, height: 450 } } } : {}),
+        // No video unless the run's policy records one: without recordVideo no encoder is started.
+        ...(deps.recordVideo && recordsEvidence(run.evidence.video)
+          ? { recordVideo: { dir: deps.scratchDir, size: { width: 800, height: 450 } } }
+          : {}),
       }),
     );
   } catch (error) {
@@ -207,12 +206,15 @@ async function runInContext(
   let page: Page | null = null;
   let outcome: RunOutcome;
   let notes: string[];
+  let passed = false;
   try {
-    await clock.time(context.tracing.start({ screenshots: true, snapshots: true }));
+    if (recordsEvidence(run.evidence.trace))
+      await clock.time(context.tracing.start({ screenshots: true, snapshots: true }));
     await routeTargetHeaders(context, run.baseUrl, headers);
     page = await clock.time(context.newPage());
     guard.watchMain(page);
     outcome = await runInPage(scope, page, steps, secrets, guard);
+    passed = outcome.status === 'passed';
   } finally {
     guard.stop();
     notes = await stopRecording({
@@ -221,6 +223,8 @@ async function runInContext(
       headers,
       mask: scope.mask,
       writer: scope.writer,
+      evidence: run.evidence,
+      passed,
       clock,
       logger: deps.logger,
       scratchDir: deps.scratchDir,
@@ -252,7 +256,9 @@ async function runInPage(
     // Variables are put in just before the step runs; what is stored shows the reference and masks the value.
     const executed = await clock.time(executeStep(page, resolveStep(step, secrets.values), ctx));
     const result = maskStepResult(mask, applyViolation(withBlockedRequest(executed, scope.blocked), guard.violation));
-    writer.recordStep(index, step, result, await timelineShot(scope, page, index, result, deadline));
+    const time = <T>(work: Promise<T>) => clock.time(work);
+    const mode = run.evidence.screenshots;
+    writer.recordStep(index, step, result, await timelineShot(page, { index, result, mode, deadline, mask, time }));
     const problem = stepProblemOutcome(index, step, result);
     if (problem) {
       writer.recordSkipped(steps, index, run.baseUrl);
@@ -260,31 +266,4 @@ async function runInPage(
     }
   }
   return { status: 'passed', resultSummary: summarizePass(steps.length, Date.now() - started) };
-}
-
-/** The image after a step: the step's own screenshot when it took one, else a quick JPEG of the viewport. */
-async function timelineShot(
-  scope: RunScope,
-  page: Page,
-  index: number,
-  result: StepOutcomeResult,
-  deadline: number,
-): Promise<StepShot | null> {
-  if (result.effect) {
-    const { body, contentType, name } = result.effect;
-    return { body, contentType, name: `${safeName(scope.mask.text(name ?? `step-${index}`))}.png` };
-  }
-  const timeoutMs = Math.min(TIMELINE_SHOT_MAX_MS, Math.max(TIMELINE_SHOT_MIN_MS, deadline + 2_000 - Date.now()));
-  const body = await scope.clock.time(captureScreenshot(page, { timeoutMs }));
-  return body ? { body, contentType: 'image/jpeg', name: `step-${index}.jpg` } : null;
-}
-
-/** A screenshot step's name as a file name. */
-function safeName(name: string): string {
-  return (
-    name
-      .replace(/[^A-Za-z0-9_.-]+/g, '-')
-      .replace(/^[.-]+/, '')
-      .slice(0, 80) || 'screenshot'
-  );
 }

@@ -1,6 +1,7 @@
 import { readFile, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { BrowserContext, Page } from 'playwright';
+import { keepsEvidence, recordsEvidence, type EvidencePolicy } from '@testrun/contracts';
 import { errorMessage, withTimeout, type Logger } from '@testrun/core';
 import type { ArtifactWriter } from './artifact-writer';
 import type { BrowserClock } from './browser-clock';
@@ -17,6 +18,10 @@ export interface RecordingTeardown {
   /** Every secret value the run used (headers and secret variables): masked in the trace. */
   mask: SecretMask;
   writer: ArtifactWriter;
+  /** The run's evidence policy: which recordings were started, and which are kept. */
+  evidence: EvidencePolicy;
+  /** Whether the run passed: `on-failure` recordings of a passing run are dropped, never written. */
+  passed: boolean;
   clock: BrowserClock;
   logger: Logger;
   /** The worker's scratch directory (see WorkerService); the trace file passes through it. */
@@ -31,29 +36,19 @@ export interface RecordingTeardown {
 const VIDEO_PATH_TIMEOUT_MS = 1_000;
 
 /**
- * Stops tracing, closes the context (which finishes the video) and hands both files to the writer,
- * each step within a bound. Never throws: a recording that cannot be stored is logged and left out,
- * it never changes the run's outcome. Returns a sentence for each file left out for its size, for
- * the run's summary.
+ * Stops tracing, closes the context (which finishes the video) and hands to the writer the files the
+ * run's evidence policy keeps, each step within a bound. Never throws: a recording that cannot be
+ * stored is logged and left out, it never changes the run's outcome. Returns a sentence for each
+ * file left out for its size, for the run's summary.
  */
 export async function stopRecording(r: RecordingTeardown): Promise<string[]> {
   const { runId, attempt } = r.writer.owner;
-  const tracePath = path.join(r.scratchDir, `${runId}-${attempt}-trace.zip`);
-  const scratchFiles = [tracePath];
+  const scratchFiles: string[] = [];
   const notes: string[] = [];
-  try {
-    await r.clock.time(withTimeout(r.context.tracing.stop({ path: tracePath }), r.boundMs, 'stopping the trace'));
-    const tooBig = await oversizeNote('trace', tracePath, r.maxFileBytes);
-    if (tooBig) {
-      notes.push(tooBig);
-      throw new Error(tooBig);
-    }
-    let zip: Buffer = await readFile(tracePath);
-    // Secret values must never reach storage, whatever Playwright chose to record.
-    if (Object.keys(r.headers).length > 0 || !r.mask.isEmpty) zip = sanitizeTrace(zip, Object.keys(r.headers), r.mask);
-    r.writer.recordRunFile('trace', 'trace.zip', 'application/zip', zip);
-  } catch (error) {
-    r.logger.warn('trace not stored', { runId, error: r.mask.text(errorMessage(error)) });
+  if (recordsEvidence(r.evidence.trace)) {
+    const tracePath = path.join(r.scratchDir, `${runId}-${attempt}-trace.zip`);
+    scratchFiles.push(tracePath);
+    await storeTrace(r, keepsEvidence(r.evidence.trace, r.passed) ? tracePath : null, notes);
   }
   const video = r.page?.video() ?? null;
   try {
@@ -66,13 +61,16 @@ export async function stopRecording(r: RecordingTeardown): Promise<string[]> {
     try {
       const videoPath = await r.clock.time(withTimeout(video.path(), VIDEO_PATH_TIMEOUT_MS, 'naming the video file'));
       scratchFiles.push(videoPath);
-      const tooBig = await oversizeNote('video', videoPath, r.maxFileBytes);
-      if (tooBig) {
-        notes.push(tooBig);
-        throw new Error(tooBig);
+      // A video the policy does not keep is only removed, with the other scratch files.
+      if (keepsEvidence(r.evidence.video, r.passed)) {
+        const tooBig = await oversizeNote('video', videoPath, r.maxFileBytes);
+        if (tooBig) {
+          notes.push(tooBig);
+          throw new Error(tooBig);
+        }
+        const body = await readFile(videoPath);
+        if (body.length > 0) r.writer.recordRunFile('video', 'video.webm', 'video/webm', body);
       }
-      const body = await readFile(videoPath);
-      if (body.length > 0) r.writer.recordRunFile('video', 'video.webm', 'video/webm', body);
     } catch (error) {
       r.logger.warn('video not stored', { runId, error: r.mask.text(errorMessage(error)) });
     }
@@ -80,6 +78,30 @@ export async function stopRecording(r: RecordingTeardown): Promise<string[]> {
   // The files were read into memory: removing them need not hold up the run's terminal write.
   void Promise.all(scratchFiles.map((file) => unlink(file).catch(() => undefined)));
   return notes;
+}
+
+/**
+ * Stops the trace: into `tracePath` and on to the writer when it is kept, else without a path, so
+ * that Playwright writes no file at all.
+ */
+async function storeTrace(r: RecordingTeardown, tracePath: string | null, notes: string[]): Promise<void> {
+  const { runId } = r.writer.owner;
+  try {
+    const stopped = tracePath ? r.context.tracing.stop({ path: tracePath }) : r.context.tracing.stop();
+    await r.clock.time(withTimeout(stopped, r.boundMs, 'stopping the trace'));
+    if (!tracePath) return;
+    const tooBig = await oversizeNote('trace', tracePath, r.maxFileBytes);
+    if (tooBig) {
+      notes.push(tooBig);
+      throw new Error(tooBig);
+    }
+    let zip: Buffer = await readFile(tracePath);
+    // Secret values must never reach storage, whatever Playwright chose to record.
+    if (Object.keys(r.headers).length > 0 || !r.mask.isEmpty) zip = sanitizeTrace(zip, Object.keys(r.headers), r.mask);
+    r.writer.recordRunFile('trace', 'trace.zip', 'application/zip', zip);
+  } catch (error) {
+    r.logger.warn('trace not stored', { runId, error: r.mask.text(errorMessage(error)) });
+  }
 }
 
 /** A sentence saying the file was not kept, when it is larger than `maxBytes`; null when it fits. */

@@ -4,6 +4,7 @@ export * from './runs';
 export * from './run-request';
 export * from './project-file';
 export * from './variables';
+export * from './evidence';
 export * from './jobs';
 export * from './validate';
 export * from './limits';

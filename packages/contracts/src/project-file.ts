@@ -1,4 +1,5 @@
 import { Type, type Static, type TObject, type TProperties } from '@sinclair/typebox';
+import { EvidenceSettings } from './evidence';
 import { capOf, STEP_LIMITS } from './limits';
 import type { ProblemFieldError } from './problems';
 import { compileValidator, type Validation } from './validate';
@@ -153,6 +154,7 @@ export const TestDefinition = Type.Object(
       maxItems: STEP_LIMITS.maxStepsPerTest,
       ...capOf('STEP_LIMITS.maxStepsPerTest'),
     }),
+    evidence: Type.Optional(EvidenceSettings),
   },
   { additionalProperties: false },
 );
@@ -177,6 +179,7 @@ export const ProjectFile = Type.Object(
     slug: Type.String({ pattern: SLUG_PATTERN, description: 'Lower-case letters, digits and dashes.' }),
     name: Type.String({ minLength: 1, maxLength: 200 }),
     baseUrl: Type.String({ minLength: 1, maxLength: 2_048, format: 'uri', pattern: '^https?://' }),
+    evidence: Type.Optional(EvidenceSettings),
     suites: Type.Array(SuiteDefinition, {
       maxItems: STEP_LIMITS.maxSuitesPerProject,
       ...capOf('STEP_LIMITS.maxSuitesPerProject'),

@@ -1,3 +1,4 @@
+import { evidenceSettingsOrNull, type EvidenceSettings } from './evidence';
 import { HEADER_LIMITS, isOverCap, overCap, storableText, VARIABLE_LIMITS } from './limits';
 import type { ProblemCode, ProblemFieldError } from './problems';
 import { FORBIDDEN_HEADER_NAMES, HEADER_VALUE_RULE, isHeaderValue, RunCreateRequest } from './runs';
@@ -17,6 +18,8 @@ export type ParsedRunRequest = {
   variables: Record<string, string> | null;
   /** `{{secrets.NAME}}` values, null when none. */
   secretVariables: Record<string, string> | null;
+  /** The request's evidence settings (the keys it gives), null when none. */
+  evidence: EvidenceSettings | null;
 };
 
 export type RunRequestProblem = {
@@ -81,7 +84,14 @@ export function parseRunCreateRequest(body: unknown): ParseResult {
   const secretVariables = nonEmpty(value.secretVariables);
   return {
     ok: true,
-    value: { target: targetOf(value), baseUrl: value.baseUrl ?? null, headers, variables, secretVariables },
+    value: {
+      target: targetOf(value),
+      baseUrl: value.baseUrl ?? null,
+      headers,
+      variables,
+      secretVariables,
+      evidence: evidenceSettingsOrNull(value.evidence),
+    },
   };
 }
 

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Nullable, RunErrorCode, RunStatus, SkipReason, SuiteRunStatus } from './enums';
+import { EvidencePolicy, EvidenceSettings } from './evidence';
 import { capOf, HEADER_LIMITS } from './limits';
 import { variableMap } from './variables';
 
@@ -75,6 +76,7 @@ export const RunCreateRequest = Type.Object(
         'Values the steps reference as {{secrets.NAME}}; they override the project and workspace secrets of the same name, are sealed with the run, masked in every output and erased when it ends.',
       ),
     ),
+    evidence: Type.Optional(EvidenceSettings),
   },
   { additionalProperties: false },
 );
@@ -106,6 +108,7 @@ export const Run = Type.Object(
     result_summary: Type.String({ description: 'One human sentence.' }),
     error: Nullable(RunError),
     skip_reason: Nullable(SkipReason),
+    evidence: Type.Optional(EvidencePolicy),
   },
   { additionalProperties: false },
 );

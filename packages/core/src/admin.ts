@@ -1,4 +1,5 @@
 import {
+  evidenceSettingsOrNull,
   PLAN_DEFAULTS,
   isOverCap,
   STEP_LIMITS,
@@ -8,7 +9,7 @@ import {
   type ProjectFile,
 } from '@testrun/contracts';
 import { generateApiKey } from './api-keys';
-import type { Db } from './db';
+import { Prisma, type Db } from './db';
 import { ID_PREFIX, newId } from './ids';
 
 /**
@@ -160,10 +161,11 @@ export async function applyProject(db: Db, workspaceId: string, input: unknown):
   await requireWorkspace(db, workspaceId);
   return db.$transaction(
     async (tx) => {
+      const projectFields = { name: file.name, baseUrl: file.baseUrl, evidence: storedEvidence(file.evidence) };
       const project = await tx.project.upsert({
         where: { workspaceId_slug: { workspaceId, slug: file.slug } },
-        create: { id: newId(ID_PREFIX.project), workspaceId, slug: file.slug, name: file.name, baseUrl: file.baseUrl },
-        update: { name: file.name, baseUrl: file.baseUrl },
+        create: { id: newId(ID_PREFIX.project), workspaceId, slug: file.slug, ...projectFields },
+        update: projectFields,
       });
       const out: AppliedProject = { projectId: project.id, slug: project.slug, suites: [] };
       const inProject = { workspaceId, projectId: project.id };
@@ -183,6 +185,7 @@ export async function applyProject(db: Db, workspaceId: string, input: unknown):
             enabled: testDef.enabled ?? true,
             timeoutMs: testDef.timeoutMs ?? STEP_LIMITS.defaultTestTimeoutMs,
             steps: testDef.steps as object[],
+            evidence: storedEvidence(testDef.evidence),
             archivedAt: null,
           };
           const test = await tx.test.upsert({
@@ -211,4 +214,9 @@ export async function applyProject(db: Db, workspaceId: string, input: unknown):
     },
     { timeout: 60_000 },
   );
+}
+
+/** A project's or test's evidence settings as its JSON column holds them: SQL NULL when it gives none. */
+function storedEvidence(settings: ProjectFile['evidence']) {
+  return evidenceSettingsOrNull(settings) ?? Prisma.DbNull;
 }

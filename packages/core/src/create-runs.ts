@@ -1,4 +1,10 @@
-import { type RunStatus, type SkipReason } from '@testrun/contracts';
+import {
+  readEvidenceSettings,
+  resolveEvidence,
+  type EvidenceSettings,
+  type RunStatus,
+  type SkipReason,
+} from '@testrun/contracts';
 import type { DbTx, Prisma } from './db';
 import { ID_PREFIX, newId } from './ids';
 import { deriveSuiteStatus } from './run-state';
@@ -16,6 +22,10 @@ export type PlannedTest = {
   steps: Prisma.JsonValue;
   /** The project's base URL, used unless the request overrides it. */
   baseUrl: string;
+  /** The test's own evidence settings as stored (JSON, null when none). */
+  evidence?: Prisma.JsonValue;
+  /** The project's evidence settings as stored (JSON, null when none). */
+  projectEvidence?: Prisma.JsonValue;
 };
 
 /** What one request creates: a suite run with its children when `suiteId` is set, loose runs otherwise. */
@@ -30,6 +40,8 @@ export type RunsToCreate = {
   headers?: Record<string, string> | null;
   /** The request's `variables` and `secretVariables`, sealed like the headers into each run that will execute. */
   variables?: RunVariables | null;
+  /** The request's evidence settings: they win over the test's and the project's, key by key. */
+  evidence?: EvidenceSettings | null;
   headersKey: Buffer;
 };
 
@@ -95,6 +107,7 @@ export async function insertRuns(tx: DbTx, input: RunsToCreate): Promise<Created
       testName: t.name,
       steps: t.steps ?? [],
       timeoutMs: t.timeoutMs,
+      evidence: runEvidence(t, input.evidence),
       resultSummary: t.enabled ? QUEUED_SUMMARY : DISABLED_SUMMARY,
       skipReason: t.enabled ? null : ('test_disabled' as const satisfies SkipReason),
       finishedAt: t.enabled ? null : now,
@@ -106,6 +119,15 @@ export async function insertRuns(tx: DbTx, input: RunsToCreate): Promise<Created
     runIds: rows.map((r) => r.id),
     queuedRunIds: rows.filter((r) => r.status === 'queued').map((r) => r.id),
   };
+}
+
+/** The policy a run of `test` keeps evidence by: request > test > project > default, each key on its own. */
+function runEvidence(test: PlannedTest, request: EvidenceSettings | null | undefined) {
+  return resolveEvidence({
+    project: readEvidenceSettings(test.projectEvidence),
+    test: readEvidenceSettings(test.evidence),
+    request,
+  });
 }
 
 /** The columns that say how a run ended, as the API's Run and the view read them. */

@@ -1,7 +1,9 @@
 import {
+  readEvidencePolicy,
   RUN_STATUSES,
   RUN_TRANSITIONS,
   type ArtifactKind,
+  type EvidencePolicy,
   type RunErrorCode,
   type RunFailureCode,
   type RunStatus,
@@ -174,11 +176,13 @@ export type ClaimedRun = {
   variablesSealed: Uint8Array | null;
   steps: unknown;
   timeoutMs: number;
+  /** What the run keeps as evidence, resolved when it was created (the default for older runs). */
+  evidence: EvidencePolicy;
 };
 
 /** The columns of a claimed run's snapshot, as `r.<column>`. */
 export const CLAIMED_COLUMNS =
-  'r.id, r.attempt, r.workspace_id, r.project_id, r.base_url, r.headers_sealed, r.variables_sealed, r.steps, r.timeout_ms';
+  'r.id, r.attempt, r.workspace_id, r.project_id, r.base_url, r.headers_sealed, r.variables_sealed, r.steps, r.timeout_ms, r.evidence';
 
 /** A row of {@link CLAIMED_COLUMNS}, with the status the run had before the claim when it is known. */
 export type ClaimedRow = {
@@ -192,6 +196,7 @@ export type ClaimedRow = {
   variables_sealed: Uint8Array | null;
   steps: unknown;
   timeout_ms: number;
+  evidence: unknown;
 };
 
 export function claimedRun(row: ClaimedRow): ClaimedRun {
@@ -206,6 +211,7 @@ export function claimedRun(row: ClaimedRow): ClaimedRun {
     variablesSealed: row.variables_sealed,
     steps: row.steps,
     timeoutMs: row.timeout_ms,
+    evidence: readEvidencePolicy(row.evidence),
   };
 }
 

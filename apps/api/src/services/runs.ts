@@ -1,6 +1,7 @@
 import {
   isRunErrorCode,
   overCap,
+  readEvidencePolicy,
   REQUEST_LIMITS,
   type ParsedRunRequest,
   type Run,
@@ -18,6 +19,7 @@ import {
   type DerivedKeys,
   type Logger,
   type PlannedTest,
+  type Prisma,
   type RunQueue,
   type TargetPolicy,
 } from '@testrun/core';
@@ -81,6 +83,7 @@ export async function createRuns(
           request.variables || request.secretVariables
             ? { vars: request.variables ?? {}, secrets: request.secretVariables ?? {} }
             : null,
+        evidence: request.evidence,
         headersKey: keys.headers,
       });
       const { suiteRunId, runIds, queuedRunIds } = created;
@@ -111,18 +114,27 @@ async function resolveTests(
   request: ParsedRunRequest,
 ): Promise<{ tests: PlannedTest[]; suiteId: string | null }> {
   const target = request.target;
-  const testFields = { id: true, projectId: true, name: true, enabled: true, timeoutMs: true, steps: true } as const;
+  const testFields = {
+    id: true,
+    projectId: true,
+    name: true,
+    enabled: true,
+    timeoutMs: true,
+    steps: true,
+    evidence: true,
+  } as const;
   if (target.mode === 'test') {
     const test = await tx.test.findFirst({
       where: { id: target.testId, workspaceId, archivedAt: null },
-      select: { ...testFields, project: { select: { baseUrl: true } } },
+      select: { ...testFields, project: { select: { baseUrl: true, evidence: true } } },
     });
     if (!test) throw new ApiError('not_found', `No test "${target.testId}" in this workspace.`);
-    return { tests: [{ ...test, baseUrl: test.project.baseUrl }], suiteId: null };
+    const { project, ...fields } = test;
+    return { tests: [ofProject(fields, project)], suiteId: null };
   }
   const project = await tx.project.findUnique({
     where: { workspaceId_slug: { workspaceId, slug: target.projectSlug } },
-    select: { id: true, baseUrl: true },
+    select: { id: true, baseUrl: true, evidence: true },
   });
   if (!project) throw new ApiError('not_found', `No project "${target.projectSlug}" in this workspace.`);
   if (target.mode === 'suite') {
@@ -140,14 +152,22 @@ async function resolveTests(
       orderBy: { position: 'asc' },
       select: testFields,
     });
-    return { tests: tests.map((t) => ({ ...t, baseUrl: project.baseUrl })), suiteId: suite.id };
+    return { tests: tests.map((t) => ofProject(t, project)), suiteId: suite.id };
   }
   const tests = await tx.test.findMany({
     where: { projectId: project.id, archivedAt: null, suite: { archivedAt: null } },
     orderBy: [{ suite: { position: 'asc' } }, { position: 'asc' }],
     select: testFields,
   });
-  return { tests: tests.map((t) => ({ ...t, baseUrl: project.baseUrl })), suiteId: null };
+  return { tests: tests.map((t) => ofProject(t, project)), suiteId: null };
+}
+
+/** A test row with what it takes from its project: the base URL and the evidence settings. */
+function ofProject(
+  test: Omit<PlannedTest, 'baseUrl' | 'projectEvidence'>,
+  project: { baseUrl: string; evidence: Prisma.JsonValue },
+): PlannedTest {
+  return { ...test, baseUrl: project.baseUrl, projectEvidence: project.evidence };
 }
 
 /**
@@ -199,7 +219,7 @@ export async function enqueueRunJobs(db: Db, queue: RunQueue, logger: Logger, ru
 export async function getRun(db: Db, workspaceId: string, runId: string): Promise<Run> {
   const run = await db.run.findFirst({
     where: { id: runId, workspaceId },
-    select: { id: true, ...RUN_OUTCOME_COLUMNS },
+    select: { id: true, evidence: true, ...RUN_OUTCOME_COLUMNS },
   });
   if (!run) throw new ApiError('not_found', `No run "${runId}" in this workspace.`);
   return {
@@ -216,5 +236,7 @@ export async function getRun(db: Db, workspaceId: string, runId: string): Promis
           }
         : null,
     skip_reason: run.status === 'skipped' ? run.skipReason : null,
+    // Runs created before evidence policies existed have none to show.
+    ...(run.evidence === null ? {} : { evidence: readEvidencePolicy(run.evidence) }),
   };
 }

@@ -1,5 +1,9 @@
 import type { Page } from 'playwright';
+import { keepsEvidence, type EvidenceMode } from '@testrun/contracts';
 import { withTimeout } from '@testrun/core';
+import type { StepShot } from '../artifact-writer';
+import type { SecretMask } from '../secret-mask';
+import type { StepOutcomeResult } from './types';
 
 /** Options of {@link captureScreenshot}. */
 export interface CaptureScreenshotOptions {
@@ -21,4 +25,51 @@ export async function captureScreenshot(page: Page, options: CaptureScreenshotOp
   const timeoutMs = options.timeoutMs ?? 3_000;
   const shot = page.screenshot({ type: 'jpeg', quality: options.quality ?? 70, timeout: timeoutMs, caret: 'hide' });
   return withTimeout(shot, timeoutMs + CAPTURE_GRACE_MS, 'the timeline screenshot').catch(() => null);
+}
+
+/** Screenshots of the timeline never hold a step up longer than this, nor less. */
+const TIMELINE_SHOT_MAX_MS = 3_000;
+const TIMELINE_SHOT_MIN_MS = 500;
+
+/** What {@link timelineShot} needs to know about the step that just ran. */
+export interface TimelineShotInput {
+  /** 1-based index of the step. */
+  index: number;
+  result: StepOutcomeResult;
+  /** The run's `screenshots` mode: `on` after every step, `on-failure` after the failing one, `off` never. */
+  mode: EvidenceMode;
+  /** When the test's time budget ends (epoch ms); the capture may run a little past it, never far. */
+  deadline: number;
+  /** Masks secret values out of the name of a screenshot step's picture. */
+  mask: Pick<SecretMask, 'text'>;
+  /** Times the capture as browser work. */
+  time: <T>(work: Promise<T>) => Promise<T>;
+}
+
+/**
+ * The image after a step: a screenshot step's own picture (kept in every mode, it is what the step
+ * is for), else a quick JPEG of the viewport when the run's `screenshots` mode keeps one for this
+ * step (every step when `on`, only a step that did not pass when `on-failure`), else none.
+ */
+export async function timelineShot(page: Page, input: TimelineShotInput): Promise<StepShot | null> {
+  const { index, result } = input;
+  if (result.effect) {
+    const { body, contentType, name } = result.effect;
+    return { body, contentType, name: `${safeName(input.mask.text(name ?? `step-${index}`))}.png` };
+  }
+  if (!keepsEvidence(input.mode, result.outcome === 'passed')) return null;
+  const left = input.deadline + 2_000 - Date.now();
+  const timeoutMs = Math.min(TIMELINE_SHOT_MAX_MS, Math.max(TIMELINE_SHOT_MIN_MS, left));
+  const body = await input.time(captureScreenshot(page, { timeoutMs }));
+  return body ? { body, contentType: 'image/jpeg', name: `step-${index}.jpg` } : null;
+}
+
+/** A screenshot step's name as a file name. */
+function safeName(name: string): string {
+  return (
+    name
+      .replace(/[^A-Za-z0-9_.-]+/g, '-')
+      .replace(/^[.-]+/, '')
+      .slice(0, 80) || 'screenshot'
+  );
 }

@@ -7,7 +7,7 @@ import { describeTarget } from './describe-step';
 import { browserCrashed, budgetExceeded, stepHung, type StepFailure } from './step-failure';
 import type { ActionContext, StepContext, StepEffect, StepOutcomeResult, StepProblem } from './types';
 
-export { captureScreenshot } from './capture-screenshot';
+export { captureScreenshot, timelineShot } from './capture-screenshot';
 export { describeStep, describeTarget, summarizeFailure, summarizePass } from './describe-step';
 export type { StepContext, StepOutcomeResult } from './types';
 

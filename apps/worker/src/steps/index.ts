@@ -1,6 +1,6 @@
 export {
   executeStep,
-  captureScreenshot,
+  timelineShot,
   describeStep,
   describeTarget,
   summarizeFailure,

@@ -1,6 +1,7 @@
 /**
- * `pnpm bench [scenario]`: runs one benchmark scenario, which rewrites its own section of
- * docs/BENCHMARKS.md. `pnpm bench` builds first, so the processes a scenario spawns run current code.
+ * `pnpm bench [scenario]`: runs one benchmark scenario (without one: worker, api, memory and h2h in
+ * turn), each of which rewrites its own section of docs/BENCHMARKS.md. `pnpm bench` builds first, so
+ * the processes a scenario spawns run current code.
  */
 const SCENARIOS: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
   /** Dispatch latency, per-test service overhead, browser launches. */
@@ -19,11 +20,18 @@ const SCENARIOS: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
   ranges: () => import('./artifact-ranges'),
 };
 
+/** What plain `pnpm bench` runs: every figure of the speed targets, in one go. */
+const ALL = ['worker', 'api', 'memory', 'h2h'];
+
 async function main(): Promise<void> {
-  const name = process.argv[2] ?? 'worker';
-  const load = SCENARIOS[name];
-  if (!load) throw new Error(`unknown scenario "${name}"; one of: ${Object.keys(SCENARIOS).join(', ')}`);
-  await (await load()).run();
+  const names = process.argv[2] ? [process.argv[2]] : ALL;
+  for (const name of names) {
+    const load = SCENARIOS[name];
+    if (!load) throw new Error(`unknown scenario "${name}"; one of: ${Object.keys(SCENARIOS).join(', ')}`);
+    const began = performance.now();
+    await (await load()).run();
+    process.stdout.write(`bench ${name}: ${((performance.now() - began) / 1000).toFixed(0)} s\n`);
+  }
 }
 
 main().then(

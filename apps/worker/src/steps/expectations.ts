@@ -115,7 +115,9 @@ export async function expectText(page: Page, step: StepOf<'expectText'>, ctx: Ac
       state = count === 0 ? { kind: 'absent' } : { kind: 'multiple', count };
       return false;
     }
-    state = { kind: 'unreadable' };
+    // A read cut short by the deadline keeps the text an earlier poll read: the failure then quotes
+    // what the page last showed rather than saying it could not be read.
+    if (state.kind !== 'text') state = { kind: 'unreadable' };
     const text = await readText(locator, ctx);
     state = { kind: 'text', text };
     return test(text);

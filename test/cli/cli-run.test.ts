@@ -313,11 +313,24 @@ describe('testrun run: verdicts and exit codes', () => {
   });
 
   it('runs a single test by id (exit 0) and `testrun status` reads it back', async () => {
-    const r = await cli(['--test', homeTestId, '--header', `Authorization: ${BASIC}`, '--json']);
+    const r = await cli([
+      '--test',
+      homeTestId,
+      '--header',
+      `Authorization: ${BASIC}`,
+      '--json',
+      '--trace',
+      'on',
+      '--screenshots',
+      'off',
+    ]);
     expect(r.code).toBe(0);
     const doc = jsonOf(r, wire.runReport);
     expect(doc).toMatchObject({ kind: 'test', status: 'passed', testId: homeTestId });
     const runId = nth(doc.runIds, 0);
+    // The evidence flags reach the request; what they leave out keeps the default.
+    const stored = await db.run.findUniqueOrThrow({ where: { id: runId }, select: { evidence: true } });
+    expect(stored.evidence).toEqual({ trace: 'on', video: 'off', screenshots: 'off' });
     const s = await runCli(['status', runId, '--json'], env());
     expect(s.code).toBe(0);
     const status = jsonOf(s, wire.runStatusReport);
@@ -383,6 +396,7 @@ describe('testrun run: errors', () => {
       [['--test', 'tst_x', '--project', 'shop'], /either --test or --project/],
       [['--project', 'shop', '--header', 'no colon here'], /--header #1/],
       [['--project', 'shop', '--base-url', 'ftp://x'], /--base-url/],
+      [['--project', 'shop', '--trace', 'sometimes'], /--trace/],
     ];
     for (const [args, message] of cases) {
       const r = await cli(args);
@@ -467,6 +481,9 @@ describe('GitHub Action (action.yml)', () => {
         'timeout',
         'junit',
         'idempotency-key',
+        'trace',
+        'video',
+        'screenshots',
       ]),
     );
     expect(Object.keys(action.outputs)).toEqual(expect.arrayContaining(['status', 'suite-run-url']));

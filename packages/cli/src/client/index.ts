@@ -1,4 +1,5 @@
 import { Option, type Command, type CommanderError } from 'commander';
+import { EVIDENCE_MODES } from '@testrun/contracts';
 import { UsageError } from './parse-options';
 import type { CommandContext } from './connection';
 import { runRunCommand, type RunFlags } from './run-command';
@@ -37,6 +38,13 @@ export function registerClientCommands(
       "secret variable for {{secrets.NAME}} from the environment variable's value (repeatable)",
       collect,
       [],
+    )
+    .addOption(new Option('--trace <mode>', 'keep the Playwright trace: on, on-failure or off').choices(EVIDENCE_MODES))
+    .addOption(new Option('--video <mode>', 'keep a video: on, on-failure or off').choices(EVIDENCE_MODES))
+    .addOption(
+      new Option('--screenshots <mode>', 'keep a screenshot after each step: on, on-failure or off').choices(
+        EVIDENCE_MODES,
+      ),
     )
     .option('--idempotency-key <key>', 'Idempotency-Key of the enqueue (default: derived from the CI job, else random)')
     .option('--timeout <duration>', 'wait budget: 15m, 90s, 1h or milliseconds', '15m')

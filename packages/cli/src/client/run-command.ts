@@ -6,6 +6,7 @@ import {
   IDEMPOTENCY_KEY_RULE,
   isIdempotencyKey,
   type EnqueuedReport,
+  type EvidenceMode,
   type ReportCounts,
   type ReportTest,
   type Run,
@@ -38,6 +39,10 @@ export interface RunFlags extends ConnectionFlags, SecretInputFlags {
   project?: string;
   suite?: string;
   baseUrl?: string;
+  /** Evidence for this request only (overrides the test's and the project's settings). */
+  trace?: EvidenceMode;
+  video?: EvidenceMode;
+  screenshots?: EvidenceMode;
   idempotencyKey?: string;
   timeout: string;
   pollInterval: string;
@@ -88,6 +93,12 @@ function parseRunFlags(flags: RunFlags, env: NodeJS.ProcessEnv) {
   if (Object.keys(headers).length > 0) request.headers = headers;
   if (Object.keys(variables).length > 0) request.variables = variables;
   if (Object.keys(secretVariables).length > 0) request.secretVariables = secretVariables;
+  const evidence = {
+    ...(flags.trace ? { trace: flags.trace } : {}),
+    ...(flags.video ? { video: flags.video } : {}),
+    ...(flags.screenshots ? { screenshots: flags.screenshots } : {}),
+  };
+  if (Object.keys(evidence).length > 0) request.evidence = evidence;
   const secrets = [...Object.values(headers), ...Object.values(secretVariables)];
   return { target, request, secrets, timeoutMs, pollIntervalMs };
 }

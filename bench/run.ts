@@ -16,6 +16,8 @@ const SCENARIOS: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
   api: () => import('./api'),
   /** The worker's memory per concurrent browser context. */
   memory: () => import('./memory'),
+  /** What each evidence policy costs (wall, CPU) and keeps (files, bytes), passing and failing. */
+  evidence: () => import('./evidence'),
   /** Peak API memory while 40 one-byte and some larger range requests for a 100 MB trace run at once. */
   ranges: () => import('./artifact-ranges'),
 };

@@ -14,7 +14,7 @@ export const REQUEST_LIMITS = {
    * Most runs one POST /api/v1/runs may create (422 `too_many_runs`, nothing created). Creating
    * this many runs in one transaction stays well inside the transaction's time budget.
    */
-  maxRunsPerRequest: 1_000,
+  maxRunsPerRequest: 5_000,
 } as const;
 
 /** Limits on the `headers` a run sends to its target (422 `limit_exceeded`). */

@@ -84,7 +84,7 @@ async function seed(databaseUrl: string, artifactsDir: string) {
     const suite = first(applied.suites, 'suite');
     const tests = await db.test.findMany({
       where: { suiteId: suite.id },
-      select: { id: true, projectId: true, name: true, enabled: true, timeoutMs: true, steps: true },
+      select: { id: true, enabled: true },
     });
     const created = await insertRuns(db, {
       workspaceId: ws.id,

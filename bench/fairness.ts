@@ -44,7 +44,7 @@ async function workspaceWithTest(db: Db, name: string): Promise<{ workspaceId: s
   const testId = first(first(project.suites, 'suite').tests, 'test').id;
   const test = await db.test.findUniqueOrThrow({
     where: { id: testId },
-    select: { id: true, projectId: true, name: true, enabled: true, timeoutMs: true, steps: true },
+    select: { id: true, enabled: true },
   });
   return { workspaceId: workspace.id, test: { ...test, baseUrl: 'http://127.0.0.1:2' } };
 }

@@ -146,12 +146,14 @@ describe('a request over a cap', () => {
     async (cap, c) => {
       const t = await createTenant(api.db, { maxActiveRuns: 100_000, monthlyRuns: 100_000 });
       const slug = c.project ?? 'shop';
-      const perSuite = Math.ceil((REQUEST_LIMITS.maxRunsPerRequest + 1) / 2);
+      // One test over the cap, in as few suites as a suite's own cap allows.
+      const suites = Math.ceil((REQUEST_LIMITS.maxRunsPerRequest + 1) / STEP_LIMITS.maxTestsPerSuite) + 1;
+      const perSuite = Math.ceil((REQUEST_LIMITS.maxRunsPerRequest + 1) / suites);
       await applySampleProject(
         api.db,
         t.workspace.id,
         slug === 'big'
-          ? sampleProject('big', { count: perSuite, suites: ['a', 'b'] })
+          ? sampleProject('big', { count: perSuite, suites: Array.from({ length: suites }, (_, i) => `s${i}`) })
           : sampleProject('shop', { count: 1 }),
       );
       const jobsBefore = await jobIdsIn(api.queue);

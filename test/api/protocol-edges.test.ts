@@ -5,7 +5,7 @@ import type { Server } from 'node:http';
 import { PassThrough } from 'node:stream';
 import request from 'supertest';
 import { createLogger } from '@testrun/core';
-import { REQUEST_LIMITS } from '@testrun/contracts';
+import { REQUEST_LIMITS, STEP_LIMITS } from '@testrun/contracts';
 import { createApiServer } from '../../apps/api/src';
 import { applySampleProject, createTenant, sampleProject } from '../support/harness';
 import { bearer, buildTestApi, jobIdsIn, type TestApi } from './api-harness';
@@ -234,8 +234,11 @@ describe('header values a browser cannot send', () => {
 describe('runs per request', () => {
   it('a request over the cap is 422 too_many_runs naming the cap, and creates nothing', async () => {
     const t = await createTenant(api.db, { maxActiveRuns: 100_000, monthlyRuns: 100_000 });
-    const perSuite = Math.ceil((REQUEST_LIMITS.maxRunsPerRequest + 1) / 2);
-    await applySampleProject(api.db, t.workspace.id, sampleProject('big', { count: perSuite, suites: ['a', 'b'] }));
+    // One test over the cap, in as few suites as a suite's own cap allows.
+    const suites = Math.ceil((REQUEST_LIMITS.maxRunsPerRequest + 1) / STEP_LIMITS.maxTestsPerSuite) + 1;
+    const perSuite = Math.ceil((REQUEST_LIMITS.maxRunsPerRequest + 1) / suites);
+    const slugs = Array.from({ length: suites }, (_, i) => `s${i}`);
+    await applySampleProject(api.db, t.workspace.id, sampleProject('big', { count: perSuite, suites: slugs }));
     const jobsBefore = await jobIdsIn(api.queue);
     const res = await request(api.app).post('/api/v1/runs').set(bearer(t.key)).send({ projectSlug: 'big' });
     expectProblem(res, 'too_many_runs');

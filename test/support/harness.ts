@@ -95,16 +95,7 @@ export async function insertSuiteRuns(
   const tests = await db.test.findMany({
     where: { suiteId },
     orderBy: { position: 'asc' },
-    select: {
-      id: true,
-      projectId: true,
-      name: true,
-      enabled: true,
-      timeoutMs: true,
-      steps: true,
-      evidence: true,
-      project: { select: { evidence: true } },
-    },
+    select: { id: true, enabled: true, evidence: true, project: { select: { evidence: true } } },
   });
   return insertRuns(db, {
     workspaceId,

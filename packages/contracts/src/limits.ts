@@ -11,10 +11,11 @@ export const REQUEST_LIMITS = {
   /** Most header fields in one request (431 `request_header_fields_too_large`). */
   maxHeaderCount: 100,
   /**
-   * Most runs one POST /api/v1/runs may create (422 `too_many_runs`, nothing created). Creating
-   * this many runs in one transaction stays well inside the transaction's time budget.
+   * Most runs one POST /api/v1/runs may create (422 `too_many_runs`, nothing created): a project of
+   * this many tests runs in one request. The runs are one INSERT, so creating this many stays well
+   * inside the enqueue transaction's time budget.
    */
-  maxRunsPerRequest: 1_000,
+  maxRunsPerRequest: 5_000,
 } as const;
 
 /** Limits on the `headers` a run sends to its target (422 `limit_exceeded`). */

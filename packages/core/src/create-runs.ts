@@ -1,25 +1,18 @@
-import {
-  readEvidenceSettings,
-  resolveEvidence,
-  type EvidenceSettings,
-  type RunStatus,
-  type SkipReason,
-} from '@testrun/contracts';
+import { readEvidenceSettings, resolveEvidence, type EvidencePolicy, type EvidenceSettings } from '@testrun/contracts';
 import type { DbTx, Prisma } from './db';
 import { ID_PREFIX, newId } from './ids';
 import { deriveSuiteStatus } from './run-state';
 import { sealHeaders } from './secrets';
 import { sealRunVariables, type RunVariables } from './variables';
 
-/** A test about to get a run: what the run snapshots at creation. */
+/**
+ * A test about to get a run. The run snapshots the test's name, steps, timeout and project from the
+ * test's row, read by the inserting statement itself.
+ */
 export type PlannedTest = {
   id: string;
-  projectId: string;
-  name: string;
+  /** A disabled test gets a run created `skipped`; an enabled one a `queued` run. */
   enabled: boolean;
-  timeoutMs: number;
-  /** The test's steps as stored (a JSON array); the run keeps this snapshot. */
-  steps: Prisma.JsonValue;
   /** The project's base URL, used unless the request overrides it. */
   baseUrl: string;
   /** The test's own evidence settings as stored (JSON, null when none). */
@@ -71,58 +64,65 @@ export async function insertRuns(tx: DbTx, input: RunsToCreate): Promise<Created
       skipped: tests.length - queued,
     };
     const status = deriveSuiteStatus(counts);
-    await tx.suiteRun.create({
-      data: {
-        id: suiteRunId,
-        workspaceId,
-        suiteId,
-        status,
-        totalCount: counts.total,
-        queuedCount: counts.queued,
-        runningCount: 0,
-        skippedCount: counts.skipped,
-        // A child created skipped has already left `queued`, so the suite run has started.
-        startedAt: status === 'queued' ? null : now,
-        finishedAt: status === 'queued' || status === 'running' ? null : now,
-      },
-    });
+    // A child created skipped has already left `queued`, so the suite run has started.
+    const startedAt = status === 'queued' ? null : now;
+    const finishedAt = status === 'queued' || status === 'running' ? null : now;
+    await tx.$executeRaw`
+      INSERT INTO suite_runs (id, workspace_id, suite_id, status, total_count, queued_count, running_count, skipped_count,
+        started_at, finished_at)
+      VALUES (${suiteRunId}, ${workspaceId}, ${suiteId}, ${status}::"RunStatus", ${counts.total}, ${counts.queued}, 0,
+        ${counts.skipped}, ${startedAt}, ${finishedAt})`;
   }
+  // One statement whatever the number of runs: the rows travel as one JSON parameter and the test
+  // snapshots are read from `tests` by the INSERT itself. Policies are few; each row names its own.
+  const policies = new Map<string, { index: number; policy: EvidencePolicy }>();
+  const runIds: string[] = [];
+  const queuedRunIds: string[] = [];
   const rows = tests.map((t, position) => {
     const id = newId(ID_PREFIX.run);
-    const status: RunStatus = t.enabled ? 'queued' : 'skipped';
+    runIds.push(id);
+    if (t.enabled) queuedRunIds.push(id);
+    const policy = runEvidence(t, input.evidence);
+    const policyKey = `${policy.trace} ${policy.video} ${policy.screenshots}`;
+    let known = policies.get(policyKey);
+    if (!known) {
+      known = { index: policies.size, policy };
+      policies.set(policyKey, known);
+    }
     return {
       id,
-      workspaceId,
-      projectId: t.projectId,
-      testId: t.id,
-      suiteRunId,
-      position,
-      status,
-      baseUrl: input.baseUrl ?? t.baseUrl,
-      // Headers only matter to a run that will execute; a skipped run never holds them.
-      headersSealed:
-        t.enabled && input.headers ? new Uint8Array(sealHeaders(input.headersKey, id, input.headers)) : null,
-      variablesSealed:
-        t.enabled && input.variables ? new Uint8Array(sealRunVariables(input.headersKey, id, input.variables)) : null,
-      testName: t.name,
-      steps: t.steps ?? [],
-      timeoutMs: t.timeoutMs,
-      evidence: runEvidence(t, input.evidence),
-      resultSummary: t.enabled ? QUEUED_SUMMARY : DISABLED_SUMMARY,
-      skipReason: t.enabled ? null : ('test_disabled' as const satisfies SkipReason),
-      finishedAt: t.enabled ? null : now,
+      t: t.id,
+      p: position,
+      e: t.enabled,
+      u: input.baseUrl ?? t.baseUrl,
+      // Headers and variables only matter to a run that will execute; a skipped run never holds them.
+      h: t.enabled && input.headers ? sealHeaders(input.headersKey, id, input.headers).toString('base64') : null,
+      v:
+        t.enabled && input.variables
+          ? sealRunVariables(input.headersKey, id, input.variables).toString('base64')
+          : null,
+      x: known.index,
     };
   });
-  await tx.run.createMany({ data: rows });
-  return {
-    suiteRunId,
-    runIds: rows.map((r) => r.id),
-    queuedRunIds: rows.filter((r) => r.status === 'queued').map((r) => r.id),
-  };
+  const inserted = await tx.$executeRaw`
+    INSERT INTO runs (id, workspace_id, project_id, test_id, suite_run_id, position, status, base_url, headers_sealed,
+      variables_sealed, test_name, steps, timeout_ms, evidence, result_summary, skip_reason, finished_at)
+    SELECT r.id, ${workspaceId}::text, t.project_id, t.id, ${suiteRunId}::text, r.p,
+      CASE WHEN r.e THEN 'queued' ELSE 'skipped' END::"RunStatus", r.u, decode(r.h, 'base64'), decode(r.v, 'base64'),
+      t.name, t.steps, t.timeout_ms, ${JSON.stringify([...policies.values()].map((k) => k.policy))}::jsonb -> r.x,
+      CASE WHEN r.e THEN ${QUEUED_SUMMARY}::text ELSE ${DISABLED_SUMMARY}::text END,
+      CASE WHEN r.e THEN NULL ELSE 'test_disabled' END::"SkipReason",
+      CASE WHEN r.e THEN NULL ELSE ${now}::timestamptz END
+    FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS r(id text, t text, p int, e boolean, u text, h text, v text, x int)
+    JOIN tests t ON t.id = r.t AND t.workspace_id = ${workspaceId}::text`;
+  if (inserted !== rows.length) {
+    throw new Error(`${rows.length - inserted} of the tests to run are not tests of workspace ${workspaceId}`);
+  }
+  return { suiteRunId, runIds, queuedRunIds };
 }
 
 /** The policy a run of `test` keeps evidence by: request > test > project > default, each key on its own. */
-function runEvidence(test: PlannedTest, request: EvidenceSettings | null | undefined) {
+function runEvidence(test: PlannedTest, request: EvidenceSettings | null | undefined): EvidencePolicy {
   return resolveEvidence({
     project: readEvidenceSettings(test.projectEvidence),
     test: readEvidenceSettings(test.evidence),

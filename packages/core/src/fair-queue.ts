@@ -25,5 +25,18 @@ export async function fairPositions(db: Db, runIds: readonly string[]): Promise<
     )
     SELECT m.id, (COALESCE(ot.n, 0) + row_number() OVER (PARTITION BY m.workspace_id ORDER BY m.created_at, m.position, m.id))::int AS position
     FROM mine m LEFT JOIN others ot ON ot.workspace_id = m.workspace_id`;
-  return new Map(rows.map((row) => [row.id, Math.min(Math.max(row.position, 1), MAX_PRIORITY)]));
+  return new Map(rows.map((row) => [row.id, asPriority(row.position)]));
+}
+
+/**
+ * What {@link fairPositions} gives runs just created in one workspace, in request order, without
+ * reading them back: `ahead` is the count of the workspace's other runs queued or running, as read
+ * by the request that created them.
+ */
+export function positionsAfter(ahead: number, runIds: readonly string[]): Map<string, number> {
+  return new Map(runIds.map((id, i) => [id, asPriority(ahead + i + 1)]));
+}
+
+function asPriority(position: number): number {
+  return Math.min(Math.max(position, 1), MAX_PRIORITY);
 }

@@ -36,7 +36,7 @@ export function createRunsRouter(deps: AppDeps): Router {
       res.setHeader('Idempotent-Replayed', 'true').status(outcome.status).json(outcome.body);
       return;
     }
-    await enqueueRunJobs(db, queue, log, outcome.value.queuedRunIds);
+    await enqueueRunJobs(queue, log, outcome.value);
     res.status(201).json(outcome.value.body);
   });
 

@@ -10,8 +10,8 @@ import {
 } from '@testrun/contracts';
 import {
   addRunJobs,
-  fairPositions,
   insertRuns,
+  positionsAfter,
   RUN_OUTCOME_COLUMNS,
   withTimeout,
   type Db,
@@ -33,7 +33,13 @@ export type CreateRunsInput = {
   targetPolicy: TargetPolicy;
 };
 
-export type CreatedRuns = { body: RunCreateResponse; runIds: string[]; queuedRunIds: string[] };
+export type CreatedRuns = {
+  body: RunCreateResponse;
+  runIds: string[];
+  queuedRunIds: string[];
+  /** The workspace's runs queued or running when these were created: the queued runs line up behind them. */
+  queuedAhead: number;
+};
 
 /** Called inside the creating transaction, so what it writes commits or rolls back with the runs. */
 export type InTransaction = (tx: DbTx, body: RunCreateResponse) => Promise<void>;
@@ -71,7 +77,7 @@ export async function createRuns(
       // One project per request: every test shares the effective base URL.
       await checkRunTarget(tx, targetPolicy, workspaceId, request.baseUrl ?? tests[0]?.baseUrl ?? '');
       const toQueue = tests.filter((t) => t.enabled).length;
-      await checkPlanLimits(tx, workspaceId, toQueue);
+      const queuedAhead = await checkPlanLimits(tx, workspaceId, toQueue);
 
       const created = await insertRuns(tx, {
         workspaceId,
@@ -91,7 +97,7 @@ export async function createRuns(
       const body: RunCreateResponse =
         request.target.mode === 'test' && firstRunId ? { runId: firstRunId } : suiteRunId ? { suiteRunId } : { runIds };
       if (inTransaction) await inTransaction(tx, body);
-      return { body, runIds, queuedRunIds };
+      return { body, runIds, queuedRunIds, queuedAhead };
     },
     { maxWait: 5_000, timeout: 20_000 },
   );
@@ -114,70 +120,59 @@ async function resolveTests(
   request: ParsedRunRequest,
 ): Promise<{ tests: PlannedTest[]; suiteId: string | null }> {
   const target = request.target;
-  const testFields = {
-    id: true,
-    projectId: true,
-    name: true,
-    enabled: true,
-    timeoutMs: true,
-    steps: true,
-    evidence: true,
-  } as const;
   if (target.mode === 'test') {
     const test = await tx.test.findFirst({
       where: { id: target.testId, workspaceId, archivedAt: null },
-      select: { ...testFields, project: { select: { baseUrl: true, evidence: true } } },
+      select: { id: true, enabled: true, evidence: true, project: { select: { baseUrl: true, evidence: true } } },
     });
     if (!test) throw new ApiError('not_found', `No test "${target.testId}" in this workspace.`);
     const { project, ...fields } = test;
     return { tests: [ofProject(fields, project)], suiteId: null };
   }
-  const project = await tx.project.findUnique({
-    where: { workspaceId_slug: { workspaceId, slug: target.projectSlug } },
-    select: { id: true, baseUrl: true, evidence: true },
-  });
+  const [project] = await tx.$queryRaw<Array<{ id: string; baseUrl: string; evidence: Prisma.JsonValue }>>`
+    SELECT id, base_url AS "baseUrl", evidence FROM projects WHERE workspace_id = ${workspaceId} AND slug = ${target.projectSlug}`;
   if (!project) throw new ApiError('not_found', `No project "${target.projectSlug}" in this workspace.`);
+  // Only what decides each run is read; the INSERT copies the tests' names and steps itself.
+  let tests: TestRow[];
+  let suiteId: string | null = null;
   if (target.mode === 'suite') {
-    const suite = await tx.suite.findFirst({
-      where: { projectId: project.id, slug: target.suiteSlug, archivedAt: null },
-      select: { id: true },
-    });
+    const [suite] = await tx.$queryRaw<Array<{ id: string }>>`
+      SELECT id FROM suites WHERE project_id = ${project.id} AND slug = ${target.suiteSlug} AND archived_at IS NULL`;
     if (!suite)
       throw new ApiError(
         'not_found',
         `No suite "${target.suiteSlug}" in project "${target.projectSlug}" of this workspace.`,
       );
-    const tests = await tx.test.findMany({
-      where: { suiteId: suite.id, archivedAt: null },
-      orderBy: { position: 'asc' },
-      select: testFields,
-    });
-    return { tests: tests.map((t) => ofProject(t, project)), suiteId: suite.id };
+    suiteId = suite.id;
+    tests = await tx.$queryRaw<TestRow[]>`
+      SELECT id, enabled, evidence FROM tests WHERE suite_id = ${suite.id} AND archived_at IS NULL ORDER BY position`;
+  } else {
+    tests = await tx.$queryRaw<TestRow[]>`
+      SELECT t.id, t.enabled, t.evidence FROM tests t JOIN suites s ON s.id = t.suite_id
+      WHERE t.project_id = ${project.id} AND t.archived_at IS NULL AND s.archived_at IS NULL
+      ORDER BY s.position, t.position`;
   }
-  const tests = await tx.test.findMany({
-    where: { projectId: project.id, archivedAt: null, suite: { archivedAt: null } },
-    orderBy: [{ suite: { position: 'asc' } }, { position: 'asc' }],
-    select: testFields,
-  });
-  return { tests: tests.map((t) => ofProject(t, project)), suiteId: null };
+  return { tests: tests.map((t) => ofProject(t, project)), suiteId };
 }
 
+type TestRow = { id: string; enabled: boolean; evidence: Prisma.JsonValue };
+
 /** A test row with what it takes from its project: the base URL and the evidence settings. */
-function ofProject(
-  test: Omit<PlannedTest, 'baseUrl' | 'projectEvidence'>,
-  project: { baseUrl: string; evidence: Prisma.JsonValue },
-): PlannedTest {
+function ofProject(test: TestRow, project: { baseUrl: string; evidence: Prisma.JsonValue }): PlannedTest {
   return { ...test, baseUrl: project.baseUrl, projectEvidence: project.evidence };
 }
 
 /**
- * Refuses a request that would pass the workspace's limits. The workspace row stays locked until
- * the transaction ends, so two concurrent requests cannot both pass the same limit.
+ * Refuses a request that would pass the workspace's limits, and gives the count of its runs queued
+ * or running. The workspace row stays locked until the transaction ends, so two concurrent requests
+ * cannot both pass the same limit. The lock is FOR NO KEY UPDATE: it excludes only another request
+ * of the same workspace (and changes to the row), never the rows that merely reference the workspace
+ * (a worker's artifacts, say), and no other workspace's requests.
  */
-async function checkPlanLimits(tx: DbTx, workspaceId: string, adding: number): Promise<void> {
+async function checkPlanLimits(tx: DbTx, workspaceId: string, adding: number): Promise<number> {
   const [ws] = await tx.$queryRaw<Array<{ max_active_runs: number; monthly_runs: number; plan: string }>>`
-    SELECT max_active_runs, monthly_runs, plan::text AS plan FROM workspaces WHERE id = ${workspaceId} FOR UPDATE`;
-  if (!ws || adding === 0) return;
+    SELECT max_active_runs, monthly_runs, plan::text AS plan FROM workspaces WHERE id = ${workspaceId} FOR NO KEY UPDATE`;
+  if (!ws || adding === 0) return 0;
   const [counts] = await tx.$queryRaw<Array<{ active: number; monthly: number }>>`
     SELECT
       (SELECT count(*)::int FROM runs WHERE workspace_id = ${workspaceId} AND status IN ('queued', 'running')) AS active,
@@ -197,17 +192,23 @@ async function checkPlanLimits(tx: DbTx, workspaceId: string, adding: number): P
       `Limit "monthly runs" (${ws.plan} plan): at most ${ws.monthly_runs} runs per calendar month (UTC); ${monthly} were created this month, and this request would add ${adding}.`,
     );
   }
+  return active;
 }
 
 /**
  * Adds the jobs of recorded runs. A Redis failure is logged and swallowed: the runs are already in
  * Postgres and the worker's reconciler adds the job of every queued run that has none.
  */
-export async function enqueueRunJobs(db: Db, queue: RunQueue, logger: Logger, runIds: string[]): Promise<void> {
+export async function enqueueRunJobs(
+  queue: RunQueue,
+  logger: Logger,
+  { queuedRunIds: runIds, queuedAhead }: Pick<CreatedRuns, 'queuedRunIds' | 'queuedAhead'>,
+): Promise<void> {
   if (runIds.length === 0) return;
   try {
-    // Each job's priority is its run's place in its workspace's line (fair sharing of the workers).
-    const positions = await fairPositions(db, runIds);
+    // Each job's priority is its run's place in its workspace's line (fair sharing of the workers),
+    // as core's fairPositions would read it back.
+    const positions = positionsAfter(queuedAhead, runIds);
     // BullMQ waits for a connection that is not ready yet; the client should not wait with it.
     await withTimeout(addRunJobs(queue, runIds, positions), ENQUEUE_TIMEOUT_MS, 'adding run jobs');
   } catch (e) {

@@ -46,7 +46,7 @@ return {count, ttl, redis.call('GET', KEYS[2]) or '0'}`;
 const COUNT_SHA = createHash('sha1').update(COUNT_SCRIPT).digest('hex');
 
 /** The counter of a key's current window; every replica with the same prefix shares it. */
-export function rateCounterKey(redisPrefix: string, keyId: string): string {
+function rateCounterKey(redisPrefix: string, keyId: string): string {
   return `${redisPrefix}:rl:${keyId}`;
 }
 

@@ -1,4 +1,4 @@
-import { isWellFormedApiKey, type Db, type Logger } from '@testrun/core';
+import { isWellFormedApiKey, readSql, type Db, type Logger } from '@testrun/core';
 import type { Plan } from '@testrun/contracts';
 import { ApiError, errorMessage } from '../errors';
 
@@ -43,11 +43,15 @@ export type AcceptedKey = { auth: AuthContext; lastUsedAt: Date | null };
  * the Free plan, creator no longer a member). One indexed lookup by hash.
  */
 export async function readKey(db: Db, hash: string): Promise<AcceptedKey> {
-  const rows = await db.$queryRaw<KeyRow[]>`
-    SELECT k.id, k.workspace_id, k.paused, k.revoked_at, k.last_used_at, w.plan,
+  const rows = await readSql<KeyRow>(
+    db,
+    'api_key_by_hash',
+    `SELECT k.id, k.workspace_id, k.paused, k.revoked_at, k.last_used_at, w.plan::text AS plan,
       EXISTS (SELECT 1 FROM memberships m WHERE m.workspace_id = k.workspace_id AND m.user_id = k.creator_id) AS creator_is_member
     FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
-    WHERE k.hash = ${hash}`;
+    WHERE k.hash = $1`,
+    [hash],
+  );
   const row = rows[0];
   if (!row) throw unauthorized('The API key is not valid.');
   // Revoked reads exactly like unknown: the answer must not tell a guesser that a key once existed.

@@ -6,7 +6,7 @@ import {
   type RunStatus,
   type SkipReason,
 } from '@testrun/contracts';
-import type { Db, ViewLinkState } from '@testrun/core';
+import { readSql, type Db, type ViewLinkState } from '@testrun/core';
 import { ApiError } from '../errors';
 
 type RunRow = {
@@ -30,11 +30,15 @@ export type RunRead = { run: Run; link: ViewLinkState };
  * with its view link's state, in one statement: this is what clients poll.
  */
 export async function getRun(db: Db, workspaceId: string, runId: string): Promise<RunRead> {
-  const rows = await db.$queryRaw<RunRow[]>`
-    SELECT r.id, r.status::text AS status, r.evidence, r.result_summary, r.outcome_code::text AS outcome_code,
+  const rows = await readSql<RunRow>(
+    db,
+    'run_by_id',
+    `SELECT r.id, r.status::text AS status, r.evidence, r.result_summary, r.outcome_code::text AS outcome_code,
       r.outcome_message, r.outcome_step, r.skip_reason::text AS skip_reason, r.created_at, s.view_token_version
     FROM runs r LEFT JOIN suite_runs s ON s.id = r.suite_run_id
-    WHERE r.id = ${runId} AND r.workspace_id = ${workspaceId}`;
+    WHERE r.id = $1 AND r.workspace_id = $2`,
+    [runId, workspaceId],
+  );
   const row = rows[0];
   if (!row) throw new ApiError('not_found', `No run "${runId}" in this workspace.`);
   const run: Run = {

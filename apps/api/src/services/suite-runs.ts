@@ -1,5 +1,5 @@
 import type { RunStatus, SkipReason, SuiteRun, SuiteRunStatus, TestEntry } from '@testrun/contracts';
-import { suiteRunViewUrl, viewLinkTerms, type Db, type DerivedKeys, type ViewLinkConfig } from '@testrun/core';
+import { readSql, suiteRunViewUrl, viewLinkTerms, type Db, type DerivedKeys, type ViewLinkConfig } from '@testrun/core';
 import { ApiError } from '../errors';
 
 type SuiteRunRow = {
@@ -27,13 +27,17 @@ export async function getSuiteRun(
   workspaceId: string,
   suiteRunId: string,
 ): Promise<SuiteRun> {
-  const rows = await db.$queryRaw<SuiteRunRow[]>`
-    SELECT s.id, s.status::text AS status, s.total_count, s.passed_count, s.failed_count, s.error_count,
+  const rows = await readSql<SuiteRunRow>(
+    db,
+    'suite_run_by_id',
+    `SELECT s.id, s.status::text AS status, s.total_count, s.passed_count, s.failed_count, s.error_count,
       s.skipped_count, s.created_at, s.view_token_version,
       COALESCE((SELECT json_agg(json_build_array(r.id, r.test_name, r.status, r.skip_reason) ORDER BY r.position)
         FROM runs r WHERE r.suite_run_id = s.id), '[]'::json) AS tests
     FROM suite_runs s
-    WHERE s.id = ${suiteRunId} AND s.workspace_id = ${workspaceId}`;
+    WHERE s.id = $1 AND s.workspace_id = $2`,
+    [suiteRunId, workspaceId],
+  );
   const suiteRun = rows[0];
   if (!suiteRun) throw new ApiError('not_found', `No suite run "${suiteRunId}" in this workspace.`);
   return {

@@ -34,9 +34,9 @@ export function authOf(res: Response): AuthContext {
  * that the request's rate-limit round trip reads too (res.locals.requestCount): a key whose standing
  * changed (revoked, paused, creator removed, plan changed) is read from Postgres again, so it is
  * refused on the next request on every replica, and no request costs more than one Redis round
- * trip once its key is known. Failed
- * attempts are counted per client address in Redis; past the limit the answer is 429 instead of
- * 401, which slows down key guessing without touching requests that carry a valid key.
+ * trip once its key is known. Failed attempts are counted per client address in Redis; past the
+ * limit the answer is 429 instead of 401, which slows down key guessing without touching requests
+ * that carry a valid key.
  */
 export function authenticate(options: AuthenticateOptions): RequestHandler {
   const { db, redis, logger, now, redisPrefix, unauthenticatedPerMinute = 30, cache = new KeyCache() } = options;

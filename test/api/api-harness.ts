@@ -1,5 +1,14 @@
 import { PassThrough } from 'node:stream';
-import { createLogger, createPrisma, createRunQueue, deriveKeys, LocalArtifactStore, type Db } from '@testrun/core';
+import {
+  authChangeAnnouncer,
+  createLogger,
+  createPrisma,
+  createRunQueue,
+  deriveKeys,
+  LocalArtifactStore,
+  type AuthChangeAnnouncer,
+  type Db,
+} from '@testrun/core';
 import { createApiRedis, createApp, readApiConfig, type ApiConfig, type ApiRedis } from '../../apps/api/src';
 import { testDb, uniqueTag } from '../support/harness';
 
@@ -12,6 +21,8 @@ export type TestApi = {
   redis: ApiRedis;
   queue: ReturnType<typeof createRunQueue>;
   config: ApiConfig;
+  /** Tells the API replicas on this app's prefix that a key's standing changed (as the admin commands do). */
+  announce: AuthChangeAnnouncer;
   logs: LogCapture;
   /** Moves the idempotency clock. */
   clock: { offsetMs: number };
@@ -61,6 +72,7 @@ export function buildTestApi(options: { prefix?: string; env?: Record<string, st
     redis,
     queue,
     config,
+    announce: authChangeAnnouncer(redis, config.redisPrefix),
     clock,
     logs: { lines: () => chunks.join('').split('\n').filter(Boolean), text: () => chunks.join('') },
     close: async () => {

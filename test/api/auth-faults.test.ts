@@ -28,7 +28,7 @@ describe('unknown and revoked keys', () => {
   it('get byte-identical 401 problems', async () => {
     const one = api();
     const t = await createTenant(one.db);
-    await changeApiKey(one.db, t.keyId, 'revoke');
+    await changeApiKey(one.db, t.keyId, 'revoke', one.announce);
     const revoked = await request(one.app).get('/api/v1/runs/run_x').set(bearer(t.key));
     const unknown = await request(one.app).get('/api/v1/runs/run_x').set(bearer(generateApiKey().key));
     problemOf(revoked, 'unauthorized');

@@ -61,7 +61,7 @@ describe('401', () => {
   it('revoked', async () => {
     const t = await createTenant(api.db);
     expect((await request(api.app).get('/api/v1/runs/run_x').set(bearer(t.key))).status).toBe(404);
-    await changeApiKey(api.db, t.keyId, 'revoke');
+    await changeApiKey(api.db, t.keyId, 'revoke', api.announce);
     expect401(await request(api.app).get('/api/v1/runs/run_x').set(bearer(t.key)));
   });
 
@@ -98,16 +98,16 @@ describe('401', () => {
 describe('403', () => {
   it('key_paused: refused on the Free plan; on a paid plan the flag has no effect until the workspace returns to Free', async () => {
     const t = await createTenant(api.db, { plan: 'free' });
-    await changeApiKey(api.db, t.keyId, 'pause');
+    await changeApiKey(api.db, t.keyId, 'pause', api.announce);
     const res = await request(api.app).get('/api/v1/runs/run_x').set(bearer(t.key));
     expect(res.status).toBe(403);
     expect(res.body).toMatchObject({ code: 'key_paused', status: 403 });
     expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
-    await setWorkspacePlan(api.db, t.workspace.id, { plan: 'team' });
+    await setWorkspacePlan(api.db, t.workspace.id, { plan: 'team' }, api.announce);
     expect((await request(api.app).get('/api/v1/runs/run_x').set(bearer(t.key))).status).toBe(404);
-    await setWorkspacePlan(api.db, t.workspace.id, { plan: 'free' });
+    await setWorkspacePlan(api.db, t.workspace.id, { plan: 'free' }, api.announce);
     problemOf(await request(api.app).get('/api/v1/runs/run_x').set(bearer(t.key)), 'key_paused');
-    await changeApiKey(api.db, t.keyId, 'resume');
+    await changeApiKey(api.db, t.keyId, 'resume', api.announce);
     expect((await request(api.app).get('/api/v1/runs/run_x').set(bearer(t.key))).status).toBe(404);
   });
 
@@ -119,7 +119,7 @@ describe('403', () => {
       creatorEmail: `other-${t.tag}@example.test`,
       name: 'other',
     });
-    await removeMember(api.db, t.workspace.id, t.email);
+    await removeMember(api.db, t.workspace.id, t.email, api.announce);
     const res = await request(api.app).post('/api/v1/runs').set(bearer(t.key)).send({ projectSlug: 'x' });
     expect(res.status).toBe(403);
     problemOf(res, 'key_creator_not_member');
@@ -129,11 +129,11 @@ describe('403', () => {
   it('revoked wins over paused (401), and a rejected request creates nothing', async () => {
     const t = await createTenant(api.db, { plan: 'free' });
     await applyProject(api.db, t.workspace.id, sampleProject('shop'));
-    await changeApiKey(api.db, t.keyId, 'pause');
+    await changeApiKey(api.db, t.keyId, 'pause', api.announce);
     expect((await request(api.app).post('/api/v1/runs').set(bearer(t.key)).send({ projectSlug: 'shop' })).status).toBe(
       403,
     );
-    await changeApiKey(api.db, t.keyId, 'revoke');
+    await changeApiKey(api.db, t.keyId, 'revoke', api.announce);
     expect401(await request(api.app).post('/api/v1/runs').set(bearer(t.key)).send({ projectSlug: 'shop' }));
     expect(await api.db.run.count({ where: { workspaceId: t.workspace.id } })).toBe(0);
   });

@@ -6,6 +6,7 @@ import fc from 'fast-check';
 import { compileValidator, Problem } from '@testrun/contracts';
 import {
   applyProject,
+  authChangeAnnouncer,
   changeApiKey,
   createApiKey,
   createLogger,
@@ -167,7 +168,7 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
     const tag = `${options.seed}-${Date.now().toString(36)}`;
     const own = await tenant(db, tag, { maxActiveRuns: 1_000_000, monthlyRuns: 1_000_000 });
     const other = await tenant(db, `${tag}-x`, { maxActiveRuns: 10, monthlyRuns: 10 });
-    await changeApiKey(db, other.key.id, 'revoke');
+    await changeApiKey(db, other.key.id, 'revoke', authChangeAnnouncer(redis, config.redisPrefix));
     await applyProject(db, own.workspace.id, {
       slug: 'shop',
       name: 'Shop',

@@ -48,7 +48,7 @@ export function createApp(input: Omit<AppDeps, 'now'> & { now?: () => Date }): E
       redisPrefix: config.redisPrefix,
       unauthenticatedPerMinute: config.unauthenticatedRateLimitPerMinute,
     }),
-    rateLimitPerKey({ redis, logger, perMinute: config.rateLimitPerMinute, redisPrefix: config.redisPrefix }),
+    rateLimitPerKey({ redis, perMinute: config.rateLimitPerMinute, redisPrefix: config.redisPrefix }),
   ];
   app.use('/api/v1/runs', ...guarded, createRunsRouter(deps));
   app.use('/api/v1/suite-runs', ...guarded, createSuiteRunsRouter(deps));

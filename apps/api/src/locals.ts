@@ -1,5 +1,6 @@
 // What the API's middleware leaves on `res.locals`, declared once for every handler (Express reads
 // this global interface into the type of `res.locals`).
+import type { RequestCount } from './redis';
 import type { AuthContext } from './services/auth';
 
 declare global {
@@ -10,6 +11,8 @@ declare global {
       requestId: string;
       /** Set by authentication on the API routes; absent on unauthenticated routes. */
       auth?: AuthContext;
+      /** Set by authentication when it already counted the request against its key's rate limit. */
+      requestCount?: RequestCount;
     }
   }
 }

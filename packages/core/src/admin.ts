@@ -8,7 +8,7 @@ import {
   type ProblemFieldError,
   type ProjectFile,
 } from '@testrun/contracts';
-import { generateApiKey } from './api-keys';
+import { generateApiKey, KEY_CACHE_TTL_MS, type AuthChangeAnnouncer } from './api-keys';
 import { Prisma, type Db } from './db';
 import { ID_PREFIX, newId } from './ids';
 
@@ -44,15 +44,19 @@ export async function createWorkspace(
   });
 }
 
-/** Moves a workspace to a plan; its limits become the plan's unless given. */
+/**
+ * Moves a workspace to a plan; its limits become the plan's unless given. The plan decides whether
+ * a paused key is refused, so the API replicas are told (`announce`) once the change is stored.
+ */
 export async function setWorkspacePlan(
   db: Db,
   workspaceId: string,
   input: { plan: Plan; maxActiveRuns?: number; monthlyRuns?: number },
+  announce: AuthChangeAnnouncer,
 ) {
   await requireWorkspace(db, workspaceId);
   const limits = PLAN_DEFAULTS[input.plan];
-  return db.workspace.update({
+  const ws = await db.workspace.update({
     where: { id: workspaceId },
     data: {
       plan: input.plan,
@@ -60,6 +64,23 @@ export async function setWorkspacePlan(
       monthlyRuns: input.monthlyRuns ?? limits.monthlyRuns,
     },
   });
+  await announced(announce, `workspace ${workspaceId} is on the ${input.plan} plan`);
+  return ws;
+}
+
+/**
+ * Runs `announce` after a stored change of a key's standing. When the replicas cannot be told, the
+ * change still holds (it is in Postgres) and they notice it within {@link KEY_CACHE_TTL_MS}; the
+ * operator learns both.
+ */
+async function announced(announce: AuthChangeAnnouncer, done: string): Promise<void> {
+  try {
+    await announce();
+  } catch (e) {
+    throw new AdminError(
+      `${done}, but the API could not be told at once (${e instanceof Error ? e.message : String(e)}); it applies the change within ${KEY_CACHE_TTL_MS / 1000} s`,
+    );
+  }
 }
 
 async function requireWorkspace(db: Db, workspaceId: string) {
@@ -90,7 +111,8 @@ export async function addMember(db: Db, workspaceId: string, email: string) {
   return { workspaceId, userId: user.id, email: address };
 }
 
-export async function removeMember(db: Db, workspaceId: string, email: string) {
+/** Removes a member; the keys they created are refused from then on (the API replicas are told). */
+export async function removeMember(db: Db, workspaceId: string, email: string, announce: AuthChangeAnnouncer) {
   await requireWorkspace(db, workspaceId);
   const address = normalizeEmail(email);
   const notMember = new AdminError(`${address} is not a member of workspace ${workspaceId}`);
@@ -98,6 +120,7 @@ export async function removeMember(db: Db, workspaceId: string, email: string) {
   if (!user) throw notMember;
   const removed = await db.membership.deleteMany({ where: { workspaceId, userId: user.id } });
   if (removed.count === 0) throw notMember;
+  await announced(announce, `${address} is no longer a member of workspace ${workspaceId}`);
   return { workspaceId, userId: user.id, email: address };
 }
 
@@ -126,7 +149,8 @@ export async function createApiKey(db: Db, input: { workspaceId: string; creator
 
 export type KeyAction = 'pause' | 'resume' | 'revoke';
 
-export async function changeApiKey(db: Db, keyId: string, action: KeyAction) {
+/** Pauses, resumes or revokes a key; the API replicas are told once the change is stored. */
+export async function changeApiKey(db: Db, keyId: string, action: KeyAction, announce: AuthChangeAnnouncer) {
   const existing = await db.apiKey.findUnique({ where: { id: keyId } });
   if (!existing) throw new AdminError(`key ${keyId} does not exist`);
   if (existing.revokedAt && action !== 'revoke') throw new AdminError(`key ${keyId} is revoked`);
@@ -137,6 +161,10 @@ export async function changeApiKey(db: Db, keyId: string, action: KeyAction) {
         ? { paused: false }
         : { revokedAt: existing.revokedAt ?? new Date() };
   const row = await db.apiKey.update({ where: { id: keyId }, data });
+  await announced(
+    announce,
+    `key ${keyId} is ${action === 'pause' ? 'paused' : action === 'resume' ? 'resumed' : 'revoked'}`,
+  );
   return { id: row.id, paused: row.paused, revoked: row.revokedAt !== null };
 }
 

@@ -43,3 +43,33 @@ export function hashApiKey(key: string): string {
 export function displayPrefix(key: string): string {
   return key.slice(0, PREFIX.length + 6);
 }
+
+/**
+ * The Redis key (under the deployment's prefix) of the authentication epoch. Every API replica keeps
+ * accepted keys in memory for a few seconds, tagged with the epoch they were read at, and reads the
+ * epoch on every request in the same round trip as the rate limit: a change of the epoch makes each
+ * replica read its keys from Postgres again.
+ */
+export function authEpochKey(redisPrefix: string): string {
+  return `${redisPrefix}:auth-epoch`;
+}
+
+/**
+ * How long an API replica trusts a key it read from Postgres without being told of a change: the
+ * bound on a change made around the announcement (plain SQL, or Redis unreachable at the time).
+ */
+export const KEY_CACHE_TTL_MS = 10_000;
+
+/** Tells every API replica that a key's standing may have changed; called after the change commits. */
+export type AuthChangeAnnouncer = () => Promise<void>;
+
+/**
+ * The announcer of a deployment: bumps its authentication epoch, so a revoked or paused key is
+ * refused on the very next request on every replica.
+ */
+export function authChangeAnnouncer(redis: { incr: (key: string) => Promise<number> }, redisPrefix: string) {
+  const announce: AuthChangeAnnouncer = async () => {
+    await redis.incr(authEpochKey(redisPrefix));
+  };
+  return announce;
+}

@@ -1,4 +1,5 @@
 import { PrismaPg } from '@prisma/adapter-pg';
+import pg from 'pg';
 import {
   ARTIFACT_KINDS,
   PLANS,
@@ -28,9 +29,27 @@ export type PrismaOptions = {
   max?: number;
 };
 
+/** The pg pool under each client made by {@link createPrisma}, for {@link readSql}. */
+const pools = new WeakMap<PrismaClient, pg.Pool>();
+
 export function createPrisma({ databaseUrl, max = 10 }: PrismaOptions): PrismaClient {
-  const adapter = new PrismaPg({ connectionString: databaseUrl, max, connectionTimeoutMillis: 5_000 });
-  return new PrismaClient({ adapter });
+  const pool = new pg.Pool({ connectionString: databaseUrl, max, connectionTimeoutMillis: 5_000 });
+  const client = new PrismaClient({ adapter: new PrismaPg(pool, { disposeExternalPool: true }) });
+  pools.set(client, pool);
+  return client;
+}
+
+/**
+ * Runs one read statement (`$1`… placeholders) straight on the pool under `db`, as a prepared
+ * statement named `name` (Postgres parses and plans it once per connection): the hottest reads
+ * (what clients poll) skip Prisma's per-query work. Rows come as pg reads them: timestamptz as
+ * Date, int as number, json as parsed values, enums as text when cast `::text`.
+ */
+export async function readSql<Row>(db: Db, name: string, text: string, values: unknown[]): Promise<Row[]> {
+  const pool = pools.get(db);
+  if (!pool) return db.$queryRawUnsafe<Row[]>(text, ...values);
+  const result = await pool.query<Row & pg.QueryResultRow>({ name, text, values });
+  return result.rows;
 }
 
 export type Db = PrismaClient;

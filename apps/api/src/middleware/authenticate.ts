@@ -1,8 +1,9 @@
 import type { RequestHandler, Response } from 'express';
-import type { Db, Logger } from '@testrun/core';
+import { hashApiKey, type Db, type Logger } from '@testrun/core';
 import { ApiError, errorMessage } from '../errors';
-import type { ApiRedis } from '../redis';
-import { authenticateKey, readBearerKey, type AuthContext } from '../services/auth';
+import { countRequest, readAuthEpoch, type ApiRedis } from '../redis';
+import { keyUseDue, readBearerKey, readKey, touchKey, type AuthContext } from '../services/auth';
+import { KeyCache, type CachedKey } from '../services/key-cache';
 
 /** Options of {@link authenticate}. */
 export type AuthenticateOptions = {
@@ -14,6 +15,8 @@ export type AuthenticateOptions = {
   redisPrefix: string;
   /** Failed authentications allowed per client address per minute before 429 (default 30). */
   unauthenticatedPerMinute?: number;
+  /** Accepted keys in memory (default a cache of this middleware's own). */
+  cache?: KeyCache;
 };
 
 const WINDOW_MS = 60_000;
@@ -26,22 +29,69 @@ export function authOf(res: Response): AuthContext {
 }
 
 /**
- * Accepts a request only with a valid key (401/403 otherwise) and sets res.locals.auth. Failed
- * attempts are counted per client address in Redis; past the limit the answer is 429 instead of
- * 401, which slows down key guessing without touching requests that carry a valid key.
+ * Accepts a request only with a valid key (401/403 otherwise) and sets res.locals.auth. A key this
+ * replica accepted shortly before is taken from memory, checked against the authentication epoch
+ * that the request's rate-limit round trip reads too (res.locals.requestCount): a key whose standing
+ * changed (revoked, paused, creator removed, plan changed) is read from Postgres again, so it is
+ * refused on the next request on every replica, and no request costs more than one Redis round
+ * trip once its key is known. Failed attempts are counted per client address in Redis; past the
+ * limit the answer is 429 instead of 401, which slows down key guessing without touching requests
+ * that carry a valid key.
  */
 export function authenticate(options: AuthenticateOptions): RequestHandler {
-  const { db, redis, logger, now, redisPrefix, unauthenticatedPerMinute = 30 } = options;
+  const { db, redis, logger, now, redisPrefix, unauthenticatedPerMinute = 30, cache = new KeyCache() } = options;
   return async (req, res, next) => {
     try {
       const key = readBearerKey(req.get('Authorization'));
-      res.locals.auth = await authenticateKey(db, logger, key, now());
+      res.locals.auth = await resolve(hashApiKey(key), res);
       next();
     } catch (e) {
       if (e instanceof ApiError && e.code === 'unauthorized') await countFailure(req.ip ?? 'unknown');
       throw e;
     }
   };
+
+  async function resolve(hash: string, res: Response): Promise<AuthContext> {
+    const cached = cache.get(hash, Date.now());
+    // The epoch is read before the key: a change announced after this read is seen by the next request.
+    let epoch: string | undefined;
+    if (cached) {
+      const counted = await countRequest(redis, redisPrefix, cached.auth.keyId).catch(() => undefined);
+      if (counted) {
+        res.locals.requestCount = counted;
+        epoch = counted.authEpoch;
+        if (epoch === cached.epoch) return used(cached);
+      }
+    } else {
+      epoch = await readAuthEpoch(redis, redisPrefix).catch(() => undefined);
+    }
+    // Without Redis nothing may be trusted from memory; the rate limit answers 503 after this check.
+    let accepted: Awaited<ReturnType<typeof readKey>>;
+    try {
+      accepted = await readKey(db, hash);
+    } catch (e) {
+      cache.delete(hash);
+      throw e;
+    }
+    const entry: CachedKey = {
+      auth: accepted.auth,
+      epoch: epoch ?? '',
+      readAt: Date.now(),
+      lastUsedAt: accepted.lastUsedAt?.getTime() ?? null,
+    };
+    if (epoch === undefined) cache.delete(hash);
+    else cache.set(hash, entry);
+    return used(entry);
+  }
+
+  function used(entry: CachedKey): AuthContext {
+    const at = now();
+    if (keyUseDue(entry.lastUsedAt, at)) {
+      entry.lastUsedAt = at.getTime();
+      touchKey(db, logger, entry.auth.keyId);
+    }
+    return entry.auth;
+  }
 
   async function countFailure(address: string): Promise<void> {
     const counter = `${redisPrefix}:rl-unauth:${address}`;

@@ -20,6 +20,11 @@ export function requestContext(logger: Logger): RequestHandler {
     const requestId = given && SANE_REQUEST_ID.test(given) ? given : randomUUID();
     res.locals.requestId = requestId;
     res.setHeader('X-Request-Id', requestId);
+    // Below the info level the access line would be built only to be dropped: no hook at all.
+    if (!logger.isInfoEnabled()) {
+      next();
+      return;
+    }
     const started = process.hrtime.bigint();
     res.on('finish', () => {
       const { auth } = res.locals;

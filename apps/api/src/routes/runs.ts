@@ -1,12 +1,13 @@
 import { Router } from 'express';
 import { parseRunCreateRequest } from '@testrun/contracts';
-import { loadViewLinkState, runViewUrl, viewLinkTerms } from '@testrun/core';
+import { runViewUrl, viewLinkTerms } from '@testrun/core';
 import type { AppDeps } from '../deps';
 import { ApiError } from '../errors';
 import { authOf } from '../middleware/authenticate';
 import { jsonBody } from '../middleware/json-body';
 import { readIdempotencyKey, runIdempotently } from '../services/idempotency';
-import { createRuns, enqueueRunJobs, getRun } from '../services/runs';
+import { getRun } from '../services/run-reads';
+import { createRuns, enqueueRunJobs } from '../services/runs';
 import { enqueuePolicy } from '../services/target-check';
 
 /** POST /api/v1/runs (enqueue) and GET /api/v1/runs/:runId (poll). Mounted behind authentication and the rate limit. */
@@ -41,12 +42,11 @@ export function createRunsRouter(deps: AppDeps): Router {
   });
 
   router.get('/:runId', async (req, res) => {
-    const run = await getRun(db, authOf(res).workspaceId, req.params.runId);
-    const link = await loadViewLinkState(db, 'run', run.id);
+    const { run, link } = await getRun(db, authOf(res).workspaceId, req.params.runId);
     // The Run body is exactly the contract's; the link to the page for people travels as a header.
     res.setHeader(
       'Link',
-      `<${runViewUrl(config.publicBaseUrl, keys.view, run.id, link ? viewLinkTerms(link, config.viewLinkTtlDays) : undefined)}>; rel="alternate"; type="text/html"`,
+      `<${runViewUrl(config.publicBaseUrl, keys.view, run.id, viewLinkTerms(link, config.viewLinkTtlDays))}>; rel="alternate"; type="text/html"`,
     );
     res.json(run);
   });

@@ -1,4 +1,4 @@
-import { hashApiKey, isWellFormedApiKey, type Db, type Logger } from '@testrun/core';
+import { isWellFormedApiKey, readSql, type Db, type Logger } from '@testrun/core';
 import type { Plan } from '@testrun/contracts';
 import { ApiError, errorMessage } from '../errors';
 
@@ -35,16 +35,23 @@ export function readBearerKey(header: string | undefined): string {
   return key;
 }
 
+/** An accepted key: who calls, and when the key was last recorded as used. */
+export type AcceptedKey = { auth: AuthContext; lastUsedAt: Date | null };
+
 /**
- * Resolves a well-formed key to its workspace, or throws 401 (unknown, revoked) or 403 (paused on
+ * Resolves a key (by its hash) to its workspace, or throws 401 (unknown, revoked) or 403 (paused on
  * the Free plan, creator no longer a member). One indexed lookup by hash.
  */
-export async function authenticateKey(db: Db, logger: Logger, key: string, now: Date): Promise<AuthContext> {
-  const rows = await db.$queryRaw<KeyRow[]>`
-    SELECT k.id, k.workspace_id, k.paused, k.revoked_at, k.last_used_at, w.plan,
+export async function readKey(db: Db, hash: string): Promise<AcceptedKey> {
+  const rows = await readSql<KeyRow>(
+    db,
+    'api_key_by_hash',
+    `SELECT k.id, k.workspace_id, k.paused, k.revoked_at, k.last_used_at, w.plan::text AS plan,
       EXISTS (SELECT 1 FROM memberships m WHERE m.workspace_id = k.workspace_id AND m.user_id = k.creator_id) AS creator_is_member
     FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
-    WHERE k.hash = ${hashApiKey(key)}`;
+    WHERE k.hash = $1`,
+    [hash],
+  );
   const row = rows[0];
   if (!row) throw unauthorized('The API key is not valid.');
   // Revoked reads exactly like unknown: the answer must not tell a guesser that a key once existed.
@@ -62,14 +69,16 @@ export async function authenticateKey(db: Db, logger: Logger, key: string, now: 
       'The person who created this API key is no longer a member of its workspace; create a new key.',
     );
   }
-  if (!row.last_used_at || now.getTime() - row.last_used_at.getTime() >= LAST_USED_RESOLUTION_MS) {
-    touchKey(db, logger, row.id);
-  }
-  return { keyId: row.id, workspaceId: row.workspace_id };
+  return { auth: { keyId: row.id, workspaceId: row.workspace_id }, lastUsedAt: row.last_used_at };
+}
+
+/** Whether last_used_at is due to be written again (it is refreshed at most once a minute per key). */
+export function keyUseDue(lastUsedAt: number | null, now: Date): boolean {
+  return lastUsedAt === null || now.getTime() - lastUsedAt >= LAST_USED_RESOLUTION_MS;
 }
 
 /** Records that the key was used; best effort, never delays or fails the request. */
-function touchKey(db: Db, logger: Logger, keyId: string): void {
+export function touchKey(db: Db, logger: Logger, keyId: string): void {
   db.$executeRaw`
     UPDATE api_keys SET last_used_at = now()
     WHERE id = ${keyId} AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`.catch((e: unknown) =>

@@ -1,10 +1,7 @@
 import {
-  isRunErrorCode,
   overCap,
-  readEvidencePolicy,
   REQUEST_LIMITS,
   type ParsedRunRequest,
-  type Run,
   type RunCreateResponse,
   type RunTarget,
 } from '@testrun/contracts';
@@ -12,7 +9,6 @@ import {
   addRunJobs,
   insertRuns,
   positionsAfter,
-  RUN_OUTCOME_COLUMNS,
   withTimeout,
   type Db,
   type DbTx,
@@ -214,30 +210,4 @@ export async function enqueueRunJobs(
   } catch (e) {
     logger.warn('could not add run jobs; the reconciler will add them', { runIds, error: errorMessage(e) });
   }
-}
-
-/** One run of the workspace as the contract's Run, or 404 (the same for foreign and unknown ids). */
-export async function getRun(db: Db, workspaceId: string, runId: string): Promise<Run> {
-  const run = await db.run.findFirst({
-    where: { id: runId, workspaceId },
-    select: { id: true, evidence: true, ...RUN_OUTCOME_COLUMNS },
-  });
-  if (!run) throw new ApiError('not_found', `No run "${runId}" in this workspace.`);
-  return {
-    id: run.id,
-    status: run.status,
-    result_summary: run.resultSummary,
-    error:
-      run.status === 'error'
-        ? {
-            // The database keeps failure codes off `error` runs (runs_outcome_code_matches_status).
-            code: isRunErrorCode(run.outcomeCode) ? run.outcomeCode : 'internal_error',
-            message: run.outcomeMessage ?? run.resultSummary,
-            step: run.outcomeStep,
-          }
-        : null,
-    skip_reason: run.status === 'skipped' ? run.skipReason : null,
-    // Runs created before evidence policies existed have none to show.
-    ...(run.evidence === null ? {} : { evidence: readEvidencePolicy(run.evidence) }),
-  };
 }

@@ -1,8 +1,25 @@
-import type { SuiteRun, TestEntry } from '@testrun/contracts';
-import { suiteRunViewUrl, viewLinkTerms, type Db, type DerivedKeys, type ViewLinkConfig } from '@testrun/core';
+import type { RunStatus, SkipReason, SuiteRun, SuiteRunStatus, TestEntry } from '@testrun/contracts';
+import { readSql, suiteRunViewUrl, viewLinkTerms, type Db, type DerivedKeys, type ViewLinkConfig } from '@testrun/core';
 import { ApiError } from '../errors';
 
-/** One suite run of the workspace with its children in position order, or 404. */
+type SuiteRunRow = {
+  id: string;
+  status: SuiteRunStatus;
+  total_count: number;
+  passed_count: number;
+  failed_count: number;
+  error_count: number;
+  skipped_count: number;
+  created_at: Date;
+  view_token_version: number;
+  /** The children in position order as [id, test name, status, skip reason] (a JSON array). */
+  tests: Array<[string, string, RunStatus, SkipReason | null]>;
+};
+
+/**
+ * One suite run of the workspace with its children in position order, or 404, in one statement
+ * (the children come as one JSON array, built by Postgres from the (suite_run_id, position) index).
+ */
 export async function getSuiteRun(
   db: Db,
   keys: DerivedKeys,
@@ -10,41 +27,38 @@ export async function getSuiteRun(
   workspaceId: string,
   suiteRunId: string,
 ): Promise<SuiteRun> {
-  const suiteRun = await db.suiteRun.findFirst({
-    where: { id: suiteRunId, workspaceId },
-    select: {
-      viewTokenVersion: true,
-      createdAt: true,
-      id: true,
-      status: true,
-      totalCount: true,
-      passedCount: true,
-      failedCount: true,
-      errorCount: true,
-      skippedCount: true,
-      runs: { orderBy: { position: 'asc' }, select: { id: true, testName: true, status: true, skipReason: true } },
-    },
-  });
+  const rows = await readSql<SuiteRunRow>(
+    db,
+    'suite_run_by_id',
+    `SELECT s.id, s.status::text AS status, s.total_count, s.passed_count, s.failed_count, s.error_count,
+      s.skipped_count, s.created_at, s.view_token_version,
+      COALESCE((SELECT json_agg(json_build_array(r.id, r.test_name, r.status, r.skip_reason) ORDER BY r.position)
+        FROM runs r WHERE r.suite_run_id = s.id), '[]'::json) AS tests
+    FROM suite_runs s
+    WHERE s.id = $1 AND s.workspace_id = $2`,
+    [suiteRunId, workspaceId],
+  );
+  const suiteRun = rows[0];
   if (!suiteRun) throw new ApiError('not_found', `No suite run "${suiteRunId}" in this workspace.`);
   return {
     id: suiteRun.id,
     status: suiteRun.status,
-    total_count: suiteRun.totalCount,
-    passed_count: suiteRun.passedCount,
-    failed_count: suiteRun.failedCount,
-    error_count: suiteRun.errorCount,
-    skipped_count: suiteRun.skippedCount,
+    total_count: suiteRun.total_count,
+    passed_count: suiteRun.passed_count,
+    failed_count: suiteRun.failed_count,
+    error_count: suiteRun.error_count,
+    skipped_count: suiteRun.skipped_count,
     suiteRunUrl: suiteRunViewUrl(
       links.publicBaseUrl,
       keys.view,
       suiteRun.id,
-      viewLinkTerms({ createdAt: suiteRun.createdAt, version: suiteRun.viewTokenVersion }, links.viewLinkTtlDays),
+      viewLinkTerms({ createdAt: suiteRun.created_at, version: suiteRun.view_token_version }, links.viewLinkTtlDays),
     ),
-    tests: suiteRun.runs.map((r): TestEntry => ({
-      runId: r.id,
-      name: r.testName,
-      status: r.status,
-      skipReason: r.status === 'skipped' ? r.skipReason : null,
+    tests: suiteRun.tests.map(([runId, name, status, skipReason]): TestEntry => ({
+      runId,
+      name,
+      status,
+      skipReason: status === 'skipped' ? skipReason : null,
     })),
   };
 }

@@ -19,6 +19,7 @@ import {
   type Db,
   type KeyAction,
 } from '@testrun/core';
+import { withAnnouncer } from './announce';
 import { registerSecretCommands } from './secret-commands';
 import { checkProjectBaseUrl, setWorkspaceTargetDeny } from './target-rules';
 
@@ -52,7 +53,7 @@ function workspaceOutput(ws: WorkspaceOutput): WorkspaceOutput {
   return { id, name, plan, maxActiveRuns, monthlyRuns };
 }
 
-/** The admin commands read DATABASE_URL only, once, when a command runs. */
+/** The admin commands read DATABASE_URL once, when a command runs (and REDIS_URL, see ./announce). */
 function databaseUrl(): string {
   return readUrl(process.env, 'DATABASE_URL', DEFAULT_DATABASE_URL, ['postgresql:', 'postgres:']);
 }
@@ -157,11 +158,8 @@ export function registerAdminCommands(program: Command): void {
     .option('--json', 'print JSON only')
     .action((workspaceId: string, o: { plan: Plan; maxActiveRuns?: number; monthlyRuns?: number; json?: boolean }) =>
       runAction(!!o.json, async (db) => {
-        const ws = await setWorkspacePlan(db, workspaceId, {
-          plan: o.plan,
-          maxActiveRuns: o.maxActiveRuns,
-          monthlyRuns: o.monthlyRuns,
-        });
+        const limits = { plan: o.plan, maxActiveRuns: o.maxActiveRuns, monthlyRuns: o.monthlyRuns };
+        const ws = await withAnnouncer((announce) => setWorkspacePlan(db, workspaceId, limits, announce));
         return { data: workspaceOutput(ws), text: `Workspace ${ws.id} is now on ${limitsText(ws)}.` };
       }),
     );
@@ -203,7 +201,9 @@ export function registerAdminCommands(program: Command): void {
       .action((o: { workspace: string; email: string; json?: boolean }) =>
         runAction(!!o.json, async (db) => {
           const m =
-            verb === 'add' ? await addMember(db, o.workspace, o.email) : await removeMember(db, o.workspace, o.email);
+            verb === 'add'
+              ? await addMember(db, o.workspace, o.email)
+              : await withAnnouncer((announce) => removeMember(db, o.workspace, o.email, announce));
           const data: MemberOutput = { ...m, member: verb === 'add' };
           return {
             data,
@@ -246,7 +246,7 @@ export function registerAdminCommands(program: Command): void {
       .option('--json', 'print JSON only')
       .action((keyId: string, o: { json?: boolean }) =>
         runAction(!!o.json, async (db) => {
-          const k = await changeApiKey(db, keyId, action);
+          const k = await withAnnouncer((announce) => changeApiKey(db, keyId, action, announce));
           const row = await db.apiKey.findUniqueOrThrow({
             where: { id: keyId },
             select: { workspace: { select: { id: true, plan: true } } },

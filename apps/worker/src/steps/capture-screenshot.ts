@@ -23,7 +23,9 @@ const CAPTURE_GRACE_MS = 250;
 export async function captureScreenshot(page: Page, options: CaptureScreenshotOptions = {}): Promise<Buffer | null> {
   if (page.isClosed()) return null;
   const timeoutMs = options.timeoutMs ?? 3_000;
-  const shot = page.screenshot({ type: 'jpeg', quality: options.quality ?? 70, timeout: timeoutMs, caret: 'hide' });
+  // The picture is of the page as it is (`caret: 'initial'`, animations left running): hiding the
+  // caret would restyle every input of every frame before the capture and again after it.
+  const shot = page.screenshot({ type: 'jpeg', quality: options.quality ?? 70, timeout: timeoutMs, caret: 'initial' });
   return withTimeout(shot, timeoutMs + CAPTURE_GRACE_MS, 'the timeline screenshot').catch(() => null);
 }
 

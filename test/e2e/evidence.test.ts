@@ -1,4 +1,6 @@
-import { readdir } from 'node:fs/promises';
+import { mkdtemp, readdir, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import type { EvidenceSettings, ProjectFile, Run } from '@testrun/contracts';
 import { applyProject, type Db } from '@testrun/core';
 import { readWorkerConfig } from '../../apps/worker/src/config';
@@ -6,7 +8,7 @@ import { startWorkerService, type WorkerService } from '../../apps/worker/src/wo
 import { createTenant, testDb } from '../support/harness';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site';
 import { present } from '../support/present';
-import { apiClient, memoryLogger, startApi } from './support';
+import { apiClient, memoryLogger, startApi, zipEntryText } from './support';
 
 /**
  * The evidence policy end to end: the API resolves it at enqueue (request > test > project >
@@ -110,6 +112,15 @@ async function stored(runId: string) {
   };
 }
 
+/** The kinds of event in a run's stored trace (`frame-snapshot` for DOM snapshots, `screencast-frame`…). */
+async function traceEventTypes(runId: string): Promise<Set<string>> {
+  const trace = await db.artifact.findFirstOrThrow({ where: { runId, kind: 'trace' } });
+  const file = path.join(await mkdtemp(path.join(tmpdir(), 'evidence-trace-')), 'trace.zip');
+  await writeFile(file, present(await worker.store.get(trace.storageKey), 'the stored trace'));
+  const lines = zipEntryText(file, 'trace.trace').split('\n').filter(Boolean);
+  return new Set(lines.map((line) => (JSON.parse(line) as { type: string }).type));
+}
+
 /** The HTML of a run's view page, from the Link header of GET run (served by the same API). */
 async function viewPage(runId: string): Promise<string> {
   const res = await fetch(`${api.url}/api/v1/runs/${runId}`, { headers: { authorization: `Bearer ${apiKey}` } });
@@ -148,6 +159,10 @@ describe('the default policy', () => {
       screenshots: [3],
       files: ['trace'],
     });
+    // An on-failure trace shows the page at every action through DOM snapshots, without the screencast.
+    const types = await traceEventTypes(failed.id);
+    expect(types.has('frame-snapshot')).toBe(true);
+    expect(types.has('screencast-frame')).toBe(false);
   });
 
   it('leaves the view sensible: the steps without screenshots, the failure callout with its screenshot', async () => {
@@ -171,6 +186,9 @@ it('a request asking for everything keeps everything of a passing run', async ()
     screenshots: [1, 2],
     files: worker.recordVideo ? ['trace', 'video'] : ['trace'],
   });
+  // A trace that is `on` records the screencast too.
+  const types = await traceEventTypes(run.id);
+  expect(types.has('frame-snapshot') && types.has('screencast-frame')).toBe(true);
 });
 
 it("a test's settings override its project's, key by key", async () => {

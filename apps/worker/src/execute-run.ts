@@ -1,7 +1,7 @@
 // The run executor: claim, definition and secrets, target policy, context, steps, teardown, terminal
 // write; what they call lives in the modules imported below.
 import type { BrowserContext, BrowserContextOptions, Page } from 'playwright';
-import { recordsEvidence, type Step, type TerminalRunStatus } from '@testrun/contracts';
+import { recordsEvidence, type EvidenceMode, type Step, type TerminalRunStatus } from '@testrun/contracts';
 import {
   errorMessage,
   finishRun,
@@ -208,8 +208,7 @@ async function runInContext(
   let notes: string[];
   let passed = false;
   try {
-    if (recordsEvidence(run.evidence.trace))
-      await clock.time(context.tracing.start({ screenshots: true, snapshots: true }));
+    if (recordsEvidence(run.evidence.trace)) await clock.time(context.tracing.start(traceOptions(run.evidence.trace)));
     await routeTargetHeaders(context, run.baseUrl, headers);
     page = await clock.time(context.newPage());
     guard.watchMain(page);
@@ -237,6 +236,17 @@ async function runInContext(
     await scope.writer.flush();
   }
   return withRecordingNotes(outcome, notes);
+}
+
+/**
+ * What a trace records. `on`: DOM snapshots around every action and the screencast (the film strip
+ * of the page). `on-failure`, which most passing runs record only to throw away: the snapshots
+ * alone, which show the page at every action in the trace viewer; the screencast costs the browser
+ * an encoded frame per repaint (CPU, and ~10 MB of GPU-process memory per context), and the failing
+ * step's screenshot is taken on its own (screenshots `on-failure`).
+ */
+function traceOptions(mode: EvidenceMode): { screenshots: boolean; snapshots: boolean } {
+  return { screenshots: mode === 'on', snapshots: true };
 }
 
 /** Runs the steps in order until one does not pass; the steps after it are recorded as skipped. */

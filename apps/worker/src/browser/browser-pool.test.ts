@@ -76,6 +76,31 @@ it('isolates contexts: cookies of one run are not seen by the next', async () =>
   }
 });
 
+it("keeps Playwright's disabled features and opens no browser UI pages per context", async () => {
+  const pids = chromiumChildren();
+  expect(pids.length).toBeGreaterThan(0);
+  // Chromium keeps only the last --disable-features: it must name every feature an earlier one did.
+  for (const pid of pids) {
+    const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    const lists = args.filter((a) => a.startsWith('--disable-features=')).map((a) => a.slice(19).split(','));
+    expect(lists.length).toBeGreaterThan(0);
+    const last = lists.at(-1) ?? [];
+    for (const earlier of lists) expect(last).toEqual(expect.arrayContaining(earlier));
+    expect(last).toEqual(expect.arrayContaining(['WebUIOmniboxPopup', 'WebUIOmniboxAimPopup']));
+  }
+  const context = await pool.newContext();
+  try {
+    await (await context.newPage()).goto(`${site.url}/`);
+    const cdp = await (await pool.getBrowser()).newBrowserCDPSession();
+    const { targetInfos } = await cdp.send('Target.getTargets', { filter: [{}] });
+    expect(targetInfos.filter((t) => t.type === 'browser_ui')).toEqual([]);
+    expect(targetInfos.some((t) => t.type === 'page')).toBe(true);
+    await cdp.detach();
+  } finally {
+    await context.close();
+  }
+});
+
 it('relaunches transparently after the browser was closed underneath it', async () => {
   const before = pool.launchCount;
   await (await pool.getBrowser()).close();

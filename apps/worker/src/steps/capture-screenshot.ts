@@ -1,4 +1,4 @@
-import type { Page } from 'playwright';
+import type { CDPSession, Page } from 'playwright';
 import { keepsEvidence, type EvidenceMode } from '@testrun/contracts';
 import { withTimeout } from '@testrun/core';
 import type { StepShot } from '../artifact-writer';
@@ -13,18 +13,36 @@ export interface CaptureScreenshotOptions {
   quality?: number;
 }
 
-/** Slack past Playwright's own timeout, so that its answer wins when the page does answer. */
-const CAPTURE_GRACE_MS = 250;
+/** Each page's DevTools session for its timeline pictures, opened with its first one. */
+const sessions = new WeakMap<Page, Promise<CDPSession>>();
+
+function sessionOf(page: Page): Promise<CDPSession> {
+  let session = sessions.get(page);
+  if (!session) {
+    session = page.context().newCDPSession(page);
+    sessions.set(page, session);
+  }
+  return session;
+}
 
 /**
  * The viewport as JPEG, for the step timeline. Never throws: null when the page is gone, crashed
  * or does not answer within the timeout, so a missing picture never changes a run's outcome.
+ *
+ * Taken with one DevTools call on the page's own session (`Page.captureScreenshot`, a new frame of
+ * the page as it is), not with `page.screenshot`: that one also runs a script in every frame before
+ * and after the capture (to hide carets and pause animations) and waits for the page's fonts, three
+ * more round trips to the page after every step for a picture that needs none of them.
  */
 export async function captureScreenshot(page: Page, options: CaptureScreenshotOptions = {}): Promise<Buffer | null> {
   if (page.isClosed()) return null;
   const timeoutMs = options.timeoutMs ?? 3_000;
-  const shot = page.screenshot({ type: 'jpeg', quality: options.quality ?? 70, timeout: timeoutMs, caret: 'hide' });
-  return withTimeout(shot, timeoutMs + CAPTURE_GRACE_MS, 'the timeline screenshot').catch(() => null);
+  const shot = (async () => {
+    const session = await sessionOf(page);
+    const { data } = await session.send('Page.captureScreenshot', { format: 'jpeg', quality: options.quality ?? 70 });
+    return Buffer.from(data, 'base64');
+  })();
+  return withTimeout(shot, timeoutMs, 'the timeline screenshot').catch(() => null);
 }
 
 /** Screenshots of the timeline never hold a step up longer than this, nor less. */

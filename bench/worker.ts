@@ -14,7 +14,6 @@ import {
   applyProject,
   createApiKey,
   createLogger,
-  deriveKeys,
   createPrisma,
   createWorkspace,
   ensureDatabase,
@@ -118,15 +117,8 @@ export async function run(): Promise<void> {
   const overheadMs: number[] = [];
   const totalMs: number[] = [];
   await service.worker.close();
-  const deps = {
-    db: service.db,
-    store: service.store,
-    browser: service.browser,
-    headersKey: deriveKeys(config.secret).headers,
-    logger,
-    scratchDir: service.runDeps.scratchDir,
-    recordVideo: service.recordVideo,
-  };
+  // The worker service's own run dependencies (egress proxy, target policy, limits), as its jobs get them.
+  const deps = service.runDeps;
   for (let i = 0; i < OVERHEAD_RUNS; i++) {
     const res = await fetch(`${api.url}/api/v1/runs`, {
       method: 'POST',

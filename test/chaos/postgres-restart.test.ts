@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { applyProject, createPrisma, ensureDatabase, migrateDatabase, type Db } from '@testrun/core';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site';
-import { expectSuiteConsistent, steadyProject } from './steady-suite';
+import { expectSuiteConsistent, expectUnavailable, postSteadySuite, steadyProject } from './steady-suite';
 import { createTenant } from '../support/harness';
 import { apiClient, freePort, spawnService, startApi, waitForLog, waitUntil } from '../e2e/support';
 
@@ -95,20 +95,8 @@ it('a Postgres restart during result writes and during enqueue loses no run and 
 
     // The outage: runs are executing; clients keep enqueueing with their Idempotency-Keys.
     stopCluster();
-    const post = (key: string) =>
-      fetch(`${api.url}/api/v1/runs`, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${tenant.key}`,
-          'content-type': 'application/json',
-          'idempotency-key': key,
-        },
-        body: JSON.stringify({ projectSlug: 'chaos', suiteSlug: 'steady' }),
-      });
-    const duringOutage = await post('chaos-during-outage');
-    expect(duringOutage.status).toBe(503);
-    expect(duringOutage.headers.get('retry-after')).toMatch(/^\d+$/);
-    expect(duringOutage.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    const post = (key: string) => postSteadySuite(api.url, tenant.key, key);
+    expectUnavailable(await post('chaos-during-outage'));
     await new Promise((resolve) => setTimeout(resolve, 3_000));
     startCluster();
 

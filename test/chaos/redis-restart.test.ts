@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { applyProject, type Db } from '@testrun/core';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site';
-import { expectSuiteConsistent, steadyProject } from './steady-suite';
+import { expectSuiteConsistent, expectUnavailable, postSteadySuite, steadyProject } from './steady-suite';
 import { createTenant, testDb } from '../support/harness';
 import { startRedis, stopProcess } from '../support/processes';
 import { apiClient, freePort, spawnService, startApi, waitForLog, waitUntil } from '../e2e/support';
@@ -59,20 +59,8 @@ it('a Redis restart with runs queued and running loses no run, counts each once,
     // The restart: Redis goes away with every job, lock and counter, while runs execute.
     const redis = children.shift();
     if (redis) await stopProcess(redis, 'SIGTERM');
-    const post = (key: string) =>
-      fetch(`${api.url}/api/v1/runs`, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${tenant.key}`,
-          'content-type': 'application/json',
-          'idempotency-key': key,
-        },
-        body: JSON.stringify({ projectSlug: 'chaos', suiteSlug: 'steady' }),
-      });
-    const duringOutage = await post('chaos-redis-outage');
-    expect(duringOutage.status).toBe(503);
-    expect(duringOutage.headers.get('retry-after')).toMatch(/^\d+$/);
-    expect(duringOutage.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    const post = (key: string) => postSteadySuite(api.url, tenant.key, key);
+    expectUnavailable(await post('chaos-redis-outage'));
     await new Promise((resolve) => setTimeout(resolve, 3_000));
     children.push(await startRedis(port));
 

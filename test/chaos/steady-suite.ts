@@ -60,3 +60,23 @@ export async function expectSuiteConsistent(
   expect(runs.filter((r) => r.attempt > 2)).toEqual([]);
   return runs;
 }
+
+/** POSTs the steady suite with an Idempotency-Key, as a client retrying through an outage does. */
+export function postSteadySuite(apiUrl: string, apiKey: string, idempotencyKey: string): Promise<Response> {
+  return fetch(`${apiUrl}/api/v1/runs`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${apiKey}`,
+      'content-type': 'application/json',
+      'idempotency-key': idempotencyKey,
+    },
+    body: JSON.stringify({ projectSlug: 'chaos', suiteSlug: 'steady' }),
+  });
+}
+
+/** What the API answers while Postgres or Redis is down: 503, a Retry-After, a problem document. */
+export function expectUnavailable(res: Response): void {
+  expect(res.status).toBe(503);
+  expect(res.headers.get('retry-after')).toMatch(/^\d+$/);
+  expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+}

@@ -5,7 +5,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { applyProject, createPrisma, ensureDatabase, migrateDatabase, type Db } from '@testrun/core';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site';
-import { expectSuiteConsistent, expectUnavailable, postSteadySuite, steadyProject } from './steady-suite';
+import {
+  expectRetryCreatesOnce,
+  expectSuiteConsistent,
+  expectUnavailable,
+  postSteadySuite,
+  steadyProject,
+} from './steady-suite';
 import { createTenant } from '../support/harness';
 import { apiClient, freePort, spawnService, startApi, waitForLog, waitUntil } from '../e2e/support';
 
@@ -101,14 +107,7 @@ it('a Postgres restart during result writes and during enqueue loses no run and 
     startCluster();
 
     // The API recovers by itself; the client's retry with the same key creates the suite run once.
-    const retried = await waitUntil(async () => {
-      const res = await post('chaos-during-outage');
-      return res.status === 201 ? res : undefined;
-    }, 250);
-    const { suiteRunId: second } = (await retried.json()) as { suiteRunId: string };
-    const replay = await post('chaos-during-outage');
-    expect(replay.status).toBe(201);
-    expect(((await replay.json()) as { suiteRunId: string }).suiteRunId).toBe(second);
+    const second = await expectRetryCreatesOnce(() => post('chaos-during-outage'));
 
     for (const id of [suiteRunId, second]) {
       const runs = await expectSuiteConsistent(db, await client.waitSuiteRun(id), TESTS);

@@ -1,7 +1,13 @@
 import type { ChildProcess } from 'node:child_process';
 import { applyProject, type Db } from '@testrun/core';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site';
-import { expectSuiteConsistent, expectUnavailable, postSteadySuite, steadyProject } from './steady-suite';
+import {
+  expectRetryCreatesOnce,
+  expectSuiteConsistent,
+  expectUnavailable,
+  postSteadySuite,
+  steadyProject,
+} from './steady-suite';
 import { createTenant, testDb } from '../support/harness';
 import { startRedis, stopProcess } from '../support/processes';
 import { apiClient, freePort, spawnService, startApi, waitForLog, waitUntil } from '../e2e/support';
@@ -65,14 +71,7 @@ it('a Redis restart with runs queued and running loses no run, counts each once,
     children.push(await startRedis(port));
 
     // The API recovers by itself; the client's retry with the same key creates the suite run once.
-    const retried = await waitUntil(async () => {
-      const res = await post('chaos-redis-outage');
-      return res.status === 201 ? res : undefined;
-    }, 250);
-    const { suiteRunId: second } = (await retried.json()) as { suiteRunId: string };
-    const replay = await post('chaos-redis-outage');
-    expect(replay.status).toBe(201);
-    expect(((await replay.json()) as { suiteRunId: string }).suiteRunId).toBe(second);
+    const second = await expectRetryCreatesOnce(() => post('chaos-redis-outage'));
 
     for (const id of [suiteRunId, second]) {
       const runs = await expectSuiteConsistent(db, await client.waitSuiteRun(id), TESTS);

@@ -1,5 +1,6 @@
 import type { ProjectFile, RunStatus, SuiteRun } from '@testrun/contracts';
 import type { Db } from '@testrun/core';
+import { waitUntil } from '../e2e/support';
 
 /**
  * The project the chaos tests run: one suite `steady` of `tests` tests that pass when nothing goes
@@ -79,4 +80,20 @@ export function expectUnavailable(res: Response): void {
   expect(res.status).toBe(503);
   expect(res.headers.get('retry-after')).toMatch(/^\d+$/);
   expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+}
+
+/**
+ * Retries `post` (the same Idempotency-Key each time) until the recovered API creates the suite run,
+ * checks that one more retry replays it, and returns its id.
+ */
+export async function expectRetryCreatesOnce(post: () => Promise<Response>): Promise<string> {
+  const created = await waitUntil(async () => {
+    const res = await post();
+    return res.status === 201 ? res : undefined;
+  }, 250);
+  const { suiteRunId } = (await created.json()) as { suiteRunId: string };
+  const replay = await post();
+  expect(replay.status).toBe(201);
+  expect(((await replay.json()) as { suiteRunId: string }).suiteRunId).toBe(suiteRunId);
+  return suiteRunId;
 }

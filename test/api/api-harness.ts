@@ -1,3 +1,5 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import {
   authChangeAnnouncer,
@@ -9,7 +11,14 @@ import {
   type AuthChangeAnnouncer,
   type Db,
 } from '@testrun/core';
-import { createApiRedis, createApp, readApiConfig, type ApiConfig, type ApiRedis } from '../../apps/api/src';
+import {
+  createApiRedis,
+  createApiServer,
+  createApp,
+  readApiConfig,
+  type ApiConfig,
+  type ApiRedis,
+} from '../../apps/api/src';
 import { testDb, uniqueTag } from '../support/harness';
 
 /** Log lines written by an app, for asserting what was (and was not) logged. */
@@ -99,4 +108,30 @@ export async function jobIdsIn(
 ): Promise<string[]> {
   const jobs = await queue.getJobs(states);
   return jobs.flatMap((j) => (j.id === undefined ? [] : [j.id])).sort();
+}
+
+/**
+ * A test API behind the production HTTP server (`createApiServer`: its parse-error and CONNECT
+ * answers, its timeouts) on a loopback port, for tests that speak raw bytes to it.
+ */
+export async function serveTestApi(): Promise<{
+  api: TestApi;
+  server: Server;
+  port: number;
+  close: () => Promise<void>;
+}> {
+  const api = buildTestApi();
+  const server = createApiServer(api.app, createLogger({ service: 'api', level: 'error', stream: new PassThrough() }));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    api,
+    server,
+    port,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await api.close();
+    },
+  };
 }

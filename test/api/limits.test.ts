@@ -2,10 +2,8 @@
 // API server, is a 4xx problem whose detail names the cap and its value and creates no run and no
 // job; a project file over a cap is refused by applyProject (what `testrun admin project apply`
 // calls), naming the cap, and changes nothing.
-import { connect, type AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
-import { PassThrough } from 'node:stream';
-import { AdminError, applyProject, createLogger } from '@testrun/core';
+import { connect } from 'node:net';
+import { AdminError, applyProject } from '@testrun/core';
 import {
   capValue,
   HEADER_LIMITS,
@@ -17,25 +15,17 @@ import {
   type ProjectFile,
   type Step,
 } from '@testrun/contracts';
-import { createApiServer } from '../../apps/api/src';
 import { applySampleProject, createTenant, sampleProject } from '../support/harness';
-import { buildTestApi, jobIdsIn, type TestApi } from './api-harness';
+import { jobIdsIn, serveTestApi, type TestApi } from './api-harness';
 import { parsed, wire } from './typed';
 
 let api: TestApi;
-let server: Server;
 let port: number;
+let closeServed: () => Promise<void>;
 beforeAll(async () => {
-  api = buildTestApi();
-  server = createApiServer(api.app, createLogger({ service: 'api', level: 'error', stream: new PassThrough() }));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  port = (server.address() as AddressInfo).port;
+  ({ api, port, close: closeServed } = await serveTestApi());
 });
-afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  await api.close();
-});
+afterAll(() => closeServed());
 
 type Answer = { status: number; head: string; body: string };
 

@@ -1,31 +1,22 @@
 // Input hardening: text Postgres cannot store, malformed URLs, methods, the HTTP parser's own
 // refusals and the request limits all answer 4xx problem documents, and none of them creates a run.
-import { connect, type AddressInfo } from 'node:net';
+import { connect } from 'node:net';
 import type { Server } from 'node:http';
-import { PassThrough } from 'node:stream';
 import request from 'supertest';
-import { createLogger } from '@testrun/core';
 import { REQUEST_LIMITS, STEP_LIMITS } from '@testrun/contracts';
-import { createApiServer } from '../../apps/api/src';
 import { applySampleProject, createTenant, sampleProject } from '../support/harness';
-import { bearer, buildTestApi, jobIdsIn, type TestApi } from './api-harness';
+import { bearer, jobIdsIn, serveTestApi, type TestApi } from './api-harness';
 import { expectProblem, expectRawProblem, type RawAnswer } from '../support/problems';
 import { problemOf } from './typed';
 
 let api: TestApi;
 let server: Server;
 let port: number;
+let closeServed: () => Promise<void>;
 beforeAll(async () => {
-  api = buildTestApi();
-  server = createApiServer(api.app, createLogger({ service: 'api', level: 'error', stream: new PassThrough() }));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  port = (server.address() as AddressInfo).port;
+  ({ api, server, port, close: closeServed } = await serveTestApi());
 });
-afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  await api.close();
-});
+afterAll(() => closeServed());
 
 /** Sends raw bytes and returns the whole answer the server writes before closing. */
 async function raw(bytes: string | Buffer): Promise<RawAnswer> {

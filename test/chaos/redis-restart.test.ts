@@ -2,6 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { applyProject, type Db } from '@testrun/core';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site';
 import {
+  CHAOS_WORKER_ENV,
   expectRetryCreatesOnce,
   expectSuiteConsistent,
   expectUnavailable,
@@ -23,14 +24,6 @@ import { apiClient, freePort, spawnService, startApi, waitForLog, waitUntil } fr
 jest.setTimeout(180_000);
 
 const TESTS = 6;
-const WORKER_ENV = {
-  WORKER_CONCURRENCY: '2',
-  WORKER_LOCK_DURATION_MS: '2000',
-  WORKER_STALLED_INTERVAL_MS: '1000',
-  RECONCILE_INTERVAL_MS: '1000',
-  WORKER_VIDEO: 'off',
-  LOG_LEVEL: 'info',
-};
 
 let db: Db;
 let site: FixtureSite;
@@ -52,7 +45,7 @@ it('a Redis restart with runs queued and running loses no run, counts each once,
   children.push(await startRedis(port));
   const redisUrl = `redis://127.0.0.1:${port}`;
   const api = await startApi({ REDIS_URL: redisUrl });
-  const worker = spawnService('worker', { ...WORKER_ENV, REDIS_URL: redisUrl });
+  const worker = spawnService('worker', { ...CHAOS_WORKER_ENV, REDIS_URL: redisUrl });
   children.push(worker.child);
   try {
     await waitForLog(worker, 'worker ready');

@@ -97,3 +97,13 @@ export async function expectRetryCreatesOnce(post: () => Promise<Response>): Pro
   expect(((await replay.json()) as { suiteRunId: string }).suiteRunId).toBe(suiteRunId);
   return suiteRunId;
 }
+
+/** A worker that notices a lost job or a dead peer within seconds: short locks, a reconciler pass a second. */
+export const CHAOS_WORKER_ENV = {
+  WORKER_CONCURRENCY: '2',
+  WORKER_LOCK_DURATION_MS: '2000',
+  WORKER_STALLED_INTERVAL_MS: '1000',
+  RECONCILE_INTERVAL_MS: '1000',
+  WORKER_VIDEO: 'off',
+  LOG_LEVEL: 'info',
+};

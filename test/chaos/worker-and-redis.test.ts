@@ -2,7 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { applyProject, type Db } from '@testrun/core';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site';
-import { expectSuiteConsistent, steadyProject } from './steady-suite';
+import { CHAOS_WORKER_ENV, expectSuiteConsistent, steadyProject } from './steady-suite';
 import { createTenant, testDb } from '../support/harness';
 import { present } from '../support/present';
 import { startRedis } from '../support/processes';
@@ -17,14 +17,6 @@ import { apiClient, freePort, spawnService, startApi, waitForLog, waitUntil } fr
 jest.setTimeout(180_000);
 
 const TESTS = 6;
-const WORKER_ENV = {
-  WORKER_CONCURRENCY: '2',
-  WORKER_LOCK_DURATION_MS: '2000',
-  WORKER_STALLED_INTERVAL_MS: '1000',
-  RECONCILE_INTERVAL_MS: '1000',
-  WORKER_VIDEO: 'off',
-  LOG_LEVEL: 'info',
-};
 
 let db: Db;
 let site: FixtureSite;
@@ -32,7 +24,7 @@ let redis: ChildProcess | null = null;
 const children: ChildProcess[] = [];
 
 function startWorker(redisUrl: string) {
-  const proc = spawnService('worker', { ...WORKER_ENV, REDIS_URL: redisUrl });
+  const proc = spawnService('worker', { ...CHAOS_WORKER_ENV, REDIS_URL: redisUrl });
   children.push(proc.child);
   return proc;
 }

@@ -24,8 +24,12 @@ const PAIRS = Number(process.env.BENCH_H2H_PAIRS ?? 3);
 const KS = (process.env.BENCH_H2H_K ?? '2,4').split(',').map(Number);
 /** Sides measured, in the order of odd rounds (even rounds run them in reverse). */
 const SIDES = (process.env.BENCH_H2H_SIDES ?? 'service,pw-none,pw-all,service-all,floor').split(',') as Side[];
+/** Sides of `pnpm bench floor`: the service against the floor with each of the service's duties added. */
+const FLOOR_SIDES: Side[] = ['service', 'floor', 'floor-proxy', 'floor-trace', 'floor-policy'];
 
-type Side = 'service' | 'service-all' | 'pw-none' | 'pw-all' | 'floor';
+type Side = 'service' | 'service-all' | 'pw-none' | 'pw-all' | 'floor' | FloorVariant;
+/** The floor plus what the service must do on every run: the egress proxy, the on-failure trace, or both. */
+type FloorVariant = 'floor-proxy' | 'floor-trace' | 'floor-policy';
 interface Trial {
   wallMs: number;
   cpuMs: number;
@@ -66,7 +70,8 @@ async function runTimed(
   return { code, output, wallMs, cpuMs };
 }
 
-async function main(): Promise<void> {
+async function main(mode: 'h2h' | 'floor'): Promise<void> {
+  const SIDES_RUN = mode === 'h2h' ? SIDES : FLOOR_SIDES;
   const work = path.join(REPO_ROOT, 'bench', '.h2h');
   rmSync(work, { recursive: true, force: true });
   mkdirSync(work, { recursive: true });
@@ -138,13 +143,14 @@ async function main(): Promise<void> {
       rmSync(path.join(dir, 'results'), { recursive: true, force: true });
       return run;
     };
-    const floor = async (): Promise<Trial> => {
+    const floor = async (extra: { proxy?: boolean; trace?: boolean } = {}): Promise<Trial> => {
       const args = JSON.stringify({
         n: N,
         workers: k,
         baseUrl: site.url,
         executablePath: CHROMIUM,
         args: CHROMIUM_ARGS,
+        ...extra,
       });
       const script = path.join(__dirname, 'floor.ts');
       const run = await runTimed(`floor-${k}`, process.execPath, ['--import', 'tsx', script, args], REPO_ROOT);
@@ -158,10 +164,13 @@ async function main(): Promise<void> {
       'service-all': () => service('all'),
       'pw-none': () => playwright('none'),
       'pw-all': () => playwright('all'),
-      floor,
+      floor: () => floor(),
+      'floor-proxy': () => floor({ proxy: true }),
+      'floor-trace': () => floor({ trace: true }),
+      'floor-policy': () => floor({ proxy: true, trace: true }),
     };
     for (let round = 0; round < PAIRS; round++) {
-      const order = round % 2 === 0 ? SIDES : [...SIDES].reverse();
+      const order = round % 2 === 0 ? SIDES_RUN : [...SIDES_RUN].reverse();
       for (const side of order) record(k, side, await sides[side]());
     }
     worker.child.kill('SIGTERM');
@@ -173,9 +182,10 @@ async function main(): Promise<void> {
   await serviceGroup?.remove();
   await site.close();
   rmSync(work, { recursive: true, force: true });
-  const serviceRuns = KS.length * (PAIRS * SIDES.filter((side) => side.startsWith('service')).length + 1) * N;
-  writeSection('h2h', report(results, { requeued, serviceRuns }));
-  out('wrote the h2h section of docs/BENCHMARKS.md');
+  const serviceRuns = KS.length * (PAIRS * SIDES_RUN.filter((side) => side.startsWith('service')).length + 1) * N;
+  if (mode === 'h2h') writeSection('h2h', report(results, { requeued, serviceRuns }));
+  else writeSection('floor', floorReport(results));
+  out(`wrote the ${mode} section of docs/BENCHMARKS.md`);
 }
 
 /** Ratios of side A to side B over the rounds (round i of A against round i of B). */
@@ -197,37 +207,51 @@ function reconcilerRequeues(log: string): number {
   return total;
 }
 
-function report(results: Map<string, Trial[]>, reconciler: { requeued: number; serviceRuns: number }): string {
-  const s = (values: number[], digits: number, scale = 1) => {
-    if (values.length === 0) return '–';
-    const { median, min, max } = spread(values.map((v) => v / scale));
-    return `${median.toFixed(digits)} (${min.toFixed(digits)}–${max.toFixed(digits)})`;
-  };
+/** Median (min–max) of values divided by scale, or a dash for none. */
+function fmt(values: number[], digits: number, scale = 1): string {
+  if (values.length === 0) return '–';
+  const { median, min, max } = spread(values.map((v) => v / scale));
+  return `${median.toFixed(digits)} (${min.toFixed(digits)}–${max.toFixed(digits)})`;
+}
+
+/** The per-side rows and the ratio rows of a report, for the sides measured. */
+function tables(
+  results: Map<string, Trial[]>,
+  sides: readonly Side[],
+  pairs: readonly [Side, Side, string][],
+): { rows: string; ratioRows: string } {
   const rows: string[] = [];
   const ratioRows: string[] = [];
   for (const k of KS) {
     const get = (side: Side) => results.get(`${k}:${side}`) ?? [];
-    for (const side of SIDES) {
+    for (const side of sides) {
       const trials = get(side);
       rows.push(
-        `| ${k} | ${side} | ${s(
+        `| ${k} | ${side} | ${fmt(
           trials.map((t) => t.wallMs),
           1,
           1000,
-        )} | ${s(
+        )} | ${fmt(
           trials.map((t) => t.cpuMs / N),
           0,
         )} |`,
       );
     }
-    const pair = (a: Side, b: Side, target: string) =>
-      ratioRows.push(
-        `| ${k} | ${a} / ${b} | ${s(ratios(get(a), get(b), 'wallMs'), 2)} | ${s(ratios(get(a), get(b), 'cpuMs'), 2)} | ${target} |`,
-      );
-    pair('service', 'pw-none', 'wall ≤ 0.90');
-    pair('service-all', 'pw-all', 'wall ≤ 0.90, CPU ≤ 1.10');
-    pair('service', 'floor', 'wall ≤ 1.15');
+    for (const [a, b, target] of pairs) {
+      if (get(a).length === 0 || get(b).length === 0) continue;
+      const wall = fmt(ratios(get(a), get(b), 'wallMs'), 2);
+      ratioRows.push(`| ${k} | ${a} / ${b} | ${wall} | ${fmt(ratios(get(a), get(b), 'cpuMs'), 2)} | ${target} |`);
+    }
   }
+  return { rows: rows.join('\n'), ratioRows: ratioRows.join('\n') };
+}
+
+function report(results: Map<string, Trial[]>, reconciler: { requeued: number; serviceRuns: number }): string {
+  const { rows, ratioRows } = tables(results, SIDES, [
+    ['service', 'pw-none', 'wall ≤ 0.90'],
+    ['service-all', 'pw-all', 'wall ≤ 0.90, CPU ≤ 1.10'],
+    ['service', 'floor', 'wall ≤ 1.15'],
+  ]);
   return `## Head to head: the service against \`playwright test\`
 
 \`pnpm bench h2h\` (\`bench/h2h/\`; \`BENCH_H2H_TESTS\`, \`BENCH_H2H_PAIRS\`, \`BENCH_H2H_K\`, \`BENCH_H2H_SIDES\` change the run).
@@ -251,11 +275,11 @@ function report(results: Map<string, Trial[]>, reconciler: { requeued: number; s
 
 | K | Side | Wall (s) | CPU per test (ms) |
 |---|---|---|---|
-${rows.join('\n')}
+${rows}
 
 | K | Ratio | Wall | CPU | Target |
 |---|---|---|---|---|
-${ratioRows.join('\n')}
+${ratioRows}
 
 Jobs the reconciler added again while the service ran ${reconciler.serviceRuns} runs: ${reconciler.requeued}
 (a run finished between the reconciler's read of it and its read of the job used to get a new job;
@@ -263,7 +287,44 @@ it reads the runs again after the job states now).
 `;
 }
 
+function floorReport(results: Map<string, Trial[]>): string {
+  const { rows, ratioRows } = tables(results, FLOOR_SIDES, [
+    ['floor-proxy', 'floor', 'the egress proxy'],
+    ['floor-trace', 'floor', 'the on-failure trace'],
+    ['floor-policy', 'floor', 'both'],
+    ['service', 'floor-policy', 'the service beyond its duties'],
+    ['service', 'floor', 'wall ≤ 1.15'],
+  ]);
+  return `## Where the gap to the floor goes
+
+\`pnpm bench floor\` (\`bench/h2h/\`, the head-to-head's tests, site and service; \`BENCH_H2H_TESTS\`, \`BENCH_H2H_PAIRS\`, \`BENCH_H2H_K\`).
+
+- ${machineLine()}; measured ${new Date().toISOString().slice(0, 10)} on a machine other processes shared.
+- The floor (one warm Chromium, K contexts, the tests against Playwright's API) with what the service
+  must do on every run added one at a time: **floor-proxy** sends every request of each context through
+  the worker's own egress proxy (\`EgressProxy\`, the network policy that keeps runs off the deployment's
+  network), **floor-trace** records each test's trace as the default \`on-failure\` policy does (DOM
+  snapshots, no screencast) and drops it when the test passes, **floor-policy** does both. **service** is
+  the built API and worker at the default evidence policy, as in the head-to-head.
+- ${PAIRS} rounds per K, sides alternating their order; every trial checks that all ${N} tests passed.
+  Figures: median (min–max).
+
+| K | Side | Wall (s) | CPU per test (ms) |
+|---|---|---|---|
+${rows}
+
+| K | Ratio | Wall | CPU | What it measures |
+|---|---|---|---|---|
+${ratioRows}
+`;
+}
+
 /** Entry point of `pnpm bench h2h`. */
 export async function run(): Promise<void> {
-  await main();
+  await main('h2h');
+}
+
+/** Entry point of `pnpm bench floor`: where the gap between the service and the floor goes. */
+export async function runFloorGap(): Promise<void> {
+  await main('floor');
 }

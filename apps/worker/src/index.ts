@@ -8,3 +8,4 @@ export { sanitizeTrace, REDACTED } from './trace-sanitizer';
 export { routeTargetHeaders } from './target-headers';
 export { isVideoAvailable, playwrightFfmpegPath } from './video';
 export { BrowserPool, CHROMIUM_ARGS } from './browser/browser-pool';
+export { EgressProxy, egressProxyLaunchArgs } from './network/egress-proxy';

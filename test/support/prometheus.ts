@@ -4,6 +4,17 @@ export type Sample = { name: string; labels: Record<string, string>; value: numb
 const SAMPLE = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)(?:\s+\d+)?$/;
 const LABEL = /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g;
 
+/** A sample's value: a float, or NaN and ±Inf in any case (as Prometheus's own parser takes them; prom-client writes `Nan`). */
+function parseValue(raw: string, line: string): number {
+  const lower = raw.toLowerCase();
+  if (lower === 'nan') return NaN;
+  if (lower === '+inf' || lower === 'inf') return Infinity;
+  if (lower === '-inf') return -Infinity;
+  const value = Number(raw);
+  if (Number.isNaN(value)) throw new Error(`not a Prometheus value: ${line}`);
+  return value;
+}
+
 /**
  * Parses the Prometheus text format (version 0.0.4) into samples; comment lines (HELP, TYPE) are
  * kept apart as the type of each metric family. Throws on a line that is neither, so a malformed
@@ -26,9 +37,7 @@ export function parsePrometheus(text: string): { samples: Sample[]; types: Map<s
       if (l[1] !== undefined && l[2] !== undefined)
         labels[l[1]] = l[2].replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c));
     }
-    const value = m[3] === '+Inf' ? Infinity : m[3] === '-Inf' ? -Infinity : Number(m[3]);
-    if (Number.isNaN(value) && m[3] !== 'NaN') throw new Error(`not a Prometheus value: ${line}`);
-    samples.push({ name: m[1], labels, value });
+    samples.push({ name: m[1], labels, value: parseValue(m[3], line) });
   }
   return { samples, types };
 }

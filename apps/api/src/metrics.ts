@@ -35,23 +35,19 @@ export class ApiMetrics {
     labelNames: ['status'] as const,
     registers: [this.registry],
   });
-  /** One child per label set: the hot path skips prom-client's label hashing after the first request. */
-  private readonly durationChildren = new Map<string, Histogram.Internal<'route' | 'method' | 'status'>>();
-
   constructor() {
     collectDefaultMetrics({ register: this.registry });
   }
 
-  /** Counts one finished request. `route` must be a template or {@link UNMATCHED_ROUTE}. */
+  /**
+   * Counts one finished request. `route` must be a template or {@link UNMATCHED_ROUTE}. About a
+   * microsecond per call (prom-client hashes the label set on each observation).
+   */
   observeRequest(route: string, method: string, status: number, seconds: number): void {
-    const m = KNOWN_METHODS.has(method) ? method : 'other';
-    const key = `${route} ${m} ${status}`;
-    let child = this.durationChildren.get(key);
-    if (!child) {
-      child = this.requestDuration.labels(route, m, String(status));
-      this.durationChildren.set(key, child);
-    }
-    child.observe(seconds);
+    this.requestDuration.observe(
+      { route, method: KNOWN_METHODS.has(method) ? method : 'other', status: String(status) },
+      seconds,
+    );
   }
 
   countRateLimited(scope: RateLimitScope): void {

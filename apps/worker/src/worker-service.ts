@@ -138,13 +138,14 @@ export async function startWorkerService(config: WorkerConfig, options: WorkerSe
     onPass: (report) => metrics.observeReconcilePass(report),
   });
   if (options.reconcile !== false) reconciler.start();
-  await worker.waitUntilReady();
   let stopping: Promise<{ handedBack: boolean }> | null = null;
   const draining = () => stopping !== null;
+  // Listening before the queue is up, so a Redis that does not answer at start shows in /readyz.
   const http = config.http
     ? await startWorkerHttp({ metrics, browser, db, redis: queueConnection, draining }, config.http)
     : null;
   if (http) logger.info('http listening', { port: http.port, host: config.http?.host });
+  await worker.waitUntilReady();
   logger.info('worker ready', {
     concurrency: config.concurrency,
     video: recordVideo,

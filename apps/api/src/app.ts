@@ -2,12 +2,15 @@ import express, { type Express } from 'express';
 import type { AppDeps } from './deps';
 import { ApiError, createErrorHandler } from './errors';
 import './locals';
+import { ApiMetrics } from './metrics';
 import { authenticate } from './middleware/authenticate';
+import { markMount, observeRequests } from './middleware/observe-requests';
 import { rateLimitPerKey } from './middleware/rate-limit';
 import { requestContext } from './middleware/request-context';
 import { requestHygiene } from './middleware/request-hygiene';
 import { createHealthRouter } from './routes/health';
 import { createMetaRouter } from './routes/meta';
+import { metricsHandler } from './routes/metrics';
 import { createRunsRouter } from './routes/runs';
 import { createSuiteRunsRouter } from './routes/suite-runs';
 import { createViewRouter } from './view';
@@ -16,18 +19,23 @@ import { createViewRouter } from './view';
  * The API as an express app. Check order on the API routes: request id → authentication (401/403)
  * → per-key rate limit (429) → body (415/413/400) → existence (404) → limits (422) → 201.
  */
-export function createApp(input: Omit<AppDeps, 'now'> & { now?: () => Date }): Express {
-  const deps: AppDeps = { ...input, now: input.now ?? (() => new Date()) };
-  const { config, db, redis, logger } = deps;
+export function createApp(
+  input: Omit<AppDeps, 'now' | 'metrics'> & { now?: () => Date; metrics?: ApiMetrics },
+): Express {
+  const deps: AppDeps = { ...input, now: input.now ?? (() => new Date()), metrics: input.metrics ?? new ApiMetrics() };
+  const { config, db, redis, logger, metrics } = deps;
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', config.trustProxy);
 
+  app.use(observeRequests(metrics));
   app.use(requestContext(logger));
   app.use(requestHygiene);
   app.use(createHealthRouter(db, redis));
+  if (config.metrics.where === 'api') app.get('/metrics', metricsHandler(metrics.registry));
   app.use(
     '/view',
+    markMount,
     createViewRouter({
       db,
       store: deps.store,
@@ -37,9 +45,10 @@ export function createApp(input: Omit<AppDeps, 'now'> & { now?: () => Date }): E
       logger,
     }),
   );
-  app.use('/api/v1', createMetaRouter(config.publicBaseUrl));
+  app.use('/api/v1', markMount, createMetaRouter(config.publicBaseUrl));
 
   const guarded = [
+    markMount,
     authenticate({
       db,
       redis,

@@ -1,6 +1,8 @@
 import {
+  ConfigError,
   readCommonConfig,
   readInt,
+  readString,
   readTargetPolicyConfig,
   type CommonConfig,
   type TargetPolicyConfig,
@@ -22,7 +24,28 @@ export type ApiConfig = CommonConfig & {
   trustProxy: TrustProxy;
   /** TARGET_ALLOW, TARGET_DENY and the protected endpoints: the enqueue check of `baseUrl` (docs/NETWORK_POLICY.md). */
   targetPolicy: TargetPolicyConfig;
+  /** Where `GET /metrics` is served (METRICS_PORT, METRICS_HOST; docs/METRICS.md). */
+  metrics: MetricsExposure;
 };
+
+/**
+ * Where the Prometheus metrics are served. `api` (METRICS_PORT unset): on the API's own port, like
+ * /healthz. `port`: only on a listener of their own (METRICS_PORT a port, bound to METRICS_HOST,
+ * default 0.0.0.0), so the tenant-facing port and its ingress never show them. `off` (METRICS_PORT=off).
+ */
+type MetricsExposure = { where: 'api' } | { where: 'off' } | { where: 'port'; port: number; host: string };
+
+function readMetricsExposure(env: Record<string, string | undefined>): MetricsExposure {
+  const raw = env.METRICS_PORT?.trim();
+  if (raw === undefined || raw === '') return { where: 'api' };
+  if (raw === 'off') return { where: 'off' };
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`METRICS_PORT must be a port number or "off", got "${raw}"`);
+  return {
+    where: 'port',
+    port: readInt(env, 'METRICS_PORT', 0, { min: 0, max: 65_535 }),
+    host: readString(env, 'METRICS_HOST', '0.0.0.0'),
+  };
+}
 
 const API_DEFAULTS = {
   port: 3000,
@@ -48,5 +71,6 @@ export function readApiConfig(env: Record<string, string | undefined> = process.
     ),
     trustProxy: readTrustProxy(env),
     targetPolicy: readTargetPolicyConfig(env, common),
+    metrics: readMetricsExposure(env),
   };
 }

@@ -1,5 +1,6 @@
 import type { ArtifactStore, Db, DerivedKeys, Logger, RunQueue } from '@testrun/core';
 import type { ApiConfig } from './config';
+import type { ApiMetrics } from './metrics';
 import type { ApiRedis } from './redis';
 
 /** Everything the API needs from outside; tests build these against the real Postgres and Redis. */
@@ -13,6 +14,8 @@ export type AppDeps = {
   store: ArtifactStore;
   keys: DerivedKeys;
   logger: Logger;
+  /** The Prometheus metrics the app observes requests into (default a registry of the app's own). */
+  metrics: ApiMetrics;
   /** The clock of idempotency records (default the system clock); tests move it to expire keys. */
   now: () => Date;
 };

@@ -13,6 +13,8 @@ declare global {
       auth?: AuthContext;
       /** Set by authentication when it already counted the request against its key's rate limit. */
       requestCount?: RequestCount;
+      /** Set by `markMount` where a router is mounted: the base of the request's route template (metrics). */
+      mount?: string;
     }
   }
 }

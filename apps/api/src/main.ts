@@ -1,9 +1,20 @@
 // `pnpm api`: reads the environment, connects, serves, and drains on SIGTERM/SIGINT.
 import type { Server } from 'node:http';
-import { ConfigError, createLogger, createPrisma, createRunQueue, deriveKeys, LocalArtifactStore } from '@testrun/core';
+import {
+  ConfigError,
+  createLogger,
+  createPrisma,
+  createRunQueue,
+  deriveKeys,
+  LocalArtifactStore,
+  startProbeServer,
+  type Logger,
+  type ProbeServer,
+} from '@testrun/core';
 import { createApp } from './app';
 import { readApiConfig, type ApiConfig } from './config';
 import { errorMessage } from './errors';
+import { ApiMetrics } from './metrics';
 import { createApiRedis } from './redis';
 import { createApiServer } from './server';
 import { warmUp } from './services/health';
@@ -23,6 +34,18 @@ function loadConfig(): ApiConfig {
   }
 }
 
+/** With METRICS_PORT set, /metrics is served on a listener of its own instead of the API's port. */
+async function serveMetricsApart(config: ApiConfig, metrics: ApiMetrics, logger: Logger): Promise<ProbeServer | null> {
+  if (config.metrics.where !== 'port') return null;
+  const { registry } = metrics;
+  const served = await startProbeServer(
+    { '/metrics': async () => ({ status: 200, contentType: registry.contentType, body: await registry.metrics() }) },
+    config.metrics,
+  );
+  logger.info('metrics listening', { port: served.port, host: config.metrics.host });
+  return served;
+}
+
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger({ service: 'api', level: config.logLevel });
@@ -30,6 +53,7 @@ async function main(): Promise<void> {
   const redis = createApiRedis(config.redisUrl, logger);
   const queue = createRunQueue(redis, config.redisPrefix);
   queue.on('error', (e: Error) => logger.warn('queue error', { error: e.message }));
+  const metrics = new ApiMetrics();
   const app = createApp({
     config,
     db,
@@ -38,7 +62,9 @@ async function main(): Promise<void> {
     store: new LocalArtifactStore(config.artifactsDir),
     keys: deriveKeys(config.secret),
     logger,
+    metrics,
   });
+  const metricsServer = await serveMetricsApart(config, metrics, logger);
 
   await warmUp(db, redis);
   const server: Server = createApiServer(app, logger);
@@ -64,7 +90,7 @@ async function main(): Promise<void> {
     // Stop accepting; idle keep-alive sockets close now, busy ones after their response.
     server.close(() => {
       clearTimeout(force);
-      void Promise.allSettled([queue.close(), db.$disconnect()]).then(() => {
+      void Promise.allSettled([queue.close(), db.$disconnect(), metricsServer?.close()]).then(() => {
         redis.disconnect();
         logger.info('stopped');
         process.exit(0);

@@ -16,7 +16,19 @@ describe('readWorkerConfig', () => {
       video: 'auto',
       redisPrefix: 'testrun',
       limits: { heapBytes: 256 * 1024 * 1024, maxPages: 20, maxDialogs: 50, maxRecordingBytes: 50 * 1024 * 1024 },
+      http: null,
     });
+  });
+
+  it('opens the HTTP server only when WORKER_HTTP_PORT is set', () => {
+    expect(readWorkerConfig({ ...BASE, WORKER_HTTP_PORT: '9464' }).http).toEqual({ port: 9464, host: '0.0.0.0' });
+    expect(readWorkerConfig({ ...BASE, WORKER_HTTP_PORT: '0', WORKER_HTTP_HOST: '127.0.0.1' }).http).toEqual({
+      port: 0,
+      host: '127.0.0.1',
+    });
+    expect(() => readWorkerConfig({ ...BASE, WORKER_HTTP_PORT: '70000' })).toThrow(
+      'WORKER_HTTP_PORT must be between 0 and 65535, got 70000',
+    );
   });
 
   it('reads the run limits in whole megabytes and counts', () => {

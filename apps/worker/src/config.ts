@@ -42,6 +42,12 @@ export type WorkerConfig = CommonConfig & {
    * dialogs a run may raise (default 50); WORKER_RECORDING_MAX_MB: largest trace or video kept (default 50).
    */
   limits: RunLimits;
+  /**
+   * WORKER_HTTP_PORT: port of the worker's own HTTP server (/metrics, /healthz, /readyz; 0 picks a
+   * free one). Default unset: no server, so several workers on one machine never clash; deployments
+   * set it (the Kubernetes manifests use 9464). WORKER_HTTP_HOST: its bind address (default 0.0.0.0).
+   */
+  http: { port: number; host: string } | null;
 };
 
 const MB = 1024 * 1024;
@@ -66,7 +72,15 @@ export function readWorkerConfig(env: Env = process.env): WorkerConfig {
       maxDialogs: readInt(env, 'WORKER_MAX_DIALOGS', 50, { min: 0, max: 100_000 }),
       maxRecordingBytes: readInt(env, 'WORKER_RECORDING_MAX_MB', 50, { min: 1, max: 10_240 }) * MB,
     },
+    http: null,
   };
+  const httpPort = env.WORKER_HTTP_PORT?.trim();
+  if (httpPort) {
+    config.http = {
+      port: readInt(env, 'WORKER_HTTP_PORT', 0, { min: 0, max: 65_535 }),
+      host: readString(env, 'WORKER_HTTP_HOST', '0.0.0.0'),
+    };
+  }
   if (!config.chromiumPath.startsWith('/'))
     throw new ConfigError(`CHROMIUM_PATH must be an absolute path, got "${config.chromiumPath}"`);
   return config;

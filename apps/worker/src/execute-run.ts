@@ -1,7 +1,14 @@
 // The run executor: claim, definition and secrets, target policy, context, steps, teardown, terminal
 // write; what they call lives in the modules imported below.
 import type { BrowserContext, BrowserContextOptions, Page } from 'playwright';
-import { recordsEvidence, type EvidenceMode, type Step, type TerminalRunStatus } from '@testrun/contracts';
+import {
+  recordsEvidence,
+  type EvidenceMode,
+  type RunErrorCode,
+  type RunFailureCode,
+  type Step,
+  type TerminalRunStatus,
+} from '@testrun/contracts';
 import {
   errorMessage,
   finishRun,
@@ -79,7 +86,15 @@ export interface RunDeps {
 
 /** How a call of executeRun ended, for the caller's log and for benchmarks. */
 export type RunExecution =
-  | { kind: 'finished'; status: TerminalRunStatus; attempt: number; recorded: boolean; timings: RunTimings }
+  | {
+      kind: 'finished';
+      status: TerminalRunStatus;
+      /** The failure or error code of a run that did not pass (none when it gave none). */
+      code?: RunFailureCode | RunErrorCode;
+      attempt: number;
+      recorded: boolean;
+      timings: RunTimings;
+    }
   | { kind: 'not_runnable'; reason: 'missing' | 'terminal' | 'out_of_attempts' };
 
 /** Where the time of one run went: `browserMs` is time spent awaiting Playwright. */
@@ -113,13 +128,16 @@ type Guarded = Pick<PageGuard, 'violation'>;
  * own: anything unexpected ends it `error`/`internal_error`. Throws only when Postgres itself cannot
  * be written, so that the job fails and the reconciler takes over.
  */
-export async function executeRun(deps: RunDeps, runId: string): Promise<RunExecution> {
+export async function executeRun(given: RunDeps, runId: string): Promise<RunExecution> {
   const began = performance.now();
-  const log = deps.logger.child({ runId });
   // One statement claims the run, moves its suite counters and returns the snapshot to execute; it
   // is tried again through a Postgres outage, like the result writes.
-  const claimed = await claimRun(deps.db, runId, log, deps.writeRetryMs);
+  const claimed = await claimRun(given.db, runId, given.logger.child({ runId }), given.writeRetryMs);
   if ('unclaimable' in claimed) return { kind: 'not_runnable', reason: claimed.unclaimable };
+  // From here every line logged for the run carries the id of the API request that created it.
+  const { requestId } = claimed.claim;
+  const deps = requestId ? { ...given, logger: given.logger.child({ requestId }) } : given;
+  const log = deps.logger.child({ runId });
   const { attempt } = claimed.claim;
   const run: RunRecord = claimed.claim;
   const clock = new BrowserClock();
@@ -139,7 +157,7 @@ export async function executeRun(deps: RunDeps, runId: string): Promise<RunExecu
   const recorded = await retry(() => finishRun(deps.db, runId, attempt, masked, writer.finalRows));
   outcome = masked;
   const timings = { totalMs: performance.now() - began, browserMs: clock.browserMs };
-  const code = 'code' in outcome ? outcome.code : undefined;
+  const code = 'code' in outcome ? (outcome.code ?? undefined) : undefined;
   if (recorded)
     log.info('run finished', { attempt, status: outcome.status, code, durationMs: Math.round(timings.totalMs) });
   else
@@ -147,7 +165,7 @@ export async function executeRun(deps: RunDeps, runId: string): Promise<RunExecu
       attempt,
       status: outcome.status,
     });
-  return { kind: 'finished', status: outcome.status, attempt, recorded, timings };
+  return { kind: 'finished', status: outcome.status, code, attempt, recorded, timings };
 }
 
 /** Checks the run's definition and headers, opens its context and runs its steps in it. */

@@ -15,6 +15,8 @@ export interface ReconcilerOptions {
   queuedGraceMs?: number;
   /** Most runs of each kind looked at per pass. Default 1000. */
   batchSize?: number;
+  /** Told what each scheduled pass did (the worker's metrics). Default nobody. */
+  onPass?: (report: ReconcileReport) => void;
 }
 
 /** What one pass did; returned for tests and logs. */
@@ -75,6 +77,7 @@ export class Reconciler {
     if (this.stopped) return;
     this.timer = setTimeout(() => {
       this.current = this.runOnce()
+        .then((report) => this.options.onPass?.(report))
         .catch((error: unknown) => this.options.logger.error('reconciler pass failed', { error: errorMessage(error) }))
         .finally(() => {
           this.current = null;

@@ -21,6 +21,8 @@ import { Reconciler } from './reconciler';
 import { foldRepeats } from './repeated-errors';
 import { createRunWorker } from './run-worker';
 import { makeScratchDir, sweepStaleScratchDirs } from './scratch-dir';
+import { startWorkerHttp } from './observability/worker-http';
+import { WorkerMetrics } from './observability/worker-metrics';
 import { memoryArgs } from './run-limits';
 import { isVideoAvailable } from './video';
 
@@ -32,6 +34,10 @@ export interface WorkerService {
   db: Db;
   store: ArtifactStore;
   recordVideo: boolean;
+  /** The worker's Prometheus metrics (served on WORKER_HTTP_PORT when it is set). */
+  metrics: WorkerMetrics;
+  /** The port the worker's HTTP server listens on; undefined without WORKER_HTTP_PORT. */
+  httpPort: number | undefined;
   /** What each run is executed with (the service's own parts and scratch directory). */
   runDeps: RunDeps;
   /**
@@ -67,10 +73,16 @@ export async function startWorkerService(config: WorkerConfig, options: WorkerSe
   // Every request of every run's browser goes out through this process's egress proxy, which
   // enforces the target network policy on the addresses it connects to.
   const egress = await startEgress(config.targetPolicy, logger, options.lookup);
+  const workerConnection = createRedis(config.redisUrl);
+  const queueConnection = createRedis(config.redisUrl);
+  const queue = createRunQueue(queueConnection, config.redisPrefix);
+  // Read on each scrape; `browser` is made just below.
+  const metrics = new WorkerMetrics({ queue, openContexts: () => browser.openContexts });
   const browser = new BrowserPool({
     executablePath: config.chromiumPath,
     extraArgs: [...egress.launchArgs, ...memoryArgs(config.limits)],
     onEvent: (event) => {
+      if (event.type === 'launched' && event.launchCount > 1) metrics.countRelaunch();
       if (event.type === 'launched')
         logger.info('browser launched', {
           executablePath: event.executablePath,
@@ -83,9 +95,6 @@ export async function startWorkerService(config: WorkerConfig, options: WorkerSe
   // Warm it now: the first run should not pay for the launch, and a missing browser should stop the process at start.
   await browser.getBrowser();
 
-  const workerConnection = createRedis(config.redisUrl);
-  const queueConnection = createRedis(config.redisUrl);
-  const queue = createRunQueue(queueConnection, config.redisPrefix);
   // The reconciler's queue: without a listener BullMQ prints each connection error's stack on stderr,
   // outside the JSON log, every reconnect attempt while Redis is down.
   queue.on(
@@ -115,7 +124,10 @@ export async function startWorkerService(config: WorkerConfig, options: WorkerSe
     concurrency: config.concurrency,
     lockDurationMs: config.lockDurationMs,
     stalledIntervalMs: config.stalledIntervalMs,
-    onRunDone: options.onRunDone,
+    onRunDone: (runId, execution) => {
+      metrics.observeRun(execution);
+      options.onRunDone?.(runId, execution);
+    },
   });
   const reconciler = new Reconciler({
     db,
@@ -123,8 +135,16 @@ export async function startWorkerService(config: WorkerConfig, options: WorkerSe
     logger,
     intervalMs: config.reconcileIntervalMs,
     deadlineGraceMs: config.deadlineGraceMs,
+    onPass: (report) => metrics.observeReconcilePass(report),
   });
   if (options.reconcile !== false) reconciler.start();
+  let stopping: Promise<{ handedBack: boolean }> | null = null;
+  const draining = () => stopping !== null;
+  // Listening before the queue is up, so a Redis that does not answer at start shows in /readyz.
+  const http = config.http
+    ? await startWorkerHttp({ metrics, browser, db, redis: queueConnection, draining }, config.http)
+    : null;
+  if (http) logger.info('http listening', { port: http.port, host: config.http?.host });
   await worker.waitUntilReady();
   logger.info('worker ready', {
     concurrency: config.concurrency,
@@ -133,7 +153,6 @@ export async function startWorkerService(config: WorkerConfig, options: WorkerSe
     stalledIntervalMs: config.stalledIntervalMs,
   });
 
-  let stopping: Promise<{ handedBack: boolean }> | null = null;
   const stop = () => {
     stopping ??= (async () => {
       try {
@@ -141,6 +160,8 @@ export async function startWorkerService(config: WorkerConfig, options: WorkerSe
       } finally {
         // Runs handed back are abandoned here (another worker starts them again): their files can go too.
         await rm(scratchDir, { recursive: true, force: true });
+        // Answered through the drain (liveness holds, readiness says draining); closed last.
+        await http?.close();
       }
     })();
     return stopping;
@@ -164,5 +185,5 @@ export async function startWorkerService(config: WorkerConfig, options: WorkerSe
     }
     return { handedBack };
   };
-  return { worker, browser, reconciler, db, store, recordVideo, runDeps: deps, stop };
+  return { worker, browser, reconciler, db, store, recordVideo, runDeps: deps, metrics, httpPort: http?.port, stop };
 }

@@ -15,5 +15,6 @@ export * from './artifact-store';
 export * from './migrate';
 export * from './admin';
 export * from './with-timeout';
+export * from './probe-server';
 export * from './create-runs';
 export * from './target-policy';

@@ -178,11 +178,13 @@ export type ClaimedRun = {
   timeoutMs: number;
   /** What the run keeps as evidence, resolved when it was created (the default for older runs). */
   evidence: EvidencePolicy;
+  /** The id of the API request that created the run, for the worker's log lines; null when unknown. */
+  requestId: string | null;
 };
 
 /** The columns of a claimed run's snapshot, as `r.<column>`. */
 export const CLAIMED_COLUMNS =
-  'r.id, r.attempt, r.workspace_id, r.project_id, r.base_url, r.headers_sealed, r.variables_sealed, r.steps, r.timeout_ms, r.evidence';
+  'r.id, r.attempt, r.workspace_id, r.project_id, r.base_url, r.headers_sealed, r.variables_sealed, r.steps, r.timeout_ms, r.evidence, r.request_id';
 
 /** A row of {@link CLAIMED_COLUMNS}, with the status the run had before the claim when it is known. */
 export type ClaimedRow = {
@@ -197,6 +199,7 @@ export type ClaimedRow = {
   steps: unknown;
   timeout_ms: number;
   evidence: unknown;
+  request_id: string | null;
 };
 
 export function claimedRun(row: ClaimedRow): ClaimedRun {
@@ -212,6 +215,7 @@ export function claimedRun(row: ClaimedRow): ClaimedRun {
     steps: row.steps,
     timeoutMs: row.timeout_ms,
     evidence: readEvidencePolicy(row.evidence),
+    requestId: row.request_id,
   };
 }
 

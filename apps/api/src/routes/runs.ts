@@ -29,7 +29,12 @@ export function createRunsRouter(deps: AppDeps): Router {
         createRuns(
           db,
           keys,
-          { workspaceId, request: parsed.value, targetPolicy: enqueuePolicy(config.targetPolicy) },
+          {
+            workspaceId,
+            request: parsed.value,
+            targetPolicy: enqueuePolicy(config.targetPolicy),
+            requestId: res.locals.requestId,
+          },
           keep,
         ),
     );

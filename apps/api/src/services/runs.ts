@@ -27,6 +27,8 @@ export type CreateRunsInput = {
   request: ParsedRunRequest;
   /** The deployment's target network policy: a base URL it refuses is a 422 and creates nothing. */
   targetPolicy: TargetPolicy;
+  /** The request's id, kept on every run it creates (the worker's log lines of the run carry it). */
+  requestId?: string;
 };
 
 export type CreatedRuns = {
@@ -54,7 +56,7 @@ export async function createRuns(
   input: CreateRunsInput,
   inTransaction?: InTransaction,
 ): Promise<CreatedRuns> {
-  const { workspaceId, request, targetPolicy } = input;
+  const { workspaceId, request, targetPolicy, requestId } = input;
   return db.$transaction(
     async (tx) => {
       const { tests, suiteId } = await resolveTests(tx, workspaceId, request);
@@ -87,6 +89,7 @@ export async function createRuns(
             : null,
         evidence: request.evidence,
         headersKey: keys.headers,
+        requestId,
       });
       const { suiteRunId, runIds, queuedRunIds } = created;
       const [firstRunId] = runIds;

@@ -101,6 +101,29 @@ it("keeps Playwright's disabled features and opens no browser UI pages per conte
   }
 });
 
+it('counts its open contexts, and tells a hung browser from a live or relaunching one', async () => {
+  const open = [await pool.newContext(), await pool.newContext()];
+  expect(pool.openContexts).toBe(2);
+  await open[0]?.close();
+  expect(pool.openContexts).toBe(1);
+  await open[1]?.close();
+  expect(pool.openContexts).toBe(0);
+  expect(await pool.answers(2_000)).toBe(true);
+  // A stopped browser process stays connected but answers nothing: hung.
+  const pids = chromiumChildren();
+  for (const pid of pids) process.kill(pid, 'SIGSTOP');
+  try {
+    expect(await pool.answers(500)).toBe(false);
+  } finally {
+    for (const pid of pids) process.kill(pid, 'SIGCONT');
+  }
+  expect(await pool.answers(2_000)).toBe(true);
+  // Gone, with the relaunch left to the next run: not a hang.
+  await (await pool.getBrowser()).close();
+  expect(await pool.answers(500)).toBe(true);
+  await pool.getBrowser();
+});
+
 it('relaunches transparently after the browser was closed underneath it', async () => {
   const before = pool.launchCount;
   await (await pool.getBrowser()).close();

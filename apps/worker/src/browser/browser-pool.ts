@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
-import { chromium, type Browser, type BrowserContext, type BrowserContextOptions } from 'playwright';
+import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type CDPSession } from 'playwright';
+import { withTimeout } from '@testrun/core';
 
 /**
  * Chromium features Playwright's launch turns off (its `--disable-features`, as of the Playwright
@@ -102,6 +103,9 @@ export class BrowserPool {
   private launching: Promise<Browser> | null = null;
   private closing = false;
   private launches = 0;
+  private contexts = 0;
+  /** The DevTools session {@link answers} asks through, one per browser. */
+  private probe: Promise<CDPSession> | null = null;
 
   constructor(options: BrowserPoolOptions = {}) {
     this.options = {
@@ -116,6 +120,32 @@ export class BrowserPool {
   /** How many times a browser was launched: 1 while the first one lives. */
   get launchCount(): number {
     return this.launches;
+  }
+
+  /** Browser contexts open right now (runs under way, each with its own). */
+  get openContexts(): number {
+    return this.contexts;
+  }
+
+  /**
+   * Whether the browser answers a DevTools call (`Browser.getVersion`) within `timeoutMs`: false
+   * only for a browser that is connected but hung. A launch under way, or a browser that is gone
+   * and will be launched again for the next run, is not a hung worker: that counts as answering.
+   */
+  async answers(timeoutMs: number): Promise<boolean> {
+    const browser = this.current;
+    if (this.launching || !browser?.isConnected()) return !this.closing;
+    try {
+      this.probe ??= browser.newBrowserCDPSession();
+      const session = await withTimeout(this.probe, timeoutMs, 'opening a DevTools session');
+      await withTimeout(session.send('Browser.getVersion'), timeoutMs, 'Browser.getVersion');
+      return true;
+    } catch {
+      // A session that failed to open is not kept: the next probe opens a fresh one.
+      this.probe = null;
+      // Gone meanwhile: not a hang (the next run relaunches it).
+      return !browser.isConnected() && !this.closing;
+    }
   }
 
   /** The executable the next launch will use. */
@@ -139,14 +169,21 @@ export class BrowserPool {
    */
   async newContext(options: BrowserContextOptions = {}): Promise<BrowserContext> {
     const browser = await this.getBrowser();
+    let context: BrowserContext;
     try {
-      return await browser.newContext(options);
+      context = await browser.newContext(options);
     } catch (error) {
       // It died between the check and the call: one fresh browser, then give up.
       if (browser.isConnected() || this.closing) throw error;
       const fresh = await this.getBrowser();
-      return fresh.newContext(options);
+      context = await fresh.newContext(options);
     }
+    this.contexts += 1;
+    // Also emitted when the browser goes away under the context.
+    context.once('close', () => {
+      this.contexts -= 1;
+    });
+    return context;
   }
 
   /** Closes the browser (and with it every context). The pool cannot be used afterwards. */
@@ -180,7 +217,10 @@ export class BrowserPool {
       handleSIGHUP: false,
     });
     browser.on('disconnected', () => {
-      if (this.current === browser) this.current = null;
+      if (this.current === browser) {
+        this.current = null;
+        this.probe = null;
+      }
       this.options.onEvent?.({ type: 'disconnected', expected: this.closing });
     });
     if (this.closing) {

@@ -18,7 +18,12 @@ type RunRow = {
   outcome_message: string | null;
   outcome_step: number | null;
   skip_reason: SkipReason | null;
+  test_name: string;
   created_at: Date;
+  started_at: Date | null;
+  finished_at: Date | null;
+  duration_ms: number | null;
+  attempt: number;
   view_token_version: number | null;
 };
 
@@ -34,7 +39,8 @@ export async function getRun(db: Db, workspaceId: string, runId: string): Promis
     db,
     'run_by_id',
     `SELECT r.id, r.status::text AS status, r.evidence, r.result_summary, r.outcome_code::text AS outcome_code,
-      r.outcome_message, r.outcome_step, r.skip_reason::text AS skip_reason, r.created_at, s.view_token_version
+      r.outcome_message, r.outcome_step, r.skip_reason::text AS skip_reason, r.test_name, r.created_at, r.started_at, r.finished_at,
+      r.duration_ms, r.attempt, s.view_token_version
     FROM runs r LEFT JOIN suite_runs s ON s.id = r.suite_run_id
     WHERE r.id = $1 AND r.workspace_id = $2`,
     [runId, workspaceId],
@@ -57,6 +63,13 @@ export async function getRun(db: Db, workspaceId: string, runId: string): Promis
     skip_reason: row.status === 'skipped' ? row.skip_reason : null,
     // Runs created before evidence policies existed have none to show.
     ...(row.evidence === null ? {} : { evidence: readEvidencePolicy(row.evidence) }),
+    test_name: row.test_name,
+    created_at: row.created_at.toISOString(),
+    started_at: row.started_at?.toISOString() ?? null,
+    finished_at: row.finished_at?.toISOString() ?? null,
+    duration_ms: row.finished_at ? row.duration_ms : null,
+    // A claim (`attempt`) taken again after a worker was lost is the same attempt of the test.
+    attempts: row.started_at ? 1 : 0,
   };
   return { run, link: { createdAt: row.created_at, version: row.view_token_version ?? 0 } };
 }

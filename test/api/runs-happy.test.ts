@@ -191,7 +191,9 @@ describe('GET /api/v1/runs/:runId', () => {
       error: null,
       skip_reason: null,
       evidence: DEFAULT_EVIDENCE,
+      test_id: t.firstTestId,
       test_name: 'smoke test 1',
+      suite_run_id: null,
       created_at: createdAt.toISOString(),
       started_at: null,
       finished_at: null,
@@ -215,7 +217,9 @@ describe('GET /api/v1/runs/:runId', () => {
       (await api.db.run.findUniqueOrThrow({ where: { id }, select: { createdAt: true } })).createdAt.toISOString();
     // What the worker records; `attempt` 2 is a claim taken again after a lost worker, not a second attempt.
     const timings = async (id: string, testName: string) => ({
+      test_id: (await api.db.run.findUniqueOrThrow({ where: { id } })).testId,
       test_name: testName,
+      suite_run_id: null,
       created_at: await createdAt(id),
       started_at: startedAt.toISOString(),
       finished_at: finishedAt.toISOString(),
@@ -273,7 +277,9 @@ describe('GET /api/v1/runs/:runId', () => {
       skip_reason: 'test_disabled',
       evidence: DEFAULT_EVIDENCE,
       // Never started: no start, no duration, no attempt; it ended when it was created.
+      test_id: (await api.db.run.findUniqueOrThrow({ where: { id: skipped } })).testId,
       test_name: 'smoke test 3',
+      suite_run_id: null,
       created_at: await createdAt(skipped),
       started_at: null,
       finished_at: anyString(),

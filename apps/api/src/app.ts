@@ -8,6 +8,7 @@ import { requestContext } from './middleware/request-context';
 import { requestHygiene } from './middleware/request-hygiene';
 import { createHealthRouter } from './routes/health';
 import { createMetaRouter } from './routes/meta';
+import { createProjectsRouter } from './routes/projects';
 import { createRunsRouter } from './routes/runs';
 import { createSuiteRunsRouter } from './routes/suite-runs';
 import { createViewRouter } from './view';
@@ -52,6 +53,7 @@ export function createApp(input: Omit<AppDeps, 'now'> & { now?: () => Date }): E
   ];
   app.use('/api/v1/runs', ...guarded, createRunsRouter(deps));
   app.use('/api/v1/suite-runs', ...guarded, createSuiteRunsRouter(deps));
+  app.use('/api/v1/projects', ...guarded, createProjectsRouter(deps));
 
   app.use(() => {
     throw new ApiError('not_found', 'There is no such route.');

@@ -115,7 +115,11 @@ export const Run = Type.Object(
     error: Nullable(RunError),
     skip_reason: Nullable(SkipReason),
     evidence: Type.Optional(EvidencePolicy),
+    test_id: Type.String({ description: 'The test this run ran.' }),
     test_name: Type.String({ description: 'The name of the test, as it was when the run was created.' }),
+    suite_run_id: Nullable(
+      Type.String({ description: 'The suite run this run belongs to; null for a single-test run.' }),
+    ),
     created_at: Instant('When the run was enqueued.'),
     started_at: Nullable(
       Instant('When a worker started the run; null while it is queued, and for a run that never started.'),

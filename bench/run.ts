@@ -20,6 +20,8 @@ const SCENARIOS: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
   memory: () => import('./memory'),
   /** What each evidence policy costs (wall, CPU) and keeps (files, bytes), passing and failing. */
   evidence: () => import('./evidence'),
+  /** Page times of the run and suite-run listings in a workspace of a million runs. */
+  listings: () => import('./listings'),
   /** Peak API memory while 40 one-byte and some larger range requests for a 100 MB trace run at once. */
   ranges: () => import('./artifact-ranges'),
 };

@@ -104,6 +104,10 @@ export async function startBenchService(name: string, project: ProjectFile) {
 
   return {
     api,
+    apiUrl,
+    /** The workspace's id and its API key. */
+    workspaceId: workspace.id,
+    key,
     db,
     post,
     suiteTerminal,

@@ -120,7 +120,7 @@ describe('malformed URLs and methods', () => {
   it('OPTIONS and other methods are 405 with Allow', async () => {
     const options = await request(api.app).options('/api/v1/runs');
     expectProblem(options, 'method_not_allowed');
-    expect(options.headers.allow).toBe('POST');
+    expect(options.headers.allow).toBe('GET, HEAD, POST');
     const del = await request(api.app).delete('/api/v1/runs/run_x');
     expectProblem(del, 'method_not_allowed');
     expect(del.headers.allow).toBe('GET, HEAD');

@@ -224,7 +224,7 @@ describe('problem+json on every other path', () => {
     expectProblem(await request(api.app).get('/api/v1/problems/nope'), 'not_found');
     const t = await createTenant(api.db);
     expectProblem(await request(api.app).delete('/api/v1/runs/run_x').set(bearer(t.key)), 'method_not_allowed');
-    expectProblem(await request(api.app).get('/api/v1/runs').set(bearer(t.key)), 'not_found');
+    expectProblem(await request(api.app).get('/api/v1/run').set(bearer(t.key)), 'not_found');
   });
 
   it('every problem code has a served description, the catalogue of contracts', async () => {

@@ -101,7 +101,17 @@ describe('POST /api/v1/runs — the three modes', () => {
         suiteRunId,
         viewLinkTerms({ createdAt: suiteRun.createdAt, version: 0 }, 30),
       ),
-      tests: suiteRun.runs.map((r) => ({ runId: r.id, name: r.testName, status: r.status, skipReason: r.skipReason })),
+      tests: suiteRun.runs.map((r) => ({
+        runId: r.id,
+        name: r.testName,
+        status: r.status,
+        skipReason: r.skipReason,
+        durationMs: null,
+      })),
+      created_at: suiteRun.createdAt.toISOString(),
+      started_at: null,
+      finished_at: null,
+      duration_ms: null,
     });
   });
 
@@ -173,6 +183,7 @@ describe('GET /api/v1/runs/:runId', () => {
     const res = await request(api.app).get(`/api/v1/runs/${runId}`).set(bearer(t.key));
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
+    const { createdAt } = await api.db.run.findUniqueOrThrow({ where: { id: runId }, select: { createdAt: true } });
     expect(bodyOf(res, wire.run)).toEqual({
       id: runId,
       status: 'queued',
@@ -180,8 +191,15 @@ describe('GET /api/v1/runs/:runId', () => {
       error: null,
       skip_reason: null,
       evidence: DEFAULT_EVIDENCE,
+      test_id: t.firstTestId,
+      test_name: 'smoke test 1',
+      suite_run_id: null,
+      created_at: createdAt.toISOString(),
+      started_at: null,
+      finished_at: null,
+      duration_ms: null,
+      attempts: 0,
     });
-    const { createdAt } = await api.db.run.findUniqueOrThrow({ where: { id: runId }, select: { createdAt: true } });
     const terms = viewLinkTerms({ createdAt, version: 0 }, 30);
     const url = runViewUrl('http://testrun.example', deriveKeys(api.config.secret).view, runId, terms);
     expect(res.headers.link).toBe(`<${url}>; rel="alternate"; type="text/html"`);
@@ -192,9 +210,26 @@ describe('GET /api/v1/runs/:runId', () => {
     const post = await request(api.app).post('/api/v1/runs').set(bearer(t.key)).send({ projectSlug: 'shop' });
     const [errored, failed, skipped] = bodyOf(post, wire.runsCreated).runIds;
     if (!errored || !failed || !skipped) throw new Error('three runs were created');
+    const startedAt = new Date('2026-11-22T10:00:00.250Z');
+    const finishedAt = new Date('2026-11-22T10:00:02.000Z');
+    const timed = { startedAt, finishedAt, durationMs: 1_700, attempt: 2 };
+    const createdAt = async (id: string) =>
+      (await api.db.run.findUniqueOrThrow({ where: { id }, select: { createdAt: true } })).createdAt.toISOString();
+    // What the worker records; `attempt` 2 is a claim taken again after a lost worker, not a second attempt.
+    const timings = async (id: string, testName: string) => ({
+      test_id: (await api.db.run.findUniqueOrThrow({ where: { id } })).testId,
+      test_name: testName,
+      suite_run_id: null,
+      created_at: await createdAt(id),
+      started_at: startedAt.toISOString(),
+      finished_at: finishedAt.toISOString(),
+      duration_ms: 1_700,
+      attempts: 1,
+    });
     await api.db.run.update({
       where: { id: errored },
       data: {
+        ...timed,
         status: 'error',
         resultSummary: 'Target unreachable.',
         outcomeCode: 'target_unreachable',
@@ -205,6 +240,7 @@ describe('GET /api/v1/runs/:runId', () => {
     await api.db.run.update({
       where: { id: failed },
       data: {
+        ...timed,
         status: 'failed',
         resultSummary: 'Failed at step 2.',
         outcomeCode: 'expectation_failed',
@@ -220,6 +256,7 @@ describe('GET /api/v1/runs/:runId', () => {
       error: { code: 'target_unreachable', message: 'connect ECONNREFUSED 127.0.0.1:9', step: 1 },
       skip_reason: null,
       evidence: DEFAULT_EVIDENCE,
+      ...(await timings(errored, 'smoke test 1')),
     });
     const f = await request(api.app).get(`/api/v1/runs/${failed}`).set(bearer(t.key));
     expect(bodyOf(f, wire.run)).toEqual({
@@ -229,6 +266,7 @@ describe('GET /api/v1/runs/:runId', () => {
       error: null,
       skip_reason: null,
       evidence: DEFAULT_EVIDENCE,
+      ...(await timings(failed, 'smoke test 2')),
     });
     const s = await request(api.app).get(`/api/v1/runs/${skipped}`).set(bearer(t.key));
     expect(bodyOf(s, wire.run)).toEqual({
@@ -238,6 +276,15 @@ describe('GET /api/v1/runs/:runId', () => {
       error: null,
       skip_reason: 'test_disabled',
       evidence: DEFAULT_EVIDENCE,
+      // Never started: no start, no duration, no attempt; it ended when it was created.
+      test_id: (await api.db.run.findUniqueOrThrow({ where: { id: skipped } })).testId,
+      test_name: 'smoke test 3',
+      suite_run_id: null,
+      created_at: await createdAt(skipped),
+      started_at: null,
+      finished_at: anyString(),
+      duration_ms: null,
+      attempts: 0,
     });
   });
 });

@@ -43,6 +43,7 @@ async function runningRun(): Promise<string> {
       id,
       workspaceId: t.workspace.id,
       projectId: applied.projectId,
+      suiteId: test.suiteId,
       testId: test.id,
       position: 0,
       status: 'queued',

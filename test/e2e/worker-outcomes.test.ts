@@ -153,6 +153,30 @@ describe('the demo suite', () => {
     expect(byName('Disabled test (skipped)').skipReason).toBe('test_disabled');
   });
 
+  it('times every run and the suite run from what the worker recorded, never from a client clock', async () => {
+    const ms = (iso: string | null) => (iso === null ? Number.NaN : Date.parse(iso));
+    const finished = suiteRun.tests.filter((t) => t.status !== 'skipped');
+    for (const entry of finished) {
+      const run = await client.getRun(entry.runId);
+      expect(run).toMatchObject({ test_name: entry.name, attempts: 1 });
+      // created ≤ started ≤ finished; the duration is the worker's own, within the start–finish span.
+      expect(ms(run.created_at)).toBeLessThanOrEqual(ms(run.started_at));
+      expect(ms(run.started_at)).toBeLessThanOrEqual(ms(run.finished_at));
+      const span = ms(run.finished_at) - ms(run.started_at);
+      expect(run.duration_ms).toBeGreaterThan(0);
+      expect(run.duration_ms).toBeLessThanOrEqual(span + 1);
+      expect(entry.durationMs).toBe(run.duration_ms);
+    }
+    const skipped = await client.getRun(byName('Disabled test (skipped)').runId);
+    expect(skipped).toMatchObject({ started_at: null, duration_ms: null, attempts: 0 });
+    expect(byName('Disabled test (skipped)').durationMs).toBeNull();
+    const runs = await Promise.all(finished.map((t) => client.getRun(t.runId)));
+    // The suite run spans its runs: from the first start to the last finish.
+    expect(ms(suiteRun.started_at)).toBeLessThanOrEqual(Math.min(...runs.map((r) => ms(r.started_at))));
+    expect(ms(suiteRun.finished_at)).toBe(Math.max(...runs.map((r) => ms(r.finished_at))));
+    expect(suiteRun.duration_ms).toBe(ms(suiteRun.finished_at) - ms(suiteRun.started_at));
+  });
+
   it('gives every run a one-sentence summary naming the step and the reason, and the exact code', async () => {
     const run = async (name: string) => ({
       api: await client.getRun(byName(name).runId),

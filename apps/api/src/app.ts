@@ -11,6 +11,7 @@ import { requestHygiene } from './middleware/request-hygiene';
 import { createHealthRouter } from './routes/health';
 import { createMetaRouter } from './routes/meta';
 import { metricsHandler } from './routes/metrics';
+import { createProjectsRouter } from './routes/projects';
 import { createRunsRouter } from './routes/runs';
 import { createSuiteRunsRouter } from './routes/suite-runs';
 import { createViewRouter } from './view';
@@ -61,6 +62,7 @@ export function createApp(
   ];
   app.use('/api/v1/runs', ...guarded, createRunsRouter(deps));
   app.use('/api/v1/suite-runs', ...guarded, createSuiteRunsRouter(deps));
+  app.use('/api/v1/projects', ...guarded, createProjectsRouter(deps));
 
   app.use(() => {
     throw new ApiError('not_found', 'There is no such route.');

@@ -56,6 +56,14 @@ const run = (status: Run['status']): Run => ({
   result_summary: status,
   error: null,
   skip_reason: null,
+  test_id: 'tst_1',
+  test_name: 'Home page',
+  suite_run_id: null,
+  created_at: '2026-11-22T10:00:00.000Z',
+  started_at: status === 'queued' ? null : '2026-11-22T10:00:00.020Z',
+  finished_at: status === 'queued' || status === 'running' ? null : '2026-11-22T10:00:01.020Z',
+  duration_ms: status === 'queued' || status === 'running' ? null : 1_000,
+  attempts: status === 'queued' ? 0 : 1,
 });
 const netError = () => Object.assign(new TypeError('fetch failed'), { cause: { code: 'ECONNRESET' } });
 
@@ -206,13 +214,29 @@ describe('TestrunClient waits', () => {
     skipped_count: 0,
     suiteRunUrl: 'http://api.test/view/suite-runs/srun_1/tok',
     tests,
+    created_at: '2026-11-22T10:00:00.000Z',
+    started_at: null,
+    finished_at: null,
+    duration_ms: null,
   });
 
   it('polls a suite run at the interval until terminal, reporting progress', async () => {
     const h = harness([
-      () => json(200, suite('queued', [{ runId: 'run_1', name: 'a', status: 'queued', skipReason: null }])),
-      () => json(200, suite('running', [{ runId: 'run_1', name: 'a', status: 'running', skipReason: null }])),
-      () => json(200, suite('passed', [{ runId: 'run_1', name: 'a', status: 'passed', skipReason: null }])),
+      () =>
+        json(
+          200,
+          suite('queued', [{ runId: 'run_1', name: 'a', status: 'queued', skipReason: null, durationMs: null }]),
+        ),
+      () =>
+        json(
+          200,
+          suite('running', [{ runId: 'run_1', name: 'a', status: 'running', skipReason: null, durationMs: null }]),
+        ),
+      () =>
+        json(
+          200,
+          suite('passed', [{ runId: 'run_1', name: 'a', status: 'passed', skipReason: null, durationMs: null }]),
+        ),
     ]);
     const seen: string[] = [];
     const final = await h.client.waitForSuiteRun('srun_1', {

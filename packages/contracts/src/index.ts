@@ -12,3 +12,4 @@ export * from './openapi';
 export * from './format';
 export * from './idempotency-key';
 export * from './cli-report';
+export * from './listings';

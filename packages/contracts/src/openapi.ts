@@ -1,6 +1,7 @@
 import type { TSchema } from '@sinclair/typebox';
 import { IdempotencyKey } from './idempotency-key';
 import { PROBLEMS, Problem, ProblemDescription, type ProblemCode } from './problems';
+import { ProjectList, RunList, RunListQuery, SuiteRunList, SuiteRunListQuery } from './listings';
 import { ProjectRunsCreated, Run, RunCreateRequest, SingleRunCreated, SuiteRun, SuiteRunCreated } from './runs';
 
 /** Strips TypeBox's symbol keys by a JSON round trip, leaving plain JSON Schema. */
@@ -45,6 +46,39 @@ function getOne(
   };
 }
 
+/** A listing's query parameters, from the same schema the API checks them with. */
+function queryParameters(schema: typeof RunListQuery | typeof SuiteRunListQuery) {
+  return Object.entries(schema.properties).map(([name, property]) => {
+    const { description, ...rest } = plain(property);
+    return { name, in: 'query', required: false, description, schema: rest };
+  });
+}
+
+/** A GET of a listing: 200 with one page, 400 for a bad query, 404 for an unknown project or suite. */
+function getPage(
+  operationId: string,
+  summary: string,
+  query: typeof RunListQuery | typeof SuiteRunListQuery,
+  schema: string,
+) {
+  return {
+    get: {
+      operationId,
+      summary,
+      parameters: queryParameters(query),
+      responses: {
+        '200': {
+          description: 'One page, newest first',
+          content: { 'application/json': { schema: { $ref: `#/components/schemas/${schema}` } } },
+        },
+        '400': problemResponse('invalid_query'),
+        ...common,
+        '404': problemResponse('not_found'),
+      },
+    },
+  };
+}
+
 /** The OpenAPI 3.1 document of API v1, generated from the same schemas the API validates with. */
 export function buildOpenApiDocument(serverUrl = '/'): Record<string, unknown> {
   return {
@@ -66,12 +100,16 @@ export function buildOpenApiDocument(serverUrl = '/'): Record<string, unknown> {
         ProjectRunsCreated: plain(ProjectRunsCreated),
         Run: plain(Run),
         SuiteRun: plain(SuiteRun),
+        RunList: plain(RunList),
+        SuiteRunList: plain(SuiteRunList),
+        ProjectList: plain(ProjectList),
         Problem: plain(Problem),
         ProblemDescription: plain(ProblemDescription),
       },
     },
     paths: {
       '/api/v1/runs': {
+        ...getPage('listRuns', "List the workspace's runs, newest first", RunListQuery, 'RunList'),
         post: {
           operationId: 'createRuns',
           summary: 'Enqueue one test, one suite or every suite of a project',
@@ -127,6 +165,25 @@ export function buildOpenApiDocument(serverUrl = '/'): Record<string, unknown> {
         'SuiteRun',
         common,
       ),
+      '/api/v1/suite-runs': getPage(
+        'listSuiteRuns',
+        "List the workspace's suite runs, newest first, without their per-test entries",
+        SuiteRunListQuery,
+        'SuiteRunList',
+      ),
+      '/api/v1/projects': {
+        get: {
+          operationId: 'listProjects',
+          summary: "The workspace's projects with their suites and tests (ids, keys, names, enabled)",
+          responses: {
+            '200': {
+              description: 'Every project of the workspace, by slug',
+              content: { 'application/json': { schema: { $ref: '#/components/schemas/ProjectList' } } },
+            },
+            ...common,
+          },
+        },
+      },
       '/api/v1/problems/{code}': {
         get: {
           ...getOne('getProblem', 'What a problem code means (needs no API key)', 'code', 'ProblemDescription', {}).get,

@@ -27,6 +27,12 @@ export const PROBLEMS = {
     title: 'suiteSlug needs projectSlug',
     description: 'suiteSlug narrows a project to one suite, so it needs projectSlug too.',
   },
+  invalid_query: {
+    status: 400,
+    title: 'The query string is invalid',
+    description:
+      'A listing was asked for with a query parameter that breaks a rule: unknown, given twice, a status or instant that is not one, a limit out of range, or a cursor this listing did not give for the same filters. `errors` lists each problem with its path (/name of the parameter). Fix the query; retrying it unchanged gives the same answer.',
+  },
   bad_request: {
     status: 400,
     title: 'The request is malformed',

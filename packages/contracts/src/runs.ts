@@ -101,6 +101,12 @@ export const RunError = Type.Object(
 );
 export type RunError = Static<typeof RunError>;
 
+/** An instant as the API gives it: RFC 3339 in UTC with milliseconds, e.g. 2026-11-22T10:15:00.123Z. */
+const Instant = (description: string) => Type.String({ format: 'date-time', description });
+
+/** Milliseconds between a start and an end the server recorded. */
+const Milliseconds = (description: string) => Type.Integer({ minimum: 0, description });
+
 export const Run = Type.Object(
   {
     id: Type.String(),
@@ -109,6 +115,26 @@ export const Run = Type.Object(
     error: Nullable(RunError),
     skip_reason: Nullable(SkipReason),
     evidence: Type.Optional(EvidencePolicy),
+    test_id: Type.String({ description: 'The test this run ran.' }),
+    test_name: Type.String({ description: 'The name of the test, as it was when the run was created.' }),
+    suite_run_id: Nullable(
+      Type.String({ description: 'The suite run this run belongs to; null for a single-test run.' }),
+    ),
+    created_at: Instant('When the run was enqueued.'),
+    started_at: Nullable(
+      Instant('When a worker started the run; null while it is queued, and for a run that never started.'),
+    ),
+    finished_at: Nullable(Instant('When the run reached its terminal status; null until then.')),
+    duration_ms: Nullable(
+      Milliseconds(
+        'From started_at to finished_at, as the worker measured it; null until the run ends, and for a run that never started.',
+      ),
+    ),
+    attempts: Type.Integer({
+      minimum: 0,
+      description:
+        'How many times the test was attempted: 0 before a worker starts it. A worker lost and replaced mid-run does not count as another attempt.',
+    }),
   },
   { additionalProperties: false },
 );
@@ -120,6 +146,7 @@ export const TestEntry = Type.Object(
     name: Type.String(),
     status: RunStatus,
     skipReason: Nullable(SkipReason),
+    durationMs: Nullable(Milliseconds("The run's duration_ms: null until it ends, and for a run that never started.")),
   },
   { additionalProperties: false },
 );
@@ -136,6 +163,14 @@ export const SuiteRun = Type.Object(
     skipped_count: Type.Integer({ minimum: 0 }),
     suiteRunUrl: Type.String({ format: 'uri' }),
     tests: Type.Array(TestEntry),
+    created_at: Instant('When the suite run was enqueued.'),
+    started_at: Nullable(Instant('When the first of its runs left the queue; null while all are queued.')),
+    finished_at: Nullable(Instant('When the last of its runs reached a terminal status; null until then.')),
+    duration_ms: Nullable(
+      Milliseconds(
+        'From started_at to finished_at; null until it ends, and for a suite run none of whose runs started (the time in the queue is started_at − created_at).',
+      ),
+    ),
   },
   { additionalProperties: false },
 );

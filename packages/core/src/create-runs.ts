@@ -73,10 +73,11 @@ export async function insertRuns(tx: DbTx, input: RunsToCreate): Promise<Created
     const startedAt = status === 'queued' ? null : now;
     const finishedAt = status === 'queued' || status === 'running' ? null : now;
     await tx.$executeRaw`
-      INSERT INTO suite_runs (id, workspace_id, suite_id, status, total_count, queued_count, running_count, skipped_count,
-        started_at, finished_at)
-      VALUES (${suiteRunId}, ${workspaceId}, ${suiteId}, ${status}::"RunStatus", ${counts.total}, ${counts.queued}, 0,
-        ${counts.skipped}, ${startedAt}, ${finishedAt})`;
+      INSERT INTO suite_runs (id, workspace_id, suite_id, project_id, status, total_count, queued_count, running_count,
+        skipped_count, started_at, finished_at)
+      SELECT ${suiteRunId}, ${workspaceId}, su.id, su.project_id, ${status}::"RunStatus", ${counts.total}, ${counts.queued},
+        0, ${counts.skipped}, ${startedAt}, ${finishedAt}
+      FROM suites su WHERE su.id = ${suiteId}`;
   }
   // One statement whatever the number of runs: the rows travel as one JSON parameter and the test
   // snapshots are read from `tests` by the INSERT itself. Policies are few; each row names its own.
@@ -110,9 +111,10 @@ export async function insertRuns(tx: DbTx, input: RunsToCreate): Promise<Created
     };
   });
   const inserted = await tx.$executeRaw`
-    INSERT INTO runs (id, workspace_id, project_id, test_id, suite_run_id, position, status, base_url, headers_sealed,
-      variables_sealed, test_name, steps, timeout_ms, evidence, result_summary, skip_reason, finished_at, request_id)
-    SELECT r.id, ${workspaceId}::text, t.project_id, t.id, ${suiteRunId}::text, r.p,
+    INSERT INTO runs (id, workspace_id, project_id, suite_id, test_id, suite_run_id, position, status, base_url,
+      headers_sealed, variables_sealed, test_name, steps, timeout_ms, evidence, result_summary, skip_reason, finished_at,
+      request_id)
+    SELECT r.id, ${workspaceId}::text, t.project_id, t.suite_id, t.id, ${suiteRunId}::text, r.p,
       CASE WHEN r.e THEN 'queued' ELSE 'skipped' END::"RunStatus", r.u, decode(r.h, 'base64'), decode(r.v, 'base64'),
       t.name, t.steps, t.timeout_ms, ${JSON.stringify([...policies.values()].map((k) => k.policy))}::jsonb -> r.x,
       CASE WHEN r.e THEN ${QUEUED_SUMMARY}::text ELSE ${DISABLED_SUMMARY}::text END,

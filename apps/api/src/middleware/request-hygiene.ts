@@ -7,7 +7,7 @@ const ANSWERED_METHODS = new Set(['GET', 'HEAD', 'POST']);
 
 /** The methods the URL accepts, for the Allow header of a 405. */
 function allowedMethods(path: string): string {
-  return path === '/api/v1/runs' || path === '/api/v1/runs/' ? 'POST' : 'GET, HEAD';
+  return path === '/api/v1/runs' || path === '/api/v1/runs/' ? 'GET, HEAD, POST' : 'GET, HEAD';
 }
 
 function badRequest(detail: string): ApiError {

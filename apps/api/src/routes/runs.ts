@@ -6,11 +6,13 @@ import { ApiError } from '../errors';
 import { authOf } from '../middleware/authenticate';
 import { jsonBody } from '../middleware/json-body';
 import { readIdempotencyKey, runIdempotently } from '../services/idempotency';
+import { listingQuery } from '../services/listing-query';
+import { listRuns } from '../services/listings';
 import { getRun } from '../services/run-reads';
 import { createRuns, enqueueRunJobs } from '../services/runs';
 import { enqueuePolicy } from '../services/target-check';
 
-/** POST /api/v1/runs (enqueue) and GET /api/v1/runs/:runId (poll). Mounted behind authentication and the rate limit. */
+/** POST /api/v1/runs (enqueue), GET /api/v1/runs (a page, newest first) and GET /api/v1/runs/:runId (poll). Mounted behind authentication and the rate limit. */
 export function createRunsRouter(deps: AppDeps): Router {
   const { db, keys, queue, logger, config } = deps;
   const router = Router();
@@ -44,6 +46,11 @@ export function createRunsRouter(deps: AppDeps): Router {
     }
     await enqueueRunJobs(queue, log, outcome.value);
     res.status(201).json(outcome.value.body);
+  });
+
+  router.get('/', async (req, res) => {
+    const query = listingQuery('runs', req.query);
+    res.json(await listRuns(db, authOf(res).workspaceId, query, req.query));
   });
 
   router.get('/:runId', async (req, res) => {

@@ -1,0 +1,28 @@
+import type { ProjectList } from '@testrun/contracts';
+import { readSql, type Db } from '@testrun/core';
+
+/**
+ * The workspace's projects by slug, each with its suites and tests in the project file's order
+ * (archived ones left out), in one statement: what a CI user needs to find a testId or a slug.
+ */
+export async function listProjects(db: Db, workspaceId: string): Promise<ProjectList> {
+  const rows = await readSql<{ projects: ProjectList['projects'] }>(
+    db,
+    'projects_of_workspace',
+    `SELECT COALESCE(json_agg(json_build_object(
+        'id', p.id, 'slug', p.slug, 'name', p.name, 'base_url', p.base_url,
+        'suites', COALESCE((
+          SELECT json_agg(json_build_object(
+            'id', su.id, 'slug', su.slug, 'name', su.name,
+            'tests', COALESCE((
+              SELECT json_agg(json_build_object('id', t.id, 'key', t.key, 'name', t.name, 'enabled', t.enabled)
+                ORDER BY t.position)
+              FROM tests t WHERE t.suite_id = su.id AND t.archived_at IS NULL), '[]'::json)
+          ) ORDER BY su.position)
+          FROM suites su WHERE su.project_id = p.id AND su.archived_at IS NULL), '[]'::json)
+      ) ORDER BY p.slug), '[]'::json) AS projects
+    FROM projects p WHERE p.workspace_id = $1`,
+    [workspaceId],
+  );
+  return { projects: rows[0]?.projects ?? [] };
+}

@@ -42,7 +42,7 @@ export function readInputs(env: NodeJS.ProcessEnv): ActionInputs {
   // Every whole value, however short, and the credentials of a `Scheme credentials` value.
   const values = lines.map((line) => line.slice(line.indexOf(':') + 1).trim()).filter((v) => v !== '');
   const secrets = secretsOf([apiKey, ...values]);
-  for (const value of new Set([...values, ...secrets])) core.setSecret(value);
+  for (const value of new Set([...values, ...secrets])) if (value !== apiKey) core.setSecret(value);
   const headers = parseHeaders(lines);
 
   const apiUrl = core.getInput('api-url', { required: true });

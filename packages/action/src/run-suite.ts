@@ -54,6 +54,12 @@ export async function runSuite(client: TestrunClient, inputs: ActionInputs, now 
   }
   const { tests, counts, status, suiteRunUrl } = progress;
   await addDetails(client, tests);
+  for (const t of tests) {
+    if (t.status !== 'failed' && t.status !== 'error') continue;
+    core.info(
+      `${t.status.toUpperCase()} ${t.name}: ${t.result_summary ?? t.status}${t.viewUrl ? `\n  ${t.viewUrl}` : ''}`,
+    );
+  }
   return {
     kind: target.kind,
     project: target.kind === 'test' ? null : target.project,

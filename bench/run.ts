@@ -24,6 +24,8 @@ const SCENARIOS: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
   listings: () => import('./listings'),
   /** Peak API memory while 40 one-byte and some larger range requests for a 100 MB trace run at once. */
   ranges: () => import('./artifact-ranges'),
+  /** The GitHub Action's bundle: start to its first API request, and its size. */
+  action: () => import('./action'),
 };
 
 /** What plain `pnpm bench` runs: every figure of the speed targets, in one go. */

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { spawnService } from '../support/processes';
 
-export const ROOT = path.resolve(__dirname, '../..');
+const ROOT = path.resolve(__dirname, '../..');
 const BIN = path.join(ROOT, 'packages/cli/bin/testrun.js');
 
 export { freePort } from '../support/processes';

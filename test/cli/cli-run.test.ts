@@ -13,7 +13,6 @@ import type { ProjectFile } from '@testrun/contracts';
 import { nth, parsed, wire, type Validator } from '../api/typed';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site';
 import { applySampleProject, createTenant, testDb } from '../support/harness';
-import { readActionYml, runAction } from './action-runner';
 import {
   accessLog,
   freePort,
@@ -456,89 +455,4 @@ describe('testrun run: rate limit', () => {
     // The whole wait spans at most two one-minute windows of 5 requests.
     expect(served.length).toBeLessThanOrEqual(10);
   }, 150_000);
-});
-
-describe('GitHub Action (action.yml)', () => {
-  const ghEnv = () => ({
-    GITHUB_REPOSITORY: 'acme/shop',
-    GITHUB_RUN_ID: `${Date.now()}`,
-    GITHUB_RUN_ATTEMPT: '1',
-    GITHUB_JOB: 'e2e',
-  });
-
-  it('has inputs mirroring the CLI and the documented outputs', () => {
-    const action = readActionYml();
-    expect(action.runs.using).toBe('composite');
-    expect(Object.keys(action.inputs)).toEqual(
-      expect.arrayContaining([
-        'api-url',
-        'api-key',
-        'test',
-        'project',
-        'suite',
-        'base-url',
-        'headers',
-        'timeout',
-        'junit',
-        'idempotency-key',
-        'trace',
-        'video',
-        'screenshots',
-      ]),
-    );
-    expect(Object.keys(action.outputs)).toEqual(expect.arrayContaining(['status', 'suite-run-url']));
-  });
-
-  it('fails the step on a failing suite, masks header values, sets outputs and writes a job summary', async () => {
-    const junit = path.join(dir, 'action.xml');
-    const run = await runAction(
-      {
-        'api-url': apiUrl,
-        'api-key': tenant.key,
-        project: 'shop',
-        suite: 'fail',
-        headers: `Authorization: ${BASIC}\nX-Bypass: bypass-token-0123`,
-        junit,
-        'poll-interval': '300ms',
-      },
-      ghEnv(),
-    );
-    expect(run.failedWith).toBe(1);
-    expect(run.outputs.status).toBe('failed');
-    expect(run.outputs['suite-run-url']).toMatch(new RegExp(`^${apiUrl}/view/suite-runs/srun_`));
-    expect(run.log).toContain(`::add-mask::${BASIC}`);
-    expect(run.log).toContain('::add-mask::bypass-token-0123');
-    expect(run.log).toMatch(/::error title=Testrun failed::/);
-    expect(run.summary).toContain('### Testrun: ❌ failed');
-    expect(run.summary).toContain('| 1 | 1 | 0 | 1 | 3 |');
-    expect(run.summary).toContain('Heading says &lt;Welcome&gt; &amp; "hello"');
-    expect(run.summary).toContain(`[Open the detailed view](${run.outputs['suite-run-url']})`);
-    expect(parseJunit(junit).testsuites.testsuite).toMatchObject({ tests: '3', failures: '1' });
-    // Outside the masking commands themselves, no value is printed.
-    const unmasked =
-      run.log
-        .split('\n')
-        .filter((l) => !l.startsWith('::add-mask::'))
-        .join('\n') +
-      run.summary +
-      readFileSync(junit, 'utf8');
-    for (const secret of [...SECRET_PARTS, 'bypass-token-0123']) expect(unmasked).not.toContain(secret);
-  });
-
-  it('passes the step on a passing suite', async () => {
-    const run = await runAction(
-      {
-        'api-url': apiUrl,
-        'api-key': tenant.key,
-        project: 'shop',
-        suite: 'pass',
-        headers: `Authorization: ${BASIC}`,
-        'poll-interval': '300ms',
-      },
-      ghEnv(),
-    );
-    expect(run.failedWith).toBe(0);
-    expect(run.outputs.status).toBe('passed');
-    expect(run.summary).toContain('| 2 | 0 | 0 | 0 | 2 |');
-  });
 });

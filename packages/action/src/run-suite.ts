@@ -1,0 +1,151 @@
+import * as core from '@actions/core';
+import { countStatuses, isTransientError, TestrunWaitTimeoutError, type TestrunClient } from '@testrun/client';
+import {
+  bareTest,
+  DurationTracker,
+  exitCodeFor,
+  summarize,
+  testsFromRuns,
+  testsFromSuiteRun,
+  verdictLine,
+} from '@testrun/cli/src/client/report';
+import {
+  formatDuration,
+  type ReportCounts,
+  type ReportTest,
+  type Run,
+  type RunCreateResponse,
+  type RunReport,
+  type SuiteRun,
+  type SuiteRunStatus,
+} from '@testrun/contracts';
+import type { ActionInputs } from './inputs';
+import { saveEnqueued, type Enqueued } from './state';
+
+/**
+ * Enqueues what the inputs address, records it for the post step, waits for the verdict and
+ * returns the same report `testrun run --json` prints. API refusals and network faults propagate.
+ */
+export async function runSuite(client: TestrunClient, inputs: ActionInputs, now = Date.now): Promise<RunReport> {
+  const { target } = inputs;
+  const enqueued = await client.enqueue(inputs.request, { idempotencyKey: inputs.idempotencyKey });
+  const ids = enqueuedIds(enqueued.body);
+  saveEnqueued(ids);
+  const replayed = enqueued.replayed ? ' (replayed: this key was already used, nothing new was enqueued)' : '';
+  if (ids.suiteRunId !== null) core.info(`Enqueued suite run ${ids.suiteRunId}${replayed}`);
+  else core.info(`Enqueued ${ids.runIds.join(', ')}${replayed}`);
+
+  const started = now();
+  const progress = new Progress(new DurationTracker(now));
+  const waitOptions = { timeoutMs: inputs.timeoutMs, pollIntervalMs: inputs.pollIntervalMs };
+  const name = (r: Run) => (target.kind === 'test' ? target.testId : r.id);
+  let timedOut = false;
+  try {
+    if (ids.suiteRunId !== null)
+      await client.waitForSuiteRun(ids.suiteRunId, { ...waitOptions, onProgress: progress.onSuiteRun });
+    else await client.waitForRuns(ids.runIds, { ...waitOptions, onProgress: (runs) => progress.onRuns(runs, name) });
+  } catch (e) {
+    if (!(e instanceof TestrunWaitTimeoutError)) throw e;
+    timedOut = true;
+    if (progress.tests.length === 0 && target.kind !== 'suite')
+      progress.assumeQueued(
+        ids.runIds.map((id) => bareTest(id, target.kind === 'test' ? target.testId : id, 'queued')),
+      );
+  }
+  const { tests, counts, status, suiteRunUrl } = progress;
+  await addDetails(client, tests);
+  for (const t of tests) {
+    if (t.status !== 'failed' && t.status !== 'error') continue;
+    core.info(
+      `${t.status.toUpperCase()} ${t.name}: ${t.result_summary ?? t.status}${t.viewUrl ? `\n  ${t.viewUrl}` : ''}`,
+    );
+  }
+  return {
+    kind: target.kind,
+    project: target.kind === 'test' ? null : target.project,
+    suite: target.kind === 'test' ? null : target.suite,
+    testId: target.kind === 'test' ? target.testId : null,
+    ...ids,
+    suiteRunUrl,
+    idempotencyKey: enqueued.idempotencyKey,
+    replayed: enqueued.replayed,
+    status,
+    counts,
+    tests,
+    timedOut,
+    durationMs: now() - started,
+    exitCode: exitCodeFor(status, timedOut),
+    message: verdictLine({ kind: target.kind, status, counts, timedOut }, formatDuration(inputs.timeoutMs)),
+  };
+}
+
+function enqueuedIds(body: RunCreateResponse): Enqueued {
+  if ('suiteRunId' in body) return { suiteRunId: body.suiteRunId, runIds: [] };
+  if ('runIds' in body) return { suiteRunId: null, runIds: body.runIds };
+  return { suiteRunId: null, runIds: [body.runId] };
+}
+
+/** What the polls have shown so far; a line in the log each time a test finishes. */
+class Progress {
+  tests: ReportTest[] = [];
+  counts: ReportCounts = countStatuses([]);
+  status: SuiteRunStatus = 'queued';
+  suiteRunUrl: string | null = null;
+  private readonly logged = new Set<string>();
+
+  constructor(private readonly durations: DurationTracker) {}
+
+  readonly onSuiteRun = (s: SuiteRun): void => {
+    if (this.suiteRunUrl === null) core.info(`Suite run: ${s.suiteRunUrl}`);
+    this.suiteRunUrl = s.suiteRunUrl;
+    for (const t of s.tests) this.durations.observe(t.runId, t.status);
+    this.tests = testsFromSuiteRun(s, this.durations);
+    const live = countStatuses(this.tests.map((t) => t.status));
+    this.counts = {
+      ...live,
+      total: s.total_count,
+      passed: s.passed_count,
+      failed: s.failed_count,
+      error: s.error_count,
+      skipped: s.skipped_count,
+    };
+    this.status = s.status;
+    this.logFinished();
+  };
+
+  onRuns(runs: readonly Run[], name: (run: Run) => string): void {
+    for (const r of runs) this.durations.observe(r.id, r.status);
+    this.tests = testsFromRuns(runs, name, this.durations);
+    ({ counts: this.counts, status: this.status } = summarize(this.tests));
+    this.logFinished();
+  }
+
+  assumeQueued(tests: ReportTest[]): void {
+    this.tests = tests;
+    ({ counts: this.counts, status: this.status } = summarize(tests));
+  }
+
+  private logFinished(): void {
+    for (const t of this.tests) {
+      if (this.logged.has(t.runId) || t.status === 'queued' || t.status === 'running') continue;
+      this.logged.add(t.runId);
+      core.info(`  ${t.status} ${t.name}${t.result_summary && t.status !== 'passed' ? `: ${t.result_summary}` : ''}`);
+    }
+  }
+}
+
+/** Result summaries, errors and view links of the tests that did not pass (one GET each). */
+async function addDetails(client: TestrunClient, tests: ReportTest[]): Promise<void> {
+  for (const t of tests) {
+    if (t.status !== 'failed' && t.status !== 'error') continue;
+    try {
+      const { run, viewUrl } = await client.getRunWithLink(t.runId);
+      t.result_summary = run.result_summary;
+      t.error = run.error;
+      t.viewUrl = viewUrl;
+    } catch (e) {
+      // The verdict is known already; details are a courtesy a busy API may not give.
+      if (!isTransientError(e)) throw e;
+    }
+  }
+}

@@ -1,6 +1,14 @@
 // `pnpm api`: reads the environment, connects, serves, and drains on SIGTERM/SIGINT.
 import type { Server } from 'node:http';
-import { ConfigError, createLogger, createPrisma, createRunQueue, deriveKeys, LocalArtifactStore } from '@testrun/core';
+import {
+  ConfigError,
+  createArtifactStore,
+  createLogger,
+  createPrisma,
+  createRunQueue,
+  deriveKeys,
+  describeArtifactStore,
+} from '@testrun/core';
 import { createApp } from './app';
 import { readApiConfig, type ApiConfig } from './config';
 import { errorMessage } from './errors';
@@ -35,7 +43,7 @@ async function main(): Promise<void> {
     db,
     redis,
     queue,
-    store: new LocalArtifactStore(config.artifactsDir),
+    store: createArtifactStore(config.artifacts),
     keys: deriveKeys(config.secret),
     logger,
   });
@@ -44,7 +52,10 @@ async function main(): Promise<void> {
   const server: Server = createApiServer(app, logger);
   server.listen(config.port, () => {
     const address = server.address();
-    logger.info('listening', { port: typeof address === 'object' && address ? address.port : config.port });
+    logger.info('listening', {
+      port: typeof address === 'object' && address ? address.port : config.port,
+      artifacts: describeArtifactStore(config.artifacts),
+    });
   });
   server.on('error', (e) => {
     logger.error('server error', { error: e.message });

@@ -157,7 +157,13 @@ it('answers 503 with Retry-After while the store is down, and the worker keeps w
     expect([down.status, down.headers.get('retry-after')]).toEqual([503, '5']);
     // A run during the outage: its writes are tried again until the store answers.
     const during = await client.createRun({ testId, evidence: { trace: 'on', video: 'off', screenshots: 'on' } });
-    await waitUntil(() => Promise.resolve(worker.output().includes('artifact store call failed; trying again')));
+    const retried = () => worker.output().includes('artifact store call failed; trying again');
+    // Until the worker says it tries again, or the run has ended without doing so (a failure here).
+    await waitUntil(async () => {
+      const { status } = await db.run.findUniqueOrThrow({ where: { id: during }, select: { status: true } });
+      return retried() || (status !== 'queued' && status !== 'running');
+    });
+    expect(retried()).toBe(true);
     await s3.restart();
     const run = await client.waitRun(during);
     expect(run.status).toBe('failed');

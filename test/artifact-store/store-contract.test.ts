@@ -45,7 +45,7 @@ describeArtifactStoreContract('the S3', async () => {
   });
   return {
     store,
-    openReads: () => server.connections(),
+    openReads: () => Promise.resolve(server.activeRequests()),
     breakBackend: () => server.stop(),
     close: async () => {
       store.close();

@@ -1,8 +1,10 @@
 import type { ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { ProjectFile } from '@testrun/contracts';
-import { applyProject, S3ArtifactStore, type Db } from '@testrun/core';
+import { applyProject, artifactKey, ID_PREFIX, newId, S3ArtifactStore, type Db } from '@testrun/core';
 import { isVideoAvailable } from '../../apps/worker/src/video';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site';
 import { createTenant, testDb } from '../support/harness';
@@ -143,6 +145,36 @@ it("stores a failing run's screenshots, trace and video in the bucket, and the v
   ]);
   const beyond = await fetch(url, { headers: { range: `bytes=${size}-` } });
   expect([beyond.status, beyond.headers.get('content-range')]).toEqual([416, `bytes */${size}`]);
+});
+
+it('ends the read from S3 when the browser goes away mid-download', async () => {
+  const runId = await failingRun();
+  const { workspaceId } = await db.run.findUniqueOrThrow({ where: { id: runId }, select: { workspaceId: true } });
+  // A recording far larger than the buffers between the bucket, the API and the browser.
+  const big = randomBytes(16 * 1024 * 1024);
+  const id = newId(ID_PREFIX.artifact);
+  const storageKey = artifactKey(workspaceId, runId, id, 'long.webm');
+  await bucket.put(storageKey, big);
+  await db.artifact.create({
+    data: {
+      id,
+      runId,
+      workspaceId,
+      attempt: 1,
+      kind: 'video',
+      name: 'long.webm',
+      storageKey,
+      contentType: 'video/webm',
+      sizeBytes: big.length,
+    },
+  });
+  const browser = new AbortController();
+  const res = await fetch(`${await viewBase(runId)}/artifacts/${id}`, { signal: browser.signal });
+  await present(res.body, 'the body').getReader().read();
+  expect(s3.activeRequests()).toBe(1);
+  browser.abort();
+  for (let i = 0; i < 100 && s3.activeRequests() > 0; i++) await sleep(50);
+  expect(s3.activeRequests()).toBe(0);
 });
 
 it('answers 503 with Retry-After while the store is down, and the worker keeps writing until it is back', async () => {

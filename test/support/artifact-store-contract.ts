@@ -7,7 +7,7 @@ import { present } from './present';
 /** One artifact store under test, on a backend of the test's own. */
 export interface StoreUnderTest {
   store: ArtifactStore;
-  /** Reads the backend holds open right now: file handles of the local store, connections of the S3 server. */
+  /** Reads the backend holds open right now: file handles of the local store, requests in flight at the S3 server. */
   openReads(): Promise<number>;
   /** Makes the backend unreachable for the rest of the suite (the S3 server stops; the directory turns into a file). */
   breakBackend(): Promise<void>;
@@ -101,7 +101,7 @@ export function describeArtifactStoreContract(name: string, setUp: () => Promise
       const closed = new Promise((resolve) => stream.once('close', resolve));
       stream.destroy();
       await closed;
-      // The backend notices a closed handle or connection at once, a cut connection a moment later.
+      // A closed file handle shows at once; a cut connection reaches the server a moment later.
       for (let i = 0; i < 100 && (await subject.openReads()) >= during; i++) await sleep(50);
       expect(await subject.openReads()).toBeLessThan(during);
     });

@@ -1,5 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import type { Server } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import S3rver from 's3rver';
@@ -17,8 +17,8 @@ export interface S3TestServer {
    * credentials included (through the AWS SDK's default chain, as in production).
    */
   env(prefix?: string): Record<string, string>;
-  /** TCP connections the server holds open now (in-flight and idle keep-alive ones). */
-  connections(): Promise<number>;
+  /** Requests whose response has neither been sent whole nor cut off: reads in flight (idle keep-alive connections do not count). */
+  activeRequests(): number;
   /** Stops answering: every connection is cut and the port refuses. The objects stay on disk. */
   stop(): Promise<void>;
   /** Serves again, on the same port, the same objects (nothing when it is serving). */
@@ -38,6 +38,7 @@ export async function startS3Server(options: { bucket?: string; port?: number } 
   const directory = mkdtempSync(path.join(tmpdir(), 'testrun-s3-'));
   let port = options.port ?? 0;
   let server: S3rver | null = null;
+  let active = 0;
 
   const start = async () => {
     const s3 = new S3rver({
@@ -48,6 +49,10 @@ export async function startS3Server(options: { bucket?: string; port?: number } 
       configureBuckets: [{ name: bucket, configs: [] }],
     });
     port = (await s3.run()).port;
+    httpServerOf(s3).on('request', (_req, res: ServerResponse) => {
+      active++;
+      res.once('close', () => active--);
+    });
     server = s3;
   };
   const stop = async () => {
@@ -73,11 +78,7 @@ export async function startS3Server(options: { bucket?: string; port?: number } 
       AWS_ACCESS_KEY_ID: ACCESS_KEY,
       AWS_SECRET_ACCESS_KEY: ACCESS_KEY,
     }),
-    connections: () =>
-      new Promise((resolve, reject) => {
-        if (!server) return resolve(0);
-        httpServerOf(server).getConnections((error, count) => (error ? reject(error) : resolve(count)));
-      }),
+    activeRequests: () => active,
     stop,
     restart: async () => {
       if (!server) await start();

@@ -12,7 +12,14 @@ import {
   type RunStatus,
   type Validation,
 } from '@testrun/contracts';
-import { createLogger, createPrisma, createRunQueue, deriveKeys, LocalArtifactStore, type Logger } from '@testrun/core';
+import {
+  createArtifactStore,
+  createLogger,
+  createPrisma,
+  createRunQueue,
+  deriveKeys,
+  type Logger,
+} from '@testrun/core';
 import { createApp } from '../../apps/api/src/app';
 import { readApiConfig } from '../../apps/api/src/config';
 import { createApiRedis } from '../../apps/api/src/redis';
@@ -33,7 +40,7 @@ export async function startApi(env: Record<string, string> = {}) {
   const redis = createApiRedis(config.redisUrl, logger);
   const queue = createRunQueue(redis, config.redisPrefix);
   queue.on('error', () => undefined);
-  const store = new LocalArtifactStore(config.artifactsDir);
+  const store = createArtifactStore(config.artifacts);
   const app = createApp({ config, db, redis, queue, store, keys: deriveKeys(config.secret), logger });
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));

@@ -2,11 +2,12 @@
 import type { Server } from 'node:http';
 import {
   ConfigError,
+  createArtifactStore,
   createLogger,
   createPrisma,
   createRunQueue,
   deriveKeys,
-  LocalArtifactStore,
+  describeArtifactStore,
   startProbeServer,
   type Logger,
   type ProbeServer,
@@ -59,7 +60,7 @@ async function main(): Promise<void> {
     db,
     redis,
     queue,
-    store: new LocalArtifactStore(config.artifactsDir),
+    store: createArtifactStore(config.artifacts),
     keys: deriveKeys(config.secret),
     logger,
     metrics,
@@ -70,7 +71,10 @@ async function main(): Promise<void> {
   const server: Server = createApiServer(app, logger);
   server.listen(config.port, () => {
     const address = server.address();
-    logger.info('listening', { port: typeof address === 'object' && address ? address.port : config.port });
+    logger.info('listening', {
+      port: typeof address === 'object' && address ? address.port : config.port,
+      artifacts: describeArtifactStore(config.artifacts),
+    });
   });
   server.on('error', (e) => {
     logger.error('server error', { error: e.message });

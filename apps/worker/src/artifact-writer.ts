@@ -21,8 +21,8 @@ export class ArtifactWriter {
   readonly finalRows: ArtifactRow[] = [];
 
   /**
-   * `retrying` runs each database write, trying it again while Postgres is briefly unavailable
-   * (see retry-write.ts); by default a write is tried once.
+   * `retrying` runs each database write and artifact file write, trying it again while Postgres or
+   * the artifact store is briefly unavailable (see retry-write.ts); by default a write is tried once.
    */
   constructor(
     private readonly db: Db,
@@ -141,7 +141,7 @@ export class ArtifactWriter {
   private async put(name: string, body: Buffer): Promise<{ id: string; storageKey: string }> {
     const id = newId(ID_PREFIX.artifact);
     const storageKey = artifactKey(this.owner.workspaceId, this.owner.runId, id, name);
-    await this.store.put(storageKey, body);
+    await this.retrying(() => this.store.put(storageKey, body));
     return { id, storageKey };
   }
 }

@@ -2,7 +2,7 @@ import { abortRun, errorMessage, runClaim, type ClaimedRun, type Db, type Logger
 import { retryWrite } from './retry-write';
 import { MAX_RUN_ATTEMPTS, workerLostOutcome } from './run-outcomes';
 
-/** Runs a Postgres call again while it fails for a reason that may pass (see retryWrite). */
+/** Runs a Postgres call or an artifact write again while it fails for a reason that may pass (see retryWrite). */
 export type Retrying = <T>(call: () => Promise<T>) => Promise<T>;
 
 /** Default bound of the retries: the job's lock duration. */
@@ -14,7 +14,12 @@ export function retrying(log: Logger, boundMs: number | undefined, fields: Recor
     retryWrite(call, {
       boundMs: boundMs ?? DEFAULT_RETRY_MS,
       onRetry: (error, tries, delayMs) =>
-        log.warn('Postgres call failed; trying again', { ...fields, tries, delayMs, error: errorMessage(error) }),
+        log.warn('Postgres or artifact store call failed; trying again', {
+          ...fields,
+          tries,
+          delayMs,
+          error: errorMessage(error),
+        }),
     });
 }
 

@@ -3,9 +3,10 @@ import type { Worker } from 'bullmq';
 import {
   createPrisma,
   createRedis,
+  createArtifactStore,
   createRunQueue,
   deriveKeys,
-  LocalArtifactStore,
+  describeArtifactStore,
   TimeoutError,
   withTimeout,
   type ArtifactStore,
@@ -69,7 +70,7 @@ export async function startWorkerService(config: WorkerConfig, options: WorkerSe
     if (!recordVideo) logger.warn("video recording off: Playwright's ffmpeg is not installed");
   }
   const db = createPrisma({ databaseUrl: config.databaseUrl, max: Math.max(4, config.concurrency * 2 + 2) });
-  const store = new LocalArtifactStore(config.artifactsDir);
+  const store = createArtifactStore(config.artifacts);
   // Every request of every run's browser goes out through this process's egress proxy, which
   // enforces the target network policy on the addresses it connects to.
   const egress = await startEgress(config.targetPolicy, logger, options.lookup);
@@ -149,6 +150,7 @@ export async function startWorkerService(config: WorkerConfig, options: WorkerSe
   logger.info('worker ready', {
     concurrency: config.concurrency,
     video: recordVideo,
+    artifacts: describeArtifactStore(config.artifacts),
     lockDurationMs: config.lockDurationMs,
     stalledIntervalMs: config.stalledIntervalMs,
   });

@@ -1,4 +1,4 @@
-import { mkdir, open, readFile, writeFile, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, readFile, rm, writeFile, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 
@@ -9,8 +9,9 @@ export type ByteRange = { start: number; end: number };
 export type OpenedArtifact = { stream: Readable; size: number };
 
 /**
- * Where run artifacts (screenshots, traces, videos) live. The local directory store is the default;
- * an object store implements the same three calls.
+ * Where run artifacts (screenshots, traces, videos) live. The local directory store is the default
+ * for one machine; the S3 store (s3-artifact-store.ts) implements the same calls for API replicas and
+ * workers that share no disk. artifact-store.contract.ts holds the behaviour both must show.
  */
 export interface ArtifactStore {
   put(key: string, body: Buffer): Promise<void>;
@@ -23,6 +24,11 @@ export interface ArtifactStore {
   open(key: string, range?: ByteRange): Promise<OpenedArtifact | null>;
   /** Reads a whole artifact into memory (small files and checks); null when there is none. */
   get(key: string): Promise<Buffer | null>;
+  /**
+   * Removes every artifact whose key lies below `prefix` (whole key segments: a workspace's or a
+   * run's, see artifactKey). Nothing there is no error.
+   */
+  deletePrefix(prefix: string): Promise<void>;
 }
 
 /**
@@ -40,6 +46,18 @@ export class ArtifactStoreUnavailableError extends Error {
 
 const SAFE_KEY = /^[A-Za-z0-9_-]+(\/[A-Za-z0-9_.-]+)*$/;
 
+/** A key (or key prefix) of plain path segments that cannot climb out of the store's root; throws otherwise. */
+export function checkArtifactKey(key: string): string {
+  if (!SAFE_KEY.test(key) || key.includes('..')) throw new Error(`invalid artifact key: ${key}`);
+  return key;
+}
+
+/** A range the caller got wrong whatever the artifact: refused before the store is asked. */
+export function checkRangeShape(range: ByteRange | undefined): void {
+  if (range && (range.start < 0 || range.end < range.start || !Number.isSafeInteger(range.end)))
+    throw new RangeError(`byte range ${range.start}-${range.end} is not a range`);
+}
+
 /** Node's `ENOENT`. Checked by shape: errors from Node's own realm are not `instanceof Error` everywhere (jest). */
 function isMissing(error: unknown): boolean {
   return typeof error === 'object' && error !== null && 'code' in error && error.code === 'ENOENT';
@@ -50,8 +68,7 @@ export class LocalArtifactStore implements ArtifactStore {
   constructor(private readonly root: string) {}
 
   private resolve(key: string): string {
-    if (!SAFE_KEY.test(key) || key.includes('..')) throw new Error(`invalid artifact key: ${key}`);
-    return path.join(this.root, key);
+    return path.join(this.root, checkArtifactKey(key));
   }
 
   async put(key: string, body: Buffer): Promise<void> {
@@ -66,6 +83,7 @@ export class LocalArtifactStore implements ArtifactStore {
 
   async open(key: string, range?: ByteRange): Promise<OpenedArtifact | null> {
     const file = this.resolve(key);
+    checkRangeShape(range);
     let handle: FileHandle;
     let size: number;
     try {
@@ -97,6 +115,15 @@ export class LocalArtifactStore implements ArtifactStore {
     } catch (error) {
       if (isMissing(error)) return null;
       throw new ArtifactStoreUnavailableError('read an artifact', error);
+    }
+  }
+
+  async deletePrefix(prefix: string): Promise<void> {
+    const dir = this.resolve(prefix);
+    try {
+      await rm(dir, { recursive: true, force: true });
+    } catch (error) {
+      throw new ArtifactStoreUnavailableError('delete artifacts', error);
     }
   }
 }

@@ -12,6 +12,8 @@ export * from './view-links';
 export * from './run-state';
 export * from './claim-run';
 export * from './artifact-store';
+export * from './create-artifact-store';
+export * from './s3-artifact-store';
 export * from './migrate';
 export * from './admin';
 export * from './with-timeout';

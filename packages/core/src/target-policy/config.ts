@@ -1,4 +1,4 @@
-import { ConfigError } from '../env';
+import { ConfigError, type ArtifactStoreConfig } from '../env';
 import { createTargetPolicy, type ProtectedEndpoint, type TargetPolicy } from './policy';
 import { protectedEndpointsFromUrls, resolveProtectedEndpoints, systemLookup, type LookupAll } from './resolve';
 import { parseTargetRules, TargetRuleError, type TargetRule } from './rules';
@@ -36,19 +36,21 @@ function readRules(env: Env, name: 'TARGET_ALLOW' | 'TARGET_DENY'): TargetRule[]
 /**
  * Reads TARGET_ALLOW and TARGET_DENY (a bad item stops the process with a ConfigError naming the
  * variable and the item) and derives the protected endpoints from the deployment's own URLs: the
- * database, Redis, the API's public URL, and the API's port on loopback when PORT is set.
+ * database, Redis, the API's public URL, the API's port on loopback when PORT is set, and the
+ * artifact store's own endpoint when it has one (an S3-compatible server inside the network).
  */
 export function readTargetPolicyConfig(
   env: Env,
-  own: { databaseUrl: string; redisUrl: string; publicBaseUrl: string },
+  own: { databaseUrl: string; redisUrl: string; publicBaseUrl: string; artifacts?: ArtifactStoreConfig },
 ): TargetPolicyConfig {
   const port = env.PORT !== undefined && /^\d+$/.test(env.PORT) ? Number(env.PORT) : 0;
   const apiOnLoopback = port > 0 ? [`http://localhost:${port}`] : [];
+  const objectStore = own.artifacts?.kind === 's3' && own.artifacts.endpoint ? [own.artifacts.endpoint] : [];
   return {
     allow: readRules(env, 'TARGET_ALLOW'),
     deny: readRules(env, 'TARGET_DENY'),
     protectedEndpoints: withLoopbackAliases(
-      protectedEndpointsFromUrls([own.databaseUrl, own.redisUrl, own.publicBaseUrl, ...apiOnLoopback]),
+      protectedEndpointsFromUrls([own.databaseUrl, own.redisUrl, own.publicBaseUrl, ...apiOnLoopback, ...objectStore]),
     ),
   };
 }

@@ -20,6 +20,8 @@ const SCENARIOS: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
   evidence: () => import('./evidence'),
   /** Peak API memory while 40 one-byte and some larger range requests for a 100 MB trace run at once. */
   ranges: () => import('./artifact-ranges'),
+  /** Installed size of the packed CLI and client, and the time of `testrun --version`. */
+  install: () => import('./install'),
 };
 
 /** What plain `pnpm bench` runs: every figure of the speed targets, in one go. */

@@ -6,7 +6,7 @@
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import os, { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { installAlone, packPackage, PUBLISHED_PACKAGES } from '../test/support/packed';
@@ -45,6 +45,7 @@ const mb = (bytes: number) => `${(bytes / 1e6).toFixed(2)} MB`;
 const kb = (bytes: number) => `${(bytes / 1e3).toFixed(0)} kB`;
 
 export async function run(): Promise<void> {
+  const [load = 0] = os.loadavg();
   const dir = mkdtempSync(path.join(tmpdir(), 'testrun-bench-install-'));
   const rows: string[] = [];
   let cliSize = 0;
@@ -84,7 +85,8 @@ export async function run(): Promise<void> {
 \`pnpm bench install\` (\`bench/install.ts\`; \`BENCH_INSTALL_ROUNDS\`, default 10).
 
 - ${machineLine()}.
-- Measured ${new Date().toISOString().slice(0, 10)}; other processes may have shared the machine.
+- Measured ${new Date().toISOString().slice(0, 10)}; the 1-minute load average was ${load.toFixed(1)} on ${os.cpus().length} cores when it
+  started (other processes shared the machine when it is above the core count: start times are then slower).
 - Each package is packed with \`pnpm pack\` from the built \`dist/\` and installed alone with
   \`npm install --prefer-offline --no-audit --no-fund ./<tarball>\` into an empty directory. Both are
   bundled (esbuild), so npm installs the one package and nothing else.

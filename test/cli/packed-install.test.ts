@@ -123,6 +123,17 @@ describe('the packed packages', () => {
     expect(files).toEqual(['index.cjs', 'index.d.cts', 'index.d.mts', 'index.mjs']);
   });
 
+  it('the installed `testrun` tells its version, and that `testrun admin` lives with the server', async () => {
+    const bin = path.join(installed.cli, 'node_modules/.bin/testrun');
+    const version = await node(bin, ['--version'], installed.cli, {});
+    const manifest = readFileSync(path.join(installed.cli, 'node_modules/@testrun/cli/package.json'), 'utf8');
+    expect(version).toMatchObject({ code: 0, stdout: `${(JSON.parse(manifest) as { version: string }).version}\n` });
+    const admin = await node(bin, ['admin', 'workspace', 'create', '--name', 'x'], installed.cli, {});
+    expect(admin.code).toBe(2);
+    expect(admin.stderr).toContain('not part of @testrun/cli');
+    expect(admin.stderr).toContain('docs/ADMIN.md');
+  });
+
   it('the installed `testrun run` passes a suite with a header from TESTRUN_HEADERS and never prints it', async () => {
     const bin = path.join(installed.cli, 'node_modules/.bin/testrun');
     const junit = path.join(dir, 'junit.xml');

@@ -26,6 +26,8 @@ const SCENARIOS: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
   ranges: () => import('./artifact-ranges'),
   /** The GitHub Action's bundle: start to its first API request, and its size. */
   action: () => import('./action'),
+  /** Installed size of the packed CLI and client, and the time of `testrun --version`. */
+  install: () => import('./install'),
 };
 
 /** What plain `pnpm bench` runs: every figure of the speed targets, in one go. */

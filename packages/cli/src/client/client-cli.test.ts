@@ -3,6 +3,7 @@ import { buildJunitXml, esc } from './junit';
 import { parseDuration, parseHeaders, redact, secretsOf, UsageError } from './parse-options';
 import type { ReportTest, RunReport } from '@testrun/contracts';
 import { exitCodeFor } from './report';
+import { openCommand } from './connection';
 
 describe('parseDuration', () => {
   it('reads units, combinations and bare milliseconds', () => {
@@ -124,5 +125,19 @@ describe('JUnit', () => {
       exitCodeFor('skipped', false),
       exitCodeFor('passed', true),
     ]).toEqual([0, 1, 2, 2, 2]);
+  });
+});
+
+describe('openCommand', () => {
+  it('refuses a bad API URL naming the option, never quoting the URL (it may hold credentials)', () => {
+    const ctx = { env: {}, streams: { stdout: process.stdout, stderr: process.stderr } };
+    const open = () =>
+      openCommand({ apiUrl: 'ftp://ci:hunter2-secret@example.test', apiKey: 'k' }, ctx, { json: false });
+    expect(open).toThrow(UsageError);
+    expect(open).toThrow(/^--api-url \/ TESTRUN_API_URL must be an absolute http\(s\) URL$/);
+    expect(open).not.toThrow(/hunter2/);
+    expect(() => openCommand({ apiUrl: 'http://127.0.0.1:1' }, ctx, { json: false })).toThrow(
+      'no API key: pass --api-key or set TESTRUN_API_KEY',
+    );
   });
 });

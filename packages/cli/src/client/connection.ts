@@ -33,7 +33,8 @@ function resolveConnection(flags: ConnectionFlags, env: NodeJS.ProcessEnv): { ap
   if (!apiUrl) throw new UsageError('no API URL: pass --api-url or set TESTRUN_API_URL');
   if (!apiKey) throw new UsageError('no API key: pass --api-key or set TESTRUN_API_KEY');
   if (!isHttpUrl(apiUrl))
-    throw new UsageError(`--api-url / TESTRUN_API_URL must be an absolute http(s) URL (got "${apiUrl}")`);
+    // Not quoted: a URL may carry credentials (https://user:password@host).
+    throw new UsageError('--api-url / TESTRUN_API_URL must be an absolute http(s) URL');
   return { apiUrl, apiKey };
 }
 

@@ -31,7 +31,7 @@ export function registerClientCommands(
       [],
     )
     .option('--header-env <Name=ENV_VAR>', "header whose value is the environment variable's (repeatable)", collect, [])
-    .option('--header-file <file>', 'headers as "Name: value" lines (also: $TESTRUN_HEADERS, lines or a JSON object)')
+    .option('--header-file <file>', 'headers from a file: "Name: value" lines or a JSON object (as $TESTRUN_HEADERS)')
     .option('--var <NAME=value>', 'plain variable for {{vars.NAME}} (repeatable)', collect, [])
     .option(
       '--secret-var-env <NAME=ENV_VAR>',

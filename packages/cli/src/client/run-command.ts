@@ -79,7 +79,8 @@ function parseRunFlags(flags: RunFlags, env: NodeJS.ProcessEnv) {
   if (pollIntervalMs < 100) throw new UsageError('--poll-interval must be at least 100ms');
   if (flags.baseUrl !== undefined) {
     const problem = checkBaseUrl(flags.baseUrl);
-    if (problem) throw new UsageError(`--base-url ${problem} (got "${flags.baseUrl}")`);
+    // Not quoted: a preview URL may carry credentials (https://user:password@host).
+    if (problem) throw new UsageError(`--base-url ${problem}`);
   }
   if (flags.idempotencyKey !== undefined && !isIdempotencyKey(flags.idempotencyKey)) {
     throw new UsageError(`--idempotency-key must be ${IDEMPOTENCY_KEY_RULE}`);

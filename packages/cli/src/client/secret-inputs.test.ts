@@ -30,6 +30,15 @@ describe('readSecretInputs', () => {
     });
   });
 
+  it('reads a header file written as a JSON object', () => {
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'headers-')), 'headers.json');
+    writeFileSync(file, '{ "Authorization": "Bearer tok-123456", "X-Env": "preview" }\n');
+    expect(readSecretInputs({ ...none, headerFile: file }, {}).headers).toEqual({
+      Authorization: 'Bearer tok-123456',
+      'X-Env': 'preview',
+    });
+  });
+
   it('reads plain variables from flags and secret ones from the environment', () => {
     const inputs = readSecretInputs(
       { ...none, var: ['USER=ada', 'EMPTY='], secretVarEnv: ['PASSWORD=LOGIN_PASSWORD'] },
@@ -61,6 +70,22 @@ describe('readSecretInputs', () => {
       'TESTRUN_HEADERS line 1 must look like "Name: value"',
     );
     expect(refused({ headerEnv: ['X-A=V'] }, { V: 'bad\r\nvalue' })).not.toContain('bad');
+    expect(refused({}, { TESTRUN_HEADERS: '{"Authorization": "Basic hidden-value"' })).toBe(
+      'TESTRUN_HEADERS is not a valid JSON object',
+    );
+    expect(refused({}, { TESTRUN_HEADERS: '{"Bad Name": "hidden-value"}' })).toBe(
+      'TESTRUN_HEADERS key #1 has an invalid header name',
+    );
+    expect(refused({ headerEnv: ['X-A'] }, { X_A: 'hidden-value' })).toBe(
+      '--header-env #1 must look like "Name=ENV_VAR"',
+    );
+    expect(refused({ headerEnv: ['X-A=V', 'x-a=V'] }, { V: 'hidden-value' })).toBe(
+      '--header-env #2 repeats header x-a',
+    );
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'headers-')), 'headers.txt');
+    writeFileSync(file, '# comment\nX-Ok: fine-value\n\nhidden-value-without-a-colon\n');
+    // The line as numbered in the file, and never its text.
+    expect(refused({ headerFile: file })).toBe('--header-file line 4 must look like "Name: value"');
     expect(refused({ headerFile: '/nonexistent/headers' })).toMatch(
       /^--header-file \/nonexistent\/headers cannot be read/,
     );

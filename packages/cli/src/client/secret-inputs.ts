@@ -21,7 +21,7 @@ export type SecretInputs = {
 /**
  * Reads header values and variables from every source, so that no value has to be on a command
  * line (CI logs and shell history show command lines): `TESTRUN_HEADERS` (a JSON object, or
- * `Name: value` lines), `--header-file FILE` (`Name: value` lines), `--header-env Name=ENV_VAR`,
+ * `Name: value` lines), `--header-file FILE` (either form too), `--header-env Name=ENV_VAR`,
  * then `--header "Name: value"`; a later source replaces a header of the same name (names are
  * case-insensitive). `--var NAME=value` gives a plain variable and `--secret-var-env NAME=ENV_VAR`
  * a secret one. Messages name the flag and the name, never a value.
@@ -64,7 +64,10 @@ function readHeaderFile(file: string): string {
   }
 }
 
-/** `Name: value` lines (blank lines and `#` comments skipped), or a JSON object of strings. */
+/**
+ * `Name: value` lines (blank lines and `#` comments skipped), or a JSON object of strings. A message
+ * names `source` and the line (counted in the file as written) or the JSON key, never a value.
+ */
 function parseHeaderText(text: string, source: string): Record<string, string> {
   const trimmed = text.trim();
   if (trimmed.startsWith('{')) {
@@ -76,27 +79,40 @@ function parseHeaderText(text: string, source: string): Record<string, string> {
     }
     if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
       throw new UsageError(`${source} must be a JSON object of header names to values`);
-    const lines: string[] = [];
-    for (const [name, value] of Object.entries(parsed)) {
-      if (typeof value !== 'string') throw new UsageError(`${source}: the value of ${name} must be a string`);
-      lines.push(`${name}: ${value}`);
-    }
-    return relabel(lines, source);
+    return checkedHeaders(
+      Object.entries(parsed).map(([name, value], i) => {
+        if (typeof value !== 'string') throw new UsageError(`${source}: the value of ${name} must be a string`);
+        return { where: `${source} key #${i + 1}`, line: `${name}: ${value}` };
+      }),
+    );
   }
-  return relabel(
-    trimmed.split(/\r?\n/).filter((line) => line.trim() !== '' && !line.trimStart().startsWith('#')),
-    source,
+  return checkedHeaders(
+    text
+      .split(/\r?\n/)
+      .map((line, i) => ({ where: `${source} line ${i + 1}`, line }))
+      .filter(({ line }) => line.trim() !== '' && !line.trimStart().startsWith('#')),
   );
 }
 
-/** parseHeaders, with its messages naming `source` rather than `--header`. */
-function relabel(lines: string[], source: string): Record<string, string> {
-  try {
-    return parseHeaders(lines);
-  } catch (e) {
-    if (e instanceof UsageError) throw new UsageError(e.message.replace(/^--header #(\d+)/, `${source} line $1`));
-    throw e;
+/** parseHeaders one entry at a time, so that a message names the entry's own place. */
+function checkedHeaders(entries: Array<{ where: string; line: string }>): Record<string, string> {
+  const headers: Record<string, string> = {};
+  const seen = new Set<string>();
+  for (const { where, line } of entries) {
+    let one: Record<string, string>;
+    try {
+      one = parseHeaders([line]);
+    } catch (e) {
+      if (e instanceof UsageError) throw new UsageError(e.message.replace(/^--header #1/, where));
+      throw e;
+    }
+    for (const [name, value] of Object.entries(one)) {
+      if (seen.has(name.toLowerCase())) throw new UsageError(`${where} repeats header ${name}`);
+      seen.add(name.toLowerCase());
+      headers[name] = value;
+    }
   }
+  return headers;
 }
 
 function parseHeaderEnv(values: readonly string[], env: NodeJS.ProcessEnv): Record<string, string> {
@@ -105,9 +121,9 @@ function parseHeaderEnv(values: readonly string[], env: NodeJS.ProcessEnv): Reco
     const eq = raw.indexOf('=');
     if (eq <= 0) throw new UsageError(`${where} must look like "Name=ENV_VAR"`);
     const name = raw.slice(0, eq).trim();
-    return `${name}: ${fromEnvironment(env, raw.slice(eq + 1).trim(), `${where} (${name})`)}`;
+    return { where, line: `${name}: ${fromEnvironment(env, raw.slice(eq + 1).trim(), `${where} (${name})`)}` };
   });
-  return relabel(lines, '--header-env');
+  return checkedHeaders(lines);
 }
 
 function splitAssignment(raw: string, where: string, shape: string): [string, string] {

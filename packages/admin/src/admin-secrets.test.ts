@@ -3,11 +3,11 @@ import path from 'node:path';
 import { applyProject, createWorkspace, deriveKeys, loadStoredSecrets, readSecret, type Db } from '@testrun/core';
 import type { AdminErrorOutput } from '.';
 import type { SecretChangedOutput, SecretListOutput } from './secret-commands';
-import { sampleProject, testDb } from '../../../../test/support/harness';
+import { sampleProject, testDb } from '../../../test/support/harness';
 
-const ROOT = path.resolve(__dirname, '../../../..');
+const ROOT = path.resolve(__dirname, '../../..');
 const TSX = path.join(ROOT, 'node_modules/.bin/tsx');
-const BIN = path.join(ROOT, 'packages/cli/src/bin.ts');
+const BIN = path.join(ROOT, 'packages/admin/src/bin.ts');
 
 // Each command is a process of its own that starts the CLI and connects to Postgres.
 jest.setTimeout(180_000);

@@ -12,19 +12,19 @@ import type {
   MemberOutput,
   WorkspaceOutput,
 } from '.';
-import { anyString, stringMatching } from '../../../../test/api/typed';
+import { anyString, stringMatching } from '../../../test/api/typed';
 import {
   applySampleProject,
   createTenant,
   insertSuiteRuns,
   sampleProject,
   testDb,
-} from '../../../../test/support/harness';
-import { present } from '../../../../test/support/present';
+} from '../../../test/support/harness';
+import { present } from '../../../test/support/present';
 
-const ROOT = path.resolve(__dirname, '../../../..');
+const ROOT = path.resolve(__dirname, '../../..');
 const TSX = path.join(ROOT, 'node_modules/.bin/tsx');
-const BIN = path.join(ROOT, 'packages/cli/src/bin.ts');
+const BIN = path.join(ROOT, 'packages/admin/src/bin.ts');
 
 // Every command is a process of its own that starts the CLI and connects to Postgres; a test runs
 // up to ten of them, which on a loaded machine takes longer than jest's default budget.

@@ -1,6 +1,5 @@
 import * as core from '@actions/core';
-import { deriveCiIdempotencyKey } from '@testrun/cli/src/client/ci-idempotency';
-import { parseDuration, parseHeaders, secretsOf, UsageError } from '@testrun/cli/src/client/parse-options';
+import { deriveCiIdempotencyKey, parseDuration, parseHeaders, secretsOf, UsageError } from '@testrun/cli/ci';
 import {
   checkBaseUrl,
   EVIDENCE_MODES,

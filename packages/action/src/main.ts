@@ -1,8 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import * as core from '@actions/core';
 import { TestrunApiError, TestrunClient, TestrunNetworkError } from '@testrun/client';
-import { buildJunitXml } from '@testrun/cli/src/client/junit';
-import { redact, UsageError } from '@testrun/cli/src/client/parse-options';
+import { buildJunitXml, redact, UsageError } from '@testrun/cli/ci';
 import { formatDuration } from '@testrun/contracts';
 import { readInputs } from './inputs';
 import { setOutputs, writeSummary } from './report';

@@ -8,7 +8,7 @@ import {
   testsFromRuns,
   testsFromSuiteRun,
   verdictLine,
-} from '@testrun/cli/src/client/report';
+} from '@testrun/cli/ci';
 import {
   formatDuration,
   type ReportCounts,

@@ -1,0 +1,15 @@
+// What the GitHub Action shares with `testrun run`, so both derive the same idempotency key, parse
+// headers and durations alike, and write the same report and JUnit. Bundled into the action from
+// source (the `@testrun/source` condition); not part of the published package.
+export { deriveCiIdempotencyKey } from './client/ci-idempotency';
+export { buildJunitXml } from './client/junit';
+export { parseDuration, parseHeaders, redact, secretsOf, UsageError } from './client/parse-options';
+export {
+  bareTest,
+  DurationTracker,
+  exitCodeFor,
+  summarize,
+  testsFromRuns,
+  testsFromSuiteRun,
+  verdictLine,
+} from './client/report';

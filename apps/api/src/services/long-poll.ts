@@ -2,7 +2,7 @@ import { RUN_STATUSES, type Run, type RunStatus, type SuiteRun } from '@testrun/
 import { readSql, type Db, type Logger } from '@testrun/core';
 
 /** The longest wait a client may ask for with `Prefer: wait=N`, in seconds (a larger N is cut to it). */
-export const MAX_WAIT_SECONDS = 60;
+const MAX_WAIT_SECONDS = 60;
 
 /** How often the watcher looks at the resources it has waiters for. */
 const CHECK_INTERVAL_MS = 250;
@@ -12,7 +12,7 @@ const CHECK_INTERVAL_MS = 250;
  * asks for no wait or names it in a form that is not a whole number of seconds (ignored, as
  * RFC 7240 says a preference the server does not understand is).
  */
-export function preferredWait(header: string | undefined): number | null {
+function preferredWait(header: string | undefined): number | null {
   if (!header) return null;
   for (const part of header.split(',')) {
     const match = /^\s*wait\s*=\s*"?(\d{1,9})"?\s*(?:;.*)?$/i.exec(part);

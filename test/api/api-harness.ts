@@ -14,6 +14,7 @@ import {
 import {
   createApiRedis,
   createApiServer,
+  ChangeWatcher,
   createApp,
   readApiConfig,
   type ApiConfig,
@@ -35,6 +36,8 @@ export type TestApi = {
   logs: LogCapture;
   /** Moves the idempotency clock. */
   clock: { offsetMs: number };
+  /** The replica's long polls. */
+  watcher: ChangeWatcher;
   close: () => Promise<void>;
 };
 
@@ -65,7 +68,9 @@ export function buildTestApi(options: { prefix?: string; env?: Record<string, st
   const queue = createRunQueue(redis, config.redisPrefix);
   queue.on('error', () => undefined);
   const clock = { offsetMs: 0 };
+  const watcher = new ChangeWatcher(db, logger, config.longPollMaxWaiters);
   const app = createApp({
+    watcher,
     config,
     db,
     redis,
@@ -83,8 +88,10 @@ export function buildTestApi(options: { prefix?: string; env?: Record<string, st
     config,
     announce: authChangeAnnouncer(redis, config.redisPrefix),
     clock,
+    watcher,
     logs: { lines: () => chunks.join('').split('\n').filter(Boolean), text: () => chunks.join('') },
     close: async () => {
+      watcher.close();
       await queue.close().catch(() => undefined);
       redis.disconnect();
       if (ownDb) await db.$disconnect();

@@ -14,6 +14,7 @@ import { metricsHandler } from './routes/metrics';
 import { createProjectsRouter } from './routes/projects';
 import { createRunsRouter } from './routes/runs';
 import { createSuiteRunsRouter } from './routes/suite-runs';
+import { ChangeWatcher } from './services/long-poll';
 import { createViewRouter } from './view';
 
 /**
@@ -21,9 +22,18 @@ import { createViewRouter } from './view';
  * → per-key rate limit (429) → body (415/413/400) → existence (404) → limits (422) → 201.
  */
 export function createApp(
-  input: Omit<AppDeps, 'now' | 'metrics'> & { now?: () => Date; metrics?: ApiMetrics },
+  input: Omit<AppDeps, 'now' | 'metrics' | 'watcher'> & {
+    now?: () => Date;
+    metrics?: ApiMetrics;
+    watcher?: ChangeWatcher;
+  },
 ): Express {
-  const deps: AppDeps = { ...input, now: input.now ?? (() => new Date()), metrics: input.metrics ?? new ApiMetrics() };
+  const deps: AppDeps = {
+    ...input,
+    now: input.now ?? (() => new Date()),
+    metrics: input.metrics ?? new ApiMetrics(),
+    watcher: input.watcher ?? new ChangeWatcher(input.db, input.logger, input.config.longPollMaxWaiters),
+  };
   const { config, db, redis, logger, metrics } = deps;
   const app = express();
   app.disable('x-powered-by');

@@ -26,6 +26,11 @@ export type ApiConfig = CommonConfig & {
   targetPolicy: TargetPolicyConfig;
   /** Where `GET /metrics` is served (METRICS_PORT, METRICS_HOST; docs/METRICS.md). */
   metrics: MetricsExposure;
+  /**
+   * Requests this replica holds at once for `Prefer: wait=N` (LONG_POLL_MAX_WAITERS, default 1000;
+   * 0 turns long polling off). Past it a request is answered at once, without Preference-Applied.
+   */
+  longPollMaxWaiters: number;
 };
 
 /**
@@ -51,6 +56,7 @@ const API_DEFAULTS = {
   port: 3000,
   rateLimitPerMinute: 60,
   unauthenticatedRateLimitPerMinute: 30,
+  longPollMaxWaiters: 1_000,
 } as const;
 
 /** Reads and checks the API's variables; throws ConfigError naming the first bad one. */
@@ -72,5 +78,9 @@ export function readApiConfig(env: Record<string, string | undefined> = process.
     trustProxy: readTrustProxy(env),
     targetPolicy: readTargetPolicyConfig(env, common),
     metrics: readMetricsExposure(env),
+    longPollMaxWaiters: readInt(env, 'LONG_POLL_MAX_WAITERS', API_DEFAULTS.longPollMaxWaiters, {
+      min: 0,
+      max: 100_000,
+    }),
   };
 }

@@ -2,6 +2,7 @@ import type { ArtifactStore, Db, DerivedKeys, Logger, RunQueue } from '@testrun/
 import type { ApiConfig } from './config';
 import type { ApiMetrics } from './metrics';
 import type { ApiRedis } from './redis';
+import type { ChangeWatcher } from './services/long-poll';
 
 /** Everything the API needs from outside; tests build these against the real Postgres and Redis. */
 export type AppDeps = {
@@ -16,6 +17,8 @@ export type AppDeps = {
   logger: Logger;
   /** The Prometheus metrics the app observes requests into (default a registry of the app's own). */
   metrics: ApiMetrics;
+  /** The long polls (`Prefer: wait=N`) of this replica. */
+  watcher: ChangeWatcher;
   /** The clock of idempotency records (default the system clock); tests move it to expire keys. */
   now: () => Date;
 };

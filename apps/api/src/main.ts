@@ -19,6 +19,7 @@ import { ApiMetrics } from './metrics';
 import { createApiRedis } from './redis';
 import { createApiServer } from './server';
 import { warmUp } from './services/health';
+import { ChangeWatcher } from './services/long-poll';
 
 /** How long in-flight requests get to finish after a stop signal before connections are cut. */
 const DRAIN_TIMEOUT_MS = 10_000;
@@ -55,7 +56,9 @@ async function main(): Promise<void> {
   const queue = createRunQueue(redis, config.redisPrefix);
   queue.on('error', (e: Error) => logger.warn('queue error', { error: e.message }));
   const metrics = new ApiMetrics();
+  const watcher = new ChangeWatcher(db, logger, config.longPollMaxWaiters);
   const app = createApp({
+    watcher,
     config,
     db,
     redis,
@@ -101,6 +104,8 @@ async function main(): Promise<void> {
       });
     });
     server.closeIdleConnections();
+    // Long polls answer now with what they have; their clients poll again, reaching another replica.
+    watcher.close();
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));

@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import { parseRunCreateRequest } from '@testrun/contracts';
+import { isTerminalRunStatus, parseRunCreateRequest } from '@testrun/contracts';
 import { runViewUrl, viewLinkTerms } from '@testrun/core';
 import type { AppDeps } from '../deps';
 import { ApiError } from '../errors';
@@ -8,6 +8,8 @@ import { jsonBody } from '../middleware/json-body';
 import { readIdempotencyKey, runIdempotently } from '../services/idempotency';
 import { listingQuery } from '../services/listing-query';
 import { listRuns } from '../services/listings';
+import { clientGone, preferenceApplied } from '../services/long-poll-http';
+import { readWithWait, runFingerprint } from '../services/long-poll';
 import { getRun } from '../services/run-reads';
 import { createRuns, enqueueRunJobs } from '../services/runs';
 import { enqueuePolicy } from '../services/target-check';
@@ -54,7 +56,16 @@ export function createRunsRouter(deps: AppDeps): Router {
   });
 
   router.get('/:runId', async (req, res) => {
-    const { run, link } = await getRun(db, authOf(res).workspaceId, req.params.runId);
+    const { workspaceId } = authOf(res);
+    const { value, applied } = await readWithWait(deps.watcher, req.get('Prefer'), clientGone(res), {
+      kind: 'run',
+      id: req.params.runId,
+      read: () => getRun(db, workspaceId, req.params.runId),
+      isFinal: ({ run }) => isTerminalRunStatus(run.status),
+      fingerprint: ({ run }) => runFingerprint(run),
+    });
+    const { run, link } = value;
+    preferenceApplied(res, applied);
     // The Run body is exactly the contract's; the link to the page for people travels as a header.
     res.setHeader(
       'Link',

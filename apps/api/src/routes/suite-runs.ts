@@ -1,7 +1,10 @@
 import { Router } from 'express';
 import type { AppDeps } from '../deps';
 import { authOf } from '../middleware/authenticate';
+import { isTerminalRunStatus } from '@testrun/contracts';
 import { listingQuery } from '../services/listing-query';
+import { readWithWait, suiteRunFingerprint } from '../services/long-poll';
+import { clientGone, preferenceApplied } from '../services/long-poll-http';
 import { listSuiteRuns } from '../services/listings';
 import { getSuiteRun } from '../services/suite-runs';
 
@@ -14,7 +17,15 @@ export function createSuiteRunsRouter(deps: AppDeps): Router {
   });
   router.get('/:suiteRunId', async (req, res) => {
     const { workspaceId } = authOf(res);
-    res.json(await getSuiteRun(deps.db, deps.keys, deps.config, workspaceId, req.params.suiteRunId));
+    const { value, applied } = await readWithWait(deps.watcher, req.get('Prefer'), clientGone(res), {
+      kind: 'suite-run',
+      id: req.params.suiteRunId,
+      read: () => getSuiteRun(deps.db, deps.keys, deps.config, workspaceId, req.params.suiteRunId),
+      isFinal: (suiteRun) => isTerminalRunStatus(suiteRun.status),
+      fingerprint: suiteRunFingerprint,
+    });
+    preferenceApplied(res, applied);
+    res.json(value);
   });
   return router;
 }

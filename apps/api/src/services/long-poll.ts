@@ -1,0 +1,176 @@
+import { RUN_STATUSES, type Run, type RunStatus, type SuiteRun } from '@testrun/contracts';
+import { readSql, type Db, type Logger } from '@testrun/core';
+
+/** The longest wait a client may ask for with `Prefer: wait=N`, in seconds (a larger N is cut to it). */
+const MAX_WAIT_SECONDS = 60;
+
+/** How often the watcher looks at the resources it has waiters for. */
+const CHECK_INTERVAL_MS = 250;
+
+/**
+ * `wait=N` of a Prefer header (RFC 7240), cut to {@link MAX_WAIT_SECONDS}; null when the header
+ * asks for no wait or names it in a form that is not a whole number of seconds (ignored, as
+ * RFC 7240 says a preference the server does not understand is).
+ */
+function preferredWait(header: string | undefined): number | null {
+  if (!header) return null;
+  for (const part of header.split(',')) {
+    const match = /^\s*wait\s*=\s*"?(\d{1,9})"?\s*(?:;.*)?$/i.exec(part);
+    if (match) return Math.min(Number(match[1]), MAX_WAIT_SECONDS);
+  }
+  return null;
+}
+
+/** What a long poll watches of a resource: its status and, for a suite run, how many children are in each status. */
+export function runFingerprint(run: Run): string {
+  return run.status;
+}
+
+export function suiteRunFingerprint(suiteRun: SuiteRun): string {
+  const counts: Record<RunStatus, number> = { queued: 0, running: 0, passed: 0, failed: 0, error: 0, skipped: 0 };
+  for (const test of suiteRun.tests) counts[test.status]++;
+  return [suiteRun.status, ...RUN_STATUSES.map((s) => counts[s])].join('|');
+}
+
+type Kind = 'run' | 'suite-run';
+/** How a wait ended: the resource changed, the time ran out, or the replica is stopping. */
+export type WaitOutcome = 'changed' | 'timeout' | 'closed';
+
+interface Waiter {
+  seen: string;
+  finish: (outcome: WaitOutcome) => void;
+}
+
+/**
+ * Holds the long polls of one API replica. Whichever process changes a run (a worker, another
+ * replica), the watcher sees it: every {@link CHECK_INTERVAL_MS} while anyone waits, one statement
+ * reads the status of every run and the counters of every suite run waited for, and wakes the
+ * waiters whose resource no longer looks as it did when they read it. At most `maxWaiters` requests
+ * wait at once; past that a request is answered at once, as if it had not asked to wait.
+ */
+export class ChangeWatcher {
+  private readonly waiters = new Map<string, Set<Waiter>>();
+  private count = 0;
+  private timer: NodeJS.Timeout | null = null;
+  private closed = false;
+
+  constructor(
+    private readonly db: Db,
+    private readonly logger: Logger,
+    readonly maxWaiters: number,
+  ) {}
+
+  /** Requests waiting now. */
+  get waiting(): number {
+    return this.count;
+  }
+
+  /**
+   * Waits until the resource's fingerprint differs from `seen`, `ms` pass, `signal` aborts (the
+   * client left) or the replica stops. Null when the replica already holds `maxWaiters` waits or is
+   * stopping: the caller answers at once.
+   */
+  wait(kind: Kind, id: string, seen: string, ms: number, signal: AbortSignal): Promise<WaitOutcome> | null {
+    if (this.closed || this.count >= this.maxWaiters) return null;
+    const key = `${kind}:${id}`;
+    return new Promise<WaitOutcome>((resolve) => {
+      const waiter: Waiter = {
+        seen,
+        finish: (outcome) => {
+          clearTimeout(timeout);
+          signal.removeEventListener('abort', abort);
+          const set = this.waiters.get(key);
+          if (!set?.delete(waiter)) return;
+          this.count--;
+          if (set.size === 0) this.waiters.delete(key);
+          if (this.count === 0) this.stopTimer();
+          resolve(outcome);
+        },
+      };
+      const timeout = setTimeout(() => waiter.finish('timeout'), ms);
+      const abort = () => waiter.finish('closed');
+      signal.addEventListener('abort', abort, { once: true });
+      const set = this.waiters.get(key) ?? new Set<Waiter>();
+      set.add(waiter);
+      this.waiters.set(key, set);
+      this.count++;
+      this.timer ??= setInterval(() => void this.check(), CHECK_INTERVAL_MS);
+    });
+  }
+
+  /** Ends every wait now (the replica is stopping): each request answers with what it has. */
+  close(): void {
+    this.closed = true;
+    for (const set of [...this.waiters.values()]) for (const waiter of [...set]) waiter.finish('closed');
+    this.stopTimer();
+  }
+
+  private stopTimer(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  private checking = false;
+
+  private async check(): Promise<void> {
+    if (this.checking) return;
+    this.checking = true;
+    const runIds: string[] = [];
+    const suiteRunIds: string[] = [];
+    for (const key of this.waiters.keys()) {
+      const [kind, id = ''] = key.split(/:(.*)/s);
+      (kind === 'run' ? runIds : suiteRunIds).push(id);
+    }
+    try {
+      const rows = await readSql<{ kind: Kind; id: string; fingerprint: string }>(
+        this.db,
+        'long_poll_fingerprints',
+        `SELECT 'run' AS kind, id, status::text AS fingerprint FROM runs WHERE id = ANY($1::text[])
+        UNION ALL
+        SELECT 'suite-run', id, concat_ws('|', status::text, queued_count, running_count, passed_count, failed_count,
+          error_count, skipped_count) FROM suite_runs WHERE id = ANY($2::text[])`,
+        [runIds, suiteRunIds],
+      );
+      for (const row of rows) {
+        for (const waiter of [...(this.waiters.get(`${row.kind}:${row.id}`) ?? [])]) {
+          if (waiter.seen !== row.fingerprint) waiter.finish('changed');
+        }
+      }
+    } catch (error) {
+      // Postgres is away: the waits run to their time-out and the requests answer then.
+      this.logger.warn('long poll check failed', { error: error instanceof Error ? error.message : String(error) });
+    } finally {
+      this.checking = false;
+    }
+  }
+}
+
+/** A resource read for a GET that may wait: how to read it, whether it is final, what a change is. */
+export interface WaitableRead<T> {
+  kind: Kind;
+  id: string;
+  read: () => Promise<T>;
+  isFinal: (value: T) => boolean;
+  fingerprint: (value: T) => string;
+}
+
+/**
+ * Reads a resource; with `Prefer: wait=N` and the resource not final, waits for it to change (or N
+ * seconds) and reads it again. `applied` is the wait honoured, for `Preference-Applied`; null when
+ * none was asked for or the replica was full.
+ */
+export async function readWithWait<T>(
+  watcher: ChangeWatcher,
+  prefer: string | undefined,
+  signal: AbortSignal,
+  target: WaitableRead<T>,
+): Promise<{ value: T; applied: number | null }> {
+  const value = await target.read();
+  const wait = preferredWait(prefer);
+  if (wait === null) return { value, applied: null };
+  if (wait === 0 || target.isFinal(value)) return { value, applied: wait };
+  const waiting = watcher.wait(target.kind, target.id, target.fingerprint(value), wait * 1000, signal);
+  if (!waiting) return { value, applied: null };
+  await waiting;
+  return { value: await target.read(), applied: wait };
+}

@@ -64,8 +64,14 @@ export interface EnqueueResult<T extends RunCreateResponse = RunCreateResponse> 
 export interface WaitOptions<T> {
   /** Budget of the whole wait in ms. Default 900 000 (15 minutes). */
   timeoutMs?: number;
-  /** Delay between two polls in ms. Default 3 000. */
+  /** Delay between two polls in ms when the server does not long-poll. Default 3 000. */
   pollIntervalMs?: number;
+  /**
+   * Ask the server to hold each poll until the state changes (`Prefer: wait=25`), so a change is seen
+   * at once and a long wait costs few requests. Default true; a server that does not honour it is
+   * polled every `pollIntervalMs` as before.
+   */
+  longPoll?: boolean;
   /** Called with every state read while waiting (including the final one). */
   onProgress?: (state: T) => void;
   /** Stops the wait early (the promise rejects with the signal's reason). */

@@ -246,6 +246,30 @@ describe('TestrunClient waits', () => {
     expect(final.status).toBe('passed');
     expect(seen).toEqual(['queued', 'running', 'passed']);
     expect(h.sleeps).toEqual([2_000, 2_000]);
+    // Every poll asked the server to hold it; this server did not say it had, so the client slept.
+    expect(h.call(0).headers.prefer).toBe('wait=25');
+  });
+
+  it('asks again at once after a poll the server held (Preference-Applied), and never long-polls with longPoll off', async () => {
+    const held = { 'Preference-Applied': 'wait=25' };
+    const entry = (status: SuiteRun['status']) => [
+      { runId: 'run_1', name: 'a', status, skipReason: null, durationMs: null },
+    ];
+    const h = harness([
+      () => json(200, suite('queued', entry('queued')), held),
+      () => json(200, suite('running', entry('running')), held),
+      () => json(200, suite('passed', entry('passed')), held),
+    ]);
+    const final = await h.client.waitForSuiteRun('srun_1', { pollIntervalMs: 2_000, timeoutMs: 10_000 });
+    expect(final.status).toBe('passed');
+    expect(h.sleeps).toEqual([]);
+    // The wait asked for never outlasts the budget (10 s, a second to spare).
+    expect(h.call(0).headers.prefer).toBe('wait=9');
+
+    const plain = harness([() => json(200, run('running')), () => json(200, run('passed'))]);
+    await plain.client.waitForRun('run_1', { pollIntervalMs: 1_000, longPoll: false });
+    expect(plain.call(0).headers.prefer).toBeUndefined();
+    expect(plain.sleeps).toEqual([1_000]);
   });
 
   it('keeps waiting through 429s, sleeping as asked, and still reaches the verdict', async () => {

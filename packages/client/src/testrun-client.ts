@@ -14,11 +14,23 @@ import { isTransientError, TestrunApiError, TestrunNetworkError, TestrunWaitTime
 import type { EnqueueOptions, EnqueueResult, RunWithLink, TestrunClientOptions, WaitOptions } from './options';
 import { readJson, toApiError } from './responses';
 
-type RequestOptions = { body?: unknown; idempotencyKey?: string; deadline?: number; signal?: AbortSignal };
+type RequestOptions = {
+  body?: unknown;
+  idempotencyKey?: string;
+  deadline?: number;
+  signal?: AbortSignal;
+  /** Sent as `Prefer: wait=N`: the server may hold the answer up to N s for a change (long polling). */
+  waitSeconds?: number;
+};
+/** What one read of a wait loop gives: the state, and whether the server already waited for a change. */
+type PollRead<T> = { state: T; waited: boolean };
+type PollReadOptions = { deadline: number; signal?: AbortSignal; waitSeconds?: number };
 type Response<T> = { body: T; status: number; headers: Headers };
 
 export const DEFAULT_WAIT_TIMEOUT_MS = 15 * 60_000;
 export const DEFAULT_POLL_INTERVAL_MS = 3_000;
+/** The longest `Prefer: wait` the wait helpers ask for: well inside proxies' idle time-outs. */
+const LONG_POLL_SECONDS = 25;
 
 /**
  * Typed client of the Testrun HTTP API (v1). Every method speaks the contracts' types. Requests
@@ -104,13 +116,23 @@ export class TestrunClient {
 
   /** GET /api/v1/runs/:id, with the view link from the `Link` header. */
   async getRunWithLink(runId: string, options: { deadline?: number; signal?: AbortSignal } = {}): Promise<RunWithLink> {
-    const res = await this.request<Run>('GET', `/api/v1/runs/${encodeURIComponent(runId)}`, options);
-    return { run: res.body, viewUrl: parseAlternateLink(res.headers.get('link')) };
+    const { run, viewUrl } = await this.readRun(runId, options);
+    return { run, viewUrl };
   }
 
   /** GET /api/v1/suite-runs/:id. */
   async getSuiteRun(suiteRunId: string, options: { deadline?: number; signal?: AbortSignal } = {}): Promise<SuiteRun> {
-    return (await this.request<SuiteRun>('GET', `/api/v1/suite-runs/${encodeURIComponent(suiteRunId)}`, options)).body;
+    return (await this.readSuiteRun(suiteRunId, options)).state;
+  }
+
+  private async readRun(runId: string, options: RequestOptions): Promise<RunWithLink & { waited: boolean }> {
+    const res = await this.request<Run>('GET', `/api/v1/runs/${encodeURIComponent(runId)}`, options);
+    return { run: res.body, viewUrl: parseAlternateLink(res.headers.get('link')), waited: waited(res) };
+  }
+
+  private async readSuiteRun(suiteRunId: string, options: RequestOptions): Promise<PollRead<SuiteRun>> {
+    const res = await this.request<SuiteRun>('GET', `/api/v1/suite-runs/${encodeURIComponent(suiteRunId)}`, options);
+    return { state: res.body, waited: waited(res) };
   }
 
   /** Polls a run until it is terminal; rejects with {@link TestrunWaitTimeoutError} when the budget runs out. */
@@ -118,7 +140,7 @@ export class TestrunClient {
     return this.poll(
       `Run ${runId}`,
       options,
-      (o) => this.getRunWithLink(runId, o).then((r) => r.run),
+      (o) => this.readRun(runId, o).then((r) => ({ state: r.run, waited: r.waited })),
       (run) => isTerminalRunStatus(run.status),
     );
   }
@@ -128,7 +150,7 @@ export class TestrunClient {
     return this.poll(
       `Suite run ${suiteRunId}`,
       options,
-      (o) => this.getSuiteRun(suiteRunId, o),
+      (o) => this.readSuiteRun(suiteRunId, o),
       (s) => isTerminalRunStatus(s.status),
     );
   }
@@ -139,17 +161,18 @@ export class TestrunClient {
    */
   async waitForRuns(runIds: readonly string[], options: WaitOptions<Run[]> = {}): Promise<Run[]> {
     const known = new Map<string, Run>();
-    const read = async (o: { deadline?: number; signal?: AbortSignal }) => {
+    // Plain polls: a long poll of each run in turn would hold the round on the first one.
+    const read = async ({ deadline, signal }: PollReadOptions): Promise<PollRead<Run[]>> => {
       const runs: Run[] = [];
       for (const id of runIds) {
         let run = known.get(id);
         if (!run || !isTerminalRunStatus(run.status)) {
-          run = (await this.getRunWithLink(id, o)).run;
+          run = (await this.getRunWithLink(id, { deadline, signal })).run;
           known.set(id, run);
         }
         runs.push(run);
       }
-      return runs;
+      return { state: runs, waited: false };
     };
     return this.poll(`${runIds.length} runs`, options, read, (runs) =>
       runs.every((r) => isTerminalRunStatus(r.status)),
@@ -159,7 +182,7 @@ export class TestrunClient {
   private async poll<T>(
     what: string,
     options: WaitOptions<T>,
-    read: (o: { deadline: number; signal?: AbortSignal }) => Promise<T>,
+    read: (o: PollReadOptions) => Promise<PollRead<T>>,
     done: (state: T) => boolean,
   ): Promise<T> {
     const { now, sleep } = this.options;
@@ -169,8 +192,17 @@ export class TestrunClient {
     let last: T | null = null;
     for (;;) {
       options.signal?.throwIfAborted();
+      // Ask the server to hold the answer for a change, leaving a second of the budget to spare.
+      const waitSeconds = Math.min(LONG_POLL_SECONDS, Math.floor((deadline - now()) / 1000) - 1);
+      let serverWaited = false;
       try {
-        last = await read({ deadline, signal: options.signal });
+        const result = await read({
+          deadline,
+          signal: options.signal,
+          ...(options.longPoll !== false && waitSeconds > 0 ? { waitSeconds } : {}),
+        });
+        last = result.state;
+        serverWaited = result.waited;
         options.onProgress?.(last);
         if (done(last)) return last;
       } catch (e) {
@@ -183,7 +215,8 @@ export class TestrunClient {
       }
       const left = deadline - now();
       if (left <= 0) throw new TestrunWaitTimeoutError(timeoutMs, last, what);
-      await sleep(Math.min(interval, left));
+      // The server held the answer until a change or its wait ran out: ask again at once.
+      if (!serverWaited) await sleep(Math.min(interval, left));
     }
   }
 
@@ -196,6 +229,7 @@ export class TestrunClient {
     };
     if (options.body !== undefined) headers['content-type'] = 'application/json';
     if (options.idempotencyKey !== undefined) headers['idempotency-key'] = options.idempotencyKey;
+    if (options.waitSeconds !== undefined) headers.prefer = `wait=${options.waitSeconds}`;
     const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
     let faults = 0;
     let rateLimited = 0;
@@ -203,7 +237,7 @@ export class TestrunClient {
       options.signal?.throwIfAborted();
       let error: TestrunApiError | TestrunNetworkError;
       try {
-        const res = await this.send(method, path, headers, payload, options.signal);
+        const res = await this.send(method, path, headers, payload, options.signal, (options.waitSeconds ?? 0) * 1000);
         this.lastRateLimit = parseRateLimit(res.headers) ?? this.lastRateLimit;
         if (res.ok) return { body: (await readJson(res)) as T, status: res.status, headers: res.headers };
         error = await toApiError(res, o.now());
@@ -246,9 +280,11 @@ export class TestrunClient {
     path: string,
     headers: Record<string, string>,
     body: string | undefined,
-    signal?: AbortSignal,
+    signal: AbortSignal | undefined,
+    /** How long the server may hold the answer on purpose (a long poll), on top of the request time-out. */
+    heldMs: number,
   ) {
-    const timeout = AbortSignal.timeout(this.options.requestTimeoutMs);
+    const timeout = AbortSignal.timeout(this.options.requestTimeoutMs + heldMs);
     try {
       return await this.options.fetch(`${this.base}${path}`, {
         method,
@@ -260,9 +296,14 @@ export class TestrunClient {
     } catch (e) {
       const cause = (e as { cause?: { code?: string; message?: string } }).cause;
       const why = timeout.aborted
-        ? `no answer within ${this.options.requestTimeoutMs} ms`
+        ? `no answer within ${this.options.requestTimeoutMs + heldMs} ms`
         : (cause?.code ?? cause?.message ?? (e as Error).message);
       throw new TestrunNetworkError(`${method} ${this.base}${path} failed: ${why}`, { cause: e });
     }
   }
+}
+
+/** Whether the server honoured a `Prefer: wait` (RFC 7240 `Preference-Applied`). */
+function waited(res: Response<unknown>): boolean {
+  return /\bwait=/.test(res.headers.get('preference-applied') ?? '');
 }

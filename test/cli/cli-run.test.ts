@@ -123,6 +123,8 @@ let apiUrl: string;
 let limitedApiUrl: string;
 let tenant: Awaited<ReturnType<typeof createTenant>>;
 let limitedTenant: Awaited<ReturnType<typeof createTenant>>;
+/** A tenant of its own, so the API's access log shows only the long-polling test's requests. */
+let pollTenant: Awaited<ReturnType<typeof createTenant>>;
 let homeTestId: string;
 const dir = mkdtempSync(path.join(tmpdir(), 'testrun-cli-'));
 /** What afterAll undoes, in reverse order: only what beforeAll got to start. */
@@ -135,6 +137,7 @@ beforeAll(async () => {
   cleanups.push(() => site.close());
   tenant = await createTenant(db);
   limitedTenant = await createTenant(db);
+  pollTenant = await createTenant(db);
   const applied = await applySampleProject(db, tenant.workspace.id, projectFile('shop', site.url));
   homeTestId = nth(nth(applied.suites, 0).tests, 0).id;
   const [pass, fail] = [nth(projectFile('x', site.url).suites, 0), nth(projectFile('x', site.url).suites, 1)];
@@ -148,6 +151,7 @@ beforeAll(async () => {
     ],
   });
   await applySampleProject(db, limitedTenant.workspace.id, projectFile('shop', site.url));
+  await applySampleProject(db, pollTenant.workspace.id, projectFile('shop', site.url));
   const [port, limitedPort] = [await freePort(), await freePort()];
   apiUrl = `http://127.0.0.1:${port}`;
   limitedApiUrl = `http://127.0.0.1:${limitedPort}`;
@@ -157,6 +161,8 @@ beforeAll(async () => {
     PUBLIC_BASE_URL: limitedApiUrl,
     LOG_LEVEL: 'info',
     RATE_LIMIT_PER_MINUTE: '5',
+    // No long polls on this replica: the CLI falls back to polling at its interval, into the limit.
+    LONG_POLL_MAX_WAITERS: '0',
   });
   worker = startService('worker', { WORKER_CONCURRENCY: '2', WORKER_VIDEO: 'off', LOG_LEVEL: 'warn' });
   cleanups.push(() => Promise.all([api.stop(), limitedApi.stop(), worker.stop()]));
@@ -434,6 +440,22 @@ describe('testrun run: errors', () => {
     const r = await cli(['--project', 'no-such-project']);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/API error 404 not_found/);
+  });
+});
+
+describe('testrun run: long polling', () => {
+  it('waits for a slow suite in a handful of requests, however short the poll interval', async () => {
+    const r = await runCli(['run', '--project', 'shop', '--suite', 'slowpass', '--poll-interval', '200ms', '--json'], {
+      TESTRUN_API_URL: apiUrl,
+      TESTRUN_API_KEY: pollTenant.key,
+    });
+    expect(r.code).toBe(0);
+    expect(jsonOf(r, wire.runReport)).toMatchObject({ status: 'passed', counts: { passed: 1 } });
+    const gets = accessLog(api.output(), pollTenant.keyId).filter((l) => l.method === 'GET');
+    // The suite moves queued → running → passed: each GET was held until a change. Polling every
+    // 200 ms through a 3 s page would have taken about 15.
+    expect(gets.length).toBeGreaterThanOrEqual(1);
+    expect(gets.length).toBeLessThanOrEqual(4);
   });
 });
 

@@ -445,12 +445,18 @@ describe('testrun run: errors', () => {
 
 describe('testrun run: long polling', () => {
   it('waits for a slow suite in a handful of requests, however short the poll interval', async () => {
-    const r = await runCli(['run', '--project', 'shop', '--suite', 'slowpass', '--poll-interval', '200ms', '--json'], {
-      TESTRUN_API_URL: apiUrl,
-      TESTRUN_API_KEY: pollTenant.key,
-    });
+    const junit = path.join(dir, 'long-poll.xml');
+    const r = await runCli(
+      ['run', '--project', 'shop', '--suite', 'slowpass', '--poll-interval', '200ms', '--json', '--junit', junit],
+      { TESTRUN_API_URL: apiUrl, TESTRUN_API_KEY: pollTenant.key },
+    );
     expect(r.code).toBe(0);
-    expect(jsonOf(r, wire.runReport)).toMatchObject({ status: 'passed', counts: { passed: 1 } });
+    const report = jsonOf(r, wire.runReport);
+    expect(report).toMatchObject({ status: 'passed', counts: { passed: 1 } });
+    // The test's time is the one the worker measured, not when the client happened to look.
+    const { durationMs } = await db.run.findUniqueOrThrow({ where: { id: nth(report.tests, 0).runId } });
+    expect(nth(report.tests, 0).durationMs).toBe(durationMs);
+    expect(readFileSync(junit, 'utf8')).toContain(`time="${((durationMs ?? Number.NaN) / 1000).toFixed(3)}"`);
     const gets = accessLog(api.output(), pollTenant.keyId).filter((l) => l.method === 'GET');
     // The suite moves queued → running → passed: each GET was held until a change. Polling every
     // 200 ms through a 3 s page would have taken about 15.

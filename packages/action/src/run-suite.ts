@@ -1,14 +1,6 @@
 import * as core from '@actions/core';
 import { countStatuses, isTransientError, TestrunWaitTimeoutError, type TestrunClient } from '@testrun/client';
-import {
-  bareTest,
-  DurationTracker,
-  exitCodeFor,
-  summarize,
-  testsFromRuns,
-  testsFromSuiteRun,
-  verdictLine,
-} from '@testrun/cli/ci';
+import { bareTest, exitCodeFor, summarize, testsFromRuns, testsFromSuiteRun, verdictLine } from '@testrun/cli/ci';
 import {
   formatDuration,
   type ReportCounts,
@@ -36,7 +28,7 @@ export async function runSuite(client: TestrunClient, inputs: ActionInputs, now 
   else core.info(`Enqueued ${ids.runIds.join(', ')}${replayed}`);
 
   const started = now();
-  const progress = new Progress(new DurationTracker(now));
+  const progress = new Progress();
   const waitOptions = { timeoutMs: inputs.timeoutMs, pollIntervalMs: inputs.pollIntervalMs };
   const name = (r: Run) => (target.kind === 'test' ? target.testId : r.id);
   let timedOut = false;
@@ -93,13 +85,10 @@ class Progress {
   suiteRunUrl: string | null = null;
   private readonly logged = new Set<string>();
 
-  constructor(private readonly durations: DurationTracker) {}
-
   readonly onSuiteRun = (s: SuiteRun): void => {
     if (this.suiteRunUrl === null) core.info(`Suite run: ${s.suiteRunUrl}`);
     this.suiteRunUrl = s.suiteRunUrl;
-    for (const t of s.tests) this.durations.observe(t.runId, t.status);
-    this.tests = testsFromSuiteRun(s, this.durations);
+    this.tests = testsFromSuiteRun(s);
     const live = countStatuses(this.tests.map((t) => t.status));
     this.counts = {
       ...live,
@@ -114,8 +103,7 @@ class Progress {
   };
 
   onRuns(runs: readonly Run[], name: (run: Run) => string): void {
-    for (const r of runs) this.durations.observe(r.id, r.status);
-    this.tests = testsFromRuns(runs, name, this.durations);
+    this.tests = testsFromRuns(runs, name);
     ({ counts: this.counts, status: this.status } = summarize(this.tests));
     this.logFinished();
   }

@@ -4,12 +4,4 @@
 export { deriveCiIdempotencyKey } from './client/ci-idempotency';
 export { buildJunitXml } from './client/junit';
 export { parseDuration, parseHeaders, redact, secretsOf, UsageError } from './client/parse-options';
-export {
-  bareTest,
-  DurationTracker,
-  exitCodeFor,
-  summarize,
-  testsFromRuns,
-  testsFromSuiteRun,
-  verdictLine,
-} from './client/report';
+export { bareTest, exitCodeFor, summarize, testsFromRuns, testsFromSuiteRun, verdictLine } from './client/report';

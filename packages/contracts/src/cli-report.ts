@@ -48,7 +48,10 @@ export const ReportTest = Type.Object(
     skip_reason: Run.properties.skip_reason,
     viewUrl: Nullable(Type.String({ description: 'Link to the detailed view of this run, when the API gave one.' })),
     durationMs: Nullable(
-      Type.Number({ description: 'Observed by polling (first seen running → first seen terminal).' }),
+      Type.Number({
+        description:
+          "The run's duration as the service measured it (its duration_ms); null until it ends, and for a run that never started.",
+      }),
     ),
   },
   { additionalProperties: false },

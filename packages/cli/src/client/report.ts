@@ -1,6 +1,5 @@
 import {
   CLI_EXIT_CODES,
-  isTerminalRunStatus,
   type CliExitCode,
   type ReportCounts,
   type ReportTest,
@@ -23,46 +22,23 @@ export function exitCodeFor(status: SuiteRunStatus, timedOut: boolean): CliExitC
   return EXIT.error;
 }
 
-/** Tracks when each run was first seen running and first seen terminal, across polls. */
-export class DurationTracker {
-  private readonly started = new Map<string, number>();
-  private readonly ended = new Map<string, number>();
-  constructor(private readonly now: () => number = Date.now) {}
-
-  observe(runId: string, status: RunStatus): void {
-    const t = this.now();
-    if (status === 'running' && !this.started.has(runId)) this.started.set(runId, t);
-    if (isTerminalRunStatus(status) && !this.ended.has(runId)) this.ended.set(runId, t);
-  }
-
-  durationOf(runId: string): number | null {
-    const s = this.started.get(runId);
-    const e = this.ended.get(runId);
-    return s !== undefined && e !== undefined ? e - s : null;
-  }
-}
-
 /** A report test of a run not read yet (or read without details): only its id, name and status. */
 export function bareTest(runId: string, name: string, status: RunStatus, durationMs: number | null = null): ReportTest {
   return { runId, name, status, result_summary: null, error: null, skip_reason: null, viewUrl: null, durationMs };
 }
 
-/** Report tests from a suite run's test entries. */
-export function testsFromSuiteRun(suiteRun: SuiteRun, durations: DurationTracker): ReportTest[] {
+/** Report tests from a suite run's test entries; durations are the service's own (`durationMs`). */
+export function testsFromSuiteRun(suiteRun: SuiteRun): ReportTest[] {
   return suiteRun.tests.map((t) => ({
-    ...bareTest(t.runId, t.name, t.status, durations.durationOf(t.runId)),
+    ...bareTest(t.runId, t.name, t.status, t.durationMs),
     skip_reason: t.skipReason,
   }));
 }
 
-/** Report tests from runs (test and project mode, where the API gives no test names: `names` supplies them). */
-export function testsFromRuns(
-  runs: readonly Run[],
-  names: (run: Run) => string,
-  durations: DurationTracker,
-): ReportTest[] {
+/** Report tests from runs (test and project mode: `names` gives each its name); durations are the service's own (`duration_ms`). */
+export function testsFromRuns(runs: readonly Run[], names: (run: Run) => string): ReportTest[] {
   return runs.map((r) => ({
-    ...bareTest(r.id, names(r), r.status, durations.durationOf(r.id)),
+    ...bareTest(r.id, names(r), r.status, r.duration_ms),
     result_summary: r.result_summary,
     error: r.error,
     skip_reason: r.skip_reason,

@@ -21,16 +21,7 @@ import { isReportable, openCommand, reportFailure, type CommandContext, type Con
 import { buildJunitXml } from './junit';
 import type { Output } from './output';
 import { parseDuration, UsageError } from './parse-options';
-import {
-  bareTest,
-  DurationTracker,
-  EXIT,
-  exitCodeFor,
-  summarize,
-  testsFromRuns,
-  testsFromSuiteRun,
-  verdictLine,
-} from './report';
+import { bareTest, EXIT, exitCodeFor, summarize, testsFromRuns, testsFromSuiteRun, verdictLine } from './report';
 import { readSecretInputs, type SecretInputFlags } from './secret-inputs';
 
 /** Flags of `testrun run`, as commander gives them. */
@@ -152,7 +143,7 @@ export async function runRunCommand(flags: RunFlags, ctx: CommandContext): Promi
     }
 
     const started = now();
-    const progress = new Progress(out, new DurationTracker(now), started);
+    const progress = new Progress(out, started);
     const testName = (r: Run) => (target.kind === 'test' ? target.testId : r.id);
     let timedOut = false;
     try {
@@ -215,23 +206,20 @@ class Progress {
 
   constructor(
     private readonly out: Output,
-    private readonly durations: DurationTracker,
     private readonly started: number,
   ) {}
 
   readonly onSuiteRun = (s: SuiteRun): void => {
     if (this.suiteRunUrl === null) this.out.info(`Suite run: ${s.suiteRunUrl}`);
     this.suiteRunUrl = s.suiteRunUrl;
-    for (const t of s.tests) this.durations.observe(t.runId, t.status);
-    this.tests = testsFromSuiteRun(s, this.durations);
+    this.tests = testsFromSuiteRun(s);
     this.counts = suiteCounts(s, this.tests);
     this.status = s.status;
     this.out.progress(this.tests, this.counts, this.status, this.started);
   };
 
   onRuns(runs: readonly Run[], names: (run: Run) => string): void {
-    for (const r of runs) this.durations.observe(r.id, r.status);
-    this.tests = testsFromRuns(runs, names, this.durations);
+    this.tests = testsFromRuns(runs, names);
     ({ counts: this.counts, status: this.status } = summarize(this.tests));
     this.out.progress(this.tests, this.counts, this.status, this.started);
   }

@@ -1,6 +1,15 @@
 import * as core from '@actions/core';
-import { countStatuses, isTransientError, TestrunWaitTimeoutError, type TestrunClient } from '@testrun/client';
-import { bareTest, exitCodeFor, summarize, testsFromRuns, testsFromSuiteRun, verdictLine } from '@testrun/cli/ci';
+import { countStatuses, TestrunWaitTimeoutError, type TestrunClient } from '@testrun/client';
+import {
+  addDetails,
+  bareTest,
+  exitCodeFor,
+  suiteCounts,
+  summarize,
+  testsFromRuns,
+  testsFromSuiteRun,
+  verdictLine,
+} from '@testrun/cli/ci';
 import {
   formatDuration,
   type ReportCounts,
@@ -89,15 +98,7 @@ class Progress {
     if (this.suiteRunUrl === null) core.info(`Suite run: ${s.suiteRunUrl}`);
     this.suiteRunUrl = s.suiteRunUrl;
     this.tests = testsFromSuiteRun(s);
-    const live = countStatuses(this.tests.map((t) => t.status));
-    this.counts = {
-      ...live,
-      total: s.total_count,
-      passed: s.passed_count,
-      failed: s.failed_count,
-      error: s.error_count,
-      skipped: s.skipped_count,
-    };
+    this.counts = suiteCounts(s, this.tests);
     this.status = s.status;
     this.logFinished();
   };
@@ -118,22 +119,6 @@ class Progress {
       if (this.logged.has(t.runId) || t.status === 'queued' || t.status === 'running') continue;
       this.logged.add(t.runId);
       core.info(`  ${t.status} ${t.name}${t.result_summary && t.status !== 'passed' ? `: ${t.result_summary}` : ''}`);
-    }
-  }
-}
-
-/** Result summaries, errors and view links of the tests that did not pass (one GET each). */
-async function addDetails(client: TestrunClient, tests: ReportTest[]): Promise<void> {
-  for (const t of tests) {
-    if (t.status !== 'failed' && t.status !== 'error') continue;
-    try {
-      const { run, viewUrl } = await client.getRunWithLink(t.runId);
-      t.result_summary = run.result_summary;
-      t.error = run.error;
-      t.viewUrl = viewUrl;
-    } catch (e) {
-      // The verdict is known already; details are a courtesy a busy API may not give.
-      if (!isTransientError(e)) throw e;
     }
   }
 }

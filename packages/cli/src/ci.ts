@@ -4,4 +4,13 @@
 export { deriveCiIdempotencyKey } from './client/ci-idempotency';
 export { buildJunitXml } from './client/junit';
 export { parseDuration, parseHeaders, redact, secretsOf, UsageError } from './client/parse-options';
-export { bareTest, exitCodeFor, summarize, testsFromRuns, testsFromSuiteRun, verdictLine } from './client/report';
+export {
+  addDetails,
+  bareTest,
+  exitCodeFor,
+  suiteCounts,
+  summarize,
+  testsFromRuns,
+  testsFromSuiteRun,
+  verdictLine,
+} from './client/report';

@@ -9,7 +9,7 @@ import {
   type SuiteRun,
   type SuiteRunStatus,
 } from '@testrun/contracts';
-import { aggregateStatus, countStatuses } from '@testrun/client';
+import { aggregateStatus, countStatuses, isTransientError, type TestrunClient } from '@testrun/client';
 
 /** Exit codes of `testrun run` / `testrun status` (the contracts' `CLI_EXIT_CODES`). */
 export const EXIT = CLI_EXIT_CODES;
@@ -71,4 +71,34 @@ export function verdictLine(
   if (report.timedOut)
     return `Wait budget of ${budget} exceeded before the ${report.kind} finished: ${counts}. The runs continue on the service.`;
   return `The ${report.kind} ${VERDICT[report.status]}: ${counts}.`;
+}
+
+/** A suite run's counters for a report: the service's finished counts, and queued/running from its entries. */
+export function suiteCounts(s: SuiteRun, tests: readonly ReportTest[]): ReportCounts {
+  const live = countStatuses(tests.map((t) => t.status));
+  return {
+    total: s.total_count,
+    queued: live.queued,
+    running: live.running,
+    passed: s.passed_count,
+    failed: s.failed_count,
+    error: s.error_count,
+    skipped: s.skipped_count,
+  };
+}
+
+/** Adds result summaries, error details and view links of the tests that did not pass (one GET each). */
+export async function addDetails(client: TestrunClient, tests: ReportTest[]): Promise<void> {
+  for (const t of tests) {
+    if (t.status !== 'failed' && t.status !== 'error') continue;
+    try {
+      const { run, viewUrl } = await client.getRunWithLink(t.runId);
+      t.result_summary = run.result_summary;
+      t.error = run.error;
+      t.viewUrl = viewUrl;
+    } catch (e) {
+      // The verdict is known already; details are a courtesy the API may be too busy to give.
+      if (!isTransientError(e)) throw e;
+    }
+  }
 }

@@ -1,5 +1,5 @@
 import { writeFileSync } from 'node:fs';
-import { countStatuses, isTransientError, TestrunWaitTimeoutError, type TestrunClient } from '@testrun/client';
+import { countStatuses, TestrunWaitTimeoutError } from '@testrun/client';
 import {
   checkBaseUrl,
   formatDuration,
@@ -21,7 +21,17 @@ import { isReportable, openCommand, reportFailure, type CommandContext, type Con
 import { buildJunitXml } from './junit';
 import type { Output } from './output';
 import { parseDuration, UsageError } from './parse-options';
-import { bareTest, EXIT, exitCodeFor, summarize, testsFromRuns, testsFromSuiteRun, verdictLine } from './report';
+import {
+  addDetails,
+  bareTest,
+  EXIT,
+  exitCodeFor,
+  suiteCounts,
+  summarize,
+  testsFromRuns,
+  testsFromSuiteRun,
+  verdictLine,
+} from './report';
 import { readSecretInputs, type SecretInputFlags } from './secret-inputs';
 
 /** Flags of `testrun run`, as commander gives them. */
@@ -228,33 +238,4 @@ class Progress {
     this.tests = tests;
     ({ counts: this.counts, status: this.status } = summarize(tests));
   }
-}
-
-/** Adds result summaries, error details and view links of the tests that did not pass (one GET each). */
-async function addDetails(client: TestrunClient, tests: ReportTest[]): Promise<void> {
-  for (const t of tests) {
-    if (t.status !== 'failed' && t.status !== 'error') continue;
-    try {
-      const { run, viewUrl } = await client.getRunWithLink(t.runId);
-      t.result_summary = run.result_summary;
-      t.error = run.error;
-      t.viewUrl = viewUrl;
-    } catch (e) {
-      // The verdict is known already; details are a courtesy the API may be too busy to give.
-      if (!isTransientError(e)) throw e;
-    }
-  }
-}
-
-function suiteCounts(s: SuiteRun, tests: readonly ReportTest[]): ReportCounts {
-  const live = countStatuses(tests.map((t) => t.status));
-  return {
-    total: s.total_count,
-    queued: live.queued,
-    running: live.running,
-    passed: s.passed_count,
-    failed: s.failed_count,
-    error: s.error_count,
-    skipped: s.skipped_count,
-  };
 }

@@ -112,6 +112,8 @@ export interface ListingQuery {
   limit: number;
   /** Where the previous page ended: created_at and id of its last item. */
   after: { createdAt: Date; id: string } | null;
+  /** The listing and its filters as one string: what a cursor of this listing is bound to. */
+  filters: string;
 }
 
 export type ListingQueryResult = { ok: true; value: ListingQuery } | { ok: false; errors: ProblemFieldError[] };
@@ -161,6 +163,7 @@ export function parseListingQuery(kind: 'runs' | 'suite-runs', query: Record<str
       createdBefore: q.createdBefore === undefined ? null : new Date(q.createdBefore),
       limit,
       after: after === null || typeof after === 'string' ? null : after,
+      filters,
     },
   };
 }
@@ -172,13 +175,8 @@ function filterKey(kind: string, q: Static<typeof RunListQuery>): string {
 }
 
 /** A cursor: where a page ended, and the filters of its listing, base64url-encoded JSON. */
-export function writeCursor(
-  kind: 'runs' | 'suite-runs',
-  query: Record<string, unknown>,
-  last: { createdAt: Date; id: string },
-): string {
-  const filters = filterKey(kind, query);
-  return Buffer.from(JSON.stringify([last.createdAt.toISOString(), last.id, filters])).toString('base64url');
+export function writeCursor(query: ListingQuery, last: { createdAt: Date; id: string }): string {
+  return Buffer.from(JSON.stringify([last.createdAt.toISOString(), last.id, query.filters])).toString('base64url');
 }
 
 function readCursor(cursor: string, filters: string): { createdAt: Date; id: string } | 'invalid' | 'other' {

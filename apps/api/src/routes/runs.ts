@@ -52,7 +52,7 @@ export function createRunsRouter(deps: AppDeps): Router {
 
   router.get('/', async (req, res) => {
     const query = listingQuery('runs', req.query);
-    res.json(await listRuns(db, authOf(res).workspaceId, query, req.query));
+    res.json(await listRuns(db, authOf(res).workspaceId, query));
   });
 
   router.get('/:runId', async (req, res) => {

@@ -13,7 +13,7 @@ export function createSuiteRunsRouter(deps: AppDeps): Router {
   const router = Router();
   router.get('/', async (req, res) => {
     const query = listingQuery('suite-runs', req.query);
-    res.json(await listSuiteRuns(deps.db, deps.keys, deps.config, authOf(res).workspaceId, query, req.query));
+    res.json(await listSuiteRuns(deps.db, deps.keys, deps.config, authOf(res).workspaceId, query));
   });
   router.get('/:suiteRunId', async (req, res) => {
     const { workspaceId } = authOf(res);

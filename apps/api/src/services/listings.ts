@@ -43,6 +43,17 @@ function pageSql(
   return { text: `SELECT * FROM (${legs}) page ORDER BY created_at DESC, id DESC LIMIT ${limit}`, values };
 }
 
+/** The page of rows read with one extra (see pageSql), and the cursor after it when there is more. */
+function pageOf<Row extends { created_at: Date; id: string }>(
+  rows: Row[],
+  query: ListingQuery,
+): { page: Row[]; next_cursor: string | null } {
+  const page = rows.slice(0, query.limit);
+  const last = page.at(-1);
+  const more = rows.length > query.limit && last !== undefined;
+  return { page, next_cursor: more ? writeCursor(query, { createdAt: last.created_at, id: last.id }) : null };
+}
+
 /** A statement's name for the prepared-statement cache: one per shape of query. */
 const statementName = (prefix: string, text: string) =>
   `${prefix}_${createHash('sha256').update(text).digest('hex').slice(0, 16)}`;
@@ -70,12 +81,7 @@ async function scopeIds(
 }
 
 /** GET /api/v1/runs: a page of the workspace's runs, newest first. */
-export async function listRuns(
-  db: Db,
-  workspaceId: string,
-  query: ListingQuery,
-  rawQuery: Record<string, unknown>,
-): Promise<RunList> {
+export async function listRuns(db: Db, workspaceId: string, query: ListingQuery): Promise<RunList> {
   const { projectId, suiteId } = await scopeIds(db, workspaceId, query);
   const conditions: Array<[string, unknown]> = [['r.workspace_id = ?', workspaceId]];
   if (suiteId) conditions.push(['r.suite_id = ?', suiteId]);
@@ -90,15 +96,8 @@ export async function listRuns(
     query,
   );
   const rows = await readSql<RunRow>(db, statementName('list_runs', text), text, values);
-  const page = rows.slice(0, query.limit);
-  const last = page.at(-1);
-  return {
-    runs: page.map(toRun),
-    next_cursor:
-      rows.length > query.limit && last
-        ? writeCursor('runs', rawQuery, { createdAt: last.created_at, id: last.id })
-        : null,
-  };
+  const { page, next_cursor } = pageOf(rows, query);
+  return { runs: page.map(toRun), next_cursor };
 }
 
 /** GET /api/v1/suite-runs: a page of the workspace's suite runs, newest first, without their tests. */
@@ -108,7 +107,6 @@ export async function listSuiteRuns(
   links: ViewLinkConfig,
   workspaceId: string,
   query: ListingQuery,
-  rawQuery: Record<string, unknown>,
 ): Promise<SuiteRunList> {
   const { projectId, suiteId } = await scopeIds(db, workspaceId, query);
   const conditions: Array<[string, unknown]> = [['s.workspace_id = ?', workspaceId]];
@@ -123,8 +121,7 @@ export async function listSuiteRuns(
   );
   type Row = SuiteRunRow & { project_slug: string; suite_slug: string; suite_name: string };
   const rows = await readSql<Row>(db, statementName('list_suite_runs', text), text, values);
-  const page = rows.slice(0, query.limit);
-  const last = page.at(-1);
+  const { page, next_cursor } = pageOf(rows, query);
   return {
     suite_runs: page.map((row) => ({
       ...toSuiteRunSummary(keys, links, row),
@@ -132,9 +129,6 @@ export async function listSuiteRuns(
       suite_slug: row.suite_slug,
       suite_name: row.suite_name,
     })),
-    next_cursor:
-      rows.length > query.limit && last
-        ? writeCursor('suite-runs', rawQuery, { createdAt: last.created_at, id: last.id })
-        : null,
+    next_cursor,
   };
 }

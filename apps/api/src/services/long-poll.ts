@@ -49,7 +49,8 @@ interface Waiter {
  * wait at once; past that a request is answered at once, as if it had not asked to wait.
  */
 export class ChangeWatcher {
-  private readonly waiters = new Map<string, Set<Waiter>>();
+  /** The waits of each resource, by kind and id. */
+  private readonly waiters: Record<Kind, Map<string, Set<Waiter>>> = { run: new Map(), 'suite-run': new Map() };
   private count = 0;
   private timer: NodeJS.Timeout | null = null;
   private closed = false;
@@ -72,17 +73,17 @@ export class ChangeWatcher {
    */
   wait(kind: Kind, id: string, seen: string, ms: number, signal: AbortSignal): Promise<WaitOutcome> | null {
     if (this.closed || this.count >= this.maxWaiters) return null;
-    const key = `${kind}:${id}`;
+    const byId = this.waiters[kind];
     return new Promise<WaitOutcome>((resolve) => {
       const waiter: Waiter = {
         seen,
         finish: (outcome) => {
           clearTimeout(timeout);
           signal.removeEventListener('abort', abort);
-          const set = this.waiters.get(key);
+          const set = byId.get(id);
           if (!set?.delete(waiter)) return;
           this.count--;
-          if (set.size === 0) this.waiters.delete(key);
+          if (set.size === 0) byId.delete(id);
           if (this.count === 0) this.stopTimer();
           resolve(outcome);
         },
@@ -90,9 +91,9 @@ export class ChangeWatcher {
       const timeout = setTimeout(() => waiter.finish('timeout'), ms);
       const abort = () => waiter.finish('closed');
       signal.addEventListener('abort', abort, { once: true });
-      const set = this.waiters.get(key) ?? new Set<Waiter>();
+      const set = byId.get(id) ?? new Set<Waiter>();
       set.add(waiter);
-      this.waiters.set(key, set);
+      byId.set(id, set);
       this.count++;
       this.timer ??= setInterval(() => void this.check(), CHECK_INTERVAL_MS);
     });
@@ -101,7 +102,9 @@ export class ChangeWatcher {
   /** Ends every wait now (the replica is stopping): each request answers with what it has. */
   close(): void {
     this.closed = true;
-    for (const set of [...this.waiters.values()]) for (const waiter of [...set]) waiter.finish('closed');
+    for (const byId of Object.values(this.waiters)) {
+      for (const set of [...byId.values()]) for (const waiter of [...set]) waiter.finish('closed');
+    }
     this.stopTimer();
   }
 
@@ -115,12 +118,8 @@ export class ChangeWatcher {
   private async check(): Promise<void> {
     if (this.checking) return;
     this.checking = true;
-    const runIds: string[] = [];
-    const suiteRunIds: string[] = [];
-    for (const key of this.waiters.keys()) {
-      const [kind, id = ''] = key.split(/:(.*)/s);
-      (kind === 'run' ? runIds : suiteRunIds).push(id);
-    }
+    const runIds = [...this.waiters.run.keys()];
+    const suiteRunIds = [...this.waiters['suite-run'].keys()];
     try {
       const rows = await readSql<{ kind: Kind; id: string; fingerprint: string }>(
         this.db,
@@ -132,7 +131,7 @@ export class ChangeWatcher {
         [runIds, suiteRunIds],
       );
       for (const row of rows) {
-        for (const waiter of [...(this.waiters.get(`${row.kind}:${row.id}`) ?? [])]) {
+        for (const waiter of [...(this.waiters[row.kind].get(row.id) ?? [])]) {
           if (waiter.seen !== row.fingerprint) waiter.finish('changed');
         }
       }

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { XMLParser } from 'fast-xml-parser';
 import type { Db } from '@testrun/core';
 import type { ProjectFile } from '@testrun/contracts';
-import { freePort, startService, waitReady, type ServiceProcess } from '../cli/cli-harness';
+import { freePort, protectedPreviewTest, startService, waitReady, type ServiceProcess } from '../cli/cli-harness';
 import { PROTECTED_CREDENTIALS, startFixtureSite, type FixtureSite } from '../fixtures/site';
 import { applySampleProject, createTenant, testDb } from '../support/harness';
 import { REPO_ROOT } from '../support/processes';
@@ -41,18 +41,7 @@ function projectFile(site: string): ProjectFile {
       {
         slug: 'pass',
         name: 'Pass',
-        tests: [
-          home,
-          {
-            key: 'protected',
-            name: 'Protected preview (needs the basic-auth header)',
-            timeoutMs: 15_000,
-            steps: [
-              { action: 'goto', url: '/protected' },
-              { action: 'expectText', selector: '#secret', text: 'Welcome, demo', timeoutMs: 3_000 },
-            ],
-          },
-        ],
+        tests: [home, protectedPreviewTest()],
       },
       {
         slug: 'fail',

@@ -1,11 +1,26 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import type { ProjectFile } from '@testrun/contracts';
 import { spawnService } from '../support/processes';
 
 const ROOT = path.resolve(__dirname, '../..');
 const BIN = path.join(ROOT, 'packages/cli/bin/testrun.js');
 
 export { freePort } from '../support/processes';
+
+/** A project-file test of the fixture site's page behind basic auth: it passes only with the header. */
+export function protectedPreviewTest(name = 'Protected preview (needs the basic-auth header)') {
+  const test: ProjectFile['suites'][number]['tests'][number] = {
+    key: 'protected',
+    name,
+    timeoutMs: 15_000,
+    steps: [
+      { action: 'goto', url: '/protected' },
+      { action: 'expectText', selector: '#secret', text: 'Welcome, demo', timeoutMs: 3_000 },
+    ],
+  };
+  return test;
+}
 
 /** A real service process (`pnpm api` / `pnpm worker` without pnpm in between, so its pid is the process's). */
 export interface ServiceProcess {

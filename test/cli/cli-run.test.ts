@@ -16,6 +16,7 @@ import { applySampleProject, createTenant, testDb } from '../support/harness';
 import {
   accessLog,
   freePort,
+  protectedPreviewTest,
   runCli,
   startService,
   waitReady,
@@ -61,18 +62,7 @@ function projectFile(slug: string, site: string): ProjectFile {
       {
         slug: 'pass',
         name: 'Pass',
-        tests: [
-          home('home'),
-          {
-            key: 'protected',
-            name: 'Protected preview (needs the basic-auth header)',
-            timeoutMs: 15_000,
-            steps: [
-              { action: 'goto', url: '/protected' },
-              { action: 'expectText', selector: '#secret', text: 'Welcome, demo', timeoutMs: 3_000 },
-            ],
-          },
-        ],
+        tests: [home('home'), protectedPreviewTest()],
       },
       { slug: 'fail', name: 'Fail', tests: [home('home'), mismatch, disabled] },
       {

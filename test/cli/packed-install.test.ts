@@ -13,7 +13,14 @@ import { parsed, wire } from '../api/typed';
 import { PROTECTED_CREDENTIALS, startFixtureSite, type FixtureSite } from '../fixtures/site';
 import { applySampleProject, createTenant, testDb } from '../support/harness';
 import { installAlone, packPackage } from '../support/packed';
-import { freePort, startService, waitReady, type CliResult, type ServiceProcess } from './cli-harness';
+import {
+  freePort,
+  protectedPreviewTest,
+  startService,
+  waitReady,
+  type CliResult,
+  type ServiceProcess,
+} from './cli-harness';
 
 jest.setTimeout(180_000);
 
@@ -44,17 +51,7 @@ function project(baseUrl: string): ProjectFile {
       {
         slug: 'smoke',
         name: 'Smoke',
-        tests: [
-          {
-            key: 'protected',
-            name: 'Protected preview',
-            timeoutMs: 15_000,
-            steps: [
-              { action: 'goto', url: '/protected' },
-              { action: 'expectText', selector: '#secret', text: 'Welcome, demo', timeoutMs: 3_000 },
-            ],
-          },
-        ],
+        tests: [protectedPreviewTest('Protected preview')],
       },
     ],
   };

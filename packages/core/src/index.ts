@@ -20,3 +20,4 @@ export * from './with-timeout';
 export * from './probe-server';
 export * from './create-runs';
 export * from './target-policy';
+export * from './resource-reads';

@@ -1,9 +1,18 @@
 import { createHash } from 'node:crypto';
 import { writeCursor, type ListingQuery, type RunList, type SuiteRunList } from '@testrun/contracts';
-import { readSql, type Db, type DerivedKeys, type ViewLinkConfig } from '@testrun/core';
+import {
+  readSql,
+  RUN_COLUMNS,
+  SUITE_RUN_COLUMNS,
+  toRun,
+  toSuiteRunSummary,
+  type Db,
+  type DerivedKeys,
+  type RunRow,
+  type SuiteRunRow,
+  type ViewLinkConfig,
+} from '@testrun/core';
 import { ApiError } from '../errors';
-import { RUN_COLUMNS, toRun, type RunRow } from './run-reads';
-import { SUITE_RUN_COLUMNS, toSuiteRunSummary, type SuiteRunRow } from './suite-runs';
 
 /**
  * The SQL of one page, newest first, and its parameters. Every filter is an equality on a column

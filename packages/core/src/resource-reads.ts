@@ -1,0 +1,175 @@
+// The run and suite run as the API gives them (GET of each), read from Postgres: what the API answers
+// and what webhooks carry, built by the same code.
+import {
+  isRunErrorCode,
+  readEvidencePolicy,
+  type Run,
+  type RunOutcomeCode,
+  type RunStatus,
+  type SkipReason,
+  type SuiteRun,
+  type SuiteRunStatus,
+  type TestEntry,
+} from '@testrun/contracts';
+import { readSql, type Db } from './db';
+import type { DerivedKeys } from './secrets';
+import { suiteRunViewUrl, viewLinkTerms, type ViewLinkConfig, type ViewLinkState } from './view-links';
+
+/** A run's row as {@link RUN_COLUMNS} selects it (from `runs r` joined to its suite run `s`). */
+export type RunRow = {
+  id: string;
+  status: RunStatus;
+  evidence: unknown;
+  result_summary: string;
+  outcome_code: RunOutcomeCode | null;
+  outcome_message: string | null;
+  outcome_step: number | null;
+  skip_reason: SkipReason | null;
+  test_id: string;
+  test_name: string;
+  suite_run_id: string | null;
+  created_at: Date;
+  started_at: Date | null;
+  finished_at: Date | null;
+  duration_ms: number | null;
+  attempt: number;
+  view_token_version: number | null;
+};
+
+/** What a Run is made of, for `SELECT … FROM runs r LEFT JOIN suite_runs s ON s.id = r.suite_run_id`. */
+export const RUN_COLUMNS = `r.id, r.status::text AS status, r.evidence, r.result_summary, r.outcome_code::text AS outcome_code,
+      r.outcome_message, r.outcome_step, r.skip_reason::text AS skip_reason, r.test_id, r.test_name, r.suite_run_id,
+      r.created_at, r.started_at, r.finished_at, r.duration_ms, r.attempt, s.view_token_version`;
+
+/** A run's row as the contract's Run. */
+export function toRun(row: RunRow): Run {
+  return {
+    id: row.id,
+    status: row.status,
+    result_summary: row.result_summary,
+    error:
+      row.status === 'error'
+        ? {
+            // The database keeps failure codes off `error` runs (runs_outcome_code_matches_status).
+            code: isRunErrorCode(row.outcome_code) ? row.outcome_code : 'internal_error',
+            message: row.outcome_message ?? row.result_summary,
+            step: row.outcome_step,
+          }
+        : null,
+    skip_reason: row.status === 'skipped' ? row.skip_reason : null,
+    // Runs created before evidence policies existed have none to show.
+    ...(row.evidence === null ? {} : { evidence: readEvidencePolicy(row.evidence) }),
+    test_id: row.test_id,
+    test_name: row.test_name,
+    suite_run_id: row.suite_run_id,
+    created_at: row.created_at.toISOString(),
+    started_at: row.started_at?.toISOString() ?? null,
+    finished_at: row.finished_at?.toISOString() ?? null,
+    duration_ms: row.finished_at ? row.duration_ms : null,
+    // A claim (`attempt`) taken again after a worker was lost is the same attempt of the test.
+    attempts: row.started_at ? 1 : 0,
+  };
+}
+
+/** One run as the contract's Run, with the state its view link is signed with. */
+export type RunRead = { run: Run; link: ViewLinkState };
+
+/**
+ * One run of the workspace as the contract's Run, with its view link's state, in one statement
+ * (this is what clients poll); null for an unknown id or one of another workspace.
+ */
+export async function readRun(db: Db, workspaceId: string, runId: string): Promise<RunRead | null> {
+  const rows = await readSql<RunRow>(
+    db,
+    'run_by_id',
+    `SELECT ${RUN_COLUMNS}
+    FROM runs r LEFT JOIN suite_runs s ON s.id = r.suite_run_id
+    WHERE r.id = $1 AND r.workspace_id = $2`,
+    [runId, workspaceId],
+  );
+  const row = rows[0];
+  return row ? { run: toRun(row), link: { createdAt: row.created_at, version: row.view_token_version ?? 0 } } : null;
+}
+
+/** A suite run's row as {@link SUITE_RUN_COLUMNS} selects it (from `suite_runs s`). */
+export type SuiteRunRow = {
+  id: string;
+  status: SuiteRunStatus;
+  total_count: number;
+  passed_count: number;
+  failed_count: number;
+  error_count: number;
+  skipped_count: number;
+  created_at: Date;
+  started_at: Date | null;
+  finished_at: Date | null;
+  view_token_version: number;
+};
+
+/** What a suite run is made of, its tests aside, for `SELECT … FROM suite_runs s`. */
+export const SUITE_RUN_COLUMNS = `s.id, s.status::text AS status, s.total_count, s.passed_count, s.failed_count,
+      s.error_count, s.skipped_count, s.created_at, s.started_at, s.finished_at, s.view_token_version`;
+
+/** A suite run's row as the contract's SuiteRun without its tests, with its signed view link. */
+export function toSuiteRunSummary(keys: DerivedKeys, links: ViewLinkConfig, row: SuiteRunRow): Omit<SuiteRun, 'tests'> {
+  return {
+    id: row.id,
+    status: row.status,
+    total_count: row.total_count,
+    passed_count: row.passed_count,
+    failed_count: row.failed_count,
+    error_count: row.error_count,
+    skipped_count: row.skipped_count,
+    suiteRunUrl: suiteRunViewUrl(
+      links.publicBaseUrl,
+      keys.view,
+      row.id,
+      viewLinkTerms({ createdAt: row.created_at, version: row.view_token_version }, links.viewLinkTtlDays),
+    ),
+    created_at: row.created_at.toISOString(),
+    started_at: row.started_at?.toISOString() ?? null,
+    finished_at: row.finished_at?.toISOString() ?? null,
+    duration_ms: row.started_at && row.finished_at ? row.finished_at.getTime() - row.started_at.getTime() : null,
+  };
+}
+
+/**
+ * One suite run of the workspace with its children in position order, in one statement (the
+ * children come as one JSON array, built by Postgres from the (suite_run_id, position) index); null
+ * for an unknown id or one of another workspace.
+ */
+export async function readSuiteRun(
+  db: Db,
+  keys: DerivedKeys,
+  links: ViewLinkConfig,
+  workspaceId: string,
+  suiteRunId: string,
+): Promise<SuiteRun | null> {
+  type Row = SuiteRunRow & {
+    /** The children in position order as [id, test name, status, skip reason, duration] (a JSON array). */
+    tests: Array<[string, string, RunStatus, SkipReason | null, number | null]>;
+  };
+  const rows = await readSql<Row>(
+    db,
+    'suite_run_by_id',
+    `SELECT ${SUITE_RUN_COLUMNS},
+      COALESCE((SELECT json_agg(json_build_array(r.id, r.test_name, r.status, r.skip_reason,
+          CASE WHEN r.finished_at IS NULL THEN NULL ELSE r.duration_ms END) ORDER BY r.position)
+        FROM runs r WHERE r.suite_run_id = s.id), '[]'::json) AS tests
+    FROM suite_runs s
+    WHERE s.id = $1 AND s.workspace_id = $2`,
+    [suiteRunId, workspaceId],
+  );
+  const row = rows[0];
+  if (!row) return null;
+  return {
+    ...toSuiteRunSummary(keys, links, row),
+    tests: row.tests.map(([runId, name, status, skipReason, durationMs]): TestEntry => ({
+      runId,
+      name,
+      status,
+      skipReason: status === 'skipped' ? skipReason : null,
+      durationMs,
+    })),
+  };
+}

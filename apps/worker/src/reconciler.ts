@@ -118,7 +118,7 @@ export class Reconciler {
         const { requeued, lost } = await this.settleJobs();
         const purged = await this.purgeIdempotencyRecords();
         const { retention } = this.options;
-        const expired = retention ? await purgeExpired({ db, ...retention, batchSize: this.batchSize }) : undefined;
+        const expired = retention ? await purgeExpired({ db, ...retention }) : undefined;
         const report = { ran: true, requeued, timedOut, lost, purged, expired };
         if (requeued.length || timedOut.length || lost.length) {
           this.options.logger.warn('reconciler settled runs', {

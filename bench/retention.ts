@@ -121,10 +121,10 @@ async function seed(
 
 /** POSTs one-test run requests one after another until `until` resolves; each answer's time in ms. */
 async function enqueueUntil(bench: Bench, until: Promise<unknown>): Promise<number[]> {
-  let over = false;
-  void until.finally(() => (over = true));
+  const window = { over: false };
+  void until.finally(() => (window.over = true));
   const times: number[] = [];
-  while (!over) {
+  while (!window.over) {
     const t0 = performance.now();
     await bench.post({ projectSlug: 'retention', suiteSlug: 'post' });
     times.push(performance.now() - t0);

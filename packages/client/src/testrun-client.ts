@@ -26,6 +26,8 @@ type RequestOptions = {
 type PollRead<T> = { state: T; waited: boolean };
 type PollReadOptions = { deadline: number; signal?: AbortSignal; waitSeconds?: number };
 type Response<T> = { body: T; status: number; headers: Headers };
+/** An earlier answer and its `ETag`: sent as `If-None-Match`, and what a 304 stands for. */
+type Cached<T> = { etag: string; body: T };
 
 export const DEFAULT_WAIT_TIMEOUT_MS = 15 * 60_000;
 export const DEFAULT_POLL_INTERVAL_MS = 3_000;
@@ -125,32 +127,56 @@ export class TestrunClient {
     return (await this.readSuiteRun(suiteRunId, options)).state;
   }
 
-  private async readRun(runId: string, options: RequestOptions): Promise<RunWithLink & { waited: boolean }> {
-    const res = await this.request<Run>('GET', `/api/v1/runs/${encodeURIComponent(runId)}`, options);
-    return { run: res.body, viewUrl: parseAlternateLink(res.headers.get('link')), waited: waited(res) };
+  private async readRun(
+    runId: string,
+    options: RequestOptions,
+    cached?: Cached<Run>,
+  ): Promise<RunWithLink & { waited: boolean; etag: string | null }> {
+    const res = await this.request<Run>('GET', `/api/v1/runs/${encodeURIComponent(runId)}`, options, cached);
+    const viewUrl = parseAlternateLink(res.headers.get('link'));
+    return { run: res.body, viewUrl, waited: waited(res), etag: res.headers.get('etag') };
   }
 
-  private async readSuiteRun(suiteRunId: string, options: RequestOptions): Promise<PollRead<SuiteRun>> {
-    const res = await this.request<SuiteRun>('GET', `/api/v1/suite-runs/${encodeURIComponent(suiteRunId)}`, options);
-    return { state: res.body, waited: waited(res) };
+  private async readSuiteRun(
+    suiteRunId: string,
+    options: RequestOptions,
+    cached?: Cached<SuiteRun>,
+  ): Promise<PollRead<SuiteRun> & { etag: string | null }> {
+    const path = `/api/v1/suite-runs/${encodeURIComponent(suiteRunId)}`;
+    const res = await this.request<SuiteRun>('GET', path, options, cached);
+    return { state: res.body, waited: waited(res), etag: res.headers.get('etag') };
   }
 
-  /** Polls a run until it is terminal; rejects with {@link TestrunWaitTimeoutError} when the budget runs out. */
+  /**
+   * Polls a run until it is terminal; rejects with {@link TestrunWaitTimeoutError} when the budget
+   * runs out. Each poll after the first sends the last answer's `ETag` as `If-None-Match`, so an
+   * unchanged run costs the server no body (304).
+   */
   async waitForRun(runId: string, options: WaitOptions<Run> = {}): Promise<Run> {
+    let cached: Cached<Run> | undefined;
     return this.poll(
       `Run ${runId}`,
       options,
-      (o) => this.readRun(runId, o).then((r) => ({ state: r.run, waited: r.waited })),
+      async (o) => {
+        const r = await this.readRun(runId, o, cached);
+        cached = r.etag ? { etag: r.etag, body: r.run } : undefined;
+        return { state: r.run, waited: r.waited };
+      },
       (run) => isTerminalRunStatus(run.status),
     );
   }
 
-  /** Polls a suite run until it is terminal (every child terminal). */
+  /** Polls a suite run until it is terminal (every child terminal), conditionally as {@link waitForRun} does. */
   async waitForSuiteRun(suiteRunId: string, options: WaitOptions<SuiteRun> = {}): Promise<SuiteRun> {
+    let cached: Cached<SuiteRun> | undefined;
     return this.poll(
       `Suite run ${suiteRunId}`,
       options,
-      (o) => this.readSuiteRun(suiteRunId, o),
+      async (o) => {
+        const r = await this.readSuiteRun(suiteRunId, o, cached);
+        cached = r.etag ? { etag: r.etag, body: r.state } : undefined;
+        return r;
+      },
       (s) => isTerminalRunStatus(s.status),
     );
   }
@@ -220,7 +246,13 @@ export class TestrunClient {
     }
   }
 
-  private async request<T>(method: 'GET' | 'POST', path: string, options: RequestOptions = {}): Promise<Response<T>> {
+  /** One request, retried as the class says; with `cached`, a conditional GET whose 304 answers `cached.body`. */
+  private async request<T>(
+    method: 'GET' | 'POST',
+    path: string,
+    options: RequestOptions = {},
+    cached?: Cached<T>,
+  ): Promise<Response<T>> {
     const o = this.options;
     const headers: Record<string, string> = {
       authorization: `Bearer ${o.apiKey}`,
@@ -230,6 +262,7 @@ export class TestrunClient {
     if (options.body !== undefined) headers['content-type'] = 'application/json';
     if (options.idempotencyKey !== undefined) headers['idempotency-key'] = options.idempotencyKey;
     if (options.waitSeconds !== undefined) headers.prefer = `wait=${options.waitSeconds}`;
+    if (cached) headers['if-none-match'] = cached.etag;
     const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
     let faults = 0;
     let rateLimited = 0;
@@ -240,6 +273,7 @@ export class TestrunClient {
         const res = await this.send(method, path, headers, payload, options.signal, (options.waitSeconds ?? 0) * 1000);
         this.lastRateLimit = parseRateLimit(res.headers) ?? this.lastRateLimit;
         if (res.ok) return { body: (await readJson(res)) as T, status: res.status, headers: res.headers };
+        if (res.status === 304 && cached) return { body: cached.body, status: 304, headers: res.headers };
         error = await toApiError(res, o.now());
       } catch (e) {
         if (options.signal?.aborted) throw options.signal.reason;

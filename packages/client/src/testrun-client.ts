@@ -1,17 +1,28 @@
 import { randomUUID } from 'node:crypto';
 import {
   isTerminalRunStatus,
+  type ProjectList,
   type ProjectRunsCreated,
   type Run,
   type RunCreateRequest,
   type RunCreateResponse,
+  type RunList,
   type SingleRunCreated,
   type SuiteRun,
   type SuiteRunCreated,
+  type SuiteRunList,
 } from '@testrun/contracts';
 import { backoffDelay, parseAlternateLink, parseRateLimit, type RateLimitInfo } from './backoff';
 import { isTransientError, TestrunApiError, TestrunNetworkError, TestrunWaitTimeoutError } from './errors';
-import type { EnqueueOptions, EnqueueResult, RunWithLink, TestrunClientOptions, WaitOptions } from './options';
+import type {
+  EnqueueOptions,
+  EnqueueResult,
+  RunListFilters,
+  RunWithLink,
+  SuiteRunListFilters,
+  TestrunClientOptions,
+  WaitOptions,
+} from './options';
 import { readJson, toApiError } from './responses';
 
 type RequestOptions = {
@@ -125,6 +136,21 @@ export class TestrunClient {
   /** GET /api/v1/suite-runs/:id. */
   async getSuiteRun(suiteRunId: string, options: { deadline?: number; signal?: AbortSignal } = {}): Promise<SuiteRun> {
     return (await this.readSuiteRun(suiteRunId, options)).state;
+  }
+
+  /** GET /api/v1/projects: the workspace's projects, their suites and tests (ids, keys, names, enabled). */
+  async listProjects(): Promise<ProjectList> {
+    return (await this.request<ProjectList>('GET', '/api/v1/projects')).body;
+  }
+
+  /** GET /api/v1/runs: one page of runs, newest first; pass `next_cursor` as `cursor` for the next. */
+  async listRuns(filters: RunListFilters = {}): Promise<RunList> {
+    return (await this.request<RunList>('GET', `/api/v1/runs${listingQuery(filters)}`)).body;
+  }
+
+  /** GET /api/v1/suite-runs: one page of suite runs (without their per-test entries), newest first. */
+  async listSuiteRuns(filters: SuiteRunListFilters = {}): Promise<SuiteRunList> {
+    return (await this.request<SuiteRunList>('GET', `/api/v1/suite-runs${listingQuery(filters)}`)).body;
   }
 
   private async readRun(
@@ -335,6 +361,17 @@ export class TestrunClient {
       throw new TestrunNetworkError(`${method} ${this.base}${path} failed: ${why}`, { cause: e });
     }
   }
+}
+
+/** A listing's query string: the filters given, statuses comma-separated; the API checks them. */
+function listingQuery(filters: RunListFilters): string {
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries(filters)) {
+    if (value === undefined) continue;
+    params.set(name, Array.isArray(value) ? value.join(',') : String(value));
+  }
+  const query = params.toString();
+  return query ? `?${query}` : '';
 }
 
 /** Whether the server honoured a `Prefer: wait` (RFC 7240 `Preference-Applied`). */

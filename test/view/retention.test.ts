@@ -9,6 +9,7 @@ import {
   ID_PREFIX,
   LocalArtifactStore,
   newId,
+  S3ArtifactStore,
   runViewUrl,
   suiteRunViewUrl,
   type ArtifactStore,
@@ -17,16 +18,14 @@ import {
 import { purgeExpired, Reconciler, type RetentionDays } from '@testrun/worker';
 import { testDb } from '../support/harness';
 import { present } from '../support/present';
+import { startS3Server } from '../support/s3-server';
 import { createSuiteRun, STEPS } from './seed';
 import { startApi } from './server';
 
-// Retention against real Postgres, the local artifact store and the real API with its view: runs
-// and artifacts are back-dated, then purged by the worker's own purge (and once by a reconciler pass).
-//
-// The defaults here are far longer than any other test back-dates its rows, so a purge of this file
-// never touches another file's runs in the same database; what each test expects to expire is
-// older than them, or in a workspace with settings of its own.
-const DEFAULTS: RetentionDays = { artifactDays: 3_000, runDays: 3_100 };
+// Retention against real Postgres, the local artifact store (and once S3) and the real API with its
+// view: runs and artifacts are back-dated, then purged by the worker's own purge (and once by a
+// reconciler pass). The test file has a database of its own (test/support/per-file-setup.ts).
+const DEFAULTS: RetentionDays = { artifactDays: 30, runDays: 90 };
 const DAY = 24 * 60 * 60 * 1000;
 // Links that still work: one of the older form would expire with its subject's age.
 const TERMS = { expiresAt: new Date(Date.now() + DAY), version: 0 };
@@ -60,7 +59,7 @@ type Seeded = {
  * an artifact and a trace, files in the store and rows in Postgres, as the worker leaves them; then
  * everything is back-dated by `ageDays`.
  */
-async function seedFinished(ageDays: number): Promise<Seeded> {
+async function seedFinished(ageDays: number, target: ArtifactStore = store): Promise<Seeded> {
   const suite = await createSuiteRun(
     db,
     api.keys,
@@ -78,8 +77,8 @@ async function seedFinished(ageDays: number): Promise<Seeded> {
     const traceId = newId(ID_PREFIX.artifact);
     const shotKey = artifactKey(suite.workspaceId, runId, shotId, 'step-1.png');
     const traceKey = artifactKey(suite.workspaceId, runId, traceId, 'trace.zip');
-    await store.put(shotKey, Buffer.from('png bytes'));
-    await store.put(traceKey, Buffer.from('zip bytes'));
+    await target.put(shotKey, Buffer.from('png bytes'));
+    await target.put(traceKey, Buffer.from('zip bytes'));
     files.push({ runId, artifactId: shotId, key: shotKey }, { runId, artifactId: traceId, key: traceKey });
     await db.run.update({
       where: { id: runId },
@@ -156,8 +155,8 @@ async function seedFinished(ageDays: number): Promise<Seeded> {
   };
 }
 
-async function filesLeft(seeded: Seeded): Promise<number> {
-  const found = await Promise.all(seeded.files.map((f) => store.get(f.key)));
+async function filesLeft(seeded: Seeded, target: ArtifactStore = store): Promise<number> {
+  const found = await Promise.all(seeded.files.map((f) => target.get(f.key)));
   return found.filter((body) => body !== null).length;
 }
 
@@ -324,6 +323,33 @@ describe('retention', () => {
     } finally {
       await queue.close();
       redis.disconnect();
+    }
+  });
+
+  it('deletes the files from an S3 store as well', async () => {
+    const server = await startS3Server();
+    const s3 = new S3ArtifactStore({
+      bucket: server.bucket,
+      prefix: 'retention',
+      region: 'us-east-1',
+      endpoint: server.endpoint,
+      forcePathStyle: true,
+      credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+    });
+    try {
+      const old = await seedFinished(DEFAULTS.runDays + 6, s3);
+      const recent = await seedFinished(1, s3);
+      expect(await filesLeft(old, s3)).toBe(old.files.length);
+      for (let calls = 0; ; calls++) {
+        if ((await purgeExpired({ db, store: s3, defaults: DEFAULTS })).done) break;
+        if (calls > 100) throw new Error('the purge never finished');
+      }
+      expect(await filesLeft(old, s3)).toBe(0);
+      expect(await db.run.count({ where: { id: { in: old.runIds } } })).toBe(0);
+      expect(await filesLeft(recent, s3)).toBe(recent.files.length);
+    } finally {
+      s3.close();
+      await server.close();
     }
   });
 });

@@ -22,6 +22,8 @@ const SCENARIOS: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
   evidence: () => import('./evidence'),
   /** Page times of the run and suite-run listings in a workspace of a million runs. */
   listings: () => import('./listings'),
+  /** How long purging 100,000 expired runs takes, and POST /runs latency meanwhile. */
+  retention: () => import('./retention'),
   /** Peak API memory while 40 one-byte and some larger range requests for a 100 MB trace run at once. */
   ranges: () => import('./artifact-ranges'),
   /** The GitHub Action's bundle: start to its first API request, and its size. */

@@ -89,6 +89,7 @@ function syntheticSuite(): ViewSuiteRun {
       finishedAt: new Date(t0 + i * 1000 + 900),
       durationMs: 900,
       suiteRunId: 'srun_x',
+      artifactsExpiredAt: null,
       steps,
       artifacts: steps
         ? [

@@ -108,6 +108,8 @@ export async function startBenchService(name: string, project: ProjectFile) {
     /** The workspace's id and its API key. */
     workspaceId: workspace.id,
     key,
+    /** The bench's own database, for a second client (a worker's, say). */
+    databaseUrl,
     db,
     post,
     suiteTerminal,

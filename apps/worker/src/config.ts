@@ -8,6 +8,7 @@ import {
   type CommonConfig,
   type TargetPolicyConfig,
 } from '@testrun/core';
+import type { RetentionDays } from './retention';
 import type { RunLimits } from './run-limits';
 
 type Env = Record<string, string | undefined>;
@@ -32,6 +33,12 @@ export type WorkerConfig = CommonConfig & {
   reconcileIntervalMs: number;
   /** RECONCILE_DEADLINE_GRACE_MS: how long past its deadline a running run may go before it is ended as timed out (default 30000). */
   deadlineGraceMs: number;
+  /**
+   * How long runs and their evidence are kept, in days, where a workspace sets none of its own.
+   * ARTIFACT_RETENTION_DAYS: screenshots, traces and videos (default 30); RUN_RETENTION_DAYS: the
+   * runs themselves, their steps and suite runs (default 90). See retention.ts.
+   */
+  retention: RetentionDays;
   /** WORKER_VIDEO: `auto` records video when ffmpeg is available, `on` requires it, `off` never (default auto). */
   video: 'auto' | 'on' | 'off';
   /** TARGET_ALLOW, TARGET_DENY and the protected endpoints: what runs may reach (docs/NETWORK_POLICY.md). */
@@ -64,6 +71,10 @@ export function readWorkerConfig(env: Env = process.env): WorkerConfig {
     drainTimeoutMs: readInt(env, 'WORKER_DRAIN_TIMEOUT_MS', 25_000, { min: 0, max: 3_600_000 }),
     reconcileIntervalMs: readInt(env, 'RECONCILE_INTERVAL_MS', 5_000, { min: 200, max: 3_600_000 }),
     deadlineGraceMs: readInt(env, 'RECONCILE_DEADLINE_GRACE_MS', 30_000, { min: 0, max: 3_600_000 }),
+    retention: {
+      artifactDays: readInt(env, 'ARTIFACT_RETENTION_DAYS', 30, { min: 1, max: 36_500 }),
+      runDays: readInt(env, 'RUN_RETENTION_DAYS', 90, { min: 1, max: 36_500 }),
+    },
     video: readEnum(env, 'WORKER_VIDEO', ['auto', 'on', 'off'] as const, 'auto'),
     targetPolicy: readTargetPolicyConfig(env, common),
     limits: {

@@ -3,6 +3,7 @@ export { executeRun, type ContextSource, type RunDeps, type RunExecution, type R
 export { checkDefinition, MAX_RUN_ATTEMPTS, workerLostOutcome } from './run-outcomes';
 export { createRunWorker, type RunWorkerOptions } from './run-worker';
 export { Reconciler, RECONCILER_LOCK_KEY, type ReconcileReport, type ReconcilerOptions } from './reconciler';
+export { purgeExpired, type RetentionDays, type RetentionOptions, type RetentionReport } from './retention';
 export { startWorkerService, type WorkerService, type WorkerServiceOptions } from './worker-service';
 export { sanitizeTrace, REDACTED } from './trace-sanitizer';
 export { routeTargetHeaders } from './target-headers';

@@ -1,5 +1,15 @@
 import { formatDuration } from '@testrun/contracts';
-import { abortRun, addRunJobs, errorMessage, fairPositions, type Db, type Logger, type RunQueue } from '@testrun/core';
+import {
+  abortRun,
+  addRunJobs,
+  errorMessage,
+  fairPositions,
+  type ArtifactStore,
+  type Db,
+  type Logger,
+  type RunQueue,
+} from '@testrun/core';
+import { purgeExpired, type RetentionDays, type RetentionReport } from './retention';
 import { workerLostOutcome } from './run-outcomes';
 
 /** Options of {@link Reconciler}. */
@@ -15,6 +25,11 @@ export interface ReconcilerOptions {
   queuedGraceMs?: number;
   /** Most runs of each kind looked at per pass. Default 1000. */
   batchSize?: number;
+  /**
+   * Where expired runs' files are deleted from, and the default retention: with both, each pass
+   * ends with a purge of what expired (retention.ts). Without them nothing is purged.
+   */
+  retention?: { store: ArtifactStore; defaults: RetentionDays };
   /** Told what each scheduled pass did (the worker's metrics). Default nobody. */
   onPass?: (report: ReconcileReport) => void;
 }
@@ -28,6 +43,8 @@ export type ReconcileReport = {
   lost: string[];
   /** Idempotency records past their 24 hours, deleted. */
   purged: number;
+  /** What retention deleted in this pass, when it is configured. */
+  expired?: RetentionReport;
 };
 
 /** Key of the Postgres advisory lock that lets one worker at a time reconcile ("tr-recon" in ASCII). */
@@ -41,7 +58,8 @@ export const RECONCILER_LOCK_KEY = 0x74722d7265636f6en;
  *   next attempt, or ends it `worker_lost` when no attempt is left;
  * - a `running` run whose job failed (its worker was lost too often) ends `worker_lost`;
  * - a `running` run past its deadline plus the grace period ends `timeout`, whatever its job says;
- * - idempotency records past their 24 hours are deleted.
+ * - idempotency records past their 24 hours are deleted;
+ * - runs and artifacts past their retention are deleted, a bounded amount per pass (retention.ts).
  * Every worker process runs one; a transaction-scoped advisory lock lets only one pass run at a time.
  */
 export class Reconciler {
@@ -99,7 +117,9 @@ export class Reconciler {
         const timedOut = await this.endOverdueRuns();
         const { requeued, lost } = await this.settleJobs();
         const purged = await this.purgeIdempotencyRecords();
-        const report = { ran: true, requeued, timedOut, lost, purged };
+        const { retention } = this.options;
+        const expired = retention ? await purgeExpired({ db, ...retention }) : undefined;
+        const report = { ran: true, requeued, timedOut, lost, purged, expired };
         if (requeued.length || timedOut.length || lost.length) {
           this.options.logger.warn('reconciler settled runs', {
             requeued: requeued.length,

@@ -136,6 +136,7 @@ export async function startWorkerService(config: WorkerConfig, options: WorkerSe
     logger,
     intervalMs: config.reconcileIntervalMs,
     deadlineGraceMs: config.deadlineGraceMs,
+    retention: { store, defaults: config.retention },
     onPass: (report) => metrics.observeReconcilePass(report),
   });
   if (options.reconcile !== false) reconciler.start();

@@ -20,6 +20,7 @@ import {
   type KeyAction,
 } from '@testrun/core';
 import { withAnnouncer } from './announce';
+import { registerRetentionCommand } from './retention-commands';
 import { registerSecretCommands } from './secret-commands';
 import { checkProjectBaseUrl, setWorkspaceTargetDeny } from './target-rules';
 
@@ -185,6 +186,8 @@ export function registerAdminCommands(program: Command): void {
         };
       }),
     );
+
+  registerRetentionCommand(workspace);
 
   const member = admin.command('member').description('Add or remove members of a workspace');
   for (const verb of ['add', 'remove'] as const) {

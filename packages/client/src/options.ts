@@ -1,4 +1,4 @@
-import type { Run, RunCreateResponse } from '@testrun/contracts';
+import type { Run, RunCreateResponse, RunStatus } from '@testrun/contracts';
 
 /** Options of a {@link TestrunClient}. */
 export interface TestrunClientOptions {
@@ -82,4 +82,26 @@ export interface WaitOptions<T> {
 export interface RunWithLink {
   run: Run;
   viewUrl: string | null;
+}
+
+/** Filters and page of GET /api/v1/suite-runs, as the API takes them (docs/API.md, listings). */
+export interface SuiteRunListFilters {
+  projectSlug?: string;
+  /** Needs projectSlug. */
+  suiteSlug?: string;
+  /** One status, several comma-separated, or a list. */
+  status?: string | readonly RunStatus[];
+  /** RFC 3339 instants. */
+  createdAfter?: string;
+  createdBefore?: string;
+  /** 1 to 100 (default 20). */
+  limit?: number;
+  /** The `next_cursor` of the previous page, with the same filters. */
+  cursor?: string;
+}
+
+/** Filters and page of GET /api/v1/runs: the suite-run listing's, and a test or a suite run. */
+export interface RunListFilters extends SuiteRunListFilters {
+  testId?: string;
+  suiteRunId?: string;
 }

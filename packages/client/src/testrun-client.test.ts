@@ -272,6 +272,31 @@ describe('TestrunClient waits', () => {
     expect(plain.sleeps).toEqual([1_000]);
   });
 
+  it('sends the last ETag as If-None-Match and takes a 304 as the same state', async () => {
+    const held = { 'Preference-Applied': 'wait=25' };
+    const h = harness([
+      () => json(200, run('running'), { ...held, ETag: '"a"' }),
+      () => new Response(null, { status: 304, headers: { ...held, ETag: '"a"' } }),
+      () => json(200, run('passed'), { ...held, ETag: '"b"' }),
+    ]);
+    const seen: string[] = [];
+    const final = await h.client.waitForRun('run_1', { onProgress: (r) => seen.push(r.status) });
+    expect(final.status).toBe('passed');
+    expect(seen).toEqual(['running', 'running', 'passed']);
+    expect(h.call(0).headers['if-none-match']).toBeUndefined();
+    expect(h.call(1).headers['if-none-match']).toBe('"a"');
+    expect(h.call(2).headers['if-none-match']).toBe('"a"');
+    expect(h.sleeps).toEqual([]);
+
+    // A 304 to a GET that sent no If-None-Match is no answer the client can take.
+    const s = harness([
+      () => json(200, run('running'), { ETag: '"c"' }),
+      () => new Response(null, { status: 304, headers: { ETag: '"c"' } }),
+    ]);
+    await expect(s.client.getRun('run_1')).resolves.toMatchObject({ status: 'running' });
+    await expect(s.client.getRun('run_1')).rejects.toMatchObject({ status: 304 });
+  });
+
   it('keeps waiting through 429s, sleeping as asked, and still reaches the verdict', async () => {
     const h = harness([
       () => json(200, run('running')),

@@ -1,17 +1,28 @@
 import { randomUUID } from 'node:crypto';
 import {
   isTerminalRunStatus,
+  type ProjectList,
   type ProjectRunsCreated,
   type Run,
   type RunCreateRequest,
   type RunCreateResponse,
+  type RunList,
   type SingleRunCreated,
   type SuiteRun,
   type SuiteRunCreated,
+  type SuiteRunList,
 } from '@testrun/contracts';
 import { backoffDelay, parseAlternateLink, parseRateLimit, type RateLimitInfo } from './backoff';
 import { isTransientError, TestrunApiError, TestrunNetworkError, TestrunWaitTimeoutError } from './errors';
-import type { EnqueueOptions, EnqueueResult, RunWithLink, TestrunClientOptions, WaitOptions } from './options';
+import type {
+  EnqueueOptions,
+  EnqueueResult,
+  RunListFilters,
+  RunWithLink,
+  SuiteRunListFilters,
+  TestrunClientOptions,
+  WaitOptions,
+} from './options';
 import { readJson, toApiError } from './responses';
 
 type RequestOptions = {
@@ -26,6 +37,8 @@ type RequestOptions = {
 type PollRead<T> = { state: T; waited: boolean };
 type PollReadOptions = { deadline: number; signal?: AbortSignal; waitSeconds?: number };
 type Response<T> = { body: T; status: number; headers: Headers };
+/** An earlier answer and its `ETag`: sent as `If-None-Match`, and what a 304 stands for. */
+type Cached<T> = { etag: string; body: T };
 
 export const DEFAULT_WAIT_TIMEOUT_MS = 15 * 60_000;
 export const DEFAULT_POLL_INTERVAL_MS = 3_000;
@@ -125,32 +138,71 @@ export class TestrunClient {
     return (await this.readSuiteRun(suiteRunId, options)).state;
   }
 
-  private async readRun(runId: string, options: RequestOptions): Promise<RunWithLink & { waited: boolean }> {
-    const res = await this.request<Run>('GET', `/api/v1/runs/${encodeURIComponent(runId)}`, options);
-    return { run: res.body, viewUrl: parseAlternateLink(res.headers.get('link')), waited: waited(res) };
+  /** GET /api/v1/projects: the workspace's projects, their suites and tests (ids, keys, names, enabled). */
+  async listProjects(): Promise<ProjectList> {
+    return (await this.request<ProjectList>('GET', '/api/v1/projects')).body;
   }
 
-  private async readSuiteRun(suiteRunId: string, options: RequestOptions): Promise<PollRead<SuiteRun>> {
-    const res = await this.request<SuiteRun>('GET', `/api/v1/suite-runs/${encodeURIComponent(suiteRunId)}`, options);
-    return { state: res.body, waited: waited(res) };
+  /** GET /api/v1/runs: one page of runs, newest first; pass `next_cursor` as `cursor` for the next. */
+  async listRuns(filters: RunListFilters = {}): Promise<RunList> {
+    return (await this.request<RunList>('GET', `/api/v1/runs${listingQuery(filters)}`)).body;
   }
 
-  /** Polls a run until it is terminal; rejects with {@link TestrunWaitTimeoutError} when the budget runs out. */
+  /** GET /api/v1/suite-runs: one page of suite runs (without their per-test entries), newest first. */
+  async listSuiteRuns(filters: SuiteRunListFilters = {}): Promise<SuiteRunList> {
+    return (await this.request<SuiteRunList>('GET', `/api/v1/suite-runs${listingQuery(filters)}`)).body;
+  }
+
+  private async readRun(
+    runId: string,
+    options: RequestOptions,
+    cached?: Cached<Run>,
+  ): Promise<RunWithLink & { waited: boolean; etag: string | null }> {
+    const res = await this.request<Run>('GET', `/api/v1/runs/${encodeURIComponent(runId)}`, options, cached);
+    const viewUrl = parseAlternateLink(res.headers.get('link'));
+    return { run: res.body, viewUrl, waited: waited(res), etag: res.headers.get('etag') };
+  }
+
+  private async readSuiteRun(
+    suiteRunId: string,
+    options: RequestOptions,
+    cached?: Cached<SuiteRun>,
+  ): Promise<PollRead<SuiteRun> & { etag: string | null }> {
+    const path = `/api/v1/suite-runs/${encodeURIComponent(suiteRunId)}`;
+    const res = await this.request<SuiteRun>('GET', path, options, cached);
+    return { state: res.body, waited: waited(res), etag: res.headers.get('etag') };
+  }
+
+  /**
+   * Polls a run until it is terminal; rejects with {@link TestrunWaitTimeoutError} when the budget
+   * runs out. Each poll after the first sends the last answer's `ETag` as `If-None-Match`, so an
+   * unchanged run costs the server no body (304).
+   */
   async waitForRun(runId: string, options: WaitOptions<Run> = {}): Promise<Run> {
+    let cached: Cached<Run> | undefined;
     return this.poll(
       `Run ${runId}`,
       options,
-      (o) => this.readRun(runId, o).then((r) => ({ state: r.run, waited: r.waited })),
+      async (o) => {
+        const r = await this.readRun(runId, o, cached);
+        cached = r.etag ? { etag: r.etag, body: r.run } : undefined;
+        return { state: r.run, waited: r.waited };
+      },
       (run) => isTerminalRunStatus(run.status),
     );
   }
 
-  /** Polls a suite run until it is terminal (every child terminal). */
+  /** Polls a suite run until it is terminal (every child terminal), conditionally as {@link waitForRun} does. */
   async waitForSuiteRun(suiteRunId: string, options: WaitOptions<SuiteRun> = {}): Promise<SuiteRun> {
+    let cached: Cached<SuiteRun> | undefined;
     return this.poll(
       `Suite run ${suiteRunId}`,
       options,
-      (o) => this.readSuiteRun(suiteRunId, o),
+      async (o) => {
+        const r = await this.readSuiteRun(suiteRunId, o, cached);
+        cached = r.etag ? { etag: r.etag, body: r.state } : undefined;
+        return r;
+      },
       (s) => isTerminalRunStatus(s.status),
     );
   }
@@ -220,7 +272,13 @@ export class TestrunClient {
     }
   }
 
-  private async request<T>(method: 'GET' | 'POST', path: string, options: RequestOptions = {}): Promise<Response<T>> {
+  /** One request, retried as the class says; with `cached`, a conditional GET whose 304 answers `cached.body`. */
+  private async request<T>(
+    method: 'GET' | 'POST',
+    path: string,
+    options: RequestOptions = {},
+    cached?: Cached<T>,
+  ): Promise<Response<T>> {
     const o = this.options;
     const headers: Record<string, string> = {
       authorization: `Bearer ${o.apiKey}`,
@@ -230,6 +288,7 @@ export class TestrunClient {
     if (options.body !== undefined) headers['content-type'] = 'application/json';
     if (options.idempotencyKey !== undefined) headers['idempotency-key'] = options.idempotencyKey;
     if (options.waitSeconds !== undefined) headers.prefer = `wait=${options.waitSeconds}`;
+    if (cached) headers['if-none-match'] = cached.etag;
     const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
     let faults = 0;
     let rateLimited = 0;
@@ -240,6 +299,7 @@ export class TestrunClient {
         const res = await this.send(method, path, headers, payload, options.signal, (options.waitSeconds ?? 0) * 1000);
         this.lastRateLimit = parseRateLimit(res.headers) ?? this.lastRateLimit;
         if (res.ok) return { body: (await readJson(res)) as T, status: res.status, headers: res.headers };
+        if (res.status === 304 && cached) return { body: cached.body, status: 304, headers: res.headers };
         error = await toApiError(res, o.now());
       } catch (e) {
         if (options.signal?.aborted) throw options.signal.reason;
@@ -301,6 +361,17 @@ export class TestrunClient {
       throw new TestrunNetworkError(`${method} ${this.base}${path} failed: ${why}`, { cause: e });
     }
   }
+}
+
+/** A listing's query string: the filters given, statuses comma-separated; the API checks them. */
+function listingQuery(filters: RunListFilters): string {
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries(filters)) {
+    if (value === undefined) continue;
+    params.set(name, Array.isArray(value) ? value.join(',') : String(value));
+  }
+  const query = params.toString();
+  return query ? `?${query}` : '';
 }
 
 /** Whether the server honoured a `Prefer: wait` (RFC 7240 `Preference-Applied`). */

@@ -46,6 +46,43 @@ function getOne(
   };
 }
 
+/**
+ * A GET of a run or a suite run made conditional: a strong `ETag` (a hash of the body), 304 for an
+ * `If-None-Match` that names it, and `Prefer: wait=N` (long polling; with a matching
+ * `If-None-Match`, 304 only after N seconds without a change).
+ */
+function conditionalGet(operation: ReturnType<typeof getOne>) {
+  const { get } = operation;
+  const etag = { ETag: { description: 'Strong tag of the body', schema: { type: 'string' } } };
+  return {
+    get: {
+      ...get,
+      parameters: [
+        ...get.parameters,
+        {
+          name: 'If-None-Match',
+          in: 'header',
+          required: false,
+          description: 'An ETag of an earlier answer: 304 while the body is still that one',
+          schema: { type: 'string' },
+        },
+        {
+          name: 'Prefer',
+          in: 'header',
+          required: false,
+          description: '`wait=N` (N ≤ 60): hold the answer until the resource changes or N seconds pass',
+          schema: { type: 'string' },
+        },
+      ],
+      responses: {
+        ...get.responses,
+        '200': { ...get.responses['200'], headers: etag },
+        '304': { description: 'Not modified: the body is still the one If-None-Match names', headers: etag },
+      },
+    },
+  };
+}
+
 /** A listing's query parameters, from the same schema the API checks them with. */
 function queryParameters(schema: typeof RunListQuery | typeof SuiteRunListQuery) {
   return Object.entries(schema.properties).map(([name, property]) => {
@@ -157,13 +194,15 @@ export function buildOpenApiDocument(serverUrl = '/'): Record<string, unknown> {
           },
         },
       },
-      '/api/v1/runs/{runId}': getOne('getRun', 'Get a run', 'runId', 'Run', common),
-      '/api/v1/suite-runs/{suiteRunId}': getOne(
-        'getSuiteRun',
-        'Get a suite run with its counters and one entry per child test',
-        'suiteRunId',
-        'SuiteRun',
-        common,
+      '/api/v1/runs/{runId}': conditionalGet(getOne('getRun', 'Get a run', 'runId', 'Run', common)),
+      '/api/v1/suite-runs/{suiteRunId}': conditionalGet(
+        getOne(
+          'getSuiteRun',
+          'Get a suite run with its counters and one entry per child test',
+          'suiteRunId',
+          'SuiteRun',
+          common,
+        ),
       ),
       '/api/v1/suite-runs': getPage(
         'listSuiteRuns',

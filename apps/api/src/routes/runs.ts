@@ -9,7 +9,8 @@ import { readIdempotencyKey, runIdempotently } from '../services/idempotency';
 import { listingQuery } from '../services/listing-query';
 import { listRuns } from '../services/listings';
 import { clientGone, preferenceApplied } from '../services/long-poll-http';
-import { readWithWait, runFingerprint } from '../services/long-poll';
+import { readConditionally } from '../services/conditional-get';
+import { runFingerprint } from '../services/long-poll';
 import { getRun } from '../services/run-reads';
 import { createRuns, enqueueRunJobs } from '../services/runs';
 import { enqueuePolicy } from '../services/target-check';
@@ -57,20 +58,24 @@ export function createRunsRouter(deps: AppDeps): Router {
 
   router.get('/:runId', async (req, res) => {
     const { workspaceId } = authOf(res);
-    const { value, applied } = await readWithWait(deps.watcher, req.get('Prefer'), clientGone(res), {
+    const conditions = { prefer: req.get('Prefer'), ifNoneMatch: req.get('If-None-Match') };
+    const { value, applied, etag, notModified } = await readConditionally(deps.watcher, conditions, clientGone(res), {
       kind: 'run',
       id: req.params.runId,
       read: () => getRun(db, workspaceId, req.params.runId),
       isFinal: ({ run }) => isTerminalRunStatus(run.status),
       fingerprint: ({ run }) => runFingerprint(run),
+      body: ({ run }) => run,
     });
     const { run, link } = value;
     preferenceApplied(res, applied);
+    res.setHeader('ETag', etag);
     // The Run body is exactly the contract's; the link to the page for people travels as a header.
     res.setHeader(
       'Link',
       `<${runViewUrl(config.publicBaseUrl, keys.view, run.id, viewLinkTerms(link, config.viewLinkTtlDays))}>; rel="alternate"; type="text/html"`,
     );
+    if (notModified) return void res.status(304).end();
     res.json(run);
   });
 

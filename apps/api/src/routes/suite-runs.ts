@@ -3,7 +3,8 @@ import type { AppDeps } from '../deps';
 import { authOf } from '../middleware/authenticate';
 import { isTerminalRunStatus } from '@testrun/contracts';
 import { listingQuery } from '../services/listing-query';
-import { readWithWait, suiteRunFingerprint } from '../services/long-poll';
+import { readConditionally } from '../services/conditional-get';
+import { suiteRunFingerprint } from '../services/long-poll';
 import { clientGone, preferenceApplied } from '../services/long-poll-http';
 import { listSuiteRuns } from '../services/listings';
 import { getSuiteRun } from '../services/suite-runs';
@@ -17,14 +18,18 @@ export function createSuiteRunsRouter(deps: AppDeps): Router {
   });
   router.get('/:suiteRunId', async (req, res) => {
     const { workspaceId } = authOf(res);
-    const { value, applied } = await readWithWait(deps.watcher, req.get('Prefer'), clientGone(res), {
+    const conditions = { prefer: req.get('Prefer'), ifNoneMatch: req.get('If-None-Match') };
+    const { value, applied, etag, notModified } = await readConditionally(deps.watcher, conditions, clientGone(res), {
       kind: 'suite-run',
       id: req.params.suiteRunId,
       read: () => getSuiteRun(deps.db, deps.keys, deps.config, workspaceId, req.params.suiteRunId),
       isFinal: (suiteRun) => isTerminalRunStatus(suiteRun.status),
       fingerprint: suiteRunFingerprint,
+      body: (suiteRun) => suiteRun,
     });
     preferenceApplied(res, applied);
+    res.setHeader('ETag', etag);
+    if (notModified) return void res.status(304).end();
     res.json(value);
   });
   return router;

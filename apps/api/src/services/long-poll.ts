@@ -12,7 +12,7 @@ const CHECK_INTERVAL_MS = 250;
  * asks for no wait or names it in a form that is not a whole number of seconds (ignored, as
  * RFC 7240 says a preference the server does not understand is).
  */
-function preferredWait(header: string | undefined): number | null {
+export function preferredWait(header: string | undefined): number | null {
   if (!header) return null;
   for (const part of header.split(',')) {
     const match = /^\s*wait\s*=\s*"?(\d{1,9})"?\s*(?:;.*)?$/i.exec(part);

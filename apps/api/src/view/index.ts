@@ -23,7 +23,7 @@ import {
   type LinkSigner,
 } from './queries';
 import type { Paths } from './layout';
-import { renderFailure, renderNotFound, renderRunPage, renderSuitePage } from './render';
+import { renderArtifactExpired, renderFailure, renderNotFound, renderRunPage, renderSuitePage } from './render';
 import { renderRunDetails } from './run-details';
 import { createTraceViewerRouter, traceViewerDir } from './trace-viewer';
 
@@ -181,6 +181,7 @@ export function createViewRouter(deps: ViewDeps): Router {
         return findRunArtifact(deps.db, id, artifactId);
       },
       async (req, res, artifact) => {
+        if (artifact === 'expired') return sendPage(res, 410, renderArtifactExpired(paths(req)));
         if (await sendArtifact(req, res, { store: deps.store, logger }, artifact)) return;
         logger.warn('artifact row without stored file', { artifactId: artifact.id });
         sendNotFound(req, res);

@@ -43,6 +43,8 @@ export type ViewRun = {
   finishedAt: Date | null;
   durationMs: number | null;
   suiteRunId: string | null;
+  /** When retention deleted the run's screenshots, trace and video: the pages say "expired" where they were. */
+  artifactsExpiredAt: Date | null;
   /** Steps and artifacts of the latest attempt; null when not loaded (passed runs on a suite page). */
   steps: ViewStep[] | null;
   artifacts: ViewArtifact[] | null;

@@ -25,6 +25,7 @@ const RUN_COLUMNS = {
   startedAt: true,
   finishedAt: true,
   durationMs: true,
+  artifactsExpiredAt: true,
 } as const;
 
 const STEP_COLUMNS = {
@@ -214,10 +215,16 @@ export async function loadRunLiveStatus(db: Db, runId: string): Promise<LiveStat
   return { status: run.status, terminal: isTerminalRunStatus(run.status), runs: [liveRun(run)] };
 }
 
-/** An artifact only when it belongs to the given run: the run's token never opens another run's files. */
+/**
+ * An artifact only when it belongs to the given run: the run's token never opens another run's
+ * files. `expired` when there is none because retention deleted the run's artifacts.
+ */
 export async function findRunArtifact(db: Db, runId: string, artifactId: string) {
-  return db.artifact.findFirst({
+  const artifact = await db.artifact.findFirst({
     where: { id: artifactId, runId },
     select: { id: true, kind: true, name: true, storageKey: true, contentType: true, sizeBytes: true },
   });
+  if (artifact) return artifact;
+  const run = await db.run.findUnique({ where: { id: runId }, select: { artifactsExpiredAt: true } });
+  return run?.artifactsExpiredAt ? ('expired' as const) : null;
 }

@@ -155,6 +155,15 @@ export function renderNotFound(p: Paths): string {
   );
 }
 
+/** The page of an artifact that retention deleted (answered 410 Gone). */
+export function renderArtifactExpired(p: Paths): string {
+  return messagePage(
+    p,
+    'Artifact expired',
+    "This screenshot, trace or video was deleted after the deployment's retention period. The run's page still shows its steps and outcome.",
+  );
+}
+
 /** The page of a request that failed: `unavailable` for an outage (retry soon), else an internal fault. */
 export function renderFailure(p: Paths, kind: 'unavailable' | 'internal'): string {
   return kind === 'unavailable'

@@ -1,5 +1,5 @@
 import { formatDuration, isTerminalRunStatus } from '@testrun/contracts';
-import { describeCode, formatBytes, redactCredentials } from './format';
+import { describeCode, formatBytes, formatInstant, redactCredentials } from './format';
 import { html, type SafeHtml } from './html';
 import { chip, heading, runPath, type Heading, type Paths } from './layout';
 import type { ViewArtifact, ViewRun, ViewStep } from './model';
@@ -36,6 +36,19 @@ function thumbnail(p: Paths, run: ViewRun, a: ViewArtifact, alt: string, size: '
   /></a>`;
 }
 
+/** What stands where an artifact was once retention deleted it. */
+function expiredMark(what: string): SafeHtml {
+  return html`<span class="expired" title="${what} expired: deleted after the retention period">expired</span>`;
+}
+
+/** The note of a run whose artifacts retention deleted, with when. */
+function expiredNote(run: ViewRun): SafeHtml {
+  return html`<p class="muted expired-note">
+    Expired: the screenshots, trace and video of this run were deleted on
+    ${run.artifactsExpiredAt ? formatInstant(run.artifactsExpiredAt) : ''}, after the retention period.
+  </p>`;
+}
+
 /** Where and why a failed or errored run went wrong, with the screenshot of that moment. */
 function failureCallout(p: Paths, run: ViewRun, level: Heading): SafeHtml {
   const steps = run.steps ?? [];
@@ -65,7 +78,9 @@ function failureCallout(p: Paths, run: ViewRun, level: Heading): SafeHtml {
               The page when it went wrong${shot.stepIndex ? ` (step ${shot.stepIndex})` : ''}. Select to open full size.
             </figcaption>
           </figure>`
-        : ''
+        : run.artifactsExpiredAt
+          ? html`<figure class="callout-shot">${expiredMark('The screenshot')}</figure>`
+          : ''
     }
   </section>`;
 }
@@ -99,7 +114,13 @@ function stepRow(p: Paths, run: ViewRun, s: ViewStep, clock: { t0: number; span:
         </svg>
       </td>
       <td class="shot-cell">
-        ${shot ? thumbnail(p, run, shot, `Screenshot after step ${s.index}: ${s.label}`, 'thumb') : ''}
+        ${
+          shot
+            ? thumbnail(p, run, shot, `Screenshot after step ${s.index}: ${s.label}`, 'thumb')
+            : s.screenshotId && run.artifactsExpiredAt
+              ? expiredMark('The screenshot')
+              : ''
+        }
       </td>
     </tr>
     ${
@@ -164,6 +185,10 @@ function recording(p: Paths, run: ViewRun, level: Heading): SafeHtml {
   const traces = artifacts.filter((a) => a.kind === 'trace');
   if (videos.length === 0 && traces.length === 0) {
     if (!isTerminalRunStatus(run.status) || run.status === 'skipped') return html``;
+    if (run.artifactsExpiredAt)
+      return html`<section class="recording">
+        ${heading(level, 'Recording')} ${expiredMark('The recording')} ${expiredNote(run)}
+      </section>`;
     return html`<section class="recording">
       ${heading(level, 'Recording')}
       <p class="muted">No recording was kept for this run.</p>
@@ -193,6 +218,8 @@ function recording(p: Paths, run: ViewRun, level: Heading): SafeHtml {
 /** Every screenshot of a run, for its own page. */
 export function screenshotGallery(p: Paths, run: ViewRun): SafeHtml {
   const shots = (run.artifacts ?? []).filter((a) => a.kind === 'screenshot');
+  if (shots.length === 0 && run.artifactsExpiredAt)
+    return html`<section class="gallery">${heading(2, 'Screenshots')} ${expiredMark('The screenshots')}</section>`;
   if (shots.length === 0) return html``;
   return html`<section class="gallery">
     ${heading(2, 'Screenshots')}

@@ -44,7 +44,7 @@ export class WorkerMetrics {
   });
   private readonly reconcilerActions = new Counter({
     name: 'testrun_worker_reconciler_actions_total',
-    help: 'What the reconciler passes of this worker did: requeued, timed_out, lost (runs) and purged (idempotency records).',
+    help: 'What the reconciler passes of this worker did: requeued, timed_out, lost (runs), purged (idempotency records), runs_expired (runs deleted by retention) and artifacts_expired (runs whose artifacts retention deleted).',
     labelNames: ['action'] as const,
     registers: [this.registry],
   });
@@ -97,5 +97,7 @@ export class WorkerMetrics {
     this.reconcilerActions.inc({ action: 'timed_out' }, report.timedOut.length);
     this.reconcilerActions.inc({ action: 'lost' }, report.lost.length);
     this.reconcilerActions.inc({ action: 'purged' }, report.purged);
+    this.reconcilerActions.inc({ action: 'runs_expired' }, report.expired?.runs ?? 0);
+    this.reconcilerActions.inc({ action: 'artifacts_expired' }, report.expired?.artifactRuns ?? 0);
   }
 }

@@ -59,7 +59,8 @@ export function openCommand(
   const client = new TestrunClient({
     ...connection,
     userAgent: 'testrun-cli',
-    now: ctx.now,
+    // Only when given: an undefined `now` would replace the client's clock (read when an answer is an error).
+    ...(ctx.now ? { now: ctx.now } : {}),
     onRetry: (r) => out.info(retryNotice(r)),
   });
   return { out, client };

@@ -2,6 +2,7 @@ import { Option, type Command, type CommanderError } from 'commander';
 import { EVIDENCE_MODES } from '@testrun/contracts';
 import { UsageError } from './parse-options';
 import type { CommandContext } from './connection';
+import { registerListCommands } from './list-commands';
 import { runRunCommand, type RunFlags } from './run-command';
 import { runStatusCommand, type StatusFlags } from './status-command';
 
@@ -68,6 +69,8 @@ export function registerClientCommands(
     .action(async (id: string, flags: StatusFlags, command: Command) => {
       process.exitCode = await usageErrors(command, () => runStatusCommand(id, flags, ctx));
     });
+
+  registerListCommands(program, ctx);
 
   for (const command of [run, status]) {
     command.showHelpAfterError(`(see "testrun ${command.name()} --help")`);

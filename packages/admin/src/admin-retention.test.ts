@@ -1,0 +1,82 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { createWorkspace, type Db } from '@testrun/core';
+import type { AdminErrorOutput } from '.';
+import type { RetentionOutput } from './retention-commands';
+import { testDb } from '../../../test/support/harness';
+
+const ROOT = path.resolve(__dirname, '../../..');
+const TSX = path.join(ROOT, 'node_modules/.bin/tsx');
+const BIN = path.join(ROOT, 'packages/admin/src/bin.ts');
+
+// Each command is a process of its own that starts the CLI and connects to Postgres.
+jest.setTimeout(120_000);
+
+type CliResult = { code: number; stdout: string; stderr: string };
+
+/** Runs `testrun admin workspace set-retention …` as a separate process against the test database. */
+function setRetention(...args: string[]): Promise<CliResult> {
+  return new Promise((resolve) => {
+    execFile(
+      TSX,
+      [BIN, 'admin', 'workspace', 'set-retention', ...args],
+      { cwd: ROOT, env: process.env, timeout: 30_000 },
+      (error, stdout, stderr) => {
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
+      },
+    );
+  });
+}
+
+/** The `--json` output of each kind of result. */
+type Outputs = { set: RetentionOutput; error: AdminErrorOutput };
+
+/** stdout must be exactly one JSON document: the output of a result of this `kind`. */
+function parsed<K extends keyof Outputs>(result: CliResult, _kind: K): Outputs[K] {
+  expect(result.stdout.trim().split('\n')).toHaveLength(1);
+  return JSON.parse(result.stdout) as Outputs[K];
+}
+
+let db: Db;
+beforeAll(() => {
+  db = testDb();
+});
+afterAll(async () => {
+  await db.$disconnect();
+});
+
+const stored = (id: string) =>
+  db.workspace.findUniqueOrThrow({ where: { id }, select: { artifactRetentionDays: true, runRetentionDays: true } });
+
+describe('testrun admin workspace set-retention', () => {
+  it("sets a workspace's own retention, and `default` gives it back to the deployment's", async () => {
+    const ws = await createWorkspace(db, { name: 'Retention', plan: 'free' });
+    const set = await setRetention(ws.id, '--artifacts', '7', '--runs', '400', '--json');
+    expect(set.code).toBe(0);
+    expect(parsed(set, 'set')).toEqual({ id: ws.id, artifactRetentionDays: 7, runRetentionDays: 400 });
+    expect(await stored(ws.id)).toEqual({ artifactRetentionDays: 7, runRetentionDays: 400 });
+
+    // One setting alone leaves the other as it is.
+    const back = await setRetention(ws.id, '--artifacts', 'default');
+    expect(back.code).toBe(0);
+    expect(back.stdout).toContain("artifacts for the deployment's ARTIFACT_RETENTION_DAYS and runs for 400 days");
+    expect(await stored(ws.id)).toEqual({ artifactRetentionDays: null, runRetentionDays: 400 });
+  });
+
+  it('refuses bad days, no setting and an unknown workspace, changing nothing', async () => {
+    const ws = await createWorkspace(db, { name: 'Retention refusals', plan: 'free' });
+    await setRetention(ws.id, '--runs', '30');
+    for (const days of ['0', '36501', 'ten']) {
+      const bad = await setRetention(ws.id, '--runs', days);
+      expect(bad.code).not.toBe(0);
+      expect(bad.stderr).toContain('must be a whole number of days from 1 to 36500, or "default"');
+    }
+    const none = await setRetention(ws.id, '--json');
+    expect(none.code).toBe(1);
+    expect(parsed(none, 'error').error.message).toBe('give --artifacts, --runs or both');
+    const unknown = await setRetention('ws_00000000000000000000000000', '--runs', '5', '--json');
+    expect(unknown.code).toBe(1);
+    expect(parsed(unknown, 'error').error.message).toBe('workspace ws_00000000000000000000000000 does not exist');
+    expect(await stored(ws.id)).toEqual({ artifactRetentionDays: null, runRetentionDays: 30 });
+  });
+});

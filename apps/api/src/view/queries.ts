@@ -9,6 +9,7 @@ import { RUN_OUTCOME_COLUMNS, type Db, type ViewSubject } from '@testrun/core';
 
 /** Signs the view's links on a page with the terms of the link the page was opened with. */
 export type LinkSigner = (subject: ViewSubject, id: string) => string;
+import { searchText } from './filters';
 import type { LiveStatus, ViewArtifact, ViewRun, ViewStep, ViewSuiteRun } from './model';
 
 // An explicit column list: the view never reads headers_sealed, so header values cannot reach a page.
@@ -188,6 +189,35 @@ export async function loadRun(db: Db, sign: LinkSigner, runId: string): Promise<
   const run = toViewRun(sign, row);
   await attachDetails(db, [run]);
   return run;
+}
+
+/**
+ * Every run's search text (see searchText), its steps' labels and errors included, by run id: what a
+ * suite page's search looks through. Labels and errors are stored masked, so no secret is searchable.
+ */
+export async function loadSuiteSearchTexts(db: Db, suiteRunId: string): Promise<Map<string, string>> {
+  const rows = await db.$queryRaw<
+    Array<{
+      id: string;
+      test_name: string;
+      result_summary: string;
+      outcome_message: string | null;
+      steps: string | null;
+    }>
+  >`
+    SELECT r.id, r.test_name, r.result_summary, r.outcome_message,
+      (SELECT string_agg(st.label || COALESCE(' ' || st.error, ''), E'\n' ORDER BY st.attempt, st.index)
+        FROM step_results st WHERE st.run_id = r.id) AS steps
+    FROM runs r WHERE r.suite_run_id = ${suiteRunId} ORDER BY r.position`;
+  return new Map(
+    rows.map((r) => [
+      r.id,
+      searchText(
+        { testName: r.test_name, resultSummary: r.result_summary, outcomeMessage: r.outcome_message },
+        r.steps ?? '',
+      ),
+    ]),
+  );
 }
 
 const LIVE_RUN_COLUMNS = { id: true, status: true, resultSummary: true, durationMs: true } as const;

@@ -143,7 +143,7 @@ function stepTimeline(p: Paths, run: ViewRun, level: Heading): SafeHtml {
           <tr>
             <th scope="col">#</th>
             <th scope="col">Step</th>
-            <th scope="col">Target</th>
+            <th scope="col" class="target">Target</th>
             <th scope="col">Outcome</th>
             <th scope="col">Duration</th>
             <th scope="col" class="bar-cell">Timeline</th>

@@ -279,5 +279,7 @@
     wire(main);
     filters = wireFilters(main);
     if (main.hasAttribute('data-live')) poll(main);
+    // When the page became interactive, in ms since navigation began (read by bench/view-render.ts).
+    main.setAttribute('data-ready', String(Math.round(performance.now())));
   });
 })();

@@ -70,6 +70,10 @@ function syntheticSuite(): ViewSuiteRun {
           startedAt: new Date(t0 + i * 1000 + s * 100),
           durationMs: 90,
           screenshotId: `art_${String(i).padStart(10, '0')}${String(s).padStart(16, '0')}`,
+          expected: null,
+          received: null,
+          pageUrl: s === STEPS_PER_TEST - 1 ? 'http://127.0.0.1:4010/checkout' : null,
+          pageTitle: s === STEPS_PER_TEST - 1 ? 'Checkout' : null,
         }))
       : null;
     return {
@@ -96,6 +100,7 @@ function syntheticSuite(): ViewSuiteRun {
       finishedAt: new Date(t0 + i * 1000 + 900),
       durationMs: 900,
       suiteRunId: 'srun_x',
+      pageEvents: inline ? [] : null,
       steps,
       artifacts: steps
         ? [

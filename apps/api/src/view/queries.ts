@@ -40,6 +40,21 @@ const STEP_COLUMNS = {
   startedAt: true,
   durationMs: true,
   screenshotId: true,
+  expected: true,
+  received: true,
+  pageUrl: true,
+  pageTitle: true,
+} as const;
+
+const PAGE_EVENT_COLUMNS = {
+  runId: true,
+  attempt: true,
+  kind: true,
+  at: true,
+  message: true,
+  url: true,
+  method: true,
+  status: true,
 } as const;
 
 const ARTIFACT_COLUMNS = {
@@ -54,7 +69,7 @@ const ARTIFACT_COLUMNS = {
 } as const;
 
 /** A run row as RUN_COLUMNS selects it: the view's run before its token and details are added. */
-type RunRow = Omit<ViewRun, 'token' | 'plannedSteps' | 'steps' | 'artifacts'> & { steps: unknown };
+type RunRow = Omit<ViewRun, 'token' | 'plannedSteps' | 'steps' | 'artifacts' | 'pageEvents'> & { steps: unknown };
 
 function toViewRun(sign: LinkSigner, row: RunRow): ViewRun {
   const { steps, ...rest } = row;
@@ -64,6 +79,7 @@ function toViewRun(sign: LinkSigner, row: RunRow): ViewRun {
     plannedSteps: Array.isArray(steps) ? steps.length : 0,
     steps: null,
     artifacts: null,
+    pageEvents: null,
   };
 }
 
@@ -92,9 +108,9 @@ function byCurrentAttempt<T extends { runId: string; attempt: number }>(runs: Vi
 async function attachDetails(db: Db, runs: ViewRun[]): Promise<void> {
   const started = runs.filter((r) => r.attempt > 0);
   const ids = started.map((r) => r.id);
-  const [stepRows, artifactRows] =
+  const [stepRows, artifactRows, eventRows] =
     ids.length === 0
-      ? [[], []]
+      ? [[], [], []]
       : await Promise.all([
           db.stepResult.findMany({
             where: { runId: { in: ids } },
@@ -106,9 +122,15 @@ async function attachDetails(db: Db, runs: ViewRun[]): Promise<void> {
             select: ARTIFACT_COLUMNS,
             orderBy: [{ runId: 'asc' }, { stepIndex: 'asc' }, { createdAt: 'asc' }],
           }),
+          db.pageEvent.findMany({
+            where: { runId: { in: ids } },
+            select: PAGE_EVENT_COLUMNS,
+            orderBy: [{ runId: 'asc' }, { at: 'asc' }],
+          }),
         ]);
   const steps = byCurrentAttempt(started, stepRows);
   const artifacts = byCurrentAttempt(started, artifactRows);
+  const events = byCurrentAttempt(started, eventRows);
   for (const run of runs) {
     run.steps = (steps.get(run.id) ?? []).map(({ runId: _runId, attempt: _attempt, outcome, ...step }): ViewStep => ({
       ...step,
@@ -117,6 +139,7 @@ async function attachDetails(db: Db, runs: ViewRun[]): Promise<void> {
     run.artifacts = (artifacts.get(run.id) ?? []).map(
       ({ runId: _runId, attempt: _attempt, ...artifact }): ViewArtifact => artifact,
     );
+    run.pageEvents = (events.get(run.id) ?? []).map(({ runId: _runId, attempt: _attempt, ...event }) => event);
   }
 }
 

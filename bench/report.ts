@@ -52,19 +52,19 @@ export async function jsonBody<T>(res: Response, validate: (value: unknown) => V
 }
 
 /**
- * Replaces the section `name` of docs/BENCHMARKS.md (between `<!-- bench:name -->` and
+ * Replaces the section `name` of docs/BENCHMARKS.md, or of `file` (between `<!-- bench:name -->` and
  * `<!-- /bench:name -->`) with `markdown`, or appends it; other sections stay as they are.
  */
-export function writeSection(name: string, markdown: string): void {
+export function writeSection(name: string, markdown: string, file = BENCHMARKS_FILE): void {
   const open = `<!-- bench:${name} -->`;
   const close = `<!-- /bench:${name} -->`;
   const block = `${open}\n${markdown.trim()}\n${close}`;
-  const current = existsSync(BENCHMARKS_FILE) ? readFileSync(BENCHMARKS_FILE, 'utf8') : PREAMBLE;
+  const current = existsSync(file) ? readFileSync(file, 'utf8') : PREAMBLE;
   const start = current.indexOf(open);
   const end = current.indexOf(close);
   const next =
     start >= 0 && end > start
       ? `${current.slice(0, start)}${block}${current.slice(end + close.length)}`
       : `${current.trimEnd()}\n\n${block}\n`;
-  writeFileSync(BENCHMARKS_FILE, next);
+  writeFileSync(file, next);
 }

@@ -28,6 +28,8 @@ const SCENARIOS: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
   ranges: () => import('./artifact-ranges'),
   /** The GitHub Action's bundle: start to its first API request, and its size. */
   action: () => import('./action'),
+  /** The detailed view of a 1,000-test suite: server render, wire size, time to interactive in Chromium. */
+  view: () => import('./view-render'),
   /** Installed size of the packed CLI and client, and the time of `testrun --version`. */
   install: () => import('./install'),
 };

@@ -1,16 +1,22 @@
 /**
- * How long the detailed view takes for a 500-test suite run. (Over 300 lines: most of it is the
- * synthetic suite, written out so the figures can be read against what was rendered.)
+ * `pnpm bench view`: how long the detailed view takes for a 1,000-test suite run, and what it weighs.
+ * (Over 300 lines: most of it is the synthetic suite, written out so the figures can be read
+ * against what was rendered.)
  *
  * 1. Render only: `renderSuitePage` over an in-memory suite (no I/O).
  * 2. Whole request: GET of the suite page through the view router, from a freshly migrated
- *    database seeded with 500 runs, their steps and artifact rows.
+ *    database seeded with 1,000 runs, their steps and artifact rows; and the bytes it takes on the
+ *    wire with brotli, as a browser asks for it.
+ * 3. Interactive: Chromium opens the page; the time from navigation start until the page's script
+ *    has wired it (`main[data-ready]`, the script's own `performance.now()`).
  *
- * Run: `npx tsx --conditions=@testrun/source bench/view-render.ts` (Postgres from DATABASE_URL, default local). Prints a table;
- * the figures are copied into docs/VIEW.md.
+ * Postgres from DATABASE_URL (default local). Rewrites its section of docs/VIEW.md.
  */
 import { randomBytes } from 'node:crypto';
+import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { chromium } from 'playwright';
 import express from 'express';
 import {
   applyProject,
@@ -31,9 +37,10 @@ import type { RunStatus, TerminalRunStatus } from '@testrun/contracts';
 import { createViewRouter } from '../apps/api/src/view';
 import type { ViewRun, ViewStep, ViewSuiteRun } from '../apps/api/src/view/model';
 import { renderSuitePage } from '../apps/api/src/view/render';
-import { first, percentile } from './report';
+import { CHROMIUM } from './h2h/service';
+import { first, machineLine, percentile, writeSection } from './report';
 
-const TESTS = 500;
+const TESTS = 1000;
 const STEPS_PER_TEST = 8;
 /** Which position gets which outcome: a few failures and errors among mostly passes. */
 function outcomeAt(i: number): TerminalRunStatus {
@@ -63,6 +70,10 @@ function syntheticSuite(): ViewSuiteRun {
           startedAt: new Date(t0 + i * 1000 + s * 100),
           durationMs: 90,
           screenshotId: `art_${String(i).padStart(10, '0')}${String(s).padStart(16, '0')}`,
+          expected: null,
+          received: null,
+          pageUrl: s === STEPS_PER_TEST - 1 ? 'http://127.0.0.1:4010/checkout' : null,
+          pageTitle: s === STEPS_PER_TEST - 1 ? 'Checkout' : null,
         }))
       : null;
     return {
@@ -90,6 +101,7 @@ function syntheticSuite(): ViewSuiteRun {
       durationMs: 900,
       suiteRunId: 'srun_x',
       artifactsExpiredAt: null,
+      pageEvents: inline ? [] : null,
       steps,
       artifacts: steps
         ? [
@@ -269,7 +281,40 @@ async function seedDatabase(databaseUrl: string) {
   return { db, suiteRunId, stepRows: steps.length, artifactRows: artifacts.length };
 }
 
-async function main() {
+/** The bytes of a GET as they cross the wire when the client takes brotli. */
+function wireBytes(url: string): Promise<{ bytes: number; encoding: string | undefined }> {
+  return new Promise((resolve, reject) => {
+    request(url, { headers: { 'accept-encoding': 'br, gzip' } }, (res) => {
+      let bytes = 0;
+      res.on('data', (c: Buffer) => (bytes += c.length));
+      res.on('end', () => resolve({ bytes, encoding: res.headers['content-encoding'] }));
+      res.on('error', reject);
+    })
+      .on('error', reject)
+      .end();
+  });
+}
+
+/** Chromium opens the page `rounds` times (a fresh context each, so nothing is cached): ms until interactive. */
+async function interactiveTimes(url: string, rounds: number): Promise<number[]> {
+  const browser = await chromium.launch({ executablePath: CHROMIUM });
+  try {
+    const samples: number[] = [];
+    for (let i = 0; i < rounds; i++) {
+      const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+      const page = await context.newPage();
+      await page.goto(url);
+      const ready = await page.locator('main[data-ready]').getAttribute('data-ready');
+      if (i > 0) samples.push(Number(ready));
+      await context.close();
+    }
+    return samples;
+  } finally {
+    await browser.close();
+  }
+}
+
+export async function run(): Promise<void> {
   const suite = syntheticSuite();
   for (let i = 0; i < 5; i++) renderSuitePage({ base: '/view' }, suite); // warm-up
   const renderSamples: number[] = [];
@@ -309,12 +354,20 @@ async function main() {
     let pageBytes = 0;
     for (let i = 0; i < 25; i++) {
       const t = process.hrtime.bigint();
-      const res = await fetch(url);
+      const res = await fetch(url, { headers: { 'accept-encoding': 'identity' } });
       const body = await res.text();
       if (res.status !== 200) throw new Error(`status ${res.status}`);
       if (i >= 5) httpSamples.push(Number(process.hrtime.bigint() - t) / 1e6);
       pageBytes = Buffer.byteLength(body);
     }
+    const brSamples: number[] = [];
+    let wire = { bytes: 0, encoding: undefined as string | undefined };
+    for (let i = 0; i < 25; i++) {
+      const t = process.hrtime.bigint();
+      wire = await wireBytes(url);
+      if (i >= 5) brSamples.push(Number(process.hrtime.bigint() - t) / 1e6);
+    }
+    const interactive = stats(await interactiveTimes(url, 11));
     const statusSamples: number[] = [];
     for (let i = 0; i < 25; i++) {
       const t = process.hrtime.bigint();
@@ -326,20 +379,28 @@ async function main() {
     const http = stats(httpSamples);
     const status = stats(statusSamples);
     const counts = suite.counts;
-    process.stdout.write(
-      `view-render: ${TESTS} tests (${counts.passed} passed, ${counts.failed} failed, ${counts.error} error, ${counts.skipped} skipped), ${STEPS_PER_TEST} steps each; ` +
-        `${seeded.stepRows} step rows, ${seeded.artifactRows} artifact rows in Postgres\n` +
-        `| measure | median | p95 | min | size |\n|---|---|---|---|---|\n` +
-        `| renderSuitePage (in memory) | ${render.median.toFixed(1)} ms | ${render.p95.toFixed(1)} ms | ${render.min.toFixed(1)} ms | ${(bytes / 1024).toFixed(0)} KB |\n` +
-        `| GET suite page (Postgres + render + HTTP) | ${http.median.toFixed(1)} ms | ${http.p95.toFixed(1)} ms | ${http.min.toFixed(1)} ms | ${(pageBytes / 1024).toFixed(0)} KB |\n` +
-        `| GET status.json (live poll) | ${status.median.toFixed(1)} ms | ${status.p95.toFixed(1)} ms | ${status.min.toFixed(1)} ms | |\n`,
-    );
+    const kb = (n: number) => `${(n / 1024).toFixed(0)} KB`;
+    const row = (name: string, s: ReturnType<typeof stats>, size = '') =>
+      `| ${name} | ${s.median.toFixed(1)} ms | ${s.p95.toFixed(1)} ms | ${s.min.toFixed(1)} ms | ${size} |`;
+    const markdown = [
+      `\`pnpm bench view\`, ${machineLine()}: ${TESTS} tests (${counts.passed} passed, ${counts.failed} failed, ${counts.error} error, ${counts.skipped} skipped), ${STEPS_PER_TEST} steps each; ` +
+        `${seeded.stepRows} step rows and ${seeded.artifactRows} artifact rows in Postgres.`,
+      '',
+      '| measure | median | p95 | min | size |',
+      '|---|---|---|---|---|',
+      row('`renderSuitePage` (in memory)', render, kb(bytes)),
+      row('GET suite page (Postgres + render + HTTP), uncompressed', http, kb(pageBytes)),
+      row(
+        'GET suite page, as a browser asks for it',
+        stats(brSamples),
+        `${kb(wire.bytes)} (${wire.encoding ?? 'no encoding'})`,
+      ),
+      row('Interactive in Chromium (navigation start to the script wired)', interactive),
+      row('GET `status.json` (live poll)', status),
+    ].join('\n');
+    writeSection('view', markdown, path.resolve(__dirname, '../docs/VIEW.md'));
+    process.stdout.write(`${markdown}\n`);
   } finally {
     await dropDatabase(databaseUrl).catch(() => undefined);
   }
 }
-
-main().catch((e: unknown) => {
-  process.stderr.write(`${e instanceof Error ? e.stack : String(e)}\n`);
-  process.exit(1);
-});

@@ -3,7 +3,10 @@
  * Content-Security-Policy can forbid inline code. Pages read fully without it; it only adds:
  * - live updates: while <main data-live="…/status.json"> is set, polls that JSON, updates chips,
  *   counters, summaries and durations in place, and swaps in the final page once it is terminal;
- * - a passed test's steps, fetched when its <details data-fragment="…"> is first opened.
+ * - a passed test's steps, fetched when its <details data-fragment="…"> is first opened;
+ * - the suite page's search and status chips: they narrow the list at once and keep the filter in
+ *   the URL (`?status=failed&q=…`), which the server renders the same way on a reload. The search
+ *   text of every test (steps included) is fetched once, when someone first types.
  * Durations arrive already formatted (`durationText`): the server owns that rule.
  */
 (function () {
@@ -37,11 +40,11 @@
 
   function applyCounts(counts) {
     Object.keys(counts).forEach(function (k) {
-      var el = document.querySelector('[data-count="' + k + '"]');
-      if (!el) return;
-      el.textContent = String(counts[k]);
-      var li = el.parentElement;
-      if (li && k !== 'total') li.classList.toggle('zero', counts[k] === 0);
+      document.querySelectorAll('[data-count="' + k + '"], [data-chip-count="' + k + '"]').forEach(function (el) {
+        el.textContent = String(counts[k]);
+        var li = el.parentElement;
+        if (li && li.classList.contains('counter') && k !== 'total') li.classList.toggle('zero', counts[k] === 0);
+      });
     });
     var total = counts.total || 0;
     var x = 0;
@@ -57,6 +60,7 @@
 
   function applyRun(r) {
     document.querySelectorAll('[data-run="' + r.id + '"]').forEach(function (el) {
+      if (el.hasAttribute('data-status')) el.setAttribute('data-status', r.status);
       setChip(el.querySelector('[data-run-status]') || document.querySelector('[data-run-status]'), r.status);
       var sum = el.querySelector('[data-run-summary]');
       // Keep the skip reason's <code> that may follow the summary's text.
@@ -72,6 +76,125 @@
     setChip(document.querySelector('[data-live-status]'), s.status);
     if (s.counts) applyCounts(s.counts);
     s.runs.forEach(applyRun);
+    if (filters) filters.apply();
+  }
+
+  /* The suite page's filter: state from the URL, applied to the list items, written back to the URL. */
+  var filters = null;
+
+  function readFilter() {
+    var params = new URLSearchParams(location.search);
+    return { status: params.get('status') || 'all', q: (params.get('q') || '').trim() };
+  }
+
+  function writeFilter(f) {
+    var params = new URLSearchParams(location.search);
+    if (f.status === 'all') params.delete('status');
+    else params.set('status', f.status);
+    if (f.q) params.set('q', f.q);
+    else params.delete('q');
+    var query = params.toString();
+    history.replaceState(null, '', location.pathname + (query ? '?' + query : ''));
+  }
+
+  function wireFilters(main) {
+    var bar = main.querySelector('.filters');
+    if (!bar) return null;
+    var input = bar.querySelector('input[type="search"]');
+    var note = bar.querySelector('#filter-note');
+    var noMatch = main.querySelector('.no-match');
+    var state = readFilter();
+    var texts = null;
+    var loading = false;
+
+    function textOf(li) {
+      var id = li.getAttribute('data-run');
+      return texts && texts[id] !== undefined ? texts[id] : li.textContent.toLowerCase();
+    }
+
+    function loadTexts() {
+      if (texts || loading) return;
+      loading = true;
+      getOk(input.getAttribute('data-search-index'), { credentials: 'same-origin' }, function (r) {
+        return r.json();
+      })
+        .then(function (body) {
+          texts = body.runs;
+          applyFilter();
+        })
+        .catch(function () {
+          loading = false;
+        });
+    }
+
+    function applyFilter() {
+      var q = state.q.toLowerCase();
+      var shown = 0;
+      var total = 0;
+      main.querySelectorAll('li.test').forEach(function (li) {
+        total += 1;
+        var ok =
+          (state.status === 'all' || li.getAttribute('data-status') === state.status) &&
+          (q === '' || textOf(li).indexOf(q) !== -1);
+        li.hidden = !ok;
+        if (ok) shown += 1;
+      });
+      main.querySelectorAll('section.group').forEach(function (g) {
+        var visible = g.querySelector('li.test:not([hidden])');
+        g.hidden = !visible;
+        var d = g.querySelector('details.group-details');
+        if (d && visible && (state.status !== 'all' || q !== '')) d.open = true;
+      });
+      bar.querySelectorAll('[data-filter]').forEach(function (a) {
+        if (a.getAttribute('data-filter') === state.status) a.setAttribute('aria-current', 'true');
+        else a.removeAttribute('aria-current');
+        var params = new URLSearchParams();
+        var s = a.getAttribute('data-filter');
+        if (s !== 'all') params.set('status', s);
+        if (state.q) params.set('q', state.q);
+        a.setAttribute('href', '?' + params.toString());
+      });
+      var narrowed = state.status !== 'all' || q !== '';
+      if (note) note.textContent = narrowed ? 'Showing ' + shown + ' of ' + total + ' tests.' : '';
+      if (noMatch) noMatch.hidden = !(narrowed && shown === 0);
+    }
+
+    function choose(status) {
+      state.status = status;
+      applyFilter();
+      writeFilter(state);
+    }
+
+    main.querySelectorAll('[data-filter]').forEach(function (a) {
+      a.addEventListener('click', function (e) {
+        if (e.metaKey || e.ctrlKey || e.shiftKey || e.button !== 0) return;
+        e.preventDefault();
+        if (a.closest('.no-match')) {
+          state.q = '';
+          if (input) input.value = '';
+        }
+        choose(a.getAttribute('data-filter'));
+      });
+    });
+
+    var timer = null;
+    if (input) {
+      input.addEventListener('focus', loadTexts);
+      input.addEventListener('input', function () {
+        loadTexts();
+        clearTimeout(timer);
+        timer = setTimeout(function () {
+          state.q = input.value.trim();
+          applyFilter();
+          writeFilter(state);
+        }, 120);
+      });
+      input.addEventListener('keydown', function (e) {
+        if (e.key === 'Enter') e.preventDefault();
+      });
+      if (state.q) loadTexts();
+    }
+    return { apply: applyFilter };
   }
 
   function openIds(main) {
@@ -99,6 +222,7 @@
           if (d) d.open = true;
         });
         wire(main);
+        filters = wireFilters(main);
         var chip = document.querySelector('[data-live-status]');
         note('Finished: ' + (chip ? chip.textContent : ''));
       })
@@ -153,6 +277,9 @@
     var main = document.querySelector('main');
     if (!main) return;
     wire(main);
+    filters = wireFilters(main);
     if (main.hasAttribute('data-live')) poll(main);
+    // When the page became interactive, in ms since navigation began (read by bench/view-render.ts).
+    main.setAttribute('data-ready', String(Math.round(performance.now())));
   });
 })();

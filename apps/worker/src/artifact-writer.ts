@@ -1,6 +1,14 @@
 import type { ArtifactKind, Step } from '@testrun/contracts';
 import { artifactKey, ID_PREFIX, newId, type ArtifactRow, type ArtifactStore, type Db } from '@testrun/core';
+import type { PageEvent } from './page-events';
 import { describeStep, describeTarget, type StepOutcomeResult } from './steps';
+import { truncate } from './steps/format';
+
+/** The page as it was when a step went wrong, for the view. */
+export type PageAtFailure = { url: string; title: string };
+
+/** Expected and received values are kept up to this length (the view diffs them). */
+const MAX_COMPARED = 10_000;
 
 /** An image taken after a step, for the timeline. */
 export type StepShot = { body: Buffer; contentType: string; name: string };
@@ -39,8 +47,18 @@ export class ArtifactWriter {
     );
   }
 
-  /** Records a step that ran (1-based `index`) with the image taken after it. */
-  recordStep(index: number, step: Step, result: StepOutcomeResult, shot: StepShot | null): void {
+  /**
+   * Records a step that ran (1-based `index`) with the image taken after it and, for a step that did
+   * not pass, the page as it was then.
+   */
+  recordStep(
+    index: number,
+    step: Step,
+    result: StepOutcomeResult,
+    shot: StepShot | null,
+    page: PageAtFailure | null = null,
+  ): void {
+    const comparison = result.outcome === 'failed' ? result.comparison : undefined;
     this.enqueue(async () => {
       const screenshotId = shot ? await this.storeScreenshot(index, shot) : null;
       await this.retrying(() =>
@@ -58,7 +76,28 @@ export class ArtifactWriter {
             startedAt: result.startedAt,
             durationMs: Math.max(0, Math.round(result.durationMs)),
             screenshotId,
+            expected: comparison ? truncate(comparison.expected, MAX_COMPARED) : null,
+            received: comparison ? truncate(comparison.received, MAX_COMPARED) : null,
+            pageUrl: page?.url ?? null,
+            pageTitle: page?.title ?? null,
           },
+        }),
+      );
+    });
+  }
+
+  /** Records what the run's pages reported (console errors, exceptions, failed requests), masked by the caller. */
+  recordPageEvents(events: readonly PageEvent[]): void {
+    if (events.length === 0) return;
+    this.enqueue(async () => {
+      await this.retrying(() =>
+        this.db.pageEvent.createMany({
+          data: events.map((e) => ({
+            id: newId(ID_PREFIX.pageEvent),
+            runId: this.owner.runId,
+            attempt: this.owner.attempt,
+            ...e,
+          })),
         }),
       );
     });

@@ -12,6 +12,7 @@ import {
 import {
   errorMessage,
   finishRun,
+  withTimeout,
   type ArtifactStore,
   type ClaimedRun,
   type Db,
@@ -19,7 +20,8 @@ import {
   type RunOutcome,
   type TargetPolicy,
 } from '@testrun/core';
-import { ArtifactWriter } from './artifact-writer';
+import { ArtifactWriter, type PageAtFailure } from './artifact-writer';
+import { PageEventLog, type PageEvent } from './page-events';
 import { BrowserClock } from './browser-clock';
 import { applyViolation, PageGuard } from './page-guard';
 import { stopRecording } from './recording';
@@ -43,6 +45,7 @@ import {
 } from './network/run-target';
 import { maskOutcome, maskStepResult, openRunSecrets, type RunSecrets } from './run-secrets';
 import { SecretMask } from './secret-mask';
+import { displayUrl } from './steps/format';
 import { resolveStep } from './steps/variables';
 import { routeTargetHeaders } from './target-headers';
 
@@ -221,6 +224,7 @@ async function runInContext(
 
   const limits = deps.limits ?? DEFAULT_RUN_LIMITS;
   const guard = new PageGuard(context, limits, deps.logger.child({ runId: run.id }));
+  const pageEvents = new PageEventLog(context);
   let page: Page | null = null;
   let outcome: RunOutcome;
   let notes: string[];
@@ -234,6 +238,8 @@ async function runInContext(
     passed = outcome.status === 'passed';
   } finally {
     guard.stop();
+    pageEvents.stop();
+    scope.writer.recordPageEvents(pageEvents.events.map((e) => maskEvent(scope.mask, e)));
     notes = await stopRecording({
       context,
       page,
@@ -286,12 +292,34 @@ async function runInPage(
     const result = maskStepResult(mask, applyViolation(withBlockedRequest(executed, scope.blocked), guard.violation));
     const time = <T>(work: Promise<T>) => clock.time(work);
     const mode = run.evidence.screenshots;
-    writer.recordStep(index, step, result, await timelineShot(page, { index, result, mode, deadline, mask, time }));
+    const shot = await timelineShot(page, { index, result, mode, deadline, mask, time });
     const problem = stepProblemOutcome(index, step, result);
+    const at = problem ? await pageAtFailure(page, mask) : null;
+    writer.recordStep(index, step, result, shot, at);
     if (problem) {
       writer.recordSkipped(steps, index, run.baseUrl);
       return problem;
     }
   }
   return { status: 'passed', resultSummary: summarizePass(steps.length, Date.now() - started) };
+}
+
+/** Longest wait for the page's title when a step went wrong: a hung page must not hold the run. */
+const PAGE_AT_FAILURE_MS = 1_000;
+
+/** The page's URL and title when a step went wrong (masked); null when the page cannot tell. */
+async function pageAtFailure(page: Page, mask: SecretMask): Promise<PageAtFailure | null> {
+  if (page.isClosed()) return null;
+  try {
+    const title = await withTimeout(page.title(), PAGE_AT_FAILURE_MS, 'the page title');
+    return { url: mask.text(displayUrl(page.url())), title: mask.text(title) };
+  } catch {
+    return null;
+  }
+}
+
+/** A page event with every secret value masked in its texts. */
+function maskEvent(mask: SecretMask, event: PageEvent): PageEvent {
+  if (mask.isEmpty) return event;
+  return { ...event, message: mask.text(event.message), url: event.url === null ? null : mask.text(event.url) };
 }

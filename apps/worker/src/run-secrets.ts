@@ -91,7 +91,13 @@ export function maskStepResult(mask: SecretMask, result: StepOutcomeResult): Ste
   if (mask.isEmpty) return result;
   const target = mask.text(result.target);
   if (result.outcome === 'passed') return { ...result, target };
-  return { ...result, target, message: mask.text(result.message), reason: mask.text(result.reason) };
+  const masked = { ...result, target, message: mask.text(result.message), reason: mask.text(result.reason) };
+  if (masked.outcome !== 'failed' || !masked.comparison) return masked;
+  const { comparison } = masked;
+  return {
+    ...masked,
+    comparison: { ...comparison, expected: mask.text(comparison.expected), received: mask.text(comparison.received) },
+  };
 }
 
 /** A run's outcome with every secret value masked in its summary and message. */

@@ -1,3 +1,4 @@
+import compression from 'compression';
 import { Router, type NextFunction, type Request, type Response } from 'express';
 import {
   ArtifactStoreUnavailableError,
@@ -13,6 +14,7 @@ import {
 import { describeError, isUnavailableError } from '../errors';
 import { matchesETag, sendArtifact } from './artifacts';
 import { findAsset } from './assets';
+import { readSuiteFilter } from './filters';
 import type { LiveStatus } from './model';
 import {
   findRunArtifact,
@@ -20,6 +22,7 @@ import {
   loadRunLiveStatus,
   loadSuiteLiveStatus,
   loadSuiteRun,
+  loadSuiteSearchTexts,
   type LinkSigner,
 } from './queries';
 import type { Paths } from './layout';
@@ -111,6 +114,11 @@ export function createViewRouter(deps: ViewDeps): Router {
     };
   }
 
+  // Pages, their JSON and the stylesheet and script go out compressed (brotli where the browser
+  // takes it, else gzip): a 1,000-test page is mostly repeated markup. Artifacts are left as they
+  // are: images, video and trace zips are compressed already, and ranges must count stored bytes.
+  router.use(compression({ filter: (req, res) => !/\/artifacts\//.test(req.path) && compression.filter(req, res) }));
+
   router.use((_req, res, next) => {
     res.setHeader('X-Content-Type-Options', 'nosniff');
     // The capability token is in the URL: never send it on as a referrer, never index it.
@@ -138,7 +146,7 @@ export function createViewRouter(deps: ViewDeps): Router {
   function pageRoutes<T>(
     prefix: '/suite-runs' | '/runs',
     subject: ViewSubject,
-    load: (db: Db, sign: LinkSigner, id: string) => Promise<T | null>,
+    load: (db: Db, sign: LinkSigner, id: string, req: Request) => Promise<T | null>,
     render: (p: Paths, found: T) => string,
     loadStatus: (db: Db, id: string) => Promise<LiveStatus | null>,
   ): void {
@@ -146,7 +154,7 @@ export function createViewRouter(deps: ViewDeps): Router {
       `${prefix}/:id/:token`,
       capability(
         subject,
-        (id, _req, sign) => load(deps.db, sign, id),
+        (id, req, sign) => load(deps.db, sign, id, req),
         (req, res, found) => sendPage(res, 200, render(paths(req), found)),
       ),
     );
@@ -160,7 +168,33 @@ export function createViewRouter(deps: ViewDeps): Router {
     );
   }
 
-  pageRoutes('/suite-runs', 'suite-run', loadSuiteRun, renderSuitePage, loadSuiteLiveStatus);
+  pageRoutes(
+    '/suite-runs',
+    'suite-run',
+    async (db, sign, id, req) => {
+      const filter = readSuiteFilter(req.query);
+      const [suite, texts] = await Promise.all([
+        loadSuiteRun(db, sign, id),
+        // A search reaches into the steps; without one, the page reads no step of a passed test.
+        filter.q ? loadSuiteSearchTexts(db, id) : undefined,
+      ]);
+      return suite && { suite, filter, texts };
+    },
+    (p, { suite, filter, texts }) => renderSuitePage(p, suite, filter, texts),
+    loadSuiteLiveStatus,
+  );
+  // What the suite page's search looks through, fetched once when someone first types in it.
+  router.get(
+    '/suite-runs/:id/:token/search.json',
+    capability(
+      'suite-run',
+      async (id) => {
+        const texts = await loadSuiteSearchTexts(deps.db, id);
+        return texts.size === 0 && !(await loadViewLinkState(deps.db, 'suite-run', id)) ? null : texts;
+      },
+      (_req, res, texts) => res.setHeader('Cache-Control', 'no-store').json({ runs: Object.fromEntries(texts) }),
+    ),
+  );
   pageRoutes('/runs', 'run', loadRun, renderRunPage, loadRunLiveStatus);
   // The steps of a passed test, fetched when someone opens it on a suite page.
   router.get(

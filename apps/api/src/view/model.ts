@@ -11,6 +11,22 @@ export type ViewStep = {
   startedAt: Date;
   durationMs: number;
   screenshotId: string | null;
+  /** For a failed expectation: what it wanted and what the page had. */
+  expected: string | null;
+  received: string | null;
+  /** The page when the step went wrong. */
+  pageUrl: string | null;
+  pageTitle: string | null;
+};
+
+/** A console error, uncaught exception or failed request of the run's pages. */
+export type ViewPageEvent = {
+  kind: 'console' | 'exception' | 'request';
+  at: Date;
+  message: string;
+  url: string | null;
+  method: string | null;
+  status: number | null;
 };
 
 export type ViewArtifact = {
@@ -48,6 +64,8 @@ export type ViewRun = {
   /** Steps and artifacts of the latest attempt; null when not loaded (passed runs on a suite page). */
   steps: ViewStep[] | null;
   artifacts: ViewArtifact[] | null;
+  /** What the latest attempt's pages reported; null when not loaded. */
+  pageEvents: ViewPageEvent[] | null;
 };
 
 export type ViewSuiteRun = {

@@ -9,6 +9,7 @@ import { RUN_OUTCOME_COLUMNS, type Db, type ViewSubject } from '@testrun/core';
 
 /** Signs the view's links on a page with the terms of the link the page was opened with. */
 export type LinkSigner = (subject: ViewSubject, id: string) => string;
+import { searchText } from './filters';
 import type { LiveStatus, ViewArtifact, ViewRun, ViewStep, ViewSuiteRun } from './model';
 
 // An explicit column list: the view never reads headers_sealed, so header values cannot reach a page.
@@ -40,6 +41,21 @@ const STEP_COLUMNS = {
   startedAt: true,
   durationMs: true,
   screenshotId: true,
+  expected: true,
+  received: true,
+  pageUrl: true,
+  pageTitle: true,
+} as const;
+
+const PAGE_EVENT_COLUMNS = {
+  runId: true,
+  attempt: true,
+  kind: true,
+  at: true,
+  message: true,
+  url: true,
+  method: true,
+  status: true,
 } as const;
 
 const ARTIFACT_COLUMNS = {
@@ -54,7 +70,7 @@ const ARTIFACT_COLUMNS = {
 } as const;
 
 /** A run row as RUN_COLUMNS selects it: the view's run before its token and details are added. */
-type RunRow = Omit<ViewRun, 'token' | 'plannedSteps' | 'steps' | 'artifacts'> & { steps: unknown };
+type RunRow = Omit<ViewRun, 'token' | 'plannedSteps' | 'steps' | 'artifacts' | 'pageEvents'> & { steps: unknown };
 
 function toViewRun(sign: LinkSigner, row: RunRow): ViewRun {
   const { steps, ...rest } = row;
@@ -64,6 +80,7 @@ function toViewRun(sign: LinkSigner, row: RunRow): ViewRun {
     plannedSteps: Array.isArray(steps) ? steps.length : 0,
     steps: null,
     artifacts: null,
+    pageEvents: null,
   };
 }
 
@@ -92,9 +109,9 @@ function byCurrentAttempt<T extends { runId: string; attempt: number }>(runs: Vi
 async function attachDetails(db: Db, runs: ViewRun[]): Promise<void> {
   const started = runs.filter((r) => r.attempt > 0);
   const ids = started.map((r) => r.id);
-  const [stepRows, artifactRows] =
+  const [stepRows, artifactRows, eventRows] =
     ids.length === 0
-      ? [[], []]
+      ? [[], [], []]
       : await Promise.all([
           db.stepResult.findMany({
             where: { runId: { in: ids } },
@@ -106,9 +123,15 @@ async function attachDetails(db: Db, runs: ViewRun[]): Promise<void> {
             select: ARTIFACT_COLUMNS,
             orderBy: [{ runId: 'asc' }, { stepIndex: 'asc' }, { createdAt: 'asc' }],
           }),
+          db.pageEvent.findMany({
+            where: { runId: { in: ids } },
+            select: PAGE_EVENT_COLUMNS,
+            orderBy: [{ runId: 'asc' }, { at: 'asc' }],
+          }),
         ]);
   const steps = byCurrentAttempt(started, stepRows);
   const artifacts = byCurrentAttempt(started, artifactRows);
+  const events = byCurrentAttempt(started, eventRows);
   for (const run of runs) {
     run.steps = (steps.get(run.id) ?? []).map(({ runId: _runId, attempt: _attempt, outcome, ...step }): ViewStep => ({
       ...step,
@@ -117,6 +140,7 @@ async function attachDetails(db: Db, runs: ViewRun[]): Promise<void> {
     run.artifacts = (artifacts.get(run.id) ?? []).map(
       ({ runId: _runId, attempt: _attempt, ...artifact }): ViewArtifact => artifact,
     );
+    run.pageEvents = (events.get(run.id) ?? []).map(({ runId: _runId, attempt: _attempt, ...event }) => event);
   }
 }
 
@@ -189,6 +213,35 @@ export async function loadRun(db: Db, sign: LinkSigner, runId: string): Promise<
   const run = toViewRun(sign, row);
   await attachDetails(db, [run]);
   return run;
+}
+
+/**
+ * Every run's search text (see searchText), its steps' labels and errors included, by run id: what a
+ * suite page's search looks through. Labels and errors are stored masked, so no secret is searchable.
+ */
+export async function loadSuiteSearchTexts(db: Db, suiteRunId: string): Promise<Map<string, string>> {
+  const rows = await db.$queryRaw<
+    Array<{
+      id: string;
+      test_name: string;
+      result_summary: string;
+      outcome_message: string | null;
+      steps: string | null;
+    }>
+  >`
+    SELECT r.id, r.test_name, r.result_summary, r.outcome_message,
+      (SELECT string_agg(st.label || COALESCE(' ' || st.error, ''), E'\n' ORDER BY st.attempt, st.index)
+        FROM step_results st WHERE st.run_id = r.id) AS steps
+    FROM runs r WHERE r.suite_run_id = ${suiteRunId} ORDER BY r.position`;
+  return new Map(
+    rows.map((r) => [
+      r.id,
+      searchText(
+        { testName: r.test_name, resultSummary: r.result_summary, outcomeMessage: r.outcome_message },
+        r.steps ?? '',
+      ),
+    ]),
+  );
 }
 
 const LIVE_RUN_COLUMNS = { id: true, status: true, resultSummary: true, durationMs: true } as const;

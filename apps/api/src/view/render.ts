@@ -1,4 +1,5 @@
 import { formatDuration, type RunStatus } from '@testrun/contracts';
+import { filterBar, filtered, matchesFilter, searchText, type SuiteFilter } from './filters';
 import { redactCredentials } from './format';
 import { html, type SafeHtml } from './html';
 import { chip, layout, livePath, messagePage, metaList, runPath, suitePath, time, type Paths } from './layout';
@@ -40,7 +41,7 @@ const GROUPS: ReadonlyArray<readonly [RunStatus, string]> = [
   ['passed', 'Passed'],
 ];
 
-function testEntry(p: Paths, run: ViewRun): SafeHtml {
+function testEntry(p: Paths, run: ViewRun, shown: boolean): SafeHtml {
   const inline = showsDetailsInline(run);
   const open = run.status === 'failed' || run.status === 'error';
   const page = runPath(p, run);
@@ -48,7 +49,7 @@ function testEntry(p: Paths, run: ViewRun): SafeHtml {
     run.status === 'skipped'
       ? skipNote(run)
       : html`<p class="muted">Steps, screenshots and recording are on the run's page.</p>`;
-  return html`<li class="test" data-run="${run.id}">
+  return html`<li class="test" data-run="${run.id}" data-status="${run.status}" ${shown ? '' : html`hidden`}>
     <details id="run-${run.id}" ${open ? ' open' : ''}${inline ? '' : html` data-fragment="${page}/fragment"`}>
       <summary>
         <span class="summary-line"
@@ -104,31 +105,51 @@ function counters(suite: ViewSuiteRun): SafeHtml {
   </section>`;
 }
 
-function testGroup(p: Paths, suite: ViewSuiteRun, status: RunStatus, title: string): SafeHtml {
+function testGroup(
+  p: Paths,
+  suite: ViewSuiteRun,
+  shown: ReadonlySet<string>,
+  [status, title]: readonly [RunStatus, string],
+): SafeHtml {
   const runs = suite.runs.filter((r) => r.status === status);
   if (runs.length === 0) return html``;
   const list = html`<ol class="tests">
-    ${runs.map((r) => testEntry(p, r))}
+    ${runs.map((r) => testEntry(p, r, shown.has(r.id)))}
   </ol>`;
+  // A group the filter empties is hidden whole (the script does the same as the filter changes).
+  const hidden = runs.every((r) => !shown.has(r.id)) ? html` hidden` : '';
   const headingText = html`${title} <span class="muted">(${runs.length})</span>`;
   if (status === 'passed' || status === 'skipped') {
     // Long lists of passes stay folded while something needs attention.
     const open = status === 'skipped' ? runs.length <= 20 : suite.counts.failed + suite.counts.error === 0;
-    return html`<section class="group group-${status}" aria-labelledby="group-${status}">
-      <details class="group-details" ${open ? ' open' : ''}>
+    return html`<section class="group group-${status}" aria-labelledby="group-${status}" ${hidden}>
+      <details class="group-details" ${open || shown.size < suite.runs.length ? ' open' : ''}>
         <summary><h2 id="group-${status}">${headingText}</h2></summary>
         ${list}
       </details>
     </section>`;
   }
-  return html`<section class="group group-${status}" aria-labelledby="group-${status}">
+  return html`<section class="group group-${status}" aria-labelledby="group-${status}" ${hidden}>
     <h2 id="group-${status}">${headingText}</h2>
     ${list}
   </section>`;
 }
 
-export function renderSuitePage(p: Paths, suite: ViewSuiteRun): string {
-  const live = livePath(suitePath(p, suite), suite.status);
+/**
+ * The suite page, its list narrowed by `filter`. `texts` holds each run's search text (steps
+ * included) when the filter has a search; without one, a run's own text is enough.
+ */
+export function renderSuitePage(
+  p: Paths,
+  suite: ViewSuiteRun,
+  filter: SuiteFilter = { status: 'all', q: '' },
+  texts: ReadonlyMap<string, string> = new Map(),
+): string {
+  const page = suitePath(p, suite);
+  const live = livePath(page, suite.status);
+  const shown = new Set(
+    suite.runs.filter((r) => matchesFilter(r, texts.get(r.id) ?? searchText(r), filter)).map((r) => r.id),
+  );
   const duration = suite.startedAt && suite.finishedAt ? suite.finishedAt.getTime() - suite.startedAt.getTime() : null;
   const body = html`<header class="page-header">
       <p class="crumbs">${suite.projectName} <span aria-hidden="true">›</span> ${suite.suiteName}</p>
@@ -143,7 +164,11 @@ export function renderSuitePage(p: Paths, suite: ViewSuiteRun): string {
       ])}
       ${live ? html`<p class="live-hint">This suite is still running. The page updates itself.</p>` : ''}
     </header>
-    ${counters(suite)} ${GROUPS.map(([status, title]) => testGroup(p, suite, status, title))}`;
+    ${counters(suite)} ${filterBar(suite, filter, shown.size, `${page}/search.json`)}
+    <div class="test-groups">${GROUPS.map((group) => testGroup(p, suite, shown, group))}</div>
+    <p class="no-match" ${shown.size === 0 && filtered(filter) ? '' : html`hidden`}>
+      No test matches this filter. <a href="?" data-filter="all">Show all tests</a>
+    </p>`;
   return layout({ title: `${suite.status} · ${suite.projectName} › ${suite.suiteName}`, paths: p, live, body });
 }
 

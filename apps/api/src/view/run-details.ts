@@ -1,8 +1,9 @@
 import { formatDuration, isTerminalRunStatus } from '@testrun/contracts';
+import { comparisonBlock } from './compare';
 import { describeCode, formatBytes, formatInstant, redactCredentials } from './format';
 import { html, type SafeHtml } from './html';
 import { chip, heading, runPath, type Heading, type Paths } from './layout';
-import type { ViewArtifact, ViewRun, ViewStep } from './model';
+import type { ViewArtifact, ViewPageEvent, ViewRun, ViewStep } from './model';
 
 function artifactPath(p: Paths, run: ViewRun, artifactId: string): string {
   return `${runPath(p, run)}/artifacts/${encodeURIComponent(artifactId)}`;
@@ -69,6 +70,8 @@ function failureCallout(p: Paths, run: ViewRun, level: Heading): SafeHtml {
       ${heading(level, where)}
       <p class="why">${redactCredentials(why)}</p>
       ${run.outcomeCode ? html`<p class="code">${describeCode(run.outcomeCode)} <code>${run.outcomeCode}</code></p>` : ''}
+      ${step && step.expected !== null && step.received !== null ? comparisonBlock(COMPARED[step.action] ?? 'value', redactCredentials(step.expected), redactCredentials(step.received)) : ''}
+      ${step ? pageAtFailure(step) : ''}
     </div>
     ${
       shot
@@ -82,6 +85,78 @@ function failureCallout(p: Paths, run: ViewRun, level: Heading): SafeHtml {
           ? html`<figure class="callout-shot">${expiredMark('The screenshot')}</figure>`
           : ''
     }
+  </section>`;
+}
+
+/** What an expectation step compares, for the labels of its expected and received values. */
+const COMPARED: Readonly<Record<string, string>> = { expectText: 'text', expectUrl: 'URL', expectTitle: 'title' };
+
+/** The page's address and title when the step went wrong. */
+function pageAtFailure(step: ViewStep): SafeHtml {
+  if (step.pageUrl === null) return html``;
+  return html`<dl class="page-at">
+    <div>
+      <dt>Page</dt>
+      <dd><code>${redactCredentials(step.pageUrl)}</code></dd>
+    </div>
+    <div>
+      <dt>Title</dt>
+      <dd>${step.pageTitle ? step.pageTitle : html`<span class="muted">(none)</span>`}</dd>
+    </div>
+  </dl>`;
+}
+
+const EVENT_KINDS: Readonly<Record<ViewPageEvent['kind'], string>> = {
+  console: 'Console error',
+  exception: 'Uncaught exception',
+  request: 'Failed request',
+};
+
+/**
+ * What the run's pages reported: console errors, uncaught exceptions and failed requests (status
+ * 400 or more, or no answer), in the order they happened, each at its time into the run.
+ */
+function pageEventsSection(run: ViewRun, level: Heading): SafeHtml {
+  const events = run.pageEvents ?? [];
+  if (events.length === 0) return html``;
+  const t0 = run.startedAt?.getTime() ?? events[0]?.at.getTime() ?? 0;
+  const count = (kind: ViewPageEvent['kind']) => events.filter((e) => e.kind === kind).length;
+  const tally = [
+    `${count('console') + count('exception')} console error${count('console') + count('exception') === 1 ? '' : 's'}`,
+    `${count('request')} failed request${count('request') === 1 ? '' : 's'}`,
+  ].join(', ');
+  return html`<section class="page-events">
+    ${heading(level, html`Console and network <span class="muted">(${tally})</span>`)}
+    <div class="table-wrap">
+      <table class="events">
+        <thead>
+          <tr>
+            <th scope="col">At</th>
+            <th scope="col">Kind</th>
+            <th scope="col">What</th>
+          </tr>
+        </thead>
+        <tbody>
+          ${events.map(
+            (e) =>
+              html`<tr class="event-${e.kind}">
+                <td class="num">+${formatDuration(Math.max(0, e.at.getTime() - t0))}</td>
+                <td>${EVENT_KINDS[e.kind]}</td>
+                <td>
+                  ${
+                    e.kind === 'request'
+                      ? html`<code>${e.method ?? ''} ${redactCredentials(e.url ?? '')}</code> →
+                          ${e.status === null ? html`${redactCredentials(e.message)}` : html`<strong>${e.status}</strong> ${e.message}`}`
+                      : html`<span class="event-message">${redactCredentials(e.message)}</span>${
+                            e.url ? html` <span class="muted">at <code>${redactCredentials(e.url)}</code></span>` : ''
+                          }`
+                  }
+                </td>
+              </tr>`,
+          )}
+        </tbody>
+      </table>
+    </div>
   </section>`;
 }
 
@@ -164,7 +239,7 @@ function stepTimeline(p: Paths, run: ViewRun, level: Heading): SafeHtml {
           <tr>
             <th scope="col">#</th>
             <th scope="col">Step</th>
-            <th scope="col">Target</th>
+            <th scope="col" class="target">Target</th>
             <th scope="col">Outcome</th>
             <th scope="col">Duration</th>
             <th scope="col" class="bar-cell">Timeline</th>
@@ -248,6 +323,7 @@ export function skipNote(run: ViewRun): SafeHtml {
 export function renderRunDetails(p: Paths, run: ViewRun, level: Heading): SafeHtml {
   return html`<div class="run-details">
     ${run.status === 'failed' || run.status === 'error' ? failureCallout(p, run, level) : ''}
-    ${run.status === 'skipped' ? skipNote(run) : stepTimeline(p, run, level)} ${recording(p, run, level)}
+    ${run.status === 'skipped' ? skipNote(run) : stepTimeline(p, run, level)} ${pageEventsSection(run, level)}
+    ${recording(p, run, level)}
   </div>`;
 }

@@ -33,8 +33,11 @@ function patternTester(pattern: string, flags: string | undefined): (value: stri
   return (value) => new RegExp(pattern, flags).test(value);
 }
 
-/** What an expectation waits for: a phrase for its message, and the test of each reading. */
-type Wanted = { wanted: string; test: (value: string) => boolean };
+/**
+ * What an expectation waits for: a phrase for its message, the value or pattern as the view's
+ * "expected" shows it, and the test of each reading.
+ */
+type Wanted = { wanted: string; expected: string; test: (value: string) => boolean };
 
 /** Exactly one of `exact` or `pattern`: the expectation's phrase and test, or a definition error. */
 function wantedOf(
@@ -45,9 +48,11 @@ function wantedOf(
   flags: string | undefined,
 ): Wanted {
   if (exact.value !== undefined && pattern === undefined)
-    return { wanted: exact.phrase(exact.value), test: exact.test(exact.value) };
-  if (pattern !== undefined && exact.value === undefined)
-    return { wanted: `match ${formatPattern(pattern, flags)}`, test: patternTester(pattern, flags) };
+    return { wanted: exact.phrase(exact.value), expected: exact.value, test: exact.test(exact.value) };
+  if (pattern !== undefined && exact.value === undefined) {
+    const shown = formatPattern(pattern, flags);
+    return { wanted: `match ${shown}`, expected: shown, test: patternTester(pattern, flags) };
+  }
   throw invalidDefinition(`${action} needs exactly one of ${field} or pattern`);
 }
 
@@ -96,7 +101,7 @@ type ElementState =
   | { kind: 'text'; text: string };
 
 export async function expectText(page: Page, step: StepOf<'expectText'>, ctx: ActionContext): Promise<undefined> {
-  const { wanted, test } = wantedOf(
+  const { wanted, expected, test } = wantedOf(
     'expectText',
     'text',
     {
@@ -140,12 +145,16 @@ export async function expectText(page: Page, step: StepOf<'expectText'>, ctx: Ac
     case 'unreadable':
       throw expectationFailed(`expected ${what} but its text could not be read`, true);
     case 'text':
-      throw expectationFailed(`expected ${what} but it was ${quote(last.text)}`, true);
+      throw expectationFailed(`expected ${what} but it was ${quote(last.text)}`, true, {
+        subject: 'text',
+        expected,
+        received: last.text,
+      });
   }
 }
 
 export async function expectUrl(page: Page, step: StepOf<'expectUrl'>, ctx: ActionContext): Promise<undefined> {
-  const { wanted, test } = wantedOf(
+  const { wanted, expected, test } = wantedOf(
     'expectUrl',
     'url',
     {
@@ -158,7 +167,12 @@ export async function expectUrl(page: Page, step: StepOf<'expectUrl'>, ctx: Acti
   );
   let actual = page.url();
   const { ok } = await pollUntil(ctx, () => Promise.resolve(test((actual = page.url()))));
-  if (!ok) throw expectationFailed(`expected URL to ${wanted} but it was ${quote(displayUrl(actual), 300)}`, true);
+  if (!ok)
+    throw expectationFailed(`expected URL to ${wanted} but it was ${quote(displayUrl(actual), 300)}`, true, {
+      subject: 'url',
+      expected: step.url === undefined ? expected : displayUrl(expected),
+      received: displayUrl(actual),
+    });
 }
 
 function sameUrl(a: string, b: string): boolean {
@@ -170,7 +184,7 @@ function sameUrl(a: string, b: string): boolean {
 }
 
 export async function expectTitle(page: Page, step: StepOf<'expectTitle'>, ctx: ActionContext): Promise<undefined> {
-  const { wanted, test } = wantedOf(
+  const { wanted, expected, test } = wantedOf(
     'expectTitle',
     'title',
     { value: step.title, phrase: (title) => `be ${quote(title)}`, test: (title) => (actual) => actual === title },
@@ -181,5 +195,9 @@ export async function expectTitle(page: Page, step: StepOf<'expectTitle'>, ctx: 
   const { ok, lastError } = await pollUntil(ctx, async () => test((actual = await page.title())));
   if (ok) return;
   if (actual === undefined && lastError instanceof Error) throw lastError;
-  throw expectationFailed(`expected title to ${wanted} but it was ${quote(actual ?? '')}`, true);
+  throw expectationFailed(`expected title to ${wanted} but it was ${quote(actual ?? '')}`, true, {
+    subject: 'title',
+    expected,
+    received: actual ?? '',
+  });
 }

@@ -1,6 +1,6 @@
 import { formatDuration } from '@testrun/contracts';
 import { displayUrl, quote } from './format';
-import type { StepProblem } from './types';
+import type { Comparison, StepProblem } from './types';
 
 /**
  * Thrown by an action for an outcome it can name. `dueToTimeout` marks outcomes that only happen
@@ -17,8 +17,11 @@ export class StepFailure extends Error {
   }
 }
 
-export function expectationFailed(message: string, dueToTimeout: boolean): StepFailure {
-  return new StepFailure({ outcome: 'failed', code: 'expectation_failed', message, reason: message }, dueToTimeout);
+export function expectationFailed(message: string, dueToTimeout: boolean, comparison?: Comparison): StepFailure {
+  return new StepFailure(
+    { outcome: 'failed', code: 'expectation_failed', message, reason: message, ...(comparison ? { comparison } : {}) },
+    dueToTimeout,
+  );
 }
 
 export function elementNotFound(selector: string, stepTimeoutMs: number): StepFailure {

@@ -43,9 +43,15 @@ export type StepEffect = ScreenshotEffect;
 /** Error codes a single step can produce (`worker_lost` belongs to the run, not to a step). */
 type StepErrorCode = Exclude<RunErrorCode, 'worker_lost'>;
 
+/**
+ * What a failed expectation wanted and what the page had, in full (the message quotes them cut
+ * short): the view shows them side by side, with the difference marked.
+ */
+export type Comparison = { subject: 'text' | 'url' | 'title'; expected: string; received: string };
+
 /** Why a step did not pass: `failed` = the product misbehaved, `error` = the run could not complete. */
 export type StepProblem =
-  | { outcome: 'failed'; code: RunFailureCode; message: string; reason: string }
+  | { outcome: 'failed'; code: RunFailureCode; message: string; reason: string; comparison?: Comparison }
   | { outcome: 'error'; code: StepErrorCode; message: string; reason: string };
 
 interface StepTiming {

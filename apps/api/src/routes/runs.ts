@@ -10,6 +10,7 @@ import { listingQuery } from '../services/listing-query';
 import { listRuns } from '../services/listings';
 import { clientGone, preferenceApplied } from '../services/long-poll-http';
 import { readWithWait, runFingerprint } from '../services/long-poll';
+import { cancelTarget } from '../services/cancel';
 import { getRun } from '../services/run-reads';
 import { createRuns, enqueueRunJobs } from '../services/runs';
 import { enqueuePolicy } from '../services/target-check';
@@ -72,6 +73,17 @@ export function createRunsRouter(deps: AppDeps): Router {
       `<${runViewUrl(config.publicBaseUrl, keys.view, run.id, viewLinkTerms(link, config.viewLinkTtlDays))}>; rel="alternate"; type="text/html"`,
     );
     res.json(run);
+  });
+
+  // Cancel: 202 with the run as it is right after (queued: already skipped; running: its worker is told).
+  router.post('/:runId/cancel', async (req, res) => {
+    const { workspaceId } = authOf(res);
+    const { runId } = req.params;
+    await cancelTarget({ db, redis: deps.redis, redisPrefix: config.redisPrefix, logger }, workspaceId, {
+      kind: 'run',
+      id: runId,
+    });
+    res.status(202).json((await getRun(db, workspaceId, runId)).run);
   });
 
   return router;

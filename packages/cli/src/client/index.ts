@@ -9,7 +9,7 @@ import { runStatusCommand, type StatusFlags } from './status-command';
 const collect = (value: string, previous: string[]) => [...previous, value];
 
 /**
- * `testrun run` and `testrun status`: the CI side of the CLI, speaking the HTTP API. Exit codes
+ * `testrun run`, `status`, `cancel` and `rerun`: the CI side of the CLI, speaking the HTTP API. Exit codes
  * are the contract of these commands with CI systems: 0 passed, 1 failed, 2 anything else
  * (error, skipped only, wait budget exceeded, usage or API error), and for `status` 3 when the run
  * is not finished.

@@ -95,7 +95,7 @@ export async function run(): Promise<void> {
       isSuiteRunCreated,
     );
     // Two children running and inside their `wait` step (the first step's page is loaded).
-    let running: string[] = [];
+    let running: string[];
     for (;;) {
       const rows = await db.run.findMany({ where: { suiteRunId }, select: { id: true, status: true } });
       running = rows.filter((r) => r.status === 'running').map((r) => r.id);

@@ -69,7 +69,7 @@ beforeAll(async () => {
   worker = startService('worker', { WORKER_CONCURRENCY: '2', WORKER_VIDEO: 'off', LOG_LEVEL: 'info' });
   cleanups.push(() => Promise.all([api.stop(), worker.stop()]));
   await waitReady(`${apiUrl}/readyz`, api);
-  await until(async () => worker.output().includes('"message":"worker ready"'));
+  await until(() => Promise.resolve(worker.output().includes('"message":"worker ready"')));
 });
 
 afterAll(async () => {
@@ -95,7 +95,7 @@ async function until<T>(check: () => Promise<T | null | undefined | false>): Pro
 /** Starts `testrun run` of the slow suite and waits until it printed its suite run id and a child runs. */
 async function startSlowRun(extra: string[] = []) {
   const cli = startCli(['run', '--project', 'ci', '--suite', 'slow', '--poll-interval', '300ms', ...extra], env());
-  const id = await until(async () => /Enqueued suite run (srun_\w+)/.exec(cli.output())?.[1]);
+  const id = await until(() => Promise.resolve(/Enqueued suite run (srun_\w+)/.exec(cli.output())?.[1]));
   await until(async () => (await suiteRun(id)).tests.some((t) => t.status === 'running'));
   return { ...cli, id };
 }

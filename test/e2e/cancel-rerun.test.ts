@@ -111,7 +111,7 @@ it('cancelling a suite with queued and running children ends every child, counte
     return s.tests.filter((t) => t.status === 'running').length === 2;
   });
   // Let the running steps get under way (a navigation that waits, a wait).
-  await waitUntil(async () => workerLog().split('"message":"run started"').length - 1 >= 2);
+  await waitUntil(() => Promise.resolve(workerLog().split('"message":"run started"').length - 1 >= 2));
 
   const res = await post(`/api/v1/suite-runs/${id}/cancel`);
   expect(res.status).toBe(202);

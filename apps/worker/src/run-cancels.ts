@@ -1,10 +1,4 @@
-import {
-  createRedis,
-  errorMessage,
-  readRunCancels,
-  runCancelChannel,
-  type Logger,
-} from '@testrun/core';
+import { createRedis, errorMessage, readRunCancels, runCancelChannel, type Logger } from '@testrun/core';
 import { foldRepeats } from './repeated-errors';
 
 /**

@@ -123,7 +123,7 @@ export const PROBLEMS = {
     status: 422,
     title: "The suite run's headers or variables are no longer kept",
     description:
-      'A rerun sends the original suite run\'s headers and variables again from a sealed copy the suite run keeps for 24 hours. That copy is erased, and the original had some: `errors` names each field (`/headers`, `/variables`, `/secretVariables`) the rerun request must give again. Nothing was created.',
+      "A rerun sends the original suite run's headers and variables again from a sealed copy the suite run keeps for 24 hours. That copy is erased, and the original had some: `errors` names each field (`/headers`, `/variables`, `/secretVariables`) the rerun request must give again. Nothing was created.",
   },
   idempotency_key_reused: {
     status: 422,

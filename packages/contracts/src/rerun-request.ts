@@ -60,7 +60,8 @@ export function parseRerunRequest(
 ): { ok: true; value: ParsedRerunRequest } | { ok: false; problem: RerunRequestProblem } {
   const shape = (validateShape ??= compileValidator(SuiteRunRerunRequest))(body);
   const errors: ProblemFieldError[] = shape.ok ? [] : [...shape.errors];
-  const raw = body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
+  const raw =
+    body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
   if (isMap(raw.headers)) errors.push(...checkHeaders(raw.headers));
   for (const field of ['variables', 'secretVariables'] as const) {
     const map = raw[field];
@@ -69,7 +70,8 @@ export function parseRerunRequest(
   if (!shape.ok || errors.length > 0) {
     const listed = errors.map((e) => `${e.path || 'body'} ${e.message}`).join('; ');
     const code = errors.length > 0 && errors.every((e) => isOverCap(e.message)) ? 'limit_exceeded' : 'invalid_body';
-    const detail = code === 'limit_exceeded' ? `The body is over a limit: ${listed}.` : `The body is invalid: ${listed}.`;
+    const detail =
+      code === 'limit_exceeded' ? `The body is over a limit: ${listed}.` : `The body is invalid: ${listed}.`;
     const storable = errors.map((e) => ({ path: storableText(e.path), message: e.message }));
     return { ok: false, problem: { code, detail: storableText(detail), errors: storable } };
   }

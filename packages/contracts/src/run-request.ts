@@ -178,7 +178,10 @@ export function checkHeaders(headers: Record<string, unknown>): ProblemFieldErro
 }
 
 /** The rules of a request's `variables` or `secretVariables` beyond their JSON Schema (NUL, total size). */
-export function checkVariables(field: 'variables' | 'secretVariables', map: Record<string, unknown>): ProblemFieldError[] {
+export function checkVariables(
+  field: 'variables' | 'secretVariables',
+  map: Record<string, unknown>,
+): ProblemFieldError[] {
   const errors: ProblemFieldError[] = [];
   let total = 0;
   for (const [name, value] of Object.entries(map)) {

@@ -41,7 +41,8 @@ export function sealSuiteRunCopy(
   if (variables && Object.keys(variables.secrets).length > 0) fields.push('secretVariables');
   return {
     headersSealed: fields.includes('headers') && headers ? sealHeaders(key, copyOwner(suiteRunId), headers) : null,
-    variablesSealed: variables && fields.some((f) => f !== 'headers') ? sealRunVariables(key, copyOwner(suiteRunId), variables) : null,
+    variablesSealed:
+      variables && fields.some((f) => f !== 'headers') ? sealRunVariables(key, copyOwner(suiteRunId), variables) : null,
     sealedFields: fields.length > 0 ? fields.join(',') : null,
   };
 }
@@ -61,5 +62,7 @@ export function openSuiteRunCopy(
 /** The fields of `suite_runs.sealed_fields`. */
 export function readSealedFields(value: string | null): SealedField[] {
   if (!value) return [];
-  return value.split(',').filter((f): f is SealedField => f === 'headers' || f === 'variables' || f === 'secretVariables');
+  return value
+    .split(',')
+    .filter((f): f is SealedField => f === 'headers' || f === 'variables' || f === 'secretVariables');
 }

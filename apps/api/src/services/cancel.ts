@@ -1,11 +1,4 @@
-import {
-  cancelRuns,
-  publishRunCancels,
-  type CancelResult,
-  type Db,
-  type DbTx,
-  type Logger,
-} from '@testrun/core';
+import { cancelRuns, publishRunCancels, type CancelResult, type Db, type DbTx, type Logger } from '@testrun/core';
 import type { ApiRedis } from '../redis';
 import { ApiError, errorMessage } from '../errors';
 
@@ -46,11 +39,7 @@ export async function cancelTarget(
   return result;
 }
 
-async function suiteRunChildren(
-  tx: DbTx,
-  workspaceId: string,
-  suiteRunId: string,
-): Promise<string[]> {
+async function suiteRunChildren(tx: DbTx, workspaceId: string, suiteRunId: string): Promise<string[]> {
   const [suiteRun] = await tx.$queryRaw<Array<{ id: string }>>`
     SELECT id FROM suite_runs WHERE id = ${suiteRunId} AND workspace_id = ${workspaceId}`;
   if (!suiteRun) throw new ApiError('not_found', `No suite run "${suiteRunId}" in this workspace.`);

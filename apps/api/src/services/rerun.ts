@@ -4,7 +4,6 @@ import {
   openSuiteRunCopy,
   readSealedFields,
   type Db,
-  type DbTx,
   type DerivedKeys,
   type PlannedTest,
   type Prisma,

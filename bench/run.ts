@@ -32,6 +32,8 @@ const SCENARIOS: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
   view: () => import('./view-render'),
   /** Installed size of the packed CLI and client, and the time of `testrun --version`. */
   install: () => import('./install'),
+  /** From a cancel request to every child terminal, and to the worker having closed the context. */
+  cancel: () => import('./cancel'),
 };
 
 /** What plain `pnpm bench` runs: every figure of the speed targets, in one go. */

@@ -123,7 +123,7 @@ describe('GitHub Action: action.yml', () => {
       using: 'node24',
       main: 'packages/action/dist/index.js',
       post: 'packages/action/dist/index.js',
-      'post-if': 'cancelled()',
+      'post-if': 'always()',
     });
     expect(existsSync(path.join(REPO_ROOT, action.runs.main))).toBe(true);
     expect(Object.keys(action.inputs)).toEqual(
@@ -193,11 +193,60 @@ describe('GitHub Action: the bundle against the real API', () => {
     expect(step.log).not.toContain('::error');
   });
 
-  it('post step: names what the cancelled step enqueued, from its saved state, without calling the API', async () => {
-    const state = { isPost: 'true', enqueued: JSON.stringify({ suiteRunId: 'srun_cancelled', runIds: [] }) };
-    const step = await runActionStep(inputs({ suite: 'pass' }), { env: workflow(), state, post: true });
+  it('post step: cancels what the unfinished main step enqueued, from its saved state', async () => {
+    const slow = (key: string) => ({
+      key,
+      name: `Slow ${key}`,
+      timeoutMs: 120_000,
+      steps: [
+        { action: 'goto' as const, url: '/' },
+        { action: 'wait' as const, ms: 30_000 },
+        { action: 'wait' as const, ms: 30_000 },
+      ],
+    });
+    await applySampleProject(db, tenant.workspace.id, {
+      slug: 'slowshop',
+      name: 'Slow shop',
+      baseUrl: site.url,
+      suites: [{ slug: 'slow', name: 'Slow', tests: [slow('a'), slow('b'), slow('c')] }],
+    });
+    const api = (method: string, p: string, body?: unknown) =>
+      fetch(`${apiUrl}${p}`, {
+        method,
+        headers: { authorization: `Bearer ${tenant.key}`, 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      }).then((r) => r.json() as Promise<Record<string, unknown>>);
+    const { suiteRunId } = await api('POST', '/api/v1/runs', { projectSlug: 'slowshop', suiteSlug: 'slow' });
+    const state = { isPost: 'true', enqueued: JSON.stringify({ suiteRunId, runIds: [] }) };
+    const step = await runActionStep(inputs({}), { env: workflow(), state, post: true });
     expect(step.code).toBe(0);
-    expect(step.log).toMatch(/^::notice title=Testrun runs continue::.*suite run srun_cancelled/m);
+    expect(step.log).toMatch(
+      new RegExp(`^::notice title=Testrun runs cancelled::.*suite run ${String(suiteRunId)}`, 'm'),
+    );
+    expect(unmasked(step)).not.toContain(tenant.key);
+    // Every child ends cancelled: skipped if it had not started, error (cancelled) if it had.
+    for (;;) {
+      const s = await api('GET', `/api/v1/suite-runs/${String(suiteRunId)}`);
+      if (s.status !== 'queued' && s.status !== 'running') {
+        const tests = s.tests as Array<{ status: string; skipReason: string | null }>;
+        expect(
+          tests.every((t) => t.status === 'error' || (t.status === 'skipped' && t.skipReason === 'cancelled')),
+        ).toBe(true);
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 300));
+    }
+  });
+
+  it('post step: does nothing after a main step that finished, and says when nothing was enqueued', async () => {
+    const enqueued = JSON.stringify({ suiteRunId: 'srun_finished', runIds: [] });
+    const finished = await runActionStep(inputs({ suite: 'pass' }), {
+      env: workflow(),
+      state: { isPost: 'true', finished: 'true', enqueued },
+      post: true,
+    });
+    expect(finished.code).toBe(0);
+    expect(finished.log).not.toContain('srun_finished');
     const nothing = await runActionStep(inputs({ suite: 'pass' }), {
       env: workflow(),
       state: { isPost: 'true' },

@@ -112,6 +112,7 @@ describe('POST /api/v1/runs — the three modes', () => {
       started_at: null,
       finished_at: null,
       duration_ms: null,
+      rerun_of: null,
     });
   });
 

@@ -83,21 +83,30 @@ const CLEARED_ENV = new Set([
 
 /** Runs the published entry point (`packages/cli/bin/testrun.js`) as CI would. */
 export function runCli(args: string[], env: Record<string, string | undefined> = {}): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    // The jest run may itself be inside CI; the CLI must see only what each test gives it.
-    const baseEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !CLEARED_ENV.has(name)));
-    const child = spawn(process.execPath, [BIN, ...args], {
-      cwd: ROOT,
-      env: { ...baseEnv, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
+  return startCli(args, env).result;
+}
+
+/** Starts the published entry point as {@link runCli} does, giving its process too (to send it signals). */
+export function startCli(
+  args: string[],
+  env: Record<string, string | undefined> = {},
+): { child: ChildProcess; output: () => string; result: Promise<CliResult> } {
+  // The jest run may itself be inside CI; the CLI must see only what each test gives it.
+  const baseEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !CLEARED_ENV.has(name)));
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: ROOT,
+    env: { ...baseEnv, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
+  const result = new Promise<CliResult>((resolve, reject) => {
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
+  return { child, output: () => stdout + stderr, result };
 }
 
 /** Access-log lines (`"message":"request"`) the API wrote for one API key. */

@@ -10,9 +10,11 @@ import {
   type TerminalRunStatus,
 } from '@testrun/contracts';
 import {
+  CANCELLED_RUNNING_OUTCOME,
   errorMessage,
   finishRun,
   withTimeout,
+  isCancelRequested,
   type ArtifactStore,
   type ClaimedRun,
   type Db,
@@ -48,6 +50,7 @@ import { SecretMask } from './secret-mask';
 import { displayUrl } from './steps/format';
 import { resolveStep } from './steps/variables';
 import { routeTargetHeaders } from './target-headers';
+import type { RunCancels } from './run-cancels';
 
 /** Where browser contexts come from: the process's warm browser (see BrowserPool). */
 export interface ContextSource {
@@ -85,6 +88,10 @@ export interface RunDeps {
   writeRetryMs?: number;
   /** What each run's pages and recordings may use. Default {@link DEFAULT_RUN_LIMITS}. */
   limits?: RunLimits;
+  /** The cancel signals of this process's runs (fed from Redis by the worker service). Default none: runs are stopped only by the reconciler. */
+  cancels?: RunCancels;
+  /** Told when a cancelled run's browser context has been closed (benchmarks). Default nobody. */
+  onContextCancelled?: (runId: string) => void;
 }
 
 /** How a call of executeRun ended, for the caller's log and for benchmarks. */
@@ -119,6 +126,8 @@ type RunScope = {
   policy?: TargetPolicy;
   /** Every secret value the run uses, once they are open: masked in all the run writes. */
   mask: SecretMask;
+  /** Aborted when the run is cancelled: its context is closed and it ends `cancelled`. */
+  signal: AbortSignal;
 };
 
 /** What a run's steps need of the guard watching their page. */
@@ -148,14 +157,22 @@ export async function executeRun(given: RunDeps, runId: string): Promise<RunExec
 
   const retry = retrying(log, deps.writeRetryMs, { attempt });
   const writer = new ArtifactWriter(deps.db, deps.store, { runId, workspaceId: run.workspaceId, attempt }, retry);
-  const scope: RunScope = { deps, run, clock, writer, retry, mask: new SecretMask([]) };
+  const signal = deps.cancels?.track(runId) ?? new AbortController().signal;
+  const scope: RunScope = { deps, run, clock, writer, retry, mask: new SecretMask([]), signal };
   let outcome: RunOutcome;
   try {
-    outcome = await runSteps(scope);
+    // A cancel asked before this claim (the message came when no worker had the run) ends it now.
+    if (await retry(() => isCancelRequested(deps.db, runId))) deps.cancels?.cancel(runId);
+    outcome = signal.aborted ? { status: 'error', ...CANCELLED_RUNNING_OUTCOME } : await runSteps(scope);
   } catch (error) {
     log.error('run failed inside the worker', { attempt, error: scope.mask.text(errorMessage(error)) });
     outcome = internalErrorOutcome(error);
+  } finally {
+    deps.cancels?.release(runId);
   }
+  // Whatever a step made of its context being closed under it, the run was cancelled.
+  if (signal.aborted && outcome.status !== 'passed')
+    outcome = { status: 'error', ...CANCELLED_RUNNING_OUTCOME, step: outcome.step ?? null };
   const masked = maskOutcome(scope.mask, outcome);
   const recorded = await retry(() => finishRun(deps.db, runId, attempt, masked, writer.finalRows));
   outcome = masked;
@@ -221,6 +238,15 @@ async function runInContext(
   } catch (error) {
     return noContextOutcome(error);
   }
+  // A cancel closes the context: the step under way throws, and no other starts.
+  const closeOnCancel = () => {
+    void context.close().then(
+      () => deps.onContextCancelled?.(run.id),
+      () => undefined,
+    );
+  };
+  if (scope.signal.aborted) closeOnCancel();
+  else scope.signal.addEventListener('abort', closeOnCancel, { once: true });
 
   const limits = deps.limits ?? DEFAULT_RUN_LIMITS;
   const guard = new PageGuard(context, limits, deps.logger.child({ runId: run.id }));
@@ -237,6 +263,7 @@ async function runInContext(
     outcome = await runInPage(scope, page, steps, secrets, guard);
     passed = outcome.status === 'passed';
   } finally {
+    scope.signal.removeEventListener('abort', closeOnCancel);
     guard.stop();
     pageEvents.stop();
     scope.writer.recordPageEvents(pageEvents.events.map((e) => maskEvent(scope.mask, e)));
@@ -287,6 +314,7 @@ async function runInPage(
   const ctx = { baseUrl: run.baseUrl, deadline, budgetMs: run.timeoutMs, targetPolicy: scope.policy };
   for (const [i, step] of steps.entries()) {
     const index = i + 1;
+    if (scope.signal.aborted) return { status: 'error', ...CANCELLED_RUNNING_OUTCOME, step: index };
     // Variables are put in just before the step runs; what is stored shows the reference and masks the value.
     const executed = await clock.time(executeStep(page, resolveStep(step, secrets.values), ctx));
     const result = maskStepResult(mask, applyViolation(withBlockedRequest(executed, scope.blocked), guard.violation));

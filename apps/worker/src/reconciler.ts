@@ -2,6 +2,7 @@ import { formatDuration } from '@testrun/contracts';
 import {
   abortRun,
   addRunJobs,
+  CANCELLED_RUNNING_OUTCOME,
   errorMessage,
   fairPositions,
   type ArtifactStore,
@@ -30,6 +31,8 @@ export interface ReconcilerOptions {
    * ends with a purge of what expired (retention.ts). Without them nothing is purged.
    */
   retention?: { store: ArtifactStore; defaults: RetentionDays };
+  /** How long a running run's worker has to honour a cancel before the reconciler ends the run. Default 5000 ms. */
+  cancelGraceMs?: number;
   /** Told what each scheduled pass did (the worker's metrics). Default nobody. */
   onPass?: (report: ReconcileReport) => void;
 }
@@ -45,6 +48,10 @@ export type ReconcileReport = {
   purged: number;
   /** What retention deleted in this pass, when it is configured. */
   expired?: RetentionReport;
+  /** Running runs whose cancel their worker did not honour in time, ended `cancelled`. */
+  cancelled?: string[];
+  /** Suite runs whose sealed copy of headers and variables passed its time, erased. */
+  erasedCopies?: number;
 };
 
 /** Key of the Postgres advisory lock that lets one worker at a time reconcile ("tr-recon" in ASCII). */
@@ -60,6 +67,9 @@ export const RECONCILER_LOCK_KEY = 0x74722d7265636f6en;
  * - a `running` run past its deadline plus the grace period ends `timeout`, whatever its job says;
  * - idempotency records past their 24 hours are deleted;
  * - runs and artifacts past their retention are deleted, a bounded amount per pass (retention.ts).
+ * - a `running` run whose cancel was asked more than `cancelGraceMs` ago ends `cancelled` (its
+ *   worker missed the message, or is gone);
+ * - suite runs' sealed copies of headers and variables past `sealed_until` are erased.
  * Every worker process runs one; a transaction-scoped advisory lock lets only one pass run at a time.
  */
 export class Reconciler {
@@ -70,12 +80,14 @@ export class Reconciler {
   private readonly deadlineGraceMs: number;
   private readonly queuedGraceMs: number;
   private readonly batchSize: number;
+  private readonly cancelGraceMs: number;
 
   constructor(private readonly options: ReconcilerOptions) {
     this.intervalMs = options.intervalMs ?? 5_000;
     this.deadlineGraceMs = options.deadlineGraceMs ?? 30_000;
     this.queuedGraceMs = options.queuedGraceMs ?? 2_000;
     this.batchSize = options.batchSize ?? 1_000;
+    this.cancelGraceMs = options.cancelGraceMs ?? 5_000;
   }
 
   start(): void {
@@ -117,9 +129,11 @@ export class Reconciler {
         const timedOut = await this.endOverdueRuns();
         const { requeued, lost } = await this.settleJobs();
         const purged = await this.purgeIdempotencyRecords();
+        const cancelled = await this.endCancelledRuns();
+        const erasedCopies = await this.eraseSealedCopies();
         const { retention } = this.options;
         const expired = retention ? await purgeExpired({ db, ...retention }) : undefined;
-        const report = { ran: true, requeued, timedOut, lost, purged, expired };
+        const report = { ran: true, requeued, timedOut, lost, purged, cancelled, erasedCopies, expired };
         if (requeued.length || timedOut.length || lost.length) {
           this.options.logger.warn('reconciler settled runs', {
             requeued: requeued.length,
@@ -131,6 +145,27 @@ export class Reconciler {
       },
       { timeout: Math.max(30_000, this.intervalMs * 4), maxWait: 10_000 },
     );
+  }
+
+  private async endCancelledRuns(): Promise<string[]> {
+    const { db } = this.options;
+    const asked = await db.$queryRaw<Array<{ id: string }>>`
+      SELECT id FROM runs
+      WHERE status = 'running' AND cancel_requested_at < now() - make_interval(secs => ${this.cancelGraceMs / 1000})
+      ORDER BY cancel_requested_at LIMIT ${this.batchSize}`;
+    const ended: string[] = [];
+    for (const run of asked) {
+      if (await abortRun(db, run.id, CANCELLED_RUNNING_OUTCOME)) ended.push(run.id);
+    }
+    if (ended.length > 0) this.options.logger.warn('reconciler ended cancelled runs', { runIds: ended });
+    return ended;
+  }
+
+  /** A rerun after this must be given the headers and variables again (docs/API.md). */
+  private async eraseSealedCopies(): Promise<number> {
+    return this.options.db.$executeRaw`
+      UPDATE suite_runs SET headers_sealed = NULL, variables_sealed = NULL, sealed_until = NULL
+      WHERE id IN (SELECT id FROM suite_runs WHERE sealed_until < now() ORDER BY sealed_until LIMIT ${this.batchSize})`;
   }
 
   /** Expired records are already ignored by the API; this keeps the table from growing for ever. */

@@ -20,6 +20,7 @@ import type { WorkerConfig } from './config';
 import type { RunDeps, RunExecution } from './execute-run';
 import { Reconciler } from './reconciler';
 import { foldRepeats } from './repeated-errors';
+import { RunCancels, subscribeRunCancels } from './run-cancels';
 import { createRunWorker } from './run-worker';
 import { makeScratchDir, sweepStaleScratchDirs } from './scratch-dir';
 import { startWorkerHttp } from './observability/worker-http';
@@ -58,6 +59,8 @@ export interface WorkerServiceOptions {
   reconcile?: boolean;
   /** Resolves the host names runs ask for. Default: the system resolver. Tests give a table of their own. */
   lookup?: LookupAll;
+  /** Told when a cancelled run's browser context has been closed (benchmarks). Default nobody. */
+  onContextCancelled?: (runId: string) => void;
 }
 
 export async function startWorkerService(config: WorkerConfig, options: WorkerServiceOptions): Promise<WorkerService> {
@@ -106,7 +109,12 @@ export async function startWorkerService(config: WorkerConfig, options: WorkerSe
   // of workers that were killed before they could remove theirs go now.
   for (const dir of await sweepStaleScratchDirs()) logger.info("removed a stopped worker's scratch directory", { dir });
   const scratchDir = await makeScratchDir();
+  // Cancels reach the runs of this process through Redis pub/sub, on a connection of their own.
+  const cancels = new RunCancels();
+  const cancelSubscription = subscribeRunCancels(config.redisUrl, config.redisPrefix, cancels, logger);
   const deps: RunDeps = {
+    cancels,
+    onContextCancelled: options.onContextCancelled,
     db,
     store,
     browser,
@@ -148,6 +156,7 @@ export async function startWorkerService(config: WorkerConfig, options: WorkerSe
     : null;
   if (http) logger.info('http listening', { port: http.port, host: config.http?.host });
   await worker.waitUntilReady();
+  await cancelSubscription.ready;
   logger.info('worker ready', {
     concurrency: config.concurrency,
     video: recordVideo,
@@ -178,6 +187,7 @@ export async function startWorkerService(config: WorkerConfig, options: WorkerSe
       if (!(error instanceof TimeoutError)) throw error;
       handedBack = true;
     }
+    cancelSubscription.close();
     if (!handedBack) {
       await browser.close();
       await egress.proxy.close();

@@ -8,7 +8,7 @@ import { runPost } from './post';
 import { isPostPhase } from './state';
 
 async function start(): Promise<void> {
-  if (isPostPhase()) runPost();
+  if (isPostPhase()) await runPost();
   else await runMain(process.env);
 }
 

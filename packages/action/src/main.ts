@@ -6,7 +6,7 @@ import { formatDuration } from '@testrun/contracts';
 import { readInputs } from './inputs';
 import { setOutputs, writeSummary } from './report';
 import { runSuite } from './run-suite';
-import { markPostPhase } from './state';
+import { markMainFinished, markPostPhase } from './state';
 import { messageOf, verdictOf, type Outcome } from './verdict';
 
 /**
@@ -36,6 +36,8 @@ export async function runMain(env: NodeJS.ProcessEnv): Promise<void> {
   } catch (e) {
     outcome = failure(e);
   }
+  // From here on nothing is left running because of this step: the post step has nothing to cancel.
+  markMainFinished();
   setOutputs(outcome);
   await writeSummary(outcome);
   core.info(messageOf(outcome));

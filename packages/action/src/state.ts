@@ -8,6 +8,7 @@ export interface Enqueued {
 
 const ENQUEUED = 'enqueued';
 const IS_POST = 'isPost';
+const FINISHED = 'finished';
 
 /**
  * Marks the step's state so that the same bundle, started again as the `post` step, knows it is
@@ -37,4 +38,13 @@ export function readEnqueued(): Enqueued | null {
   } catch {
     return null;
   }
+}
+
+/** Saved when the main step reached its verdict: the post step then has nothing to cancel. */
+export function markMainFinished(): void {
+  core.saveState(FINISHED, 'true');
+}
+
+export function didMainFinish(): boolean {
+  return core.getState(FINISHED) === 'true';
 }

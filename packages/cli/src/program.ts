@@ -38,7 +38,7 @@ function adminPointer(): Command {
 }
 
 /**
- * The published `testrun` command (bin/testrun.js calls it): `testrun run|status` for CI pipelines,
+ * The published `testrun` command (bin/testrun.js calls it): `testrun run|status|cancel|rerun` for CI pipelines,
  * speaking the HTTP API only.
  */
 export function main(): void {

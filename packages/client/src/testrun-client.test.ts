@@ -218,6 +218,7 @@ describe('TestrunClient waits', () => {
     started_at: null,
     finished_at: null,
     duration_ms: null,
+    rerun_of: null,
   });
 
   it('polls a suite run at the interval until terminal, reporting progress', async () => {

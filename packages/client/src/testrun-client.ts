@@ -11,6 +11,7 @@ import {
   type SuiteRun,
   type SuiteRunCreated,
   type SuiteRunList,
+  type SuiteRunRerunRequest,
 } from '@testrun/contracts';
 import { backoffDelay, parseAlternateLink, parseRateLimit, type RateLimitInfo } from './backoff';
 import { isTransientError, TestrunApiError, TestrunNetworkError, TestrunWaitTimeoutError } from './errors';
@@ -120,6 +121,38 @@ export class TestrunClient {
     const idempotencyKey = options.idempotencyKey ?? randomUUID();
     const res = await this.request<RunCreateResponse>('POST', '/api/v1/runs', { body: request, idempotencyKey });
     return { body: res.body, idempotencyKey, replayed: res.headers.get('idempotent-replayed') === 'true' };
+  }
+
+  /**
+   * POST /api/v1/suite-runs/:id/rerun: 201 `{ suiteRunId }` of a new suite run of the original's
+   * failed and error children (`only: "failed"`) or all of them, with its base URL, headers and variables.
+   */
+  async rerunSuiteRun(
+    suiteRunId: string,
+    request: SuiteRunRerunRequest,
+    options: EnqueueOptions = {},
+  ): Promise<EnqueueResult<SuiteRunCreated>> {
+    const idempotencyKey = options.idempotencyKey ?? randomUUID();
+    const path = `/api/v1/suite-runs/${encodeURIComponent(suiteRunId)}/rerun`;
+    const res = await this.request<SuiteRunCreated>('POST', path, { body: request, idempotencyKey });
+    return { body: res.body, idempotencyKey, replayed: res.headers.get('idempotent-replayed') === 'true' };
+  }
+
+  /**
+   * POST /api/v1/runs/:id/cancel: 202 with the run as it is right after (a queued run is already
+   * skipped; a running one is being stopped). A cancel can be repeated, so it is retried like a GET.
+   */
+  async cancelRun(runId: string, options: { deadline?: number; signal?: AbortSignal } = {}): Promise<Run> {
+    return (await this.request<Run>('POST', `/api/v1/runs/${encodeURIComponent(runId)}/cancel`, options)).body;
+  }
+
+  /** POST /api/v1/suite-runs/:id/cancel: cancels every child; 202 with the suite run as it is right after. */
+  async cancelSuiteRun(
+    suiteRunId: string,
+    options: { deadline?: number; signal?: AbortSignal } = {},
+  ): Promise<SuiteRun> {
+    const path = `/api/v1/suite-runs/${encodeURIComponent(suiteRunId)}/cancel`;
+    return (await this.request<SuiteRun>('POST', path, options)).body;
   }
 
   /** GET /api/v1/runs/:id. */

@@ -47,7 +47,8 @@ export type SuiteRunStatus = Static<typeof SuiteRunStatus>;
  */
 
 /** Why a run was never executed (its status is `skipped`). */
-export const SKIP_REASONS = ['test_disabled'] as const;
+// `cancelled`: a cancel request reached the run before a worker started it.
+export const SKIP_REASONS = ['test_disabled', 'cancelled'] as const;
 export const SkipReason = StringEnum(SKIP_REASONS);
 export type SkipReason = Static<typeof SkipReason>;
 
@@ -63,6 +64,8 @@ export const RUN_ERROR_CODES = [
   'resource_limit',
   // A request of the run was refused by the target network policy.
   'target_blocked',
+  // A cancel request stopped the run while it was running.
+  'cancelled',
 ] as const;
 export const RunErrorCode = StringEnum(RUN_ERROR_CODES);
 export type RunErrorCode = Static<typeof RunErrorCode>;

@@ -2,6 +2,7 @@ import type { TSchema } from '@sinclair/typebox';
 import { IdempotencyKey } from './idempotency-key';
 import { PROBLEMS, Problem, ProblemDescription, type ProblemCode } from './problems';
 import { ProjectList, RunList, RunListQuery, SuiteRunList, SuiteRunListQuery } from './listings';
+import { SuiteRunRerunRequest } from './rerun-request';
 import { ProjectRunsCreated, Run, RunCreateRequest, SingleRunCreated, SuiteRun, SuiteRunCreated } from './runs';
 
 /** Strips TypeBox's symbol keys by a JSON round trip, leaving plain JSON Schema. */
@@ -142,6 +143,7 @@ export function buildOpenApiDocument(serverUrl = '/'): Record<string, unknown> {
         ProjectList: plain(ProjectList),
         Problem: plain(Problem),
         ProblemDescription: plain(ProblemDescription),
+        SuiteRunRerunRequest: plain(SuiteRunRerunRequest),
       },
     },
     paths: {
@@ -223,10 +225,84 @@ export function buildOpenApiDocument(serverUrl = '/'): Record<string, unknown> {
           },
         },
       },
+      ...lifecyclePaths(),
       '/api/v1/problems/{code}': {
         get: {
           ...getOne('getProblem', 'What a problem code means (needs no API key)', 'code', 'ProblemDescription', {}).get,
           security: [],
+        },
+      },
+    },
+  };
+}
+
+/** A path parameter holding an id. */
+const idParameter = (name: string) => ({ name, in: 'path', required: true, schema: { type: 'string' } });
+
+/** A cancel: 202 with the resource as it is right after, 404 for an id of another workspace. */
+function cancelPath(operationId: string, summary: string, idName: string, schema: string) {
+  return {
+    post: {
+      operationId,
+      summary,
+      description:
+        'Queued runs end `skipped` with skip_reason `cancelled` at once; running runs are stopped by their worker within seconds and end `error` with error.code `cancelled`; terminal runs are left as they are. Safe to repeat. No body.',
+      parameters: [idParameter(idName)],
+      responses: {
+        '202': {
+          description: 'Cancel accepted; the body is the resource right after it',
+          content: { 'application/json': { schema: { $ref: `#/components/schemas/${schema}` } } },
+        },
+        ...common,
+        '404': problemResponse('not_found'),
+      },
+    },
+  };
+}
+
+/** Cancel of a run and of a suite run, and rerun of a suite run. */
+function lifecyclePaths() {
+  return {
+    '/api/v1/runs/{runId}/cancel': cancelPath('cancelRun', 'Cancel a run', 'runId', 'Run'),
+    '/api/v1/suite-runs/{suiteRunId}/cancel': cancelPath(
+      'cancelSuiteRun',
+      'Cancel every run of a suite run',
+      'suiteRunId',
+      'SuiteRun',
+    ),
+    '/api/v1/suite-runs/{suiteRunId}/rerun': {
+      post: {
+        operationId: 'rerunSuiteRun',
+        summary: 'Enqueue a new suite run of the failed and error (or all) tests of a finished suite run',
+        description:
+          "The new suite run names the original in `rerun_of`, and runs against the original's base URL with its headers and variables, taken from a sealed copy the original keeps for 24 hours; after that the request must give them again (422 `rerun_secrets_expired` names each field). Plan limits and Idempotency-Key apply as for POST /api/v1/runs.",
+        parameters: [
+          idParameter('suiteRunId'),
+          { name: 'Idempotency-Key', in: 'header', required: false, schema: plain(IdempotencyKey) },
+        ],
+        requestBody: {
+          required: true,
+          content: { 'application/json': { schema: { $ref: '#/components/schemas/SuiteRunRerunRequest' } } },
+        },
+        responses: {
+          '201': {
+            description: 'The new suite run, recorded and enqueued',
+            content: { 'application/json': { schema: { $ref: '#/components/schemas/SuiteRunCreated' } } },
+          },
+          '400': problemResponse('invalid_body'),
+          ...common,
+          '404': problemResponse('not_found'),
+          '409': problemResponse('suite_run_not_finished', 'idempotency_request_in_progress'),
+          '413': problemResponse('payload_too_large'),
+          '415': problemResponse('unsupported_media_type'),
+          '422': problemResponse(
+            'rerun_secrets_expired',
+            'empty_suite',
+            'plan_limit_exceeded',
+            'target_not_allowed',
+            'idempotency_key_reused',
+            'limit_exceeded',
+          ),
         },
       },
     },

@@ -67,7 +67,7 @@ export const PROBLEMS = {
     status: 405,
     title: 'The method is not allowed here',
     description:
-      'The API answers GET and HEAD, and POST on /api/v1/runs; other methods (including OPTIONS: the API serves no cross-origin requests) get this problem with an Allow header listing the methods the URL accepts.',
+      'The API answers GET and HEAD, and POST on /api/v1/runs and on the cancel and rerun URLs (POST only there); other methods (including OPTIONS: the API serves no cross-origin requests) get this problem with an Allow header listing the methods the URL accepts.',
   },
   request_timeout: {
     status: 408,
@@ -79,6 +79,12 @@ export const PROBLEMS = {
     title: 'A request with this Idempotency-Key is still being handled',
     description:
       'Another request with the same Idempotency-Key is still being handled. Retry after Retry-After seconds to receive its response.',
+  },
+  suite_run_not_finished: {
+    status: 409,
+    title: 'The suite run has not finished',
+    description:
+      'A suite run is rerun once every one of its runs has ended. Wait for it to finish (or cancel it), then ask again.',
   },
   payload_too_large: {
     status: 413,
@@ -104,13 +110,20 @@ export const PROBLEMS = {
   empty_suite: {
     status: 422,
     title: 'There are no tests to run',
-    description: 'The suite or project has no tests (archived tests do not count). Nothing was created.',
+    description:
+      'The suite or project has no tests (archived tests do not count), or a rerun with `only: "failed"` found no child that ended failed or error. Nothing was created.',
   },
   target_not_allowed: {
     status: 422,
     title: "The run's target is not allowed by the network policy",
     description:
       "The base URL (the request's `baseUrl`, else the project's) names a target the deployment's network policy refuses: a private, loopback or link-local address, a cloud metadata endpoint, one of the deployment's own services, a port browsers refuse, a scheme other than http(s), or a host an operator or the workspace denied. The detail names the host and the rule. Nothing was created. Point the run at a public target, or ask an operator to allow it (TARGET_ALLOW).",
+  },
+  rerun_secrets_expired: {
+    status: 422,
+    title: "The suite run's headers or variables are no longer kept",
+    description:
+      "A rerun sends the original suite run's headers and variables again from a sealed copy the suite run keeps for 24 hours. That copy is erased, and the original had some: `errors` names each field (`/headers`, `/variables`, `/secretVariables`) the rerun request must give again. Nothing was created.",
   },
   idempotency_key_reused: {
     status: 422,

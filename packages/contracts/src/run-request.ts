@@ -139,7 +139,8 @@ export function checkBaseUrl(value: string): string | null {
   return null;
 }
 
-function checkHeaders(headers: Record<string, unknown>): ProblemFieldError[] {
+/** The rules of a request's `headers` beyond their JSON Schema (forbidden names, duplicates, sizes). */
+export function checkHeaders(headers: Record<string, unknown>): ProblemFieldError[] {
   const errors: ProblemFieldError[] = [];
   const seen = new Set<string>();
   let total = 0;
@@ -176,7 +177,11 @@ function checkHeaders(headers: Record<string, unknown>): ProblemFieldError[] {
   return errors;
 }
 
-function checkVariables(field: 'variables' | 'secretVariables', map: Record<string, unknown>): ProblemFieldError[] {
+/** The rules of a request's `variables` or `secretVariables` beyond their JSON Schema (NUL, total size). */
+export function checkVariables(
+  field: 'variables' | 'secretVariables',
+  map: Record<string, unknown>,
+): ProblemFieldError[] {
   const errors: ProblemFieldError[] = [];
   let total = 0;
   for (const [name, value] of Object.entries(map)) {

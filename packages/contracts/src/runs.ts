@@ -171,6 +171,12 @@ export const SuiteRun = Type.Object(
         'From started_at to finished_at; null until it ends, and for a suite run none of whose runs started (the time in the queue is started_at − created_at).',
       ),
     ),
+    rerun_of: Nullable(
+      Type.String({
+        description:
+          'The suite run this one reruns (POST /api/v1/suite-runs/{suiteRunId}/rerun); null for a suite run enqueued by POST /api/v1/runs.',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -3,6 +3,7 @@ import type { DbTx, Prisma } from './db';
 import { ID_PREFIX, newId } from './ids';
 import { deriveSuiteStatus } from './run-state';
 import { sealHeaders } from './secrets';
+import { SEALED_COPY_TTL_MS, sealSuiteRunCopy } from './suite-run-copy';
 import { sealRunVariables, type RunVariables } from './variables';
 
 /**
@@ -41,6 +42,8 @@ export type RunsToCreate = {
    * worker's log lines of the run carry it too. Default none.
    */
   requestId?: string | null;
+  /** The suite run a rerun is made from (kept as the new suite run's `rerun_of`). Default none. */
+  rerunOf?: string | null;
 };
 
 export type CreatedRunRows = { suiteRunId: string | null; runIds: string[]; queuedRunIds: string[] };
@@ -72,11 +75,15 @@ export async function insertRuns(tx: DbTx, input: RunsToCreate): Promise<Created
     // A child created skipped has already left `queued`, so the suite run has started.
     const startedAt = status === 'queued' ? null : now;
     const finishedAt = status === 'queued' || status === 'running' ? null : now;
+    // The suite run keeps its own sealed copy of the headers and variables for a while, for reruns.
+    const copy = sealSuiteRunCopy(input.headersKey, suiteRunId, input.headers, input.variables);
+    const sealedUntil = copy.sealedFields ? new Date(now.getTime() + SEALED_COPY_TTL_MS) : null;
     await tx.$executeRaw`
       INSERT INTO suite_runs (id, workspace_id, suite_id, project_id, status, total_count, queued_count, running_count,
-        skipped_count, started_at, finished_at)
+        skipped_count, started_at, finished_at, rerun_of, headers_sealed, variables_sealed, sealed_fields, sealed_until)
       SELECT ${suiteRunId}, ${workspaceId}, su.id, su.project_id, ${status}::"RunStatus", ${counts.total}, ${counts.queued},
-        0, ${counts.skipped}, ${startedAt}, ${finishedAt}
+        0, ${counts.skipped}, ${startedAt}, ${finishedAt}, ${input.rerunOf ?? null}::text, ${copy.headersSealed}::bytea,
+        ${copy.variablesSealed}::bytea, ${copy.sealedFields}::text, ${sealedUntil}::timestamptz
       FROM suites su WHERE su.id = ${suiteId}`;
   }
   // One statement whatever the number of runs: the rows travel as one JSON parameter and the test

@@ -21,3 +21,5 @@ export * from './probe-server';
 export * from './create-runs';
 export * from './target-policy';
 export * from './resource-reads';
+export * from './run-cancel';
+export * from './suite-run-copy';

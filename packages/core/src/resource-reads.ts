@@ -104,11 +104,12 @@ export type SuiteRunRow = {
   started_at: Date | null;
   finished_at: Date | null;
   view_token_version: number;
+  rerun_of: string | null;
 };
 
 /** What a suite run is made of, its tests aside, for `SELECT … FROM suite_runs s`. */
 export const SUITE_RUN_COLUMNS = `s.id, s.status::text AS status, s.total_count, s.passed_count, s.failed_count,
-      s.error_count, s.skipped_count, s.created_at, s.started_at, s.finished_at, s.view_token_version`;
+      s.error_count, s.skipped_count, s.created_at, s.started_at, s.finished_at, s.view_token_version, s.rerun_of`;
 
 /** A suite run's row as the contract's SuiteRun without its tests, with its signed view link. */
 export function toSuiteRunSummary(keys: DerivedKeys, links: ViewLinkConfig, row: SuiteRunRow): Omit<SuiteRun, 'tests'> {
@@ -130,6 +131,7 @@ export function toSuiteRunSummary(keys: DerivedKeys, links: ViewLinkConfig, row:
     started_at: row.started_at?.toISOString() ?? null,
     finished_at: row.finished_at?.toISOString() ?? null,
     duration_ms: row.started_at && row.finished_at ? row.finished_at.getTime() - row.started_at.getTime() : null,
+    rerun_of: row.rerun_of,
   };
 }
 

@@ -48,7 +48,7 @@ function suiteMoveSql(): string {
     FROM u WHERE s.id = u.suite_run_id AND u.prev_status <> u.new_status`;
 }
 
-const SUITE_MOVE = suiteMoveSql();
+export const SUITE_MOVE = suiteMoveSql();
 
 type MovedRow = {
   id: string;

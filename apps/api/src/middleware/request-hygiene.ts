@@ -7,8 +7,12 @@ const ANSWERED_METHODS = new Set(['GET', 'HEAD', 'POST']);
 
 /** The methods the URL accepts, for the Allow header of a 405. */
 function allowedMethods(path: string): string {
+  if (ACTION_PATH.test(path)) return 'POST';
   return path === '/api/v1/runs' || path === '/api/v1/runs/' ? 'GET, HEAD, POST' : 'GET, HEAD';
 }
+
+/** The URLs that only act (cancel, rerun): POST alone. */
+const ACTION_PATH = /^\/api\/v1\/(runs\/[^/]+\/cancel|suite-runs\/[^/]+\/(cancel|rerun))\/?$/;
 
 function badRequest(detail: string): ApiError {
   return new ApiError('bad_request', detail);

@@ -11,6 +11,7 @@ import { listRuns } from '../services/listings';
 import { clientGone, preferenceApplied } from '../services/long-poll-http';
 import { readConditionally } from '../services/conditional-get';
 import { runFingerprint } from '../services/long-poll';
+import { cancelTarget } from '../services/cancel';
 import { getRun } from '../services/run-reads';
 import { createRuns, enqueueRunJobs } from '../services/runs';
 import { enqueuePolicy } from '../services/target-check';
@@ -77,6 +78,17 @@ export function createRunsRouter(deps: AppDeps): Router {
     );
     if (notModified) return void res.status(304).end();
     res.json(run);
+  });
+
+  // Cancel: 202 with the run as it is right after (queued: already skipped; running: its worker is told).
+  router.post('/:runId/cancel', async (req, res) => {
+    const { workspaceId } = authOf(res);
+    const { runId } = req.params;
+    await cancelTarget({ db, redis: deps.redis, redisPrefix: config.redisPrefix, logger }, workspaceId, {
+      kind: 'run',
+      id: runId,
+    });
+    res.status(202).json((await getRun(db, workspaceId, runId)).run);
   });
 
   return router;

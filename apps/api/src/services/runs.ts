@@ -168,7 +168,7 @@ function ofProject(test: TestRow, project: { baseUrl: string; evidence: Prisma.J
  * of the same workspace (and changes to the row), never the rows that merely reference the workspace
  * (a worker's artifacts, say), and no other workspace's requests.
  */
-async function checkPlanLimits(tx: DbTx, workspaceId: string, adding: number): Promise<number> {
+export async function checkPlanLimits(tx: DbTx, workspaceId: string, adding: number): Promise<number> {
   const [ws] = await tx.$queryRaw<Array<{ max_active_runs: number; monthly_runs: number; plan: string }>>`
     SELECT max_active_runs, monthly_runs, plan::text AS plan FROM workspaces WHERE id = ${workspaceId} FOR NO KEY UPDATE`;
   if (!ws || adding === 0) return 0;

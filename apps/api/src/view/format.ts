@@ -27,6 +27,7 @@ const CODE_WORDS: Record<RunErrorCode | RunFailureCode | SkipReason, string> = {
   element_not_found: 'Element not found',
   http_error: 'HTTP error',
   test_disabled: 'Test disabled',
+  cancelled: 'Cancelled',
 };
 
 function isKnownCode(code: string): code is keyof typeof CODE_WORDS {

@@ -15,6 +15,8 @@ export interface CommandContext {
   env: NodeJS.ProcessEnv;
   streams: OutputStreams;
   now?: () => number;
+  /** Where SIGINT and SIGTERM come from (default the process). */
+  signals?: Pick<NodeJS.Process, 'once' | 'off'>;
 }
 
 function isHttpUrl(value: string): boolean {

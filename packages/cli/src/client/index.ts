@@ -3,13 +3,14 @@ import { EVIDENCE_MODES } from '@testrun/contracts';
 import { UsageError } from './parse-options';
 import type { CommandContext } from './connection';
 import { registerListCommands } from './list-commands';
+import { runCancelCommand, runRerunCommand, type CancelFlags, type RerunFlags } from './lifecycle-commands';
 import { runRunCommand, type RunFlags } from './run-command';
 import { runStatusCommand, type StatusFlags } from './status-command';
 
 const collect = (value: string, previous: string[]) => [...previous, value];
 
 /**
- * `testrun run` and `testrun status`: the CI side of the CLI, speaking the HTTP API. Exit codes
+ * `testrun run`, `status`, `cancel` and `rerun`: the CI side of the CLI, speaking the HTTP API. Exit codes
  * are the contract of these commands with CI systems: 0 passed, 1 failed, 2 anything else
  * (error, skipped only, wait budget exceeded, usage or API error), and for `status` 3 when the run
  * is not finished.
@@ -53,6 +54,7 @@ export function registerClientCommands(
     .option('--junit <file>', 'write a JUnit XML report to this file')
     .option('--json', 'print one JSON document with the result on stdout (and nothing else)')
     .option('--no-wait', 'enqueue, print the ids and exit 0 without waiting')
+    .option('--no-cancel-on-exit', 'on SIGINT/SIGTERM (a cancelled CI job), leave the enqueued runs running')
     .option('--api-url <url>', 'API origin (default: $TESTRUN_API_URL)')
     .option('--api-key <key>', 'API key (default: $TESTRUN_API_KEY)')
     .action(async (flags: RunFlags, command: Command) => {
@@ -70,9 +72,43 @@ export function registerClientCommands(
       process.exitCode = await usageErrors(command, () => runStatusCommand(id, flags, ctx));
     });
 
+  const cancel = program
+    .command('cancel')
+    .description('Cancel a run (run_…) or every run of a suite run (srun_…)')
+    .argument('<id>', 'run id or suite run id')
+    .option('--json', 'print the run or suite run as the API gives it after the cancel')
+    .option('--api-url <url>', 'API origin (default: $TESTRUN_API_URL)')
+    .option('--api-key <key>', 'API key (default: $TESTRUN_API_KEY)')
+    .action(async (id: string, flags: CancelFlags, command: Command) => {
+      process.exitCode = await usageErrors(command, () => runCancelCommand(id, flags, ctx));
+    });
+
+  const rerun = program
+    .command('rerun')
+    .description('Run again the failed and error tests (--failed) or all tests (--all) of a suite run, and wait')
+    .argument('<srun>', 'suite run id (srun_…)')
+    .option('--failed', 'rerun the tests that ended failed or error')
+    .option('--all', 'rerun every test')
+    .option('--header-env <Name=ENV_VAR>', 'header to send instead of the original’s (repeatable)', collect, [])
+    .option('--header-file <file>', 'headers from a file, instead of the original’s (as $TESTRUN_HEADERS)')
+    .option('--var <NAME=value>', 'plain variable, instead of the original’s (repeatable)', collect, [])
+    .option('--secret-var-env <NAME=ENV_VAR>', 'secret variable, instead of the original’s (repeatable)', collect, [])
+    .option('--idempotency-key <key>', 'Idempotency-Key of the rerun (default random)')
+    .option('--timeout <duration>', 'wait budget: 15m, 90s, 1h or milliseconds', '15m')
+    .option('--poll-interval <duration>', 'delay between two polls', '3s')
+    .option('--junit <file>', 'write a JUnit XML report to this file')
+    .option('--json', 'print one JSON document with the result on stdout (and nothing else)')
+    .option('--no-wait', 'enqueue, print the id and exit 0 without waiting')
+    .option('--no-cancel-on-exit', 'on SIGINT/SIGTERM (a cancelled CI job), leave the rerun running')
+    .option('--api-url <url>', 'API origin (default: $TESTRUN_API_URL)')
+    .option('--api-key <key>', 'API key (default: $TESTRUN_API_KEY)')
+    .action(async (srun: string, flags: Omit<RerunFlags, 'header'>, command: Command) => {
+      process.exitCode = await usageErrors(command, () => runRerunCommand(srun, { ...flags, header: [] }, ctx));
+    });
+
   registerListCommands(program, ctx);
 
-  for (const command of [run, status]) {
+  for (const command of [run, status, cancel, rerun]) {
     command.showHelpAfterError(`(see "testrun ${command.name()} --help")`);
     // Commander exits 1 on a bad flag; 1 means "a test failed" to CI, so usage errors exit 2.
     command.exitOverride((err: CommanderError) => {

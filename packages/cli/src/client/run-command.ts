@@ -50,7 +50,12 @@ export interface RunFlags extends ConnectionFlags, SecretInputFlags {
   junit?: string;
   json?: boolean;
   wait: boolean;
+  /** False with `--no-cancel-on-exit`: on SIGINT/SIGTERM, leave what was enqueued running. */
+  cancelOnExit: boolean;
 }
+
+/** The flags of `testrun run` that say how to wait and report; `testrun rerun` shares them. */
+export type FollowFlags = Pick<RunFlags, 'junit' | 'json' | 'wait' | 'cancelOnExit'>;
 
 /** What one invocation enqueues, read from the flags. */
 type Target = { kind: 'test'; testId: string } | { kind: 'suite' | 'project'; project: string; suite: string | null };
@@ -140,7 +145,37 @@ export async function runRunCommand(flags: RunFlags, ctx: CommandContext): Promi
       idempotencyKey: enqueued.idempotencyKey,
       replayed: enqueued.replayed,
     };
+    return await followEnqueued({ out, client, now, ctx }, flags, base, { timeoutMs, pollIntervalMs });
+  } catch (e) {
+    out.done();
+    if (!isReportable(e)) throw e;
+    return reportFailure(e, out, json);
+  }
+}
 
+/** What was enqueued, as the report names it. */
+type EnqueuedBase = Omit<EnqueuedReport, 'suiteRunUrl' | 'status' | 'exitCode'>;
+
+/** The signals that end a CI job: the CLI cancels what it enqueued on either (unless --no-cancel-on-exit). */
+const EXIT_SIGNALS = ['SIGINT', 'SIGTERM'] as const;
+
+/**
+ * After the enqueue: prints the ids (with --no-wait), or waits for the verdict and reports it (text,
+ * JSON, JUnit), as `testrun run` and `testrun rerun` do. While it waits, SIGINT or SIGTERM (a CI job
+ * cancelled) cancels the runs it enqueued, unless --no-cancel-on-exit, and exits 2.
+ */
+export async function followEnqueued(
+  io: { out: Output; client: OpenedClient; now: () => number; ctx: CommandContext },
+  flags: FollowFlags,
+  base: EnqueuedBase,
+  budget: { timeoutMs: number; pollIntervalMs: number },
+): Promise<number> {
+  const { out, client, now } = io;
+  const json = Boolean(flags.json);
+  const { suiteRunId, runIds } = base;
+  const target = { kind: base.kind, testId: base.testId ?? '' };
+  const { timeoutMs, pollIntervalMs } = budget;
+  {
     if (!flags.wait) {
       let suiteRunUrl: string | null = null;
       if (suiteRunId !== null) {
@@ -156,23 +191,33 @@ export async function runRunCommand(flags: RunFlags, ctx: CommandContext): Promi
     const progress = new Progress(out, started);
     const testName = (r: Run) => (target.kind === 'test' ? target.testId : r.id);
     let timedOut = false;
+    const exit = watchExitSignals(io.ctx);
     try {
+      const { signal } = exit;
       if (suiteRunId !== null) {
-        await client.waitForSuiteRun(suiteRunId, { timeoutMs, pollIntervalMs, onProgress: progress.onSuiteRun });
+        await client.waitForSuiteRun(suiteRunId, {
+          timeoutMs,
+          pollIntervalMs,
+          signal,
+          onProgress: progress.onSuiteRun,
+        });
       } else {
         const onProgress = (runs: Run[]) => progress.onRuns(runs, testName);
         const [runId] = runIds;
         if (target.kind === 'test' && runId !== undefined)
-          await client.waitForRun(runId, { timeoutMs, pollIntervalMs, onProgress: (r) => onProgress([r]) });
-        else await client.waitForRuns(runIds, { timeoutMs, pollIntervalMs, onProgress });
+          await client.waitForRun(runId, { timeoutMs, pollIntervalMs, signal, onProgress: (r) => onProgress([r]) });
+        else await client.waitForRuns(runIds, { timeoutMs, pollIntervalMs, signal, onProgress });
       }
     } catch (e) {
+      if (exit.received !== null) return await cancelOnSignal(io, flags, base, exit.received);
       if (!(e instanceof TestrunWaitTimeoutError)) throw e;
       timedOut = true;
       // No poll answered in time: in test and project mode every run counts as still queued.
       if (progress.tests.length === 0 && target.kind !== 'suite') {
         progress.assumeQueued(runIds.map((id) => bareTest(id, target.kind === 'test' ? target.testId : id, 'queued')));
       }
+    } finally {
+      exit.stop();
     }
     out.done();
     const { tests, counts, status, suiteRunUrl } = progress;
@@ -200,11 +245,63 @@ export async function runRunCommand(flags: RunFlags, ctx: CommandContext): Promi
     out.summary(report.message);
     if (json) out.result(JSON.stringify(report, null, 2));
     return exitCode;
-  } catch (e) {
-    out.done();
-    if (!isReportable(e)) throw e;
-    return reportFailure(e, out, json);
   }
+}
+
+type OpenedClient = ReturnType<typeof openCommand>['client'];
+
+/**
+ * Listens for SIGINT and SIGTERM while the CLI waits (the listeners replace Node's default exit, so
+ * the CLI can cancel first), and aborts the wait when one arrives. `received` names it.
+ */
+function watchExitSignals(ctx: CommandContext): {
+  signal: AbortSignal;
+  received: NodeJS.Signals | null;
+  stop: () => void;
+} {
+  const controller = new AbortController();
+  const source = ctx.signals ?? process;
+  const listeners = EXIT_SIGNALS.map((name) => {
+    const listener = () => {
+      state.received = name;
+      controller.abort(new Error(`received ${name}`));
+    };
+    source.once(name, listener);
+    return [name, listener] as const;
+  });
+  const state = {
+    signal: controller.signal,
+    received: null as NodeJS.Signals | null,
+    stop: () => {
+      for (const [name, listener] of listeners) source.off(name, listener);
+    },
+  };
+  return state;
+}
+
+/** The job was cancelled: cancel what was enqueued (unless told not to), say so, exit 2. */
+async function cancelOnSignal(
+  io: { out: Output; client: OpenedClient },
+  flags: FollowFlags,
+  base: EnqueuedBase,
+  received: NodeJS.Signals,
+): Promise<number> {
+  const { out, client } = io;
+  out.done();
+  const ids = base.suiteRunId !== null ? [base.suiteRunId] : base.runIds;
+  if (!flags.cancelOnExit) {
+    out.summary(`Received ${received}; left ${ids.join(', ')} running (--no-cancel-on-exit).`);
+    return EXIT.error;
+  }
+  try {
+    if (base.suiteRunId !== null) await client.cancelSuiteRun(base.suiteRunId);
+    else for (const id of base.runIds) await client.cancelRun(id);
+    out.summary(`Received ${received}; cancelled ${ids.join(', ')}.`);
+  } catch (e) {
+    if (!isReportable(e)) throw e;
+    out.summary(`Received ${received}; could not cancel ${ids.join(', ')}: ${(e as Error).message}`);
+  }
+  return EXIT.error;
 }
 
 /** What the polls have shown so far, printed as it changes. */

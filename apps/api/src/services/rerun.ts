@@ -1,0 +1,146 @@
+import { isTerminalRunStatus, type ParsedRerunRequest, type ProblemFieldError } from '@testrun/contracts';
+import {
+  insertRuns,
+  openSuiteRunCopy,
+  readSealedFields,
+  type Db,
+  type DerivedKeys,
+  type PlannedTest,
+  type Prisma,
+  type RunVariables,
+  type TargetPolicy,
+} from '@testrun/core';
+import { ApiError } from '../errors';
+import { checkPlanLimits, type CreatedRuns, type InTransaction } from './runs';
+import { checkRunTarget } from './target-check';
+
+export type RerunInput = {
+  workspaceId: string;
+  suiteRunId: string;
+  request: ParsedRerunRequest;
+  /** The deployment's target network policy, checked again: it may have changed since the original. */
+  targetPolicy: TargetPolicy;
+  requestId?: string;
+};
+
+type Original = {
+  suite_id: string;
+  status: string;
+  headers_sealed: Uint8Array | null;
+  variables_sealed: Uint8Array | null;
+  sealed_fields: string | null;
+  copy_kept: boolean;
+};
+
+type Child = {
+  test_id: string;
+  base_url: string;
+  enabled: boolean;
+  evidence: Prisma.JsonValue;
+  project_evidence: Prisma.JsonValue;
+};
+
+/**
+ * Records a new suite run of the same suite that runs again the original's failed and error children
+ * (`only: "failed"`) or all of them, against the original's base URL, with its headers and variables
+ * (from the suite run's sealed copy, or from the request), through the same creation code and plan
+ * limits as POST /api/v1/runs, all or nothing. 404 for a suite run of another workspace, 409 while
+ * the original is still going, 422 when there is nothing to rerun or the copy is gone and the
+ * request does not give the fields again. Jobs are added afterwards (enqueueRunJobs).
+ */
+export async function createRerun(
+  db: Db,
+  keys: DerivedKeys,
+  input: RerunInput,
+  inTransaction?: InTransaction,
+): Promise<CreatedRuns> {
+  const { workspaceId, suiteRunId, request } = input;
+  return db.$transaction(
+    async (tx) => {
+      const [original] = await tx.$queryRaw<Original[]>`
+        SELECT suite_id, status::text AS status, headers_sealed, variables_sealed, sealed_fields,
+          COALESCE(sealed_until > now(), false) AS copy_kept
+        FROM suite_runs WHERE id = ${suiteRunId} AND workspace_id = ${workspaceId}`;
+      if (!original) throw new ApiError('not_found', `No suite run "${suiteRunId}" in this workspace.`);
+      if (!isTerminalRunStatus(original.status)) {
+        throw new ApiError(
+          'suite_run_not_finished',
+          `Suite run "${suiteRunId}" is ${original.status}; it can be rerun once all of its runs have ended.`,
+        );
+      }
+      const children = await tx.$queryRaw<Child[]>`
+        SELECT r.test_id, r.base_url, t.enabled, t.evidence, p.evidence AS project_evidence
+        FROM runs r JOIN tests t ON t.id = r.test_id JOIN projects p ON p.id = t.project_id
+        WHERE r.suite_run_id = ${suiteRunId} AND (${request.only} = 'all' OR r.status IN ('failed', 'error'))
+        ORDER BY r.position`;
+      const [first] = children;
+      if (!first) {
+        throw new ApiError('empty_suite', `Suite run "${suiteRunId}" has no runs that ended failed or error to rerun.`);
+      }
+      const secrets = rerunSecrets(keys, suiteRunId, original, request);
+      await checkRunTarget(tx, input.targetPolicy, workspaceId, first.base_url);
+      const tests: PlannedTest[] = children.map((c) => ({
+        id: c.test_id,
+        enabled: c.enabled,
+        baseUrl: c.base_url,
+        evidence: c.evidence,
+        projectEvidence: c.project_evidence,
+      }));
+      const queuedAhead = await checkPlanLimits(tx, workspaceId, tests.filter((t) => t.enabled).length);
+      const created = await insertRuns(tx, {
+        workspaceId,
+        suiteId: original.suite_id,
+        tests,
+        baseUrl: first.base_url,
+        headers: secrets.headers,
+        variables: secrets.variables,
+        headersKey: keys.headers,
+        requestId: input.requestId,
+        rerunOf: suiteRunId,
+      });
+      if (!created.suiteRunId) throw new Error('a rerun creates a suite run');
+      const body = { suiteRunId: created.suiteRunId };
+      if (inTransaction) await inTransaction(tx, body);
+      return { body, runIds: created.runIds, queuedRunIds: created.queuedRunIds, queuedAhead };
+    },
+    { maxWait: 5_000, timeout: 20_000 },
+  );
+}
+
+/**
+ * The headers and variables of the rerun: each field the request gives wins; any other the original
+ * had comes from its sealed copy while that is kept, else it is missing (422 naming every such field).
+ */
+function rerunSecrets(
+  keys: DerivedKeys,
+  suiteRunId: string,
+  original: Original,
+  request: ParsedRerunRequest,
+): { headers: Record<string, string> | null; variables: RunVariables | null } {
+  const had = readSealedFields(original.sealed_fields);
+  const copy = original.copy_kept
+    ? openSuiteRunCopy(keys.headers, suiteRunId, {
+        headersSealed: original.headers_sealed,
+        variablesSealed: original.variables_sealed,
+      })
+    : { headers: null, variables: null };
+  const given = { headers: request.headers, variables: request.variables, secretVariables: request.secretVariables };
+  const missing: ProblemFieldError[] = had
+    .filter((field) => given[field] === null && !original.copy_kept)
+    .map((field) => ({
+      path: `/${field}`,
+      message: `is required: the original suite run had ${field}, and its sealed copy was erased 24 hours after it was created`,
+    }));
+  if (missing.length > 0) {
+    throw new ApiError(
+      'rerun_secrets_expired',
+      `Suite run "${suiteRunId}" no longer keeps its ${had.join(' and ')}; give ${missing.map((m) => m.path.slice(1)).join(' and ')} again in the rerun request.`,
+      { errors: missing },
+    );
+  }
+  const headers = request.headers ?? copy.headers;
+  const vars = request.variables ?? copy.variables?.vars ?? {};
+  const secrets = request.secretVariables ?? copy.variables?.secrets ?? {};
+  const hasVariables = Object.keys(vars).length > 0 || Object.keys(secrets).length > 0;
+  return { headers, variables: hasVariables ? { vars, secrets } : null };
+}

@@ -12,6 +12,8 @@ import {
 import {
   errorMessage,
   finishRun,
+  firstAttemptSummary,
+  retryRun,
   type ArtifactStore,
   type ClaimedRun,
   type Db,
@@ -31,6 +33,7 @@ import {
   noContextOutcome,
   stepProblemOutcome,
 } from './run-outcomes';
+import { flakySummary, retriedOutcome } from './retry-policy';
 import { DEFAULT_RUN_LIMITS, withRecordingNotes, type RunLimits } from './run-limits';
 import { executeStep, summarizePass, timelineShot } from './steps';
 import type { BlockedRequest } from './network/egress-proxy';
@@ -100,7 +103,7 @@ export type RunExecution =
 /** Where the time of one run went: `browserMs` is time spent awaiting Playwright. */
 export type RunTimings = { totalMs: number; browserMs: number };
 
-type RunRecord = Omit<ClaimedRun, 'attempt' | 'prevStatus'>;
+type RunRecord = Omit<ClaimedRun, 'attempt' | 'prevStatus' | 'retry'>;
 
 /** What one run's steps share while they execute. */
 type RunScope = {
@@ -124,7 +127,8 @@ type Guarded = Pick<PageGuard, 'violation'>;
 /**
  * Executes one run end to end: claims it (`startRun`), runs its steps in a fresh browser context,
  * records every step and keeps the screenshots, trace and video its evidence policy asks for, then
- * writes the terminal state (`finishRun`). Never leaves the run non-terminal for a fault of its
+ * writes the terminal state (`finishRun`). An attempt that failed or ended in error is attempted
+ * again in a fresh context while the run's retries last (`retryRun`), each with its own evidence. Never leaves the run non-terminal for a fault of its
  * own: anything unexpected ends it `error`/`internal_error`. Throws only when Postgres itself cannot
  * be written, so that the job fails and the reconciler takes over.
  */
@@ -138,34 +142,58 @@ export async function executeRun(given: RunDeps, runId: string): Promise<RunExec
   const { requestId } = claimed.claim;
   const deps = requestId ? { ...given, logger: given.logger.child({ requestId }) } : given;
   const log = deps.logger.child({ runId });
-  const { attempt } = claimed.claim;
   const run: RunRecord = claimed.claim;
+  let { attempt, retry: testRetry } = claimed.claim;
   const clock = new BrowserClock();
-  log.info('run started', { attempt, workspaceId: run.workspaceId });
+  log.info('run started', { attempt, retry: testRetry, workspaceId: run.workspaceId });
 
-  const retry = retrying(log, deps.writeRetryMs, { attempt });
-  const writer = new ArtifactWriter(deps.db, deps.store, { runId, workspaceId: run.workspaceId, attempt }, retry);
-  const scope: RunScope = { deps, run, clock, writer, retry, mask: new SecretMask([]) };
-  let outcome: RunOutcome;
-  try {
-    outcome = await runSteps(scope);
-  } catch (error) {
-    log.error('run failed inside the worker', { attempt, error: scope.mask.text(errorMessage(error)) });
-    outcome = internalErrorOutcome(error);
+  // Each test attempt runs in a fresh context under an execution number of its own; a failed one
+  // with retries left is recorded and the next begins (retryRun), the last one ends the run.
+  for (;;) {
+    const retry = retrying(log, deps.writeRetryMs, { attempt });
+    const writer = new ArtifactWriter(deps.db, deps.store, { runId, workspaceId: run.workspaceId, attempt }, retry);
+    const scope: RunScope = { deps, run, clock, writer, retry, mask: new SecretMask([]) };
+    let outcome: RunOutcome;
+    try {
+      outcome = await runSteps(scope);
+    } catch (error) {
+      log.error('run failed inside the worker', { attempt, error: scope.mask.text(errorMessage(error)) });
+      outcome = internalErrorOutcome(error);
+    }
+    outcome = maskOutcome(scope.mask, outcome);
+    const retried = retriedOutcome(outcome, testRetry, run.retries);
+    if (retried) {
+      const ended = attempt;
+      const next = await retry(() => retryRun(deps.db, runId, ended, retried, writer.finalRows));
+      if (next) {
+        log.info('test attempt did not pass; trying again', { attempt, status: outcome.status, retry: next.retry });
+        ({ attempt, retry: testRetry } = next);
+        continue;
+      }
+    } else if (outcome.status === 'passed' && testRetry > 0) {
+      const first = await retry(() => firstAttemptSummary(deps.db, runId));
+      outcome = { ...outcome, resultSummary: flakySummary(outcome.resultSummary, testRetry, run.retries, first) };
+    }
+    // A retry refused (the run ended or was taken over meanwhile) records nothing more.
+    const [final, ended] = [outcome, attempt];
+    const recorded = !retried && (await retry(() => finishRun(deps.db, runId, ended, final, writer.finalRows)));
+    const timings = { totalMs: performance.now() - began, browserMs: clock.browserMs };
+    const code = 'code' in outcome ? (outcome.code ?? undefined) : undefined;
+    if (recorded)
+      log.info('run finished', {
+        attempt,
+        retry: testRetry,
+        status: outcome.status,
+        code,
+        durationMs: Math.round(timings.totalMs),
+      });
+    else
+      log.warn('run outcome not recorded: the run was ended or taken over meanwhile', {
+        attempt,
+        status: outcome.status,
+      });
+    return { kind: 'finished', status: outcome.status, code, attempt, recorded, timings };
   }
-  const masked = maskOutcome(scope.mask, outcome);
-  const recorded = await retry(() => finishRun(deps.db, runId, attempt, masked, writer.finalRows));
-  outcome = masked;
-  const timings = { totalMs: performance.now() - began, browserMs: clock.browserMs };
-  const code = 'code' in outcome ? (outcome.code ?? undefined) : undefined;
-  if (recorded)
-    log.info('run finished', { attempt, status: outcome.status, code, durationMs: Math.round(timings.totalMs) });
-  else
-    log.warn('run outcome not recorded: the run was ended or taken over meanwhile', {
-      attempt,
-      status: outcome.status,
-    });
-  return { kind: 'finished', status: outcome.status, code, attempt, recorded, timings };
 }
 
 /** Checks the run's definition and headers, opens its context and runs its steps in it. */

@@ -8,6 +8,7 @@ export {
   addDetails,
   bareTest,
   exitCodeFor,
+  flakyCount,
   suiteCounts,
   summarize,
   testsFromRuns,

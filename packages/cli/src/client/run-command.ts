@@ -188,7 +188,7 @@ export async function runRunCommand(flags: RunFlags, ctx: CommandContext): Promi
       timedOut,
       durationMs: now() - started,
       exitCode,
-      message: verdictLine({ kind: target.kind, status, counts, timedOut }, formatDuration(timeoutMs)),
+      message: verdictLine({ kind: target.kind, status, counts, timedOut, tests }, formatDuration(timeoutMs)),
     };
     if (flags.junit) writeFileSync(flags.junit, out.redactText(buildJunitXml(report)));
     for (const t of tests) {

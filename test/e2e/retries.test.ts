@@ -1,3 +1,4 @@
+import { parseAlternateLink } from '@testrun/client';
 import { applyProject, type Db } from '@testrun/core';
 import { readWorkerConfig } from '../../apps/worker/src/config';
 import { startWorkerService, type WorkerService } from '../../apps/worker/src/worker-service';
@@ -18,6 +19,7 @@ let api: Awaited<ReturnType<typeof startApi>>;
 let worker: WorkerService;
 let client: ReturnType<typeof apiClient>;
 let workspaceId: string;
+let key: string;
 
 beforeAll(async () => {
   db = testDb();
@@ -29,6 +31,7 @@ beforeAll(async () => {
   });
   const tenant = await createTenant(db);
   workspaceId = tenant.workspace.id;
+  key = tenant.key;
   client = apiClient(api.url, tenant.key);
   await applyProject(db, workspaceId, {
     slug: 'retries',
@@ -126,6 +129,14 @@ describe('a suite with retries', () => {
     });
     const requests = site.received.filter((r) => r.path.startsWith(`/flaky?key=${workspaceId}`));
     expect(requests).toHaveLength(2);
+
+    // The run's page shows both attempts, each with its own screenshots, and marks the run flaky.
+    const page = await viewPage(flaky.id);
+    expect(page).toContain('<span class="chip chip-flaky">flaky</span>');
+    expect(page).toContain('Attempt 2 (retry 1)');
+    expect(page).toContain('Attempt 1');
+    const shots = await db.artifact.findMany({ where: { runId: flaky.id, kind: 'screenshot' }, select: { id: true } });
+    for (const shot of shots) expect(page).toContain(`/artifacts/${shot.id}`);
   });
 
   it('ends a test that fails every attempt failed after retries + 1 attempts', async () => {
@@ -155,6 +166,15 @@ describe('a suite with retries', () => {
     expect(more.previous_attempts.map((a) => a.attempt)).toEqual([1, 2, 3]);
   });
 });
+
+/** The HTML of a run's page in the view, through the link the API gives with the run. */
+async function viewPage(runId: string): Promise<string> {
+  const res = await fetch(`${api.url}/api/v1/runs/${runId}`, { headers: { authorization: `Bearer ${key}` } });
+  const link = present(parseAlternateLink(res.headers.get('link')), 'the view link of the run');
+  // The link names the deployment's public address; the API under test listens elsewhere.
+  const { pathname, search } = new URL(link);
+  return (await fetch(`${api.url}${pathname}${search}`)).text();
+}
 
 async function testId(key: string): Promise<string> {
   const test = await db.test.findFirstOrThrow({ where: { workspaceId, key }, select: { id: true } });

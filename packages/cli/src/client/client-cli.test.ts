@@ -1,9 +1,17 @@
 import { deriveCiIdempotencyKey } from './ci-idempotency';
 import { buildJunitXml, esc } from './junit';
-import { parseDuration, parseHeaders, redact, secretsOf, UsageError } from './parse-options';
+import { parseDuration, parseHeaders, parseRetries, redact, secretsOf, UsageError } from './parse-options';
 import type { ReportTest, RunReport } from '@testrun/contracts';
 import { exitCodeFor } from './report';
 import { openCommand } from './connection';
+
+describe('parseRetries', () => {
+  it('takes a whole number from 0 to 3 and names the flag otherwise', () => {
+    expect([parseRetries('0', '--retries'), parseRetries(' 3 ', '--retries')]).toEqual([0, 3]);
+    for (const bad of ['4', '-1', '1.5', 'two', ''])
+      expect(() => parseRetries(bad, '--retries')).toThrow(/^--retries must be a whole number from 0 to 3/);
+  });
+});
 
 describe('parseDuration', () => {
   it('reads units, combinations and bare milliseconds', () => {

@@ -128,9 +128,10 @@ type Guarded = Pick<PageGuard, 'violation'>;
  * Executes one run end to end: claims it (`startRun`), runs its steps in a fresh browser context,
  * records every step and keeps the screenshots, trace and video its evidence policy asks for, then
  * writes the terminal state (`finishRun`). An attempt that failed or ended in error is attempted
- * again in a fresh context while the run's retries last (`retryRun`), each with its own evidence. Never leaves the run non-terminal for a fault of its
- * own: anything unexpected ends it `error`/`internal_error`. Throws only when Postgres itself cannot
- * be written, so that the job fails and the reconciler takes over.
+ * again in a fresh context while the run's retries last (`retryRun`), each with its own evidence.
+ * Never leaves the run non-terminal for a fault of its own: anything unexpected ends it
+ * `error`/`internal_error`. Throws only when Postgres itself cannot be written, so that the job
+ * fails and the reconciler takes over.
  */
 export async function executeRun(given: RunDeps, runId: string): Promise<RunExecution> {
   const began = performance.now();

@@ -94,6 +94,8 @@ function syntheticSuite(): ViewSuiteRun {
       skipReason: status === 'skipped' ? 'test_disabled' : null,
       baseUrl: 'http://127.0.0.1:4010',
       attempt: status === 'skipped' ? 0 : 1,
+      retry: 0,
+      retries: 0,
       plannedSteps: STEPS_PER_TEST,
       createdAt: new Date(t0),
       startedAt: new Date(t0 + i * 1000),
@@ -129,6 +131,7 @@ function syntheticSuite(): ViewSuiteRun {
             },
           ]
         : null,
+      earlierAttempts: null,
     };
   });
   const count = (s: RunStatus) => runs.filter((r) => r.status === s).length;

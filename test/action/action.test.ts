@@ -133,7 +133,9 @@ describe('GitHub Action: action.yml', () => {
       ]),
     );
     expect(Object.keys(action.outputs)).toEqual(
-      expect.arrayContaining(['status', 'suite-run-url', 'exit-code', 'total', 'passed', 'failed', 'error', 'skipped']),
+      expect.arrayContaining([
+        ...['status', 'suite-run-url', 'exit-code', 'total', 'passed', 'failed', 'error', 'skipped', 'flaky'],
+      ]),
     );
   });
 });
@@ -156,6 +158,7 @@ describe('GitHub Action: the bundle against the real API', () => {
       skipped: '1',
       queued: '0',
       running: '0',
+      flaky: '0',
     });
     const url = step.outputs['suite-run-url'] ?? '';
     expect(url).toMatch(new RegExp(`^${apiUrl}/view/suite-runs/srun_`));

@@ -9,6 +9,7 @@ import {
   HEADER_LIMITS,
   PROBLEMS,
   REQUEST_LIMITS,
+  RETRY_LIMITS,
   STEP_LIMITS,
   VARIABLE_LIMITS,
   type ProblemCode,
@@ -128,6 +129,11 @@ const requestCases: RequestCase[] = [
       ),
     },
   },
+  {
+    cap: 'RETRY_LIMITS.maxRetries',
+    code: 'limit_exceeded',
+    body: { retries: RETRY_LIMITS.maxRetries + 1 },
+  },
 ];
 
 describe('a request over a cap', () => {
@@ -198,6 +204,7 @@ const projectCases: [Parameters<typeof capValue>[0], ProjectFile][] = [
     withTest({ steps: [{ action: 'goto', url: '/', timeoutMs: STEP_LIMITS.maxStepTimeoutMs + 1 }] }),
   ],
   ['STEP_LIMITS.maxTestTimeoutMs', withTest({ timeoutMs: STEP_LIMITS.maxTestTimeoutMs + 1 })],
+  ['RETRY_LIMITS.maxRetries', withTest({ retries: RETRY_LIMITS.maxRetries + 1 })],
 ];
 
 describe('a project file over a cap', () => {

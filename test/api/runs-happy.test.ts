@@ -95,6 +95,7 @@ describe('POST /api/v1/runs — the three modes', () => {
       failed_count: 0,
       error_count: 0,
       skipped_count: 1,
+      flaky_count: 0,
       suiteRunUrl: suiteRunViewUrl(
         'http://testrun.example',
         deriveKeys(api.config.secret).view,
@@ -107,6 +108,8 @@ describe('POST /api/v1/runs — the three modes', () => {
         status: r.status,
         skipReason: r.skipReason,
         durationMs: null,
+        flaky: false,
+        attempts: 0,
       })),
       created_at: suiteRun.createdAt.toISOString(),
       started_at: null,
@@ -200,6 +203,9 @@ describe('GET /api/v1/runs/:runId', () => {
       finished_at: null,
       duration_ms: null,
       attempts: 0,
+      retries: 0,
+      flaky: false,
+      previous_attempts: [],
     });
     const terms = viewLinkTerms({ createdAt, version: 0 }, 30);
     const url = runViewUrl('http://testrun.example', deriveKeys(api.config.secret).view, runId, terms);
@@ -226,6 +232,9 @@ describe('GET /api/v1/runs/:runId', () => {
       finished_at: finishedAt.toISOString(),
       duration_ms: 1_700,
       attempts: 1,
+      retries: 0,
+      flaky: false,
+      previous_attempts: [],
     });
     await api.db.run.update({
       where: { id: errored },
@@ -286,6 +295,9 @@ describe('GET /api/v1/runs/:runId', () => {
       finished_at: anyString(),
       duration_ms: null,
       attempts: 0,
+      retries: 0,
+      flaky: false,
+      previous_attempts: [],
     });
   });
 });

@@ -124,6 +124,7 @@ describe('the workspace lock of an enqueue', () => {
           variables: null,
           secretVariables: null,
           evidence: null,
+          retries: null,
         },
         targetPolicy: enqueuePolicy(api.config.targetPolicy),
       },

@@ -335,6 +335,44 @@ describe('testrun run: verdicts and exit codes', () => {
   });
 });
 
+describe('testrun run: retries', () => {
+  it('--retries makes a test that fails once pass on a retry: flaky in the output, --json and JUnit (Surefire flakyFailure)', async () => {
+    await applySampleProject(db, tenant.workspace.id, {
+      slug: 'flaky',
+      name: 'Flaky',
+      baseUrl: site.url,
+      suites: [
+        {
+          slug: 'once',
+          name: 'Fails once',
+          tests: [
+            {
+              key: 'flaky',
+              name: 'Flaky page',
+              steps: [
+                { action: 'goto', url: `/flaky?key=cli-${tenant.workspace.id}&fails=1` },
+                { action: 'expectText', selector: 'h1', text: 'Ready', timeoutMs: 500 },
+              ],
+            },
+          ],
+        },
+      ],
+    });
+    const junit = path.join(dir, 'flaky.xml');
+    const r = await cli(['--project', 'flaky', '--suite', 'once', '--retries', '1', '--junit', junit, '--json']);
+    expect(r.code).toBe(0);
+    const doc = jsonOf(r, wire.runReport);
+    expect(doc.message).toBe('The suite passed: 1 passed (1 flaky), 0 failed, 0 error, 0 skipped (1/1 finished).');
+    const [test] = doc.tests;
+    expect(test).toMatchObject({ status: 'passed', flaky: true });
+    expect(test?.previous_attempts.map((a) => [a.attempt, a.status])).toEqual([[1, 'failed']]);
+    expect(r.stderr).toContain('Flaky page (flaky: passed on a retry)');
+    const testcase = nth(parseJunit(junit).testsuites.testsuite.testcase, 0);
+    expect(testcase).toMatchObject({ name: 'Flaky page', flakyFailure: { type: 'failed' } });
+    expect(testcase).not.toHaveProperty('failure');
+  });
+});
+
 describe('testrun run: idempotency', () => {
   const suiteRuns = () => db.suiteRun.count({ where: { workspaceId: tenant.workspace.id } });
 

@@ -90,6 +90,8 @@ export async function insertSuiteRuns(
     suiteRun?: boolean;
     /** As a request's `evidence`: wins over the test's and the project's settings. */
     evidence?: EvidenceSettings;
+    /** As a request's `retries`: wins over the tests'. */
+    retries?: number;
   },
 ): Promise<CreatedRunRows> {
   const tests = await db.test.findMany({
@@ -103,6 +105,7 @@ export async function insertSuiteRuns(
     tests: tests.map(({ project, ...t }) => ({ ...t, baseUrl: options.baseUrl, projectEvidence: project.evidence })),
     headers: options.headers,
     evidence: options.evidence,
+    retries: options.retries,
     headersKey: options.headersKey ?? deriveKeys(testSecret()).headers,
   });
 }

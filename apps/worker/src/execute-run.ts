@@ -15,6 +15,8 @@ import {
   finishRun,
   withTimeout,
   isCancelRequested,
+  firstAttemptSummary,
+  retryRun,
   type ArtifactStore,
   type ClaimedRun,
   type Db,
@@ -35,6 +37,7 @@ import {
   noContextOutcome,
   stepProblemOutcome,
 } from './run-outcomes';
+import { flakySummary, retriedOutcome } from './retry-policy';
 import { DEFAULT_RUN_LIMITS, withRecordingNotes, type RunLimits } from './run-limits';
 import { executeStep, summarizePass, timelineShot } from './steps';
 import type { BlockedRequest } from './network/egress-proxy';
@@ -110,7 +113,7 @@ export type RunExecution =
 /** Where the time of one run went: `browserMs` is time spent awaiting Playwright. */
 export type RunTimings = { totalMs: number; browserMs: number };
 
-type RunRecord = Omit<ClaimedRun, 'attempt' | 'prevStatus'>;
+type RunRecord = Omit<ClaimedRun, 'attempt' | 'prevStatus' | 'retry'>;
 
 /** What one run's steps share while they execute. */
 type RunScope = {
@@ -136,9 +139,11 @@ type Guarded = Pick<PageGuard, 'violation'>;
 /**
  * Executes one run end to end: claims it (`startRun`), runs its steps in a fresh browser context,
  * records every step and keeps the screenshots, trace and video its evidence policy asks for, then
- * writes the terminal state (`finishRun`). Never leaves the run non-terminal for a fault of its
- * own: anything unexpected ends it `error`/`internal_error`. Throws only when Postgres itself cannot
- * be written, so that the job fails and the reconciler takes over.
+ * writes the terminal state (`finishRun`). An attempt that failed or ended in error is attempted
+ * again in a fresh context while the run's retries last (`retryRun`), each with its own evidence.
+ * Never leaves the run non-terminal for a fault of its own: anything unexpected ends it
+ * `error`/`internal_error`. Throws only when Postgres itself cannot be written, so that the job
+ * fails and the reconciler takes over.
  */
 export async function executeRun(given: RunDeps, runId: string): Promise<RunExecution> {
   const began = performance.now();
@@ -150,42 +155,70 @@ export async function executeRun(given: RunDeps, runId: string): Promise<RunExec
   const { requestId } = claimed.claim;
   const deps = requestId ? { ...given, logger: given.logger.child({ requestId }) } : given;
   const log = deps.logger.child({ runId });
-  const { attempt } = claimed.claim;
   const run: RunRecord = claimed.claim;
+  let { attempt, retry: testRetry } = claimed.claim;
   const clock = new BrowserClock();
-  log.info('run started', { attempt, workspaceId: run.workspaceId });
+  log.info('run started', { attempt, retry: testRetry, workspaceId: run.workspaceId });
 
-  const retry = retrying(log, deps.writeRetryMs, { attempt });
-  const writer = new ArtifactWriter(deps.db, deps.store, { runId, workspaceId: run.workspaceId, attempt }, retry);
   const signal = deps.cancels?.track(runId) ?? new AbortController().signal;
-  const scope: RunScope = { deps, run, clock, writer, retry, mask: new SecretMask([]), signal };
-  let outcome: RunOutcome;
   try {
     // A cancel asked before this claim (the message came when no worker had the run) ends it now.
-    if (await retry(() => isCancelRequested(deps.db, runId))) deps.cancels?.cancel(runId);
-    outcome = signal.aborted ? { status: 'error', ...CANCELLED_RUNNING_OUTCOME } : await runSteps(scope);
-  } catch (error) {
-    log.error('run failed inside the worker', { attempt, error: scope.mask.text(errorMessage(error)) });
-    outcome = internalErrorOutcome(error);
+    const check = retrying(log, deps.writeRetryMs, { attempt });
+    if (await check(() => isCancelRequested(deps.db, runId))) deps.cancels?.cancel(runId);
+    // Each test attempt runs in a fresh context under an execution number of its own; a failed one
+    // with retries left is recorded and the next begins (retryRun), the last one ends the run. A
+    // cancelled run is never tried again.
+    for (;;) {
+      const retry = retrying(log, deps.writeRetryMs, { attempt });
+      const writer = new ArtifactWriter(deps.db, deps.store, { runId, workspaceId: run.workspaceId, attempt }, retry);
+      const scope: RunScope = { deps, run, clock, writer, retry, mask: new SecretMask([]), signal };
+      let outcome: RunOutcome;
+      try {
+        outcome = signal.aborted ? { status: 'error', ...CANCELLED_RUNNING_OUTCOME } : await runSteps(scope);
+      } catch (error) {
+        log.error('run failed inside the worker', { attempt, error: scope.mask.text(errorMessage(error)) });
+        outcome = internalErrorOutcome(error);
+      }
+      // Whatever a step made of its context being closed under it, the run was cancelled.
+      if (signal.aborted && outcome.status !== 'passed')
+        outcome = { status: 'error', ...CANCELLED_RUNNING_OUTCOME, step: outcome.step ?? null };
+      outcome = maskOutcome(scope.mask, outcome);
+      const retried = signal.aborted ? null : retriedOutcome(outcome, testRetry, run.retries);
+      if (retried) {
+        const ended = attempt;
+        const next = await retry(() => retryRun(deps.db, runId, ended, retried, writer.finalRows));
+        if (next) {
+          log.info('test attempt did not pass; trying again', { attempt, status: outcome.status, retry: next.retry });
+          ({ attempt, retry: testRetry } = next);
+          continue;
+        }
+      } else if (outcome.status === 'passed' && testRetry > 0) {
+        const first = await retry(() => firstAttemptSummary(deps.db, runId));
+        outcome = { ...outcome, resultSummary: flakySummary(outcome.resultSummary, testRetry, run.retries, first) };
+      }
+      // A retry refused (the run ended or was taken over meanwhile) records nothing more.
+      const [final, ended] = [outcome, attempt];
+      const recorded = !retried && (await retry(() => finishRun(deps.db, runId, ended, final, writer.finalRows)));
+      const timings = { totalMs: performance.now() - began, browserMs: clock.browserMs };
+      const code = 'code' in outcome ? (outcome.code ?? undefined) : undefined;
+      if (recorded)
+        log.info('run finished', {
+          attempt,
+          retry: testRetry,
+          status: outcome.status,
+          code,
+          durationMs: Math.round(timings.totalMs),
+        });
+      else
+        log.warn('run outcome not recorded: the run was ended or taken over meanwhile', {
+          attempt,
+          status: outcome.status,
+        });
+      return { kind: 'finished', status: outcome.status, code, attempt, recorded, timings };
+    }
   } finally {
     deps.cancels?.release(runId);
   }
-  // Whatever a step made of its context being closed under it, the run was cancelled.
-  if (signal.aborted && outcome.status !== 'passed')
-    outcome = { status: 'error', ...CANCELLED_RUNNING_OUTCOME, step: outcome.step ?? null };
-  const masked = maskOutcome(scope.mask, outcome);
-  const recorded = await retry(() => finishRun(deps.db, runId, attempt, masked, writer.finalRows));
-  outcome = masked;
-  const timings = { totalMs: performance.now() - began, browserMs: clock.browserMs };
-  const code = 'code' in outcome ? (outcome.code ?? undefined) : undefined;
-  if (recorded)
-    log.info('run finished', { attempt, status: outcome.status, code, durationMs: Math.round(timings.totalMs) });
-  else
-    log.warn('run outcome not recorded: the run was ended or taken over meanwhile', {
-      attempt,
-      status: outcome.status,
-    });
-  return { kind: 'finished', status: outcome.status, code, attempt, recorded, timings };
 }
 
 /** Checks the run's definition and headers, opens its context and runs its steps in it. */

@@ -1,5 +1,12 @@
 import * as core from '@actions/core';
-import { deriveCiIdempotencyKey, parseDuration, parseHeaders, secretsOf, UsageError } from '@testrun/cli/ci';
+import {
+  deriveCiIdempotencyKey,
+  parseDuration,
+  parseHeaders,
+  parseRetries,
+  secretsOf,
+  UsageError,
+} from '@testrun/cli/ci';
 import {
   checkBaseUrl,
   EVIDENCE_MODES,
@@ -65,6 +72,8 @@ export function readInputs(env: NodeJS.ProcessEnv): ActionInputs {
     ...evidenceInput('screenshots'),
   };
   if (Object.keys(evidence).length > 0) request.evidence = evidence;
+  const retries = core.getInput('retries');
+  if (retries !== '') request.retries = parseRetries(retries, 'retries');
 
   const timeoutMs = parseDuration(core.getInput('timeout') || '15m', 'timeout');
   if (timeoutMs <= 0) throw new UsageError('timeout must be greater than zero');

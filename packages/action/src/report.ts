@@ -1,5 +1,6 @@
 import * as core from '@actions/core';
 import type { ReportCounts } from '@testrun/contracts';
+import { flakyCount } from '@testrun/cli/ci';
 import { exitCodeOf, messageOf, verdictOf, type Outcome, type Verdict } from './verdict';
 
 const ICON: Record<Verdict, string> = {
@@ -28,6 +29,7 @@ export function setOutputs(outcome: Outcome): void {
   core.setOutput('suite-run-url', report?.suiteRunUrl ?? '');
   core.setOutput('exit-code', exitCodeOf(outcome));
   for (const name of COUNTERS) core.setOutput(name, report?.counts[name] ?? 0);
+  core.setOutput('flaky', report ? flakyCount(report.tests) : 0);
 }
 
 /** The job summary: the verdict, a link to the detailed view, the counters and the tests that did not pass. */
@@ -44,8 +46,8 @@ export async function writeSummary(outcome: Outcome): Promise<void> {
     summary.addRaw(`<p><strong>${html(what ?? '')}</strong> (${r.kind})${link}</p>`, true);
     const c = r.counts;
     summary.addTable([
-      ['Passed', 'Failed', 'Error', 'Skipped', 'Total'].map((data) => ({ data, header: true })),
-      [c.passed, c.failed, c.error, c.skipped, c.total].map(String),
+      ['Passed', 'Failed', 'Error', 'Skipped', 'Total', 'Flaky'].map((data) => ({ data, header: true })),
+      [c.passed, c.failed, c.error, c.skipped, c.total, flakyCount(r.tests)].map(String),
     ]);
     const bad = r.tests.filter((t) => t.status !== 'passed' && t.status !== 'skipped');
     if (bad.length > 0) {
@@ -59,6 +61,13 @@ export async function writeSummary(outcome: Outcome): Promise<void> {
               (t.status === 'queued' || t.status === 'running' ? 'not finished within the wait budget' : ''),
           ),
         ]),
+      ]);
+    }
+    const flaky = r.tests.filter((t) => t.flaky);
+    if (flaky.length > 0) {
+      summary.addTable([
+        ['Flaky test (passed on a retry)', 'What happened'].map((data) => ({ data, header: true })),
+        ...flaky.map((t) => [t.viewUrl ? anchor(t.name, t.viewUrl) : html(t.name), html(t.result_summary ?? '')]),
       ]);
     }
     summary.addRaw(`<p>${html(r.message)}</p>`, true);

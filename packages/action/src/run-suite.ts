@@ -76,7 +76,7 @@ export async function runSuite(client: TestrunClient, inputs: ActionInputs, now 
     timedOut,
     durationMs: now() - started,
     exitCode: exitCodeFor(status, timedOut),
-    message: verdictLine({ kind: target.kind, status, counts, timedOut }, formatDuration(inputs.timeoutMs)),
+    message: verdictLine({ kind: target.kind, status, counts, timedOut, tests }, formatDuration(inputs.timeoutMs)),
   };
 }
 

@@ -3,11 +3,12 @@
 // source (the `@testrun/source` condition); not part of the published package.
 export { deriveCiIdempotencyKey } from './client/ci-idempotency';
 export { buildJunitXml } from './client/junit';
-export { parseDuration, parseHeaders, redact, secretsOf, UsageError } from './client/parse-options';
+export { parseDuration, parseHeaders, parseRetries, redact, secretsOf, UsageError } from './client/parse-options';
 export {
   addDetails,
   bareTest,
   exitCodeFor,
+  flakyCount,
   suiteCounts,
   summarize,
   testsFromRuns,

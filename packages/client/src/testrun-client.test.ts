@@ -64,6 +64,9 @@ const run = (status: Run['status']): Run => ({
   finished_at: status === 'queued' || status === 'running' ? null : '2026-11-22T10:00:01.020Z',
   duration_ms: status === 'queued' || status === 'running' ? null : 1_000,
   attempts: status === 'queued' ? 0 : 1,
+  retries: 0,
+  flaky: false,
+  previous_attempts: [],
 });
 const netError = () => Object.assign(new TypeError('fetch failed'), { cause: { code: 'ECONNRESET' } });
 
@@ -212,6 +215,7 @@ describe('TestrunClient waits', () => {
     failed_count: 0,
     error_count: 0,
     skipped_count: 0,
+    flaky_count: 0,
     suiteRunUrl: 'http://api.test/view/suite-runs/srun_1/tok',
     tests,
     created_at: '2026-11-22T10:00:00.000Z',
@@ -226,17 +230,47 @@ describe('TestrunClient waits', () => {
       () =>
         json(
           200,
-          suite('queued', [{ runId: 'run_1', name: 'a', status: 'queued', skipReason: null, durationMs: null }]),
+          suite('queued', [
+            {
+              runId: 'run_1',
+              name: 'a',
+              status: 'queued',
+              skipReason: null,
+              durationMs: null,
+              flaky: false,
+              attempts: 1,
+            },
+          ]),
         ),
       () =>
         json(
           200,
-          suite('running', [{ runId: 'run_1', name: 'a', status: 'running', skipReason: null, durationMs: null }]),
+          suite('running', [
+            {
+              runId: 'run_1',
+              name: 'a',
+              status: 'running',
+              skipReason: null,
+              durationMs: null,
+              flaky: false,
+              attempts: 1,
+            },
+          ]),
         ),
       () =>
         json(
           200,
-          suite('passed', [{ runId: 'run_1', name: 'a', status: 'passed', skipReason: null, durationMs: null }]),
+          suite('passed', [
+            {
+              runId: 'run_1',
+              name: 'a',
+              status: 'passed',
+              skipReason: null,
+              durationMs: null,
+              flaky: false,
+              attempts: 1,
+            },
+          ]),
         ),
     ]);
     const seen: string[] = [];
@@ -254,7 +288,7 @@ describe('TestrunClient waits', () => {
   it('asks again at once after a poll the server held (Preference-Applied), and never long-polls with longPoll off', async () => {
     const held = { 'Preference-Applied': 'wait=25' };
     const entry = (status: SuiteRun['status']) => [
-      { runId: 'run_1', name: 'a', status, skipReason: null, durationMs: null },
+      { runId: 'run_1', name: 'a', status, skipReason: null, durationMs: null, flaky: false, attempts: 1 },
     ];
     const h = harness([
       () => json(200, suite('queued', entry('queued')), held),

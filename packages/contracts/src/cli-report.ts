@@ -46,6 +46,8 @@ export const ReportTest = Type.Object(
     result_summary: Nullable(Run.properties.result_summary),
     error: Run.properties.error,
     skip_reason: Run.properties.skip_reason,
+    flaky: Type.Boolean({ description: 'True when the run passed after a failed or error attempt (its flaky).' }),
+    previous_attempts: Run.properties.previous_attempts,
     viewUrl: Nullable(Type.String({ description: 'Link to the detailed view of this run, when the API gave one.' })),
     durationMs: Nullable(
       Type.Number({

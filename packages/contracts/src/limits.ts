@@ -54,7 +54,17 @@ export const STEP_LIMITS = {
   maxSuitesPerProject: 200,
 } as const;
 
-const LIMIT_GROUPS = { REQUEST_LIMITS, HEADER_LIMITS, VARIABLE_LIMITS, STEP_LIMITS } as const;
+/**
+ * Test attempts after a failed or error one: a test's `retries` in the project file (default 0) and
+ * a request's `retries` (422 `limit_exceeded` above the cap). Each retry can take the test's whole
+ * time budget again, so the cap bounds how long one run can hold a worker.
+ */
+export const RETRY_LIMITS = {
+  defaultRetries: 0,
+  maxRetries: 3,
+} as const;
+
+const LIMIT_GROUPS = { REQUEST_LIMITS, HEADER_LIMITS, VARIABLE_LIMITS, STEP_LIMITS, RETRY_LIMITS } as const;
 type LimitGroups = typeof LIMIT_GROUPS;
 type CapName = { [G in keyof LimitGroups]: `${G}.${keyof LimitGroups[G] & string}` }[keyof LimitGroups];
 

@@ -1,6 +1,6 @@
 import { Type, type Static, type TObject, type TProperties } from '@sinclair/typebox';
 import { EvidenceSettings } from './evidence';
-import { capOf, STEP_LIMITS } from './limits';
+import { capOf, RETRY_LIMITS, STEP_LIMITS } from './limits';
 import type { ProblemFieldError } from './problems';
 import { compileValidator, type Validation } from './validate';
 
@@ -147,6 +147,14 @@ export const TestDefinition = Type.Object(
         maximum: STEP_LIMITS.maxTestTimeoutMs,
         ...capOf('STEP_LIMITS.maxTestTimeoutMs'),
         description: `Total time budget of the test (default ${STEP_LIMITS.defaultTestTimeoutMs} ms).`,
+      }),
+    ),
+    retries: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: RETRY_LIMITS.maxRetries,
+        ...capOf('RETRY_LIMITS.maxRetries'),
+        description: `How many times a failed or error run of the test is attempted again (default ${RETRY_LIMITS.defaultRetries}).`,
       }),
     ),
     steps: Type.Array(StepSchema, {

@@ -20,6 +20,8 @@ export type ParsedRunRequest = {
   secretVariables: Record<string, string> | null;
   /** The request's evidence settings (the keys it gives), null when none. */
   evidence: EvidenceSettings | null;
+  /** The request's `retries`, overriding the tests'; null when it gives none. */
+  retries: number | null;
 };
 
 export type RunRequestProblem = {
@@ -95,6 +97,7 @@ export function parseRunCreateRequest(body: unknown): ParseResult {
       variables,
       secretVariables,
       evidence: evidenceSettingsOrNull(value.evidence),
+      retries: value.retries ?? null,
     },
   };
 }

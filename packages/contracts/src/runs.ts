@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Nullable, RunErrorCode, RunStatus, SkipReason, SuiteRunStatus } from './enums';
 import { EvidencePolicy, EvidenceSettings } from './evidence';
-import { capOf, HEADER_LIMITS } from './limits';
+import { capOf, HEADER_LIMITS, RETRY_LIMITS } from './limits';
 import { variableMap } from './variables';
 
 /** Header names a run may not set: hop-by-hop headers and those the browser must own. */
@@ -77,6 +77,15 @@ export const RunCreateRequest = Type.Object(
       ),
     ),
     evidence: Type.Optional(EvidenceSettings),
+    retries: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: RETRY_LIMITS.maxRetries,
+        ...capOf('RETRY_LIMITS.maxRetries'),
+        description:
+          "How many times each run's test is attempted again after a failed or error attempt; overrides the tests' `retries` of the project file for this request.",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -107,6 +116,21 @@ const Instant = (description: string) => Type.String({ format: 'date-time', desc
 /** Milliseconds between a start and an end the server recorded. */
 const Milliseconds = (description: string) => Type.Integer({ minimum: 0, description });
 
+/** A test attempt that was retried: how it ended, as a run's outcome reads. */
+export const RunAttempt = Type.Object(
+  {
+    attempt: Type.Integer({ minimum: 1, description: '1-based number of the test attempt.' }),
+    status: Type.Union([Type.Literal('failed'), Type.Literal('error')]),
+    result_summary: Type.String({ description: 'One human sentence.' }),
+    error: Nullable(RunError),
+    started_at: Instant('When the attempt started.'),
+    finished_at: Instant('When the attempt ended.'),
+    duration_ms: Milliseconds('From started_at to finished_at.'),
+  },
+  { additionalProperties: false },
+);
+export type RunAttempt = Static<typeof RunAttempt>;
+
 export const Run = Type.Object(
   {
     id: Type.String(),
@@ -133,7 +157,17 @@ export const Run = Type.Object(
     attempts: Type.Integer({
       minimum: 0,
       description:
-        'How many times the test was attempted: 0 before a worker starts it. A worker lost and replaced mid-run does not count as another attempt.',
+        'How many times the test was attempted: 0 before a worker starts it, then 1 plus its retries so far. A worker lost and replaced mid-run does not count as another attempt.',
+    }),
+    retries: Type.Integer({
+      minimum: 0,
+      maximum: RETRY_LIMITS.maxRetries,
+      description: "Retries allowed after a failed or error attempt: the request's, else the test's.",
+    }),
+    flaky: Type.Boolean({ description: 'True when the run passed after a failed or error attempt.' }),
+    previous_attempts: Type.Array(RunAttempt, {
+      description:
+        'The attempts before the current one, oldest first (each failed or ended in error and was retried); the run itself is its last attempt.',
     }),
   },
   { additionalProperties: false },
@@ -147,6 +181,8 @@ export const TestEntry = Type.Object(
     status: RunStatus,
     skipReason: Nullable(SkipReason),
     durationMs: Nullable(Milliseconds("The run's duration_ms: null until it ends, and for a run that never started.")),
+    flaky: Type.Boolean({ description: "The run's flaky: it passed after a failed or error attempt." }),
+    attempts: Type.Integer({ minimum: 0, description: "The run's attempts." }),
   },
   { additionalProperties: false },
 );
@@ -161,6 +197,10 @@ export const SuiteRun = Type.Object(
     failed_count: Type.Integer({ minimum: 0 }),
     error_count: Type.Integer({ minimum: 0 }),
     skipped_count: Type.Integer({ minimum: 0 }),
+    flaky_count: Type.Integer({
+      minimum: 0,
+      description: 'Children that passed after a failed or error attempt (counted in passed_count too).',
+    }),
     suiteRunUrl: Type.String({ format: 'uri' }),
     tests: Type.Array(TestEntry),
     created_at: Instant('When the suite run was enqueued.'),

@@ -36,6 +36,8 @@ export type RunsToCreate = {
   variables?: RunVariables | null;
   /** The request's evidence settings: they win over the test's and the project's, key by key. */
   evidence?: EvidenceSettings | null;
+  /** The request's `retries`: overrides every test's. Default none (each run takes its test's). */
+  retries?: number | null;
   headersKey: Buffer;
   /**
    * The id of the API request that creates the runs (its X-Request-Id), kept on each run so the
@@ -120,13 +122,14 @@ export async function insertRuns(tx: DbTx, input: RunsToCreate): Promise<Created
   const inserted = await tx.$executeRaw`
     INSERT INTO runs (id, workspace_id, project_id, suite_id, test_id, suite_run_id, position, status, base_url,
       headers_sealed, variables_sealed, test_name, steps, timeout_ms, evidence, result_summary, skip_reason, finished_at,
-      request_id)
+      request_id, retries)
     SELECT r.id, ${workspaceId}::text, t.project_id, t.suite_id, t.id, ${suiteRunId}::text, r.p,
       CASE WHEN r.e THEN 'queued' ELSE 'skipped' END::"RunStatus", r.u, decode(r.h, 'base64'), decode(r.v, 'base64'),
       t.name, t.steps, t.timeout_ms, ${JSON.stringify([...policies.values()].map((k) => k.policy))}::jsonb -> r.x,
       CASE WHEN r.e THEN ${QUEUED_SUMMARY}::text ELSE ${DISABLED_SUMMARY}::text END,
       CASE WHEN r.e THEN NULL ELSE 'test_disabled' END::"SkipReason",
-      CASE WHEN r.e THEN NULL ELSE ${now}::timestamptz END, ${input.requestId ?? null}::text
+      CASE WHEN r.e THEN NULL ELSE ${now}::timestamptz END, ${input.requestId ?? null}::text,
+      COALESCE(${input.retries ?? null}::int, t.retries)
     FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS r(id text, t text, p int, e boolean, u text, h text, v text, x int)
     JOIN tests t ON t.id = r.t AND t.workspace_id = ${workspaceId}::text`;
   if (inserted !== rows.length) {

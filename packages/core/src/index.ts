@@ -10,6 +10,7 @@ export * from './queue';
 export * from './fair-queue';
 export * from './view-links';
 export * from './run-state';
+export * from './retry-run';
 export * from './claim-run';
 export * from './artifact-store';
 export * from './create-artifact-store';

@@ -4,6 +4,8 @@ import {
   isRunErrorCode,
   readEvidencePolicy,
   type Run,
+  type RunAttempt,
+  type RunError,
   type RunOutcomeCode,
   type RunStatus,
   type SkipReason,
@@ -33,13 +35,39 @@ export type RunRow = {
   finished_at: Date | null;
   duration_ms: number | null;
   attempt: number;
+  retry: number;
+  retries: number;
+  /** The retried attempts, oldest first (see {@link PREVIOUS_ATTEMPTS}). */
+  previous_attempts: AttemptRow[];
   view_token_version: number | null;
 };
+
+/**
+ * A retried test attempt as [retry, status, result summary, outcome code, message, step, started at,
+ * finished at, duration] (a JSON array: timestamps as Postgres writes them in JSON).
+ */
+type AttemptRow = [
+  number,
+  'failed' | 'error',
+  string,
+  RunOutcomeCode | null,
+  string | null,
+  number | null,
+  string,
+  string,
+  number,
+];
+
+/** A run's retried attempts, oldest first, read through run_attempts' primary key. */
+const PREVIOUS_ATTEMPTS = `COALESCE((SELECT json_agg(json_build_array(a.retry, a.status, a.result_summary, a.outcome_code,
+        a.outcome_message, a.outcome_step, a.started_at, a.finished_at, a.duration_ms) ORDER BY a.retry)
+      FROM run_attempts a WHERE a.run_id = r.id), '[]'::json) AS previous_attempts`;
 
 /** What a Run is made of, for `SELECT … FROM runs r LEFT JOIN suite_runs s ON s.id = r.suite_run_id`. */
 export const RUN_COLUMNS = `r.id, r.status::text AS status, r.evidence, r.result_summary, r.outcome_code::text AS outcome_code,
       r.outcome_message, r.outcome_step, r.skip_reason::text AS skip_reason, r.test_id, r.test_name, r.suite_run_id,
-      r.created_at, r.started_at, r.finished_at, r.duration_ms, r.attempt, s.view_token_version`;
+      r.created_at, r.started_at, r.finished_at, r.duration_ms, r.attempt, r.retry, r.retries, ${PREVIOUS_ATTEMPTS},
+      s.view_token_version`;
 
 /** A run's row as the contract's Run. */
 export function toRun(row: RunRow): Run {
@@ -49,12 +77,7 @@ export function toRun(row: RunRow): Run {
     result_summary: row.result_summary,
     error:
       row.status === 'error'
-        ? {
-            // The database keeps failure codes off `error` runs (runs_outcome_code_matches_status).
-            code: isRunErrorCode(row.outcome_code) ? row.outcome_code : 'internal_error',
-            message: row.outcome_message ?? row.result_summary,
-            step: row.outcome_step,
-          }
+        ? runError(row.outcome_code, row.outcome_message, row.result_summary, row.outcome_step)
         : null,
     skip_reason: row.status === 'skipped' ? row.skip_reason : null,
     // Runs created before evidence policies existed have none to show.
@@ -67,7 +90,43 @@ export function toRun(row: RunRow): Run {
     finished_at: row.finished_at?.toISOString() ?? null,
     duration_ms: row.finished_at ? row.duration_ms : null,
     // A claim (`attempt`) taken again after a worker was lost is the same attempt of the test.
-    attempts: row.started_at ? 1 : 0,
+    attempts: row.started_at ? row.retry + 1 : 0,
+    retries: row.retries,
+    flaky: isFlaky(row.status, row.retry),
+    previous_attempts: row.previous_attempts.map(toRunAttempt),
+  };
+}
+
+/** A run is flaky when it passed on a retry: an earlier attempt failed or ended in error. */
+function isFlaky(status: RunStatus, retry: number): boolean {
+  return status === 'passed' && retry > 0;
+}
+
+/** The wire's error of an `error` run or attempt. */
+function runError(code: RunOutcomeCode | null, message: string | null, summary: string, step: number | null): RunError {
+  // The database keeps failure codes off `error` runs (runs_outcome_code_matches_status).
+  return { code: isRunErrorCode(code) ? code : 'internal_error', message: message ?? summary, step };
+}
+
+function toRunAttempt([
+  retry,
+  status,
+  summary,
+  code,
+  message,
+  step,
+  startedAt,
+  finishedAt,
+  durationMs,
+]: AttemptRow): RunAttempt {
+  return {
+    attempt: retry + 1,
+    status,
+    result_summary: summary,
+    error: status === 'error' ? runError(code, message, summary, step) : null,
+    started_at: new Date(startedAt).toISOString(),
+    finished_at: new Date(finishedAt).toISOString(),
+    duration_ms: durationMs,
   };
 }
 
@@ -100,6 +159,7 @@ export type SuiteRunRow = {
   failed_count: number;
   error_count: number;
   skipped_count: number;
+  flaky_count: number;
   created_at: Date;
   started_at: Date | null;
   finished_at: Date | null;
@@ -109,7 +169,8 @@ export type SuiteRunRow = {
 
 /** What a suite run is made of, its tests aside, for `SELECT … FROM suite_runs s`. */
 export const SUITE_RUN_COLUMNS = `s.id, s.status::text AS status, s.total_count, s.passed_count, s.failed_count,
-      s.error_count, s.skipped_count, s.created_at, s.started_at, s.finished_at, s.view_token_version, s.rerun_of`;
+      s.error_count, s.skipped_count, s.created_at, s.started_at, s.finished_at, s.view_token_version, s.rerun_of,
+      (SELECT count(*)::int FROM runs f WHERE f.suite_run_id = s.id AND f.retry > 0 AND f.status = 'passed') AS flaky_count`;
 
 /** A suite run's row as the contract's SuiteRun without its tests, with its signed view link. */
 export function toSuiteRunSummary(keys: DerivedKeys, links: ViewLinkConfig, row: SuiteRunRow): Omit<SuiteRun, 'tests'> {
@@ -121,6 +182,7 @@ export function toSuiteRunSummary(keys: DerivedKeys, links: ViewLinkConfig, row:
     failed_count: row.failed_count,
     error_count: row.error_count,
     skipped_count: row.skipped_count,
+    flaky_count: row.flaky_count,
     suiteRunUrl: suiteRunViewUrl(
       links.publicBaseUrl,
       keys.view,
@@ -148,15 +210,15 @@ export async function readSuiteRun(
   suiteRunId: string,
 ): Promise<SuiteRun | null> {
   type Row = SuiteRunRow & {
-    /** The children in position order as [id, test name, status, skip reason, duration] (a JSON array). */
-    tests: Array<[string, string, RunStatus, SkipReason | null, number | null]>;
+    /** The children in position order as [id, test name, status, skip reason, duration, retry, started] (a JSON array). */
+    tests: Array<[string, string, RunStatus, SkipReason | null, number | null, number, boolean]>;
   };
   const rows = await readSql<Row>(
     db,
     'suite_run_by_id',
     `SELECT ${SUITE_RUN_COLUMNS},
       COALESCE((SELECT json_agg(json_build_array(r.id, r.test_name, r.status, r.skip_reason,
-          CASE WHEN r.finished_at IS NULL THEN NULL ELSE r.duration_ms END) ORDER BY r.position)
+          CASE WHEN r.finished_at IS NULL THEN NULL ELSE r.duration_ms END, r.retry, r.started_at IS NOT NULL) ORDER BY r.position)
         FROM runs r WHERE r.suite_run_id = s.id), '[]'::json) AS tests
     FROM suite_runs s
     WHERE s.id = $1 AND s.workspace_id = $2`,
@@ -166,12 +228,14 @@ export async function readSuiteRun(
   if (!row) return null;
   return {
     ...toSuiteRunSummary(keys, links, row),
-    tests: row.tests.map(([runId, name, status, skipReason, durationMs]): TestEntry => ({
+    tests: row.tests.map(([runId, name, status, skipReason, durationMs, retry, started]): TestEntry => ({
       runId,
       name,
       status,
       skipReason: status === 'skipped' ? skipReason : null,
       durationMs,
+      flaky: isFlaky(status, retry),
+      attempts: started ? retry + 1 : 0,
     })),
   };
 }

@@ -180,11 +180,15 @@ export type ClaimedRun = {
   evidence: EvidencePolicy;
   /** The id of the API request that created the run, for the worker's log lines; null when unknown. */
   requestId: string | null;
+  /** 0-based index of the test attempt this claim runs (see retryRun). */
+  retry: number;
+  /** Test attempts allowed after a failed or error one. */
+  retries: number;
 };
 
 /** The columns of a claimed run's snapshot, as `r.<column>`. */
 export const CLAIMED_COLUMNS =
-  'r.id, r.attempt, r.workspace_id, r.project_id, r.base_url, r.headers_sealed, r.variables_sealed, r.steps, r.timeout_ms, r.evidence, r.request_id';
+  'r.id, r.attempt, r.workspace_id, r.project_id, r.base_url, r.headers_sealed, r.variables_sealed, r.steps, r.timeout_ms, r.evidence, r.request_id, r.retry, r.retries';
 
 /** A row of {@link CLAIMED_COLUMNS}, with the status the run had before the claim when it is known. */
 export type ClaimedRow = {
@@ -200,6 +204,8 @@ export type ClaimedRow = {
   timeout_ms: number;
   evidence: unknown;
   request_id: string | null;
+  retry: number;
+  retries: number;
 };
 
 export function claimedRun(row: ClaimedRow): ClaimedRun {
@@ -216,12 +222,15 @@ export function claimedRun(row: ClaimedRow): ClaimedRun {
     timeoutMs: row.timeout_ms,
     evidence: readEvidencePolicy(row.evidence),
     requestId: row.request_id,
+    retry: row.retry,
+    retries: row.retries,
   };
 }
 
 /**
  * Claims a run for a worker: `queued` → `running`, or a `running` run whose worker was lost taken
- * over by a new attempt while attempts remain; returns the new attempt and the run's snapshot in
+ * over by a new attempt while attempts remain (`maxAttempts` counts claims: a test retry takes a
+ * new attempt too, see retryRun, so claims are `attempt - retry`); returns the new attempt and the run's snapshot in
  * the same statement. Null when the run is terminal or out of attempts (the caller then ends it).
  * A worker that must survive a lost reply claims through `runClaim` (claim-run.ts) instead.
  */
@@ -229,9 +238,10 @@ export async function startRun(tx: DbTx, runId: string, maxAttempts: number): Pr
   const rows = await tx.$queryRawUnsafe<Array<ClaimedRow & Pick<MovedRow, 'suite_run_id' | 'new_status'>>>(
     `WITH p AS (SELECT id, status AS prev_status FROM runs WHERE id = $1 FOR UPDATE),
      u AS (
-       UPDATE runs r SET status = 'running'::"RunStatus", attempt = r.attempt + 1, started_at = now(),
+       UPDATE runs r SET status = 'running'::"RunStatus", attempt = r.attempt + 1,
+         started_at = CASE WHEN r.retry = 0 THEN now() ELSE r.started_at END,
          deadline_at = now() + make_interval(secs => r.timeout_ms / 1000.0), result_summary = 'Running.'
-       FROM p WHERE r.id = p.id AND r.status IN ('queued', 'running') AND r.attempt < $2
+       FROM p WHERE r.id = p.id AND r.status IN ('queued', 'running') AND r.attempt - r.retry < $2
        RETURNING ${CLAIMED_COLUMNS}, r.suite_run_id, p.prev_status, r.status AS new_status),
      s AS (${SUITE_MOVE} RETURNING s.id)
      SELECT * FROM u`,

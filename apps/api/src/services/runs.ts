@@ -88,6 +88,7 @@ export async function createRuns(
             ? { vars: request.variables ?? {}, secrets: request.secretVariables ?? {} }
             : null,
         evidence: request.evidence,
+        retries: request.retries,
         headersKey: keys.headers,
         requestId,
       });

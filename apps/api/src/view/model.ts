@@ -53,6 +53,10 @@ export type ViewRun = {
   skipReason: string | null;
   baseUrl: string;
   attempt: number;
+  /** 0-based index of the test attempt the run is at (more than 0 once retried). */
+  retry: number;
+  /** Retries the run is allowed after a failed or error attempt. */
+  retries: number;
   plannedSteps: number;
   createdAt: Date;
   startedAt: Date | null;
@@ -66,6 +70,20 @@ export type ViewRun = {
   artifacts: ViewArtifact[] | null;
   /** What the latest attempt's pages reported; null when not loaded. */
   pageEvents: ViewPageEvent[] | null;
+  /** The test attempts that were retried, oldest first, with their own steps and artifacts; null when not loaded. */
+  earlierAttempts: ViewAttempt[] | null;
+};
+
+/** A test attempt of a run that failed or ended in error and was retried. */
+export type ViewAttempt = Pick<
+  ViewRun,
+  'status' | 'resultSummary' | 'outcomeCode' | 'outcomeMessage' | 'outcomeStep' | 'startedAt' | 'finishedAt'
+> & {
+  /** 0-based index of the test attempt (0 is the first). */
+  retry: number;
+  durationMs: number;
+  steps: ViewStep[];
+  artifacts: ViewArtifact[];
 };
 
 export type ViewSuiteRun = {

@@ -10,7 +10,7 @@ import { RUN_OUTCOME_COLUMNS, type Db, type ViewSubject } from '@testrun/core';
 /** Signs the view's links on a page with the terms of the link the page was opened with. */
 export type LinkSigner = (subject: ViewSubject, id: string) => string;
 import { searchText } from './filters';
-import type { LiveStatus, ViewArtifact, ViewRun, ViewStep, ViewSuiteRun } from './model';
+import type { LiveStatus, ViewArtifact, ViewAttempt, ViewRun, ViewStep, ViewSuiteRun } from './model';
 
 // An explicit column list: the view never reads headers_sealed, so header values cannot reach a page.
 const RUN_COLUMNS = {
@@ -21,6 +21,8 @@ const RUN_COLUMNS = {
   ...RUN_OUTCOME_COLUMNS,
   baseUrl: true,
   attempt: true,
+  retry: true,
+  retries: true,
   steps: true,
   createdAt: true,
   startedAt: true,
@@ -70,7 +72,9 @@ const ARTIFACT_COLUMNS = {
 } as const;
 
 /** A run row as RUN_COLUMNS selects it: the view's run before its token and details are added. */
-type RunRow = Omit<ViewRun, 'token' | 'plannedSteps' | 'steps' | 'artifacts' | 'pageEvents'> & { steps: unknown };
+type RunRow = Omit<ViewRun, 'token' | 'plannedSteps' | 'steps' | 'artifacts' | 'pageEvents' | 'earlierAttempts'> & {
+  steps: unknown;
+};
 
 function toViewRun(sign: LinkSigner, row: RunRow): ViewRun {
   const { steps, ...rest } = row;
@@ -81,6 +85,7 @@ function toViewRun(sign: LinkSigner, row: RunRow): ViewRun {
     steps: null,
     artifacts: null,
     pageEvents: null,
+    earlierAttempts: null,
   };
 }
 
@@ -212,6 +217,7 @@ export async function loadRun(db: Db, sign: LinkSigner, runId: string): Promise<
   if (!row) return null;
   const run = toViewRun(sign, row);
   await attachDetails(db, [run]);
+  run.earlierAttempts = run.retry > 0 ? await loadEarlierAttempts(db, run.id) : [];
   return run;
 }
 
@@ -242,6 +248,39 @@ export async function loadSuiteSearchTexts(db: Db, suiteRunId: string): Promise<
       ),
     ]),
   );
+}
+
+/** A run's retried test attempts, oldest first, each with the steps and artifacts of its own execution. */
+async function loadEarlierAttempts(db: Db, runId: string): Promise<ViewAttempt[]> {
+  const [attempts, stepRows, artifactRows] = await Promise.all([
+    db.runAttempt.findMany({ where: { runId }, orderBy: { retry: 'asc' } }),
+    db.stepResult.findMany({ where: { runId }, select: STEP_COLUMNS, orderBy: { index: 'asc' } }),
+    db.artifact.findMany({
+      where: { runId },
+      select: ARTIFACT_COLUMNS,
+      orderBy: [{ stepIndex: 'asc' }, { createdAt: 'asc' }],
+    }),
+  ]);
+  return attempts.map((a) => ({
+    retry: a.retry,
+    status: a.status,
+    resultSummary: a.resultSummary,
+    outcomeCode: a.outcomeCode,
+    outcomeMessage: a.outcomeMessage,
+    outcomeStep: a.outcomeStep,
+    startedAt: a.startedAt,
+    finishedAt: a.finishedAt,
+    durationMs: a.durationMs,
+    steps: stepRows
+      .filter((row) => row.attempt === a.attempt)
+      .map(({ runId: _runId, attempt: _attempt, outcome, ...step }): ViewStep => ({
+        ...step,
+        outcome: stepOutcome(outcome),
+      })),
+    artifacts: artifactRows
+      .filter((row) => row.attempt === a.attempt)
+      .map(({ runId: _runId, attempt: _attempt, ...artifact }): ViewArtifact => artifact),
+  }));
 }
 
 const LIVE_RUN_COLUMNS = { id: true, status: true, resultSummary: true, durationMs: true } as const;

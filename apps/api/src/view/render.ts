@@ -1,28 +1,67 @@
-import { formatDuration, type RunStatus } from '@testrun/contracts';
+import { formatDuration, isTerminalRunStatus, type RunStatus } from '@testrun/contracts';
 import { filterBar, filtered, matchesFilter, searchText, type SuiteFilter } from './filters';
 import { redactCredentials } from './format';
 import { html, type SafeHtml } from './html';
 import { chip, layout, livePath, messagePage, metaList, runPath, suitePath, time, type Paths } from './layout';
-import type { ViewRun, ViewSuiteRun } from './model';
+import type { ViewAttempt, ViewRun, ViewSuiteRun } from './model';
 import { showsDetailsInline } from './queries';
 import { renderRunDetails, screenshotGallery, skipNote } from './run-details';
+
+/** A run that passed only on a retry is marked flaky, in words (never only a colour). */
+function flakyMark(run: Pick<ViewRun, 'status' | 'retry'>): SafeHtml | '' {
+  return run.status === 'passed' && run.retry > 0 ? html` <span class="chip chip-flaky">flaky</span>` : '';
+}
+
+/** "2 of up to 3": the test attempt the run is at, and how many it may take. */
+function attemptText(run: ViewRun): string {
+  if (!run.attempt) return '–';
+  return run.retries > 0 ? `${run.retry + 1} of up to ${run.retries + 1}` : '1';
+}
+
+/** "Attempt 2 (retry 1)", the name of a test attempt on the run's page. */
+function attemptName(retry: number): string {
+  return retry === 0 ? 'Attempt 1' : `Attempt ${retry + 1} (retry ${retry})`;
+}
+
+/** A retried attempt drawn as a run of its own: its outcome, steps and evidence. */
+function attemptAsRun(run: ViewRun, a: ViewAttempt): ViewRun {
+  return { ...run, ...a, earlierAttempts: null };
+}
+
+/**
+ * The run's details; for a retried run, one section per test attempt, the last (the run's outcome)
+ * first, each with its own steps, screenshots and recording.
+ */
+function runAttempts(p: Paths, run: ViewRun): SafeHtml {
+  const earlier = run.earlierAttempts ?? [];
+  if (earlier.length === 0) return html`${renderRunDetails(p, run, 2)} ${screenshotGallery(p, run)}`;
+  const section = (r: ViewRun, retry: number, note: string) =>
+    html`<section class="attempt" aria-labelledby="attempt-${retry}">
+      <h2 id="attempt-${retry}">${attemptName(retry)}: ${chip(r.status)} <span class="muted">${note}</span></h2>
+      <p class="summary">${redactCredentials(r.resultSummary)}</p>
+      ${renderRunDetails(p, r, 3)}
+    </section>`;
+  return html`${section(run, run.retry, isTerminalRunStatus(run.status) ? 'the last attempt' : 'in progress')}
+  ${[...earlier].reverse().map((a) => section(attemptAsRun(run, a), a.retry, formatDuration(a.durationMs)))}
+  ${screenshotGallery(p, run)}`;
+}
 
 export function renderRunPage(p: Paths, run: ViewRun): string {
   const body = html`<header class="page-header">
       <p class="crumbs">Test run <code>${run.id}</code></p>
-      <h1>${run.testName} ${chip(run.status, html` data-live-status`)}</h1>
+      <h1>${run.testName} ${chip(run.status, html` data-live-status`)}${flakyMark(run)}</h1>
       <p class="summary" data-run="${run.id}"><span data-run-summary>${redactCredentials(run.resultSummary)}</span></p>
       ${metaList([
         ['Status', chip(run.status, html` data-run-status`)],
         ['Duration', html`<span data-run-duration>${formatDuration(run.durationMs)}</span>`],
         ['Target', html`<code>${redactCredentials(run.baseUrl)}</code>`],
-        ['Attempt', run.attempt || '–'],
+        ['Attempt', attemptText(run)],
         ['Queued', time(run.createdAt)],
         ['Started', time(run.startedAt)],
         ['Finished', time(run.finishedAt)],
       ])}
     </header>
-    ${renderRunDetails(p, run, 2)} ${screenshotGallery(p, run)}`;
+    ${runAttempts(p, run)}`;
   return layout({
     title: `${run.status} · ${run.testName}`,
     paths: p,
@@ -53,7 +92,7 @@ function testEntry(p: Paths, run: ViewRun, shown: boolean): SafeHtml {
     <details id="run-${run.id}" ${open ? ' open' : ''}${inline ? '' : html` data-fragment="${page}/fragment"`}>
       <summary>
         <span class="summary-line"
-          >${chip(run.status, html` data-run-status`)} <span class="test-name">${run.testName}</span>
+          >${chip(run.status, html` data-run-status`)}${flakyMark(run)} <span class="test-name">${run.testName}</span>
           <span class="dur" data-run-duration>${formatDuration(run.durationMs)}</span></span
         >
         <span class="test-summary" data-run-summary

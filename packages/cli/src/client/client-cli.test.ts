@@ -1,9 +1,17 @@
 import { deriveCiIdempotencyKey } from './ci-idempotency';
 import { buildJunitXml, esc } from './junit';
-import { parseDuration, parseHeaders, redact, secretsOf, UsageError } from './parse-options';
+import { parseDuration, parseHeaders, parseRetries, redact, secretsOf, UsageError } from './parse-options';
 import type { ReportTest, RunReport } from '@testrun/contracts';
 import { exitCodeFor } from './report';
 import { openCommand } from './connection';
+
+describe('parseRetries', () => {
+  it('takes a whole number from 0 to 3 and names the flag otherwise', () => {
+    expect([parseRetries('0', '--retries'), parseRetries(' 3 ', '--retries')]).toEqual([0, 3]);
+    for (const bad of ['4', '-1', '1.5', 'two', ''])
+      expect(() => parseRetries(bad, '--retries')).toThrow(/^--retries must be a whole number from 0 to 3/);
+  });
+});
 
 describe('parseDuration', () => {
   it('reads units, combinations and bare milliseconds', () => {
@@ -70,45 +78,51 @@ describe('deriveCiIdempotencyKey', () => {
   });
 });
 
+const reportTest = (runId: string, status: ReportTest['status'], extra: Partial<ReportTest> = {}): ReportTest => ({
+  runId,
+  name: `test <${runId}>`,
+  status,
+  result_summary: `${status} summary`,
+  error: null,
+  skip_reason: null,
+  flaky: false,
+  previous_attempts: [],
+  viewUrl: null,
+  durationMs: 1500,
+  ...extra,
+});
+
+const suiteReport = (tests: ReportTest[]): RunReport => ({
+  kind: 'suite',
+  project: 'shop',
+  suite: 'smoke',
+  testId: null,
+  suiteRunId: 'srun_1',
+  runIds: [],
+  suiteRunUrl: 'http://t/view/suite-runs/srun_1/x?a=1&b=2',
+  status: 'failed',
+  counts: { total: 4, queued: 0, running: 0, passed: 1, failed: 1, error: 1, skipped: 1 },
+  timedOut: false,
+  durationMs: 4000,
+  exitCode: 1,
+  message: '',
+  idempotencyKey: 'k-1',
+  replayed: false,
+  tests,
+});
+
 describe('JUnit', () => {
   it('escapes XML and drops characters XML cannot carry', () => {
     expect(esc(`a<b>&"c"'\u0001`)).toBe('a&lt;b&gt;&amp;&quot;c&quot;&apos;\uFFFD');
   });
   it('maps statuses to failure, error and skipped elements', () => {
-    const t = (runId: string, status: ReportTest['status'], extra: Partial<ReportTest> = {}): ReportTest => ({
-      runId,
-      name: `test <${runId}>`,
-      status,
-      result_summary: `${status} summary`,
-      error: null,
-      skip_reason: null,
-      viewUrl: null,
-      durationMs: 1500,
-      ...extra,
-    });
-    const report: RunReport = {
-      kind: 'suite',
-      project: 'shop',
-      suite: 'smoke',
-      testId: null,
-      suiteRunId: 'srun_1',
-      runIds: [],
-      suiteRunUrl: 'http://t/view/suite-runs/srun_1/x?a=1&b=2',
-      status: 'failed',
-      counts: { total: 4, queued: 0, running: 0, passed: 1, failed: 1, error: 1, skipped: 1 },
-      timedOut: false,
-      durationMs: 4000,
-      exitCode: 1,
-      message: '',
-      idempotencyKey: 'k-1',
-      replayed: false,
-      tests: [
-        t('run_a', 'passed'),
-        t('run_b', 'failed'),
-        t('run_c', 'error', { error: { code: 'timeout', message: 'm', step: 2 } }),
-        t('run_d', 'skipped', { skip_reason: 'test_disabled' }),
-      ],
-    };
+    const t = reportTest;
+    const report = suiteReport([
+      t('run_a', 'passed'),
+      t('run_b', 'failed'),
+      t('run_c', 'error', { error: { code: 'timeout', message: 'm', step: 2 } }),
+      t('run_d', 'skipped', { skip_reason: 'test_disabled' }),
+    ]);
     const xml = buildJunitXml(report, new Date('2026-01-01T00:00:00Z'));
     expect(xml).toContain('<testsuite name="shop/smoke" tests="4" failures="1" errors="1" skipped="1" time="4.000"');
     expect(xml).toContain('<testcase name="test &lt;run_b&gt;" classname="shop/smoke" time="1.500">');
@@ -116,6 +130,34 @@ describe('JUnit', () => {
     expect(xml).toContain('<error message="error summary" type="timeout">error summary\nStep: 2');
     expect(xml).toContain('<skipped message="test_disabled"/>');
     expect(xml).toContain('View: http://t/view/suite-runs/srun_1/x?a=1&amp;b=2');
+  });
+  it('writes earlier attempts as Surefire does: flakyFailure on a flaky pass, rerunFailure/rerunError otherwise', () => {
+    const attempt = (n: number, status: 'failed' | 'error') => ({
+      attempt: n,
+      status,
+      result_summary: `attempt ${n} ${status}`,
+      error: status === 'error' ? { code: 'timeout' as const, message: 'm', step: 1 } : null,
+      started_at: '2026-01-01T00:00:00.000Z',
+      finished_at: '2026-01-01T00:00:01.000Z',
+      duration_ms: 1000,
+    });
+    const xml = buildJunitXml(
+      suiteReport([
+        reportTest('run_a', 'passed', { flaky: true, previous_attempts: [attempt(1, 'failed')] }),
+        reportTest('run_b', 'failed', { previous_attempts: [attempt(1, 'failed'), attempt(2, 'error')] }),
+      ]),
+    );
+    expect(xml).toContain(
+      '<flakyFailure message="attempt 1 failed" type="failed"><stackTrace>Attempt 1: attempt 1 failed</stackTrace></flakyFailure>',
+    );
+    expect(xml).toContain('<failure message="failed summary" type="failed">');
+    expect(xml).toContain('<rerunFailure message="attempt 1 failed" type="failed">');
+    expect(xml).toContain(
+      '<rerunError message="attempt 2 error" type="timeout"><stackTrace>Attempt 2: attempt 2 error\nStep: 1</stackTrace></rerunError>',
+    );
+    // A flaky test is a passed test: no failure element of its own.
+    const flakyCase = xml.slice(xml.indexOf('run_a'), xml.indexOf('run_b'));
+    expect(flakyCase).not.toMatch(/<failure|<error/);
   });
   it('exit codes: 0 passed, 1 failed, 2 error, skipped or timed out', () => {
     expect([

@@ -48,6 +48,10 @@ export function registerClientCommands(
         EVIDENCE_MODES,
       ),
     )
+    .option(
+      '--retries <n>',
+      "attempt each failed or error run again up to n times, 0 to 3 (default: the test's retries)",
+    )
     .option('--idempotency-key <key>', 'Idempotency-Key of the enqueue (default: derived from the CI job, else random)')
     .option('--timeout <duration>', 'wait budget: 15m, 90s, 1h or milliseconds', '15m')
     .option('--poll-interval <duration>', 'delay between two polls', '3s')

@@ -6,6 +6,11 @@ import type { ReportTest, RunReport } from '@testrun/contracts';
  * `<testcase>` per test. `failed` → `<failure>`, `error` → `<error>`, `skipped` → `<skipped>`; a
  * test still unfinished when the wait budget ran out is an `<error type="timeout">`. Messages
  * carry the run's result summary and a link to its view.
+ *
+ * Retried tests are written as Maven Surefire writes reruns, which Jenkins, GitLab and most
+ * viewers read: a test that passed on a retry has one `<flakyFailure>` (or `<flakyError>`) per
+ * earlier attempt and counts as passed; a test that did not pass has its final outcome as
+ * `<failure>`/`<error>` and one `<rerunFailure>` (or `<rerunError>`) per earlier attempt.
  */
 export function buildJunitXml(report: RunReport, generatedAt: Date = new Date()): string {
   const suiteName = [report.project, report.suite].filter((part) => part !== null).join('/') || (report.testId ?? '');
@@ -50,20 +55,24 @@ function testcase(t: ReportTest, classname: string, suiteRunUrl: string | null):
     .join('\n');
   const message = t.result_summary ?? t.status;
   switch (t.status) {
-    case 'passed':
-      return link
-        ? [`${open}>`, `      <system-out>${esc(`View: ${link}`)}</system-out>`, '    </testcase>']
-        : [`${open}/>`];
+    case 'passed': {
+      const flaky = earlierAttempts(t, 'flaky');
+      if (!link && flaky.length === 0) return [`${open}/>`];
+      const out = link ? [`      <system-out>${esc(`View: ${link}`)}</system-out>`] : [];
+      return [`${open}>`, ...flaky, ...out, '    </testcase>'];
+    }
     case 'failed':
       return [
         `${open}>`,
         `      <failure message="${esc(message)}" type="failed">${esc(body)}</failure>`,
+        ...earlierAttempts(t, 'rerun'),
         '    </testcase>',
       ];
     case 'error':
       return [
         `${open}>`,
         `      <error message="${esc(message)}" type="${esc(t.error?.code ?? 'error')}">${esc(body)}</error>`,
+        ...earlierAttempts(t, 'rerun'),
         '    </testcase>',
       ];
     case 'skipped':
@@ -81,6 +90,21 @@ function testcase(t: ReportTest, classname: string, suiteRunUrl: string | null):
       ];
     }
   }
+}
+
+/**
+ * Surefire's elements for a test's earlier attempts: `flakyFailure`/`flakyError` on a test that
+ * passed, `rerunFailure`/`rerunError` on one that did not; each with the attempt's summary.
+ */
+function earlierAttempts(t: ReportTest, kind: 'flaky' | 'rerun'): string[] {
+  return t.previous_attempts.map((a) => {
+    const element = `${kind}${a.status === 'failed' ? 'Failure' : 'Error'}`;
+    const type = a.error?.code ?? a.status;
+    const text = [`Attempt ${a.attempt}: ${a.result_summary}`, a.error?.step ? `Step: ${a.error.step}` : '']
+      .filter(Boolean)
+      .join('\n');
+    return `      <${element} message="${esc(a.result_summary)}" type="${esc(type)}"><stackTrace>${esc(text)}</stackTrace></${element}>`;
+  });
 }
 
 function attributes(values: Record<string, string | number>): string {

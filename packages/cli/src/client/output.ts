@@ -65,7 +65,10 @@ export class Output {
       const mark = MARK[t.status];
       if (this.printed.has(t.runId) || mark === undefined) continue;
       this.printed.add(t.runId);
-      this.info(`  ${mark} ${t.name}${t.result_summary && t.status !== 'passed' ? ` — ${t.result_summary}` : ''}`);
+      const flaky = t.flaky ? ' (flaky: passed on a retry)' : '';
+      this.info(
+        `  ${mark} ${t.name}${flaky}${t.result_summary && t.status !== 'passed' ? ` — ${t.result_summary}` : ''}`,
+      );
     }
     const finished = counts.passed + counts.failed + counts.error + counts.skipped;
     this.statusLine =

@@ -1,8 +1,17 @@
-import { HEADER_VALUE_RULE, isHeaderName, isHeaderValue } from '@testrun/contracts';
+import { HEADER_VALUE_RULE, isHeaderName, isHeaderValue, RETRY_LIMITS } from '@testrun/contracts';
 
 /** A problem with the command line; the CLI prints it with usage and exits 2. */
 export class UsageError extends Error {
   override readonly name = 'UsageError';
+}
+
+/** Parses a request's `retries`: a whole number from 0 to the cap; `flag` names the option in the error. */
+export function parseRetries(value: string, flag: string): number {
+  const retries = /^\d+$/.test(value.trim()) ? Number(value.trim()) : Number.NaN;
+  if (!(retries <= RETRY_LIMITS.maxRetries)) {
+    throw new UsageError(`${flag} must be a whole number from 0 to ${RETRY_LIMITS.maxRetries} (got "${value}")`);
+  }
+  return retries;
 }
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };

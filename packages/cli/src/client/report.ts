@@ -24,7 +24,18 @@ export function exitCodeFor(status: SuiteRunStatus, timedOut: boolean): CliExitC
 
 /** A report test of a run not read yet (or read without details): only its id, name and status. */
 export function bareTest(runId: string, name: string, status: RunStatus, durationMs: number | null = null): ReportTest {
-  return { runId, name, status, result_summary: null, error: null, skip_reason: null, viewUrl: null, durationMs };
+  return {
+    runId,
+    name,
+    status,
+    result_summary: null,
+    error: null,
+    skip_reason: null,
+    flaky: false,
+    previous_attempts: [],
+    viewUrl: null,
+    durationMs,
+  };
 }
 
 /** Report tests from a suite run's test entries; durations are the service's own (`durationMs`). */
@@ -32,6 +43,7 @@ export function testsFromSuiteRun(suiteRun: SuiteRun): ReportTest[] {
   return suiteRun.tests.map((t) => ({
     ...bareTest(t.runId, t.name, t.status, t.durationMs),
     skip_reason: t.skipReason,
+    flaky: t.flaky,
   }));
 }
 
@@ -42,6 +54,8 @@ export function testsFromRuns(runs: readonly Run[], names: (run: Run) => string)
     result_summary: r.result_summary,
     error: r.error,
     skip_reason: r.skip_reason,
+    flaky: r.flaky,
+    previous_attempts: r.previous_attempts,
   }));
 }
 
@@ -62,15 +76,26 @@ const VERDICT: Record<SuiteRunStatus, string> = {
 
 /** The closing line for people: the verdict and the counts. */
 export function verdictLine(
-  report: Pick<RunReport, 'kind' | 'status' | 'counts' | 'timedOut'>,
+  report: Pick<RunReport, 'kind' | 'status' | 'counts' | 'timedOut' | 'tests'>,
   budget: string,
 ): string {
   const c = report.counts;
   const finished = c.passed + c.failed + c.error + c.skipped;
-  const counts = `${c.passed} passed, ${c.failed} failed, ${c.error} error, ${c.skipped} skipped (${finished}/${c.total} finished)`;
+  const counts = `${c.passed} passed${flakyNote(report.tests)}, ${c.failed} failed, ${c.error} error, ${c.skipped} skipped (${finished}/${c.total} finished)`;
   if (report.timedOut)
     return `Wait budget of ${budget} exceeded before the ${report.kind} finished: ${counts}. The runs continue on the service.`;
   return `The ${report.kind} ${VERDICT[report.status]}: ${counts}.`;
+}
+
+/** How many of the tests are flaky: the count of tests that passed only on a retry. */
+export function flakyCount(tests: readonly ReportTest[]): number {
+  return tests.filter((t) => t.flaky).length;
+}
+
+/** ` (1 flaky)` after the passed count when some passed only on a retry; empty otherwise. */
+function flakyNote(tests: readonly ReportTest[]): string {
+  const flaky = flakyCount(tests);
+  return flaky > 0 ? ` (${flaky} flaky)` : '';
 }
 
 /** A suite run's counters for a report: the service's finished counts, and queued/running from its entries. */
@@ -87,14 +112,19 @@ export function suiteCounts(s: SuiteRun, tests: readonly ReportTest[]): ReportCo
   };
 }
 
-/** Adds result summaries, error details and view links of the tests that did not pass (one GET each). */
+/**
+ * Adds result summaries, error details, earlier attempts and view links of the tests that did not
+ * pass or passed only on a retry (one GET each).
+ */
 export async function addDetails(client: TestrunClient, tests: ReportTest[]): Promise<void> {
   for (const t of tests) {
-    if (t.status !== 'failed' && t.status !== 'error') continue;
+    if (t.status !== 'failed' && t.status !== 'error' && !t.flaky) continue;
     try {
       const { run, viewUrl } = await client.getRunWithLink(t.runId);
       t.result_summary = run.result_summary;
       t.error = run.error;
+      t.flaky = run.flaky;
+      t.previous_attempts = run.previous_attempts;
       t.viewUrl = viewUrl;
     } catch (e) {
       // The verdict is known already; details are a courtesy the API may be too busy to give.

@@ -20,7 +20,7 @@ import { deriveCiIdempotencyKey } from './ci-idempotency';
 import { isReportable, openCommand, reportFailure, type CommandContext, type ConnectionFlags } from './connection';
 import { buildJunitXml } from './junit';
 import type { Output } from './output';
-import { parseDuration, UsageError } from './parse-options';
+import { parseDuration, parseRetries, UsageError } from './parse-options';
 import {
   addDetails,
   bareTest,
@@ -44,6 +44,8 @@ export interface RunFlags extends ConnectionFlags, SecretInputFlags {
   trace?: EvidenceMode;
   video?: EvidenceMode;
   screenshots?: EvidenceMode;
+  /** Retries of each run after a failed or error attempt (overrides the tests'). */
+  retries?: string;
   idempotencyKey?: string;
   timeout: string;
   pollInterval: string;
@@ -106,6 +108,7 @@ function parseRunFlags(flags: RunFlags, env: NodeJS.ProcessEnv) {
     ...(flags.screenshots ? { screenshots: flags.screenshots } : {}),
   };
   if (Object.keys(evidence).length > 0) request.evidence = evidence;
+  if (flags.retries !== undefined) request.retries = parseRetries(flags.retries, '--retries');
   const secrets = [...Object.values(headers), ...Object.values(secretVariables)];
   return { target, request, secrets, timeoutMs, pollIntervalMs };
 }
@@ -233,7 +236,7 @@ export async function followEnqueued(
       timedOut,
       durationMs: now() - started,
       exitCode,
-      message: verdictLine({ kind: target.kind, status, counts, timedOut }, formatDuration(timeoutMs)),
+      message: verdictLine({ kind: target.kind, status, counts, timedOut, tests }, formatDuration(timeoutMs)),
     };
     if (flags.junit) writeFileSync(flags.junit, out.redactText(buildJunitXml(report)));
     for (const t of tests) {

@@ -21,6 +21,7 @@ import {
 } from '@testrun/core';
 import { withAnnouncer } from './announce';
 import { registerSecretCommands } from './secret-commands';
+import { registerWebhookCommands } from './webhook-commands';
 import { checkProjectBaseUrl, setWorkspaceTargetDeny } from './target-rules';
 
 /** What an admin command prints: `data` as JSON with --json, else `text`. */
@@ -54,7 +55,7 @@ function workspaceOutput(ws: WorkspaceOutput): WorkspaceOutput {
 }
 
 /** The admin commands read DATABASE_URL once, when a command runs (and REDIS_URL, see ./announce). */
-function databaseUrl(): string {
+export function databaseUrl(): string {
   return readUrl(process.env, 'DATABASE_URL', DEFAULT_DATABASE_URL, ['postgresql:', 'postgres:']);
 }
 
@@ -124,8 +125,9 @@ function limitsText(ws: { plan: string; maxActiveRuns: number; monthlyRuns: numb
 export function registerAdminCommands(program: Command): void {
   const admin = program
     .command('admin')
-    .description('Operator commands (workspaces, members, keys, projects, secrets); uses DATABASE_URL');
+    .description('Operator commands (workspaces, members, keys, projects, secrets, webhooks); uses DATABASE_URL');
   registerSecretCommands(admin);
+  registerWebhookCommands(admin);
 
   const workspace = admin.command('workspace').description('Create workspaces and change their plan');
   workspace

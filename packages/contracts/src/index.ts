@@ -13,3 +13,4 @@ export * from './format';
 export * from './idempotency-key';
 export * from './cli-report';
 export * from './listings';
+export * from './webhooks';

@@ -30,4 +30,5 @@ export const ID_PREFIX = {
   step: 'stp',
   artifact: 'art',
   secretVariable: 'sec',
+  webhookEndpoint: 'whe',
 } as const;

@@ -21,3 +21,4 @@ export * from './probe-server';
 export * from './create-runs';
 export * from './target-policy';
 export * from './resource-reads';
+export * from './webhooks';

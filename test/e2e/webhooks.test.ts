@@ -4,6 +4,11 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { applyProject, type AppliedProject, type Db } from '@testrun/core';
+import type {
+  WebhookDeliveriesOutput,
+  WebhookListOutput,
+  WebhookSecretOutput,
+} from '../../packages/admin/src/webhook-commands';
 import { createTenant, testDb } from '../support/harness';
 import { present } from '../support/present';
 import { REPO_ROOT, stopProcess } from '../support/processes';
@@ -110,7 +115,7 @@ let client: ReturnType<typeof apiClient>;
 let receiver: Awaited<ReturnType<typeof startReceiver>>;
 let project: AppliedProject;
 let workspaceId = '';
-let endpoint: { id: string; secret: string };
+let endpoint: WebhookSecretOutput;
 const children: ChildProcess[] = [];
 
 function startWorker() {
@@ -160,7 +165,11 @@ beforeAll(async () => {
           {
             key: 'slow-pass',
             name: 'Passes after a second',
-            steps: [...home, { action: 'wait', ms: 1_500 }, { action: 'expectText', selector: 'h1', text: 'Testrun Shop' }],
+            steps: [
+              ...home,
+              { action: 'wait', ms: 1_500 },
+              { action: 'expectText', selector: 'h1', text: 'Testrun Shop' },
+            ],
           },
           { key: 'off', name: 'Disabled', enabled: false, steps: home },
         ],
@@ -168,14 +177,7 @@ beforeAll(async () => {
       { slug: 'single', name: 'Single', tests: [{ key: 'quick', name: 'Quick', steps: home }] },
     ],
   });
-  endpoint = await adminJson<{ id: string; secret: string }>(
-    'webhook',
-    'add',
-    '--workspace',
-    workspaceId,
-    '--url',
-    receiver.url,
-  );
+  endpoint = await adminJson<WebhookSecretOutput>('webhook', 'add', '--workspace', workspaceId, '--url', receiver.url);
 });
 
 afterAll(async () => {
@@ -193,13 +195,22 @@ describe('webhooks', () => {
     const refused = await admin('webhook', 'add', '--workspace', workspaceId, '--url', 'http://10.1.2.3/hooks');
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('not allowed by the target network policy');
-    const badEvent = await admin('webhook', 'add', '--workspace', workspaceId, '--url', receiver.url, '--events', 'run.started');
+    const badEvent = await admin(
+      'webhook',
+      'add',
+      '--workspace',
+      workspaceId,
+      '--url',
+      receiver.url,
+      '--events',
+      'run.started',
+    );
     expect(badEvent.code).toBe(1);
     expect(badEvent.stderr).toContain('unknown event run.started');
     expect(await db.webhookEndpoint.count({ where: { workspaceId } })).toBe(before);
     // The secret is shown at add only: never by list.
     const listed = await admin('webhook', 'list', '--workspace', workspaceId, '--json');
-    expect(listed.stdout).toContain(endpoint.id);
+    expect((JSON.parse(listed.stdout) as WebhookListOutput).endpoints.map((e) => e.id)).toEqual([endpoint.id]);
     expect(listed.stdout).not.toContain(endpoint.secret);
     expect(endpoint.secret).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);
   });
@@ -220,7 +231,11 @@ describe('webhooks', () => {
     expect(suiteRun.status).toBe('passed');
 
     const expected = [
-      { resourceId: present(slowRunId, 'slow run'), event: 'run.finished', get: () => client.getRun(present(slowRunId, '')) },
+      {
+        resourceId: present(slowRunId, 'slow run'),
+        event: 'run.finished',
+        get: () => client.getRun(present(slowRunId, '')),
+      },
       {
         resourceId: present(skippedRunId, 'skipped run'),
         event: 'run.finished',
@@ -254,9 +269,7 @@ describe('webhooks', () => {
     }
 
     // The delivery log shows the three attempts of each message.
-    const log = await adminJson<{
-      deliveries: Array<{ messageId: string; state: string; attempts: Array<{ status: number | null }> }>;
-    }>('webhook', 'deliveries', endpoint.id);
+    const log = await adminJson<WebhookDeliveriesOutput>('webhook', 'deliveries', endpoint.id);
     expect(log.deliveries.map((d) => d.messageId).sort()).toEqual([...messageIds].sort());
     for (const d of log.deliveries) {
       expect([d.state, d.attempts.map((a) => a.status)]).toEqual(['delivered', [500, 500, 200]]);
@@ -307,16 +320,22 @@ describe('webhooks', () => {
       await db.webhookMessage.findFirst({ where: { endpointId: endpoint.id, state: 'delivered' } }),
       'a delivered message',
     );
-    const rotated = await adminJson<{ secret: string }>('webhook', 'rotate-secret', endpoint.id);
+    const rotated = await adminJson<WebhookSecretOutput>('webhook', 'rotate-secret', endpoint.id);
     expect(rotated.secret).not.toBe(endpoint.secret);
     const before = receiver.received.filter((r) => r.id === delivered.id).length;
     await adminJson('webhook', 'redeliver', delivered.id);
     const again = present((await requestsOf(delivered.id, before + 1))[before], 'the redelivery');
     expect(again.body).toBe(delivered.body);
-    const headers = { 'webhook-id': again.id, 'webhook-timestamp': again.timestamp, 'webhook-signature': again.signature };
+    const headers = {
+      'webhook-id': again.id,
+      'webhook-timestamp': again.timestamp,
+      'webhook-signature': again.signature,
+    };
     expect(() => new Webhook(endpoint.secret).verify(again.body, headers)).toThrow();
     expect(new Webhook(rotated.secret).verify(again.body, headers)).toEqual(JSON.parse(again.body));
-    await waitUntil(async () => (await db.webhookMessage.findUniqueOrThrow({ where: { id: delivered.id } })).state === 'delivered');
+    await waitUntil(
+      async () => (await db.webhookMessage.findUniqueOrThrow({ where: { id: delivered.id } })).state === 'delivered',
+    );
     const removed = await admin('webhook', 'remove', endpoint.id);
     expect(removed.code).toBe(0);
     expect(await db.webhookMessage.count({ where: { endpointId: endpoint.id } })).toBe(0);

@@ -34,7 +34,8 @@ function parseLimit(value: string): number {
 
 function attemptsText(d: WebhookDelivery): string {
   const lines = d.attempts.map(
-    (a) => `    #${a.attempt} ${a.at} ${a.status === null ? '-' : `HTTP ${a.status}`} ${a.durationMs} ms${a.error ? ` ${a.error}` : ''}`,
+    (a) =>
+      `    #${a.attempt} ${a.at} ${a.status === null ? '-' : `HTTP ${a.status}`} ${a.durationMs} ms${a.error ? ` ${a.error}` : ''}`,
   );
   return [`${d.messageId}\t${d.event}\t${d.resourceId}\t${d.state}\t${d.createdAt}`, ...lines].join('\n');
 }
@@ -77,7 +78,10 @@ export function registerWebhookCommands(admin: Command): void {
         const lines = endpoints.map(
           (e) => `${e.id}\t${e.url}\t${e.events.join(',')}\t${e.pending} pending, ${e.failed} failed`,
         );
-        return { data, text: lines.length > 0 ? lines.join('\n') : `No webhook endpoints in workspace ${o.workspace}.` };
+        return {
+          data,
+          text: lines.length > 0 ? lines.join('\n') : `No webhook endpoints in workspace ${o.workspace}.`,
+        };
       }),
     );
   webhook

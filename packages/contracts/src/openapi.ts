@@ -90,9 +90,16 @@ function webhook(summary: string, schema: string) {
       parameters: [
         { name: 'webhook-id', in: 'header', ...header('The message id: the same on every retry.') },
         { name: 'webhook-timestamp', in: 'header', ...header('Seconds since the epoch when this attempt was signed.') },
-        { name: 'webhook-signature', in: 'header', ...header('`v1,` and the base64 HMAC-SHA256 of id.timestamp.body.') },
+        {
+          name: 'webhook-signature',
+          in: 'header',
+          ...header('`v1,` and the base64 HMAC-SHA256 of id.timestamp.body.'),
+        },
       ],
-      requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${schema}` } } } },
+      requestBody: {
+        required: true,
+        content: { 'application/json': { schema: { $ref: `#/components/schemas/${schema}` } } },
+      },
       responses: { '2XX': { description: 'Delivered; any other answer, or none within 10 s, is retried.' } },
       security: [],
     },

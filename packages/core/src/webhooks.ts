@@ -80,7 +80,13 @@ export type WebhookEndpointListing = {
 };
 
 /** An endpoint just created, or whose secret was just rotated: the only time its secret is shown. */
-export type WebhookEndpointWithSecret = { id: string; workspaceId: string; url: string; events: string[]; secret: string };
+export type WebhookEndpointWithSecret = {
+  id: string;
+  workspaceId: string;
+  url: string;
+  events: string[];
+  secret: string;
+};
 
 /**
  * Adds an endpoint to a workspace and returns its new signing secret (shown this once). The caller

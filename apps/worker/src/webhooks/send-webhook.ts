@@ -82,7 +82,9 @@ export async function sendWebhook(request: WebhookRequest): Promise<WebhookRespo
           const ok = status >= 200 && status < 300;
           resolve(done({ ok, status, error: ok ? null : `answered HTTP ${status}` }));
         });
-        res.on('error', (error) => resolve(done({ ok: false, status: res.statusCode ?? null, error: errorMessage(error) })));
+        res.on('error', (error) =>
+          resolve(done({ ok: false, status: res.statusCode ?? null, error: errorMessage(error) })),
+        );
       },
     );
     req.on('error', (error) => {

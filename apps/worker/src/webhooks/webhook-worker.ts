@@ -132,7 +132,8 @@ async function deliver(deps: WebhookDeps, messageId: string, round: number, last
     durationMs: response.durationMs,
   };
   if (response.ok) deps.logger.info('webhook delivered', fields);
-  else if (lastAttempt) deps.logger.warn('webhook failed for good: no attempt left', { ...fields, error: response.error });
+  else if (lastAttempt)
+    deps.logger.warn('webhook failed for good: no attempt left', { ...fields, error: response.error });
   else {
     deps.logger.info('webhook attempt failed; it will be retried', { ...fields, error: response.error });
     throw new AttemptFailed(response.error ?? 'failed');

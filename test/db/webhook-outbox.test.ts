@@ -1,4 +1,4 @@
-import { abortRun, addWebhookEndpoint, deriveKeys, finishRun, startRun, type Db } from '@testrun/core';
+import { abortRun, addWebhookEndpoint, applyProject, deriveKeys, finishRun, startRun, type Db } from '@testrun/core';
 import {
   applySampleProject,
   createTenant,
@@ -105,5 +105,47 @@ describe('the webhook outbox', () => {
     expect(await events(runId)).toEqual([]);
     expect(await events(created.suiteRunId ?? '')).toEqual([]);
     expect(await db.webhookMessage.count({ where: { workspaceId: other.workspaceId } })).toBe(0);
+  });
+
+  it("an endpoint a project file manages gets that project's events only, and goes when the file drops it", async () => {
+    const t = await createTenant(db);
+    const file = sampleProject(`w-${t.tag}`, { count: 1 });
+    const url = 'http://127.0.0.1:9/project-hooks';
+    const applied = await applyProject(
+      db,
+      t.workspace.id,
+      { ...file, webhooks: [{ url, events: ['run.finished'] }] },
+      { webhookKey: key() },
+    );
+    const managed = applied.webhooks?.[0];
+    expect(managed).toEqual({
+      id: expect.any(String),
+      url,
+      events: ['run.finished'],
+      secret: expect.stringMatching(/^whsec_/),
+    });
+    // Applying again keeps the endpoint and never shows its secret again.
+    const again = await applyProject(db, t.workspace.id, { ...file, webhooks: [{ url }] }, { webhookKey: key() });
+    expect(again.webhooks).toEqual([{ id: managed?.id, url, events: ['run.finished', 'suite_run.finished'] }]);
+
+    const other = await applySampleProject(db, t.workspace.id, sampleProject(`o-${t.tag}`, { count: 1 }));
+    const finishOne = async (suiteId: string) => {
+      const created = await insertSuiteRuns(db, t.workspace.id, suiteId, { baseUrl: 'http://127.0.0.1:2' });
+      const runId = created.runIds[0] ?? '';
+      await startRun(db, runId, 2);
+      expect(await finishRun(db, runId, 1, { status: 'passed', resultSummary: 'Passed.' })).toBe(true);
+      return { runId, suiteRunId: created.suiteRunId ?? '' };
+    };
+    const mine = await finishOne(applied.suites[0]?.id ?? '');
+    expect(await events(mine.runId)).toEqual([['run.finished', managed?.id]]);
+    expect(await events(mine.suiteRunId)).toEqual([['suite_run.finished', managed?.id]]);
+    const theirs = await finishOne(other.suites[0]?.id ?? '');
+    expect(await events(theirs.runId)).toEqual([]);
+
+    // A file without `webhooks` manages none: the endpoint and its messages go.
+    const dropped = await applyProject(db, t.workspace.id, file);
+    expect(dropped.webhooks).toBeUndefined();
+    expect(await db.webhookEndpoint.count({ where: { workspaceId: t.workspace.id } })).toBe(0);
+    expect(await db.webhookMessage.count({ where: { workspaceId: t.workspace.id } })).toBe(0);
   });
 });

@@ -1,6 +1,8 @@
 import { execFile, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { applyProject, type AppliedProject, type Db } from '@testrun/core';
@@ -207,6 +209,14 @@ describe('webhooks', () => {
     );
     expect(badEvent.code).toBe(1);
     expect(badEvent.stderr).toContain('unknown event run.started');
+    // The same holds for a project file's webhooks.
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'hooks-')), 'project.json');
+    const webhooks = [{ url: receiver.url }, { url: 'http://169.254.169.254/hooks' }];
+    writeFileSync(file, JSON.stringify({ slug: 'blocked', name: 'Blocked', baseUrl: site.url, suites: [], webhooks }));
+    const applied = await admin('project', 'apply', '--workspace', workspaceId, '--file', file);
+    expect(applied.code).toBe(1);
+    expect(applied.stderr).toContain('/webhooks/1/url');
+    expect(await db.project.count({ where: { workspaceId, slug: 'blocked' } })).toBe(0);
     expect(await db.webhookEndpoint.count({ where: { workspaceId } })).toBe(before);
     // The secret is shown at add only: never by list.
     const listed = await admin('webhook', 'list', '--workspace', workspaceId, '--json');

@@ -12,6 +12,8 @@ import {
   createPrisma,
   createWorkspace,
   DEFAULT_DATABASE_URL,
+  deriveKeys,
+  readSecret,
   readUrl,
   removeMember,
   revokeViewLinks,
@@ -22,7 +24,7 @@ import {
 import { withAnnouncer } from './announce';
 import { registerSecretCommands } from './secret-commands';
 import { registerWebhookCommands } from './webhook-commands';
-import { checkProjectBaseUrl, setWorkspaceTargetDeny } from './target-rules';
+import { checkProjectBaseUrl, checkProjectWebhooks, setWorkspaceTargetDeny } from './target-rules';
 
 /** What an admin command prints: `data` as JSON with --json, else `text`. */
 export type Out = { data: object; text: string };
@@ -297,11 +299,21 @@ export function registerAdminCommands(program: Command): void {
       runAction(!!o.json, async (db) => {
         const file = readProjectFile(o.file);
         await checkProjectBaseUrl(db, o.workspace, file, databaseUrl());
-        const applied = await applyProject(db, o.workspace, file);
+        await checkProjectWebhooks(db, o.workspace, file, databaseUrl());
+        // Sealing a new webhook endpoint's secret needs the deployment's TESTRUN_SECRET; only then is it read.
+        const hasWebhooks = typeof file === 'object' && file !== null && 'webhooks' in file;
+        const webhookKey = hasWebhooks ? deriveKeys(readSecret(process.env)).headers : undefined;
+        const applied = await applyProject(db, o.workspace, file, { webhookKey });
         const tests = applied.suites.reduce((n, s) => n + s.tests.length, 0);
+        const secrets = (applied.webhooks ?? []).flatMap((w) =>
+          w.secret ? [`New webhook endpoint ${w.id} for ${w.url}; its signing secret (shown once): ${w.secret}`] : [],
+        );
         return {
           data: applied,
-          text: `Applied project "${applied.slug}" (${applied.projectId}): ${applied.suites.length} suites, ${tests} tests.`,
+          text: [
+            `Applied project "${applied.slug}" (${applied.projectId}): ${applied.suites.length} suites, ${tests} tests${applied.webhooks ? `, ${applied.webhooks.length} webhook endpoints` : ''}.`,
+            ...secrets,
+          ].join('\n'),
         };
       }),
     );

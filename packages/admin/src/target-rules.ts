@@ -61,6 +61,27 @@ export async function checkWebhookUrl(db: Db, workspaceId: string, url: string, 
     throw new AdminError(`the webhook URL is not allowed by the target network policy: ${decision.detail}`);
 }
 
+/** Refuses a project file whose webhook URLs the target network policy forbids, naming each. */
+export async function checkProjectWebhooks(
+  db: Db,
+  workspaceId: string,
+  file: unknown,
+  databaseUrl: string,
+): Promise<void> {
+  const webhooks = typeof file === 'object' && file !== null && 'webhooks' in file ? file.webhooks : undefined;
+  if (!Array.isArray(webhooks)) return;
+  const policy = await workspaceTargetPolicy(db, workspaceId, databaseUrl);
+  const errors = webhooks.flatMap((webhook: unknown, w) => {
+    const url = typeof webhook === 'object' && webhook !== null && 'url' in webhook ? webhook.url : undefined;
+    // Anything that is no URL is left to the project file's own validation.
+    if (typeof url !== 'string' || !URL.canParse(url)) return [];
+    const decision = policy.checkUrl(url);
+    return decision.allowed ? [] : [{ path: `/webhooks/${w}/url`, message: decision.detail }];
+  });
+  if (errors.length > 0)
+    throw new AdminError('a webhook URL of the project is not allowed by the target network policy', errors);
+}
+
 /**
  * Refuses a project whose base URL the deployment's target network policy (TARGET_ALLOW and
  * TARGET_DENY of this environment, and the workspace's own denied targets) would refuse at enqueue.

@@ -6,13 +6,14 @@ import { randomBytes } from 'node:crypto';
 import {
   isWebhookEvent,
   WEBHOOK_EVENTS,
+  type ProjectWebhook,
   type RunFinishedEvent,
   type SuiteRunFinishedEvent,
   type WebhookEvent,
   type WebhookMessageState,
 } from '@testrun/contracts';
 import { AdminError } from './admin';
-import type { Db } from './db';
+import type { Db, DbTx } from './db';
 import { ID_PREFIX, newId } from './ids';
 import { readRun, readSuiteRun } from './resource-reads';
 import { openText, sealText, type DerivedKeys } from './secrets';
@@ -64,6 +65,47 @@ export function parseWebhookEvents(text: string | undefined): WebhookEvent[] {
       `${unknown.length > 0 ? `unknown event ${unknown.join(', ')}` : 'no event given'}: choose among ${WEBHOOK_EVENTS.join(', ')}`,
     );
   return events.filter(isWebhookEvent);
+}
+
+/** An endpoint a project file manages, as `project apply` reports it: the secret only when it was just created. */
+export type AppliedWebhook = { id: string; url: string; events: string[]; secret?: string };
+
+/**
+ * Makes a project's managed endpoints those of its file (matched by URL): new ones are created with
+ * a new secret (returned this once), the events of kept ones are updated, and the ones no longer in
+ * the file are removed with their log. Endpoints added with the admin CLI are not touched. `key` is
+ * needed only when an endpoint is created.
+ */
+export async function syncProjectWebhooks(
+  tx: DbTx,
+  key: Buffer | undefined,
+  owner: { workspaceId: string; projectId: string },
+  webhooks: readonly ProjectWebhook[],
+): Promise<AppliedWebhook[]> {
+  const existing = await tx.webhookEndpoint.findMany({
+    where: { projectId: owner.projectId },
+    select: { id: true, url: true },
+  });
+  const out: AppliedWebhook[] = [];
+  for (const webhook of webhooks) {
+    const url = checkEndpointUrl(webhook.url);
+    const events = [...(webhook.events ?? WEBHOOK_EVENTS)];
+    const found = existing.find((e) => e.url === url);
+    if (found) {
+      await tx.webhookEndpoint.update({ where: { id: found.id }, data: { events } });
+      out.push({ id: found.id, url, events });
+      continue;
+    }
+    if (!key) throw new AdminError('creating a webhook endpoint needs TESTRUN_SECRET, to seal its secret');
+    const id = newId(ID_PREFIX.webhookEndpoint);
+    const secret = newWebhookSecret();
+    const secretSealed = new Uint8Array(sealText(key, secretOwner(id), secret));
+    await tx.webhookEndpoint.create({ data: { id, ...owner, url, events, secretSealed } });
+    out.push({ id, url, events, secret });
+  }
+  const kept = out.map((e) => e.id);
+  await tx.webhookEndpoint.deleteMany({ where: { projectId: owner.projectId, id: { notIn: kept } } });
+  return out;
 }
 
 /** An endpoint as the admin commands show it: never its secret. */

@@ -6,6 +6,7 @@
 CREATE TABLE "webhook_endpoints" (
     "id" TEXT NOT NULL,
     "workspace_id" TEXT NOT NULL,
+    "project_id" TEXT,
     "url" TEXT NOT NULL,
     "events" TEXT[] NOT NULL,
     "enabled" BOOLEAN NOT NULL DEFAULT true,
@@ -56,6 +57,9 @@ CREATE TABLE "webhook_attempts" (
 CREATE INDEX "webhook_endpoints_workspace_id_idx" ON "webhook_endpoints"("workspace_id");
 
 -- CreateIndex
+CREATE INDEX "webhook_endpoints_project_id_idx" ON "webhook_endpoints"("project_id");
+
+-- CreateIndex
 CREATE INDEX "webhook_messages_state_created_at_idx" ON "webhook_messages"("state", "created_at");
 
 -- CreateIndex
@@ -69,6 +73,9 @@ CREATE INDEX "webhook_attempts_endpoint_id_at_idx" ON "webhook_attempts"("endpoi
 
 -- AddForeignKey
 ALTER TABLE "webhook_endpoints" ADD CONSTRAINT "webhook_endpoints_workspace_id_fkey" FOREIGN KEY ("workspace_id") REFERENCES "workspaces"("id") ON DELETE CASCADE ON UPDATE CASCADE;
+
+-- AddForeignKey
+ALTER TABLE "webhook_endpoints" ADD CONSTRAINT "webhook_endpoints_project_id_fkey" FOREIGN KEY ("project_id") REFERENCES "projects"("id") ON DELETE CASCADE ON UPDATE CASCADE;
 
 -- AddForeignKey
 ALTER TABLE "webhook_messages" ADD CONSTRAINT "webhook_messages_endpoint_id_fkey" FOREIGN KEY ("endpoint_id") REFERENCES "webhook_endpoints"("id") ON DELETE CASCADE ON UPDATE CASCADE;
@@ -89,7 +96,8 @@ CREATE FUNCTION "webhook_message_id"() RETURNS TEXT LANGUAGE sql VOLATILE AS $$
     || substr(replace(gen_random_uuid()::TEXT, '-', ''), 1, 20)
 $$;
 
--- One outbox row per enabled endpoint of the row's workspace subscribed to the event TG_ARGV[0].
+-- One outbox row per enabled endpoint of the row's workspace subscribed to the event TG_ARGV[0]
+-- (an endpoint a project file manages only for that project's runs and suite runs).
 -- Called by the triggers below, so it runs inside the statement that made the row terminal: the
 -- event is committed with the transition or not at all, whichever code path wrote it.
 CREATE FUNCTION "webhook_enqueue_finished"() RETURNS TRIGGER LANGUAGE plpgsql AS $$
@@ -97,7 +105,8 @@ BEGIN
   INSERT INTO "webhook_messages" ("id", "endpoint_id", "workspace_id", "event", "resource_id", "state")
   SELECT "webhook_message_id"(), e."id", NEW."workspace_id", TG_ARGV[0], NEW."id", 'pending'
   FROM "webhook_endpoints" e
-  WHERE e."workspace_id" = NEW."workspace_id" AND e."enabled" AND TG_ARGV[0] = ANY (e."events");
+  WHERE e."workspace_id" = NEW."workspace_id" AND e."enabled" AND TG_ARGV[0] = ANY (e."events")
+    AND (e."project_id" IS NULL OR e."project_id" = NEW."project_id");
   RETURN NULL;
 END
 $$;

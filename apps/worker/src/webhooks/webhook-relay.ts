@@ -1,6 +1,7 @@
 import type { Queue } from 'bullmq';
 import { JOBS, type WebhookJobPayload } from '@testrun/contracts';
 import { errorMessage, type Db, type Logger } from '@testrun/core';
+import { foldRepeats } from '../repeated-errors';
 import type { webhookJobOptions } from './webhook-worker';
 
 /** Options of {@link WebhookRelay}. */
@@ -33,6 +34,10 @@ export class WebhookRelay {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
   private lastSweep = 0;
+  /** While Postgres or Redis is down every pass fails the same way: one line per message and period. */
+  private readonly warn = foldRepeats((error, folded) =>
+    this.options.logger.warn('webhook relay pass failed; it runs again', { error: error.message, folded }),
+  );
 
   constructor(private readonly options: WebhookRelayOptions) {}
 
@@ -40,9 +45,7 @@ export class WebhookRelay {
     const tick = () => {
       this.running = this.pass()
         .then(() => undefined)
-        .catch((error: unknown) => {
-          this.options.logger.warn('webhook relay pass failed; it runs again', { error: errorMessage(error) });
-        })
+        .catch((error: unknown) => this.warn(error instanceof Error ? error : new Error(errorMessage(error))))
         .finally(() => {
           this.running = null;
           if (this.timer) this.timer = setTimeout(tick, this.options.intervalMs);

@@ -1,4 +1,13 @@
-import { abortRun, addWebhookEndpoint, applyProject, deriveKeys, finishRun, startRun, type Db } from '@testrun/core';
+import {
+  abortRun,
+  addWebhookEndpoint,
+  applyProject,
+  deriveKeys,
+  finishRun,
+  setWebhookEnabled,
+  startRun,
+  type Db,
+} from '@testrun/core';
 import { anyString, stringMatching } from '../api/typed';
 import {
   applySampleProject,
@@ -106,6 +115,18 @@ describe('the webhook outbox', () => {
     expect(await events(runId)).toEqual([]);
     expect(await events(created.suiteRunId ?? '')).toEqual([]);
     expect(await db.webhookMessage.count({ where: { workspaceId: other.workspaceId } })).toBe(0);
+  });
+
+  it('a disabled endpoint gets no new messages until it is enabled again', async () => {
+    const { workspaceId, suiteId, runsOnly, both } = await setUp();
+    await setWebhookEnabled(db, runsOnly.id, false);
+    const created = await insertSuiteRuns(db, workspaceId, suiteId, { baseUrl: 'http://127.0.0.1:2' });
+    expect(await events(created.runIds[2] ?? '')).toEqual([['run.finished', both.id]]);
+    await setWebhookEnabled(db, runsOnly.id, true);
+    const runId = created.runIds[0] ?? '';
+    await startRun(db, runId, 2);
+    expect(await finishRun(db, runId, 1, { status: 'passed', resultSummary: 'Passed.' })).toBe(true);
+    expect((await events(runId)).length).toBe(2);
   });
 
   it("an endpoint a project file manages gets that project's events only, and goes when the file drops it", async () => {

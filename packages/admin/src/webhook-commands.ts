@@ -9,6 +9,7 @@ import {
   redeliverWebhookMessage,
   removeWebhookEndpoint,
   rotateWebhookSecret,
+  setWebhookEnabled,
   type WebhookDelivery,
   type WebhookEndpointListing,
   type WebhookEndpointWithSecret,
@@ -76,7 +77,8 @@ export function registerWebhookCommands(admin: Command): void {
         const endpoints = await listWebhookEndpoints(db, o.workspace);
         const data: WebhookListOutput = { endpoints };
         const lines = endpoints.map(
-          (e) => `${e.id}\t${e.url}\t${e.events.join(',')}\t${e.pending} pending, ${e.failed} failed`,
+          (e) =>
+            `${e.id}\t${e.url}\t${e.events.join(',')}\t${e.enabled ? '' : 'disabled, '}${e.pending} pending, ${e.failed} failed`,
         );
         return {
           data,
@@ -95,6 +97,26 @@ export function registerWebhookCommands(admin: Command): void {
         return { data: { id: endpointId, removed: true }, text: `Removed webhook endpoint ${endpointId}.` };
       }),
     );
+  for (const verb of ['disable', 'enable'] as const) {
+    webhook
+      .command(verb)
+      .description(
+        verb === 'disable'
+          ? 'Stop giving an endpoint new events (those that happen meanwhile are never sent; pending ones still are)'
+          : 'Give a disabled endpoint new events again',
+      )
+      .argument('<endpointId>')
+      .option('--json', 'print JSON only')
+      .action((endpointId: string, o: { json?: boolean }) =>
+        runAction(!!o.json, async (db) => {
+          await setWebhookEnabled(db, endpointId, verb === 'enable');
+          return {
+            data: { id: endpointId, enabled: verb === 'enable' },
+            text: `Webhook endpoint ${endpointId} is ${verb}d.`,
+          };
+        }),
+      );
+  }
   webhook
     .command('rotate-secret')
     .description('Give an endpoint a new signing secret, printed this once; every attempt from now on uses it')

@@ -186,6 +186,15 @@ export async function removeWebhookEndpoint(db: Db, endpointId: string): Promise
 }
 
 /**
+ * Pauses or resumes an endpoint. A disabled endpoint gets no new messages (events that happen while
+ * it is disabled are never sent); messages already pending are still sent.
+ */
+export async function setWebhookEnabled(db: Db, endpointId: string, enabled: boolean): Promise<void> {
+  const { count } = await db.webhookEndpoint.updateMany({ where: { id: endpointId }, data: { enabled } });
+  if (count === 0) throw new AdminError(`webhook endpoint ${endpointId} does not exist`);
+}
+
+/**
  * Replaces an endpoint's signing secret and returns the new one (shown this once). Every attempt
  * from now on, retries of older messages included, is signed with it.
  */

@@ -109,7 +109,7 @@ describe('a database built only from the migrations matches schema.prisma', () =
     const actual = rows
       .map(
         (r) =>
-          `${r.table_name}.${r.column_name} ${r.data_type === 'USER-DEFINED' ? r.udt_name : r.data_type} ${r.is_nullable === 'YES' ? 'null' : 'not null'}`,
+          `${r.table_name}.${r.column_name} ${r.data_type === 'USER-DEFINED' ? r.udt_name : r.data_type === 'ARRAY' ? `${r.udt_name.slice(1)}[]` : r.data_type} ${r.is_nullable === 'YES' ? 'null' : 'not null'}`,
       )
       .sort();
     const expected: string[] = [];
@@ -122,7 +122,9 @@ describe('a database built only from the migrations matches schema.prisma', () =
         );
         const type = f.kind === 'enum' ? f.type : PG_TYPE[f.type];
         expect([m.name, f.name, type]).toEqual([m.name, f.name, expect.any(String)]);
-        expected.push(`${tableName(m)}.${f.dbName ?? f.name} ${type} ${p.optional ? 'null' : 'not null'}`);
+        // A list (`String[]`) is a Postgres array of its element type.
+        const column = p.list ? `${type}[]` : type;
+        expected.push(`${tableName(m)}.${f.dbName ?? f.name} ${column} ${p.optional ? 'null' : 'not null'}`);
       }
     }
     expect(actual).toEqual(expected.sort());

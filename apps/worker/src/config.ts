@@ -10,6 +10,7 @@ import {
 } from '@testrun/core';
 import type { RetentionDays } from './retention';
 import type { RunLimits } from './run-limits';
+import type { WebhookRetryPolicy } from './webhooks/retry-schedule';
 
 type Env = Record<string, string | undefined>;
 
@@ -55,7 +56,22 @@ export type WorkerConfig = CommonConfig & {
    * set it (the Kubernetes manifests use 9464). WORKER_HTTP_HOST: its bind address (default 0.0.0.0).
    */
   http: { port: number; host: string } | null;
+  /** Webhook delivery (docs/WEBHOOKS.md). */
+  webhooks: {
+    /** WEBHOOK_CONCURRENCY: deliveries at once in this process (default 4). */
+    concurrency: number;
+    /** WEBHOOK_TIMEOUT_MS: the longest one attempt may take, connection to answer (default 10000). */
+    timeoutMs: number;
+    /** WEBHOOK_RETRY_FIRST_DELAY_MS, WEBHOOK_RETRY_MAX_DELAY_MS, WEBHOOK_RETRY_WINDOW_MS: the retry schedule. */
+    retry: WebhookRetryPolicy;
+    /** WEBHOOK_RELAY_INTERVAL_MS: how often new events are handed from the outbox to the queue (default 1000). */
+    relayIntervalMs: number;
+    /** WEBHOOK_SWEEP_INTERVAL_MS: how often every pending event is handed again, for jobs Redis lost (default 60000). */
+    sweepIntervalMs: number;
+  };
 };
+
+const HOUR = 3_600_000;
 
 const MB = 1024 * 1024;
 
@@ -84,6 +100,17 @@ export function readWorkerConfig(env: Env = process.env): WorkerConfig {
       maxRecordingBytes: readInt(env, 'WORKER_RECORDING_MAX_MB', 50, { min: 1, max: 10_240 }) * MB,
     },
     http: null,
+    webhooks: {
+      concurrency: readInt(env, 'WEBHOOK_CONCURRENCY', 4, { min: 1, max: 256 }),
+      timeoutMs: readInt(env, 'WEBHOOK_TIMEOUT_MS', 10_000, { min: 100, max: 120_000 }),
+      retry: {
+        firstDelayMs: readInt(env, 'WEBHOOK_RETRY_FIRST_DELAY_MS', 10_000, { min: 10, max: 24 * HOUR }),
+        maxDelayMs: readInt(env, 'WEBHOOK_RETRY_MAX_DELAY_MS', 4 * HOUR, { min: 10, max: 24 * HOUR }),
+        windowMs: readInt(env, 'WEBHOOK_RETRY_WINDOW_MS', 24 * HOUR, { min: 0, max: 30 * 24 * HOUR }),
+      },
+      relayIntervalMs: readInt(env, 'WEBHOOK_RELAY_INTERVAL_MS', 1_000, { min: 50, max: 600_000 }),
+      sweepIntervalMs: readInt(env, 'WEBHOOK_SWEEP_INTERVAL_MS', 60_000, { min: 100, max: 3_600_000 }),
+    },
   };
   const httpPort = env.WORKER_HTTP_PORT?.trim();
   if (httpPort) {

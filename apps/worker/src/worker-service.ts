@@ -1,5 +1,6 @@
 import { rm } from 'node:fs/promises';
-import type { Worker } from 'bullmq';
+import { Queue, type Worker } from 'bullmq';
+import { JOBS, type WebhookJobPayload } from '@testrun/contracts';
 import {
   createPrisma,
   createRedis,
@@ -7,6 +8,7 @@ import {
   createRunQueue,
   deriveKeys,
   describeArtifactStore,
+  systemLookup,
   TimeoutError,
   withTimeout,
   type ArtifactStore,
@@ -27,6 +29,8 @@ import { startWorkerHttp } from './observability/worker-http';
 import { WorkerMetrics } from './observability/worker-metrics';
 import { memoryArgs } from './run-limits';
 import { isVideoAvailable } from './video';
+import { WebhookRelay } from './webhooks/webhook-relay';
+import { createWebhookWorker, webhookJobOptions } from './webhooks/webhook-worker';
 
 /** A running worker process's parts, and how to stop them. */
 export interface WorkerService {
@@ -36,6 +40,8 @@ export interface WorkerService {
   db: Db;
   store: ArtifactStore;
   recordVideo: boolean;
+  /** Delivers webhook messages (docs/WEBHOOKS.md). */
+  webhookWorker: Worker;
   /** The worker's Prometheus metrics (served on WORKER_HTTP_PORT when it is set). */
   metrics: WorkerMetrics;
   /** The port the worker's HTTP server listens on; undefined without WORKER_HTTP_PORT. */
@@ -148,6 +154,48 @@ export async function startWorkerService(config: WorkerConfig, options: WorkerSe
     onPass: (report) => metrics.observeReconcilePass(report),
   });
   if (options.reconcile !== false) reconciler.start();
+
+  // Webhooks: the relay moves the outbox (written by the database with each terminal transition)
+  // to the webhook queue, whose worker signs and sends each message.
+  const webhookConnection = createRedis(config.redisUrl);
+  const webhookQueue = new Queue<WebhookJobPayload>(JOBS.webhook.queue, {
+    connection: queueConnection,
+    prefix: config.redisPrefix,
+  });
+  webhookQueue.on(
+    'error',
+    foldRepeats((error, folded) => logger.warn('webhook queue error', { error: error.message, folded })),
+  );
+  const keys = deriveKeys(config.secret);
+  const webhookWorker = createWebhookWorker(
+    {
+      db,
+      keys,
+      links: config,
+      policy: egress.policy,
+      lookup: options.lookup ?? systemLookup,
+      logger,
+      timeoutMs: config.webhooks.timeoutMs,
+      retry: config.webhooks.retry,
+      onAttempt: (outcome) => metrics.countWebhookAttempt(outcome),
+    },
+    {
+      connection: webhookConnection,
+      prefix: config.redisPrefix,
+      concurrency: config.webhooks.concurrency,
+      lockDurationMs: config.lockDurationMs,
+      stalledIntervalMs: config.stalledIntervalMs,
+    },
+  );
+  const relay = new WebhookRelay({
+    db,
+    queue: webhookQueue,
+    logger,
+    jobOptions: webhookJobOptions(config.webhooks.retry),
+    intervalMs: config.webhooks.relayIntervalMs,
+    sweepIntervalMs: config.webhooks.sweepIntervalMs,
+  });
+  relay.start();
   let stopping: Promise<{ handedBack: boolean }> | null = null;
   const draining = () => stopping !== null;
   // Listening before the queue is up, so a Redis that does not answer at start shows in /readyz.
@@ -157,6 +205,7 @@ export async function startWorkerService(config: WorkerConfig, options: WorkerSe
   if (http) logger.info('http listening', { port: http.port, host: config.http?.host });
   await worker.waitUntilReady();
   await cancelSubscription.ready;
+  await webhookWorker.waitUntilReady();
   logger.info('worker ready', {
     concurrency: config.concurrency,
     video: recordVideo,
@@ -180,9 +229,14 @@ export async function startWorkerService(config: WorkerConfig, options: WorkerSe
   };
   const drainAndClose = async (): Promise<{ handedBack: boolean }> => {
     await reconciler.stop();
+    await relay.stop();
     let handedBack = false;
     try {
-      await withTimeout(worker.close(), config.drainTimeoutMs, 'draining the in-flight runs');
+      await withTimeout(
+        Promise.all([worker.close(), webhookWorker.close()]),
+        config.drainTimeoutMs,
+        'draining the in-flight runs and deliveries',
+      );
     } catch (error) {
       if (!(error instanceof TimeoutError)) throw error;
       handedBack = true;
@@ -192,11 +246,25 @@ export async function startWorkerService(config: WorkerConfig, options: WorkerSe
       await browser.close();
       await egress.proxy.close();
       await queue.close().catch(() => undefined);
+      await webhookQueue.close().catch(() => undefined);
       queueConnection.disconnect();
+      webhookConnection.disconnect();
       workerConnection.disconnect();
       await db.$disconnect();
     }
     return { handedBack };
   };
-  return { worker, browser, reconciler, db, store, recordVideo, runDeps: deps, metrics, httpPort: http?.port, stop };
+  return {
+    worker,
+    webhookWorker,
+    browser,
+    reconciler,
+    db,
+    store,
+    recordVideo,
+    runDeps: deps,
+    metrics,
+    httpPort: http?.port,
+    stop,
+  };
 }

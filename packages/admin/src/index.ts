@@ -12,6 +12,8 @@ import {
   createPrisma,
   createWorkspace,
   DEFAULT_DATABASE_URL,
+  deriveKeys,
+  readSecret,
   readUrl,
   removeMember,
   revokeViewLinks,
@@ -22,7 +24,8 @@ import {
 import { withAnnouncer } from './announce';
 import { registerRetentionCommand } from './retention-commands';
 import { registerSecretCommands } from './secret-commands';
-import { checkProjectBaseUrl, setWorkspaceTargetDeny } from './target-rules';
+import { registerWebhookCommands } from './webhook-commands';
+import { checkProjectBaseUrl, checkProjectWebhooks, setWorkspaceTargetDeny } from './target-rules';
 
 /** What an admin command prints: `data` as JSON with --json, else `text`. */
 export type Out = { data: object; text: string };
@@ -55,7 +58,7 @@ function workspaceOutput(ws: WorkspaceOutput): WorkspaceOutput {
 }
 
 /** The admin commands read DATABASE_URL once, when a command runs (and REDIS_URL, see ./announce). */
-function databaseUrl(): string {
+export function databaseUrl(): string {
   return readUrl(process.env, 'DATABASE_URL', DEFAULT_DATABASE_URL, ['postgresql:', 'postgres:']);
 }
 
@@ -125,8 +128,9 @@ function limitsText(ws: { plan: string; maxActiveRuns: number; monthlyRuns: numb
 export function registerAdminCommands(program: Command): void {
   const admin = program
     .command('admin')
-    .description('Operator commands (workspaces, members, keys, projects, secrets); uses DATABASE_URL');
+    .description('Operator commands (workspaces, members, keys, projects, secrets, webhooks); uses DATABASE_URL');
   registerSecretCommands(admin);
+  registerWebhookCommands(admin);
 
   const workspace = admin.command('workspace').description('Create workspaces and change their plan');
   workspace
@@ -298,11 +302,21 @@ export function registerAdminCommands(program: Command): void {
       runAction(!!o.json, async (db) => {
         const file = readProjectFile(o.file);
         await checkProjectBaseUrl(db, o.workspace, file, databaseUrl());
-        const applied = await applyProject(db, o.workspace, file);
+        await checkProjectWebhooks(db, o.workspace, file, databaseUrl());
+        // Sealing a new webhook endpoint's secret needs the deployment's TESTRUN_SECRET; only then is it read.
+        const hasWebhooks = typeof file === 'object' && file !== null && 'webhooks' in file;
+        const webhookKey = hasWebhooks ? deriveKeys(readSecret(process.env)).headers : undefined;
+        const applied = await applyProject(db, o.workspace, file, { webhookKey });
         const tests = applied.suites.reduce((n, s) => n + s.tests.length, 0);
+        const secrets = (applied.webhooks ?? []).flatMap((w) =>
+          w.secret ? [`New webhook endpoint ${w.id} for ${w.url}; its signing secret (shown once): ${w.secret}`] : [],
+        );
         return {
           data: applied,
-          text: `Applied project "${applied.slug}" (${applied.projectId}): ${applied.suites.length} suites, ${tests} tests.`,
+          text: [
+            `Applied project "${applied.slug}" (${applied.projectId}): ${applied.suites.length} suites, ${tests} tests${applied.webhooks ? `, ${applied.webhooks.length} webhook endpoints` : ''}.`,
+            ...secrets,
+          ].join('\n'),
         };
       }),
     );

@@ -14,3 +14,4 @@ export * from './idempotency-key';
 export * from './cli-report';
 export * from './listings';
 export * from './rerun-request';
+export * from './webhooks';

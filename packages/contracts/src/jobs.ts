@@ -7,6 +7,16 @@ import { Type, type Static } from '@sinclair/typebox';
 export const RunJobPayload = Type.Object({ runId: Type.String({ minLength: 1 }) }, { additionalProperties: false });
 export type RunJobPayload = Static<typeof RunJobPayload>;
 
+/**
+ * A webhook delivery: the outbox message's id and delivery round only (its body, endpoint and secret
+ * are read from Postgres).
+ */
+export const WebhookJobPayload = Type.Object(
+  { messageId: Type.String({ minLength: 1 }), round: Type.Integer({ minimum: 1 }) },
+  { additionalProperties: false },
+);
+export type WebhookJobPayload = Static<typeof WebhookJobPayload>;
+
 export const JOBS = {
   run: {
     queue: 'runs',
@@ -20,5 +30,19 @@ export const JOBS = {
      */
     options: { attempts: 1, removeOnComplete: true, removeOnFail: { age: 24 * 3600 } },
     maxStalledCount: 1,
+  },
+  webhook: {
+    queue: 'webhooks',
+    name: 'deliver',
+    payload: WebhookJobPayload,
+    /**
+     * A job's id is `<message id>.<round>` (a redelivery starts a new round), so the relay may add a
+     * message again after a crash without sending it twice. Attempts and delays follow the worker's
+     * webhook retry schedule (`backoff.type` names its strategy); a job that fails its last attempt,
+     * or stalls too often, is removed from Redis: the message's state in Postgres says what happened.
+     */
+    options: { removeOnComplete: true, removeOnFail: true },
+    backoffType: 'webhook',
+    maxStalledCount: 3,
   },
 } as const;

@@ -4,6 +4,7 @@ import { PROBLEMS, Problem, ProblemDescription, type ProblemCode } from './probl
 import { ProjectList, RunList, RunListQuery, SuiteRunList, SuiteRunListQuery } from './listings';
 import { SuiteRunRerunRequest } from './rerun-request';
 import { ProjectRunsCreated, Run, RunCreateRequest, SingleRunCreated, SuiteRun, SuiteRunCreated } from './runs';
+import { RunFinishedEvent, SuiteRunFinishedEvent } from './webhooks';
 
 /** Strips TypeBox's symbol keys by a JSON round trip, leaving plain JSON Schema. */
 function plain(schema: TSchema): Record<string, unknown> {
@@ -118,6 +119,31 @@ function getPage(
 }
 
 /** The OpenAPI 3.1 document of API v1, generated from the same schemas the API validates with. */
+/** An event the service sends, signed per Standard Webhooks; any 2xx answer acknowledges it. */
+function webhook(summary: string, schema: string) {
+  const header = (description: string) => ({ required: true, schema: { type: 'string' }, description });
+  return {
+    post: {
+      summary,
+      parameters: [
+        { name: 'webhook-id', in: 'header', ...header('The message id: the same on every retry.') },
+        { name: 'webhook-timestamp', in: 'header', ...header('Seconds since the epoch when this attempt was signed.') },
+        {
+          name: 'webhook-signature',
+          in: 'header',
+          ...header('`v1,` and the base64 HMAC-SHA256 of id.timestamp.body.'),
+        },
+      ],
+      requestBody: {
+        required: true,
+        content: { 'application/json': { schema: { $ref: `#/components/schemas/${schema}` } } },
+      },
+      responses: { '2XX': { description: 'Delivered; any other answer, or none within 10 s, is retried.' } },
+      security: [],
+    },
+  };
+}
+
 export function buildOpenApiDocument(serverUrl = '/'): Record<string, unknown> {
   return {
     openapi: '3.1.0',
@@ -144,7 +170,14 @@ export function buildOpenApiDocument(serverUrl = '/'): Record<string, unknown> {
         Problem: plain(Problem),
         ProblemDescription: plain(ProblemDescription),
         SuiteRunRerunRequest: plain(SuiteRunRerunRequest),
+        RunFinishedEvent: plain(RunFinishedEvent),
+        SuiteRunFinishedEvent: plain(SuiteRunFinishedEvent),
       },
+    },
+    // What the service POSTs to a workspace's webhook endpoints (docs/WEBHOOKS.md).
+    webhooks: {
+      'run.finished': webhook('A run reached a terminal status', 'RunFinishedEvent'),
+      'suite_run.finished': webhook('A suite run reached a terminal status', 'SuiteRunFinishedEvent'),
     },
     paths: {
       '/api/v1/runs': {

@@ -1,5 +1,6 @@
 import { Type, type Static, type TObject, type TProperties } from '@sinclair/typebox';
 import { EvidenceSettings } from './evidence';
+import { WebhookEvent } from './webhooks';
 import { capOf, RETRY_LIMITS, STEP_LIMITS } from './limits';
 import type { ProblemFieldError } from './problems';
 import { compileValidator, type Validation } from './validate';
@@ -181,6 +182,20 @@ export const SuiteDefinition = Type.Object(
 );
 export type SuiteDefinition = Static<typeof SuiteDefinition>;
 
+/**
+ * A webhook endpoint the project file manages: it receives the events of this project's runs and
+ * suite runs only. Its signing secret is generated when it is first applied and printed then (never
+ * written in the file); applying a file without an endpoint removes it (docs/WEBHOOKS.md).
+ */
+export const ProjectWebhook = Type.Object(
+  {
+    url: Type.String({ minLength: 1, maxLength: 2_048, format: 'uri', pattern: '^https?://' }),
+    events: Type.Optional(Type.Array(WebhookEvent, { minItems: 1, uniqueItems: true })),
+  },
+  { additionalProperties: false },
+);
+export type ProjectWebhook = Static<typeof ProjectWebhook>;
+
 export const ProjectFile = Type.Object(
   {
     $schema: Type.Optional(Type.String()),
@@ -192,6 +207,7 @@ export const ProjectFile = Type.Object(
       maxItems: STEP_LIMITS.maxSuitesPerProject,
       ...capOf('STEP_LIMITS.maxSuitesPerProject'),
     }),
+    webhooks: Type.Optional(Type.Array(ProjectWebhook, { maxItems: 20 })),
   },
   { additionalProperties: false },
 );
@@ -221,6 +237,15 @@ export function validateProjectFile(value: unknown): Validation<ProjectFile> {
       keys.add(test.key);
       test.steps.forEach((st, i) => errors.push(...checkStep(st, `${at}/steps/${i}`)));
     });
+  });
+  const webhookUrls = new Set<string>();
+  file.webhooks?.forEach((webhook, w) => {
+    const at = `/webhooks/${w}/url`;
+    if (!URL.canParse(webhook.url)) errors.push({ path: at, message: 'must be an absolute http(s) URL' });
+    else if (new URL(webhook.url).username || new URL(webhook.url).password || new URL(webhook.url).hash)
+      errors.push({ path: at, message: 'must not carry credentials or a fragment (deliveries are signed)' });
+    if (webhookUrls.has(webhook.url)) errors.push({ path: at, message: `duplicates webhook URL "${webhook.url}"` });
+    webhookUrls.add(webhook.url);
   });
   return errors.length > 0 ? { ok: false, errors } : { ok: true, value: file };
 }

@@ -12,6 +12,7 @@ import {
 import { generateApiKey, KEY_CACHE_TTL_MS, type AuthChangeAnnouncer } from './api-keys';
 import { Prisma, type Db } from './db';
 import { ID_PREFIX, newId } from './ids';
+import { syncProjectWebhooks, type AppliedWebhook } from './webhooks';
 
 /**
  * Operator actions behind `testrun admin`: workspaces, members, keys and project files. They talk
@@ -173,6 +174,8 @@ export type AppliedProject = {
   projectId: string;
   slug: string;
   suites: Array<{ id: string; slug: string; tests: Array<{ id: string; key: string; name: string }> }>;
+  /** The endpoints the file manages, when it has `webhooks` (a new one's secret shown this once). */
+  webhooks?: AppliedWebhook[];
 };
 
 /**
@@ -180,7 +183,13 @@ export type AppliedProject = {
  * one transaction. Suites and tests no longer in the file are archived (their runs are kept). A file
  * that does not validate changes nothing and lists every problem.
  */
-export async function applyProject(db: Db, workspaceId: string, input: unknown): Promise<AppliedProject> {
+export async function applyProject(
+  db: Db,
+  workspaceId: string,
+  input: unknown,
+  /** `webhookKey` seals the secrets of webhook endpoints the file adds (`deriveKeys(secret).headers`). */
+  options: { webhookKey?: Buffer } = {},
+): Promise<AppliedProject> {
   const checked = validateProjectFile(input);
   if (!checked.ok) {
     const overLimit = checked.errors.every((e) => isOverCap(e.message));
@@ -240,7 +249,9 @@ export async function applyProject(db: Db, workspaceId: string, input: unknown):
         where: { projectId: project.id, archivedAt: null, suiteId: { notIn: keptSuites } },
         data: { archivedAt: now },
       });
-      return out;
+      // Without `webhooks` the file manages no endpoint: any it managed before are removed.
+      const webhooks = await syncProjectWebhooks(tx, options.webhookKey, inProject, file.webhooks ?? []);
+      return file.webhooks ? { ...out, webhooks } : out;
     },
     { timeout: 60_000 },
   );

@@ -31,4 +31,5 @@ export const ID_PREFIX = {
   artifact: 'art',
   secretVariable: 'sec',
   pageEvent: 'pev',
+  webhookEndpoint: 'whe',
 } as const;

@@ -24,3 +24,4 @@ export * from './target-policy';
 export * from './resource-reads';
 export * from './run-cancel';
 export * from './suite-run-copy';
+export * from './webhooks';

@@ -47,6 +47,16 @@ it('counts relaunches, reconciler actions of passes that ran, and open contexts'
   expect(sampleSum(s, 'testrun_worker_browser_contexts')).toBe(3);
 });
 
+it('counts webhook attempts by outcome', async () => {
+  metrics.countWebhookAttempt('retry');
+  metrics.countWebhookAttempt('retry');
+  metrics.countWebhookAttempt('delivered');
+  const s = await samples();
+  expect(sampleSum(s, 'testrun_worker_webhook_attempts_total', { outcome: 'retry' })).toBe(2);
+  expect(sampleSum(s, 'testrun_worker_webhook_attempts_total', { outcome: 'delivered' })).toBe(1);
+  expect(sampleSum(s, 'testrun_worker_webhook_attempts_total', { outcome: 'failed' })).toBe(0);
+});
+
 it('reads the queue on each scrape: jobs with a priority are prioritized, not waiting', async () => {
   await addRunJobs(
     queue,

@@ -2,6 +2,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import { withTimeout, type RunQueue } from '@testrun/core';
 import type { RunExecution } from '../execute-run';
 import type { ReconcileReport } from '../reconciler';
+import type { WebhookAttemptOutcome } from '../webhooks/webhook-worker';
 
 /** How long a scrape waits for the queue's counts before it reports none. */
 const QUEUE_COUNT_TIMEOUT_MS = 1_000;
@@ -49,6 +50,13 @@ export class WorkerMetrics {
     registers: [this.registry],
   });
 
+  private readonly webhookAttempts = new Counter({
+    name: 'testrun_worker_webhook_attempts_total',
+    help: 'Webhook delivery attempts of this worker, by outcome: delivered (2xx), retry (failed, another attempt is due), failed (the last attempt failed).',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
   constructor(sources: WorkerMetricsSources) {
     collectDefaultMetrics({ register: this.registry });
     new Gauge({
@@ -85,6 +93,10 @@ export class WorkerMetrics {
     if (execution.kind !== 'finished' || !execution.recorded) return;
     this.runsFinished.inc({ status: execution.status, code: execution.code ?? 'none' });
     this.runDuration.observe({ status: execution.status }, execution.timings.totalMs / 1000);
+  }
+
+  countWebhookAttempt(outcome: WebhookAttemptOutcome): void {
+    this.webhookAttempts.inc({ outcome });
   }
 
   countRelaunch(): void {

@@ -1,0 +1,108 @@
+import http from 'node:http';
+import https from 'node:https';
+import type { LookupFunction } from 'node:net';
+import {
+  errorMessage,
+  resolveTarget,
+  TargetUnresolvedError,
+  type LookupAll,
+  type ResolvedAddress,
+  type TargetPolicy,
+} from '@testrun/core';
+
+/** One POST of a webhook message. */
+export type WebhookRequest = {
+  url: string;
+  /** The Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`). */
+  headers: Record<string, string>;
+  body: string;
+  /** The deployment's target policy narrowed by the workspace's own denied targets. */
+  policy: TargetPolicy;
+  lookup: LookupAll;
+  /** The whole attempt, connection to last byte of the answer. */
+  timeoutMs: number;
+};
+
+/** What one attempt came to: `ok` for a 2xx answer; otherwise the status or an error sentence. */
+export type WebhookResponse = { ok: boolean; status: number | null; error: string | null; durationMs: number };
+
+/** A `lookup` that answers the one address the policy checked, so nothing resolves the name again. */
+function pinnedLookup(address: ResolvedAddress): LookupFunction {
+  return (_host, options, callback) => {
+    if (options.all) callback(null, [{ address: address.address, family: address.family }]);
+    else callback(null, address.address, address.family);
+  };
+}
+
+/**
+ * POSTs a message under the target network policy, as the worker's egress proxy does for test
+ * traffic: the host is resolved once, every address it resolves to is checked, and the connection
+ * goes to a checked address. Redirects are not followed (a 3xx is a failed attempt). The answer's
+ * body is read and dropped: only its status is kept.
+ */
+export async function sendWebhook(request: WebhookRequest): Promise<WebhookResponse> {
+  const started = performance.now();
+  const done = (fields: Omit<WebhookResponse, 'durationMs'>): WebhookResponse => ({
+    ...fields,
+    durationMs: Math.round(performance.now() - started),
+  });
+  let checked;
+  try {
+    checked = await resolveTarget(request.policy, request.url, request.lookup);
+  } catch (error) {
+    if (error instanceof TargetUnresolvedError) return done({ ok: false, status: null, error: error.message });
+    throw error;
+  }
+  if (!checked.allowed)
+    return done({ ok: false, status: null, error: `blocked by the target network policy: ${checked.detail}` });
+  const address = checked.addresses[0];
+  if (!address) return done({ ok: false, status: null, error: `${checked.host} has no address` });
+  const url = new URL(request.url);
+  const client = url.protocol === 'https:' ? https : http;
+  const body = Buffer.from(request.body, 'utf8');
+  return new Promise<WebhookResponse>((resolve) => {
+    const req = client.request(
+      url,
+      {
+        method: 'POST',
+        lookup: pinnedLookup(address),
+        agent: false,
+        headers: {
+          'content-type': 'application/json',
+          'content-length': String(body.length),
+          'user-agent': 'Testrun-Webhooks/1',
+          ...request.headers,
+        },
+        signal: AbortSignal.timeout(request.timeoutMs),
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => {
+          const status = res.statusCode ?? 0;
+          const ok = status >= 200 && status < 300;
+          resolve(done({ ok, status, error: ok ? null : `answered HTTP ${status}` }));
+        });
+        res.on('error', (error) =>
+          resolve(done({ ok: false, status: res.statusCode ?? null, error: errorMessage(error) })),
+        );
+      },
+    );
+    req.on('error', (error) => {
+      const timedOut = error.name === 'AbortError' || error.name === 'TimeoutError';
+      resolve(
+        done({
+          ok: false,
+          status: null,
+          error: timedOut ? `no answer within ${request.timeoutMs} ms` : describeNetworkError(error),
+        }),
+      );
+    });
+    req.end(body);
+  });
+}
+
+/** A network failure as a short sentence: its code when it has one (ECONNREFUSED …), else its message. */
+function describeNetworkError(error: Error): string {
+  const code = 'code' in error && typeof error.code === 'string' ? error.code : null;
+  return code ? `connection failed (${code})` : errorMessage(error);
+}

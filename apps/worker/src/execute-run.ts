@@ -174,7 +174,9 @@ export async function executeRun(given: RunDeps, runId: string): Promise<RunExec
       const scope: RunScope = { deps, run, clock, writer, retry, mask: new SecretMask([]), signal };
       let outcome: RunOutcome;
       try {
-        outcome = signal.aborted ? { status: 'error', ...CANCELLED_RUNNING_OUTCOME } : await runSteps(scope);
+        outcome = signal.aborted
+          ? { status: 'error', ...CANCELLED_RUNNING_OUTCOME }
+          : await untilCancelled(runSteps(scope), signal);
       } catch (error) {
         log.error('run failed inside the worker', { attempt, error: scope.mask.text(errorMessage(error)) });
         outcome = internalErrorOutcome(error);
@@ -383,4 +385,29 @@ async function pageAtFailure(page: Page, mask: SecretMask): Promise<PageAtFailur
 function maskEvent(mask: SecretMask, event: PageEvent): PageEvent {
   if (mask.isEmpty) return event;
   return { ...event, message: mask.text(event.message), url: event.url === null ? null : mask.text(event.url) };
+}
+
+/**
+ * How long a cancelled attempt may take to unwind once its context is closed. Nearly always the
+ * step under way throws at once; but a Playwright call made while the context closes (opening the
+ * page, starting the trace) can wait on an answer that never comes, and that must not keep the run,
+ * and a slot of the worker, from ending.
+ */
+const CANCEL_UNWIND_MS = 1_500;
+
+/** The attempt's outcome, or `cancelled` when it has not ended {@link CANCEL_UNWIND_MS} after a cancel. */
+function untilCancelled(attempt: Promise<RunOutcome>, signal: AbortSignal): Promise<RunOutcome> {
+  return new Promise((resolve, reject) => {
+    let timer: NodeJS.Timeout | undefined;
+    const onAbort = () => {
+      timer = setTimeout(() => {
+        resolve({ status: 'error', ...CANCELLED_RUNNING_OUTCOME });
+      }, CANCEL_UNWIND_MS);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    attempt.then(resolve, reject).finally(() => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+    });
+  });
 }

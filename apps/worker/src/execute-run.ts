@@ -185,7 +185,8 @@ export async function executeRun(given: RunDeps, runId: string): Promise<RunExec
       if (signal.aborted && outcome.status !== 'passed')
         outcome = { status: 'error', ...CANCELLED_RUNNING_OUTCOME, step: outcome.step ?? null };
       outcome = maskOutcome(scope.mask, outcome);
-      const retried = signal.aborted ? null : retriedOutcome(outcome, testRetry, run.retries);
+      // A cancelled attempt (its outcome is `cancelled` by now) is never retried: see retry-policy.ts.
+      const retried = retriedOutcome(outcome, testRetry, run.retries);
       if (retried) {
         const ended = attempt;
         const next = await retry(() => retryRun(deps.db, runId, ended, retried, writer.finalRows));

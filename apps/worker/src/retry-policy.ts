@@ -3,7 +3,8 @@ import type { RetriedOutcome, RunOutcome } from '@testrun/core';
 
 /**
  * Error codes a retry cannot change: the same definition fails the same way on every attempt; and
- * a cancelled attempt, which ends its run (the worker checks the cancel before this decision too).
+ * a cancelled attempt, which ends its run (the worker turns any attempt that did not pass under a
+ * cancel into `cancelled` before this decision).
  * A run ended from outside its worker (worker lost) never reaches the retry decision at all.
  */
 const NOT_RETRIED: ReadonlySet<RunErrorCode> = new Set<RunErrorCode>(['invalid_definition', 'cancelled']);

@@ -99,6 +99,18 @@ function stepOutcome(value: string): StepOutcome {
   throw new Error(`step outcome "${value}" is not one of ${STEP_OUTCOMES.join(', ')}`);
 }
 
+type StepRow = { runId: string; attempt: number; outcome: string } & Omit<ViewStep, 'outcome'>;
+type ArtifactRow = { runId: string; attempt: number } & ViewArtifact;
+
+/** A step row as the view shows it, its outcome checked. */
+function toViewStep({ runId: _runId, attempt: _attempt, outcome, ...step }: StepRow): ViewStep {
+  return { ...step, outcome: stepOutcome(outcome) };
+}
+
+function toViewArtifact({ runId: _runId, attempt: _attempt, ...artifact }: ArtifactRow): ViewArtifact {
+  return artifact;
+}
+
 /** Rows of the runs' current attempts, grouped by run id (rows of earlier attempts are left out). */
 function byCurrentAttempt<T extends { runId: string; attempt: number }>(runs: ViewRun[], rows: T[]): Map<string, T[]> {
   const attempts = new Map(runs.map((r) => [r.id, r.attempt]));
@@ -138,13 +150,8 @@ async function attachDetails(db: Db, runs: ViewRun[]): Promise<void> {
   const artifacts = byCurrentAttempt(started, artifactRows);
   const events = byCurrentAttempt(started, eventRows);
   for (const run of runs) {
-    run.steps = (steps.get(run.id) ?? []).map(({ runId: _runId, attempt: _attempt, outcome, ...step }): ViewStep => ({
-      ...step,
-      outcome: stepOutcome(outcome),
-    }));
-    run.artifacts = (artifacts.get(run.id) ?? []).map(
-      ({ runId: _runId, attempt: _attempt, ...artifact }): ViewArtifact => artifact,
-    );
+    run.steps = (steps.get(run.id) ?? []).map(toViewStep);
+    run.artifacts = (artifacts.get(run.id) ?? []).map(toViewArtifact);
     run.pageEvents = (events.get(run.id) ?? []).map(({ runId: _runId, attempt: _attempt, ...event }) => event);
   }
 }
@@ -271,15 +278,8 @@ async function loadEarlierAttempts(db: Db, runId: string): Promise<ViewAttempt[]
     startedAt: a.startedAt,
     finishedAt: a.finishedAt,
     durationMs: a.durationMs,
-    steps: stepRows
-      .filter((row) => row.attempt === a.attempt)
-      .map(({ runId: _runId, attempt: _attempt, outcome, ...step }): ViewStep => ({
-        ...step,
-        outcome: stepOutcome(outcome),
-      })),
-    artifacts: artifactRows
-      .filter((row) => row.attempt === a.attempt)
-      .map(({ runId: _runId, attempt: _attempt, ...artifact }): ViewArtifact => artifact),
+    steps: stepRows.filter((row) => row.attempt === a.attempt).map(toViewStep),
+    artifacts: artifactRows.filter((row) => row.attempt === a.attempt).map(toViewArtifact),
   }));
 }
 

@@ -151,6 +151,7 @@ function syntheticSuite(): ViewSuiteRun {
       failed: count('failed'),
       error: count('error'),
       skipped: count('skipped'),
+      flaky: runs.filter((r) => r.status === 'passed' && r.retry > 0).length,
     },
     createdAt: new Date(t0),
     startedAt: new Date(t0),

@@ -132,9 +132,9 @@ describe('a suite with retries', () => {
 
     // The run's page shows both attempts, each with its own screenshots, and marks the run flaky.
     const page = await viewPage(flaky.id);
-    expect(page).toContain('<span class="chip chip-flaky">flaky</span>');
-    expect(page).toContain('Attempt 2 (retry 1)');
-    expect(page).toContain('Attempt 1');
+    expect(page).toContain('<span class="chip chip-flaky" data-flaky-mark>flaky</span>');
+    expect(page).toContain('Retry #1');
+    expect(page).toMatch(/>Run <span class="chip chip-failed"/);
     const shots = await db.artifact.findMany({ where: { runId: flaky.id, kind: 'screenshot' }, select: { id: true } });
     for (const shot of shots) expect(page).toContain(`/artifacts/${shot.id}`);
   });

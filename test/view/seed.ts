@@ -18,6 +18,12 @@ export const STEPS = {
   expectWelcome: (): Step => ({ action: 'expectText', selector: 'h1', text: 'Welcome to the shop', timeoutMs: 1_000 }),
   /** The page answers 500: the worker fails the run `http_error`. */
   broken: (): Step => ({ action: 'goto', url: '/broken' }),
+  /** "Not yet" for the first `fails` requests of `key`, then "Ready": with a retry, the run passes flaky. */
+  flaky: (key: string, fails = 1): Step => ({
+    action: 'goto',
+    url: `/flaky?key=${encodeURIComponent(key)}&fails=${fails}`,
+  }),
+  expectReady: (): Step => ({ action: 'expectText', selector: 'h1', text: 'Ready', timeoutMs: 1_000 }),
   /** Hangs past any budget: with a short test budget the worker ends the run `error`/`timeout`. */
   slow: (): Step => ({ action: 'goto', url: '/slow' }),
 };
@@ -32,6 +38,8 @@ export type RunPlan = {
   timeoutMs?: number;
   /** Record a video of the run too (needs Playwright's ffmpeg). Default false. */
   video?: boolean;
+  /** Test attempts after a failed or error one. Default 0. */
+  retries?: number;
 };
 
 export type SeededSuite = {
@@ -56,6 +64,7 @@ function projectFor(slug: string, baseUrl: string, plans: RunPlan[]): ProjectFil
           name: plan.name,
           enabled: plan.enabled ?? true,
           timeoutMs: plan.timeoutMs ?? 30_000,
+          ...(plan.retries === undefined ? {} : { retries: plan.retries }),
           steps: plan.steps,
         })),
       },

@@ -4,6 +4,7 @@
  * - live updates: while <main data-live="…/status.json"> is set, polls that JSON, updates chips,
  *   counters, summaries and durations in place, and swaps in the final page once it is terminal;
  * - a passed test's steps, fetched when its <details data-fragment="…"> is first opened;
+ * - a retried run's attempts as tabs;
  * - the suite page's search and status chips: they narrow the list at once and keep the filter in
  *   the URL (`?status=failed&q=…`), which the server renders the same way on a reload. The search
  *   text of every test (steps included) is fetched once, when someone first types.
@@ -60,7 +61,10 @@
 
   function applyRun(r) {
     document.querySelectorAll('[data-run="' + r.id + '"]').forEach(function (el) {
-      if (el.hasAttribute('data-status')) el.setAttribute('data-status', r.status);
+      if (el.hasAttribute('data-status')) {
+        el.setAttribute('data-status', r.status);
+        el.toggleAttribute('data-flaky', r.flaky);
+      }
       setChip(el.querySelector('[data-run-status]') || document.querySelector('[data-run-status]'), r.status);
       var sum = el.querySelector('[data-run-summary]');
       // Keep the skip reason's <code> that may follow the summary's text.
@@ -134,7 +138,10 @@
       main.querySelectorAll('li.test').forEach(function (li) {
         total += 1;
         var ok =
-          (state.status === 'all' || li.getAttribute('data-status') === state.status) &&
+          (state.status === 'all' ||
+            (state.status === 'flaky'
+              ? li.hasAttribute('data-flaky')
+              : li.getAttribute('data-status') === state.status)) &&
           (q === '' || textOf(li).indexOf(q) !== -1);
         li.hidden = !ok;
         if (ok) shown += 1;
@@ -197,6 +204,68 @@
     return { apply: applyFilter };
   }
 
+  /*
+   * A retried run's attempts as tabs (WAI-ARIA tabs with manual activation): the server renders a
+   * list of links to panels that all show; this keeps one panel showing, follows the URL's
+   * #attempt-N, and moves between tabs with the arrow keys, Home and End.
+   */
+  function wireTabs(root) {
+    root.querySelectorAll('[data-tabs]').forEach(function (list) {
+      var tabs = Array.prototype.slice.call(list.querySelectorAll('[data-tab]'));
+      var panelOf = function (tab) {
+        return document.getElementById(tab.getAttribute('data-tab'));
+      };
+      list.setAttribute('role', 'tablist');
+      list.setAttribute('aria-label', 'Attempts');
+      tabs.forEach(function (tab) {
+        tab.parentElement.setAttribute('role', 'presentation');
+        tab.setAttribute('role', 'tab');
+        tab.setAttribute('aria-controls', tab.getAttribute('data-tab'));
+        var panel = panelOf(tab);
+        if (panel) {
+          panel.setAttribute('role', 'tabpanel');
+          panel.setAttribute('aria-labelledby', tab.id);
+          panel.setAttribute('tabindex', '0');
+        }
+      });
+      function select(chosen, focus) {
+        tabs.forEach(function (tab) {
+          var on = tab === chosen;
+          tab.setAttribute('aria-selected', on ? 'true' : 'false');
+          tab.setAttribute('tabindex', on ? '0' : '-1');
+          if (on) tab.setAttribute('aria-current', 'true');
+          else tab.removeAttribute('aria-current');
+          var panel = panelOf(tab);
+          if (panel) panel.hidden = !on;
+        });
+        if (focus) chosen.focus();
+      }
+      var fromHash = tabs.filter(function (tab) {
+        return '#' + tab.getAttribute('data-tab') === location.hash;
+      })[0];
+      var current = tabs.filter(function (tab) {
+        return tab.getAttribute('aria-current') === 'true';
+      })[0];
+      select(fromHash || current || tabs[tabs.length - 1], false);
+      tabs.forEach(function (tab, i) {
+        tab.addEventListener('click', function (e) {
+          if (e.metaKey || e.ctrlKey || e.shiftKey || e.button !== 0) return;
+          e.preventDefault();
+          select(tab, false);
+          history.replaceState(null, '', tab.getAttribute('href'));
+        });
+        tab.addEventListener('keydown', function (e) {
+          var next = { ArrowRight: i + 1, ArrowLeft: i - 1, Home: 0, End: tabs.length - 1 }[e.key];
+          if (next === undefined) return;
+          e.preventDefault();
+          var to = tabs[(next + tabs.length) % tabs.length];
+          select(to, true);
+          history.replaceState(null, '', to.getAttribute('href'));
+        });
+      });
+    });
+  }
+
   function openIds(main) {
     var ids = [];
     main.querySelectorAll('details[id][open]').forEach(function (d) {
@@ -222,6 +291,7 @@
           if (d) d.open = true;
         });
         wire(main);
+        wireTabs(main);
         filters = wireFilters(main);
         var chip = document.querySelector('[data-live-status]');
         note('Finished: ' + (chip ? chip.textContent : ''));
@@ -277,6 +347,7 @@
     var main = document.querySelector('main');
     if (!main) return;
     wire(main);
+    wireTabs(main);
     filters = wireFilters(main);
     if (main.hasAttribute('data-live')) poll(main);
     // When the page became interactive, in ms since navigation began (read by bench/view-render.ts).

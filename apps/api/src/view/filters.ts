@@ -9,14 +9,18 @@ import type { ViewRun, ViewSuiteRun } from './model';
  */
 export type SuiteFilter = { status: FilterStatus; q: string };
 
-/** The chips, in the order the page shows them. `running` and `queued` appear while a suite is live. */
-const FILTER_STATUSES = ['all', 'failed', 'error', 'passed', 'skipped', 'running', 'queued'] as const;
+/**
+ * The chips, in the order the page shows them. `flaky` is the passed tests that passed only on a
+ * retry (they count among the passed too); `running` and `queued` appear while a suite is live.
+ */
+const FILTER_STATUSES = ['all', 'failed', 'error', 'flaky', 'passed', 'skipped', 'running', 'queued'] as const;
 type FilterStatus = (typeof FILTER_STATUSES)[number];
 
 const CHIP_TITLES: Readonly<Record<FilterStatus, string>> = {
   all: 'All',
   failed: 'Failed',
   error: 'Error',
+  flaky: 'Flaky',
   passed: 'Passed',
   skipped: 'Skipped',
   running: 'Running',
@@ -41,9 +45,14 @@ export function searchText(run: Pick<ViewRun, 'testName' | 'resultSummary' | 'ou
   return [run.testName, run.resultSummary, run.outcomeMessage ?? '', steps].join('\n').toLowerCase();
 }
 
+/** A run is flaky when it passed on a retry: an earlier attempt failed or ended in error. */
+export function isFlaky(run: Pick<ViewRun, 'status' | 'retry'>): boolean {
+  return run.status === 'passed' && run.retry > 0;
+}
+
 /** Whether a run stays in the list under the filter; `text` is its {@link searchText}. */
-export function matchesFilter(run: Pick<ViewRun, 'status'>, text: string, filter: SuiteFilter): boolean {
-  if (filter.status !== 'all' && run.status !== filter.status) return false;
+export function matchesFilter(run: Pick<ViewRun, 'status' | 'retry'>, text: string, filter: SuiteFilter): boolean {
+  if (filter.status === 'flaky' ? !isFlaky(run) : filter.status !== 'all' && run.status !== filter.status) return false;
   return filter.q === '' || text.includes(filter.q.toLowerCase());
 }
 

@@ -31,12 +31,13 @@ export function time(date: Date | null): SafeHtml {
 }
 
 /** Heading level: 2 on a run's own page, 3 inside a test of a suite page. */
-export type Heading = 2 | 3;
+export type Heading = 2 | 3 | 4;
+
+const HEADING_TAGS = { 2: 'h2', 3: 'h3', 4: 'h4' } as const;
 
 export function heading(level: Heading, text: string | SafeHtml, id?: string): SafeHtml {
-  return level === 2
-    ? html`<h2${id ? html` id="${id}"` : ''}>${text}</h2>`
-    : html`<h3${id ? html` id="${id}"` : ''}>${text}</h3>`;
+  const tag = HEADING_TAGS[level];
+  return html`<${tag}${id ? html` id="${id}"` : ''}>${text}</${tag}>`;
 }
 
 /** The facts under a page's title, as a description list of label and value pairs. */

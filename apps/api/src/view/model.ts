@@ -86,6 +86,9 @@ export type ViewAttempt = Pick<
   artifacts: ViewArtifact[];
 };
 
+/** The suite's counters, and how many of its passes were flaky (passed on a retry; counted in `passed` too). */
+export type ViewCounts = SuiteCounts & { flaky: number };
+
 export type ViewSuiteRun = {
   id: string;
   token: string;
@@ -94,7 +97,7 @@ export type ViewSuiteRun = {
   projectName: string;
   projectSlug: string;
   status: RunStatus;
-  counts: SuiteCounts;
+  counts: ViewCounts;
   createdAt: Date;
   startedAt: Date | null;
   finishedAt: Date | null;
@@ -108,10 +111,12 @@ export type ViewSuiteRun = {
 export type LiveStatus = {
   status: RunStatus;
   terminal: boolean;
-  counts?: SuiteCounts;
+  counts?: ViewCounts;
   runs: Array<{
     id: string;
     status: RunStatus;
+    /** Passed on a retry. */
+    flaky: boolean;
     resultSummary: string;
     durationMs: number | null;
     durationText: string;

@@ -2,15 +2,15 @@ import {
   formatDuration,
   isTerminalRunStatus,
   STEP_OUTCOMES,
+  type RunStatus,
   type StepOutcome,
-  type SuiteCounts,
 } from '@testrun/contracts';
 import { RUN_OUTCOME_COLUMNS, type Db, type ViewSubject } from '@testrun/core';
 
 /** Signs the view's links on a page with the terms of the link the page was opened with. */
 export type LinkSigner = (subject: ViewSubject, id: string) => string;
-import { searchText } from './filters';
-import type { LiveStatus, ViewArtifact, ViewAttempt, ViewRun, ViewStep, ViewSuiteRun } from './model';
+import { isFlaky, searchText } from './filters';
+import type { LiveStatus, ViewArtifact, ViewAttempt, ViewCounts, ViewRun, ViewStep, ViewSuiteRun } from './model';
 
 // An explicit column list: the view never reads headers_sealed, so header values cannot reach a page.
 const RUN_COLUMNS = {
@@ -175,8 +175,9 @@ const COUNT_COLUMNS = {
 
 type CountRow = { [K in Exclude<keyof typeof COUNT_COLUMNS, 'status'>]: number };
 
-function countsOf(row: CountRow): SuiteCounts {
+function countsOf(row: CountRow, runs: ReadonlyArray<{ status: RunStatus; retry: number }>): ViewCounts {
   return {
+    flaky: runs.filter(isFlaky).length,
     total: row.totalCount,
     queued: row.queuedCount,
     running: row.runningCount,
@@ -211,7 +212,7 @@ export async function loadSuiteRun(db: Db, sign: LinkSigner, suiteRunId: string)
     projectName: suiteRun.suite.project.name,
     projectSlug: suiteRun.suite.project.slug,
     status: suiteRun.status,
-    counts: countsOf(suiteRun),
+    counts: countsOf(suiteRun, runs),
     createdAt: suiteRun.createdAt,
     startedAt: suiteRun.startedAt,
     finishedAt: suiteRun.finishedAt,
@@ -283,10 +284,12 @@ async function loadEarlierAttempts(db: Db, runId: string): Promise<ViewAttempt[]
   }));
 }
 
-const LIVE_RUN_COLUMNS = { id: true, status: true, resultSummary: true, durationMs: true } as const;
+const LIVE_RUN_COLUMNS = { id: true, status: true, retry: true, resultSummary: true, durationMs: true } as const;
 
-function liveRun(run: Omit<LiveStatus['runs'][number], 'durationText'>): LiveStatus['runs'][number] {
-  return { ...run, durationText: formatDuration(run.durationMs) };
+type LiveRunRow = Omit<LiveStatus['runs'][number], 'durationText' | 'flaky'> & { retry: number };
+
+function liveRun({ retry, ...run }: LiveRunRow): LiveStatus['runs'][number] {
+  return { ...run, flaky: isFlaky({ status: run.status, retry }), durationText: formatDuration(run.durationMs) };
 }
 
 export async function loadSuiteLiveStatus(db: Db, suiteRunId: string): Promise<LiveStatus | null> {
@@ -296,7 +299,7 @@ export async function loadSuiteLiveStatus(db: Db, suiteRunId: string): Promise<L
   return {
     status: suiteRun.status,
     terminal: isTerminalRunStatus(suiteRun.status),
-    counts: countsOf(suiteRun),
+    counts: countsOf(suiteRun, runs),
     runs: runs.map(liveRun),
   };
 }

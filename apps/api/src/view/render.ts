@@ -1,5 +1,5 @@
 import { formatDuration, isTerminalRunStatus, type RunStatus } from '@testrun/contracts';
-import { filterBar, filtered, matchesFilter, searchText, type SuiteFilter } from './filters';
+import { filterBar, filtered, isFlaky, matchesFilter, searchText, type SuiteFilter } from './filters';
 import { redactCredentials } from './format';
 import { html, type SafeHtml } from './html';
 import { chip, layout, livePath, messagePage, metaList, runPath, suitePath, time, type Paths } from './layout';
@@ -9,7 +9,7 @@ import { renderRunDetails, screenshotGallery, skipNote } from './run-details';
 
 /** A run that passed only on a retry is marked flaky, in words (never only a colour). */
 function flakyMark(run: Pick<ViewRun, 'status' | 'retry'>): SafeHtml | '' {
-  return run.status === 'passed' && run.retry > 0 ? html` <span class="chip chip-flaky">flaky</span>` : '';
+  return isFlaky(run) ? html` <span class="chip chip-flaky" data-flaky-mark>flaky</span>` : '';
 }
 
 /** "2 of up to 3": the test attempt the run is at, and how many it may take. */
@@ -18,9 +18,9 @@ function attemptText(run: ViewRun): string {
   return run.retries > 0 ? `${run.retry + 1} of up to ${run.retries + 1}` : '1';
 }
 
-/** "Attempt 2 (retry 1)", the name of a test attempt on the run's page. */
+/** "Run" and "Retry #1", the names of a run's test attempts (as in Playwright's report). */
 function attemptName(retry: number): string {
-  return retry === 0 ? 'Attempt 1' : `Attempt ${retry + 1} (retry ${retry})`;
+  return retry === 0 ? 'Run' : `Retry #${retry}`;
 }
 
 /** A retried attempt drawn as a run of its own: its outcome, steps and evidence. */
@@ -29,21 +29,47 @@ function attemptAsRun(run: ViewRun, a: ViewAttempt): ViewRun {
 }
 
 /**
- * The run's details; for a retried run, one section per test attempt, the last (the run's outcome)
- * first, each with its own steps, screenshots and recording.
+ * The run's details; for a retried run, one tab per test attempt in the order they ran ("Run",
+ * "Retry #1", …), each panel with that attempt's outcome, steps, screenshots and recording. The
+ * last attempt, whose outcome is the run's, is the one selected. Without the script the tabs are
+ * links to the panels, which all show, one after the other.
  */
 function runAttempts(p: Paths, run: ViewRun): SafeHtml {
   const earlier = run.earlierAttempts ?? [];
-  if (earlier.length === 0) return html`${renderRunDetails(p, run, 2)} ${screenshotGallery(p, run)}`;
-  const section = (r: ViewRun, retry: number, note: string) =>
-    html`<section class="attempt" aria-labelledby="attempt-${retry}">
-      <h2 id="attempt-${retry}">${attemptName(retry)}: ${chip(r.status)} <span class="muted">${note}</span></h2>
-      <p class="summary">${redactCredentials(r.resultSummary)}</p>
-      ${renderRunDetails(p, r, 3)}
-    </section>`;
-  return html`${section(run, run.retry, isTerminalRunStatus(run.status) ? 'the last attempt' : 'in progress')}
-  ${[...earlier].reverse().map((a) => section(attemptAsRun(run, a), a.retry, formatDuration(a.durationMs)))}
-  ${screenshotGallery(p, run)}`;
+  if (earlier.length === 0) return html`${renderRunDetails(p, run, 2)} ${screenshotGallery(p, run, 2)}`;
+  const attempts = [...earlier.map((a) => attemptAsRun(run, a)), run];
+  const last = run.retry;
+  return html`<section class="attempts" aria-labelledby="attempts-heading">
+    <h2 id="attempts-heading">Attempts <span class="muted">(${attempts.length})</span></h2>
+    <ul class="attempt-tabs" data-tabs>
+      ${attempts.map(
+        (r) =>
+          html`<li>
+            <a
+              class="attempt-tab"
+              id="attempt-tab-${r.retry}"
+              href="#attempt-${r.retry}"
+              data-tab="attempt-${r.retry}"
+              ${r.retry === last ? html`aria-current="true"` : ''}
+              >${attemptName(r.retry)} ${chip(r.status)}</a
+            >
+          </li>`,
+      )}
+    </ul>
+    ${attempts.map(
+      (r) =>
+        html`<section class="attempt" id="attempt-${r.retry}" data-panel aria-labelledby="attempt-${r.retry}-heading">
+          <h3 id="attempt-${r.retry}-heading">
+            ${attemptName(r.retry)}: ${chip(r.status)}
+            <span class="muted"
+              >${r.retry === last ? (isTerminalRunStatus(r.status) ? 'the last attempt' : 'in progress') : formatDuration(r.durationMs)}</span
+            >
+          </h3>
+          <p class="summary">${redactCredentials(r.resultSummary)}</p>
+          ${renderRunDetails(p, r, 4)} ${screenshotGallery(p, r, 4)}
+        </section>`,
+    )}
+  </section>`;
 }
 
 export function renderRunPage(p: Paths, run: ViewRun): string {
@@ -88,7 +114,13 @@ function testEntry(p: Paths, run: ViewRun, shown: boolean): SafeHtml {
     run.status === 'skipped'
       ? skipNote(run)
       : html`<p class="muted">Steps, screenshots and recording are on the run's page.</p>`;
-  return html`<li class="test" data-run="${run.id}" data-status="${run.status}" ${shown ? '' : html`hidden`}>
+  return html`<li
+    class="test"
+    data-run="${run.id}"
+    data-status="${run.status}"
+    ${isFlaky(run) ? html`data-flaky` : ''}
+    ${shown ? '' : html`hidden`}
+  >
     <details id="run-${run.id}" ${open ? ' open' : ''}${inline ? '' : html` data-fragment="${page}/fragment"`}>
       <summary>
         <span class="summary-line"
@@ -136,6 +168,12 @@ function counters(suite: ViewSuiteRun): SafeHtml {
     <ul class="counters">
       <li class="counter counter-total"><span class="n" data-count="total">${c.total}</span> tests</li>
       ${items.map(([name, n]) => html`<li class="counter counter-${name}${n === 0 ? ' zero' : ''}"><span class="n" data-count="${name}">${n}</span> ${name}</li>`)}
+      <li
+        class="counter counter-flaky${c.flaky === 0 ? ' zero' : ''}"
+        title="Passed on a retry (counted among the passed)"
+      >
+        <span class="n" data-count="flaky">${c.flaky}</span> flaky
+      </li>
     </ul>
     <svg class="progress" viewBox="0 0 100 10" preserveAspectRatio="none" aria-hidden="true" focusable="false">
       <rect class="track" x="0" y="0" width="100" height="10"></rect>

@@ -291,13 +291,13 @@ function recording(p: Paths, run: ViewRun, level: Heading): SafeHtml {
 }
 
 /** Every screenshot of a run, for its own page. */
-export function screenshotGallery(p: Paths, run: ViewRun): SafeHtml {
+export function screenshotGallery(p: Paths, run: ViewRun, level: Heading): SafeHtml {
   const shots = (run.artifacts ?? []).filter((a) => a.kind === 'screenshot');
   if (shots.length === 0 && run.artifactsExpiredAt)
-    return html`<section class="gallery">${heading(2, 'Screenshots')} ${expiredMark('The screenshots')}</section>`;
+    return html`<section class="gallery">${heading(level, 'Screenshots')} ${expiredMark('The screenshots')}</section>`;
   if (shots.length === 0) return html``;
   return html`<section class="gallery">
-    ${heading(2, 'Screenshots')}
+    ${heading(level, 'Screenshots')}
     <ul class="shots">
       ${shots.map(
         (a) =>

@@ -99,7 +99,9 @@ test('the search looks through step labels of tests whose steps are not on the p
 test('the server renders a filtered URL without the script', async () => {
   const res = await fetch(`${suiteUrl}?status=skipped`);
   const body = await res.text();
-  const shown = [...body.matchAll(/<li class="test" data-run="[^"]+" data-status="(\w+)"\s*>/g)].map((m) => m[1]);
+  const shown = [...body.matchAll(/<li\s+class="test"\s+data-run="[^"]+"\s+data-status="(\w+)"([^>]*)>/g)]
+    .filter((m) => !/\bhidden\b/.test(m[2] ?? ''))
+    .map((m) => m[1]);
   expect(shown).toEqual(['skipped']);
   expect(body).toContain('Showing 1 of 6 tests.');
   // An unknown status and an overlong search are no error: the page shows everything, or nothing matching.

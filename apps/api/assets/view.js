@@ -3,7 +3,8 @@
  * Content-Security-Policy can forbid inline code. Pages read fully without it; it only adds:
  * - live updates: while <main data-live="…/status.json"> is set, polls that JSON, updates chips,
  *   counters, summaries and durations in place, and swaps in the final page once it is terminal;
- * - a passed test's steps, fetched when its <details data-fragment="…"> is first opened;
+ * - a passed test's steps, fetched from its run page's `/fragment` when its <details data-fragment>
+ *   is first opened;
  * - a retried run's attempts as tabs;
  * - the suite page's search and status chips: they narrow the list at once and keep the filter in
  *   the URL (`?status=failed&q=…`), which the server renders the same way on a reload. The search
@@ -330,7 +331,9 @@
         if (!d.open || d.getAttribute('data-loaded')) return;
         d.setAttribute('data-loaded', '1');
         var slot = d.querySelector('.lazy');
-        getOk(d.getAttribute('data-fragment'), { credentials: 'same-origin' }, function (r) {
+        var page = d.querySelector('.run-link a');
+        if (!page) return;
+        getOk(page.getAttribute('href') + '/fragment', { credentials: 'same-origin' }, function (r) {
           return r.text();
         })
           .then(function (h) {

@@ -18,6 +18,15 @@ test('literal text between values is kept as written, escapes included', () => {
   expect(html``.value).toBe('');
 });
 
+test("a template's indentation is cut to its line breaks; values keep their whitespace", () => {
+  const value = 'two  spaces\n    and an indented line';
+  expect(
+    html`<ul>
+      <li>${value}</li>
+    </ul>`.value,
+  ).toBe(`<ul>\n<li>${value}</li>\n</ul>`);
+});
+
 test('URL credentials are masked wherever they appear in text', () => {
   expect(redactCredentials('https://user:pass@host.test/a and http://tok@x.test')).toBe(
     'https://***@host.test/a and http://***@x.test',

@@ -5,31 +5,33 @@ import {
   type RunStatus,
   type StepOutcome,
 } from '@testrun/contracts';
-import { RUN_OUTCOME_COLUMNS, type Db, type ViewSubject } from '@testrun/core';
+import { readSql, type Db, type ViewSubject } from '@testrun/core';
 
 /** Signs the view's links on a page with the terms of the link the page was opened with. */
 export type LinkSigner = (subject: ViewSubject, id: string) => string;
 import { isFlaky, searchText } from './filters';
-import type { LiveStatus, ViewArtifact, ViewAttempt, ViewCounts, ViewRun, ViewStep, ViewSuiteRun } from './model';
+import type {
+  LiveStatus,
+  ViewArtifact,
+  ViewAttempt,
+  ViewCounts,
+  ViewPageEvent,
+  ViewRun,
+  ViewStep,
+  ViewSuiteRun,
+} from './model';
 
-// An explicit column list: the view never reads headers_sealed, so header values cannot reach a page.
-const RUN_COLUMNS = {
-  id: true,
-  suiteRunId: true,
-  position: true,
-  testName: true,
-  ...RUN_OUTCOME_COLUMNS,
-  baseUrl: true,
-  attempt: true,
-  retry: true,
-  retries: true,
-  steps: true,
-  createdAt: true,
-  startedAt: true,
-  finishedAt: true,
-  durationMs: true,
-  artifactsExpiredAt: true,
-} as const;
+/**
+ * A run as the pages show it, read straight through the pool (a 1,000-test suite page reads 1,000
+ * of them; Prisma's per-row work was most of the request). An explicit column list: the view never
+ * reads headers_sealed, so header values cannot reach a page. The test's steps are only counted.
+ */
+const RUN_SELECT = `SELECT id, suite_run_id AS "suiteRunId", position, test_name AS "testName", status::text AS status,
+  result_summary AS "resultSummary", outcome_code::text AS "outcomeCode", outcome_message AS "outcomeMessage",
+  outcome_step AS "outcomeStep", skip_reason::text AS "skipReason", base_url AS "baseUrl", attempt, retry, retries,
+  jsonb_array_length(steps) AS "plannedSteps", created_at AS "createdAt", started_at AS "startedAt",
+  finished_at AS "finishedAt", duration_ms AS "durationMs", artifacts_expired_at AS "artifactsExpiredAt"
+  FROM runs`;
 
 const STEP_COLUMNS = {
   runId: true,
@@ -49,17 +51,6 @@ const STEP_COLUMNS = {
   pageTitle: true,
 } as const;
 
-const PAGE_EVENT_COLUMNS = {
-  runId: true,
-  attempt: true,
-  kind: true,
-  at: true,
-  message: true,
-  url: true,
-  method: true,
-  status: true,
-} as const;
-
 const ARTIFACT_COLUMNS = {
   id: true,
   runId: true,
@@ -71,17 +62,13 @@ const ARTIFACT_COLUMNS = {
   sizeBytes: true,
 } as const;
 
-/** A run row as RUN_COLUMNS selects it: the view's run before its token and details are added. */
-type RunRow = Omit<ViewRun, 'token' | 'plannedSteps' | 'steps' | 'artifacts' | 'pageEvents' | 'earlierAttempts'> & {
-  steps: unknown;
-};
+/** A run row as RUN_SELECT reads it: the view's run before its token and details are added. */
+type RunRow = Omit<ViewRun, 'token' | 'steps' | 'artifacts' | 'pageEvents' | 'earlierAttempts'>;
 
 function toViewRun(sign: LinkSigner, row: RunRow): ViewRun {
-  const { steps, ...rest } = row;
   return {
-    ...rest,
+    ...row,
     token: sign('run', row.id),
-    plannedSteps: Array.isArray(steps) ? steps.length : 0,
     steps: null,
     artifacts: null,
     pageEvents: null,
@@ -111,11 +98,28 @@ function toViewArtifact({ runId: _runId, attempt: _attempt, ...artifact }: Artif
   return artifact;
 }
 
-/** Rows of the runs' current attempts, grouped by run id (rows of earlier attempts are left out). */
-function byCurrentAttempt<T extends { runId: string; attempt: number }>(runs: ViewRun[], rows: T[]): Map<string, T[]> {
-  const attempts = new Map(runs.map((r) => [r.id, r.attempt]));
+/** The rows of the runs' current attempts (rows of earlier attempts are left out), in the order given. */
+const CURRENT_ATTEMPT_ROWS = {
+  steps: `SELECT s.run_id AS "runId", s.attempt, s.index, s.action::text AS action, s.label, s.target,
+    s.outcome::text AS outcome, s.error, s.started_at AS "startedAt", s.duration_ms AS "durationMs",
+    s.screenshot_id AS "screenshotId", s.expected, s.received, s.page_url AS "pageUrl", s.page_title AS "pageTitle"
+    FROM step_results s JOIN runs r ON r.id = s.run_id AND r.attempt = s.attempt
+    WHERE s.run_id = ANY($1) ORDER BY s.run_id, s.index`,
+  artifacts: `SELECT a.run_id AS "runId", a.attempt, a.id, a.kind::text AS kind, a.step_index AS "stepIndex", a.name,
+    a.content_type AS "contentType", a.size_bytes AS "sizeBytes"
+    FROM artifacts a JOIN runs r ON r.id = a.run_id AND r.attempt = a.attempt
+    WHERE a.run_id = ANY($1) ORDER BY a.run_id, a.step_index NULLS LAST, a.created_at`,
+  events: `SELECT e.run_id AS "runId", e.attempt, e.kind::text AS kind, e.at, e.message, e.url, e.method, e.status
+    FROM page_events e JOIN runs r ON r.id = e.run_id AND r.attempt = e.attempt
+    WHERE e.run_id = ANY($1) ORDER BY e.run_id, e.at`,
+} as const;
+
+type EventRow = { runId: string; attempt: number } & ViewPageEvent;
+
+/** Rows grouped by run id, every run given having a list. */
+function byRun<T extends { runId: string }>(runs: ViewRun[], rows: T[]): Map<string, T[]> {
   const grouped = new Map<string, T[]>(runs.map((r) => [r.id, []]));
-  for (const row of rows) if (attempts.get(row.runId) === row.attempt) grouped.get(row.runId)?.push(row);
+  for (const row of rows) grouped.get(row.runId)?.push(row);
   return grouped;
 }
 
@@ -124,31 +128,18 @@ function byCurrentAttempt<T extends { runId: string; attempt: number }>(runs: Vi
  * a suite page asks for the ones it shows open, so a 500-test suite of passes stays cheap.
  */
 async function attachDetails(db: Db, runs: ViewRun[]): Promise<void> {
-  const started = runs.filter((r) => r.attempt > 0);
-  const ids = started.map((r) => r.id);
+  const ids = runs.filter((r) => r.attempt > 0).map((r) => r.id);
   const [stepRows, artifactRows, eventRows] =
     ids.length === 0
       ? [[], [], []]
       : await Promise.all([
-          db.stepResult.findMany({
-            where: { runId: { in: ids } },
-            select: STEP_COLUMNS,
-            orderBy: [{ runId: 'asc' }, { index: 'asc' }],
-          }),
-          db.artifact.findMany({
-            where: { runId: { in: ids } },
-            select: ARTIFACT_COLUMNS,
-            orderBy: [{ runId: 'asc' }, { stepIndex: 'asc' }, { createdAt: 'asc' }],
-          }),
-          db.pageEvent.findMany({
-            where: { runId: { in: ids } },
-            select: PAGE_EVENT_COLUMNS,
-            orderBy: [{ runId: 'asc' }, { at: 'asc' }],
-          }),
+          readSql<StepRow>(db, 'view_current_steps', CURRENT_ATTEMPT_ROWS.steps, [ids]),
+          readSql<ArtifactRow>(db, 'view_current_artifacts', CURRENT_ATTEMPT_ROWS.artifacts, [ids]),
+          readSql<EventRow>(db, 'view_current_events', CURRENT_ATTEMPT_ROWS.events, [ids]),
         ]);
-  const steps = byCurrentAttempt(started, stepRows);
-  const artifacts = byCurrentAttempt(started, artifactRows);
-  const events = byCurrentAttempt(started, eventRows);
+  const steps = byRun(runs, stepRows);
+  const artifacts = byRun(runs, artifactRows);
+  const events = byRun(runs, eventRows);
   for (const run of runs) {
     run.steps = (steps.get(run.id) ?? []).map(toViewStep);
     run.artifacts = (artifacts.get(run.id) ?? []).map(toViewArtifact);
@@ -201,7 +192,9 @@ export async function loadSuiteRun(db: Db, sign: LinkSigner, suiteRunId: string)
     },
   });
   if (!suiteRun) return null;
-  const rows = await db.run.findMany({ where: { suiteRunId }, select: RUN_COLUMNS, orderBy: { position: 'asc' } });
+  const rows = await readSql<RunRow>(db, 'view_suite_runs', `${RUN_SELECT} WHERE suite_run_id = $1 ORDER BY position`, [
+    suiteRunId,
+  ]);
   const runs = rows.map((row) => toViewRun(sign, row));
   await attachDetails(db, runs.filter(showsDetailsInline));
   return {
@@ -221,7 +214,7 @@ export async function loadSuiteRun(db: Db, sign: LinkSigner, suiteRunId: string)
 }
 
 export async function loadRun(db: Db, sign: LinkSigner, runId: string): Promise<ViewRun | null> {
-  const row = await db.run.findUnique({ where: { id: runId }, select: RUN_COLUMNS });
+  const [row] = await readSql<RunRow>(db, 'view_run', `${RUN_SELECT} WHERE id = $1`, [runId]);
   if (!row) return null;
   const run = toViewRun(sign, row);
   await attachDetails(db, [run]);

@@ -110,10 +110,9 @@ function testEntry(p: Paths, run: ViewRun, shown: boolean): SafeHtml {
   const inline = showsDetailsInline(run);
   const open = run.status === 'failed' || run.status === 'error';
   const page = runPath(p, run);
-  const folded =
-    run.status === 'skipped'
-      ? skipNote(run)
-      : html`<p class="muted">Steps, screenshots and recording are on the run's page.</p>`;
+  // A folded pass's steps are fetched when it is opened (from its page's `/fragment`); without the
+  // script, the link to its page stands for them.
+  const folded = run.status === 'skipped' ? skipNote(run) : '';
   return html`<li
     class="test"
     data-run="${run.id}"
@@ -121,7 +120,7 @@ function testEntry(p: Paths, run: ViewRun, shown: boolean): SafeHtml {
     ${isFlaky(run) ? html`data-flaky` : ''}
     ${shown ? '' : html`hidden`}
   >
-    <details id="run-${run.id}" ${open ? ' open' : ''}${inline ? '' : html` data-fragment="${page}/fragment"`}>
+    <details id="run-${run.id}" ${open ? ' open' : ''}${inline ? '' : html` data-fragment`}>
       <summary>
         <span class="summary-line"
           >${chip(run.status, html` data-run-status`)}${flakyMark(run)} <span class="test-name">${run.testName}</span>

@@ -11,6 +11,8 @@ import { defined, eventually, startViewEnv, type ViewEnv, openViewer, type Viewe
 let env: ViewEnv;
 let viewer: Viewer;
 let suite: SeededSuite;
+/** A suite of one test that fails twice: its run page has a section per test attempt. */
+let retried: SeededSuite;
 
 /** A run's screenshots as the worker stored them: artifact id by step number. */
 type Shots = Map<number, string>;
@@ -33,6 +35,13 @@ beforeAll(async () => {
     const rows = await env.db.artifact.findMany({ where: { runId: run.id, kind: 'screenshot' } });
     shots.set(run.id, new Map(rows.map((r) => [defined(r.stepIndex, 'step of a screenshot'), r.id])));
   }
+  retried = await createSuiteRun(
+    env.db,
+    env.api.keys,
+    [{ name: 'Always wrong', steps: [STEPS.home(), STEPS.expectWelcome()] }],
+    { baseUrl: env.site.url, retries: 1 },
+  );
+  await executeSuite(env.worker, retried);
   viewer = await openViewer(env);
 }, 120_000);
 
@@ -244,4 +253,34 @@ describe.each([1440, 390])('at %i px wide', (width) => {
     await page.keyboard.press('Escape');
     expect(await isOpen(page)).toBe(false);
   });
+});
+
+test("on a retried run's page each test attempt has its own sequence", async () => {
+  const { page } = viewer;
+  await page.setViewportSize({ width: 1440, height: 900 });
+  const runId = defined(retried.runs[0], 'the retried run').id;
+  const rows = await env.db.artifact.findMany({ where: { runId, kind: 'screenshot' } });
+  const of = (attempt: number, step: number) =>
+    defined(rows.find((r) => r.attempt === attempt && r.stepIndex === step)?.id, `attempt ${attempt}, step ${step}`);
+  await page.goto(runViewUrl(env.api.origin, env.api.keys.view, runId));
+
+  for (const [section, attempt] of [
+    ['#attempt-1', 2],
+    ['#attempt-0', 1],
+  ] as const) {
+    const thumb = page.locator(`section.attempt:has(${section}) .callout-shot a.shot`);
+    await thumb.click();
+    expect(
+      await page.getByRole('dialog', { name: `Screenshots of Always wrong, attempt ${attempt}` }).isVisible(),
+    ).toBe(true);
+    expect(await showing(page)).toMatchObject({ artifact: of(attempt, 2), position: '1 of 2' });
+    await page.keyboard.press('ArrowRight');
+    expect(await showing(page)).toMatchObject({ artifact: of(attempt, 1), position: '2 of 2' });
+    await page.keyboard.press('Escape');
+    expect(await focused(thumb)).toBe(true);
+  }
+  // The gallery is the last attempt's.
+  await page.locator('.gallery a.shot').first().click();
+  expect(await showing(page)).toMatchObject({ artifact: of(2, 1), position: '2 of 2' });
+  await page.keyboard.press('Escape');
 });

@@ -80,7 +80,8 @@ export async function createSuiteRun(
   db: Db,
   keys: DerivedKeys,
   plans: RunPlan[],
-  options: { baseUrl: string; headers?: Record<string, string> },
+  /** `retries`: as a request's, the retries every run may take (default none). */
+  options: { baseUrl: string; headers?: Record<string, string>; retries?: number },
 ): Promise<SeededSuite> {
   const tenant = await createTenant(db);
   const applied = await applySampleProject(
@@ -94,6 +95,7 @@ export async function createSuiteRun(
     baseUrl: options.baseUrl,
     headers: options.headers,
     headersKey: keys.headers,
+    retries: options.retries,
     // The view is looked at with everything a run can keep, passing runs included.
     evidence: { trace: 'on', video: 'on', screenshots: 'on' },
   });

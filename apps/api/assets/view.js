@@ -8,7 +8,8 @@
  * - a retried run's attempts as tabs;
  * - the suite page's search and status chips: they narrow the list at once and keep the filter in
  *   the URL (`?status=failed&q=…`), which the server renders the same way on a reload. The search
- *   text of every test (steps included) is fetched once, when someone first types.
+ *   text of every test (steps included) is fetched once, when someone first types;
+ * - a full-size viewer of the screenshots (see wireViewer).
  * Durations arrive already formatted (`durationText`): the server owns that rule.
  */
 (function () {
@@ -346,9 +347,152 @@
     });
   }
 
+  /*
+   * The full-size screenshot viewer. Every screenshot thumbnail is a link to the image (that is all
+   * it does without this script) and carries, rendered by the server, `data-viewer` (its sequence:
+   * one per run and test attempt), `data-viewer-order` (its place there: the failure's screenshot
+   * first, then step order), `data-viewer-title` and `data-viewer-caption`. Selecting one opens a
+   * modal <dialog> at that screenshot; Previous/Next and the arrow keys step through the sequence
+   * (wrapping around), Esc closes it and focus goes back to the thumbnail. The sequence is read from
+   * the page when it opens, so steps loaded in place and pages swapped in by live updates join in.
+   */
+  function wireViewer() {
+    var dialog = null;
+    var parts = {};
+    var items = [];
+    var at = 0;
+    var opener = null;
+
+    function el(tag, className, text) {
+      var e = document.createElement(tag);
+      if (className) e.className = className;
+      if (text) e.textContent = text;
+      return e;
+    }
+
+    function button(className, label, arrow, arrowFirst) {
+      var b = el('button', className);
+      b.type = 'button';
+      var a = el('span', 'viewer-arrow', arrow);
+      a.setAttribute('aria-hidden', 'true');
+      if (arrowFirst) b.append(a, ' ' + label);
+      else b.append(label + ' ', a);
+      return b;
+    }
+
+    function build() {
+      dialog = el('dialog', 'viewer');
+      dialog.setAttribute('aria-labelledby', 'viewer-title');
+      dialog.setAttribute('aria-describedby', 'viewer-caption');
+      var head = el('div', 'viewer-head');
+      parts.title = el('h2', 'viewer-title');
+      parts.title.id = 'viewer-title';
+      parts.pos = el('p', 'viewer-pos');
+      parts.pos.setAttribute('aria-live', 'polite');
+      parts.open = el('a', 'viewer-open', 'Open the image in a new tab');
+      parts.open.target = '_blank';
+      parts.open.rel = 'noopener noreferrer';
+      parts.close = el('button', 'viewer-close', 'Close');
+      parts.close.type = 'button';
+      head.append(parts.title, parts.pos, parts.open, parts.close);
+      var figure = el('figure', 'viewer-figure');
+      parts.img = el('img', 'viewer-img');
+      parts.img.alt = '';
+      parts.caption = el('figcaption', 'viewer-caption');
+      parts.caption.id = 'viewer-caption';
+      figure.append(parts.img, parts.caption);
+      parts.nav = el('div', 'viewer-nav');
+      parts.prev = button('viewer-prev', 'Previous', '←', true);
+      parts.next = button('viewer-next', 'Next', '→', false);
+      parts.nav.append(parts.prev, parts.next);
+      dialog.append(head, figure, parts.nav);
+      document.body.append(dialog);
+
+      parts.prev.addEventListener('click', function () {
+        step(-1);
+      });
+      parts.next.addEventListener('click', function () {
+        step(1);
+      });
+      parts.close.addEventListener('click', function () {
+        dialog.close();
+      });
+      dialog.addEventListener('keydown', function (e) {
+        if (e.altKey || e.ctrlKey || e.metaKey) return;
+        if (e.key === 'ArrowLeft' || e.key === 'ArrowRight') {
+          e.preventDefault();
+          step(e.key === 'ArrowLeft' ? -1 : 1);
+        }
+      });
+      // A click on the backdrop (the dialog box itself, outside its content) closes it too.
+      dialog.addEventListener('click', function (e) {
+        if (e.target === dialog) dialog.close();
+      });
+      dialog.addEventListener('close', function () {
+        if (opener && opener.isConnected) opener.focus();
+        opener = null;
+      });
+    }
+
+    /** The thumbnails of one sequence, one per screenshot, in the viewer's order. */
+    function sequence(key) {
+      var seen = {};
+      var list = [];
+      document.querySelectorAll('a[data-viewer]').forEach(function (a) {
+        var order = a.getAttribute('data-viewer-order');
+        if (a.getAttribute('data-viewer') !== key || seen[order]) return;
+        seen[order] = true;
+        list.push(a);
+      });
+      return list.sort(function (x, y) {
+        return Number(x.getAttribute('data-viewer-order')) - Number(y.getAttribute('data-viewer-order'));
+      });
+    }
+
+    function show(i) {
+      at = (i + items.length) % items.length;
+      var a = items[at];
+      var href = a.getAttribute('href');
+      var thumb = a.querySelector('img');
+      parts.img.src = href;
+      parts.img.alt = thumb ? thumb.alt : '';
+      parts.open.href = href;
+      parts.title.textContent = 'Screenshots of ' + a.getAttribute('data-viewer-title');
+      parts.caption.textContent = a.getAttribute('data-viewer-caption');
+      parts.pos.textContent = at + 1 + ' of ' + items.length;
+    }
+
+    function step(by) {
+      if (items.length > 1) show(at + by);
+    }
+
+    function open(a) {
+      if (!dialog || !dialog.isConnected) build();
+      items = sequence(a.getAttribute('data-viewer'));
+      var order = a.getAttribute('data-viewer-order');
+      var i = items.findIndex(function (x) {
+        return x.getAttribute('data-viewer-order') === order;
+      });
+      opener = a;
+      parts.nav.hidden = items.length < 2;
+      show(Math.max(i, 0));
+      dialog.showModal();
+      (items.length > 1 ? parts.next : parts.close).focus();
+    }
+
+    document.addEventListener('click', function (e) {
+      var a = e.target instanceof Element ? e.target.closest('a[data-viewer]') : null;
+      if (!a || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+      if (typeof HTMLDialogElement !== 'function') return;
+      e.preventDefault();
+      open(a);
+    });
+  }
+
   document.addEventListener('DOMContentLoaded', function () {
     var main = document.querySelector('main');
     if (!main) return;
+    wireViewer();
     wire(main);
     wireTabs(main);
     filters = wireFilters(main);

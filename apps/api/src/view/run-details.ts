@@ -30,9 +30,45 @@ function failureScreenshot(run: ViewRun): ViewArtifact | undefined {
   return (run.artifacts ?? []).filter((a) => a.kind === 'screenshot').at(-1);
 }
 
+/**
+ * The order the full-size viewer (view.js) steps through a run's screenshots: when the run failed
+ * or errored, the screenshot of the moment it went wrong first, then the others in step order.
+ */
+function viewerSequence(run: ViewRun): ViewArtifact[] {
+  const shots = (run.artifacts ?? []).filter((a) => a.kind === 'screenshot');
+  const failure = run.status === 'failed' || run.status === 'error' ? failureScreenshot(run) : undefined;
+  return failure ? [failure, ...shots.filter((a) => a.id !== failure.id)] : shots;
+}
+
+/** The viewer's caption of a screenshot: `Step 3 of 4: click "text=Sign in" (failed)`, else its file name. */
+function viewerCaption(run: ViewRun, a: ViewArtifact): string {
+  const steps = run.steps ?? [];
+  const step = steps.find((s) => s.screenshotId === a.id) ?? steps.find((s) => s.index === a.stepIndex);
+  const index = step?.index ?? a.stepIndex;
+  if (index === null) return a.name;
+  const where = `Step ${index}${run.plannedSteps ? ` of ${run.plannedSteps}` : ''}`;
+  return step ? `${where}: ${redactCredentials(step.label)} (${step.outcome})` : where;
+}
+
+/**
+ * What the viewer reads off a thumbnail: the sequence it belongs to (one per run and test attempt,
+ * so runs and attempts never mix), its place in that sequence, and its caption.
+ */
+function viewerAttributes(run: ViewRun, a: ViewArtifact): SafeHtml {
+  const order = viewerSequence(run).findIndex((s) => s.id === a.id);
+  const title = run.retries > 0 ? `${run.testName}, attempt ${run.retry + 1}` : run.testName;
+  return html`data-viewer="${run.id}:${run.retry}" data-viewer-order="${order}" data-viewer-title="${title}"
+  data-viewer-caption="${viewerCaption(run, a)}"`;
+}
+
 function thumbnail(p: Paths, run: ViewRun, a: ViewArtifact, alt: string, size: 'thumb' | 'large'): SafeHtml {
   const href = artifactPath(p, run, a.id);
-  return html`<a class="shot shot-${size}" href="${href}" target="_blank" rel="noopener noreferrer"
+  return html`<a
+    class="shot shot-${size}"
+    href="${href}"
+    target="_blank"
+    rel="noopener noreferrer"
+    ${viewerAttributes(run, a)}
     ><img src="${href}" alt="${alt}" loading="lazy" decoding="async"
   /></a>`;
 }

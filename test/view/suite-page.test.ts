@@ -242,8 +242,13 @@ test("the trace opens in Playwright's trace viewer and the zip is served as appl
   const res = defined(await traceTab.goto(new URL(viewerHref, env.api.origin).toString()), 'the viewer response');
   expect(res.status()).toBe(200);
   expect(res.headers()['content-security-policy']).toContain("worker-src 'self'");
-  // The viewer lists the trace's actions once it has read the zip (by ranges) through its service worker.
-  await traceTab.getByText('Fill "Ada Lovelace"', { exact: false }).first().waitFor({ timeout: 20_000 });
+  // The viewer lists the trace's steps once it has read the zip (by ranges) through its service
+  // worker; a step opened shows the actions it made.
+  const step = traceTab.getByText('2. fill "#name"', { exact: true }).first();
+  await step.waitFor({ timeout: 20_000 });
+  await step.click();
+  await traceTab.keyboard.press('ArrowRight');
+  await traceTab.getByText('Fill "Ada Lovelace"', { exact: false }).first().waitFor({ timeout: 5_000 });
   expect(errors.filter((e) => /Content Security Policy/i.test(e))).toEqual([]);
   await traceTab.close();
 });

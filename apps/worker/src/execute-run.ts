@@ -13,7 +13,6 @@ import {
   CANCELLED_RUNNING_OUTCOME,
   errorMessage,
   finishRun,
-  withTimeout,
   isCancelRequested,
   firstAttemptSummary,
   retryRun,
@@ -39,7 +38,8 @@ import {
 } from './run-outcomes';
 import { flakySummary, retriedOutcome } from './retry-policy';
 import { DEFAULT_RUN_LIMITS, withRecordingNotes, type RunLimits } from './run-limits';
-import { executeStep, summarizePass, timelineShot } from './steps';
+import { describeStep, executeStep, summarizePass, timelineShot, type StepOutcomeResult } from './steps';
+import { focusedIsPassword, pageTitle } from './page-devtools';
 import type { BlockedRequest } from './network/egress-proxy';
 import {
   baseUrlBlockedOutcome,
@@ -241,8 +241,10 @@ async function runSteps(scope: RunScope): Promise<RunOutcome> {
   if (refused) return baseUrlBlockedOutcome(refused);
   const egress = deps.egress?.openRun(`${run.id}.${scope.writer.owner.attempt}`, { policy });
   try {
-    const runScope = { ...scope, blocked: egress?.blocked, policy };
-    return await runInContext(runScope, headers, egress?.proxy, checked.steps, opened.secrets);
+    // The same scope, not a copy: a secret found while the steps run (a typed password) joins the
+    // mask that the run's outcome is written with.
+    Object.assign(scope, { blocked: egress?.blocked, policy });
+    return await runInContext(scope, headers, egress?.proxy, checked.steps, opened.secrets);
   } finally {
     egress?.close();
   }
@@ -292,11 +294,14 @@ async function runInContext(
   let notes: string[];
   let passed = false;
   try {
-    if (recordsEvidence(run.evidence.trace)) await clock.time(context.tracing.start(traceOptions(run.evidence.trace)));
     await routeTargetHeaders(context, run.baseUrl, headers);
     page = await clock.time(context.newPage());
-    guard.watchMain(page);
-    outcome = await runInPage(scope, page, steps, secrets, guard);
+    // The trace starts once the worker's own set-up (routes, page, its DevTools session) is done, so
+    // that its action list holds the test's steps alone.
+    await clock.time(guard.watchMain(page));
+    const traced = recordsEvidence(run.evidence.trace);
+    if (traced) await clock.time(context.tracing.start(traceOptions(run.evidence.trace)));
+    outcome = await runInPage(scope, page, steps, secrets, guard, traced ? context : null);
     passed = outcome.status === 'passed';
   } finally {
     scope.signal.removeEventListener('abort', closeOnCancel);
@@ -336,15 +341,19 @@ function traceOptions(mode: EvidenceMode): { screenshots: boolean; snapshots: bo
   return { screenshots: mode === 'on', snapshots: true };
 }
 
-/** Runs the steps in order until one does not pass; the steps after it are recorded as skipped. */
+/**
+ * Runs the steps in order until one does not pass; the steps after it are recorded as skipped. With
+ * `traced` (the run's context, when it records a trace) each step is a named group of the trace.
+ */
 async function runInPage(
   scope: RunScope,
   page: Page,
   steps: readonly Step[],
   secrets: RunSecrets,
   guard: Guarded,
+  traced: BrowserContext | null,
 ): Promise<RunOutcome> {
-  const { run, clock, writer, mask } = scope;
+  const { run, clock, writer } = scope;
   const started = Date.now();
   const deadline = started + run.timeoutMs;
   const ctx = { baseUrl: run.baseUrl, deadline, budgetMs: run.timeoutMs, targetPolicy: scope.policy };
@@ -352,7 +361,13 @@ async function runInPage(
     const index = i + 1;
     if (scope.signal.aborted) return { status: 'error', ...CANCELLED_RUNNING_OUTCOME, step: index };
     // Variables are put in just before the step runs; what is stored shows the reference and masks the value.
-    const executed = await clock.time(executeStep(page, resolveStep(step, secrets.values), ctx));
+    const resolved = resolveStep(step, secrets.values);
+    const label = `${index}. ${scope.mask.text(describeStep(step))}`;
+    const executed = await clock.time(inTraceGroup(traced, label, () => executeStep(page, resolved, ctx)));
+    // A value typed into a password field is a secret from here on, wherever the run writes it.
+    const password = await filledPassword(page, resolved, executed);
+    if (password !== null) scope.mask = scope.mask.with(password);
+    const { mask } = scope;
     const result = maskStepResult(mask, applyViolation(withBlockedRequest(executed, scope.blocked), guard.violation));
     const time = <T>(work: Promise<T>) => clock.time(work);
     const mode = run.evidence.screenshots;
@@ -371,14 +386,41 @@ async function runInPage(
 /** Longest wait for the page's title when a step went wrong: a hung page must not hold the run. */
 const PAGE_AT_FAILURE_MS = 1_000;
 
-/** The page's URL and title when a step went wrong (masked); null when the page cannot tell. */
+/**
+ * The page's URL and title when a step went wrong (masked); null when the page cannot tell. Read
+ * over the worker's DevTools session, so that no action of the worker's joins the trace.
+ */
 async function pageAtFailure(page: Page, mask: SecretMask): Promise<PageAtFailure | null> {
   if (page.isClosed()) return null;
+  const title = await pageTitle(page, PAGE_AT_FAILURE_MS);
+  return title === null ? null : { url: mask.text(displayUrl(page.url())), title: mask.text(title) };
+}
+
+/** How long the check of a filled field's type may take: a busy page must not hold the run. */
+const FILLED_FIELD_CHECK_MS = 1_000;
+
+/** The value a step typed into a password input (a fill that passed), else null. */
+async function filledPassword(page: Page, step: Step, result: StepOutcomeResult): Promise<string | null> {
+  if (step.action !== 'fill' || result.outcome !== 'passed' || step.value.length === 0) return null;
+  return (await focusedIsPassword(page, FILLED_FIELD_CHECK_MS)) ? step.value : null;
+}
+
+/**
+ * Runs a step inside a group of the trace named `label` (the trace viewer's action list then shows
+ * every step by the name the view gives it, whatever Playwright calls it made or hides); the group
+ * ends however the step does. Without a traced context, only runs it. A group that cannot be opened
+ * or closed (the context closed under a cancel) never changes the step's outcome.
+ */
+async function inTraceGroup<T>(traced: BrowserContext | null, label: string, work: () => Promise<T>): Promise<T> {
+  if (!traced) return work();
+  const opened = await traced.tracing.group(label).then(
+    () => true,
+    () => false,
+  );
   try {
-    const title = await withTimeout(page.title(), PAGE_AT_FAILURE_MS, 'the page title');
-    return { url: mask.text(displayUrl(page.url())), title: mask.text(title) };
-  } catch {
-    return null;
+    return await work();
+  } finally {
+    if (opened) await traced.tracing.groupEnd().catch(() => undefined);
   }
 }
 

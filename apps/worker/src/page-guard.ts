@@ -1,5 +1,6 @@
 import type { BrowserContext, CDPSession, Dialog, Page } from 'playwright';
 import { errorMessage, withTimeout, type Logger } from '@testrun/core';
+import { pageSession } from './page-devtools';
 import type { StepOutcomeResult } from './steps';
 
 /** Limits every run's pages are held to (see WorkerConfig for the environment variables). */
@@ -52,12 +53,15 @@ export class PageGuard {
     return this.found;
   }
 
-  /** Starts watching the run's own page, and every popup opened from then on. */
-  watchMain(main: Page): void {
-    this.watch(main, false);
+  /**
+   * Starts watching the run's own page, and every popup opened from then on; resolves once the
+   * page's heap is sampled (its DevTools session is open).
+   */
+  async watchMain(main: Page): Promise<void> {
     this.context.on('page', (page) => {
-      if (page !== main) this.watch(page, true);
+      if (page !== main) void this.watch(page, true);
     });
+    await this.watch(main, false);
   }
 
   /** Stops sampling the pages' heaps. */
@@ -76,7 +80,7 @@ export class PageGuard {
     await Promise.all(videos);
   }
 
-  private watch(page: Page, popup: boolean): void {
+  private async watch(page: Page, popup: boolean): Promise<void> {
     if (popup) this.popups.push(page);
     this.pagesOpened += 1;
     if (this.pagesOpened > this.limits.maxPages) {
@@ -93,7 +97,7 @@ export class PageGuard {
     page.once('crash', () => {
       if (lastHeap >= this.limits.heapBytes / 4) this.stopAll(this.memoryViolation(lastHeap));
     });
-    void this.sampleHeap(page, (bytes) => {
+    await this.sampleHeap(page, (bytes) => {
       lastHeap = bytes;
     });
   }
@@ -119,7 +123,7 @@ export class PageGuard {
   private async sampleHeap(page: Page, seen: (bytes: number) => void): Promise<void> {
     let session: CDPSession;
     try {
-      session = await this.context.newCDPSession(page);
+      session = await pageSession(page);
     } catch {
       return; // The page is already gone.
     }

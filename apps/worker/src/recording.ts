@@ -96,8 +96,9 @@ async function storeTrace(r: RecordingTeardown, tracePath: string | null, notes:
       throw new Error(tooBig);
     }
     let zip: Buffer = await readFile(tracePath);
-    // Secret values must never reach storage, whatever Playwright chose to record.
-    if (Object.keys(r.headers).length > 0 || !r.mask.isEmpty) zip = sanitizeTrace(zip, Object.keys(r.headers), r.mask);
+    // Secret values must never reach storage, whatever Playwright chose to record; a password typed
+    // into a page is one even when no secret variable gave it.
+    zip = sanitizeTrace(zip, Object.keys(r.headers), r.mask);
     r.writer.recordRunFile('trace', 'trace.zip', 'application/zip', zip);
   } catch (error) {
     r.logger.warn('trace not stored', { runId, error: r.mask.text(errorMessage(error)) });

@@ -29,6 +29,14 @@ describe('SecretMask', () => {
     expect(new SecretMask(['hdr-debug-Zq81']).text('it was "x: hdr-debu…"')).toBe(`it was "x: ${MASK}…"`);
   });
 
+  it('adds a value found later and keeps the ones it had', () => {
+    const mask = new SecretMask(['first-secret']);
+    const more = mask.with('typed-pass', '');
+    expect(more.text('first-secret typed-pass')).toBe(`${MASK} ${MASK}`);
+    expect(mask.text('typed-pass')).toBe('typed-pass');
+    expect(more.with('typed-pass')).toBe(more);
+  });
+
   it('changes nothing when there is no secret', () => {
     const mask = new SecretMask(['']);
     expect(mask.isEmpty).toBe(true);

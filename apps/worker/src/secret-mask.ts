@@ -18,13 +18,15 @@ const SUBSTRING_MIN_LENGTH = 4;
  * place it appears as itself (a field's value, an echoed header, a typed code).
  */
 export class SecretMask {
+  private readonly values: readonly string[];
   private readonly forms: string[];
   private readonly shortPattern: RegExp | null;
 
   constructor(values: Iterable<string>) {
+    this.values = [...values];
     const forms = new Set<string>();
     const short = new Set<string>();
-    for (const value of values) {
+    for (const value of this.values) {
       if (value.length === 0) continue;
       if (value.length < SUBSTRING_MIN_LENGTH) {
         short.add(value);
@@ -44,6 +46,12 @@ export class SecretMask {
               .join('|')})(?![\\p{L}\\p{N}_])`,
             'gu',
           );
+  }
+
+  /** A mask of these values and `values` too (a value found to be secret while the run goes on). */
+  with(...values: string[]): SecretMask {
+    const added = values.filter((v) => v.length > 0 && !this.values.includes(v));
+    return added.length === 0 ? this : new SecretMask([...this.values, ...added]);
   }
 
   /** True when the run uses no secret: nothing to mask. */

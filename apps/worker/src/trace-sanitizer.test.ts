@@ -95,6 +95,36 @@ describe('sanitizeTrace', () => {
     expect([...(out['resources/a.jpeg'] ?? [])]).toEqual([0xff, 0xd8, 0, 1]);
   });
 
+  it('masks the value of a password input of a DOM snapshot wherever it occurs, though no secret named it', () => {
+    const snapshot = (html: unknown) => JSON.stringify({ type: 'frame-snapshot', snapshot: { html } });
+    const zip = zipSync({
+      'trace.trace': strToU8(
+        [
+          JSON.stringify({ type: 'before', method: 'fill', params: { selector: '#pw', value: 'typed-pass-1' } }),
+          snapshot([
+            'HTML',
+            {},
+            [
+              'BODY',
+              {},
+              ['INPUT', { __playwright_value_: 'typed-pass-1', type: 'Password' }],
+              ['INPUT', { value: 'ada' }],
+            ],
+          ]),
+          snapshot(['HTML', {}, [[1, 2]], ['P', {}, 'Welcome ada']]),
+        ].join('\n'),
+      ),
+      'resources/post.dat': strToU8('user=ada&password=typed-pass-1'),
+    });
+    const out = unzipSync(sanitizeTrace(zip, [], new SecretMask([])));
+    const text = (name: string) => strFromU8(out[name] ?? new Uint8Array());
+    expect(text('trace.trace')).not.toContain('typed-pass-1');
+    expect(text('trace.trace')).toContain(`"__playwright_value_":"${REDACTED}"`);
+    // A value of any other input stays readable.
+    expect(text('trace.trace')).toContain('"value":"ada"');
+    expect(text('resources/post.dat')).toBe(`user=ada&password=${REDACTED}`);
+  });
+
   it('returns the trace unchanged when the run has no headers', () => {
     const zip = traceZip();
     expect(Buffer.from(sanitizeTrace(zip, [], new SecretMask([]))).equals(Buffer.from(zip))).toBe(true);

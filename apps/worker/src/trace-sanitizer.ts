@@ -14,13 +14,17 @@ const BINARY_ENTRY = /\.(png|jpe?g|gif|webp|avif|ico|woff2?|ttf|otf|mp4|webm|zip
  * whose name is one of `headerNames` gets its value replaced; every string of the trace's events
  * (action parameters such as a fill's value, console messages, snapshot text, network headers) and
  * every stored resource that is text (response and request bodies, pages, scripts) has the secret
- * values masked as `mask` does. Images are copied unchanged (a page that paints a secret shows it
- * in its screenshots). Returns the new zip.
+ * values masked as `mask` does. The values of password inputs in the trace's DOM snapshots are
+ * secrets too, wherever else they occur (the fill that typed one, a form post that sent it), even
+ * when the run did not know them as such. Images are copied unchanged (a page that paints a secret
+ * shows it in its screenshots; a password field paints dots). Returns the new zip, or the same
+ * bytes when there was nothing to mask.
  */
-export function sanitizeTrace(zip: Uint8Array, headerNames: readonly string[], mask: SecretMask): Buffer {
+export function sanitizeTrace(zip: Uint8Array, headerNames: readonly string[], given: SecretMask): Buffer {
   const names = new Set(headerNames.map((n) => n.toLowerCase()));
-  if (names.size === 0 && mask.isEmpty) return Buffer.from(zip);
   const entries = unzipSync(zip);
+  const mask = given.with(...passwordValues(entries));
+  if (names.size === 0 && mask.isEmpty) return Buffer.from(zip);
   const out: Zippable = {};
   for (const [name, body] of Object.entries(entries)) {
     if (TEXT_ENTRY.test(name)) {
@@ -28,7 +32,8 @@ export function sanitizeTrace(zip: Uint8Array, headerNames: readonly string[], m
       continue;
     }
     const text = BINARY_ENTRY.test(name) ? null : asText(body);
-    out[name] = text === null ? body : strToU8(mask.text(text));
+    // Images are compressed already: stored as they are, not deflated again (most of a trace's bytes).
+    out[name] = text === null ? [body, { level: 0 }] : strToU8(mask.text(text));
   }
   return Buffer.from(zipSync(out, { level: 6 }));
 }
@@ -106,4 +111,45 @@ function redactHeaderEntries(value: unknown, names: Set<string>, depth = 0): boo
 /** A plain object whose values are all strings looks like a header map. */
 function isHeaderMap(record: Record<string, unknown>): boolean {
   return Object.values(record).every((v) => typeof v === 'string');
+}
+
+/** The values of every password input in the DOM snapshots of the trace's event logs. */
+function passwordValues(entries: Record<string, Uint8Array>): string[] {
+  const found = new Set<string>();
+  for (const [name, body] of Object.entries(entries)) {
+    if (!/\.trace$/i.test(name)) continue;
+    for (const line of strFromU8(body).split('\n')) {
+      if (!line.includes('"frame-snapshot"')) continue;
+      try {
+        const event = JSON.parse(line) as { type?: unknown; snapshot?: { html?: unknown } };
+        if (event.type === 'frame-snapshot') collectPasswords(event.snapshot?.html, found);
+      } catch {
+        // Not an event: masked as text like the rest of the entry.
+      }
+    }
+  }
+  return [...found];
+}
+
+/**
+ * Walks a snapshot's node tree (`[tag, attributes, ...children]`, text nodes as strings, nodes of
+ * an earlier snapshot as `[[snapshot, node]]`) and collects the `value`s of password inputs:
+ * Playwright keeps an input's current value in `__playwright_value_`.
+ */
+function collectPasswords(node: unknown, found: Set<string>, depth = 0): void {
+  if (depth > 500 || !Array.isArray(node)) return;
+  const [tag, attributes] = node as unknown[];
+  if (typeof tag === 'string' && tag.toUpperCase() === 'INPUT' && isRecord(attributes)) {
+    const type = Object.entries(attributes).find(([key]) => key.toLowerCase() === 'type')?.[1];
+    if (typeof type === 'string' && type.trim().toLowerCase() === 'password')
+      for (const key of ['__playwright_value_', 'value']) {
+        const value = attributes[key];
+        if (typeof value === 'string' && value.length > 0 && value !== REDACTED) found.add(value);
+      }
+  }
+  for (const child of node) collectPasswords(child, found, depth + 1);
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }

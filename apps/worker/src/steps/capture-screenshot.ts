@@ -1,7 +1,8 @@
-import type { CDPSession, Page } from 'playwright';
+import type { Page } from 'playwright';
 import { keepsEvidence, type EvidenceMode } from '@testrun/contracts';
 import { withTimeout } from '@testrun/core';
 import type { StepShot } from '../artifact-writer';
+import { pageSession } from '../page-devtools';
 import type { SecretMask } from '../secret-mask';
 import type { StepOutcomeResult } from './types';
 
@@ -13,18 +14,6 @@ export interface CaptureScreenshotOptions {
   quality?: number;
 }
 
-/** Each page's DevTools session for its timeline pictures, opened with its first one. */
-const sessions = new WeakMap<Page, Promise<CDPSession>>();
-
-function sessionOf(page: Page): Promise<CDPSession> {
-  let session = sessions.get(page);
-  if (!session) {
-    session = page.context().newCDPSession(page);
-    sessions.set(page, session);
-  }
-  return session;
-}
-
 /**
  * The viewport as JPEG, for the step timeline. Never throws: null when the page is gone, crashed
  * or does not answer within the timeout, so a missing picture never changes a run's outcome.
@@ -32,13 +21,14 @@ function sessionOf(page: Page): Promise<CDPSession> {
  * Taken with one DevTools call on the page's own session (`Page.captureScreenshot`, a new frame of
  * the page as it is), not with `page.screenshot`: that one also runs a script in every frame before
  * and after the capture (to hide carets and pause animations) and waits for the page's fonts, three
- * more round trips to the page after every step for a picture that needs none of them.
+ * more round trips to the page after every step for a picture that needs none of them; and a
+ * DevTools call is no action of the run's trace, where the test's own steps alone belong.
  */
 export async function captureScreenshot(page: Page, options: CaptureScreenshotOptions = {}): Promise<Buffer | null> {
   if (page.isClosed()) return null;
   const timeoutMs = options.timeoutMs ?? 3_000;
   const shot = (async () => {
-    const session = await sessionOf(page);
+    const session = await pageSession(page);
     const { data } = await session.send('Page.captureScreenshot', { format: 'jpeg', quality: options.quality ?? 70 });
     return Buffer.from(data, 'base64');
   })();

@@ -10,6 +10,7 @@ import { RUN_OUTCOME_COLUMNS, type Db, type ViewSubject } from '@testrun/core';
 /** Signs the view's links on a page with the terms of the link the page was opened with. */
 export type LinkSigner = (subject: ViewSubject, id: string) => string;
 import { searchText } from './filters';
+import { attachHistory } from './history';
 import type { LiveStatus, ViewArtifact, ViewAttempt, ViewRun, ViewStep, ViewSuiteRun } from './model';
 
 // An explicit column list: the view never reads headers_sealed, so header values cannot reach a page.
@@ -202,7 +203,8 @@ export async function loadSuiteRun(db: Db, sign: LinkSigner, suiteRunId: string)
   if (!suiteRun) return null;
   const rows = await db.run.findMany({ where: { suiteRunId }, select: RUN_COLUMNS, orderBy: { position: 'asc' } });
   const runs = rows.map((row) => toViewRun(sign, row));
-  await attachDetails(db, runs.filter(showsDetailsInline));
+  const open = runs.filter(showsDetailsInline);
+  await Promise.all([attachDetails(db, open), attachHistory(db, sign, open)]);
   return {
     id: suiteRun.id,
     token: sign('suite-run', suiteRun.id),
@@ -223,7 +225,7 @@ export async function loadRun(db: Db, sign: LinkSigner, runId: string): Promise<
   const row = await db.run.findUnique({ where: { id: runId }, select: RUN_COLUMNS });
   if (!row) return null;
   const run = toViewRun(sign, row);
-  await attachDetails(db, [run]);
+  await Promise.all([attachDetails(db, [run]), attachHistory(db, sign, [run])]);
   run.earlierAttempts = run.retry > 0 ? await loadEarlierAttempts(db, run.id) : [];
   return run;
 }

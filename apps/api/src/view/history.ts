@@ -6,7 +6,7 @@ import type { ViewHistory, ViewHistoryMark, ViewRun } from './model';
 import type { LinkSigner } from './queries';
 
 /** How many outcomes of a test its history shows. */
-export const HISTORY_LENGTH = 20;
+const HISTORY_LENGTH = 20;
 
 type HistoryRow = {
   for_id: string;
@@ -128,7 +128,7 @@ function markItem(p: Paths, mark: ViewHistoryMark): SafeHtml {
 }
 
 /** "17 passed (2 flaky), 3 failed of the last 20: 85% passed". */
-export function historyRate(marks: readonly ViewHistoryMark[]): string {
+function historyRate(marks: readonly ViewHistoryMark[]): string {
   const count = (s: ViewHistoryMark['status']) => marks.filter((m) => m.status === s).length;
   const passed = count('passed');
   const flaky = marks.filter((m) => m.flaky).length;

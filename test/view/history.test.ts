@@ -217,7 +217,8 @@ test("a mark opens that earlier run's page, whose history ends at that run", asy
 
 test('every link of the strip opens its run; a tampered token is a 404', async () => {
   const html = await (await fetch(suiteUrl)).text();
-  const hrefs = [...html.matchAll(/<a class="hist-mark[^"]*" href="([^"]+)"/g)].map((m) => defined(m[1], 'href'));
+  const marks = [...html.matchAll(/<a\s[^>]*data-history-run[^>]*>/g)].map((m) => m[0]);
+  const hrefs = marks.map((tag) => defined(/\shref="([^"]+)"/.exec(tag)?.[1], 'href'));
   expect(hrefs).toHaveLength(19);
   for (const href of hrefs) expect((await fetch(`${env.api.origin}${href}`)).status).toBe(200);
   const first = defined(hrefs[0], 'first link');
@@ -252,6 +253,18 @@ describe.each([1440, 390])('at %i px wide', (width) => {
     expect(await page.getByRole('heading', { level: 2, name: /^History/ }).count()).toBe(1);
     const body = await page.content();
     expect(foreign.filter((id) => body.includes(id))).toEqual([]);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(width);
+    expect((await new AxeBuilder({ page }).analyze()).violations).toEqual([]);
+  });
+
+  test('the suite page with its strips, a passed test opened, has no axe violations', async () => {
+    const { page } = viewer;
+    await page.setViewportSize({ width, height: 900 });
+    await page.goto(suiteUrl);
+    const currentA = defined(historyA.at(-1), 'current A');
+    await page.locator('section.group-passed > details > summary').click();
+    await page.locator(`#run-${currentA} > summary`).click();
+    await page.locator(`li.test[data-run="${currentA}"] .history-rate`).waitFor();
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(width);
     expect((await new AxeBuilder({ page }).analyze()).violations).toEqual([]);
   });

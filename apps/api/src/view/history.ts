@@ -146,17 +146,18 @@ function historyRate(marks: readonly ViewHistoryMark[]): string {
 export function historySection(p: Paths, run: Pick<ViewRun, 'id' | 'history'>, level: Heading): SafeHtml {
   const marks: ViewHistory | undefined = run.history;
   if (!marks) return html``;
+  const title =
+    marks.length === 0 ? 'History' : html`History <span class="muted">(last ${marks.length} of this test)</span>`;
+  const content =
+    marks.length === 0
+      ? html`<p class="muted">No run of this test has finished yet.</p>`
+      : html`<ol class="history-marks" aria-label="Outcomes of this test, oldest first">
+            ${marks.map((m) => markItem(p, m))}
+          </ol>
+          <p class="history-rate">${historyRate(marks)}</p>`;
+  // A region of its own on a run's page; inside a test of a suite page, part of that test (a
+  // region per test would be many landmarks of one name).
+  if (level === 3) return html`<div class="history">${heading(3, title)} ${content}</div>`;
   const id = `history-${run.id}`;
-  if (marks.length === 0)
-    return html`<section class="history" aria-labelledby="${id}">
-      ${heading(level, 'History', id)}
-      <p class="muted">No run of this test has finished yet.</p>
-    </section>`;
-  return html`<section class="history" aria-labelledby="${id}">
-    ${heading(level, html`History <span class="muted">(last ${marks.length} of this test)</span>`, id)}
-    <ol class="history-marks" aria-label="Outcomes of this test, oldest first">
-      ${marks.map((m) => markItem(p, m))}
-    </ol>
-    <p class="history-rate">${historyRate(marks)}</p>
-  </section>`;
+  return html`<section class="history" aria-labelledby="${id}">${heading(2, title, id)} ${content}</section>`;
 }

@@ -27,7 +27,7 @@ type HistoryRow = {
  * page's terms opens the run: its link version (its suite run's, 0 outside a suite run) must be
  * the one of the run the page was opened for, so a revoked suite run stays closed.
  */
-const HISTORY_SQL = `
+export const HISTORY_SQL = `
   SELECT cur.id AS for_id, h.id, h.status, h.retry, h.created_at, h.finished_at,
     h.version = COALESCE(csr.view_token_version, 0) AS linkable
   FROM runs cur

@@ -30,6 +30,8 @@ const SCENARIOS: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
   action: () => import('./action'),
   /** The detailed view of a 1,000-test suite: server render, wire size, time to interactive in Chromium. */
   view: () => import('./view-render'),
+  /** What a test's history costs the view: its load for a 1,000-test suite's open tests, and the page. */
+  'view-history': () => import('./view-history'),
   /** Installed size of the packed CLI and client, and the time of `testrun --version`. */
   install: () => import('./install'),
   /** From a cancel request to every child terminal, and to the worker having closed the context. */

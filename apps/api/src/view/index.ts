@@ -14,6 +14,8 @@ import {
 import { describeError, isUnavailableError } from '../errors';
 import { matchesETag, sendArtifact } from './artifacts';
 import { findAsset } from './assets';
+import { historySection } from './history';
+import { html } from './html';
 import { readSuiteFilter } from './filters';
 import type { LiveStatus } from './model';
 import {
@@ -202,7 +204,8 @@ export function createViewRouter(deps: ViewDeps): Router {
     capability(
       'run',
       (id, _req, sign) => loadRun(deps.db, sign, id),
-      (req, res, run) => sendPage(res, 200, renderRunDetails(paths(req), run, 3).value),
+      (req, res, run) =>
+        sendPage(res, 200, html`${renderRunDetails(paths(req), run, 3)} ${historySection(paths(req), run, 3)}`.value),
     ),
   );
   router.get(

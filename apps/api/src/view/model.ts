@@ -72,7 +72,26 @@ export type ViewRun = {
   pageEvents: ViewPageEvent[] | null;
   /** The test attempts that were retried, oldest first, with their own steps and artifacts; null when not loaded. */
   earlierAttempts: ViewAttempt[] | null;
+  /** The test's last outcomes up to this run, oldest first (history.ts); absent when not loaded. */
+  history?: ViewHistory;
 };
+
+/** One outcome in a test's history: a run of the same test, linked when the page may open it. */
+export type ViewHistoryMark = {
+  id: string;
+  /** The run's token signed with the page's terms; null when such a link would not open it. */
+  token: string | null;
+  status: 'passed' | 'failed' | 'error';
+  /** Passed on a retry. */
+  flaky: boolean;
+  /** When the outcome was known (finished, else created). */
+  at: Date;
+  createdAt: Date;
+  /** The run the history is shown for. */
+  current: boolean;
+};
+
+export type ViewHistory = ViewHistoryMark[];
 
 /** A test attempt of a run that failed or ended in error and was retried. */
 export type ViewAttempt = Pick<

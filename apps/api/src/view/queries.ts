@@ -10,6 +10,7 @@ import { readSql, type Db, type ViewSubject } from '@testrun/core';
 /** Signs the view's links on a page with the terms of the link the page was opened with. */
 export type LinkSigner = (subject: ViewSubject, id: string) => string;
 import { isFlaky, searchText } from './filters';
+import { attachHistory } from './history';
 import type {
   LiveStatus,
   ViewArtifact,
@@ -196,7 +197,8 @@ export async function loadSuiteRun(db: Db, sign: LinkSigner, suiteRunId: string)
     suiteRunId,
   ]);
   const runs = rows.map((row) => toViewRun(sign, row));
-  await attachDetails(db, runs.filter(showsDetailsInline));
+  const open = runs.filter(showsDetailsInline);
+  await Promise.all([attachDetails(db, open), attachHistory(db, sign, open)]);
   return {
     id: suiteRun.id,
     token: sign('suite-run', suiteRun.id),
@@ -217,7 +219,7 @@ export async function loadRun(db: Db, sign: LinkSigner, runId: string): Promise<
   const [row] = await readSql<RunRow>(db, 'view_run', `${RUN_SELECT} WHERE id = $1`, [runId]);
   if (!row) return null;
   const run = toViewRun(sign, row);
-  await attachDetails(db, [run]);
+  await Promise.all([attachDetails(db, [run]), attachHistory(db, sign, [run])]);
   run.earlierAttempts = run.retry > 0 ? await loadEarlierAttempts(db, run.id) : [];
   return run;
 }

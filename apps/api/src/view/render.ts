@@ -1,6 +1,7 @@
 import { formatDuration, isTerminalRunStatus, type RunStatus } from '@testrun/contracts';
 import { filterBar, filtered, isFlaky, matchesFilter, searchText, type SuiteFilter } from './filters';
 import { redactCredentials } from './format';
+import { historySection } from './history';
 import { html, type SafeHtml } from './html';
 import { chip, layout, livePath, messagePage, metaList, runPath, suitePath, time, type Paths } from './layout';
 import type { ViewAttempt, ViewRun, ViewSuiteRun } from './model';
@@ -87,7 +88,7 @@ export function renderRunPage(p: Paths, run: ViewRun): string {
         ['Finished', time(run.finishedAt)],
       ])}
     </header>
-    ${runAttempts(p, run)}`;
+    ${historySection(p, run, 2)} ${runAttempts(p, run)}`;
   return layout({
     title: `${run.status} · ${run.testName}`,
     paths: p,
@@ -131,7 +132,7 @@ function testEntry(p: Paths, run: ViewRun, shown: boolean): SafeHtml {
         >
       </summary>
       <div class="test-body">
-        ${inline ? renderRunDetails(p, run, 3) : html`<div class="lazy">${folded}</div>`}
+        ${inline ? renderRunDetails(p, run, 3) : html`<div class="lazy">${folded}</div>`} ${historySection(p, run, 3)}
         <p class="run-link"><a href="${page}">Open the page of this run</a></p>
       </div>
     </details>

@@ -52,7 +52,7 @@ async function main(): Promise<void> {
 }
 
 async function photograph(): Promise<void> {
-  const { createSuiteRun, executeSuite, STEPS } = await import('../test/view/seed');
+  const { createSuiteRun, executeSuite, recordFinishedRuns, STEPS } = await import('../test/view/seed');
   const { defined, openViewer, startViewEnv } = await import('../test/view/support');
   const env = await startViewEnv();
   try {
@@ -80,14 +80,32 @@ async function photograph(): Promise<void> {
       ],
       { baseUrl: env.site.url },
     );
+    // Twelve earlier nights of the suite, so the history strips have something to show: sign-in
+    // broke three nights ago, the stock page flips.
+    const target = await env.db.suiteRun.findUniqueOrThrow({
+      where: { id: suite.suiteRunId },
+      select: { workspaceId: true, suiteId: true },
+    });
+    for (let k = 0; k < 12; k++)
+      await recordFinishedRuns(env.db, target, {
+        at: new Date(Date.now() - (12 - k) * 86_400_000),
+        outcomeOf: (i) =>
+          i === 1 && k >= 9
+            ? 'failed'
+            : i === 3
+              ? (['passed', 'flaky', 'failed'] as const)[k % 3]
+              : i === 4 && k === 6
+                ? 'error'
+                : 'passed',
+      });
     process.stdout.write('executing the suite\n');
     await executeSuite(env.worker, suite);
     const viewer = await openViewer(env);
     const run = (i: number) => runViewUrl(env.api.origin, env.api.keys.view, defined(suite.runs[i], `run ${i}`).id);
     const pages: Array<[string, string, (page: Page) => Promise<void>]> = [
-      ['suite', suiteRunViewUrl(env.api.origin, env.api.keys.view, suite.suiteRunId), async () => undefined],
-      ['run-failed', run(2), async () => undefined],
-      ['run-flaky', run(3), async () => undefined],
+      ['suite', suiteRunViewUrl(env.api.origin, env.api.keys.view, suite.suiteRunId), () => Promise.resolve()],
+      ['run-failed', run(2), () => Promise.resolve()],
+      ['run-flaky', run(3), () => Promise.resolve()],
       [
         'viewer',
         run(1),

@@ -182,7 +182,15 @@ export async function recordFinishedRuns(
     suiteRun: options.suiteRun,
   });
   const createdAt = new Date(options.at.getTime() - 1_000);
+  // A disabled test's run is skipped at creation and stays so.
+  const skipped = new Set(
+    (await db.run.findMany({ where: { id: { in: created.runIds }, status: 'skipped' }, select: { id: true } })).map(
+      (r) => r.id,
+    ),
+  );
+  const ended = (i: number) => !skipped.has(created.runIds[i] ?? '');
   for (const [position, id] of created.runIds.entries()) {
+    if (!ended(position)) continue;
     const outcome = options.outcomeOf(position);
     const status = outcome === 'flaky' ? 'passed' : outcome;
     await db.run.update({
@@ -202,7 +210,8 @@ export async function recordFinishedRuns(
     });
   }
   if (created.suiteRunId) {
-    const count = (s: EarlierOutcome[]) => created.runIds.filter((_, i) => s.includes(options.outcomeOf(i))).length;
+    const count = (s: EarlierOutcome[]) =>
+      created.runIds.filter((_, i) => ended(i) && s.includes(options.outcomeOf(i))).length;
     const counts = {
       passedCount: count(['passed', 'flaky']),
       failedCount: count(['failed']),

@@ -42,6 +42,8 @@ import { first, machineLine, percentile, writeSection } from './report';
 
 const TESTS = 1000;
 const STEPS_PER_TEST = 8;
+/** Outcomes of each test in Postgres, this run's included: a full history strip. */
+const HISTORY = 20;
 /** Which position gets which outcome: a few failures and errors among mostly passes. */
 function outcomeAt(i: number): TerminalRunStatus {
   if (i % 50 === 7) return 'failed';
@@ -161,7 +163,8 @@ function syntheticSuite(): ViewSuiteRun {
 }
 
 async function seedDatabase(databaseUrl: string) {
-  const db = createPrisma({ databaseUrl, max: 4 });
+  // The API's own pool size (createPrisma's default), so the page's reads run side by side as there.
+  const db = createPrisma({ databaseUrl });
   const ws = await createWorkspace(db, { name: 'bench', plan: 'enterprise' });
   const applied = await applyProject(db, ws.id, {
     slug: 'shop',
@@ -203,6 +206,39 @@ async function seedDatabase(databaseUrl: string) {
     },
   });
   const now = Date.now();
+  // The suite's earlier nights, as project-mode runs of its tests (no suite run of their own): every
+  // open test's history strip has its full HISTORY marks, as on a suite that has run for weeks.
+  for (let k = HISTORY - 1; k >= 1; k--) {
+    const at = now - k * 86_400_000;
+    await db.run.createMany({
+      data: tests.map((t, i) => {
+        const failed = (i + k) % 7 === 0;
+        return {
+          id: newId(ID_PREFIX.run),
+          workspaceId: ws.id,
+          projectId: t.projectId,
+          suiteId: t.suiteId,
+          testId: t.id,
+          position: i,
+          status: failed ? ('failed' as const) : ('passed' as const),
+          attempt: 1,
+          retry: failed || k % 5 !== 0 ? 0 : 1,
+          retries: 1,
+          baseUrl: 'http://127.0.0.1:4010',
+          testName: t.name,
+          steps: t.steps as object,
+          timeoutMs: t.timeoutMs,
+          resultSummary: failed ? 'Failed at step 8 (click "text=Button"): element not found within 5 s' : 'Passed.',
+          outcomeCode: failed ? ('element_not_found' as const) : null,
+          outcomeStep: failed ? 8 : null,
+          createdAt: new Date(at),
+          startedAt: new Date(at),
+          finishedAt: new Date(at + 900),
+          durationMs: 900,
+        };
+      }),
+    });
+  }
   const runs = tests.map((t, i) => ({ id: newId(ID_PREFIX.run), t, i, status: outcomeAt(i) }));
   await db.run.createMany({
     data: runs.map(({ id, t, i, status }) => ({
@@ -282,6 +318,9 @@ async function seedDatabase(databaseUrl: string) {
   }
   await db.stepResult.createMany({ data: steps });
   await db.artifact.createMany({ data: artifacts });
+  // Statistics, as autovacuum keeps them on a live database: without them the planner takes the
+  // freshly loaded tables for nearly empty and picks the wrong indexes.
+  await db.$executeRawUnsafe('ANALYZE');
   return { db, suiteRunId, stepRows: steps.length, artifactRows: artifacts.length };
 }
 
@@ -388,7 +427,7 @@ export async function run(): Promise<void> {
       `| ${name} | ${s.median.toFixed(1)} ms | ${s.p95.toFixed(1)} ms | ${s.min.toFixed(1)} ms | ${size} |`;
     const markdown = [
       `\`pnpm bench view\`, ${machineLine()}: ${TESTS} tests (${counts.passed} passed, ${counts.failed} failed, ${counts.error} error, ${counts.skipped} skipped), ${STEPS_PER_TEST} steps each; ` +
-        `${seeded.stepRows} step rows and ${seeded.artifactRows} artifact rows in Postgres.`,
+        `${seeded.stepRows} step rows and ${seeded.artifactRows} artifact rows in Postgres, and ${HISTORY - 1} earlier runs of each test (the open tests show ${HISTORY}-mark histories).`,
       '',
       '| measure | median | p95 | min | size |',
       '|---|---|---|---|---|',

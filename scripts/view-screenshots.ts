@@ -51,6 +51,13 @@ async function main(): Promise<void> {
   }
 }
 
+/** How test `i` ended on the `k`-th of the twelve earlier nights. */
+function earlierOutcome(i: number, k: number): 'passed' | 'flaky' | 'failed' | 'error' {
+  if (i === 1) return k >= 9 ? 'failed' : 'passed';
+  if (i === 3) return k % 3 === 0 ? 'passed' : k % 3 === 1 ? 'flaky' : 'failed';
+  return i === 4 && k === 6 ? 'error' : 'passed';
+}
+
 async function photograph(): Promise<void> {
   const { createSuiteRun, executeSuite, recordFinishedRuns, STEPS } = await import('../test/view/seed');
   const { defined, openViewer, startViewEnv } = await import('../test/view/support');
@@ -89,14 +96,7 @@ async function photograph(): Promise<void> {
     for (let k = 0; k < 12; k++)
       await recordFinishedRuns(env.db, target, {
         at: new Date(Date.now() - (12 - k) * 86_400_000),
-        outcomeOf: (i) =>
-          i === 1 && k >= 9
-            ? 'failed'
-            : i === 3
-              ? (['passed', 'flaky', 'failed'] as const)[k % 3]
-              : i === 4 && k === 6
-                ? 'error'
-                : 'passed',
+        outcomeOf: (i) => earlierOutcome(i, k),
       });
     process.stdout.write('executing the suite\n');
     await executeSuite(env.worker, suite);

@@ -4,6 +4,7 @@ import { html, type SafeHtml } from './html';
 import { heading, runPath, type Heading, type Paths } from './layout';
 import type { ViewHistory, ViewHistoryMark, ViewRun } from './model';
 import type { LinkSigner } from './queries';
+import { scopeSql, type RunScope } from './scope';
 
 /** How many outcomes of a test its history shows. */
 const HISTORY_LENGTH = 20;
@@ -23,36 +24,42 @@ type HistoryRow = {
  * including the run itself, newest first: the runs of the same test row (so of the same workspace)
  * that were created in the same suite, whichever request created them. One statement for all the
  * runs: a LATERAL subquery per run walks the index on runs(test_id, created_at, id) backwards from
- * the run and stops after HISTORY_LENGTH rows. `linkable` says whether a link signed with the
+ * the run and stops after HISTORY_LENGTH rows. A test row belongs to one workspace, so its runs
+ * are that workspace's; the workspace is checked outside the subquery all the same, where it cannot
+ * tempt the planner onto the workspace's index (with stale statistics it did, and read every run of
+ * the workspace). `linkable` says whether a link signed with the
  * page's terms opens the run: its link version (its suite run's, 0 outside a suite run) must be
  * the one of the run the page was opened for, so a revoked suite run stays closed.
  */
-export const HISTORY_SQL = `
+export function historySql(where: string): string {
+  return `
   SELECT cur.id AS for_id, h.id, h.status, h.retry, h.created_at, h.finished_at,
     h.version = COALESCE(csr.view_token_version, 0) AS linkable
   FROM runs cur
   LEFT JOIN suite_runs csr ON csr.id = cur.suite_run_id
   CROSS JOIN LATERAL (
-    SELECT r.id, r.status::text AS status, r.retry, r.created_at, r.finished_at,
+    SELECT r.id, r.workspace_id, r.status::text AS status, r.retry, r.created_at, r.finished_at,
       COALESCE((SELECT sr.view_token_version FROM suite_runs sr WHERE sr.id = r.suite_run_id), 0) AS version
     FROM runs r
     WHERE r.test_id = cur.test_id
-      AND r.workspace_id = cur.workspace_id
       AND r.suite_id = cur.suite_id
       AND r.status IN ('passed', 'failed', 'error')
       AND (r.created_at, r.id) <= (cur.created_at, cur.id)
     ORDER BY r.created_at DESC, r.id DESC
     LIMIT ${HISTORY_LENGTH}
   ) h
-  WHERE cur.id = ANY($1::text[])`;
+  WHERE ${where} AND h.workspace_id = cur.workspace_id`;
+}
 
-/**
- * Sets `history` on each run given, its marks' links signed by `sign` (the terms of the link the
- * page was opened with). A suite page passes only the runs it shows open; a run page, its run.
- */
-export async function attachHistory(db: Db, sign: LinkSigner, runs: ViewRun[]): Promise<void> {
-  if (runs.length === 0) return;
-  const rows = await readSql<HistoryRow>(db, 'view_test_history', HISTORY_SQL, [runs.map((r) => r.id)]);
+/** The history rows of the scope's runs (a suite page reads those it shows open; a run page, its run). */
+export async function readHistory(db: Db, scope: RunScope): Promise<HistoryRow[]> {
+  if ('runIds' in scope && scope.runIds.length === 0) return [];
+  const { where, name, param } = scopeSql(scope, 'cur');
+  return readSql<HistoryRow>(db, `view_test_history_${name}`, historySql(where), [param]);
+}
+
+/** Sets `history` on each run given from its rows, the marks' links signed by `sign` (the page's terms). */
+export function attachHistory(sign: LinkSigner, runs: ViewRun[], rows: HistoryRow[]): void {
   const byRun = new Map<string, ViewHistoryMark[]>(runs.map((r) => [r.id, []]));
   for (const row of rows)
     byRun.get(row.for_id)?.push({
@@ -84,22 +91,6 @@ function markName(mark: ViewHistoryMark): string {
   return `${outcome}, ${formatInstant(mark.at)}${mark.current ? ', this run' : ''}`;
 }
 
-/**
- * The mark's shape, so an outcome reads without its colour: a filled disc (passed), a ring
- * (flaky), a cross (failed), a triangle (error).
- */
-function markShape(mark: ViewHistoryMark): SafeHtml {
-  const shape =
-    mark.status === 'failed'
-      ? html`<path d="M4 4l8 8M12 4l-8 8" />`
-      : mark.status === 'error'
-        ? html`<path d="M8 2.5l6 11H2z" />`
-        : mark.flaky
-          ? html`<circle cx="8" cy="8" r="4.5" />`
-          : html`<circle cx="8" cy="8" r="6" />`;
-  return html`<svg viewBox="0 0 16 16" width="16" height="16" aria-hidden="true" focusable="false">${shape}</svg>`;
-}
-
 function markKind(mark: ViewHistoryMark): string {
   return mark.flaky ? 'flaky' : mark.status;
 }
@@ -107,8 +98,8 @@ function markKind(mark: ViewHistoryMark): string {
 function markItem(p: Paths, mark: ViewHistoryMark): SafeHtml {
   const cls = `hist-mark hist-${markKind(mark)}${mark.current ? ' hist-current' : ''}`;
   const name = markName(mark);
-  // The name is written out for assistive technology and shown on hover.
-  const inner = html`${markShape(mark)}<span class="visually-hidden">${name}</span>`;
+  // The shape is the stylesheet's (a disc, a ring, a cross, a triangle), so a mark is a few bytes
+  // of markup: a suite page can hold hundreds. A link's name is its title, shown on hover too.
   const body = mark.token
     ? html`<a
         class="${cls}"
@@ -116,13 +107,12 @@ function markItem(p: Paths, mark: ViewHistoryMark): SafeHtml {
         title="${name}"
         data-history-run="${mark.id}"
         ${mark.current ? html` aria-current="true"` : ''}
-        >${inner}</a
-      >`
+      ></a>`
     : html`<span
         class="${cls} hist-unlinked"
         title="${name}; not linked: view links were revoked"
         data-history-run="${mark.id}"
-        >${inner}</span
+        ><span class="visually-hidden">${name}</span></span
       >`;
   return html`<li>${body}</li>`;
 }

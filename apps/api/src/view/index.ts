@@ -66,7 +66,9 @@ function paths(req: Request): Paths {
 
 function sendPage(res: Response, status: number, body: string): void {
   res.status(status).setHeader('Cache-Control', 'no-store').setHeader('Content-Security-Policy', PAGE_POLICY);
-  res.type('html').send(body);
+  // Not res.send: it would hash the whole page for an ETag, which a page never cached has no use for.
+  res.type('html').setHeader('Content-Length', Buffer.byteLength(body));
+  res.end(body);
 }
 
 function sendNotFound(req: Request, res: Response): void {

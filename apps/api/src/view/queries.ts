@@ -10,7 +10,8 @@ import { readSql, type Db, type ViewSubject } from '@testrun/core';
 /** Signs the view's links on a page with the terms of the link the page was opened with. */
 export type LinkSigner = (subject: ViewSubject, id: string) => string;
 import { isFlaky, searchText } from './filters';
-import { attachHistory } from './history';
+import { attachHistory, readHistory } from './history';
+import { scopeSql, type RunScope } from './scope';
 import type {
   LiveStatus,
   ViewArtifact,
@@ -99,23 +100,45 @@ function toViewArtifact({ runId: _runId, attempt: _attempt, ...artifact }: Artif
   return artifact;
 }
 
-/** The rows of the runs' current attempts (rows of earlier attempts are left out), in the order given. */
+/**
+ * The rows of the scope's runs' current attempts (rows of earlier attempts are left out): `where`
+ * is a condition on the run, `r`.
+ */
 const CURRENT_ATTEMPT_ROWS = {
-  steps: `SELECT s.run_id AS "runId", s.attempt, s.index, s.action::text AS action, s.label, s.target,
-    s.outcome::text AS outcome, s.error, s.started_at AS "startedAt", s.duration_ms AS "durationMs",
+  steps: (where: string) => `SELECT s.run_id AS "runId", s.attempt, s.index, s.action::text AS action, s.label,
+    s.target, s.outcome::text AS outcome, s.error, s.started_at AS "startedAt", s.duration_ms AS "durationMs",
     s.screenshot_id AS "screenshotId", s.expected, s.received, s.page_url AS "pageUrl", s.page_title AS "pageTitle"
     FROM step_results s JOIN runs r ON r.id = s.run_id AND r.attempt = s.attempt
-    WHERE s.run_id = ANY($1) ORDER BY s.run_id, s.index`,
-  artifacts: `SELECT a.run_id AS "runId", a.attempt, a.id, a.kind::text AS kind, a.step_index AS "stepIndex", a.name,
-    a.content_type AS "contentType", a.size_bytes AS "sizeBytes"
+    WHERE ${where} ORDER BY s.run_id, s.index`,
+  artifacts: (where: string) => `SELECT a.run_id AS "runId", a.attempt, a.id, a.kind::text AS kind,
+    a.step_index AS "stepIndex", a.name, a.content_type AS "contentType", a.size_bytes AS "sizeBytes"
     FROM artifacts a JOIN runs r ON r.id = a.run_id AND r.attempt = a.attempt
-    WHERE a.run_id = ANY($1) ORDER BY a.run_id, a.step_index NULLS LAST, a.created_at`,
-  events: `SELECT e.run_id AS "runId", e.attempt, e.kind::text AS kind, e.at, e.message, e.url, e.method, e.status
+    WHERE ${where} ORDER BY a.run_id, a.step_index NULLS LAST, a.created_at`,
+  events: (where: string) => `SELECT e.run_id AS "runId", e.attempt, e.kind::text AS kind, e.at, e.message, e.url,
+    e.method, e.status
     FROM page_events e JOIN runs r ON r.id = e.run_id AND r.attempt = e.attempt
-    WHERE e.run_id = ANY($1) ORDER BY e.run_id, e.at`,
+    WHERE ${where} ORDER BY e.run_id, e.at`,
 } as const;
 
 type EventRow = { runId: string; attempt: number } & ViewPageEvent;
+
+/** What {@link readDetails} reads: the rows of the current attempts of a scope's runs. */
+type DetailRows = { steps: StepRow[]; artifacts: ArtifactRow[]; events: EventRow[] };
+
+/**
+ * The steps, artifacts and page events of the current attempts of the scope's runs. A suite page
+ * reads only the runs it shows open, so a 1,000-test suite of passes stays cheap.
+ */
+async function readDetails(db: Db, scope: RunScope): Promise<DetailRows> {
+  if ('runIds' in scope && scope.runIds.length === 0) return { steps: [], artifacts: [], events: [] };
+  const { where, name, param } = scopeSql(scope, 'r');
+  const [steps, artifacts, events] = await Promise.all([
+    readSql<StepRow>(db, `view_steps_${name}`, CURRENT_ATTEMPT_ROWS.steps(where), [param]),
+    readSql<ArtifactRow>(db, `view_artifacts_${name}`, CURRENT_ATTEMPT_ROWS.artifacts(where), [param]),
+    readSql<EventRow>(db, `view_events_${name}`, CURRENT_ATTEMPT_ROWS.events(where), [param]),
+  ]);
+  return { steps, artifacts, events };
+}
 
 /** Rows grouped by run id, every run given having a list. */
 function byRun<T extends { runId: string }>(runs: ViewRun[], rows: T[]): Map<string, T[]> {
@@ -124,23 +147,11 @@ function byRun<T extends { runId: string }>(runs: ViewRun[], rows: T[]): Map<str
   return grouped;
 }
 
-/**
- * Attaches the steps and artifacts of each run's latest attempt. Only the runs given are loaded:
- * a suite page asks for the ones it shows open, so a 500-test suite of passes stays cheap.
- */
-async function attachDetails(db: Db, runs: ViewRun[]): Promise<void> {
-  const ids = runs.filter((r) => r.attempt > 0).map((r) => r.id);
-  const [stepRows, artifactRows, eventRows] =
-    ids.length === 0
-      ? [[], [], []]
-      : await Promise.all([
-          readSql<StepRow>(db, 'view_current_steps', CURRENT_ATTEMPT_ROWS.steps, [ids]),
-          readSql<ArtifactRow>(db, 'view_current_artifacts', CURRENT_ATTEMPT_ROWS.artifacts, [ids]),
-          readSql<EventRow>(db, 'view_current_events', CURRENT_ATTEMPT_ROWS.events, [ids]),
-        ]);
-  const steps = byRun(runs, stepRows);
-  const artifacts = byRun(runs, artifactRows);
-  const events = byRun(runs, eventRows);
+/** Sets each run's steps, artifacts and page events from the rows {@link readDetails} read for them. */
+function attachDetails(runs: ViewRun[], rows: DetailRows): void {
+  const steps = byRun(runs, rows.steps);
+  const artifacts = byRun(runs, rows.artifacts);
+  const events = byRun(runs, rows.events);
   for (const run of runs) {
     run.steps = (steps.get(run.id) ?? []).map(toViewStep);
     run.artifacts = (artifacts.get(run.id) ?? []).map(toViewArtifact);
@@ -181,24 +192,29 @@ function countsOf(row: CountRow, runs: ReadonlyArray<{ status: RunStatus; retry:
 }
 
 export async function loadSuiteRun(db: Db, sign: LinkSigner, suiteRunId: string): Promise<ViewSuiteRun | null> {
-  const suiteRun = await db.suiteRun.findUnique({
-    where: { id: suiteRunId },
-    select: {
-      ...COUNT_COLUMNS,
-      id: true,
-      createdAt: true,
-      startedAt: true,
-      finishedAt: true,
-      suite: { select: { name: true, slug: true, project: { select: { name: true, slug: true } } } },
-    },
-  });
-  if (!suiteRun) return null;
-  const rows = await readSql<RunRow>(db, 'view_suite_runs', `${RUN_SELECT} WHERE suite_run_id = $1 ORDER BY position`, [
-    suiteRunId,
+  // The suite run, its runs, and the details and history of those it shows open, read at once.
+  const scope = { openOfSuiteRun: suiteRunId };
+  const [suiteRun, rows, details, history] = await Promise.all([
+    db.suiteRun.findUnique({
+      where: { id: suiteRunId },
+      select: {
+        ...COUNT_COLUMNS,
+        id: true,
+        createdAt: true,
+        startedAt: true,
+        finishedAt: true,
+        suite: { select: { name: true, slug: true, project: { select: { name: true, slug: true } } } },
+      },
+    }),
+    readSql<RunRow>(db, 'view_suite_runs', `${RUN_SELECT} WHERE suite_run_id = $1 ORDER BY position`, [suiteRunId]),
+    readDetails(db, scope),
+    readHistory(db, scope),
   ]);
+  if (!suiteRun) return null;
   const runs = rows.map((row) => toViewRun(sign, row));
   const open = runs.filter(showsDetailsInline);
-  await Promise.all([attachDetails(db, open), attachHistory(db, sign, open)]);
+  attachDetails(open, details);
+  attachHistory(sign, open, history);
   return {
     id: suiteRun.id,
     token: sign('suite-run', suiteRun.id),
@@ -219,7 +235,10 @@ export async function loadRun(db: Db, sign: LinkSigner, runId: string): Promise<
   const [row] = await readSql<RunRow>(db, 'view_run', `${RUN_SELECT} WHERE id = $1`, [runId]);
   if (!row) return null;
   const run = toViewRun(sign, row);
-  await Promise.all([attachDetails(db, [run]), attachHistory(db, sign, [run])]);
+  const scope = { runIds: run.attempt > 0 ? [run.id] : [] };
+  const [details, history] = await Promise.all([readDetails(db, scope), readHistory(db, { runIds: [run.id] })]);
+  attachDetails([run], details);
+  attachHistory(sign, [run], history);
   run.earlierAttempts = run.retry > 0 ? await loadEarlierAttempts(db, run.id) : [];
   return run;
 }

@@ -14,48 +14,30 @@
  */
 import { randomBytes } from 'node:crypto';
 import { request } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { chromium } from 'playwright';
-import express from 'express';
 import {
   applyProject,
-  createLogger,
   createPrisma,
   createWorkspace,
   DEFAULT_DATABASE_URL,
-  deriveKeys,
   dropDatabase,
   ensureDatabase,
   ID_PREFIX,
-  LocalArtifactStore,
   migrateDatabase,
   newId,
-  suiteRunViewUrl,
 } from '@testrun/core';
-import type { RunStatus, TerminalRunStatus } from '@testrun/contracts';
-import { createViewRouter } from '../apps/api/src/view';
+import type { RunStatus } from '@testrun/contracts';
 import type { ViewRun, ViewStep, ViewSuiteRun } from '../apps/api/src/view/model';
 import { renderSuitePage } from '../apps/api/src/view/render';
 import { CHROMIUM } from './h2h/service';
-import { first, machineLine, percentile, writeSection } from './report';
+import { first, machineLine, writeSection } from './report';
+import { outcomeAt, serveView, stats } from './view-common';
 
 const TESTS = 1000;
 const STEPS_PER_TEST = 8;
 /** Outcomes of each test in Postgres, this run's included: a full history strip. */
 const HISTORY = 20;
-/** Which position gets which outcome: a few failures and errors among mostly passes. */
-function outcomeAt(i: number): TerminalRunStatus {
-  if (i % 50 === 7) return 'failed';
-  if (i % 100 === 13) return 'error';
-  if (i % 50 === 21) return 'skipped';
-  return 'passed';
-}
-
-function stats(samples: number[]) {
-  return { median: percentile(samples, 50), p95: percentile(samples, 95), min: Math.min(...samples) };
-}
-
 function syntheticSuite(): ViewSuiteRun {
   const t0 = Date.now() - 600_000;
   const runs: ViewRun[] = Array.from({ length: TESTS }, (_, i) => {
@@ -376,23 +358,8 @@ export async function run(): Promise<void> {
   try {
     await migrateDatabase(databaseUrl);
     const seeded = await seedDatabase(databaseUrl);
-    const keys = deriveKeys('bench-secret-bench-secret-bench-secret-00');
-    const app = express();
-    app.use(
-      '/view',
-      createViewRouter({
-        db: seeded.db,
-        store: new LocalArtifactStore('/tmp/testrun-bench-artifacts'),
-        keys,
-        publicBaseUrl: 'http://127.0.0.1',
-        viewLinkTtlDays: 30,
-        logger: createLogger({ service: 'bench', level: 'error' }),
-      }),
-    );
-    const server = app.listen(0, '127.0.0.1');
-    await new Promise((r) => server.once('listening', r));
-    const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    const url = suiteRunViewUrl(origin, keys.view, seeded.suiteRunId);
+    const view = await serveView(seeded.db);
+    const url = view.suitePage(seeded.suiteRunId);
     const httpSamples: number[] = [];
     let pageBytes = 0;
     for (let i = 0; i < 25; i++) {
@@ -417,7 +384,7 @@ export async function run(): Promise<void> {
       await (await fetch(`${url}/status.json`)).text();
       if (i >= 5) statusSamples.push(Number(process.hrtime.bigint() - t) / 1e6);
     }
-    server.close();
+    await view.close();
     await seeded.db.$disconnect();
     const http = stats(httpSamples);
     const status = stats(statusSamples);

@@ -1,51 +1,29 @@
 import AxeBuilder from '@axe-core/playwright';
-import { runViewUrl, suiteRunViewUrl } from '@testrun/core';
+import { suiteRunViewUrl } from '@testrun/core';
 import type { Page } from 'playwright';
-import { createSuiteRun, executeSuite, STEPS, type SeededSuite } from './seed';
-import { defined, openViewer, startViewEnv, type ViewEnv, type Viewer } from './support';
+import { STEPS, type SeededSuite } from './seed';
+import { shownTests, startViewSuite, type ViewEnv, type ViewSuite, type Viewer } from './support';
 
 // Retried runs in the view, in real Chromium: a test whose page is broken on its first request
 // passes on its retry (flaky), one fails both attempts, one passes at once. The suite page marks and
 // filters the flaky one; a retried run's page shows its attempts as tabs.
+let world: ViewSuite;
 let env: ViewEnv;
 let viewer: Viewer;
 let suite: SeededSuite;
+let runUrl: (position: number) => string;
 
 beforeAll(async () => {
-  env = await startViewEnv();
   const key = `attempts-${Date.now()}`;
-  suite = await createSuiteRun(
-    env.db,
-    env.api.keys,
-    [
-      { name: 'Stock page settles', retries: 1, steps: [STEPS.flaky(key), STEPS.expectReady()] },
-      { name: 'Welcome banner shows', retries: 1, steps: [STEPS.home(), STEPS.expectWelcome()] },
-      { name: 'Home page loads', steps: [STEPS.home(), STEPS.expectHeading()] },
-    ],
-    { baseUrl: env.site.url },
-  );
-  await executeSuite(env.worker, suite);
-  viewer = await openViewer(env);
+  world = await startViewSuite([
+    { name: 'Stock page settles', retries: 1, steps: [STEPS.flaky(key), STEPS.expectReady()] },
+    { name: 'Welcome banner shows', retries: 1, steps: [STEPS.home(), STEPS.expectWelcome()] },
+    { name: 'Home page loads', steps: [STEPS.home(), STEPS.expectHeading()] },
+  ]);
+  ({ env, viewer, suite, runUrl } = world);
 }, 120_000);
 
-afterAll(async () => {
-  await viewer.context.close();
-  await env.close();
-});
-
-function runUrl(i: number): string {
-  return runViewUrl(env.api.origin, env.api.keys.view, defined(suite.runs[i], `run ${i}`).id);
-}
-
-/** The names of the tests the suite page's list shows, sorted. */
-function shownTests(page: Page): Promise<string[]> {
-  return page.evaluate(() =>
-    [...document.querySelectorAll<HTMLElement>('li.test')]
-      .filter((li) => !li.closest('[hidden]'))
-      .map((li) => li.querySelector('.test-name')?.textContent ?? '')
-      .sort(),
-  );
-}
+afterAll(() => world.close());
 
 /** The tabs as a reader of the accessibility tree gets them: name and whether selected. */
 async function tabs(page: Page): Promise<Array<[string, boolean]>> {

@@ -1,49 +1,35 @@
 import AxeBuilder from '@axe-core/playwright';
-import { runViewUrl } from '@testrun/core';
-import { createSuiteRun, executeSuite, STEPS, type SeededSuite } from './seed';
-import { defined, startViewEnv, type ViewEnv, openViewer, type Viewer } from './support';
+import { STEPS } from './seed';
+import { startViewSuite, type ViewEnv, type ViewSuite, type Viewer } from './support';
 
 // What a failure's run page shows besides the message: expected against received, the page's URL
 // and title at the failure, and the console errors and failed requests of the run's pages, from a
 // fixture page that logs an error, asks for a missing file, calls a closed port and throws.
+let world: ViewSuite;
 let env: ViewEnv;
 let viewer: Viewer;
-let suite: SeededSuite;
+let runPage: (position: number) => string;
 
 const LONG_EXPECTED = 'Your cart is empty, and the order total is 10 EUR.';
 
 beforeAll(async () => {
-  env = await startViewEnv();
-  suite = await createSuiteRun(
-    env.db,
-    env.api.keys,
-    [
-      {
-        name: 'Cart total shows',
-        steps: [
-          { action: 'goto', url: '/noisy' },
-          { action: 'expectText', selector: '#cart', text: LONG_EXPECTED, timeoutMs: 1_000 },
-        ],
-      },
-      {
-        name: 'Title is right',
-        steps: [STEPS.home(), { action: 'expectTitle', title: 'Shop of Shoes', timeoutMs: 1_000 }],
-      },
-    ],
-    { baseUrl: env.site.url },
-  );
-  await executeSuite(env.worker, suite);
-  viewer = await openViewer(env);
+  world = await startViewSuite([
+    {
+      name: 'Cart total shows',
+      steps: [
+        { action: 'goto', url: '/noisy' },
+        { action: 'expectText', selector: '#cart', text: LONG_EXPECTED, timeoutMs: 1_000 },
+      ],
+    },
+    {
+      name: 'Title is right',
+      steps: [STEPS.home(), { action: 'expectTitle', title: 'Shop of Shoes', timeoutMs: 1_000 }],
+    },
+  ]);
+  ({ env, viewer, runUrl: runPage } = world);
 }, 120_000);
 
-afterAll(async () => {
-  await viewer.context.close();
-  await env.close();
-});
-
-function runPage(position: number): string {
-  return runViewUrl(env.api.origin, env.api.keys.view, defined(suite.runs[position], `run ${position}`).id);
-}
+afterAll(() => world.close());
 
 test('a failed text expectation shows expected and received, the difference marked, and the page at the failure', async () => {
   const { page } = viewer;

@@ -1,41 +1,26 @@
 import { request } from 'node:http';
 import { brotliDecompressSync } from 'node:zlib';
 import AxeBuilder from '@axe-core/playwright';
-import { runViewUrl, suiteRunViewUrl } from '@testrun/core';
+import { runViewUrl } from '@testrun/core';
 import type { Page } from 'playwright';
-import { createSuiteRun, executeSuite, mixedPlans, type SeededSuite } from './seed';
-import { defined, eventually, startViewEnv, type ViewEnv, openViewer, type Viewer } from './support';
+import { mixedPlans, type SeededSuite } from './seed';
+import { defined, eventually, shownTests, startViewSuite, type ViewEnv, type ViewSuite, type Viewer } from './support';
 
 // The suite page's search and status chips, its layout at a phone's width, and what it weighs on the
 // wire, in real Chromium over the mixed suite of the other view tests: 2 passes, 2 failures, an
 // error and a disabled test.
+let world: ViewSuite;
 let env: ViewEnv;
 let viewer: Viewer;
 let suite: SeededSuite;
 let suiteUrl: string;
 
 beforeAll(async () => {
-  env = await startViewEnv();
-  suite = await createSuiteRun(env.db, env.api.keys, mixedPlans({ video: false }), { baseUrl: env.site.url });
-  await executeSuite(env.worker, suite);
-  viewer = await openViewer(env);
-  suiteUrl = suiteRunViewUrl(env.api.origin, env.api.keys.view, suite.suiteRunId);
+  world = await startViewSuite(mixedPlans({ video: false }));
+  ({ env, viewer, suite, suiteUrl } = world);
 }, 120_000);
 
-afterAll(async () => {
-  await viewer.context.close();
-  await env.close();
-});
-
-/** The names of the tests the list shows (folded groups included), sorted. */
-function shownTests(page: Page): Promise<string[]> {
-  return page.evaluate(() =>
-    [...document.querySelectorAll<HTMLElement>('li.test')]
-      .filter((li) => !li.closest('[hidden]'))
-      .map((li) => li.querySelector('.test-name')?.textContent ?? '')
-      .sort(),
-  );
-}
+afterAll(() => world.close());
 
 /** Waits until the list shows exactly these tests (the search applies after a short pause). */
 function showing(page: Page, names: string[]): Promise<true> {

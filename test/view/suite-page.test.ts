@@ -2,27 +2,23 @@ import { formatDuration, type SuiteRun } from '@testrun/contracts';
 import { runViewUrl, suiteRunViewUrl, viewLinkTerms } from '@testrun/core';
 import type { Locator } from 'playwright';
 import { measurePng } from './browser';
-import { createSuiteRun, executeSuite, mixedPlans, type SeededSuite } from './seed';
-import { defined, readJson, startViewEnv, type ViewEnv, openViewer, type Viewer } from './support';
+import { mixedPlans, type SeededSuite } from './seed';
+import { defined, readJson, startViewSuite, type ViewEnv, type ViewSuite, type Viewer } from './support';
 
 // One API process, one browser and one suite for the whole file, executed by the worker's own code
 // against the fixture shop: a pass (with video), an element not found, a test out of time, a failed
 // expectation, a disabled test and another pass, with real step rows, screenshots, trace and video.
+let world: ViewSuite;
 let env: ViewEnv;
 let viewer: Viewer;
 let suite: SeededSuite;
 
 beforeAll(async () => {
-  env = await startViewEnv();
-  suite = await createSuiteRun(env.db, env.api.keys, mixedPlans({ video: true }), { baseUrl: env.site.url });
-  await executeSuite(env.worker, suite);
-  viewer = await openViewer(env);
+  world = await startViewSuite(mixedPlans({ video: true }));
+  ({ env, viewer, suite } = world);
 }, 120_000);
 
-afterAll(async () => {
-  await viewer.context.close();
-  await env.close();
-});
+afterAll(() => world.close());
 
 /** The terms of the suite run's links: they expire 30 days after it was created. */
 async function suiteTerms() {

@@ -8,7 +8,8 @@ import type { BrowserPool } from '@testrun/worker';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site';
 import { testDb } from '../support/harness';
 import { createBrowserPool } from './browser';
-import type { WorkerParts } from './seed';
+import { runViewUrl, suiteRunViewUrl } from '@testrun/core';
+import { createSuiteRun, executeSuite, type RunPlan, type SeededSuite, type WorkerParts } from './seed';
 import { startApi, type TestApiOptions } from './server';
 
 /** The value, or a clear failure naming what was missing. */
@@ -69,4 +70,54 @@ export type Viewer = { context: BrowserContext; page: Page };
 export async function openViewer(env: ViewEnv): Promise<Viewer> {
   const context = await (await env.pool.getBrowser()).newContext({ viewport: { width: 1280, height: 900 } });
   return { context, page: await context.newPage() };
+}
+
+/** A view test file's world: its env, one suite run executed by the worker, and a reader's tab. */
+export type ViewSuite = {
+  env: ViewEnv;
+  suite: SeededSuite;
+  viewer: Viewer;
+  /** The view's page of the suite run. */
+  suiteUrl: string;
+  /** The view's page of the run of the suite's test at `position` (0-based). */
+  runUrl: (position: number) => string;
+  close(): Promise<void>;
+};
+
+/**
+ * Starts the env, seeds `plans` as one suite run against `baseUrl` (default the fixture shop),
+ * calls `prepare` (a secret variable to set, say), executes the suite's runs with the worker's own
+ * executeRun, and opens a reader's tab. Close it in afterAll.
+ */
+export async function startViewSuite(
+  plans: RunPlan[],
+  options: { baseUrl?: string; prepare?: (env: ViewEnv, suite: SeededSuite) => Promise<unknown> } = {},
+): Promise<ViewSuite> {
+  const env = await startViewEnv();
+  const suite = await createSuiteRun(env.db, env.api.keys, plans, { baseUrl: options.baseUrl ?? env.site.url });
+  await options.prepare?.(env, suite);
+  await executeSuite(env.worker, suite);
+  const viewer = await openViewer(env);
+  return {
+    env,
+    suite,
+    viewer,
+    suiteUrl: suiteRunViewUrl(env.api.origin, env.api.keys.view, suite.suiteRunId),
+    runUrl: (position) =>
+      runViewUrl(env.api.origin, env.api.keys.view, defined(suite.runs[position], `run ${position}`).id),
+    async close() {
+      await viewer.context.close();
+      await env.close();
+    },
+  };
+}
+
+/** The names of the tests a suite page's list shows (folded groups included), sorted. */
+export function shownTests(page: Page): Promise<string[]> {
+  return page.evaluate(() =>
+    [...document.querySelectorAll<HTMLElement>('li.test')]
+      .filter((li) => !li.closest('[hidden]'))
+      .map((li) => li.querySelector('.test-name')?.textContent ?? '')
+      .sort(),
+  );
 }

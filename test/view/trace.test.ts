@@ -5,12 +5,13 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { runViewUrl, setSecretVariable } from '@testrun/core';
-import { createSuiteRun, executeSuite, type SeededSuite } from './seed';
-import { defined, openViewer, startViewEnv, type ViewEnv, type Viewer } from './support';
+import type { SeededSuite } from './seed';
+import { defined, startViewSuite, type ViewEnv, type ViewSuite, type Viewer } from './support';
 
 // What a run's trace holds: each step of the test as a named group (the failing one too), none of
 // the worker's own calls, and no secret in clear: not a secret variable's value, not a password
 // typed as a literal value. The page echoes what was typed, so a value that is not masked shows.
+let world: ViewSuite;
 let env: ViewEnv;
 let viewer: Viewer;
 let suite: SeededSuite;
@@ -33,10 +34,7 @@ const LOGIN_PAGE = `<!doctype html><html><head><meta charset="utf-8"><title>Sign
 beforeAll(async () => {
   login = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(LOGIN_PAGE));
   await new Promise<void>((resolve) => login.listen(0, '127.0.0.1', resolve));
-  env = await startViewEnv();
-  suite = await createSuiteRun(
-    env.db,
-    env.api.keys,
+  world = await startViewSuite(
     [
       {
         name: 'Sign in',
@@ -51,16 +49,16 @@ beforeAll(async () => {
         ],
       },
     ],
-    { baseUrl: `http://127.0.0.1:${(login.address() as AddressInfo).port}` },
+    {
+      baseUrl: `http://127.0.0.1:${(login.address() as AddressInfo).port}`,
+      prepare: (e, s) => setSecretVariable(e.db, e.api.keys.headers, { workspaceId: s.workspaceId }, 'PIN', PIN_SECRET),
+    },
   );
-  await setSecretVariable(env.db, env.api.keys.headers, { workspaceId: suite.workspaceId }, 'PIN', PIN_SECRET);
-  await executeSuite(env.worker, suite);
-  viewer = await openViewer(env);
+  ({ env, viewer, suite } = world);
 }, 120_000);
 
 afterAll(async () => {
-  await viewer.context.close();
-  await env.close();
+  await world.close();
   await new Promise((resolve) => login.close(resolve));
 });
 

@@ -1,0 +1,45 @@
+/** What `pnpm bench view` and `pnpm bench view-history` share: the suite's outcomes, statistics, the view on HTTP. */
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import { createLogger, deriveKeys, LocalArtifactStore, suiteRunViewUrl, type Db } from '@testrun/core';
+import type { TerminalRunStatus } from '@testrun/contracts';
+import { createViewRouter } from '../apps/api/src/view';
+import { percentile } from './report';
+
+/** The outcome of the test at position `i`: a few failures, errors and disabled tests among mostly passes. */
+export function outcomeAt(i: number): TerminalRunStatus {
+  if (i % 50 === 7) return 'failed';
+  if (i % 100 === 13) return 'error';
+  if (i % 50 === 21) return 'skipped';
+  return 'passed';
+}
+
+export function stats(samples: number[]) {
+  return { median: percentile(samples, 50), p95: percentile(samples, 95), min: Math.min(...samples) };
+}
+
+/** The keys the benchmarks sign their view links with. */
+export const BENCH_KEYS = deriveKeys('bench-secret-bench-secret-bench-secret-00');
+
+/** The view router over `db` on a free loopback port: the URL of a suite run's page, and a close. */
+export async function serveView(db: Db) {
+  const app = express();
+  app.use(
+    '/view',
+    createViewRouter({
+      db,
+      store: new LocalArtifactStore('/tmp/testrun-bench-artifacts'),
+      keys: BENCH_KEYS,
+      publicBaseUrl: 'http://127.0.0.1',
+      viewLinkTtlDays: 30,
+      logger: createLogger({ service: 'bench', level: 'error' }),
+    }),
+  );
+  const server = app.listen(0, '127.0.0.1');
+  await new Promise((r) => server.once('listening', r));
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    suitePage: (suiteRunId: string) => suiteRunViewUrl(origin, BENCH_KEYS.view, suiteRunId),
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}

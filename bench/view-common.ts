@@ -21,9 +21,17 @@ export function stats(samples: number[]) {
 /** The keys the benchmarks sign their view links with. */
 export const BENCH_KEYS = deriveKeys('bench-secret-bench-secret-bench-secret-00');
 
-/** The view router over `db` on a free loopback port: the URL of a suite run's page, and a close. */
+/** The view router over `db` on a free loopback port: the URL of a suite run's page, the server's times, and a close. */
 export async function serveView(db: Db) {
   const app = express();
+  // How long the server takes over each request, from its arrival to the last byte handed to the
+  // socket: the server's own share of a GET, without the client's (which runs in this process too).
+  const serverMs: number[] = [];
+  app.use((_req, res, next) => {
+    const t = process.hrtime.bigint();
+    res.on('finish', () => serverMs.push(Number(process.hrtime.bigint() - t) / 1e6));
+    next();
+  });
   app.use(
     '/view',
     createViewRouter({
@@ -39,6 +47,7 @@ export async function serveView(db: Db) {
   await new Promise((r) => server.once('listening', r));
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
+    serverMs,
     suitePage: (suiteRunId: string) => suiteRunViewUrl(origin, BENCH_KEYS.view, suiteRunId),
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };

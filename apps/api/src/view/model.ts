@@ -93,7 +93,7 @@ export type ViewHistoryMark = {
 
 export type ViewHistory = ViewHistoryMark[];
 
-/** A test attempt of a run that failed or ended in error and was retried. */
+/** A test attempt of a run that failed or ended in error and was retried, with its own steps, artifacts and page events. */
 export type ViewAttempt = Pick<
   ViewRun,
   'status' | 'resultSummary' | 'outcomeCode' | 'outcomeMessage' | 'outcomeStep' | 'startedAt' | 'finishedAt'
@@ -103,6 +103,7 @@ export type ViewAttempt = Pick<
   durationMs: number;
   steps: ViewStep[];
   artifacts: ViewArtifact[];
+  pageEvents: ViewPageEvent[];
 };
 
 /** The suite's counters, and how many of its passes were flaky (passed on a retry; counted in `passed` too). */

@@ -35,35 +35,6 @@ const RUN_SELECT = `SELECT id, suite_run_id AS "suiteRunId", position, test_name
   finished_at AS "finishedAt", duration_ms AS "durationMs", artifacts_expired_at AS "artifactsExpiredAt"
   FROM runs`;
 
-const STEP_COLUMNS = {
-  runId: true,
-  attempt: true,
-  index: true,
-  action: true,
-  label: true,
-  target: true,
-  outcome: true,
-  error: true,
-  startedAt: true,
-  durationMs: true,
-  screenshotId: true,
-  expected: true,
-  received: true,
-  pageUrl: true,
-  pageTitle: true,
-} as const;
-
-const ARTIFACT_COLUMNS = {
-  id: true,
-  runId: true,
-  attempt: true,
-  kind: true,
-  stepIndex: true,
-  name: true,
-  contentType: true,
-  sizeBytes: true,
-} as const;
-
 /** A run row as RUN_SELECT reads it: the view's run before its token and details are added. */
 type RunRow = Omit<ViewRun, 'token' | 'steps' | 'artifacts' | 'pageEvents' | 'earlierAttempts'>;
 
@@ -101,43 +72,60 @@ function toViewArtifact({ runId: _runId, attempt: _attempt, ...artifact }: Artif
 }
 
 /**
- * The rows of the scope's runs' current attempts (rows of earlier attempts are left out): `where`
- * is a condition on the run, `r`.
+ * The rows of the scope's runs (`where` is a condition on the run, `r`): of their current attempts
+ * (rows of earlier attempts left out), or of every attempt, for a retried run's page.
  */
-const CURRENT_ATTEMPT_ROWS = {
-  steps: (where: string) => `SELECT s.run_id AS "runId", s.attempt, s.index, s.action::text AS action, s.label,
-    s.target, s.outcome::text AS outcome, s.error, s.started_at AS "startedAt", s.duration_ms AS "durationMs",
+type Attempts = 'current' | 'every';
+
+/** Joins a detail row (under `alias`) to its run `r`: of the run's current attempt only, or of any. */
+function joinRun(alias: string, attempts: Attempts): string {
+  return `JOIN runs r ON r.id = ${alias}.run_id${attempts === 'current' ? ` AND r.attempt = ${alias}.attempt` : ''}`;
+}
+
+const DETAIL_SQL = {
+  steps: (
+    where: string,
+    attempts: Attempts,
+  ) => `SELECT s.run_id AS "runId", s.attempt, s.index, s.action::text AS action,
+    s.label, s.target, s.outcome::text AS outcome, s.error, s.started_at AS "startedAt", s.duration_ms AS "durationMs",
     s.screenshot_id AS "screenshotId", s.expected, s.received, s.page_url AS "pageUrl", s.page_title AS "pageTitle"
-    FROM step_results s JOIN runs r ON r.id = s.run_id AND r.attempt = s.attempt
-    WHERE ${where} ORDER BY s.run_id, s.index`,
-  artifacts: (where: string) => `SELECT a.run_id AS "runId", a.attempt, a.id, a.kind::text AS kind,
+    FROM step_results s ${joinRun('s', attempts)} WHERE ${where} ORDER BY s.run_id, s.attempt, s.index`,
+  artifacts: (where: string, attempts: Attempts) => `SELECT a.run_id AS "runId", a.attempt, a.id, a.kind::text AS kind,
     a.step_index AS "stepIndex", a.name, a.content_type AS "contentType", a.size_bytes AS "sizeBytes"
-    FROM artifacts a JOIN runs r ON r.id = a.run_id AND r.attempt = a.attempt
-    WHERE ${where} ORDER BY a.run_id, a.step_index NULLS LAST, a.created_at`,
-  events: (where: string) => `SELECT e.run_id AS "runId", e.attempt, e.kind::text AS kind, e.at, e.message, e.url,
-    e.method, e.status
-    FROM page_events e JOIN runs r ON r.id = e.run_id AND r.attempt = e.attempt
-    WHERE ${where} ORDER BY e.run_id, e.at`,
+    FROM artifacts a ${joinRun('a', attempts)} WHERE ${where}
+    ORDER BY a.run_id, a.attempt, a.step_index NULLS LAST, a.created_at`,
+  events: (where: string, attempts: Attempts) => `SELECT e.run_id AS "runId", e.attempt, e.kind::text AS kind, e.at,
+    e.message, e.url, e.method, e.status
+    FROM page_events e ${joinRun('e', attempts)} WHERE ${where} ORDER BY e.run_id, e.attempt, e.at`,
 } as const;
 
 type EventRow = { runId: string; attempt: number } & ViewPageEvent;
 
-/** What {@link readDetails} reads: the rows of the current attempts of a scope's runs. */
+/** What {@link readDetails} reads: the rows of a scope's runs. */
 type DetailRows = { steps: StepRow[]; artifacts: ArtifactRow[]; events: EventRow[] };
 
 /**
- * The steps, artifacts and page events of the current attempts of the scope's runs. A suite page
- * reads only the runs it shows open, so a 1,000-test suite of passes stays cheap.
+ * The steps, artifacts and page events of the scope's runs, of their current attempts or of every
+ * attempt. A suite page reads only the runs it shows open, so a 1,000-test suite of passes stays
+ * cheap.
  */
-async function readDetails(db: Db, scope: RunScope): Promise<DetailRows> {
+async function readDetails(db: Db, scope: RunScope, attempts: Attempts = 'current'): Promise<DetailRows> {
   if ('runIds' in scope && scope.runIds.length === 0) return { steps: [], artifacts: [], events: [] };
   const { where, name, param } = scopeSql(scope, 'r');
+  const read = <Row>(table: keyof typeof DETAIL_SQL) =>
+    readSql<Row>(db, `view_${table}_${name}_${attempts}`, DETAIL_SQL[table](where, attempts), [param]);
   const [steps, artifacts, events] = await Promise.all([
-    readSql<StepRow>(db, `view_steps_${name}`, CURRENT_ATTEMPT_ROWS.steps(where), [param]),
-    readSql<ArtifactRow>(db, `view_artifacts_${name}`, CURRENT_ATTEMPT_ROWS.artifacts(where), [param]),
-    readSql<EventRow>(db, `view_events_${name}`, CURRENT_ATTEMPT_ROWS.events(where), [param]),
+    read<StepRow>('steps'),
+    read<ArtifactRow>('artifacts'),
+    read<EventRow>('events'),
   ]);
   return { steps, artifacts, events };
+}
+
+/** The rows of one attempt (an execution) among rows read for every attempt. */
+function ofAttempt(rows: DetailRows, attempt: number): DetailRows {
+  const mine = <T extends { attempt: number }>(list: T[]) => list.filter((row) => row.attempt === attempt);
+  return { steps: mine(rows.steps), artifacts: mine(rows.artifacts), events: mine(rows.events) };
 }
 
 /** Rows grouped by run id, every run given having a list. */
@@ -147,16 +135,29 @@ function byRun<T extends { runId: string }>(runs: ViewRun[], rows: T[]): Map<str
   return grouped;
 }
 
+/** One run's (or one attempt's) steps, artifacts and page events as the view shows them. */
+function detailsOf(rows: DetailRows): Pick<ViewAttempt, 'steps' | 'artifacts' | 'pageEvents'> {
+  return {
+    steps: rows.steps.map(toViewStep),
+    artifacts: rows.artifacts.map(toViewArtifact),
+    pageEvents: rows.events.map(({ runId: _runId, attempt: _attempt, ...event }) => event),
+  };
+}
+
 /** Sets each run's steps, artifacts and page events from the rows {@link readDetails} read for them. */
 function attachDetails(runs: ViewRun[], rows: DetailRows): void {
   const steps = byRun(runs, rows.steps);
   const artifacts = byRun(runs, rows.artifacts);
   const events = byRun(runs, rows.events);
-  for (const run of runs) {
-    run.steps = (steps.get(run.id) ?? []).map(toViewStep);
-    run.artifacts = (artifacts.get(run.id) ?? []).map(toViewArtifact);
-    run.pageEvents = (events.get(run.id) ?? []).map(({ runId: _runId, attempt: _attempt, ...event }) => event);
-  }
+  for (const run of runs)
+    Object.assign(
+      run,
+      detailsOf({
+        steps: steps.get(run.id) ?? [],
+        artifacts: artifacts.get(run.id) ?? [],
+        events: events.get(run.id) ?? [],
+      }),
+    );
 }
 
 /** Whether a suite page renders a run's steps inline: everything except passes and skips. */
@@ -235,11 +236,27 @@ export async function loadRun(db: Db, sign: LinkSigner, runId: string): Promise<
   const [row] = await readSql<RunRow>(db, 'view_run', `${RUN_SELECT} WHERE id = $1`, [runId]);
   if (!row) return null;
   const run = toViewRun(sign, row);
-  const scope = { runIds: run.attempt > 0 ? [run.id] : [] };
-  const [details, history] = await Promise.all([readDetails(db, scope), readHistory(db, { runIds: [run.id] })]);
-  attachDetails([run], details);
+  // A retried run's page shows every attempt: their rows are read at once and split by attempt.
+  const retried = run.retry > 0;
+  const [details, history, attempts] = await Promise.all([
+    readDetails(db, { runIds: run.attempt > 0 ? [run.id] : [] }, retried ? 'every' : 'current'),
+    readHistory(db, { runIds: [run.id] }),
+    retried ? db.runAttempt.findMany({ where: { runId }, orderBy: { retry: 'asc' } }) : [],
+  ]);
+  attachDetails([run], retried ? ofAttempt(details, run.attempt) : details);
   attachHistory(sign, [run], history);
-  run.earlierAttempts = run.retry > 0 ? await loadEarlierAttempts(db, run.id) : [];
+  run.earlierAttempts = attempts.map((a) => ({
+    retry: a.retry,
+    status: a.status,
+    resultSummary: a.resultSummary,
+    outcomeCode: a.outcomeCode,
+    outcomeMessage: a.outcomeMessage,
+    outcomeStep: a.outcomeStep,
+    startedAt: a.startedAt,
+    finishedAt: a.finishedAt,
+    durationMs: a.durationMs,
+    ...detailsOf(ofAttempt(details, a.attempt)),
+  }));
   return run;
 }
 
@@ -270,32 +287,6 @@ export async function loadSuiteSearchTexts(db: Db, suiteRunId: string): Promise<
       ),
     ]),
   );
-}
-
-/** A run's retried test attempts, oldest first, each with the steps and artifacts of its own execution. */
-async function loadEarlierAttempts(db: Db, runId: string): Promise<ViewAttempt[]> {
-  const [attempts, stepRows, artifactRows] = await Promise.all([
-    db.runAttempt.findMany({ where: { runId }, orderBy: { retry: 'asc' } }),
-    db.stepResult.findMany({ where: { runId }, select: STEP_COLUMNS, orderBy: { index: 'asc' } }),
-    db.artifact.findMany({
-      where: { runId },
-      select: ARTIFACT_COLUMNS,
-      orderBy: [{ stepIndex: 'asc' }, { createdAt: 'asc' }],
-    }),
-  ]);
-  return attempts.map((a) => ({
-    retry: a.retry,
-    status: a.status,
-    resultSummary: a.resultSummary,
-    outcomeCode: a.outcomeCode,
-    outcomeMessage: a.outcomeMessage,
-    outcomeStep: a.outcomeStep,
-    startedAt: a.startedAt,
-    finishedAt: a.finishedAt,
-    durationMs: a.durationMs,
-    steps: stepRows.filter((row) => row.attempt === a.attempt).map(toViewStep),
-    artifacts: artifactRows.filter((row) => row.attempt === a.attempt).map(toViewArtifact),
-  }));
 }
 
 const LIVE_RUN_COLUMNS = { id: true, status: true, retry: true, resultSummary: true, durationMs: true } as const;

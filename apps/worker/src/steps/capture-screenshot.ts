@@ -35,12 +35,8 @@ export async function captureScreenshot(page: Page, options: CaptureScreenshotOp
   return withTimeout(shot, timeoutMs, 'the timeline screenshot').catch(() => null);
 }
 
-/**
- * Screenshots of the timeline never hold a step up longer than this, nor less. The picture of a
- * step that went wrong is the one people open first, so it may take longer on a starved machine.
- */
+/** Screenshots of the timeline never hold a step up longer than this, nor less. */
 const TIMELINE_SHOT_MAX_MS = 3_000;
-const FAILURE_SHOT_MAX_MS = 6_000;
 const TIMELINE_SHOT_MIN_MS = 500;
 
 /** What {@link timelineShot} needs to know about the step that just ran. */
@@ -71,8 +67,7 @@ export async function timelineShot(page: Page, input: TimelineShotInput): Promis
   }
   if (!keepsEvidence(input.mode, result.outcome === 'passed')) return null;
   const left = input.deadline + 2_000 - Date.now();
-  const max = result.outcome === 'passed' ? TIMELINE_SHOT_MAX_MS : FAILURE_SHOT_MAX_MS;
-  const timeoutMs = Math.min(max, Math.max(TIMELINE_SHOT_MIN_MS, left));
+  const timeoutMs = Math.min(TIMELINE_SHOT_MAX_MS, Math.max(TIMELINE_SHOT_MIN_MS, left));
   const body = await input.time(captureScreenshot(page, { timeoutMs }));
   return body ? { body, contentType: 'image/jpeg', name: `step-${index}.jpg` } : null;
 }

@@ -41,6 +41,9 @@ export class PageGuard {
   private stopped = false;
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly popups: Page[] = [];
+  /** The context's pages as the browser announced them, and the session that announces them. */
+  private readonly targets = new Set<string>();
+  private targetSession: CDPSession | null = null;
 
   constructor(
     private readonly context: BrowserContext,
@@ -55,13 +58,45 @@ export class PageGuard {
 
   /**
    * Starts watching the run's own page, and every popup opened from then on; resolves once the
-   * page's heap is sampled (its DevTools session is open).
+   * page's heap is sampled (its DevTools session is open) and its context's pages are counted.
    */
   async watchMain(main: Page): Promise<void> {
     this.context.on('page', (page) => {
       if (page !== main) void this.watch(page, true);
     });
-    await this.watch(main, false);
+    await Promise.all([this.countTargets(main), this.watch(main, false)]);
+  }
+
+  /**
+   * Counts the context's pages as the browser creates them. Playwright announces a popup only once
+   * its first navigation commits, so popups of a URL that never answers would go uncounted (and
+   * stay open) while the step waits out its timeout; the browser's own target events come at once.
+   */
+  private async countTargets(main: Page): Promise<void> {
+    try {
+      const session = await pageSession(main);
+      const { targetInfo } = await session.send('Target.getTargetInfo');
+      session.on('Target.targetCreated', ({ targetInfo: created }) => {
+        if (this.stopped || created.type !== 'page' || created.browserContextId !== targetInfo.browserContextId) return;
+        this.targets.add(created.targetId);
+        this.countPage(this.targets.size);
+      });
+      // The targets that exist already (the run's own page) are announced first.
+      await session.send('Target.setDiscoverTargets', { discover: true });
+      this.targetSession = session;
+    } catch (error) {
+      if (!main.isClosed()) this.logger.debug('pages not counted by the browser', { error: errorMessage(error) });
+    }
+  }
+
+  /** Ends the run when `opened` pages are more than it may open. */
+  private countPage(opened: number): boolean {
+    if (opened <= this.limits.maxPages) return false;
+    this.stopAll({
+      kind: 'pages',
+      detail: `opened more than ${this.limits.maxPages - 1} popups or windows`,
+    });
+    return true;
   }
 
   /** Stops sampling the pages' heaps. */
@@ -83,13 +118,7 @@ export class PageGuard {
   private async watch(page: Page, popup: boolean): Promise<void> {
     if (popup) this.popups.push(page);
     this.pagesOpened += 1;
-    if (this.pagesOpened > this.limits.maxPages) {
-      this.stopAll({
-        kind: 'pages',
-        detail: `opened more than ${this.limits.maxPages - 1} popups or windows`,
-      });
-      return;
-    }
+    if (this.countPage(this.pagesOpened)) return;
     page.on('dialog', (dialog) => {
       this.onDialog(dialog);
     });
@@ -164,6 +193,9 @@ export class PageGuard {
     this.found = violation;
     this.stop();
     for (const page of this.context.pages()) page.close().catch(() => undefined);
+    // Popups Playwright has not announced yet (still loading) are closed by the browser directly.
+    for (const targetId of this.targets)
+      this.targetSession?.send('Target.closeTarget', { targetId }).catch(() => undefined);
   }
 }
 

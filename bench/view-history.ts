@@ -135,7 +135,7 @@ export async function run(): Promise<void> {
     const current = suiteRuns[suiteRuns.length - 1];
     const oldest = first(suiteRuns, 'suite run');
     if (!current) throw new Error('no suite run was seeded');
-    const terms = { expiresAt: new Date(Date.now() + 30 * 24 * HOUR), version: 0 };
+    const terms = { issuedAt: new Date(), version: 0 };
     const sign = (subject: 'run' | 'suite-run', id: string) => signViewLink(BENCH_KEYS.view, subject, id, terms);
     const runs = (ids: string[]) => ids.map((id) => ({ id }) as ViewRun);
     const historyOf = async (ids: string[]) => attachHistory(sign, runs(ids), await readHistory(db, { runIds: ids }));

@@ -100,7 +100,7 @@ describe('POST /api/v1/runs — the three modes', () => {
         'http://testrun.example',
         deriveKeys(api.config.secret).view,
         suiteRunId,
-        viewLinkTerms({ createdAt: suiteRun.createdAt, version: 0 }, 30),
+        viewLinkTerms({ createdAt: suiteRun.createdAt, version: 0 }),
       ),
       tests: suiteRun.runs.map((r) => ({
         runId: r.id,
@@ -207,7 +207,7 @@ describe('GET /api/v1/runs/:runId', () => {
       flaky: false,
       previous_attempts: [],
     });
-    const terms = viewLinkTerms({ createdAt, version: 0 }, 30);
+    const terms = viewLinkTerms({ createdAt, version: 0 });
     const url = runViewUrl('http://testrun.example', deriveKeys(api.config.secret).view, runId, terms);
     expect(res.headers.link).toBe(`<${url}>; rel="alternate"; type="text/html"`);
   });

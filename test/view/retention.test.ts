@@ -27,8 +27,8 @@ import { startApi } from './server';
 // reconciler pass). The test file has a database of its own (test/support/per-file-setup.ts).
 const DEFAULTS: RetentionDays = { artifactDays: 30, runDays: 90 };
 const DAY = 24 * 60 * 60 * 1000;
-// Links that still work: one of the older form would expire with its subject's age.
-const TERMS = { expiresAt: new Date(Date.now() + DAY), version: 0 };
+// Links that still work: issued now, not when their back-dated subjects were created.
+const TERMS = { issuedAt: new Date(), version: 0 };
 
 const root = mkdtempSync(path.join(tmpdir(), 'testrun-retention-'));
 const store = new LocalArtifactStore(root);

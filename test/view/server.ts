@@ -11,6 +11,8 @@ export type TestApiOptions = {
   store?: ArtifactStore;
   /** Default a JSON logger at LOG_LEVEL (default `error`) on stdout. */
   logger?: Logger;
+  /** Settings on top of the process environment (VIEW_LINK_TTL_DAYS, say). */
+  env?: Record<string, string>;
 };
 
 function portOf(server: Server): number {
@@ -27,7 +29,7 @@ export async function startApi(db: Db, options: TestApiOptions = {}) {
   const server: Server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const origin = `http://127.0.0.1:${portOf(server)}`;
-  const config = readApiConfig({ ...process.env, PUBLIC_BASE_URL: origin, PORT: '0' });
+  const config = readApiConfig({ ...process.env, ...options.env, PUBLIC_BASE_URL: origin, PORT: '0' });
   const logger = options.logger ?? createLogger({ service: 'api-test', level: process.env.LOG_LEVEL ?? 'error' });
   const redis = createApiRedis(config.redisUrl, logger);
   const queue = createRunQueue(redis, config.redisPrefix);

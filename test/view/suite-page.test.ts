@@ -23,7 +23,7 @@ afterAll(() => world.close());
 /** The terms of the suite run's links: they expire 30 days after it was created. */
 async function suiteTerms() {
   const row = await env.db.suiteRun.findUniqueOrThrow({ where: { id: suite.suiteRunId } });
-  return viewLinkTerms({ createdAt: row.createdAt, version: row.viewTokenVersion }, 30);
+  return viewLinkTerms({ createdAt: row.createdAt, version: row.viewTokenVersion });
 }
 
 /** The seeded run at this position (0-based), with what the worker recorded for it. */

@@ -4,14 +4,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { stringify as toYaml } from 'yaml';
 import { hashApiKey, isWellFormedApiKey, type AppliedProject, type Db } from '@testrun/core';
-import type {
-  AdminErrorOutput,
-  KeyCreatedOutput,
-  KeyStateOutput,
-  LinksRevokedOutput,
-  MemberOutput,
-  WorkspaceOutput,
-} from '.';
+import type { AdminErrorOutput, KeyCreatedOutput, KeyStateOutput, MemberOutput, WorkspaceOutput } from '.';
+import type { LinksRevokedOutput, RunLinksRevokedOutput } from './link-commands';
 import { anyString, stringMatching } from '../../../test/api/typed';
 import {
   applySampleProject,
@@ -54,6 +48,7 @@ type Outputs = {
   keyState: KeyStateOutput;
   project: AppliedProject;
   linksRevoked: LinksRevokedOutput;
+  runLinksRevoked: RunLinksRevokedOutput;
   error: AdminErrorOutput;
 };
 
@@ -154,6 +149,29 @@ describe('testrun admin', () => {
     const unknown = await admin('suite-run', 'revoke-links', 'srun_00000000000000000000000000', '--json');
     expect(unknown.code).not.toBe(0);
     expect(json(unknown, 'error').error.message).toMatch(/No suite run "srun_0+"/);
+
+    // A run of the suite run shares its links: the run command says to revoke the suite run's.
+    const runId = present((await db.run.findFirst({ where: { suiteRunId: id } }))?.id, 'a run of the suite run');
+    const inSuite = await admin('run', 'revoke-links', runId, '--json');
+    expect(inSuite.code).not.toBe(0);
+    expect(json(inSuite, 'error').error.message).toContain(`suite-run revoke-links ${id}`);
+  });
+
+  it("run revoke-links bumps a run's own link version when it is outside a suite run", async () => {
+    const t = await createTenant(db);
+    const applied = await applySampleProject(db, t.workspace.id, sampleProject(`p-${t.tag}`, { count: 1 }));
+    const suiteId = present(applied.suites[0], 'the sample suite').id;
+    const { suiteRunId } = await insertSuiteRuns(db, t.workspace.id, suiteId, { baseUrl: 'http://127.0.0.1:2' });
+    const run = await db.run.findFirstOrThrow({ where: { suiteRunId: present(suiteRunId, 'the suite run') } });
+    await db.run.update({ where: { id: run.id }, data: { suiteRunId: null } });
+    expect(json(await admin('run', 'revoke-links', run.id, '--json'), 'runLinksRevoked')).toEqual({
+      runId: run.id,
+      revoked: true,
+    });
+    expect((await db.run.findUniqueOrThrow({ where: { id: run.id } })).viewTokenVersion).toBe(1);
+    const unknown = await admin('run', 'revoke-links', 'run_00000000000000000000000000', '--json');
+    expect(unknown.code).not.toBe(0);
+    expect(json(unknown, 'error').error.message).toMatch(/No run "run_0+"/);
   });
 
   it('errors go to stderr with a non-zero exit; --json prints a JSON error document', async () => {

@@ -16,12 +16,12 @@ import {
   readSecret,
   readUrl,
   removeMember,
-  revokeViewLinks,
   setWorkspacePlan,
   type Db,
   type KeyAction,
 } from '@testrun/core';
 import { withAnnouncer } from './announce';
+import { registerLinkCommands } from './link-commands';
 import { registerRetentionCommand } from './retention-commands';
 import { registerSecretCommands } from './secret-commands';
 import { registerWebhookCommands } from './webhook-commands';
@@ -47,8 +47,6 @@ export type KeyStateOutput = {
   refused: boolean;
   note?: string;
 };
-/** `--json` of `suite-run revoke-links`. */
-export type LinksRevokedOutput = { suiteRunId: string; revoked: true };
 /** `--json` of a command that failed. */
 export type AdminErrorOutput = { error: { message: string; errors: ProblemFieldError[] } };
 
@@ -277,19 +275,7 @@ export function registerAdminCommands(program: Command): void {
       );
   }
 
-  const suiteRun = admin.command('suite-run').description('Manage suite runs');
-  suiteRun
-    .command('revoke-links')
-    .description('Revoke every view link of a suite run and of its runs; links the API gives out afterwards work')
-    .argument('<suiteRunId>')
-    .option('--json', 'print JSON only')
-    .action((suiteRunId: string, o: { json?: boolean }) =>
-      runAction(!!o.json, async (db) => {
-        if (!(await revokeViewLinks(db, suiteRunId))) throw new AdminError(`No suite run "${suiteRunId}".`);
-        const data: LinksRevokedOutput = { suiteRunId, revoked: true };
-        return { data, text: `Revoked the view links of suite run ${suiteRunId} and of its runs.` };
-      }),
-    );
+  registerLinkCommands(admin);
 
   const project = admin.command('project').description('Apply project files (projects, suites, tests as code)');
   project

@@ -67,7 +67,7 @@ const PREVIOUS_ATTEMPTS = `COALESCE((SELECT json_agg(json_build_array(a.retry, a
 export const RUN_COLUMNS = `r.id, r.status::text AS status, r.evidence, r.result_summary, r.outcome_code::text AS outcome_code,
       r.outcome_message, r.outcome_step, r.skip_reason::text AS skip_reason, r.test_id, r.test_name, r.suite_run_id,
       r.created_at, r.started_at, r.finished_at, r.duration_ms, r.attempt, r.retry, r.retries, ${PREVIOUS_ATTEMPTS},
-      s.view_token_version`;
+      COALESCE(s.view_token_version, r.view_token_version) AS view_token_version`;
 
 /** A run's row as the contract's Run. */
 export function toRun(row: RunRow): Run {
@@ -187,7 +187,7 @@ export function toSuiteRunSummary(keys: DerivedKeys, links: ViewLinkConfig, row:
       links.publicBaseUrl,
       keys.view,
       row.id,
-      viewLinkTerms({ createdAt: row.created_at, version: row.view_token_version }, links.viewLinkTtlDays),
+      viewLinkTerms({ createdAt: row.created_at, version: row.view_token_version }),
     ),
     created_at: row.created_at.toISOString(),
     started_at: row.started_at?.toISOString() ?? null,

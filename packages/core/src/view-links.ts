@@ -6,36 +6,50 @@ import { signViewToken, verifyViewToken, type ViewSubject } from './secrets';
 /** What a link to the view is made with: the deployment's address and how long links live. */
 export type ViewLinkConfig = Pick<CommonConfig, 'publicBaseUrl' | 'viewLinkTtlDays'>;
 
-/** What a view link is checked against: its subject's creation time and its suite run's link version. */
+/** What a view link is checked against: its subject's creation time and its link version. */
 export type ViewLinkState = { createdAt: Date; version: number };
 
-/** A link's terms, signed into its token: when it expires and which link version it belongs to. */
-export type ViewLinkTerms = { expiresAt: Date; version: number };
+/**
+ * A link's terms, signed into its token: when its lifetime began (its subject's creation; a page's
+ * links carry the start of the link the page was opened with) and which link version it belongs to.
+ * How long it lasts is not signed: it is the VIEW_LINK_TTL_DAYS the link is checked with.
+ */
+export type ViewLinkTerms = { issuedAt: Date; version: number };
 
 const DAY_MS = 86_400_000;
 
-function mac(key: Buffer, subject: ViewSubject, id: string, expSec: number, version: number): string {
-  return createHmac('sha256', key).update(`${subject}:${id}:${expSec}:${version}`).digest('base64url').slice(0, 32);
+function mac(key: Buffer, subject: ViewSubject, id: string, sec: number, version: number, form: '.' | '~'): string {
+  // The form is signed too: an expiring token's expiry can never be read as an issue time.
+  const input = form === '~' ? `${subject}:${id}:issued:${sec}:${version}` : `${subject}:${id}:${sec}:${version}`;
+  return createHmac('sha256', key).update(input).digest('base64url').slice(0, 32);
 }
 
-/** When a link made now expires. */
-export function viewLinkExpiry(ttlDays: number, now: Date = new Date()): Date {
-  return new Date(now.getTime() + ttlDays * DAY_MS);
+/** When a link whose lifetime began at `from` expires, VIEW_LINK_TTL_DAYS being `ttlDays`. */
+export function viewLinkExpiry(ttlDays: number, from: Date = new Date()): Date {
+  return new Date(from.getTime() + ttlDays * DAY_MS);
 }
 
 /**
- * A view link's token: its expiry (epoch seconds, base 36), a dot, and 32 url-safe characters of
- * an HMAC of the subject, id, expiry and link version. Bumping the version revokes every link.
+ * A view link's token: the start of its lifetime (epoch seconds, base 36), a tilde, and 32 url-safe
+ * characters of an HMAC of the subject, id, that time and the link version. Bumping the version
+ * revokes every link; lowering VIEW_LINK_TTL_DAYS shortens every link, those handed out already too.
  */
 export function signViewLink(key: Buffer, subject: ViewSubject, id: string, terms: ViewLinkTerms): string {
-  const expSec = Math.floor(terms.expiresAt.getTime() / 1000);
-  return `${expSec.toString(36)}.${mac(key, subject, id, expSec, terms.version)}`;
+  const issuedSec = Math.floor(terms.issuedAt.getTime() / 1000);
+  return `${issuedSec.toString(36)}~${mac(key, subject, id, issuedSec, terms.version, '~')}`;
+}
+
+function macMatches(given: string, expected: string): boolean {
+  const [a, b] = [Buffer.from(given), Buffer.from(expected)];
+  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 /**
- * The terms of a valid token, or null: a wrong, expired or revoked token alike. A token of the
- * older form (the HMAC alone, no expiry) is honoured until its subject is `ttlDays` old, unless the
- * links were revoked.
+ * The terms of a valid token, or null: a wrong, expired or revoked token alike. A token is valid
+ * until `ttlDays` (the current VIEW_LINK_TTL_DAYS) after the start it carries. Tokens of the two
+ * older forms are honoured until their subject is `ttlDays` old, unless the links were revoked:
+ * one that carries its expiry (`<expiry>.<mac>`, signed with the TTL of its day) also until that
+ * expiry, one of the HMAC alone only at version 0.
  */
 export function checkViewLink(
   key: Buffer,
@@ -46,21 +60,23 @@ export function checkViewLink(
   ttlDays: number,
   now: Date = new Date(),
 ): ViewLinkTerms | null {
-  const dot = token.indexOf('.');
-  if (dot === -1) {
-    const expiresAt = viewLinkExpiry(ttlDays, state.createdAt);
-    const valid = state.version === 0 && expiresAt > now && verifyViewToken(key, subject, id, token);
-    return valid ? { expiresAt, version: 0 } : null;
+  const sinceCreation: ViewLinkTerms = { issuedAt: state.createdAt, version: state.version };
+  const createdLive = viewLinkExpiry(ttlDays, state.createdAt) > now;
+  const sep = token.search(/[.~]/);
+  if (sep === -1) {
+    const valid = state.version === 0 && createdLive && verifyViewToken(key, subject, id, token);
+    return valid ? sinceCreation : null;
   }
-  const expSec = Number.parseInt(token.slice(0, dot), 36);
-  if (!Number.isSafeInteger(expSec) || expSec * 1000 <= now.getTime()) return null;
-  const expected = Buffer.from(mac(key, subject, id, expSec, state.version));
-  const given = Buffer.from(token.slice(dot + 1));
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
-  return { expiresAt: new Date(expSec * 1000), version: state.version };
+  const form = token[sep] === '~' ? '~' : '.';
+  const sec = Number.parseInt(token.slice(0, sep), 36);
+  if (!Number.isSafeInteger(sec)) return null;
+  if (!macMatches(token.slice(sep + 1), mac(key, subject, id, sec, state.version, form))) return null;
+  if (form === '.') return sec * 1000 > now.getTime() && createdLive ? sinceCreation : null;
+  const issuedAt = new Date(sec * 1000);
+  return viewLinkExpiry(ttlDays, issuedAt) > now ? { issuedAt, version: state.version } : null;
 }
 
-/** The link state of a suite run or run (a run outside a suite run has version 0), or null. */
+/** The link state of a suite run or run (a run in a suite run has its suite run's version), or null. */
 export async function loadViewLinkState(db: Db, subject: ViewSubject, id: string): Promise<ViewLinkState | null> {
   if (subject === 'suite-run') {
     const row = await db.suiteRun.findUnique({ where: { id }, select: { createdAt: true, viewTokenVersion: true } });
@@ -68,14 +84,14 @@ export async function loadViewLinkState(db: Db, subject: ViewSubject, id: string
   }
   const row = await db.run.findUnique({
     where: { id },
-    select: { createdAt: true, suiteRun: { select: { viewTokenVersion: true } } },
+    select: { createdAt: true, viewTokenVersion: true, suiteRun: { select: { viewTokenVersion: true } } },
   });
-  return row ? { createdAt: row.createdAt, version: row.suiteRun?.viewTokenVersion ?? 0 } : null;
+  return row ? { createdAt: row.createdAt, version: row.suiteRun?.viewTokenVersion ?? row.viewTokenVersion } : null;
 }
 
-/** The terms of the links to a subject: they expire `ttlDays` after it was created. */
-export function viewLinkTerms(state: ViewLinkState, ttlDays: number): ViewLinkTerms {
-  return { expiresAt: viewLinkExpiry(ttlDays, state.createdAt), version: state.version };
+/** The terms of the links to a subject: their lifetime begins when it was created. */
+export function viewLinkTerms(state: ViewLinkState): ViewLinkTerms {
+  return { issuedAt: state.createdAt, version: state.version };
 }
 
 function viewToken(viewKey: Buffer, subject: ViewSubject, id: string, terms: ViewLinkTerms | undefined): string {
@@ -110,4 +126,27 @@ export async function revokeViewLinks(db: Db, suiteRunId: string): Promise<boole
     data: { viewTokenVersion: { increment: 1 } },
   });
   return count === 1;
+}
+
+/** What {@link revokeRunViewLinks} did. */
+export type RunLinksRevoked =
+  | { revoked: true }
+  | { revoked: false; reason: 'missing' }
+  | { revoked: false; reason: 'in_suite_run'; suiteRunId: string };
+
+/**
+ * Revokes every view link of a run outside a suite run (`testrun admin run revoke-links`): links
+ * made afterwards work. A run in a suite run shares its suite run's links (the suite page links to
+ * it), so they are revoked together, through the suite run: this one is refused and says which.
+ */
+export async function revokeRunViewLinks(db: Db, runId: string): Promise<RunLinksRevoked> {
+  const { count } = await db.run.updateMany({
+    where: { id: runId, suiteRunId: null },
+    data: { viewTokenVersion: { increment: 1 } },
+  });
+  if (count === 1) return { revoked: true };
+  const row = await db.run.findUnique({ where: { id: runId }, select: { suiteRunId: true } });
+  return row?.suiteRunId
+    ? { revoked: false, reason: 'in_suite_run', suiteRunId: row.suiteRunId }
+    : { revoked: false, reason: 'missing' };
 }

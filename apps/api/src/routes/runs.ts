@@ -74,7 +74,7 @@ export function createRunsRouter(deps: AppDeps): Router {
     // The Run body is exactly the contract's; the link to the page for people travels as a header.
     res.setHeader(
       'Link',
-      `<${runViewUrl(config.publicBaseUrl, keys.view, run.id, viewLinkTerms(link, config.viewLinkTtlDays))}>; rel="alternate"; type="text/html"`,
+      `<${runViewUrl(config.publicBaseUrl, keys.view, run.id, viewLinkTerms(link))}>; rel="alternate"; type="text/html"`,
     );
     if (notModified) return void res.status(304).end();
     res.json(run);

@@ -28,18 +28,18 @@ type HistoryRow = {
  * are that workspace's; the workspace is checked outside the subquery all the same, where it cannot
  * tempt the planner onto the workspace's index (with stale statistics it did, and read every run of
  * the workspace). `linkable` says whether a link signed with the
- * page's terms opens the run: its link version (its suite run's, 0 outside a suite run) must be
+ * page's terms opens the run: its link version (its suite run's, its own outside a suite run) must be
  * the one of the run the page was opened for, so a revoked suite run stays closed.
  */
 export function historySql(where: string): string {
   return `
   SELECT cur.id AS for_id, h.id, h.status, h.retry, h.created_at, h.finished_at,
-    h.version = COALESCE(csr.view_token_version, 0) AS linkable
+    h.version = COALESCE(csr.view_token_version, cur.view_token_version) AS linkable
   FROM runs cur
   LEFT JOIN suite_runs csr ON csr.id = cur.suite_run_id
   CROSS JOIN LATERAL (
     SELECT r.id, r.workspace_id, r.status::text AS status, r.retry, r.created_at, r.finished_at,
-      COALESCE((SELECT sr.view_token_version FROM suite_runs sr WHERE sr.id = r.suite_run_id), 0) AS version
+      COALESCE((SELECT sr.view_token_version FROM suite_runs sr WHERE sr.id = r.suite_run_id), r.view_token_version) AS version
     FROM runs r
     WHERE r.test_id = cur.test_id
       AND r.suite_id = cur.suite_id

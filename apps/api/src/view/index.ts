@@ -57,8 +57,8 @@ const PAGE_POLICY = [
 ].join('; ');
 
 const ID_SHAPE = /^[a-z]{2,5}_[0-9a-z]{26}$/;
-// An expiring link (`<expiry base 36>.<hmac>`) or one of the older form (the HMAC alone).
-const TOKEN_SHAPE = /^(?:[0-9a-z]{1,11}\.)?[A-Za-z0-9_-]{32}$/;
+// A link (`<start base 36>~<hmac>`), or one of the older forms: `<expiry base 36>.<hmac>`, the HMAC alone.
+const TOKEN_SHAPE = /^(?:[0-9a-z]{1,11}[.~])?[A-Za-z0-9_-]{32}$/;
 
 function paths(req: Request): Paths {
   return { base: req.baseUrl };

@@ -1,8 +1,3 @@
-import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { readdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { applyProject, createPrisma, ensureDatabase, migrateDatabase, type Db } from '@testrun/core';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site';
 import {
@@ -13,7 +8,8 @@ import {
   steadyProject,
 } from './steady-suite';
 import { createTenant } from '../support/harness';
-import { apiClient, freePort, spawnService, startApi, waitForLog, waitUntil } from '../e2e/support';
+import { apiClient, spawnService, startApi, waitForLog, waitUntil } from '../e2e/support';
+import { startPrivatePostgres, type PrivatePostgres } from './private-postgres';
 
 /**
  * Postgres restarted under load, on a PRIVATE cluster this test creates (initdb) on its own port and
@@ -26,59 +22,21 @@ import { apiClient, freePort, spawnService, startApi, waitForLog, waitUntil } fr
 jest.setTimeout(240_000);
 
 const TESTS = 4;
-const BIN = (() => {
-  const versions = readdirSync('/usr/lib/postgresql').sort();
-  const latest = versions[versions.length - 1];
-  if (!latest) throw new Error('no Postgres server binaries under /usr/lib/postgresql');
-  return path.join('/usr/lib/postgresql', latest, 'bin');
-})();
-
-/** Runs a Postgres binary as the postgres user when this process is root (the server refuses root). */
-function pg(binary: string, args: string[]): void {
-  const asRoot = process.getuid?.() === 0;
-  const command = asRoot ? 'runuser' : path.join(BIN, binary);
-  const argv = asRoot ? ['-u', 'postgres', '--', path.join(BIN, binary), ...args] : args;
-  const result = spawnSync(command, argv, { encoding: 'utf8' });
-  if (result.status !== 0) throw new Error(`${binary} ${args.join(' ')} failed: ${result.stderr || result.stdout}`);
-}
-
-let dir: string;
-let port: number;
+let cluster: PrivatePostgres;
 let site: FixtureSite;
-const stopCluster = () => pg('pg_ctl', ['-D', path.join(dir, 'data'), '-m', 'fast', '-w', 'stop']);
-const startCluster = () =>
-  pg('pg_ctl', [
-    '-D',
-    path.join(dir, 'data'),
-    '-w',
-    '-l',
-    path.join(dir, 'server.log'),
-    '-o',
-    `-p ${port} -c listen_addresses=127.0.0.1 -k ${dir}`,
-    'start',
-  ]);
 
 beforeAll(async () => {
-  dir = mkdtempSync(path.join(tmpdir(), 'testrun-chaos-pg-'));
-  chmodSync(dir, 0o777);
-  port = await freePort();
-  pg('initdb', ['-D', path.join(dir, 'data'), '-A', 'trust', '-U', 'postgres', '--no-sync']);
-  startCluster();
+  cluster = await startPrivatePostgres();
   site = await startFixtureSite();
 });
 
 afterAll(async () => {
-  try {
-    stopCluster();
-  } catch {
-    // already stopped by a failed test
-  }
+  cluster.close();
   await site.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 it('a Postgres restart during result writes and during enqueue loses no run and creates none twice', async () => {
-  const databaseUrl = `postgresql://postgres@127.0.0.1:${port}/testrun_chaos`;
+  const databaseUrl = cluster.url('testrun_chaos');
   await ensureDatabase(databaseUrl);
   await migrateDatabase(databaseUrl);
   const db: Db = createPrisma({ databaseUrl, max: 2 });
@@ -100,11 +58,11 @@ it('a Postgres restart during result writes and during enqueue loses no run and 
     await waitUntil(async () => (await db.run.count({ where: { suiteRunId, status: 'running' } })) > 0, 100);
 
     // The outage: runs are executing; clients keep enqueueing with their Idempotency-Keys.
-    stopCluster();
+    cluster.stop();
     const post = (key: string) => postSteadySuite(api.url, tenant.key, key);
     expectUnavailable(await post('chaos-during-outage'));
     await new Promise((resolve) => setTimeout(resolve, 3_000));
-    startCluster();
+    cluster.start();
 
     // The API recovers by itself; the client's retry with the same key creates the suite run once.
     const second = await expectRetryCreatesOnce(() => post('chaos-during-outage'));

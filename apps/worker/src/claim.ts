@@ -5,8 +5,8 @@ import { MAX_RUN_ATTEMPTS, workerLostOutcome } from './run-outcomes';
 /** Runs a Postgres call or an artifact write again while it fails for a reason that may pass (see retryWrite). */
 export type Retrying = <T>(call: () => Promise<T>) => Promise<T>;
 
-/** Default bound of the retries: the job's lock duration. */
-const DEFAULT_RETRY_MS = 30_000;
+/** Default bound of the retries: WORKER_WRITE_RETRY_MS's default. */
+const DEFAULT_RETRY_MS = 600_000;
 
 /** A {@link Retrying} bounded by `boundMs` that logs each retry with `fields`. */
 export function retrying(log: Logger, boundMs: number | undefined, fields: Record<string, unknown> = {}): Retrying {
@@ -27,7 +27,7 @@ export function retrying(log: Logger, boundMs: number | undefined, fields: Recor
 export type Unclaimable = 'missing' | 'terminal' | 'out_of_attempts';
 
 /**
- * Claims the run, trying again through a Postgres outage for as long as the job's lock lasts
+ * Claims the run, trying again through a Postgres outage for up to `boundMs` (the job's lock in Redis is renewed meanwhile)
  * (`runClaim` makes a try after a lost reply recognise its own claim instead of taking a second
  * attempt). When the run cannot be claimed, says why, having ended it `worker_lost` when it was out
  * of attempts.

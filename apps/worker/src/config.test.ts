@@ -9,6 +9,7 @@ describe('readWorkerConfig', () => {
       concurrency: 2,
       chromiumPath: '/usr/bin/chromium',
       lockDurationMs: 30_000,
+      writeRetryMs: 600_000,
       stalledIntervalMs: 30_000,
       drainTimeoutMs: 25_000,
       reconcileIntervalMs: 5_000,

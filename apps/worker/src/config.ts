@@ -26,6 +26,12 @@ export type WorkerConfig = CommonConfig & {
    * the run is handed to another worker.
    */
   lockDurationMs: number;
+  /**
+   * WORKER_WRITE_RETRY_MS: how long a run's claim and result writes are tried again through a
+   * Postgres or artifact store outage before the worker gives the run up (default 600000). Not
+   * WORKER_LOCK_DURATION_MS: the lock lives in Redis and stays renewed through such an outage.
+   */
+  writeRetryMs: number;
   /** WORKER_STALLED_INTERVAL_MS: how often this worker looks for jobs whose lock expired (default 30000). */
   stalledIntervalMs: number;
   /** WORKER_DRAIN_TIMEOUT_MS: on SIGTERM, how long in-flight runs may take before they are handed back (default 25000). */
@@ -83,6 +89,7 @@ export function readWorkerConfig(env: Env = process.env): WorkerConfig {
     concurrency: readInt(env, 'WORKER_CONCURRENCY', 2, { min: 1, max: 64 }),
     chromiumPath: readString(env, 'CHROMIUM_PATH', '/usr/bin/chromium'),
     lockDurationMs,
+    writeRetryMs: readInt(env, 'WORKER_WRITE_RETRY_MS', 600_000, { min: 1_000, max: 86_400_000 }),
     stalledIntervalMs: readInt(env, 'WORKER_STALLED_INTERVAL_MS', 30_000, { min: 500, max: 600_000 }),
     drainTimeoutMs: readInt(env, 'WORKER_DRAIN_TIMEOUT_MS', 25_000, { min: 0, max: 3_600_000 }),
     reconcileIntervalMs: readInt(env, 'RECONCILE_INTERVAL_MS', 5_000, { min: 200, max: 3_600_000 }),

@@ -86,7 +86,7 @@ export interface RunDeps {
   teardownTimeoutMs?: number;
   /**
    * How long the claim or a result write that fails for a passing reason (Postgres restarting) is
-   * tried again before the run is given up to the reconciler; the job's lock duration. Default 30000 ms.
+   * tried again before the run is given up to the reconciler (WORKER_WRITE_RETRY_MS). Default 600000 ms.
    */
   writeRetryMs?: number;
   /** What each run's pages and recordings may use. Default {@link DEFAULT_RUN_LIMITS}. */

@@ -11,7 +11,7 @@ import {
   type RunQueue,
 } from '@testrun/core';
 import { purgeExpired, type RetentionDays, type RetentionReport } from './retention';
-import { workerLostOutcome } from './run-outcomes';
+import { failedJobOutcome } from './run-outcomes';
 
 /** Options of {@link Reconciler}. */
 export interface ReconcilerOptions {
@@ -43,6 +43,7 @@ export type ReconcileReport = {
   ran: boolean;
   requeued: string[];
   timedOut: string[];
+  /** Running runs whose job failed, ended: `worker_lost`, or what kept their worker from recording them. */
   lost: string[];
   /** Idempotency records past their 24 hours, deleted. */
   purged: number;
@@ -63,7 +64,8 @@ export const RECONCILER_LOCK_KEY = 0x74722d7265636f6en;
  *   added again (same job id, so a job that exists is left alone);
  * - a `running` run whose job is gone gets it added again: the next worker's `startRun` makes it the
  *   next attempt, or ends it `worker_lost` when no attempt is left;
- * - a `running` run whose job failed (its worker was lost too often) ends `worker_lost`;
+ * - a `running` run whose job failed ends `worker_lost` when its worker was lost too often, else
+ *   `internal_error` saying what kept its worker from recording it (the database was unavailable);
  * - a `running` run past its deadline plus the grace period ends `timeout`, whatever its job says;
  * - idempotency records past their 24 hours are deleted;
  * - runs and artifacts past their retention are deleted, a bounded amount per pass (retention.ts).
@@ -217,7 +219,9 @@ export class Reconciler {
           await queue.remove(run.id).catch(() => undefined);
           requeued.push(run.id);
         } else {
-          const done = await abortRun(db, run.id, workerLostOutcome(run.attempt));
+          // Lost only when BullMQ found its worker gone; a worker that gave up recording it says why.
+          const failedReason = (await queue.getJob(run.id))?.failedReason;
+          const done = await abortRun(db, run.id, failedJobOutcome(failedReason, run.attempt));
           if (done) lost.push(run.id);
         }
       }

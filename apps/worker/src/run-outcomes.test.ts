@@ -1,4 +1,12 @@
-import { checkDefinition, MAX_RUN_ATTEMPTS, stepProblemOutcome, workerLostOutcome } from './run-outcomes';
+import { ArtifactStoreUnavailableError } from '@testrun/core';
+import {
+  checkDefinition,
+  failedJobOutcome,
+  MAX_RUN_ATTEMPTS,
+  notRecordedError,
+  stepProblemOutcome,
+  workerLostOutcome,
+} from './run-outcomes';
 
 describe('checkDefinition', () => {
   it('returns the valid steps', () => {
@@ -49,5 +57,29 @@ describe('workerLostOutcome', () => {
       message: expect.stringContaining(`attempt ${MAX_RUN_ATTEMPTS} of ${MAX_RUN_ATTEMPTS}`) as unknown,
     });
     expect(workerLostOutcome(1).resultSummary).toContain('lost once');
+  });
+});
+
+describe('failedJobOutcome', () => {
+  it('is worker_lost only when BullMQ failed the job for stalling too often', () => {
+    expect(failedJobOutcome('job stalled more than allowable limit', 2)).toEqual(workerLostOutcome(2));
+  });
+
+  it('says what kept a live worker from recording the run, as its job failed with it', () => {
+    const refused = Object.assign(new Error('duplicate key'), { code: '23505' });
+    const cases: Array<[unknown, string]> = [
+      [new Error("Can't reach database server"), 'the database was unavailable'],
+      [refused, 'the database refused one of its writes'],
+      [new ArtifactStoreUnavailableError('write', new Error('down')), 'the artifact store was unavailable'],
+    ];
+    for (const [error, what] of cases) {
+      const outcome = failedJobOutcome(notRecordedError(error).message, 1);
+      expect(outcome).toMatchObject({
+        code: 'internal_error',
+        resultSummary: `Error: the run's outcome could not be recorded: ${what}.`,
+      });
+    }
+    // A job failed by an older worker (no reason of ours) was a write that kept failing too.
+    expect(failedJobOutcome(undefined, 1).code).toBe('internal_error');
   });
 });

@@ -1,5 +1,6 @@
 import { compileValidator, JOBS, StepSchema, type Step } from '@testrun/contracts';
-import { errorMessage, type AbortOutcome, type RunOutcome } from '@testrun/core';
+import { ArtifactStoreUnavailableError, errorMessage, type AbortOutcome, type RunOutcome } from '@testrun/core';
+import { isPermanentWriteError } from './retry-write';
 import { summarizeFailure, type StepOutcomeResult } from './steps';
 
 /** A run is started at most this many times: the first try plus one retry after its worker was lost. */
@@ -11,6 +12,53 @@ export function workerLostOutcome(attempts: number): AbortOutcome {
     code: 'worker_lost',
     message: `the worker running this test stopped responding (attempt ${attempts} of ${MAX_RUN_ATTEMPTS}); it was not retried again`,
     resultSummary: `Error: the worker running this test was lost ${attempts === 1 ? 'once' : `${attempts} times`}; the run was not retried again.`,
+  };
+}
+
+/** BullMQ's reason for a job whose worker died more often than `maxStalledCount` allows. */
+const STALLED_TOO_OFTEN = /stalled more than allowable limit/i;
+
+/** Whether a failed run job's reason says its worker was lost (it died, or stopped renewing its lock). */
+export function isWorkerLost(failedReason: string | undefined): boolean {
+  return STALLED_TOO_OFTEN.test(failedReason ?? '');
+}
+
+/** What could not record a run's outcome; the start of its job's failed reason (see {@link notRecordedError}). */
+const NOT_RECORDED = {
+  database: 'outcome not recorded: the database was unavailable',
+  refused: 'outcome not recorded: the database refused a write',
+  store: 'outcome not recorded: the artifact store was unavailable',
+} as const;
+
+/**
+ * The error a run job fails with when its worker, alive, gave up recording the run (executeRun
+ * threw: its writes kept failing past WORKER_WRITE_RETRY_MS, or were refused), saying which.
+ */
+export function notRecordedError(error: unknown): Error {
+  const cause =
+    error instanceof ArtifactStoreUnavailableError ? 'store' : isPermanentWriteError(error) ? 'refused' : 'database';
+  return new Error(`${NOT_RECORDED[cause]}: ${errorMessage(error)}`, { cause: error });
+}
+
+/**
+ * The terminal state of a running run whose job failed: `worker_lost` when its worker was lost on
+ * its last attempt, else an `internal_error` that says what kept its worker from recording it.
+ */
+export function failedJobOutcome(failedReason: string | undefined, attempts: number): AbortOutcome {
+  if (isWorkerLost(failedReason)) return workerLostOutcome(attempts);
+  const reason = failedReason ?? '';
+  const what = reason.startsWith(NOT_RECORDED.store)
+    ? 'the artifact store was unavailable'
+    : reason.startsWith(NOT_RECORDED.refused)
+      ? 'the database refused one of its writes'
+      : 'the database was unavailable';
+  const tail = reason.startsWith(NOT_RECORDED.refused)
+    ? ''
+    : ' for longer than its worker kept trying (WORKER_WRITE_RETRY_MS)';
+  return {
+    code: 'internal_error',
+    message: `the worker running this test could not record its outcome: ${what}${tail}`,
+    resultSummary: `Error: the run's outcome could not be recorded: ${what}.`,
   };
 }
 

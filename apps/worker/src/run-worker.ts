@@ -4,7 +4,7 @@ import { compileValidator, JOBS, RunJobPayload } from '@testrun/contracts';
 import { abortRun, errorMessage, type Logger } from '@testrun/core';
 import { executeRun, type RunDeps, type RunExecution } from './execute-run';
 import { foldRepeats } from './repeated-errors';
-import { workerLostOutcome } from './run-outcomes';
+import { isWorkerLost, notRecordedError, workerLostOutcome } from './run-outcomes';
 
 /** Options of {@link createRunWorker}. */
 export interface RunWorkerOptions {
@@ -24,9 +24,6 @@ export interface RunWorkerOptions {
 
 const parsePayload = compileValidator(RunJobPayload);
 
-/** BullMQ's reason for a job whose worker died more often than `maxStalledCount` allows. */
-const STALLED_TOO_OFTEN = /stalled more than allowable limit/i;
-
 /**
  * The run queue's consumer: a thin processor that checks the payload and calls executeRun. Any
  * number of these, in any number of processes, share the queue.
@@ -43,7 +40,11 @@ export function createRunWorker(deps: RunDeps, options: RunWorkerOptions): Worke
           `invalid run job payload: ${payload.errors.map((e) => `${e.path} ${e.message}`).join('; ')}`,
         );
       }
-      const execution = await executeRun(deps, payload.value.runId);
+      // executeRun throws only when the run could not be recorded: the job fails saying why, and the
+      // reconciler ends the run with that reason (never `worker_lost`: this worker is alive).
+      const execution = await executeRun(deps, payload.value.runId).catch((error: unknown) => {
+        throw notRecordedError(error);
+      });
       options.onRunDone?.(payload.value.runId, execution);
       return execution.kind === 'finished'
         ? { status: execution.status, attempt: execution.attempt }
@@ -63,7 +64,7 @@ export function createRunWorker(deps: RunDeps, options: RunWorkerOptions): Worke
     const payload = parsePayload(job.data);
     const runId = payload.ok ? payload.value.runId : job.id;
     if (!runId) return;
-    if (STALLED_TOO_OFTEN.test(error.message)) {
+    if (isWorkerLost(error.message)) {
       // Its worker died on every allowed attempt: the run ends here, counted once.
       void deps.db.run
         .findUnique({ where: { id: runId }, select: { attempt: true } })

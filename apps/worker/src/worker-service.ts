@@ -131,7 +131,7 @@ export async function startWorkerService(config: WorkerConfig, options: WorkerSe
     egress: egress.proxy,
     targetPolicy: egress.policy,
     limits: config.limits,
-    writeRetryMs: config.lockDurationMs,
+    writeRetryMs: config.writeRetryMs,
   };
   const worker = createRunWorker(deps, {
     connection: workerConnection,

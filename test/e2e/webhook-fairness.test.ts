@@ -2,7 +2,14 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { addWebhookEndpoint, deriveKeys, type Db } from '@testrun/core';
-import { applySampleProject, createTenant, insertSuiteRuns, sampleProject, testDb, testSecret } from '../support/harness';
+import {
+  applySampleProject,
+  createTenant,
+  insertSuiteRuns,
+  sampleProject,
+  testDb,
+  testSecret,
+} from '../support/harness';
 import { present } from '../support/present';
 import { stopProcess } from '../support/processes';
 import { spawnService, waitForLog, waitUntil } from './support';
@@ -117,7 +124,9 @@ async function workspaceWithEndpoints(urls: readonly string[], tests: number) {
   const key = deriveKeys(testSecret()).headers;
   const endpoints = [];
   for (const url of urls)
-    endpoints.push(await addWebhookEndpoint(db, key, { workspaceId: tenant.workspace.id, url, events: ['run.finished'] }));
+    endpoints.push(
+      await addWebhookEndpoint(db, key, { workspaceId: tenant.workspace.id, url, events: ['run.finished'] }),
+    );
   const suiteId = present(project.suites[0], 'suite').id;
   // Disabled tests: their runs are created skipped, and each sends run.finished at once.
   const emit = () => insertSuiteRuns(db, tenant.workspace.id, suiteId, { baseUrl: 'http://127.0.0.1:2' });

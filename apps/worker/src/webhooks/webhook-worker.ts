@@ -169,10 +169,19 @@ async function deliverInSlot(
   // Removed with its endpoint, delivered already, or redelivered in a newer round: nothing to do.
   if (!message || message.state !== 'pending' || message.round !== request.round) return;
   const key: SlotKey = { workspaceId: message.workspace_id, endpointId: message.endpoint_id };
+  const wakeNext = () =>
+    slots
+      .wake(key.workspaceId)
+      ?.promote()
+      .catch((error: unknown) =>
+        deps.logger.debug('a deferred webhook job had left the delay', { error: errorMessage(error) }),
+      );
   if (!slots.take(key)) {
     const until = Date.now() + deps.timeoutMs;
     await job.moveToDelayed(until, token);
     slots.defer(key, job, until);
+    // A slot freed while the job was being put back found nothing to wake: take it now.
+    wakeNext();
     throw new DelayedError();
   }
   let response: WebhookResponse | null = null;
@@ -180,12 +189,7 @@ async function deliverInSlot(
     response = await deliver(deps, message, request.round, request.lastAttempt);
   } finally {
     slots.release(key, response?.timedOut ?? false);
-    slots
-      .wake(key.workspaceId)
-      ?.promote()
-      .catch((error: unknown) =>
-        deps.logger.debug('a deferred webhook job had left the delay', { error: errorMessage(error) }),
-      );
+    wakeNext();
   }
   if (response && !response.ok && !request.lastAttempt) throw new AttemptFailed(response.error ?? 'failed');
 }

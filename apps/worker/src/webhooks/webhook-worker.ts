@@ -181,7 +181,7 @@ async function deliverInSlot(
     await job.moveToDelayed(until, token);
     slots.defer(key, job, until);
     // A slot freed while the job was being put back found nothing to wake: take it now.
-    wakeNext();
+    void wakeNext();
     throw new DelayedError();
   }
   let response: WebhookResponse | null = null;
@@ -189,7 +189,7 @@ async function deliverInSlot(
     response = await deliver(deps, message, request.round, request.lastAttempt);
   } finally {
     slots.release(key, response?.timedOut ?? false);
-    wakeNext();
+    void wakeNext();
   }
   if (response && !response.ok && !request.lastAttempt) throw new AttemptFailed(response.error ?? 'failed');
 }

@@ -36,6 +36,8 @@ const SCENARIOS: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
   install: () => import('./install'),
   /** From a cancel request to every child terminal, and to the worker having closed the context. */
   cancel: () => import('./cancel'),
+  /** How long one workspace's webhook event takes while another's endpoints drip or hang. */
+  'webhook-fairness': () => import('./webhook-fairness'),
 };
 
 /** What plain `pnpm bench` runs: every figure of the speed targets, in one go. */

@@ -46,7 +46,8 @@ function relay(sweepIntervalMs: number) {
   });
 }
 
-const jobIds = async () => (await queue.getJobs(['waiting', 'delayed', 'active'])).map((j) => j.id).sort();
+const jobIds = async () =>
+  (await queue.getJobs(['waiting', 'prioritized', 'delayed', 'active'])).map((j) => j.id).sort();
 
 it('hands each pending message to the queue once, and again after the queue lost it', async () => {
   const t = await createTenant(db);
@@ -87,4 +88,44 @@ it('hands each pending message to the queue once, and again after the queue lost
   await queue.obliterate({ force: true });
   await relay(0).pass();
   expect(await jobIds()).toEqual([]);
+});
+
+it("gives each job its message's place in its workspace's line as its priority", async () => {
+  await queue.obliterate({ force: true });
+  const key = deriveKeys(testSecret()).headers;
+  const emit = async (count: number) => {
+    const t = await createTenant(db);
+    const applied = await applySampleProject(
+      db,
+      t.workspace.id,
+      sampleProject(`p-${t.tag}`, { count, disabled: count }),
+    );
+    await addWebhookEndpoint(db, key, {
+      workspaceId: t.workspace.id,
+      url: 'http://127.0.0.1:9/h',
+      events: ['run.finished'],
+    });
+    await insertSuiteRuns(db, t.workspace.id, applied.suites[0]?.id ?? '', { baseUrl: 'http://127.0.0.1:2' });
+    return t.workspace.id;
+  };
+  const priorities = async (workspaceId: string) => {
+    const messages = await db.webhookMessage.findMany({
+      where: { workspaceId },
+      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+    });
+    return Promise.all(messages.map(async (m) => (await queue.getJob(`${m.id}.1`))?.opts.priority));
+  };
+  // A's three messages are in line first; B's first, handed over after them, is still first of its own.
+  const a = await emit(3);
+  await relay(3_600_000).pass();
+  const b = await emit(2);
+  await relay(3_600_000).pass();
+  expect(await priorities(a)).toEqual([1, 2, 3]);
+  expect(await priorities(b)).toEqual([1, 2]);
+  // A message handed over later goes behind its workspace's pending ones, not behind every workspace's.
+  const [next] = await db.webhookMessage.findMany({ where: { workspaceId: a }, take: 1 });
+  await db.webhookMessage.update({ where: { id: next?.id ?? '' }, data: { queuedRound: null } });
+  await queue.obliterate({ force: true });
+  await relay(3_600_000).pass();
+  expect((await queue.getJob(`${next?.id ?? ''}.1`))?.opts.priority).toBe(3);
 });

@@ -66,6 +66,13 @@ export type WorkerConfig = CommonConfig & {
   webhooks: {
     /** WEBHOOK_CONCURRENCY: deliveries at once in this process (default 4). */
     concurrency: number;
+    /**
+     * WEBHOOK_WORKSPACE_CONCURRENCY: deliveries of one workspace at once in this process (default half
+     * of WEBHOOK_CONCURRENCY, rounded up), so one workspace's slow endpoints leave slots to the others.
+     */
+    workspaceConcurrency: number;
+    /** WEBHOOK_ENDPOINT_CONCURRENCY: deliveries to one endpoint at once (default 2; 1 while it times out). */
+    endpointConcurrency: number;
     /** WEBHOOK_TIMEOUT_MS: the longest one attempt may take, connection to answer (default 10000). */
     timeoutMs: number;
     /** WEBHOOK_RETRY_FIRST_DELAY_MS, WEBHOOK_RETRY_MAX_DELAY_MS, WEBHOOK_RETRY_WINDOW_MS: the retry schedule. */
@@ -84,6 +91,7 @@ const MB = 1024 * 1024;
 export function readWorkerConfig(env: Env = process.env): WorkerConfig {
   const common = readCommonConfig(env);
   const lockDurationMs = readInt(env, 'WORKER_LOCK_DURATION_MS', 30_000, { min: 1_000, max: 600_000 });
+  const webhookConcurrency = readInt(env, 'WEBHOOK_CONCURRENCY', 4, { min: 1, max: 256 });
   const config: WorkerConfig = {
     ...common,
     concurrency: readInt(env, 'WORKER_CONCURRENCY', 2, { min: 1, max: 64 }),
@@ -108,7 +116,12 @@ export function readWorkerConfig(env: Env = process.env): WorkerConfig {
     },
     http: null,
     webhooks: {
-      concurrency: readInt(env, 'WEBHOOK_CONCURRENCY', 4, { min: 1, max: 256 }),
+      concurrency: webhookConcurrency,
+      workspaceConcurrency: readInt(env, 'WEBHOOK_WORKSPACE_CONCURRENCY', Math.ceil(webhookConcurrency / 2), {
+        min: 1,
+        max: 256,
+      }),
+      endpointConcurrency: readInt(env, 'WEBHOOK_ENDPOINT_CONCURRENCY', 2, { min: 1, max: 256 }),
       timeoutMs: readInt(env, 'WEBHOOK_TIMEOUT_MS', 10_000, { min: 100, max: 120_000 }),
       retry: {
         firstDelayMs: readInt(env, 'WEBHOOK_RETRY_FIRST_DELAY_MS', 10_000, { min: 10, max: 24 * HOUR }),

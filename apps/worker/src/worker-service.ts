@@ -183,6 +183,8 @@ export async function startWorkerService(config: WorkerConfig, options: WorkerSe
       connection: webhookConnection,
       prefix: config.redisPrefix,
       concurrency: config.webhooks.concurrency,
+      workspaceConcurrency: config.webhooks.workspaceConcurrency,
+      endpointConcurrency: config.webhooks.endpointConcurrency,
       lockDurationMs: config.lockDurationMs,
       stalledIntervalMs: config.stalledIntervalMs,
     },

@@ -74,4 +74,43 @@ describe('sendWebhook', () => {
       'connection failed (ECONNREFUSED)',
     );
   });
+
+  it('cuts an answer that drips a byte at a time at the timeout of the whole exchange, in its head or its body', async () => {
+    const drips: NodeJS.Timeout[] = [];
+    const drip = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        const head = req.url === '/head';
+        if (!head) res.writeHead(200, { 'content-length': '1000' }).flushHeaders();
+        const bytes = head ? `HTTP/1.1 200 OK\r\nx-pad: ${'a'.repeat(1000)}\r\n\r\n` : 'x'.repeat(1000);
+        let sent = 0;
+        // A byte every 20 ms: each byte comes well within the timeout, the whole answer never does.
+        const timer = setInterval(() => {
+          if (head) req.socket.write(bytes.charAt(sent++));
+          else res.write(bytes.charAt(sent++));
+        }, 20);
+        drips.push(timer);
+        req.socket.on('close', () => clearInterval(timer));
+      });
+    });
+    await new Promise<void>((resolve) => drip.listen(0, '127.0.0.1', resolve));
+    const dripPort = (drip.address() as AddressInfo).port;
+    try {
+      for (const part of ['head', 'body']) {
+        const result = await sendWebhook({
+          url: `http://127.0.0.1:${dripPort}/${part}`,
+          headers: {},
+          body: '{}',
+          policy,
+          lookup: resolvesTo('127.0.0.1'),
+          timeoutMs: 300,
+        });
+        expect(result).toMatchObject({ ok: false, status: null, error: 'no answer within 300 ms', timedOut: true });
+      }
+    } finally {
+      for (const timer of drips) clearInterval(timer);
+      drip.closeAllConnections();
+      await new Promise<void>((resolve) => drip.close(() => resolve()));
+    }
+  });
 });

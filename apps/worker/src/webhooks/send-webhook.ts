@@ -23,8 +23,17 @@ export type WebhookRequest = {
   timeoutMs: number;
 };
 
-/** What one attempt came to: `ok` for a 2xx answer; otherwise the status or an error sentence. */
-export type WebhookResponse = { ok: boolean; status: number | null; error: string | null; durationMs: number };
+/**
+ * What one attempt came to: `ok` for a 2xx answer; otherwise the status or an error sentence, and
+ * `timedOut` when the whole exchange did not end within the timeout.
+ */
+export type WebhookResponse = {
+  ok: boolean;
+  status: number | null;
+  error: string | null;
+  timedOut: boolean;
+  durationMs: number;
+};
 
 /** A `lookup` that answers the one address the policy checked, so nothing resolves the name again. */
 function pinnedLookup(address: ResolvedAddress): LookupFunction {
@@ -38,12 +47,14 @@ function pinnedLookup(address: ResolvedAddress): LookupFunction {
  * POSTs a message under the target network policy, as the worker's egress proxy does for test
  * traffic: the host is resolved once, every address it resolves to is checked, and the connection
  * goes to a checked address. Redirects are not followed (a 3xx is a failed attempt). The answer's
- * body is read and dropped: only its status is kept.
+ * body is read and dropped: only its status is kept. The timeout bounds the whole exchange, so an
+ * endpoint that sends its answer a byte at a time is cut off at it too.
  */
 export async function sendWebhook(request: WebhookRequest): Promise<WebhookResponse> {
   const started = performance.now();
-  const done = (fields: Omit<WebhookResponse, 'durationMs'>): WebhookResponse => ({
+  const done = (fields: Omit<WebhookResponse, 'durationMs' | 'timedOut'>, timedOut = false): WebhookResponse => ({
     ...fields,
+    timedOut,
     durationMs: Math.round(performance.now() - started),
   });
   let checked;
@@ -61,6 +72,12 @@ export async function sendWebhook(request: WebhookRequest): Promise<WebhookRespo
   const client = url.protocol === 'https:' ? https : http;
   const body = Buffer.from(request.body, 'utf8');
   return new Promise<WebhookResponse>((resolve) => {
+    // The timeout's abort ends the request and its answer alike, wherever the exchange is.
+    const failed = (error: Error, status: number | null) => {
+      const timedOut = error.name === 'AbortError' || error.name === 'TimeoutError';
+      const sentence = timedOut ? `no answer within ${request.timeoutMs} ms` : describeNetworkError(error);
+      resolve(done({ ok: false, status: timedOut ? null : status, error: sentence }, timedOut));
+    };
     const req = client.request(
       url,
       {
@@ -82,21 +99,10 @@ export async function sendWebhook(request: WebhookRequest): Promise<WebhookRespo
           const ok = status >= 200 && status < 300;
           resolve(done({ ok, status, error: ok ? null : `answered HTTP ${status}` }));
         });
-        res.on('error', (error) =>
-          resolve(done({ ok: false, status: res.statusCode ?? null, error: errorMessage(error) })),
-        );
+        res.on('error', (error) => failed(error, res.statusCode ?? null));
       },
     );
-    req.on('error', (error) => {
-      const timedOut = error.name === 'AbortError' || error.name === 'TimeoutError';
-      resolve(
-        done({
-          ok: false,
-          status: null,
-          error: timedOut ? `no answer within ${request.timeoutMs} ms` : describeNetworkError(error),
-        }),
-      );
-    });
+    req.on('error', (error) => failed(error, null));
     req.end(body);
   });
 }

@@ -1,6 +1,6 @@
 import type { Queue } from 'bullmq';
 import { JOBS, type WebhookJobPayload } from '@testrun/contracts';
-import { errorMessage, type Db, type Logger } from '@testrun/core';
+import { errorMessage, webhookPositions, type Db, type Logger } from '@testrun/core';
 import { foldRepeats } from '../repeated-errors';
 import type { webhookJobOptions } from './webhook-worker';
 
@@ -93,12 +93,17 @@ export class WebhookRelay {
     return handed;
   }
 
+  /** Adds the messages' jobs, each with its place in its workspace's line as its priority. */
   private async hand(messages: readonly Pending[]): Promise<void> {
+    const positions = await webhookPositions(
+      this.options.db,
+      messages.map((m) => m.id),
+    );
     await this.options.queue.addBulk(
       messages.map(({ id, round }) => ({
         name: JOBS.webhook.name,
         data: { messageId: id, round },
-        opts: { jobId: `${id}.${round}`, ...this.options.jobOptions },
+        opts: { jobId: `${id}.${round}`, ...this.options.jobOptions, priority: positions.get(id) ?? 1 },
       })),
     );
   }

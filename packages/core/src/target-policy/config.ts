@@ -72,9 +72,10 @@ function isOnThisMachine(host: string, machine: readonly string[]): boolean {
  * variable and the item) and derives what the deployment protects as its own: the endpoints of
  * the database, Redis, the API's public URL and the artifact store's own endpoint (an
  * S3-compatible server inside the network); and the services' ports (DATABASE_URL's, REDIS_URL's,
- * PORT, METRICS_PORT, WORKER_HTTP_PORT, and any of those URLs' ports when it names this machine)
- * on every address of this machine and of the database's, Redis's and the API's hosts. A service
- * bound to every address, or reached through another address of its host, stays closed.
+ * PORT, METRICS_PORT, WORKER_HTTP_PORT, and the public URL's or object store's port when it names
+ * this machine) on every address of this machine and of the database's, Redis's and the API's
+ * hosts. A service bound to every address, or reached through another address of its host, stays
+ * closed.
  */
 export function readTargetPolicyConfig(
   env: Env,
@@ -91,13 +92,13 @@ export function readTargetPolicyConfig(
     ...portOf(env, 'METRICS_PORT'),
     ...portOf(env, 'WORKER_HTTP_PORT'),
   ];
-  const api = urls.slice(0, 1);
+  const publicUrl = urls.slice(0, 1);
   return {
     allow: readRules(env, 'TARGET_ALLOW'),
     deny: readRules(env, 'TARGET_DENY'),
     protectedEndpoints: withLoopbackAliases([...services, ...urls]),
     protectedPorts: [...new Set(ports)],
-    protectedHosts: [...new Set([...services, ...api].map((endpoint) => endpoint.host))],
+    protectedHosts: [...new Set([...services, ...publicUrl].map((endpoint) => endpoint.host))],
     machineAddresses: machine,
   };
 }

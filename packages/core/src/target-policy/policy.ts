@@ -12,7 +12,7 @@ import { canonicalHostName, hasAddressRules, ruleMatchesAddress, ruleMatchesName
 import { ProtectedSet, type ProtectedEndpoint, type ProtectedServices } from './protected';
 import { isUnsafePort } from './unsafe-ports';
 
-export type { ProtectedEndpoint, ProtectedServices };
+export type { ProtectedEndpoint };
 
 /** Why a target was refused. Stable names: a run's failure and the enqueue refusal carry them. */
 export type TargetBlockRule =
@@ -187,7 +187,8 @@ class RulesTargetPolicy implements TargetPolicy {
     if ((name !== undefined && METADATA_HOST_NAMES.has(name)) || addresses.some(isMetadataAddress)) {
       return refuse('metadata', host, `${host} is a cloud metadata endpoint`);
     }
-    if (this.guarded.covers(name, addresses, port)) return refuse('protected_endpoint', host, `${host}:${port} is one of this deployment's own services`);
+    if (this.guarded.covers(name, addresses, port))
+      return refuse('protected_endpoint', host, `${host}:${port} is one of this deployment's own services`);
     const denied = matchesAny(this.deny, subject);
     if (denied) return refuse('deny_list', host, `${host} matches the denied target "${denied.text}"`);
     if (name !== undefined && this.allow.some((rule) => ruleMatchesName(rule, name, port))) return { allowed: true };

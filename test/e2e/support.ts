@@ -43,7 +43,7 @@ export async function startApi(env: Record<string, string> = {}) {
   const store = createArtifactStore(config.artifacts);
   const app = createApp({ config, db, redis, queue, store, keys: deriveKeys(config.secret), logger });
   const server: Server = await new Promise((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+    const s = app.listen(config.port, '127.0.0.1', () => resolve(s));
   });
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {

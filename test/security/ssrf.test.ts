@@ -168,7 +168,7 @@ describe('the API refuses internal targets at enqueue', () => {
     ['http://127.0.0.1:5432/', 'protected_endpoint'],
     ['http://127.0.0.1:6379/', 'protected_endpoint'],
     ['http://localhost:6379/', 'protected_endpoint'],
-    ['http://[::1]:5432/', 'loopback'],
+    ['http://[::1]:5432/', 'protected_endpoint'],
     ['http://127.0.0.1:22/', 'unsafe_port'],
   ];
 

@@ -8,6 +8,7 @@ import {
   createRunQueue,
   deriveKeys,
   describeArtifactStore,
+  resolveTargetPolicyConfig,
   startProbeServer,
   type Logger,
   type ProbeServer,
@@ -49,7 +50,9 @@ async function serveMetricsApart(config: ApiConfig, metrics: ApiMetrics, logger:
 }
 
 async function main(): Promise<void> {
-  const config = loadConfig();
+  const loaded = loadConfig();
+  // The enqueue check also knows the addresses the deployment's own host names resolve to now.
+  const config = { ...loaded, targetPolicy: await resolveTargetPolicyConfig(loaded.targetPolicy) };
   const logger = createLogger({ service: 'api', level: config.logLevel });
   const db = createPrisma({ databaseUrl: config.databaseUrl });
   const redis = createApiRedis(config.redisUrl, logger);

@@ -294,8 +294,9 @@ async function runInContext(
   let notes: string[];
   let passed = false;
   try {
-    await routeTargetHeaders(context, run.baseUrl, headers);
+    const headersReady = await routeTargetHeaders(context, run.baseUrl, headers);
     page = await clock.time(context.newPage());
+    await clock.time(headersReady(page));
     // The trace starts once the worker's own set-up (routes, page, its DevTools session) is done, so
     // that its action list holds the test's steps alone.
     await clock.time(guard.watchMain(page));

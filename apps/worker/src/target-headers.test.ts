@@ -51,11 +51,17 @@ describe('routeTargetHeaders', () => {
   beforeAll(async () => {
     other = createServer((req, res) => {
       seen.push({ origin: 'other', path: req.url ?? '', headers: req.headers });
+      const back = new URL(req.url ?? '/', 'http://other').searchParams.get('to');
+      if (back)
+        return res.writeHead(302, { location: `${targetUrl}${back}`, 'access-control-allow-origin': '*' }).end();
       res.writeHead(200, { 'content-type': 'text/html' }).end('<h1>other</h1>');
     });
     target = createServer((req, res) => {
       seen.push({ origin: 'target', path: req.url ?? '', headers: req.headers });
       if (req.url === '/away') return res.writeHead(302, { location: `${otherUrl}/landed` }).end();
+      if (req.url === '/same') return res.writeHead(302, { location: `/home` }).end();
+      if (req.url === '/round-trip') return res.writeHead(302, { location: `${otherUrl}/bounce?to=/home` }).end();
+      if (req.url === '/image') return res.writeHead(200, { 'access-control-allow-origin': '*' }).end('image');
       res.writeHead(200, { 'content-type': 'text/html' }).end(`<h1>target</h1><img src="${otherUrl}/pixel">`);
     });
     denied = createServer((_req, res) => res.end('SECRET-INTERNAL-ANSWER'));
@@ -96,6 +102,40 @@ describe('routeTargetHeaders', () => {
       expect(s.headers['x-preview-token']).toBeUndefined();
       expect(s.headers.authorization).toBeUndefined();
     }
+  });
+
+  it('sends them again on every redirect that leads back into the target, from any origin', async () => {
+    seen.length = 0;
+    await asRun(async (context) => {
+      const ready = await routeTargetHeaders(context, targetUrl, { 'X-Preview-Token': 'tok-123456' });
+      const page = await context.newPage();
+      await ready(page);
+      // target /same -> 302 target /home.
+      await page.goto(`${targetUrl}/same`);
+      // target /round-trip -> 302 other /bounce -> 302 target /home.
+      await page.goto(`${targetUrl}/round-trip`);
+      expect(page.url()).toBe(`${targetUrl}/home`);
+      // A fetch to another origin that redirects to the target.
+      await page.evaluate(async (url) => (await fetch(url)).text(), `${otherUrl}/bounce?to=/image`);
+      // A popup, once open, on a round trip.
+      const [popup] = await Promise.all([context.waitForEvent('page'), page.evaluate(() => void window.open())]);
+      await ready(popup);
+      await popup.goto(`${targetUrl}/round-trip`);
+      expect(popup.url()).toBe(`${targetUrl}/home`);
+    });
+    const token = (s: (typeof seen)[number]) => [s.origin, s.path, s.headers['x-preview-token'] ?? null];
+    expect(seen.filter((s) => s.path !== '/pixel').map(token)).toEqual([
+      ['target', '/same', 'tok-123456'],
+      ['target', '/home', 'tok-123456'],
+      ['target', '/round-trip', 'tok-123456'],
+      ['other', '/bounce?to=/home', null],
+      ['target', '/home', 'tok-123456'],
+      ['other', '/bounce?to=/image', null],
+      ['target', '/image', 'tok-123456'],
+      ['target', '/round-trip', 'tok-123456'],
+      ['other', '/bounce?to=/home', null],
+      ['target', '/home', 'tok-123456'],
+    ]);
   });
 
   it('fetches the target through the run proxy, so a target the policy refuses is never connected', async () => {

@@ -1,4 +1,8 @@
-import type { BrowserContext, Route } from 'playwright';
+import type { BrowserContext, Page, Route } from 'playwright';
+import { RedirectHeaders } from './redirect-headers';
+
+/** Resolves once a page adds the run's headers to its redirects into the target: await it before the page's first request. */
+export type TargetHeadersReady = (page: Page) => Promise<void>;
 
 /**
  * Adds a run's request headers to the requests for the target's origin, and to no other.
@@ -7,19 +11,21 @@ import type { BrowserContext, Route } from 'playwright';
  * Why not `route.continue({ headers })`: Chromium keeps overridden headers on the redirects it
  * follows, so a target that redirects to another origin would hand them over. Instead the request
  * is fetched by Playwright without following redirects and the response given to the page; the
- * browser then follows any redirect itself, as a new request that only gets the headers if it goes
- * back to the target's origin.
+ * browser then follows any redirect itself, and {@link RedirectHeaders} adds the headers to each
+ * redirect that leads into the target's origin (a route never sees those), and to no other.
  */
 export async function routeTargetHeaders(
   context: BrowserContext,
   baseUrl: string,
   headers: Record<string, string>,
-): Promise<void> {
-  if (Object.keys(headers).length === 0) return;
+): Promise<TargetHeadersReady> {
+  if (Object.keys(headers).length === 0) return () => Promise.resolve();
   const origin = new URL(baseUrl).origin;
+  const extra = lowerCaseKeys(headers);
+  const redirects = new RedirectHeaders(context, origin, extra);
   const handle = async (route: Route) => {
     const request = route.request();
-    const merged = { ...request.headers(), ...lowerCaseKeys(headers) };
+    const merged = { ...request.headers(), ...extra };
     try {
       const response = await route.fetch({ headers: merged, maxRedirects: 0 });
       await route.fulfill({ response });
@@ -30,6 +36,7 @@ export async function routeTargetHeaders(
     }
   };
   await context.route((url) => url.origin === origin, handle);
+  return (page) => redirects.attach(page);
 }
 
 function lowerCaseKeys(headers: Record<string, string>): Record<string, string> {

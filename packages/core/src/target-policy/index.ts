@@ -9,7 +9,13 @@ export {
   type TargetRefusal,
   type WorkspaceTargetRules,
 } from './policy';
-export { readTargetPolicyConfig, resolveTargetPolicy, targetPolicyOf, type TargetPolicyConfig } from './config';
+export {
+  readTargetPolicyConfig,
+  resolveTargetPolicy,
+  resolveTargetPolicyConfig,
+  targetPolicyOf,
+  type TargetPolicyConfig,
+} from './config';
 export { parseTargetRules, TargetRuleError, type TargetRule } from './rules';
 export { isUnsafePort } from './unsafe-ports';
 export {

@@ -223,6 +223,59 @@ describe('protected endpoints', () => {
   });
 });
 
+describe("the deployment's service ports on every address of the machine and of its hosts", () => {
+  // TARGET_ALLOW=127.0.0.0/8 as docs/NETWORK_POLICY.md suggests, plus the ranges the other
+  // forms live in, so only the protection can refuse them.
+  const policy = createTargetPolicy({
+    allow: parseTargetRules('127.0.0.0/8, 0.0.0.0/8, ::/128, 192.0.2.0/24, 10.0.0.0/8, ::1/128'),
+    protectedPorts: [5432, 6379, 3000, 9090, 9464],
+    protectedHosts: ['db.internal', '10.0.0.5'],
+    machineAddresses: ['192.0.2.2', 'fd00::2'],
+  });
+
+  it.each([
+    ['another loopback address', 'http://127.0.0.2:3000/healthz'],
+    ['the top of the loopback range', 'http://127.255.255.254:5432/'],
+    ['an IPv4-mapped loopback address', 'http://[::ffff:127.0.0.3]:3000/readyz'],
+    ['an IPv4-mapped loopback address in hex', 'http://[::ffff:7f00:3]:6379/'],
+    ['IPv6 loopback', 'http://[::1]:9090/metrics'],
+    ['the unspecified address', 'http://0.0.0.0:5432/'],
+    ['the unspecified address, short', 'http://0:6379/'],
+    ['the IPv6 unspecified address', 'http://[::]:9464/metrics'],
+    ['localhost', 'http://localhost:9464/metrics'],
+    ['a name under localhost', 'http://api.localhost:3000/'],
+    ['an interface address', 'http://192.0.2.2:9464/metrics'],
+    ['an IPv6 interface address', 'http://[fd00::2]:6379/'],
+    ['an interface address, IPv4-mapped', 'http://[::ffff:192.0.2.2]:5432/'],
+    ["the database's host by name", 'http://db.internal:6379/'],
+    ["the database's host by address", 'http://10.0.0.5:9090/'],
+  ])('%s (%s) is refused as protected_endpoint', (_what, url) => {
+    const decision = policy.checkUrl(url);
+    expect(ruleOf(decision)).toBe('protected_endpoint');
+    expect(decision.allowed ? '' : decision.detail).toContain("one of this deployment's own services");
+  });
+
+  it('refuses a name that resolves to such an address, on each address the worker judges', () => {
+    expect(ruleOf(policy.checkAddress('127.0.0.2', 5432, 'inside.test'))).toBe('protected_endpoint');
+    expect(ruleOf(policy.checkAddress('::ffff:127.0.0.3', 6379, 'inside.test'))).toBe('protected_endpoint');
+    expect(ruleOf(policy.checkAddress('192.0.2.2', 9464, 'pod.test'))).toBe('protected_endpoint');
+    expect(ruleOf(policy.checkAddress('10.0.0.5', 3000, 'db-alias.test'))).toBe('protected_endpoint');
+  });
+
+  it('leaves other ports of those addresses, and the ports on other hosts, to the allow rules', () => {
+    expect(urlRule(policy, 'http://127.0.0.2:8080/')).toBe('allowed');
+    expect(urlRule(policy, 'http://192.0.2.2:8080/')).toBe('allowed');
+    expect(urlRule(policy, 'http://192.0.2.3:5432/')).toBe('allowed');
+    expect(urlRule(policy, 'http://10.0.0.6:5432/')).toBe('allowed');
+    expect(ruleOf(policy.checkAddress('10.0.0.6', 6379, 'elsewhere.test'))).toBe('allowed');
+  });
+
+  it('refuses a bad port or host at creation', () => {
+    expect(() => createTargetPolicy({ protectedPorts: [0] })).toThrow(/port/);
+    expect(() => createTargetPolicy({ protectedHosts: ['bad host'] })).toThrow(/bad host/);
+  });
+});
+
 describe('unsafe ports', () => {
   it.each([0, 1, 22, 25, 110, 143, 587, 4190, 6000, 6667, 6679, 10080])('port %i is refused', (port) => {
     expect(urlRule(closed, `http://example.com:${port}/`)).toBe('unsafe_port');

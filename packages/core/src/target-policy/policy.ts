@@ -5,12 +5,14 @@ import {
   isMetadataAddress,
   METADATA_HOST_NAMES,
   parseAddress,
-  sameAddress,
   type AddressCategory,
   type IpAddress,
 } from './address';
 import { canonicalHostName, hasAddressRules, ruleMatchesAddress, ruleMatchesName, type TargetRule } from './rules';
+import { ProtectedSet, type ProtectedEndpoint, type ProtectedServices } from './protected';
 import { isUnsafePort } from './unsafe-ports';
+
+export type { ProtectedEndpoint };
 
 /** Why a target was refused. Stable names: a run's failure and the enqueue refusal carry them. */
 export type TargetBlockRule =
@@ -35,15 +37,13 @@ export type TargetDecision =
 /** A refusal (the `allowed: false` half of {@link TargetDecision}). */
 export type TargetRefusal = Extract<TargetDecision, { allowed: false }>;
 
-/** One of the deployment's own services (Postgres, Redis, the API): denied whatever the allow rules say. */
-export interface ProtectedEndpoint {
-  /** Host name or address, as the deployment's configuration spells it. */
-  host: string;
-  port: number;
-}
-
-/** Options of {@link createTargetPolicy}. */
-export interface TargetPolicyOptions {
+/**
+ * Options of {@link createTargetPolicy}. The deployment's own services ({@link ProtectedServices}:
+ * exact endpoints, and service ports on every address of this machine and of the deployment's
+ * hosts) are refused whatever `allow` says. Give both the names and the addresses they resolve to
+ * (see `resolveTargetPolicyConfig`), so a target spelled either way is caught.
+ */
+export interface TargetPolicyOptions extends ProtectedServices {
   /**
    * Rules that open what the default denies (`TARGET_ALLOW`), e.g. `127.0.0.1/32` for a test set-up
    * whose sites run on loopback. They never open metadata addresses, protected endpoints, unsafe
@@ -52,11 +52,6 @@ export interface TargetPolicyOptions {
   allow?: readonly TargetRule[];
   /** Rules that close more than the default (`TARGET_DENY`). Deny wins over allow. Default none. */
   deny?: readonly TargetRule[];
-  /**
-   * The deployment's own services. Give both the names and the addresses they resolve to (see
-   * `resolveProtectedEndpoints`), so a target spelled either way is caught. Default none.
-   */
-  protectedEndpoints?: readonly ProtectedEndpoint[];
 }
 
 /**
@@ -121,23 +116,6 @@ function matchesAny(rules: readonly TargetRule[], subject: Subject, address?: Ip
   );
 }
 
-interface ProtectedTarget {
-  text: string;
-  name: string | undefined;
-  address: IpAddress | undefined;
-  port: number;
-}
-
-function readProtectedEndpoint(endpoint: ProtectedEndpoint): ProtectedTarget {
-  const address = parseAddress(endpoint.host);
-  const name = address ? undefined : canonicalHostName(endpoint.host);
-  if (!address && !name) throw new Error(`protected endpoint host "${endpoint.host}" is not a host name or address`);
-  if (!Number.isInteger(endpoint.port) || endpoint.port < 1 || endpoint.port > 65_535) {
-    throw new Error(`protected endpoint "${endpoint.host}" has a port outside 1-65535: ${endpoint.port}`);
-  }
-  return { text: `${endpoint.host}:${endpoint.port}`, name, address, port: endpoint.port };
-}
-
 /** The subject of a URL, or the refusal of a URL that is not a network target. */
 function subjectOfUrl(input: string | URL): Subject | TargetRefusal {
   let url: URL;
@@ -177,12 +155,12 @@ function isRefusal(value: Subject | TargetRefusal): value is TargetRefusal {
 class RulesTargetPolicy implements TargetPolicy {
   private readonly allow: readonly TargetRule[];
   private readonly deny: readonly TargetRule[];
-  private readonly protectedTargets: readonly ProtectedTarget[];
+  private readonly guarded: ProtectedSet;
 
   constructor(options: TargetPolicyOptions) {
     this.allow = options.allow ?? [];
     this.deny = options.deny ?? [];
-    this.protectedTargets = (options.protectedEndpoints ?? []).map(readProtectedEndpoint);
+    this.guarded = new ProtectedSet(options);
   }
 
   checkUrl(url: string | URL): TargetDecision {
@@ -209,14 +187,8 @@ class RulesTargetPolicy implements TargetPolicy {
     if ((name !== undefined && METADATA_HOST_NAMES.has(name)) || addresses.some(isMetadataAddress)) {
       return refuse('metadata', host, `${host} is a cloud metadata endpoint`);
     }
-    const guarded = this.protectedTargets.find(
-      (target) =>
-        target.port === port &&
-        ((target.name !== undefined && target.name === name) ||
-          (target.address !== undefined &&
-            addresses.some((each) => target.address && sameAddress(each, target.address)))),
-    );
-    if (guarded) return refuse('protected_endpoint', host, `${host}:${port} is one of this deployment's own services`);
+    if (this.guarded.covers(name, addresses, port))
+      return refuse('protected_endpoint', host, `${host}:${port} is one of this deployment's own services`);
     const denied = matchesAny(this.deny, subject);
     if (denied) return refuse('deny_list', host, `${host} matches the denied target "${denied.text}"`);
     if (name !== undefined && this.allow.some((rule) => ruleMatchesName(rule, name, port))) return { allowed: true };

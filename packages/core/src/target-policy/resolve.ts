@@ -121,3 +121,17 @@ export async function resolveProtectedEndpoints(
   }
   return out;
 }
+
+/** The hosts plus every address each one named by a host name resolves to now (kept by name when it does not resolve). */
+export async function resolveProtectedHosts(
+  hosts: readonly string[],
+  lookup: LookupAll = systemLookup,
+): Promise<string[]> {
+  const out = [...hosts];
+  for (const host of hosts) {
+    if (parseAddress(host)) continue;
+    const answers = await lookup(host).catch(() => []);
+    for (const { address } of answers) if (!out.includes(address)) out.push(address);
+  }
+  return out;
+}

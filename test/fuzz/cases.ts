@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { RunCreateRequest, SuiteRunRerunRequest } from '@testrun/contracts';
 import { ODD_STRINGS, ODD_URLS, percentEncoded } from './odd';
 import { arbitraryOf } from './schema-arbitrary';
-import { actionPath, conditionalHeaders, listingPath, type FuzzWorld } from './surfaces';
+import { actionPath, conditionalHeaders, listingPath, resourcePath, type FuzzWorld } from './surfaces';
 
 /** One request as bytes on the wire, with what it is for the report. */
 export type FuzzCase = {
@@ -376,6 +376,7 @@ export function fuzzCase(world: FuzzWorld): fc.Arbitrary<FuzzCase> {
         { weight: 3, arbitrary: fc.constant('/api/v1/runs') },
         { weight: 2, arbitrary: listingPath(world) },
         actionPath(world),
+        resourcePath(world),
         pathOf(world),
       ),
       version,

@@ -106,7 +106,7 @@ export class ChangeWatcher {
       set.add(waiter);
       byId.set(id, set);
       this.count++;
-      this.byWorkspace.set(workspaceId, held + 1);
+      this.byWorkspace.set(workspaceId, (this.byWorkspace.get(workspaceId) ?? 0) + 1);
       this.timer ??= setInterval(() => void this.check(), CHECK_INTERVAL_MS);
     });
   }

@@ -68,7 +68,7 @@ export function buildTestApi(options: { prefix?: string; env?: Record<string, st
   const queue = createRunQueue(redis, config.redisPrefix);
   queue.on('error', () => undefined);
   const clock = { offsetMs: 0 };
-  const watcher = new ChangeWatcher(db, logger, config.longPollMaxWaiters);
+  const watcher = new ChangeWatcher(db, logger, config);
   const app = createApp({
     watcher,
     config,

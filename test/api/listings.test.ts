@@ -173,6 +173,31 @@ describe('GET /api/v1/runs', () => {
     await bad(`limit=1&projectSlug=shop&cursor=${first.next_cursor ?? ''}`, '/cursor');
     expect((await t.get(`/api/v1/runs?limit=1&projectSlug=blog&cursor=${first.next_cursor ?? ''}`)).status).toBe(200);
   });
+  it('refuses an instant or a cursor Postgres cannot take with 400 invalid_query naming it, on both listings', async () => {
+    const t = await tenant();
+    for (const listing of ['runs', 'suite-runs']) {
+      // A cursor as the listing writes one (unfiltered), around a given instant and id.
+      const cursor = (at: string, id: string) =>
+        `cursor=${Buffer.from(JSON.stringify([at, id, JSON.stringify([listing])])).toString('base64url')}`;
+      expect((await t.get(`/api/v1/${listing}?${cursor('2026-01-01T00:00:00.000Z', 'x')}`)).status).toBe(200);
+      const cases: Array<[string, string]> = [
+        // A leap second is valid RFC 3339, but no JavaScript Date (nor Postgres instant) holds it.
+        ['createdAfter=2016-12-31T23:59:60Z', '/createdAfter'],
+        ['createdBefore=2016-12-31T23:59:60Z', '/createdBefore'],
+        // Before Postgres's first instant (4713 BC) and after its last, though a Date holds both.
+        [cursor('-271821-04-20T00:00:00.000Z', 'x'), '/cursor'],
+        [cursor('+275760-09-13T00:00:00.000Z', 'x'), '/cursor'],
+        // Ids Postgres cannot store, so cannot compare.
+        [cursor('2026-01-01T00:00:00.000Z', 'x\u0000y'), '/cursor'],
+        [cursor('2026-01-01T00:00:00.000Z', 'x\ud800y'), '/cursor'],
+      ];
+      for (const [query, path] of cases) {
+        const problem = problemOf(await t.get(`/api/v1/${listing}?${query}`), 'invalid_query');
+        expect([listing, query, problem.errors?.map((e) => e.path)]).toEqual([listing, query, [path]]);
+        expect(problem.detail).toContain(path.slice(1));
+      }
+    }
+  });
 });
 
 describe('GET /api/v1/suite-runs', () => {

@@ -10,13 +10,21 @@ import { bodyOf, nth, wire } from './typed';
 let a: TestApi;
 let b: TestApi;
 let full: TestApi;
+let shared: TestApi;
 beforeAll(() => {
   a = buildTestApi();
   b = buildTestApi({ prefix: `${process.env.REDIS_PREFIX}-b`, db: a.db });
   // A replica that holds at most one wait.
   full = buildTestApi({ prefix: `${process.env.REDIS_PREFIX}-c`, db: a.db, env: { LONG_POLL_MAX_WAITERS: '1' } });
+  // A replica of 3 places, of which one workspace may hold 2.
+  shared = buildTestApi({
+    prefix: `${process.env.REDIS_PREFIX}-d`,
+    db: a.db,
+    env: { LONG_POLL_MAX_WAITERS: '3', LONG_POLL_MAX_WAITERS_PER_WORKSPACE: '2' },
+  });
 });
 afterAll(async () => {
+  await shared.close();
   await full.close();
   await b.close();
   await a.close();
@@ -136,6 +144,42 @@ describe('Prefer: wait=N on GET run and GET suite run', () => {
     expect(refused.headers['preference-applied']).toBeUndefined();
     await startRun(a.db, first ?? '', 2);
     expect(bodyOf(await heldDone, wire.run).status).toBe('running');
+  });
+
+  it("past a workspace's share of the cap, answers that workspace at once while another still waits", async () => {
+    const [greedy, other] = [await tenant(), await tenant()];
+    const server = shared.app.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const poll = (t: { key: string }, path: string) =>
+      request(server).get(path).set(bearer(t.key)).set('Prefer', 'wait=30');
+    // The greedy workspace takes its two places (one run, and its suite run) and asks for a third.
+    const held = [
+      poll(greedy, `/api/v1/runs/${nth(greedy.runIds, 0)}`).then((res) => res),
+      poll(greedy, `/api/v1/suite-runs/${greedy.suiteRunId}`).then((res) => res),
+    ];
+    for (let i = 0; i < 50 && shared.watcher.waiting < 2; i++) await sleep(100);
+    expect(shared.watcher.waiting).toBe(2);
+    const refused = await poll(greedy, `/api/v1/runs/${nth(greedy.runIds, 1)}`);
+    expect(bodyOf(refused, wire.run).status).toBe('queued');
+    expect(refused.headers['preference-applied']).toBeUndefined();
+    // The replica still has a place, and another workspace gets it: its GET waits for the change.
+    const waited = poll(other, `/api/v1/runs/${nth(other.runIds, 0)}`).then((res) => res);
+    for (let i = 0; i < 50 && shared.watcher.waiting < 3; i++) await sleep(100);
+    expect(shared.watcher.waiting).toBe(3);
+    await startRun(a.db, nth(other.runIds, 0), 2);
+    const res = await waited;
+    expect(bodyOf(res, wire.run).status).toBe('running');
+    expect(res.headers['preference-applied']).toBe('wait=30');
+    // Once its waits end, the greedy workspace has its places again.
+    await startRun(a.db, nth(greedy.runIds, 0), 2);
+    for (const done of await Promise.all(held)) expect(done.headers['preference-applied']).toBe('wait=30');
+    expect(shared.watcher.waiting).toBe(0);
+    const again = poll(greedy, `/api/v1/runs/${nth(greedy.runIds, 1)}`).then((r) => r);
+    for (let i = 0; i < 50 && shared.watcher.waiting < 1; i++) await sleep(100);
+    expect(shared.watcher.waiting).toBe(1);
+    await startRun(a.db, nth(greedy.runIds, 1), 2);
+    expect((await again).headers['preference-applied']).toBe('wait=30');
+    server.close();
   });
 
   it('lets go of a wait whose client hung up', async () => {

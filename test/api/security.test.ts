@@ -78,7 +78,7 @@ describe('401', () => {
     expect((await request(api.app).get('/api/v1/runs/run_x').set('Authorization', `bearer ${key}`)).status).toBe(404);
   });
 
-  it('failed authentications are limited per address (429 with Retry-After), valid keys are not affected', async () => {
+  it('failed authentications are limited per address (429 with Retry-After), then a valid key from there too', async () => {
     const own = buildTestApi({ env: { RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE: '3' }, db: api.db });
     try {
       const statuses: number[] = [];
@@ -88,7 +88,8 @@ describe('401', () => {
       const limited = await request(own.app).get('/api/v1/runs/run_x');
       problemOf(limited, 'rate_limited');
       expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
-      expect((await request(own.app).get('/api/v1/runs/run_x').set(bearer(key))).status).toBe(404);
+      // The address is locked out until its window ends; other addresses: test/api/auth-faults.test.ts.
+      problemOf(await request(own.app).get('/api/v1/runs/run_x').set(bearer(key)), 'rate_limited');
     } finally {
       await own.close();
     }

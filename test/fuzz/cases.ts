@@ -1,19 +1,8 @@
 import fc from 'fast-check';
-import { RunCreateRequest } from '@testrun/contracts';
+import { RunCreateRequest, SuiteRunRerunRequest } from '@testrun/contracts';
+import { ODD_STRINGS, ODD_URLS, percentEncoded } from './odd';
 import { arbitraryOf } from './schema-arbitrary';
-
-/** What the fuzzer knows of its target: ids and slugs that exist, so some requests reach deep. */
-export type FuzzWorld = {
-  key: string;
-  revokedKey: string;
-  projectSlug: string;
-  suiteSlug: string;
-  testId: string;
-  runId: string;
-  suiteRunId: string;
-  /** A real view path (with its token) and one with another id. */
-  viewPaths: string[];
-};
+import { actionPath, conditionalHeaders, listingPath, resourcePath, type FuzzWorld } from './surfaces';
 
 /** One request as bytes on the wire, with what it is for the report. */
 export type FuzzCase = {
@@ -24,55 +13,6 @@ export type FuzzCase = {
   /** The body framing promises more bytes than are sent, so the request never completes. */
   incomplete: boolean;
 };
-
-const ODD_STRINGS = [
-  '',
-  ' ',
-  '\u0000',
-  'a\u0000b',
-  '\r\n',
-  'x\r\nX-Injected: 1',
-  '\ud800',
-  'a\udc00b',
-  '\u2028',
-  '\ufeff',
-  '💥',
-  '../../etc/passwd',
-  '%00',
-  '%ZZ',
-  '<script>alert(1)</script>',
-  "' OR 1=1 --",
-  '${jndi:ldap://x}',
-  'null',
-  '{{secrets.X}}',
-];
-const ODD_URLS = [
-  'http://127.0.0.1:9/',
-  'https://example.test/',
-  'http://[::1]:80/',
-  'http://0x7f.1/',
-  'http://2130706433/',
-  'http://017700000001/',
-  'http://169.254.169.254/latest/meta-data/',
-  'javascript:alert(1)',
-  'file:///etc/passwd',
-  'data:text/html,hi',
-  'http://user:pass@example.test/',
-  'http://example.test/#frag',
-  'http://%00/',
-  'http://exa mple.test/',
-  'HTTP://EXAMPLE.TEST',
-  'https://例え.テスト/',
-  `http://${'a'.repeat(3000)}.test/`,
-  'http://',
-  '//example.test/',
-  'ws://example.test/',
-];
-
-/** Every UTF-8 byte of `text` percent-encoded (a lone surrogate becomes U+FFFD, as on any wire). */
-function percentEncoded(text: string): string {
-  return [...Buffer.from(text, 'utf8')].map((b) => `%${b.toString(16).padStart(2, '0')}`).join('');
-}
 
 /** A field's text when it is one, else a slug that exists. */
 function textOf(value: unknown): string {
@@ -87,13 +27,18 @@ function inject(text: string): fc.Arbitrary<string> {
 
 /** A JSON body from the contract's schema, with hints so that many address real things. */
 function bodyValue(world: FuzzWorld): fc.Arbitrary<unknown> {
-  return arbitraryOf(RunCreateRequest, {
+  const hints = {
     testId: [world.testId, 'tst_00000000000000000000000000'],
     projectSlug: [world.projectSlug, 'nope'],
     suiteSlug: [world.suiteSlug, 'nope'],
     baseUrl: ODD_URLS,
     'headers.name': ['X-Test', 'Authorization', 'Cookie', 'Host', 'x\u0000y', 'Transfer-Encoding'],
-  });
+  };
+  // A rerun's body as well, for the rerun URLs.
+  return fc.oneof(
+    { weight: 3, arbitrary: arbitraryOf(RunCreateRequest, hints) },
+    arbitraryOf(SuiteRunRerunRequest, hints),
+  );
 }
 
 /** Mutations of a JSON value: wrong types, missing and extra fields, huge and odd strings, deep nesting. */
@@ -109,6 +54,7 @@ function mutated(value: fc.Arbitrary<unknown>): fc.Arbitrary<{ label: string; js
     'extra',
     '__proto__',
     'constructor',
+    'only',
   );
   return fc.oneof(
     value.map((json) => ({ label: 'schema', json })),
@@ -282,7 +228,7 @@ function authorization(world: FuzzWorld): fc.Arbitrary<readonly string[]> {
   return fc.oneof({ weight: 6, arbitrary: valid }, { weight: 1, arbitrary: others });
 }
 
-function otherHeaders(): fc.Arbitrary<string[]> {
+function otherHeaders(world: FuzzWorld): fc.Arbitrary<string[]> {
   const idem = fc.oneof(
     fc.string({ minLength: 1, maxLength: 40 }).map((k) => `Idempotency-Key: ${k.replace(/[\r\n]/g, '')}`),
     fc.constantFrom(
@@ -323,8 +269,9 @@ function otherHeaders(): fc.Arbitrary<string[]> {
       fc.option(idem, { nil: undefined }),
       fc.option(contentType, { nil: undefined }),
       fc.array(misc, { maxLength: 2 }),
+      conditionalHeaders(world),
     )
-    .map(([i, c, m]) => [i, c, ...m].filter((h): h is string => h !== undefined));
+    .map(([i, c, m, conditional]) => [i, c, ...m, ...conditional].filter((h): h is string => h !== undefined));
 }
 
 const METHODS = [
@@ -425,11 +372,17 @@ export function fuzzCase(world: FuzzWorld): fc.Arbitrary<FuzzCase> {
   return fc
     .record({
       method,
-      path: fc.oneof({ weight: 3, arbitrary: fc.constant('/api/v1/runs') }, pathOf(world)),
+      path: fc.oneof(
+        { weight: 3, arbitrary: fc.constant('/api/v1/runs') },
+        { weight: 2, arbitrary: listingPath(world) },
+        actionPath(world),
+        resourcePath(world),
+        pathOf(world),
+      ),
       version,
       host,
       auth: authorization(world),
-      other: otherHeaders(),
+      other: otherHeaders(world),
       body: bodyBytes(world),
       framing,
     })

@@ -32,7 +32,7 @@ export function createApp(
     ...input,
     now: input.now ?? (() => new Date()),
     metrics: input.metrics ?? new ApiMetrics(),
-    watcher: input.watcher ?? new ChangeWatcher(input.db, input.logger, input.config.longPollMaxWaiters),
+    watcher: input.watcher ?? new ChangeWatcher(input.db, input.logger, input.config),
   };
   const { config, db, redis, logger, metrics } = deps;
   const app = express();

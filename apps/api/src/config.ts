@@ -31,6 +31,12 @@ export type ApiConfig = CommonConfig & {
    * 0 turns long polling off). Past it a request is answered at once, without Preference-Applied.
    */
   longPollMaxWaiters: number;
+  /**
+   * How many of those places one workspace may hold (LONG_POLL_MAX_WAITERS_PER_WORKSPACE, default
+   * 100), so one tenant's long polls cannot take them all. Past it the workspace's request is
+   * answered at once, as past the replica's cap.
+   */
+  longPollMaxWaitersPerWorkspace: number;
 };
 
 /**
@@ -57,6 +63,7 @@ const API_DEFAULTS = {
   rateLimitPerMinute: 60,
   unauthenticatedRateLimitPerMinute: 30,
   longPollMaxWaiters: 1_000,
+  longPollMaxWaitersPerWorkspace: 100,
 } as const;
 
 /** Reads and checks the API's variables; throws ConfigError naming the first bad one. */
@@ -82,5 +89,11 @@ export function readApiConfig(env: Record<string, string | undefined> = process.
       min: 0,
       max: 100_000,
     }),
+    longPollMaxWaitersPerWorkspace: readInt(
+      env,
+      'LONG_POLL_MAX_WAITERS_PER_WORKSPACE',
+      API_DEFAULTS.longPollMaxWaitersPerWorkspace,
+      { min: 0, max: 100_000 },
+    ),
   };
 }

@@ -59,7 +59,7 @@ async function main(): Promise<void> {
   const queue = createRunQueue(redis, config.redisPrefix);
   queue.on('error', (e: Error) => logger.warn('queue error', { error: e.message }));
   const metrics = new ApiMetrics();
-  const watcher = new ChangeWatcher(db, logger, config.longPollMaxWaiters);
+  const watcher = new ChangeWatcher(db, logger, config);
   const app = createApp({
     watcher,
     config,

@@ -31,11 +31,25 @@ export const RATE_WINDOW_MS = 60_000;
 /** What one request's Redis round trip tells: its number in the key's window and the auth epoch. */
 export type RequestCount = { count: number; ttlMs: number; authEpoch: string };
 
+/** A client address over the failed-authentication limit, and how long until its window ends. */
+export type LockedOut = { lockedOutMs: number };
+
+/** The failed-authentication counter of a client address, and how many failures it may reach. */
+export type FailedAuthLimit = { counter: string; perMinute: number };
+
 /**
  * Counts a request against its key's window (starting the window on the first) and reads the
- * authentication epoch, atomically: one round trip per request for both.
+ * authentication epoch, atomically: one round trip per request for both. Given the failed-
+ * authentication counter of the request's address (KEYS[3]), a request from an address over its
+ * limit is not counted and answers {-1, the counter's time left, epoch}.
  */
 const COUNT_SCRIPT = `
+if #KEYS == 3 then
+  local failed = tonumber(redis.call('GET', KEYS[3]) or '0')
+  if failed > tonumber(ARGV[2]) then
+    return {-1, redis.call('PTTL', KEYS[3]), redis.call('GET', KEYS[2]) or '0'}
+  end
+end
 local count = redis.call('INCR', KEYS[1])
 local ttl = redis.call('PTTL', KEYS[1])
 if ttl <= 0 then
@@ -50,21 +64,49 @@ function rateCounterKey(redisPrefix: string, keyId: string): string {
   return `${redisPrefix}:rl:${keyId}`;
 }
 
-/** Runs {@link COUNT_SCRIPT} for `keyId` (by its hash; the text is sent only when Redis lacks it). */
-export async function countRequest(redis: ApiRedis, redisPrefix: string, keyId: string): Promise<RequestCount> {
-  const args = [rateCounterKey(redisPrefix, keyId), authEpochKey(redisPrefix), RATE_WINDOW_MS] as const;
-  let reply: unknown;
+/** Runs {@link COUNT_SCRIPT} (by its hash; the text is sent only when Redis lacks it). */
+async function runCountScript(redis: ApiRedis, keys: string[], args: number[]): Promise<[number, number, string]> {
   try {
-    reply = await redis.evalsha(COUNT_SHA, 2, ...args);
+    return (await redis.evalsha(COUNT_SHA, keys.length, ...keys, ...args)) as [number, number, string];
   } catch (e) {
     if (!(e instanceof Error && e.message.startsWith('NOSCRIPT'))) throw e;
-    reply = await redis.eval(COUNT_SCRIPT, 2, ...args);
+    return (await redis.eval(COUNT_SCRIPT, keys.length, ...keys, ...args)) as [number, number, string];
   }
-  const [count, ttlMs, authEpoch] = reply as [number, number, string];
+}
+
+/** Counts a request of `keyId` (see {@link COUNT_SCRIPT}). */
+export async function countRequest(redis: ApiRedis, redisPrefix: string, keyId: string): Promise<RequestCount> {
+  const keys = [rateCounterKey(redisPrefix, keyId), authEpochKey(redisPrefix)];
+  const [count, ttlMs, authEpoch] = await runCountScript(redis, keys, [RATE_WINDOW_MS]);
   return { count, ttlMs, authEpoch };
 }
 
-/** The authentication epoch alone, for a key this replica has not read yet. */
-export async function readAuthEpoch(redis: ApiRedis, redisPrefix: string): Promise<string> {
-  return (await redis.get(authEpochKey(redisPrefix))) ?? '0';
+/** Counts a request of `keyId` unless its address is over the failed-authentication limit. */
+export async function countAddressedRequest(
+  redis: ApiRedis,
+  redisPrefix: string,
+  keyId: string,
+  limit: FailedAuthLimit,
+): Promise<RequestCount | LockedOut> {
+  const keys = [rateCounterKey(redisPrefix, keyId), authEpochKey(redisPrefix), limit.counter];
+  const [count, ttlMs, authEpoch] = await runCountScript(redis, keys, [RATE_WINDOW_MS, limit.perMinute]);
+  return count < 0 ? { lockedOutMs: ttlMs } : { count, ttlMs, authEpoch };
+}
+
+/**
+ * The authentication epoch, for a key this replica has not read yet, and in the same round trip
+ * whether the request's address is over the failed-authentication limit (then that, and no epoch).
+ */
+export async function readAuthEpoch(
+  redis: ApiRedis,
+  redisPrefix: string,
+  limit: FailedAuthLimit,
+): Promise<{ authEpoch: string } | LockedOut> {
+  const results = await redis.multi().get(authEpochKey(redisPrefix)).get(limit.counter).pttl(limit.counter).exec();
+  const [epoch, failed, ttl] = (results ?? []).map(([error, value]) => {
+    if (error) throw error;
+    return value;
+  });
+  if (Number(failed ?? 0) > limit.perMinute) return { lockedOutMs: Number(ttl) };
+  return { authEpoch: typeof epoch === 'string' ? epoch : '0' };
 }

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Nullable, RUN_STATUSES, type RunStatus } from './enums';
-import { storableText } from './limits';
+import { storableText, unstorableReason } from './limits';
 import type { ProblemFieldError } from './problems';
 import { Run, SuiteRun } from './runs';
 import { compileValidator, escapePointer } from './validate';
@@ -145,6 +145,14 @@ export function parseListingQuery(kind: 'runs' | 'suite-runs', query: Record<str
   const limit = q.limit === undefined ? LISTING_LIMITS.defaultLimit : Number(q.limit);
   if (limit < 1 || limit > LISTING_LIMITS.maxLimit)
     errors.push({ path: '/limit', message: `must be between 1 and ${LISTING_LIMITS.maxLimit}` });
+  const createdAfter = instantOf(q.createdAfter);
+  const createdBefore = instantOf(q.createdBefore);
+  for (const [name, at] of [
+    ['createdAfter', createdAfter],
+    ['createdBefore', createdBefore],
+  ] as const) {
+    if (at === 'invalid') errors.push({ path: `/${name}`, message: 'must be an instant without a leap second (:60)' });
+  }
   const filters = filterKey(kind, q);
   const after = q.cursor === undefined ? null : readCursor(q.cursor, filters);
   if (after === 'invalid') errors.push({ path: '/cursor', message: 'is not a cursor this listing gave' });
@@ -159,13 +167,23 @@ export function parseListingQuery(kind: 'runs' | 'suite-runs', query: Record<str
       testId: q.testId ?? null,
       suiteRunId: q.suiteRunId ?? null,
       statuses: statuses as RunStatus[],
-      createdAfter: q.createdAfter === undefined ? null : new Date(q.createdAfter),
-      createdBefore: q.createdBefore === undefined ? null : new Date(q.createdBefore),
+      createdAfter: createdAfter === 'invalid' ? null : createdAfter,
+      createdBefore: createdBefore === 'invalid' ? null : createdBefore,
       limit,
       after: after === null || typeof after === 'string' ? null : after,
       filters,
     },
   };
+}
+
+/**
+ * The instant of a `date-time` the schema let through, or 'invalid' for one no Date holds: RFC 3339
+ * allows a leap second (`23:59:60`), which neither JavaScript nor Postgres can represent.
+ */
+function instantOf(text: string | undefined): Date | null | 'invalid' {
+  if (text === undefined) return null;
+  const at = new Date(text);
+  return Number.isNaN(at.getTime()) ? 'invalid' : at;
 }
 
 /** The filters a cursor is bound to, as one string (the page size may change between pages). */
@@ -189,7 +207,10 @@ function readCursor(cursor: string, filters: string): { createdAt: Date; id: str
   if (!Array.isArray(decoded) || decoded.length !== 3) return 'invalid';
   const [at, id, key] = decoded as unknown[];
   if (typeof at !== 'string' || typeof id !== 'string' || typeof key !== 'string') return 'invalid';
+  // Only what writeCursor writes: a created_at, so a four-digit year (a Date outside years 0 to 9999
+  // writes a six-digit one, which may lie beyond Postgres's range), and an id Postgres can compare.
   const createdAt = new Date(at);
-  if (Number.isNaN(createdAt.getTime()) || createdAt.toISOString() !== at) return 'invalid';
+  if (Number.isNaN(createdAt.getTime()) || createdAt.toISOString() !== at || !/^\d{4}-/.test(at)) return 'invalid';
+  if (unstorableReason(id) !== null) return 'invalid';
   return key === filters ? { createdAt, id } : 'other';
 }

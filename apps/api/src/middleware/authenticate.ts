@@ -1,7 +1,8 @@
 import type { RequestHandler, Response } from 'express';
 import { hashApiKey, type Db, type Logger } from '@testrun/core';
 import { ApiError, errorMessage } from '../errors';
-import { countRequest, readAuthEpoch, type ApiRedis } from '../redis';
+import { limitedAddress } from '../client-address';
+import { countAddressedRequest, readAuthEpoch, type ApiRedis, type FailedAuthLimit } from '../redis';
 import { keyUseDue, readBearerKey, readKey, touchKey, type AuthContext } from '../services/auth';
 import { KeyCache, type CachedKey } from '../services/key-cache';
 
@@ -13,7 +14,10 @@ export type AuthenticateOptions = {
   now: () => Date;
   /** Prefix of the Redis keys of the failed-authentication counters. */
   redisPrefix: string;
-  /** Failed authentications allowed per client address per minute before 429 (default 30). */
+  /**
+   * Failed authentications allowed per client address (an IPv6 one by its /64) per minute; past it
+   * every request from the address is 429 until its window ends (default 30).
+   */
   unauthenticatedPerMinute?: number;
   /** Accepted keys in memory (default a cache of this middleware's own). */
   cache?: KeyCache;
@@ -34,36 +38,44 @@ export function authOf(res: Response): AuthContext {
  * that the request's rate-limit round trip reads too (res.locals.requestCount): a key whose standing
  * changed (revoked, paused, creator removed, plan changed) is read from Postgres again, so it is
  * refused on the next request on every replica, and no request costs more than one Redis round
- * trip once its key is known. Failed attempts are counted per client address in Redis; past the
- * limit the answer is 429 instead of 401, which slows down key guessing without touching requests
- * that carry a valid key.
+ * trip once its key is known. Failed attempts are counted per client address in Redis (an IPv6
+ * address by its /64, see limitedAddress); past the limit the address is refused with 429 until its
+ * window ends, valid key or not: a guesser that hits a key cannot use it from there, and the check
+ * rides on the round trip the request makes anyway.
  */
 export function authenticate(options: AuthenticateOptions): RequestHandler {
   const { db, redis, logger, now, redisPrefix, unauthenticatedPerMinute = 30, cache = new KeyCache() } = options;
   return async (req, res, next) => {
+    const limit: FailedAuthLimit = {
+      counter: `${redisPrefix}:rl-unauth:${limitedAddress(req.ip ?? 'unknown')}`,
+      perMinute: unauthenticatedPerMinute,
+    };
     try {
       const key = readBearerKey(req.get('Authorization'));
-      res.locals.auth = await resolve(hashApiKey(key), res);
+      res.locals.auth = await resolve(hashApiKey(key), res, limit);
       next();
     } catch (e) {
-      if (e instanceof ApiError && e.code === 'unauthorized') await countFailure(req.ip ?? 'unknown');
+      if (e instanceof ApiError && e.code === 'unauthorized') await countFailure(limit);
       throw e;
     }
   };
 
-  async function resolve(hash: string, res: Response): Promise<AuthContext> {
+  async function resolve(hash: string, res: Response, limit: FailedAuthLimit): Promise<AuthContext> {
     const cached = cache.get(hash, Date.now());
     // The epoch is read before the key: a change announced after this read is seen by the next request.
     let epoch: string | undefined;
     if (cached) {
-      const counted = await countRequest(redis, redisPrefix, cached.auth.keyId).catch(() => undefined);
+      const counted = await countAddressedRequest(redis, redisPrefix, cached.auth.keyId, limit).catch(() => undefined);
+      if (counted && 'lockedOutMs' in counted) throw lockedOut(counted.lockedOutMs);
       if (counted) {
         res.locals.requestCount = counted;
         epoch = counted.authEpoch;
         if (epoch === cached.epoch) return used(cached);
       }
     } else {
-      epoch = await readAuthEpoch(redis, redisPrefix).catch(() => undefined);
+      const read = await readAuthEpoch(redis, redisPrefix, limit).catch(() => undefined);
+      if (read && 'lockedOutMs' in read) throw lockedOut(read.lockedOutMs);
+      epoch = read?.authEpoch;
     }
     // Without Redis nothing may be trusted from memory; the rate limit answers 503 after this check.
     let accepted: Awaited<ReturnType<typeof readKey>>;
@@ -93,8 +105,16 @@ export function authenticate(options: AuthenticateOptions): RequestHandler {
     return entry.auth;
   }
 
-  async function countFailure(address: string): Promise<void> {
-    const counter = `${redisPrefix}:rl-unauth:${address}`;
+  /** The 429 of an address over the limit, for as long as its window has left. */
+  function lockedOut(ttlMs: number): ApiError {
+    return new ApiError(
+      'rate_limited',
+      `Too many requests with a missing or invalid API key from this address; at most ${unauthenticatedPerMinute} per minute.`,
+      { headers: { 'Retry-After': String(Math.max(1, Math.ceil(ttlMs / 1000))) } },
+    );
+  }
+
+  async function countFailure({ counter }: FailedAuthLimit): Promise<void> {
     let count: number;
     let ttl: number;
     try {
@@ -106,14 +126,6 @@ export function authenticate(options: AuthenticateOptions): RequestHandler {
       logger.warn('could not count a failed authentication', { error: errorMessage(error) });
       return;
     }
-    if (count > unauthenticatedPerMinute) {
-      throw new ApiError(
-        'rate_limited',
-        `Too many requests with a missing or invalid API key from this address; at most ${unauthenticatedPerMinute} per minute.`,
-        {
-          headers: { 'Retry-After': String(Math.max(1, Math.ceil(ttl / 1000))) },
-        },
-      );
-    }
+    if (count > unauthenticatedPerMinute) throw lockedOut(ttl);
   }
 }

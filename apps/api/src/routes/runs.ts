@@ -63,6 +63,7 @@ export function createRunsRouter(deps: AppDeps): Router {
     const { value, applied, etag, notModified } = await readConditionally(deps.watcher, conditions, clientGone(res), {
       kind: 'run',
       id: req.params.runId,
+      workspaceId,
       read: () => getRun(db, workspaceId, req.params.runId),
       isFinal: ({ run }) => isTerminalRunStatus(run.status),
       fingerprint: ({ run }) => runFingerprint(run),

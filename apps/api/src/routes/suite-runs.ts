@@ -29,6 +29,7 @@ export function createSuiteRunsRouter(deps: AppDeps): Router {
     const { value, applied, etag, notModified } = await readConditionally(deps.watcher, conditions, clientGone(res), {
       kind: 'suite-run',
       id: req.params.suiteRunId,
+      workspaceId,
       read: () => getSuiteRun(deps.db, deps.keys, deps.config, workspaceId, req.params.suiteRunId),
       isFinal: (suiteRun) => isTerminalRunStatus(suiteRun.status),
       fingerprint: suiteRunFingerprint,

@@ -46,7 +46,7 @@ export async function readConditionally<T>(
   const wait = preferredWait(headers.prefer);
   if (!first.notModified || wait === null) return first;
   if (wait === 0 || target.isFinal(first.value)) return { ...first, applied: wait };
-  const waiting = watcher.wait(target.kind, target.id, target.fingerprint(first.value), wait * 1000, signal);
+  const waiting = watcher.wait(target, target.fingerprint(first.value), wait * 1000, signal);
   if (!waiting) return first;
   await waiting;
   return answer(await target.read(), wait);

@@ -1,5 +1,6 @@
 import { RUN_STATUSES, type Run, type RunStatus, type SuiteRun } from '@testrun/contracts';
 import { readSql, type Db, type Logger } from '@testrun/core';
+import type { ApiConfig } from '../config';
 
 /** The longest wait a client may ask for with `Prefer: wait=N`, in seconds (a larger N is cut to it). */
 const MAX_WAIT_SECONDS = 60;
@@ -33,6 +34,8 @@ export function suiteRunFingerprint(suiteRun: SuiteRun): string {
 }
 
 type Kind = 'run' | 'suite-run';
+/** What a wait watches, and whose share of the replica's places it takes. */
+type WaitTarget = { kind: Kind; id: string; workspaceId: string };
 /** How a wait ended: the resource changed, the time ran out, or the replica is stopping. */
 export type WaitOutcome = 'changed' | 'timeout' | 'closed';
 
@@ -45,20 +48,24 @@ interface Waiter {
  * Holds the long polls of one API replica. Whichever process changes a run (a worker, another
  * replica), the watcher sees it: every {@link CHECK_INTERVAL_MS} while anyone waits, one statement
  * reads the status of every run and the counters of every suite run waited for, and wakes the
- * waiters whose resource no longer looks as it did when they read it. At most `maxWaiters` requests
- * wait at once; past that a request is answered at once, as if it had not asked to wait.
+ * waiters whose resource no longer looks as it did when they read it. At most `longPollMaxWaiters`
+ * requests wait at once, and at most `longPollMaxWaitersPerWorkspace` of one workspace, so one
+ * tenant cannot take every place of the replica; past either a request is answered at once, as if
+ * it had not asked to wait.
  */
 export class ChangeWatcher {
   /** The waits of each resource, by kind and id. */
   private readonly waiters: Record<Kind, Map<string, Set<Waiter>>> = { run: new Map(), 'suite-run': new Map() };
   private count = 0;
+  /** Waits held for each workspace; a workspace without any has no entry. */
+  private readonly byWorkspace = new Map<string, number>();
   private timer: NodeJS.Timeout | null = null;
   private closed = false;
 
   constructor(
     private readonly db: Db,
     private readonly logger: Logger,
-    readonly maxWaiters: number,
+    private readonly caps: Pick<ApiConfig, 'longPollMaxWaiters' | 'longPollMaxWaitersPerWorkspace'>,
   ) {}
 
   /** Requests waiting now. */
@@ -68,11 +75,14 @@ export class ChangeWatcher {
 
   /**
    * Waits until the resource's fingerprint differs from `seen`, `ms` pass, `signal` aborts (the
-   * client left) or the replica stops. Null when the replica already holds `maxWaiters` waits or is
-   * stopping: the caller answers at once.
+   * client left) or the replica stops. Null when the replica already holds its cap of waits, the
+   * workspace its share, or the replica is stopping: the caller answers at once.
    */
-  wait(kind: Kind, id: string, seen: string, ms: number, signal: AbortSignal): Promise<WaitOutcome> | null {
-    if (this.closed || this.count >= this.maxWaiters) return null;
+  wait(target: WaitTarget, seen: string, ms: number, signal: AbortSignal): Promise<WaitOutcome> | null {
+    const { kind, id, workspaceId } = target;
+    const held = this.byWorkspace.get(workspaceId) ?? 0;
+    if (this.closed || this.count >= this.caps.longPollMaxWaiters) return null;
+    if (held >= this.caps.longPollMaxWaitersPerWorkspace) return null;
     const byId = this.waiters[kind];
     return new Promise<WaitOutcome>((resolve) => {
       const waiter: Waiter = {
@@ -83,6 +93,7 @@ export class ChangeWatcher {
           const set = byId.get(id);
           if (!set?.delete(waiter)) return;
           this.count--;
+          this.release(workspaceId);
           if (set.size === 0) byId.delete(id);
           if (this.count === 0) this.stopTimer();
           resolve(outcome);
@@ -95,6 +106,7 @@ export class ChangeWatcher {
       set.add(waiter);
       byId.set(id, set);
       this.count++;
+      this.byWorkspace.set(workspaceId, (this.byWorkspace.get(workspaceId) ?? 0) + 1);
       this.timer ??= setInterval(() => void this.check(), CHECK_INTERVAL_MS);
     });
   }
@@ -106,6 +118,12 @@ export class ChangeWatcher {
       for (const set of [...byId.values()]) for (const waiter of [...set]) waiter.finish('closed');
     }
     this.stopTimer();
+  }
+
+  private release(workspaceId: string): void {
+    const held = (this.byWorkspace.get(workspaceId) ?? 1) - 1;
+    if (held > 0) this.byWorkspace.set(workspaceId, held);
+    else this.byWorkspace.delete(workspaceId);
   }
 
   private stopTimer(): void {
@@ -145,9 +163,7 @@ export class ChangeWatcher {
 }
 
 /** A resource read for a GET that may wait: how to read it, whether it is final, what a change is. */
-export interface WaitableRead<T> {
-  kind: Kind;
-  id: string;
+export interface WaitableRead<T> extends WaitTarget {
   read: () => Promise<T>;
   isFinal: (value: T) => boolean;
   fingerprint: (value: T) => string;
@@ -156,7 +172,7 @@ export interface WaitableRead<T> {
 /**
  * Reads a resource; with `Prefer: wait=N` and the resource not final, waits for it to change (or N
  * seconds) and reads it again. `applied` is the wait honoured, for `Preference-Applied`; null when
- * none was asked for or the replica was full.
+ * none was asked for or the replica (or the workspace's share of it) was full.
  */
 export async function readWithWait<T>(
   watcher: ChangeWatcher,
@@ -168,7 +184,7 @@ export async function readWithWait<T>(
   const wait = preferredWait(prefer);
   if (wait === null) return { value, applied: null };
   if (wait === 0 || target.isFinal(value)) return { value, applied: wait };
-  const waiting = watcher.wait(target.kind, target.id, target.fingerprint(value), wait * 1000, signal);
+  const waiting = watcher.wait(target, target.fingerprint(value), wait * 1000, signal);
   if (!waiting) return { value, applied: null };
   await waiting;
   return { value: await target.read(), applied: wait };

@@ -75,6 +75,9 @@ afterAll(async () => {
 
 async function ended(runId: string): Promise<Run> {
   return waitUntil(async () => {
+    // Nothing else would end its runs.
+    if (worker.child.exitCode !== null || worker.child.signalCode !== null)
+      throw new Error(`the worker exited (${worker.child.exitCode ?? worker.child.signalCode}):\n${worker.output()}`);
     const run = await client.getRun(runId);
     return run.status !== 'queued' && run.status !== 'running' && run;
   }, 100);

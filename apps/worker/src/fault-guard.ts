@@ -18,9 +18,10 @@ export interface FaultGuardOptions {
  * and every run on it, any tenant's, stalls until its lock expires.
  *
  * A fault that belongs to a run (see RunFaults for what can be attributed) ends that run's attempt
- * `internal_error` and the process carries on; one raised after the run ended is only logged. A
- * fault that belongs to no run leaves the process in a state nobody can vouch for: it drains, as on
- * SIGTERM, and exits non-zero. Returns a function that removes the guard.
+ * `internal_error` and the process carries on; one raised while no attempt of the run is under way
+ * (its claim, its terminal write, after it ended) is only logged. A fault that belongs to no run
+ * leaves the process in a state nobody can vouch for: it drains, as on SIGTERM, and exits non-zero.
+ * Returns a function that removes the guard.
  */
 export function installFaultGuard(options: FaultGuardOptions): () => void {
   const { faults, logger } = options;
@@ -30,7 +31,7 @@ export function installFaultGuard(options: FaultGuardOptions): () => void {
     if (owner) {
       const fields = { runId: owner.runId, origin, error: owner.mask(errorMessage(error)), stack: frames(error) };
       if (owner.live && owner.fault(error)) logger.error('fault of a run caught: the run ends internal_error', fields);
-      else logger.warn('fault of a run caught after its attempt ended', fields);
+      else logger.warn('fault of a run caught while no attempt of it was under way', fields);
       return;
     }
     logger.error('fault outside any run: the worker drains and exits', {

@@ -26,6 +26,11 @@ export class RunOwner {
     return watched;
   }
 
+  /** Ends the watch: a fault told after it reaches no attempt. */
+  unwatch(): void {
+    this.reject = null;
+  }
+
   /** Tells the attempt under way of a fault of the run's; false when no attempt was watching. */
   fault(error: unknown): boolean {
     const reject = this.reject;
@@ -96,5 +101,5 @@ export function untilFaulted<T>(
     scope.forceClose?.();
     throw error;
   });
-  return Promise.race([attempt, faulted]);
+  return Promise.race([attempt, faulted]).finally(() => owner.unwatch());
 }

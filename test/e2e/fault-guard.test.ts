@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { applyProject, type Db } from '@testrun/core';
-import type { Run } from '@testrun/contracts';
+import type { Run, Step } from '@testrun/contracts';
 import { createTenant, testDb } from '../support/harness';
 import { stopProcess } from '../support/processes';
 import { startChurnSite, type ChurnSite } from './churn-site';
@@ -36,7 +36,7 @@ beforeAll(async () => {
   }
   const tenant = await createTenant(db);
   client = apiClient(api.url, tenant.key);
-  const test = (key: string, steps: unknown[]) => ({ key, name: key, steps });
+  const test = (key: string, steps: Step[]) => ({ key, name: key, steps });
   await applyProject(db, tenant.workspace.id, {
     slug: 'faults',
     name: 'Faults',
@@ -60,7 +60,7 @@ beforeAll(async () => {
         ],
       },
     ],
-  } as Parameters<typeof applyProject>[2]);
+  });
   const rows = await db.test.findMany({ where: { workspaceId: tenant.workspace.id }, select: { id: true, key: true } });
   ids = Object.fromEntries(rows.map((t) => [t.key, t.id]));
   await waitForLog(worker, 'worker ready');
@@ -83,7 +83,7 @@ async function ended(runId: string): Promise<Run> {
   }, 100);
 }
 
-it("a fault inside a run ends that run internal_error, and the process serves on", async () => {
+it('a fault inside a run ends that run internal_error, and the process serves on', async () => {
   const pid = worker.child.pid;
   const faulty = await ended(await client.createRun({ testId: ids['run-fault'] ?? '' }));
   expect(faulty.status).toBe('error');

@@ -5,7 +5,15 @@ import { errorText, isFatalError, isTimeoutError } from './classify-error';
 import { expectText, expectTitle, expectUrl } from './expectations';
 import { quote } from './format';
 import { goto } from './navigate';
-import { elementNotFound, elementNotReady, expectationFailed, invalidDefinition, outOfTime } from './step-failure';
+import {
+  elementNotFound,
+  elementNotReady,
+  expectationFailed,
+  invalidDefinition,
+  outOfTime,
+  stepCancelled,
+  StepFailure,
+} from './step-failure';
 import { callOptions, sleep, type CallOptions } from './time-left';
 import type { ActionContext, StepEffect } from './types';
 
@@ -96,7 +104,9 @@ async function screenshot(page: Page, step: StepOf<'screenshot'>, ctx: ActionCon
 /** Pauses for `ms` (bounded by the contract), but never past the test's deadline. */
 async function wait(_page: Page, _step: StepOf<'wait'>, ctx: ActionContext): Promise<undefined> {
   await sleep(ctx.endsAt - Date.now(), ctx.signal);
-  if (ctx.deadlineBound && !ctx.signal?.aborted) throw outOfTime();
+  // A wait cut short by a cancel did not pass: the step is the cancelled one.
+  if (ctx.signal?.aborted) throw new StepFailure(stepCancelled());
+  if (ctx.deadlineBound) throw outOfTime();
 }
 
 async function press(page: Page, step: StepOf<'press'>, ctx: ActionContext): Promise<undefined> {

@@ -3,7 +3,6 @@
 import type { BrowserContext, BrowserContextOptions, Page } from 'playwright';
 import {
   recordsEvidence,
-  type EvidenceMode,
   type RunErrorCode,
   type RunFailureCode,
   type Step,
@@ -27,7 +26,7 @@ import { ArtifactWriter, type PageAtFailure } from './artifact-writer';
 import { PageEventLog, type PageEvent } from './page-events';
 import { BrowserClock } from './browser-clock';
 import { applyViolation, PageGuard } from './page-guard';
-import { stopRecording } from './recording';
+import { inTraceGroup, stopRecording, traceOptions } from './recording';
 import { claimRun, retrying, type Retrying } from './claim';
 import {
   checkDefinition,
@@ -53,7 +52,8 @@ import { SecretMask } from './secret-mask';
 import { displayUrl } from './steps/format';
 import { resolveStep } from './steps/variables';
 import { routeTargetHeaders } from './target-headers';
-import type { RunCancels } from './run-cancels';
+import { untilCancelled, type RunCancels } from './run-cancels';
+import { untilFaulted, type RunFaults, type RunOwner } from './run-faults';
 
 /** Where browser contexts come from: the process's warm browser (see BrowserPool). */
 export interface ContextSource {
@@ -95,6 +95,11 @@ export interface RunDeps {
   cancels?: RunCancels;
   /** Told when a cancelled run's browser context has been closed (benchmarks). Default nobody. */
   onContextCancelled?: (runId: string) => void;
+  /**
+   * Names the run of a fault no caller caught (see RunFaults, fault-guard.ts): each run executes as
+   * its owner, and a fault of its ends its attempt `internal_error`. Default none.
+   */
+  faults?: RunFaults;
 }
 
 /** How a call of executeRun ended, for the caller's log and for benchmarks. */
@@ -129,8 +134,13 @@ type RunScope = {
   policy?: TargetPolicy;
   /** Every secret value the run uses, once they are open: masked in all the run writes. */
   mask: SecretMask;
-  /** Aborted when the run is cancelled: its context is closed and it ends `cancelled`. */
+  /**
+   * Aborted when the run is cancelled: the step under way has its Playwright calls aborted, no other
+   * starts, and the run ends `cancelled` (see {@link untilCancelled}).
+   */
   signal: AbortSignal;
+  /** Closes the attempt's context at once, when one is open: for an attempt that does not unwind after a cancel. */
+  forceClose?: () => void;
 };
 
 /** What a run's steps need of the guard watching their page. */
@@ -146,6 +156,11 @@ type Guarded = Pick<PageGuard, 'violation'>;
  * fails and the reconciler takes over.
  */
 export async function executeRun(given: RunDeps, runId: string): Promise<RunExecution> {
+  if (!given.faults) return execute(given, runId, null);
+  return given.faults.run(runId, (owner) => execute(given, runId, owner));
+}
+
+async function execute(given: RunDeps, runId: string, owner: RunOwner | null): Promise<RunExecution> {
   const began = performance.now();
   // One statement claims the run, moves its suite counters and returns the snapshot to execute; it
   // is tried again through a Postgres outage, like the result writes.
@@ -172,11 +187,12 @@ export async function executeRun(given: RunDeps, runId: string): Promise<RunExec
       const retry = retrying(log, deps.writeRetryMs, { attempt });
       const writer = new ArtifactWriter(deps.db, deps.store, { runId, workspaceId: run.workspaceId, attempt }, retry);
       const scope: RunScope = { deps, run, clock, writer, retry, mask: new SecretMask([]), signal };
+      if (owner) owner.mask = (text) => scope.mask.text(text);
       let outcome: RunOutcome;
       try {
         outcome = signal.aborted
           ? { status: 'error', ...CANCELLED_RUNNING_OUTCOME }
-          : await untilCancelled(runSteps(scope), signal);
+          : await untilCancelled(untilFaulted(runSteps(scope), owner, scope), scope);
       } catch (error) {
         log.error('run failed inside the worker', { attempt, error: scope.mask.text(errorMessage(error)) });
         outcome = internalErrorOutcome(error);
@@ -276,15 +292,19 @@ async function runInContext(
   } catch (error) {
     return noContextOutcome(error);
   }
-  // A cancel closes the context: the step under way throws, and no other starts.
-  const closeOnCancel = () => {
+  // A cancel never closes the context under the calls still under way on it: Playwright's client
+  // throws, outside any caller, on an answer naming an object the close has already disposed of
+  // ("Object with guid response@… was not bound in the connection"), and the call it answered never
+  // settles (a context closed while its page opens hangs `newPage` for good). The cancel aborts the
+  // step's calls instead (StepContext.signal); set-up calls, which take no signal, are short and
+  // are let finish. The context is closed by the teardown below, once nothing of the run's is under
+  // way; only an attempt that does not unwind is closed under it (untilCancelled).
+  scope.forceClose = () => {
     void context.close().then(
       () => deps.onContextCancelled?.(run.id),
       () => undefined,
     );
   };
-  if (scope.signal.aborted) closeOnCancel();
-  else scope.signal.addEventListener('abort', closeOnCancel, { once: true });
 
   const limits = deps.limits ?? DEFAULT_RUN_LIMITS;
   const guard = new PageGuard(context, limits, deps.logger.child({ runId: run.id }));
@@ -305,7 +325,7 @@ async function runInContext(
     outcome = await runInPage(scope, page, steps, secrets, guard, traced ? context : null);
     passed = outcome.status === 'passed';
   } finally {
-    scope.signal.removeEventListener('abort', closeOnCancel);
+    scope.forceClose = undefined;
     guard.stop();
     pageEvents.stop();
     scope.writer.recordPageEvents(pageEvents.events.map((e) => maskEvent(scope.mask, e)));
@@ -323,23 +343,13 @@ async function runInContext(
       boundMs: deps.teardownTimeoutMs ?? 15_000,
       maxFileBytes: limits.maxRecordingBytes,
     });
+    if (scope.signal.aborted) deps.onContextCancelled?.(run.id);
     await guard.discardPopupVideos();
     // Step rows and artifacts are written in the background while the browser works; all must be
     // stored before the run is declared finished.
     await scope.writer.flush();
   }
   return withRecordingNotes(outcome, notes);
-}
-
-/**
- * What a trace records. `on`: DOM snapshots around every action and the screencast (the film strip
- * of the page). `on-failure`, which most passing runs record only to throw away: the snapshots
- * alone, which show the page at every action in the trace viewer; the screencast costs the browser
- * an encoded frame per repaint (CPU, and ~10 MB of GPU-process memory per context), and the failing
- * step's screenshot is taken on its own (screenshots `on-failure`).
- */
-function traceOptions(mode: EvidenceMode): { screenshots: boolean; snapshots: boolean } {
-  return { screenshots: mode === 'on', snapshots: true };
 }
 
 /**
@@ -357,7 +367,8 @@ async function runInPage(
   const { run, clock, writer } = scope;
   const started = Date.now();
   const deadline = started + run.timeoutMs;
-  const ctx = { baseUrl: run.baseUrl, deadline, budgetMs: run.timeoutMs, targetPolicy: scope.policy };
+  const { signal } = scope;
+  const ctx = { baseUrl: run.baseUrl, deadline, budgetMs: run.timeoutMs, targetPolicy: scope.policy, signal };
   for (const [i, step] of steps.entries()) {
     const index = i + 1;
     if (scope.signal.aborted) return { status: 'error', ...CANCELLED_RUNNING_OUTCOME, step: index };
@@ -365,6 +376,11 @@ async function runInPage(
     const resolved = resolveStep(step, secrets.values);
     const label = `${index}. ${scope.mask.text(describeStep(step))}`;
     const executed = await clock.time(inTraceGroup(traced, label, () => executeStep(page, resolved, ctx)));
+    if (signal.aborted) {
+      // Nothing more is asked of the page: the run ends `cancelled` at this step.
+      writer.recordStep(index, step, maskStepResult(scope.mask, executed), null, null);
+      return { status: 'error', ...CANCELLED_RUNNING_OUTCOME, step: index };
+    }
     // A value typed into a password field is a secret from here on, wherever the run writes it.
     const password = await filledPassword(page, resolved, executed);
     if (password !== null) scope.mask = scope.mask.with(password);
@@ -406,52 +422,8 @@ async function filledPassword(page: Page, step: Step, result: StepOutcomeResult)
   return (await focusedIsPassword(page, FILLED_FIELD_CHECK_MS)) ? step.value : null;
 }
 
-/**
- * Runs a step inside a group of the trace named `label` (the trace viewer's action list then shows
- * every step by the name the view gives it, whatever Playwright calls it made or hides); the group
- * ends however the step does. Without a traced context, only runs it. A group that cannot be opened
- * or closed (the context closed under a cancel) never changes the step's outcome.
- */
-async function inTraceGroup<T>(traced: BrowserContext | null, label: string, work: () => Promise<T>): Promise<T> {
-  if (!traced) return work();
-  const opened = await traced.tracing.group(label).then(
-    () => true,
-    () => false,
-  );
-  try {
-    return await work();
-  } finally {
-    if (opened) await traced.tracing.groupEnd().catch(() => undefined);
-  }
-}
-
 /** A page event with every secret value masked in its texts. */
 function maskEvent(mask: SecretMask, event: PageEvent): PageEvent {
   if (mask.isEmpty) return event;
   return { ...event, message: mask.text(event.message), url: event.url === null ? null : mask.text(event.url) };
-}
-
-/**
- * How long a cancelled attempt may take to unwind once its context is closed. Nearly always the
- * step under way throws at once; but a Playwright call made while the context closes (opening the
- * page, starting the trace) can wait on an answer that never comes, and that must not keep the run,
- * and a slot of the worker, from ending.
- */
-const CANCEL_UNWIND_MS = 1_500;
-
-/** The attempt's outcome, or `cancelled` when it has not ended {@link CANCEL_UNWIND_MS} after a cancel. */
-function untilCancelled(attempt: Promise<RunOutcome>, signal: AbortSignal): Promise<RunOutcome> {
-  return new Promise((resolve, reject) => {
-    let timer: NodeJS.Timeout | undefined;
-    const onAbort = () => {
-      timer = setTimeout(() => {
-        resolve({ status: 'error', ...CANCELLED_RUNNING_OUTCOME });
-      }, CANCEL_UNWIND_MS);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-    attempt.then(resolve, reject).finally(() => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', onAbort);
-    });
-  });
 }

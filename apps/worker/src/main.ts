@@ -1,10 +1,16 @@
 import { ConfigError, createLogger, errorMessage } from '@testrun/core';
 import { readWorkerConfig, type WorkerConfig } from './config';
+import { installFaultGuard } from './fault-guard';
 import { startWorkerService } from './worker-service';
+
+/** The exit code after a drain forced by a fault that belongs to no run (sysexits' EX_SOFTWARE). */
+const EXIT_PROCESS_FAULT = 70;
 
 /**
  * `pnpm worker`: one process, one warm Chromium, WORKER_CONCURRENCY runs at once. SIGTERM/SIGINT
- * drain: no new jobs, in-flight runs finish within WORKER_DRAIN_TIMEOUT_MS or are handed back.
+ * drain: no new jobs, in-flight runs finish within WORKER_DRAIN_TIMEOUT_MS or are handed back. A
+ * fault no caller caught ends its run `internal_error`, or, when it belongs to no run, drains the
+ * process the same way and exits 70 (fault-guard.ts).
  */
 async function main(): Promise<void> {
   let config: WorkerConfig;
@@ -21,6 +27,7 @@ async function main(): Promise<void> {
   const service = await startWorkerService(config, { logger });
 
   let signalled = false;
+  let exitCode = 0;
   const shutdown = (signal: string) => {
     if (signalled) return;
     signalled = true;
@@ -31,15 +38,23 @@ async function main(): Promise<void> {
         if (handedBack) logger.warn('drain bound reached: in-flight runs handed back to the queue for another worker');
         else logger.info('stopped');
         // Exiting also ends the browser when the drain bound was reached (Playwright kills it on exit).
-        logger.on('finish', () => process.exit(0));
+        logger.on('finish', () => process.exit(exitCode));
         logger.end();
-        setTimeout(() => process.exit(0), 1_000).unref();
+        setTimeout(() => process.exit(exitCode), 1_000).unref();
       })
       .catch((error: unknown) => {
         logger.error('shutdown failed', { error: errorMessage(error) });
         process.exit(1);
       });
   };
+  installFaultGuard({
+    faults: service.faults,
+    logger,
+    onProcessFault: () => {
+      exitCode = EXIT_PROCESS_FAULT;
+      shutdown('fault');
+    },
+  });
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
 }

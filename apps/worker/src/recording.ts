@@ -1,7 +1,7 @@
 import { readFile, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { BrowserContext, Page } from 'playwright';
-import { keepsEvidence, recordsEvidence, type EvidencePolicy } from '@testrun/contracts';
+import { keepsEvidence, recordsEvidence, type EvidenceMode, type EvidencePolicy } from '@testrun/contracts';
 import { errorMessage, withTimeout, type Logger } from '@testrun/core';
 import type { ArtifactWriter } from './artifact-writer';
 import type { BrowserClock } from './browser-clock';
@@ -115,4 +115,38 @@ async function oversizeNote(what: 'trace' | 'video', file: string, maxBytes: num
 function formatSize(bytes: number): string {
   if (bytes < 1024 * 1024) return `${Math.ceil(bytes / 1024)} KB`;
   return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+}
+
+/**
+ * What a trace records. `on`: DOM snapshots around every action and the screencast (the film strip
+ * of the page). `on-failure`, which most passing runs record only to throw away: the snapshots
+ * alone, which show the page at every action in the trace viewer; the screencast costs the browser
+ * an encoded frame per repaint (CPU, and ~10 MB of GPU-process memory per context), and the failing
+ * step's screenshot is taken on its own (screenshots `on-failure`).
+ */
+export function traceOptions(mode: EvidenceMode): { screenshots: boolean; snapshots: boolean } {
+  return { screenshots: mode === 'on', snapshots: true };
+}
+
+/**
+ * Runs a step inside a group of the trace named `label` (the trace viewer's action list then shows
+ * every step by the name the view gives it, whatever Playwright calls it made or hides); the group
+ * ends however the step does. Without a traced context, only runs it. A group that cannot be opened
+ * or closed (the context closed under a cancel) never changes the step's outcome.
+ */
+export async function inTraceGroup<T>(
+  traced: BrowserContext | null,
+  label: string,
+  work: () => Promise<T>,
+): Promise<T> {
+  if (!traced) return work();
+  const opened = await traced.tracing.group(label).then(
+    () => true,
+    () => false,
+  );
+  try {
+    return await work();
+  } finally {
+    if (opened) await traced.tracing.groupEnd().catch(() => undefined);
+  }
 }

@@ -1,4 +1,12 @@
-import { createRedis, errorMessage, readRunCancels, runCancelChannel, type Logger } from '@testrun/core';
+import {
+  CANCELLED_RUNNING_OUTCOME,
+  createRedis,
+  errorMessage,
+  readRunCancels,
+  runCancelChannel,
+  type Logger,
+  type RunOutcome,
+} from '@testrun/core';
 import { foldRepeats } from './repeated-errors';
 
 /**
@@ -70,4 +78,37 @@ export function subscribeRunCancels(
     },
   );
   return { ready, close: () => subscriber.disconnect() };
+}
+
+/**
+ * How long a cancelled attempt may take to unwind on its own. Nearly always the step under way ends
+ * at once (its calls are aborted) and the teardown closes the context; but a call that takes no
+ * signal may wait on a page that stopped answering, and that must not keep the run, and a slot of
+ * the worker, from ending: its context is then closed under it, and the run ends `cancelled`.
+ */
+const CANCEL_UNWIND_MS = 10_000;
+
+/**
+ * The attempt's outcome, or `cancelled` when it has not ended {@link CANCEL_UNWIND_MS} after a
+ * cancel (its context is then closed under it, and it unwinds in the background).
+ */
+export function untilCancelled(
+  attempt: Promise<RunOutcome>,
+  scope: { signal: AbortSignal; forceClose?: () => void },
+): Promise<RunOutcome> {
+  const { signal } = scope;
+  return new Promise((resolve, reject) => {
+    let timer: NodeJS.Timeout | undefined;
+    const onAbort = () => {
+      timer = setTimeout(() => {
+        scope.forceClose?.();
+        resolve({ status: 'error', ...CANCELLED_RUNNING_OUTCOME });
+      }, CANCEL_UNWIND_MS);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    attempt.then(resolve, reject).finally(() => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+    });
+  });
 }

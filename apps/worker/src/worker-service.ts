@@ -23,6 +23,7 @@ import type { RunDeps, RunExecution } from './execute-run';
 import { Reconciler } from './reconciler';
 import { foldRepeats } from './repeated-errors';
 import { RunCancels, subscribeRunCancels } from './run-cancels';
+import { RunFaults } from './run-faults';
 import { createRunWorker } from './run-worker';
 import { makeScratchDir, sweepStaleScratchDirs } from './scratch-dir';
 import { startWorkerHttp } from './observability/worker-http';
@@ -48,6 +49,8 @@ export interface WorkerService {
   httpPort: number | undefined;
   /** What each run is executed with (the service's own parts and scratch directory). */
   runDeps: RunDeps;
+  /** Which run a fault belongs to (main.ts's fault guard asks it). */
+  faults: RunFaults;
   /**
    * Stops taking jobs, lets in-flight runs finish for up to `drainTimeoutMs`, then closes the
    * browser and connections and removes the scratch directory. Resolves `handedBack: true` when
@@ -118,12 +121,21 @@ export async function startWorkerService(config: WorkerConfig, options: WorkerSe
   // Cancels reach the runs of this process through Redis pub/sub, on a connection of their own.
   const cancels = new RunCancels();
   const cancelSubscription = subscribeRunCancels(config.redisUrl, config.redisPrefix, cancels, logger);
+  const faults = new RunFaults();
   const deps: RunDeps = {
     cancels,
+    faults,
     onContextCancelled: options.onContextCancelled,
     db,
     store,
-    browser,
+    browser: {
+      // A browser (re)launched for a run's context outlives the run: its pipe, whose callbacks
+      // deliver every Playwright event, must not carry that run (see RunFaults).
+      newContext: async (contextOptions) => {
+        await faults.outside(() => browser.getBrowser());
+        return browser.newContext(contextOptions);
+      },
+    },
     headersKey: deriveKeys(config.secret).headers,
     logger,
     scratchDir,
@@ -265,6 +277,7 @@ export async function startWorkerService(config: WorkerConfig, options: WorkerSe
     store,
     recordVideo,
     runDeps: deps,
+    faults,
     metrics,
     httpPort: http?.port,
     stop,

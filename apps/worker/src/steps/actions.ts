@@ -5,8 +5,16 @@ import { errorText, isFatalError, isTimeoutError } from './classify-error';
 import { expectText, expectTitle, expectUrl } from './expectations';
 import { quote } from './format';
 import { goto } from './navigate';
-import { elementNotFound, elementNotReady, expectationFailed, invalidDefinition, outOfTime } from './step-failure';
-import { sleep, timeLeft } from './time-left';
+import {
+  elementNotFound,
+  elementNotReady,
+  expectationFailed,
+  invalidDefinition,
+  outOfTime,
+  stepCancelled,
+  StepFailure,
+} from './step-failure';
+import { callOptions, sleep, type CallOptions } from './time-left';
 import type { ActionContext, StepEffect } from './types';
 
 /** One action of the step language: does the step or throws (a StepFailure when it can name why). */
@@ -54,11 +62,11 @@ async function actOn(
   selector: string,
   what: string,
   ctx: ActionContext,
-  act: (locator: Locator, timeout: number) => Promise<unknown>,
+  act: (locator: Locator, options: CallOptions) => Promise<unknown>,
 ): Promise<undefined> {
   const locator = page.locator(selector);
   try {
-    await act(locator, timeLeft(ctx));
+    await act(locator, callOptions(ctx));
   } catch (error) {
     throw await explainElementError(error, locator, selector, what, ctx);
   }
@@ -73,7 +81,7 @@ async function waitForState(
 ): Promise<undefined> {
   const locator = page.locator(selector);
   try {
-    await locator.waitFor({ state, timeout: timeLeft(ctx) });
+    await locator.waitFor({ state, ...callOptions(ctx) });
   } catch (error) {
     if (!isTimeoutError(error)) throw await explainElementError(error, locator, selector, `be ${state}`, ctx);
     if (state === 'hidden' || state === 'detached') {
@@ -89,13 +97,15 @@ async function waitForState(
 
 async function screenshot(page: Page, step: StepOf<'screenshot'>, ctx: ActionContext): Promise<StepEffect> {
   const fullPage = step.fullPage ?? false;
-  const body = await page.screenshot({ type: 'png', fullPage, timeout: timeLeft(ctx) });
+  const body = await page.screenshot({ type: 'png', fullPage, ...callOptions(ctx) });
   return { kind: 'screenshot', name: step.name ?? null, contentType: 'image/png', body, fullPage };
 }
 
 /** Pauses for `ms` (bounded by the contract), but never past the test's deadline. */
 async function wait(_page: Page, _step: StepOf<'wait'>, ctx: ActionContext): Promise<undefined> {
-  await sleep(ctx.endsAt - Date.now());
+  await sleep(ctx.endsAt - Date.now(), ctx.signal);
+  // A wait cut short by a cancel did not pass: the step is the cancelled one.
+  if (ctx.signal?.aborted) throw new StepFailure(stepCancelled());
   if (ctx.deadlineBound) throw outOfTime();
 }
 
@@ -104,23 +114,23 @@ async function press(page: Page, step: StepOf<'press'>, ctx: ActionContext): Pro
     await page.keyboard.press(step.key);
     return;
   }
-  return actOn(page, step.selector, `press ${quote(step.key)} on`, ctx, (l, timeout) => l.press(step.key, { timeout }));
+  return actOn(page, step.selector, `press ${quote(step.key)} on`, ctx, (l, options) => l.press(step.key, options));
 }
 
 /** Every action of the step language, by name. */
 const ACTIONS: ActionTable = {
   goto,
-  click: (page, step, ctx) => actOn(page, step.selector, 'click', ctx, (l, timeout) => l.click({ timeout })),
-  fill: (page, step, ctx) => actOn(page, step.selector, 'fill', ctx, (l, timeout) => l.fill(step.value, { timeout })),
+  click: (page, step, ctx) => actOn(page, step.selector, 'click', ctx, (l, options) => l.click(options)),
+  fill: (page, step, ctx) => actOn(page, step.selector, 'fill', ctx, (l, options) => l.fill(step.value, options)),
   press,
   select: (page, step, ctx) => {
     const values = Array.isArray(step.value) ? step.value : [step.value];
     const what = `select ${values.map((v) => quote(v, 40)).join(', ')} in`;
-    return actOn(page, step.selector, what, ctx, (l, timeout) => l.selectOption(values, { timeout }));
+    return actOn(page, step.selector, what, ctx, (l, options) => l.selectOption(values, options));
   },
-  check: (page, step, ctx) => actOn(page, step.selector, 'check', ctx, (l, timeout) => l.check({ timeout })),
-  uncheck: (page, step, ctx) => actOn(page, step.selector, 'uncheck', ctx, (l, timeout) => l.uncheck({ timeout })),
-  hover: (page, step, ctx) => actOn(page, step.selector, 'hover', ctx, (l, timeout) => l.hover({ timeout })),
+  check: (page, step, ctx) => actOn(page, step.selector, 'check', ctx, (l, options) => l.check(options)),
+  uncheck: (page, step, ctx) => actOn(page, step.selector, 'uncheck', ctx, (l, options) => l.uncheck(options)),
+  hover: (page, step, ctx) => actOn(page, step.selector, 'hover', ctx, (l, options) => l.hover(options)),
   waitFor: (page, step, ctx) => waitForState(page, step.selector, step.state ?? 'visible', ctx, false),
   expectText,
   expectVisible: (page, step, ctx) => waitForState(page, step.selector, 'visible', ctx, true),

@@ -4,7 +4,7 @@ import { TimeoutError, withTimeout } from '@testrun/core';
 import { runAction } from './actions';
 import { classifyError } from './classify-error';
 import { describeTarget } from './describe-step';
-import { browserCrashed, budgetExceeded, stepHung, type StepFailure } from './step-failure';
+import { browserCrashed, budgetExceeded, stepCancelled, stepHung, type StepFailure } from './step-failure';
 import type { ActionContext, StepContext, StepEffect, StepOutcomeResult, StepProblem } from './types';
 
 export { captureScreenshot, timelineShot } from './capture-screenshot';
@@ -38,6 +38,7 @@ export async function executeStep(page: Page, step: Step, ctx: StepContext): Pro
   };
 
   const remaining = ctx.deadline - start;
+  if (ctx.signal?.aborted) return finish(stepCancelled());
   if (remaining <= 0) return finish(budgetExceeded(ctx.budgetMs));
   if (page.isClosed()) return finish(browserCrashed('the page was already closed').problem);
 
@@ -93,6 +94,8 @@ function watchPage(page: Page): { gone: Promise<never>; stop: () => void } {
 }
 
 function explainProblem(error: unknown, step: Step, actionCtx: ActionContext, ctx: StepContext): StepProblem {
+  // Whatever the aborted call made of it (an AbortError, a read cut short), the run was cancelled.
+  if (ctx.signal?.aborted) return stepCancelled();
   if (error instanceof TimeoutError && error.what === WATCHED_STEP) {
     return actionCtx.deadlineBound ? budgetExceeded(ctx.budgetMs) : stepHung(actionCtx.stepTimeoutMs);
   }

@@ -74,8 +74,8 @@ async function pollUntil(
       lastError = error;
     }
     const left = ctx.endsAt - Date.now();
-    if (left <= 0) return { ok: false, lastError };
-    await sleep(Math.min(POLL_INTERVAL_MS, left));
+    if (left <= 0 || ctx.signal?.aborted) return { ok: false, lastError };
+    await sleep(Math.min(POLL_INTERVAL_MS, left), ctx.signal);
   }
 }
 
@@ -86,10 +86,10 @@ async function readText(locator: Locator, ctx: ActionContext): Promise<string> {
     Math.min(Math.max(timeLeft(ctx), POLL_READ_MIN_MS), POLL_READ_TIMEOUT_MS, ctx.deadline - Date.now()),
   );
   try {
-    return normalizeWhitespace(await locator.innerText({ timeout }));
+    return normalizeWhitespace(await locator.innerText({ timeout, signal: ctx.signal }));
   } catch (error) {
     if (!/not an HTMLElement/i.test(errorText(error))) throw error;
-    return normalizeWhitespace((await locator.textContent({ timeout })) ?? '');
+    return normalizeWhitespace((await locator.textContent({ timeout, signal: ctx.signal })) ?? '');
   }
 }
 

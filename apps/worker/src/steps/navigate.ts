@@ -11,7 +11,7 @@ import {
   targetBlocked,
   targetUnreachable,
 } from './step-failure';
-import { timeLeft } from './time-left';
+import { callOptions } from './time-left';
 import type { ActionContext } from './types';
 
 /** Resolves a step URL against the run's base URL; only http(s) may be opened (no file://, no javascript:). */
@@ -42,7 +42,7 @@ export async function goto(page: Page, step: StepOf<'goto'>, ctx: ActionContext)
   };
   page.on('response', onResponse);
   try {
-    const response = await page.goto(url, { waitUntil: 'load', timeout: timeLeft(ctx) });
+    const response = await page.goto(url, { waitUntil: 'load', ...callOptions(ctx) });
     // null: same-document navigation (only the hash changed); nothing was fetched.
     if (response && egressNetError(response)) throw unreachableVia(response, url);
     if (response && response.status() >= 400)
@@ -114,7 +114,7 @@ async function explainNavigationError(
   }
   if (/interrupted by another navigation/i.test(text)) {
     // The page sent itself elsewhere while loading (a client-side redirect): wait for that page.
-    await page.waitForLoadState('load', { timeout: timeLeft(ctx) }).catch(() => undefined);
+    await page.waitForLoadState('load', callOptions(ctx)).catch(() => undefined);
     if (page.url().startsWith('chrome-error://')) return targetUnreachable('navigation failed', url);
     return RECOVERED;
   }

@@ -110,6 +110,16 @@ export function internalError(detail: string): StepFailure {
   });
 }
 
+/** The run was cancelled while the step ran (its Playwright calls were aborted). */
+export function stepCancelled(): StepProblem {
+  return {
+    outcome: 'error',
+    code: 'cancelled',
+    message: 'the run was cancelled during this step',
+    reason: 'cancelled',
+  };
+}
+
 /** Thrown by an action that waited until the deadline; executeStep words it as budgetExceeded. */
 export function outOfTime(): StepFailure {
   return new StepFailure(budgetExceeded(undefined), true);

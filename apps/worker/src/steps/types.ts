@@ -17,6 +17,11 @@ export interface StepContext {
   budgetMs?: number;
   /** The run's target network policy: a `goto` it refuses is never opened. Default: no check. */
   targetPolicy?: TargetPolicy;
+  /**
+   * Aborted when the run is cancelled: every Playwright call of the step is given it, so the step
+   * ends at once and no call of its is still under way when its context is closed. Default none.
+   */
+  signal?: AbortSignal;
 }
 
 /** What an action gets: the run context plus this step's own time window. */

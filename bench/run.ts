@@ -36,6 +36,8 @@ const SCENARIOS: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
   install: () => import('./install'),
   /** From a cancel request to every child terminal, and to the worker having closed the context. */
   cancel: () => import('./cancel'),
+  /** What masking a run's secrets costs on the text it stores, against the mask it replaced. */
+  mask: () => import('./mask'),
 };
 
 /** What plain `pnpm bench` runs: every figure of the speed targets, in one go. */

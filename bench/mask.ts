@@ -46,7 +46,8 @@ function corpus(): string[] {
   const text = (n: number) => Array.from({ length: n }, () => words[next(words.length)]).join(' ');
   const shapes = [
     () => `{"type":"frame-snapshot","snapshot":{"html":["DIV",{"class":"row"},["P",{},"${text(60 + next(200))}"]]}}`,
-    () => `{"type":"resource-snapshot","snapshot":{"request":{"url":"https://shop.example/p/${next(9999)}?q=${text(3).replace(/ /g, '+')}","headers":[{"name":"accept","value":"text/html"}]}}}`,
+    () =>
+      `{"type":"resource-snapshot","snapshot":{"request":{"url":"https://shop.example/p/${next(9999)}?q=${text(3).replace(/ /g, '+')}","headers":[{"name":"accept","value":"text/html"}]}}}`,
     () => `console log: rendered ${text(10 + next(30))}`,
     () => `expected text of "#total" to contain "${text(4)}" but it was "${text(20 + next(40))}…"`,
     () => `<div class="card"><h2>${text(5)}</h2><p>${text(100 + next(300))}</p></div>`,

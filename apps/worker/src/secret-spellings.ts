@@ -42,7 +42,8 @@ const HTML_ENTITIES: Record<string, string[]> = {
  */
 function charPattern(char: string): string {
   if (PLAIN.test(char)) return char;
-  const alternatives = [escapeRegExp(char)];
+  // Escapes first, the character itself last: `\\` in JSON is one backslash, not two.
+  const alternatives: string[] = [];
   if (char === ' ') alternatives.push('\\+');
   alternatives.push([...Buffer.from(char, 'utf8')].map((byte) => `%${hexPattern(byte, 2)}`).join(''));
   const json = JSON_ESCAPES[char];
@@ -52,7 +53,7 @@ function charPattern(char: string): string {
   alternatives.push(units);
   for (const entity of HTML_ENTITIES[char] ?? []) alternatives.push(entity);
   const code = char.codePointAt(0) ?? 0;
-  alternatives.push(`&#0*${code};`, `&#[xX]0*${hexPattern(code, 1)};`);
+  alternatives.push(`&#0*${code};`, `&#[xX]0*${hexPattern(code, 1)};`, escapeRegExp(char));
   return `(?:${alternatives.join('|')})`;
 }
 

@@ -4,8 +4,8 @@ import { MASK, SecretMask } from '../../apps/worker/src/secret-mask';
 // Properties over generated secrets: whatever characters a secret has, every spelling an encoder
 // of a browser or a server gives it is masked. Pure: no process is started.
 
-const letters = [...'abcXYZ019'];
-const marks = [...' !"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~'];
+const letters = Array.from('abcXYZ019');
+const marks = Array.from(' !"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~');
 const wide = ['é', 'Ъ', 'ю', '€', '😀', '\u00a0'];
 const char = fc.constantFrom(...letters, ...marks, ...wide, '\n');
 /** Secrets of 4 characters or more: masked wherever they occur. */

@@ -1,4 +1,5 @@
-import { credentialParts, spelled, spelledChars, valueSpellings, type Spelling } from './secret-spellings';
+import { AnchorFilter } from './secret-anchors';
+import { credentialParts, spelling, spelledChars, valueSpellings, type Spelling } from './secret-spellings';
 
 /** What replaces a secret value wherever a run's output would show it. */
 export const MASK = '****';
@@ -26,13 +27,18 @@ const PARTIAL_ESCAPE = '(?:%[0-9A-Fa-f]?|&#?[0-9A-Za-z]*|\\\\(?:u[0-9A-Fa-f]{0,3
  * own (see {@link credentialParts}), by the same rules.
  *
  * Every spelling of every value is compiled into one regular expression once per mask, so a text
- * is scanned once whatever the number of values.
+ * is scanned once whatever the number of values; and only a text that contains a value's letters
+ * and digits (see {@link Spelling}) is scanned at all.
  */
 export class SecretMask {
   private readonly values: readonly string[];
   private readonly longPattern: RegExp | null;
+  /** Whether a text contains what every spelling of a value does; null when a value has too little of that. */
+  private readonly anchors: AnchorFilter | null;
   private readonly cutPattern: RegExp | null;
   private readonly shortPattern: RegExp | null;
+  /** {@link shortPattern} without its word boundaries: a quick test that skips most texts. */
+  private readonly shortProbe: RegExp | null;
 
   constructor(values: Iterable<string>) {
     this.values = [...values];
@@ -42,16 +48,18 @@ export class SecretMask {
     for (const value of new Set(this.values.flatMap((v) => [v, ...credentialParts(v)]))) {
       if (value.length === 0) continue;
       if (value.length < SUBSTRING_MIN_LENGTH) {
-        short.push({ pattern: spelled(value), length: value.length });
+        short.push(spelling(value));
         continue;
       }
       long.push(...valueSpellings(value));
       cuts.push(cutSpelling(value));
     }
     this.longPattern = long.length === 0 ? null : new RegExp(alternation(long), 'g');
+    this.anchors = AnchorFilter.of([...new Set(long.map((s) => s.anchor))]);
     this.cutPattern = cuts.length === 0 ? null : new RegExp(`(?:${cuts.join('|')})${PARTIAL_ESCAPE}${ELLIPSIS}`, 'g');
     this.shortPattern =
       short.length === 0 ? null : new RegExp(`(?<![\\p{L}\\p{N}_])${alternation(short)}(?![\\p{L}\\p{N}_])`, 'gu');
+    this.shortProbe = short.length === 0 ? null : new RegExp(alternation(short));
   }
 
   /** A mask of these values and `values` too (a value found to be secret while the run goes on). */
@@ -81,11 +89,15 @@ export class SecretMask {
 
   /** Only the values of 4 or more characters: safe inside structured text (JSON), where a short one could hit syntax. */
   longValues(text: string): string {
-    return this.longPattern ? text.replace(this.longPattern, MASK) : text;
+    if (!this.longPattern) return text;
+    // Most texts hold no secret: one pass of the anchor filter is much faster than the pattern's scan.
+    if (this.anchors && !this.anchors.test(text)) return text;
+    return text.replace(this.longPattern, MASK);
   }
 
   private shortValues(text: string): string {
-    return this.shortPattern ? text.replace(this.shortPattern, MASK) : text;
+    if (!this.shortPattern || !this.shortProbe?.test(text)) return text;
+    return text.replace(this.shortPattern, MASK);
   }
 }
 

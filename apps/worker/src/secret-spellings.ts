@@ -5,14 +5,22 @@
  * base64, and the credential inside an `Authorization`-style value.
  */
 
-/** A spelled value and the length of its plain spelling: longer ones go first in an alternation. */
-export type Spelling = { pattern: string; length: number };
+/**
+ * A spelled value; the length of its plain spelling (longer ones go first in an alternation); and
+ * its anchor, the longest run of {@link PLAIN} characters of the plain spelling: no encoder
+ * rewrites those, so every spelling contains the anchor as it is, and a text without it needs no
+ * scan (a long anchor is found fastest: a string search skips ahead by its length).
+ */
+export type Spelling = { pattern: string; length: number; anchor: string };
 
 /** The base64 of a value found inside a longer base64 string is masked from this many characters on. */
 const EMBEDDED_BASE64_MIN_LENGTH = 8;
 
-/** Characters no encoder rewrites. */
-const PLAIN = /^[A-Za-z0-9]$/;
+/**
+ * Characters no encoder rewrites: letters, digits and `-._` (unreserved in URLs: left alone by
+ * `encodeURIComponent`, form encoding, and the percent-encoders of PHP, Python, Java and Go).
+ */
+const PLAIN = /^[A-Za-z0-9._-]$/;
 
 /** JSON's two-character escapes (`\/` is optional in JSON, and some serializers write it). */
 const JSON_ESCAPES: Record<string, string> = {
@@ -38,10 +46,10 @@ const HTML_ENTITIES: Record<string, string[]> = {
  * One character in every spelling: itself; `+` for a space (form encoding); its UTF-8 bytes
  * percent-encoded (`encodeURIComponent`, `encodeURI`, the URL parser's sets and form encoding all
  * produce a subset of these, in either hex case); its JSON escapes (`\"`, `\u00e9`); its HTML
- * entities (named, decimal, hex). Letters and digits are left alone by every encoder.
+ * entities (named, decimal, hex). {@link PLAIN} characters are left alone by every encoder.
  */
 function charPattern(char: string): string {
-  if (PLAIN.test(char)) return char;
+  if (PLAIN.test(char)) return escapeRegExp(char);
   // Escapes first, the character itself last: `\\` in JSON is one backslash, not two.
   const alternatives: string[] = [];
   if (char === ' ') alternatives.push('\\+');
@@ -58,7 +66,7 @@ function charPattern(char: string): string {
 }
 
 /** Every spelling of `text`, character by character (also a mixture, as a URL of JSON gives). */
-export function spelled(text: string): string {
+function spelled(text: string): string {
   let out = '';
   for (const char of text) out += charPattern(char);
   return out;
@@ -66,7 +74,7 @@ export function spelled(text: string): string {
 
 /** The characters of `text`, each as a pattern of its spellings. */
 export function spelledChars(text: string): string[] {
-  return [...text].map(charPattern);
+  return Array.from(text).map(charPattern);
 }
 
 /**
@@ -76,12 +84,12 @@ export function spelledChars(text: string): string[] {
  * base64 string (three alignments), when that part is long enough not to occur by chance.
  */
 export function valueSpellings(value: string): Spelling[] {
-  const out: Spelling[] = [{ pattern: spelled(value), length: value.length }];
+  const out: Spelling[] = [spelling(value)];
   const padding = `(?:${charPattern('=')}){0,2}`;
   const bytes = Buffer.from(value, 'utf8');
   const full = bytes.toString('base64').replace(/=+$/, '');
   const forms = new Set([full, toUrlSafe(full)]);
-  for (const form of forms) out.push({ pattern: `${spelled(form)}${padding}`, length: form.length });
+  for (const form of forms) out.push({ ...spelling(form), pattern: `${spelled(form)}${padding}` });
   const cores = new Set<string>();
   for (const shift of [0, 1, 2]) {
     const core = embeddedBase64(bytes, shift);
@@ -89,8 +97,15 @@ export function valueSpellings(value: string): Spelling[] {
     cores.add(core);
     cores.add(toUrlSafe(core));
   }
-  for (const core of cores) out.push({ pattern: spelled(core), length: core.length });
+  for (const core of cores) out.push(spelling(core));
   return out;
+}
+
+/** `text` in every spelling, with its length and anchor. */
+export function spelling(text: string): Spelling {
+  const runs = text.match(/[A-Za-z0-9._-]+/g) ?? [];
+  const anchor = runs.reduce((longest, run) => (run.length > longest.length ? run : longest), '');
+  return { pattern: spelled(text), length: text.length, anchor };
 }
 
 /**
@@ -142,7 +157,7 @@ function basicParts(credential: string): string[] {
 
 /** `n` in hex of at least `digits` digits, each letter in either case. */
 function hexPattern(n: number, digits: number): string {
-  return [...n.toString(16).padStart(digits, '0')]
+  return Array.from(n.toString(16).padStart(digits, '0'))
     .map((digit) => (/[a-f]/.test(digit) ? `[${digit}${digit.toUpperCase()}]` : digit))
     .join('');
 }

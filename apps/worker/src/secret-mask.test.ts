@@ -29,6 +29,17 @@ describe('SecretMask', () => {
     expect(new SecretMask(['hdr-debug-Zq81']).text('it was "x: hdr-debu…"')).toBe(`it was "x: ${MASK}…"`);
   });
 
+  it('compiles and masks values of 4,096 characters (the longest a variable may have), cut ones too', () => {
+    const values = Array.from({ length: 8 }, (_, i) =>
+      Array.from({ length: 4_096 }, (_, j) => "ab!@ é-_~%'"[(i * 3 + j * 7) % 11]).join(''),
+    );
+    const mask = new SecretMask(values);
+    const [first = ''] = values;
+    expect(mask.text(`<${first}>`)).toBe(`<${MASK}>`);
+    expect(mask.text(`<${encodeURIComponent(first)}>`)).toBe(`<${MASK}>`);
+    expect(mask.text(`it was "${first.slice(0, 3_000)}…"`)).toBe(`it was "${MASK}…"`);
+  });
+
   it('adds a value found later and keeps the ones it had', () => {
     const mask = new SecretMask(['first-secret']);
     const more = mask.with('typed-pass', '');

@@ -107,10 +107,19 @@ function alternation(spellings: Spelling[]): string {
   return `(?:${[...new Set(sorted)].join('|')})`;
 }
 
-/** The first 4 or more characters of `value`, each in any spelling: what a cut leaves of it. */
+/** The cut start of a value is matched character by character up to this many characters, then by its character set. */
+const CUT_EXACT_LENGTH = 16;
+
+/**
+ * The first 4 or more characters of `value`, each in any spelling: what a cut leaves of it. Past
+ * its first 16 characters, any of the value's characters may follow (the pattern of a value of
+ * thousands of characters must stay small: nested groups cost the regular-expression compiler
+ * memory for each).
+ */
 function cutSpelling(value: string): string {
   const chars = spelledChars(value);
-  let tail = '';
-  for (let i = chars.length - 1; i >= SUBSTRING_MIN_LENGTH; i--) tail = `(?:${chars[i]}${tail})?`;
+  let tail = chars.length > CUT_EXACT_LENGTH ? `(?:${[...new Set(chars.slice(CUT_EXACT_LENGTH))].join('|')})*` : '';
+  for (let i = Math.min(chars.length, CUT_EXACT_LENGTH) - 1; i >= SUBSTRING_MIN_LENGTH; i--)
+    tail = `(?:${chars[i]}${tail})?`;
   return `${chars.slice(0, SUBSTRING_MIN_LENGTH).join('')}${tail}`;
 }

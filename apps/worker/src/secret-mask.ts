@@ -6,6 +6,9 @@ export const MASK = '****';
 
 const ELLIPSIS = '…';
 
+/** Anchors shorter than this would let most texts through the filter (and {@link AnchorFilter} needs 4). */
+const ANCHOR_MIN_LENGTH = 4;
+
 /** Values this long or longer are masked wherever they occur, inside other text too. */
 const SUBSTRING_MIN_LENGTH = 4;
 
@@ -27,14 +30,16 @@ const PARTIAL_ESCAPE = '(?:%[0-9A-Fa-f]?|&#?[0-9A-Za-z]*|\\\\(?:u[0-9A-Fa-f]{0,3
  * own (see {@link credentialParts}), by the same rules.
  *
  * Every spelling of every value is compiled into one regular expression once per mask, so a text
- * is scanned once whatever the number of values; and only a text that contains a value's letters
- * and digits (see {@link Spelling}) is scanned at all.
+ * is scanned once whatever the number of values; and only a text that contains a spelling's anchor
+ * (4 or more letters and digits in a row, see {@link Spelling}) is scanned at all. Spellings
+ * without one (`!@#$%^&*`) have a pattern of their own, which scans every text.
  */
 export class SecretMask {
   private readonly values: readonly string[];
-  private readonly longPattern: RegExp | null;
-  /** Whether a text contains what every spelling of a value does; null when a value has too little of that. */
-  private readonly anchors: AnchorFilter | null;
+  /** The spellings of 4 or more characters that have an anchor (see {@link Spelling}), and the filter of their anchors. */
+  private readonly anchored: { pattern: RegExp; filter: AnchorFilter } | null;
+  /** The other spellings of 4 or more characters (too few letters and digits in a row): every text is scanned for them. */
+  private readonly bare: RegExp | null;
   private readonly cutPattern: RegExp | null;
   private readonly shortPattern: RegExp | null;
   /** {@link shortPattern} without its word boundaries: a quick test that skips most texts. */
@@ -54,8 +59,12 @@ export class SecretMask {
       long.push(...valueSpellings(value));
       cuts.push(cutSpelling(value));
     }
-    this.longPattern = long.length === 0 ? null : new RegExp(alternation(long), 'g');
-    this.anchors = AnchorFilter.of([...new Set(long.map((s) => s.anchor))]);
+    const anchored = long.filter((s) => s.anchor.length >= ANCHOR_MIN_LENGTH);
+    const filter = AnchorFilter.of([...new Set(anchored.map((s) => s.anchor))]);
+    this.anchored =
+      anchored.length === 0 || !filter ? null : { pattern: new RegExp(alternation(anchored), 'g'), filter };
+    const bare = long.filter((s) => s.anchor.length < ANCHOR_MIN_LENGTH);
+    this.bare = bare.length === 0 ? null : new RegExp(alternation(bare), 'g');
     this.cutPattern = cuts.length === 0 ? null : new RegExp(`(?:${cuts.join('|')})${PARTIAL_ESCAPE}${ELLIPSIS}`, 'g');
     this.shortPattern =
       short.length === 0 ? null : new RegExp(`(?<![\\p{L}\\p{N}_])${alternation(short)}(?![\\p{L}\\p{N}_])`, 'gu');
@@ -70,7 +79,7 @@ export class SecretMask {
 
   /** True when the run uses no secret: nothing to mask. */
   get isEmpty(): boolean {
-    return this.longPattern === null && this.shortPattern === null;
+    return this.anchored === null && this.bare === null && this.shortPattern === null;
   }
 
   /** `text` with every secret value replaced by {@link MASK}. */
@@ -89,10 +98,11 @@ export class SecretMask {
 
   /** Only the values of 4 or more characters: safe inside structured text (JSON), where a short one could hit syntax. */
   longValues(text: string): string {
-    if (!this.longPattern) return text;
+    let out = text;
     // Most texts hold no secret: one pass of the anchor filter is much faster than the pattern's scan.
-    if (this.anchors && !this.anchors.test(text)) return text;
-    return text.replace(this.longPattern, MASK);
+    if (this.anchored?.filter.test(out)) out = out.replace(this.anchored.pattern, MASK);
+    // Second: a bare spelling never contains an anchored one (its letters and digits would be its anchor).
+    return this.bare ? out.replace(this.bare, MASK) : out;
   }
 
   private shortValues(text: string): string {

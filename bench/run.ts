@@ -38,6 +38,8 @@ const SCENARIOS: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
   cancel: () => import('./cancel'),
   /** How long one workspace's webhook event takes while another's endpoints drip or hang. */
   'webhook-fairness': () => import('./webhook-fairness'),
+  /** What masking a run's secrets costs on the text it stores, against the mask it replaced. */
+  mask: () => import('./mask'),
 };
 
 /** What plain `pnpm bench` runs: every figure of the speed targets, in one go. */

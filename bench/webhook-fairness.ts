@@ -28,7 +28,7 @@ import { readWorkerConfig, startWorkerService } from '@testrun/worker';
 import { first, machineLine, spread, writeSection } from './report';
 
 const ROUNDS = Number(process.env.BENCH_WEBHOOK_ROUNDS ?? 5);
-/** Slots of the worker (WEBHOOK_CONCURRENCY, its default) and A's events per round. */
+/** Slots of the worker (WEBHOOK_CONCURRENCY; few, so A's endpoints could fill them all) and A's events per round. */
 const SLOTS = 4;
 const A_RUNS = 2;
 const A_PATHS = ['/drip1', '/drip2', '/drip3', '/drip4', '/drip5', '/hang'];
@@ -213,7 +213,7 @@ export async function run(): Promise<void> {
 \`pnpm bench webhook-fairness\`: workspace B's one \`run.finished\` event, from the statement that
 creates it to its receipt by B's endpoint on loopback, while workspace A's six endpoints (five that
 answer a byte a second, one that never answers) hold their attempts for ${A_RUNS} events each. One
-worker service, ${SLOTS} webhook slots (\`WEBHOOK_CONCURRENCY\`, its default), the default 10 s attempt
+worker service, ${SLOTS} webhook slots (\`WEBHOOK_CONCURRENCY=${SLOTS}\`), the default 10 s attempt
 timeout, \`WEBHOOK_RELAY_INTERVAL_MS=${RELAY_MS}\` (the default 1000 adds up to 800 ms to every row
 alike). ${ROUNDS} rounds of each kind, alternating; A's events are all delivered between rounds.
 

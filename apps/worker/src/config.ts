@@ -64,11 +64,11 @@ export type WorkerConfig = CommonConfig & {
   http: { port: number; host: string } | null;
   /** Webhook delivery (docs/WEBHOOKS.md). */
   webhooks: {
-    /** WEBHOOK_CONCURRENCY: deliveries at once in this process (default 4). */
+    /** WEBHOOK_CONCURRENCY: deliveries at once in this process (default 16; attempts wait on the network). */
     concurrency: number;
     /**
-     * WEBHOOK_WORKSPACE_CONCURRENCY: deliveries of one workspace at once in this process (default half
-     * of WEBHOOK_CONCURRENCY, rounded up), so one workspace's slow endpoints leave slots to the others.
+     * WEBHOOK_WORKSPACE_CONCURRENCY: deliveries of one workspace at once in this process (default a
+     * quarter of WEBHOOK_CONCURRENCY, rounded up), so one workspace's slow endpoints leave slots to the others.
      */
     workspaceConcurrency: number;
     /** WEBHOOK_ENDPOINT_CONCURRENCY: deliveries to one endpoint at once (default 2; 1 while it times out). */
@@ -91,7 +91,7 @@ const MB = 1024 * 1024;
 export function readWorkerConfig(env: Env = process.env): WorkerConfig {
   const common = readCommonConfig(env);
   const lockDurationMs = readInt(env, 'WORKER_LOCK_DURATION_MS', 30_000, { min: 1_000, max: 600_000 });
-  const webhookConcurrency = readInt(env, 'WEBHOOK_CONCURRENCY', 4, { min: 1, max: 256 });
+  const webhookConcurrency = readInt(env, 'WEBHOOK_CONCURRENCY', 16, { min: 1, max: 256 });
   const config: WorkerConfig = {
     ...common,
     concurrency: readInt(env, 'WORKER_CONCURRENCY', 2, { min: 1, max: 64 }),
@@ -117,7 +117,7 @@ export function readWorkerConfig(env: Env = process.env): WorkerConfig {
     http: null,
     webhooks: {
       concurrency: webhookConcurrency,
-      workspaceConcurrency: readInt(env, 'WEBHOOK_WORKSPACE_CONCURRENCY', Math.ceil(webhookConcurrency / 2), {
+      workspaceConcurrency: readInt(env, 'WEBHOOK_WORKSPACE_CONCURRENCY', Math.ceil(webhookConcurrency / 4), {
         min: 1,
         max: 256,
       }),

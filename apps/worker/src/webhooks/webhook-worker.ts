@@ -41,7 +41,7 @@ export interface WebhookDeps {
 export interface WebhookWorkerOptions {
   connection: Redis;
   prefix: string;
-  /** WEBHOOK_CONCURRENCY: deliveries at once in this process (default 4). */
+  /** WEBHOOK_CONCURRENCY: deliveries at once in this process (default 16). */
   concurrency: number;
   /** WEBHOOK_WORKSPACE_CONCURRENCY: deliveries of one workspace at once in this process. */
   workspaceConcurrency: number;

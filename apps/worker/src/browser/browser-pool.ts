@@ -65,6 +65,11 @@ export interface BrowserPoolOptions {
   /** Flags added after {@link CHROMIUM_ARGS}. Default none. */
   extraArgs?: readonly string[];
   /**
+   * The executable Playwright starts in place of the chosen Chromium: a launcher that runs it in
+   * a network namespace of its own (network/browser-netns.ts). Default: Chromium itself.
+   */
+  wrapExecutable?: (executablePath: string) => string;
+  /**
    * Told about launches and losses of the browser, for the caller's logger. Default: nobody.
    * Never given anything secret.
    */
@@ -98,7 +103,8 @@ export function chooseExecutablePath(configured: string = DEFAULT_CHROMIUM_PATH)
  * transparently when it crashed or was closed underneath.
  */
 export class BrowserPool {
-  private readonly options: Required<Omit<BrowserPoolOptions, 'onEvent'>> & Pick<BrowserPoolOptions, 'onEvent'>;
+  private readonly options: Required<Omit<BrowserPoolOptions, 'onEvent' | 'wrapExecutable'>> &
+    Pick<BrowserPoolOptions, 'onEvent' | 'wrapExecutable'>;
   private current: Browser | null = null;
   private launching: Promise<Browser> | null = null;
   private closing = false;
@@ -114,6 +120,7 @@ export class BrowserPool {
       launchTimeoutMs: options.launchTimeoutMs ?? 30_000,
       extraArgs: options.extraArgs ?? [],
       onEvent: options.onEvent,
+      wrapExecutable: options.wrapExecutable,
     };
   }
 
@@ -206,7 +213,7 @@ export class BrowserPool {
     }
     const began = Date.now();
     const browser = await chromium.launch({
-      executablePath,
+      executablePath: this.options.wrapExecutable?.(executablePath) ?? executablePath,
       headless: this.options.headless,
       args: [...CHROMIUM_ARGS, ...this.options.extraArgs],
       timeout: this.options.launchTimeoutMs,

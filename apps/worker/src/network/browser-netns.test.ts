@@ -1,4 +1,5 @@
 import { createSocket, type RemoteInfo, type Socket as UdpSocket } from 'node:dgram';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
@@ -201,6 +202,49 @@ it('lets no STUN, TURN or QUIC packet out, and no other connection past the prox
     await context.close();
     run.close();
   }
+});
+
+/** Run by the launcher in Chromium's place: what a process in the browser's namespace can see and reach. */
+const INSIDE = `const net = require('node:net'), fs = require('node:fs');
+const [proxyPort, fixturePort, forbiddenPort] = process.argv.slice(1).map(Number);
+const dial = (port, host, send) => new Promise((resolve) => {
+  const socket = net.connect(port, host, () => (send ? socket.write(send) : (socket.destroy(), resolve('connected'))));
+  socket.on('data', (chunk) => { resolve(String(chunk).split('\\r\\n')[0]); socket.destroy(); });
+  socket.on('error', (error) => resolve(error.code));
+});
+(async () => {
+  const seen = {
+    interfaces: fs.readFileSync('/proc/net/dev', 'utf8').split('\\n').slice(2).filter(Boolean).map((l) => l.split(':')[0].trim()),
+    capabilities: /CapEff:\\s*(\\w+)/.exec(fs.readFileSync('/proc/self/status', 'utf8'))[1],
+    fixture: await dial(fixturePort, '127.0.0.1'),
+    forbidden: await dial(forbiddenPort, '127.0.0.2'),
+    proxy: await dial(proxyPort, '127.0.0.1', 'GET http://127.0.0.1/ HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\n\\r\\n'),
+  };
+  fs.writeSync(1, JSON.stringify(seen));
+})();`;
+
+it("gives the browser's process loopback only, no capabilities, and the relay to the proxy as the one way out", async () => {
+  const proxyPort = /--proxy-server=http:\/\/127\.0\.0\.1:(\d+)/.exec(egress.launchArgs.join(' '))?.[1];
+  const launcher = egress.wrapExecutable?.(process.execPath);
+  expect(launcher).toBeDefined();
+  const fixturePort = new URL(fixtureOrigin).port;
+  // As Playwright starts Chromium: fds 3 and 4 are the DevTools pipe the launcher must pass on.
+  const child = spawn(launcher as string, ['-e', INSIDE, `${proxyPort}`, fixturePort, `${web.port}`], {
+    stdio: ['ignore', 'pipe', 'inherit', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
+  const [code] = (await once(child, 'exit')) as [number | null];
+  expect(code).toBe(0);
+  expect(JSON.parse(out)).toEqual({
+    interfaces: ['lo'],
+    capabilities: '0000000000000000',
+    // The host's loopback is not there: the fixture is reached through the proxy or not at all.
+    fixture: 'ECONNREFUSED',
+    forbidden: 'ECONNREFUSED',
+    proxy: 'HTTP/1.1 407 Proxy Authentication Required',
+  });
+  expect(web.connections()).toBe(0);
 });
 
 describe('where no network namespace can be made', () => {

@@ -14,8 +14,21 @@ import type { EgressProxy } from './egress-proxy';
  * is the relay on its loopback to the egress proxy's Unix socket (netns-relay.ts).
  */
 
-/** bubblewrap's flags: new network and PID namespaces (loopback up), same files, gone with the worker. */
-const BWRAP_FLAGS = ['--unshare-net', '--unshare-pid', '--die-with-parent', '--dev-bind', '/', '/'];
+/**
+ * bubblewrap's flags: new network and PID namespaces (loopback up), the same files, gone with the
+ * worker, and no capabilities: a worker running as root would otherwise hand Chromium the
+ * CAP_SYS_ADMIN that lets a process join another network namespace (setns) and so leave its own.
+ */
+const BWRAP_FLAGS = [
+  '--unshare-net',
+  '--unshare-pid',
+  '--die-with-parent',
+  '--cap-drop',
+  'ALL',
+  '--dev-bind',
+  '/',
+  '/',
+];
 
 /** Where the relay listens inside the namespace (which is the browser's own: no port there is taken). */
 const RELAY_PORT = 3128;

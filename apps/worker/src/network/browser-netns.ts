@@ -1,9 +1,9 @@
 import { execFile } from 'node:child_process';
 import { accessSync, constants, existsSync, writeFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { makeScratchDir } from '../scratch-dir';
 import type { EgressProxy } from './egress-proxy';
 
 /*
@@ -99,8 +99,9 @@ export async function isolateBrowserNetwork(proxy: EgressProxy): Promise<Browser
   if (bwrap === undefined) throw new BrowserIsolationError('bwrap (bubblewrap) is not installed');
   if (!existsSync(RELAY_SCRIPT)) throw new BrowserIsolationError(`${RELAY_SCRIPT} is missing (build the worker)`);
   await probe(bwrap);
-  // mkdtemp makes it 0700: only the worker's user reaches the socket, and nobody else writes the launchers.
-  const dir = await mkdtemp(path.join(tmpdir(), 'testrun-browser-net-'));
+  // Made 0700: only the worker's user reaches the socket, and nobody else writes the launchers. Named
+  // like a scratch directory, so the next worker removes it if this one is killed.
+  const dir = await makeScratchDir();
   const socketPath = path.join(dir, 'egress.sock');
   const proxyUrl = `http://127.0.0.1:${RELAY_PORT}`;
   try {

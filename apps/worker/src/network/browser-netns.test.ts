@@ -152,8 +152,8 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await pool?.close();
-  await egress?.close();
+  await pool.close();
+  await egress.close();
   fixture.closeAllConnections();
   fixture.close();
   for (const udp of [stun, turnUdp, quic]) udp.socket.close();
@@ -176,13 +176,13 @@ it('lets no STUN, TURN or QUIC packet out, and no other connection past the prox
         { urls: `turn:${FORBIDDEN_HOST}:${turnTcp.port}?transport=tcp`, ...turn },
       ])})`,
     );
-    const others = (await page.evaluate(
+    const others = await page.evaluate<{ ws: string; fetched: string; webTransport: string }>(
       `(${OTHER_WAYS})(${JSON.stringify({
         wsUrl: `ws://${FORBIDDEN_HOST}:${web.port}/`,
         fetchUrl: `http://${FORBIDDEN_HOST}:${web.port}/`,
         webTransportUrl: `https://${FORBIDDEN_HOST}:${quic.port}/`,
       })})`,
-    )) as { ws: string; fetched: string; webTransport: string };
+    );
 
     expect({
       stunDatagrams: stun.datagrams,

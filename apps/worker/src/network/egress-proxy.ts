@@ -193,7 +193,8 @@ async function connectChecked(target: CheckedTarget, timeoutMs: number): Promise
 /**
  * The worker's forward proxy: every request of every run's browser goes through it, and it lets
  * through only what the run's policy allows, judged on the addresses the host resolves to and
- * connected to by those very addresses. It listens on loopback on a port of its own choosing.
+ * connected to by those very addresses. It listens on loopback on a port of its own choosing, and
+ * on a Unix socket for a browser in a network namespace of its own ({@link listenUnix}).
  *
  * Chromium is launched with {@link egressProxyLaunchArgs} (so even loopback and the default
  * context go through it), and each run's context with its own credentials from {@link openRun}
@@ -461,9 +462,10 @@ export class EgressProxy {
 }
 
 /**
- * Chromium flags that send all of its traffic through the egress proxy: loopback too
- * (`<-loopback>` removes Chromium's implicit bypass), and WebRTC only where it can be proxied
- * (it would otherwise send UDP past any HTTP proxy).
+ * Chromium flags that send its HTTP traffic through the egress proxy: loopback too (`<-loopback>`
+ * removes Chromium's implicit bypass), and WebRTC asked to use only what can be proxied. That last
+ * one is a request, not a wall: STUN and TURN over UDP went past it, which is why Chromium runs in
+ * a network namespace whose only way out is the proxy (browser-netns.ts).
  */
 export function egressProxyLaunchArgs(proxyUrl: string): string[] {
   return [

@@ -1,6 +1,9 @@
 import { existsSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type CDPSession } from 'playwright';
 import { withTimeout } from '@testrun/core';
+import { makeScratchDir } from '../scratch-dir';
+import { browserEnv } from './browser-env';
 
 /**
  * Chromium features Playwright's launch turns off (its `--disable-features`, as of the Playwright
@@ -112,6 +115,8 @@ export class BrowserPool {
   private contexts = 0;
   /** The DevTools session {@link answers} asks through, one per browser. */
   private probe: Promise<CDPSession> | null = null;
+  /** The browser's home and temporary directory (see browserEnv), made at the first launch. */
+  private home: Promise<string> | null = null;
 
   constructor(options: BrowserPoolOptions = {}) {
     this.options = {
@@ -201,6 +206,8 @@ export class BrowserPool {
     const browser = this.current;
     this.current = null;
     if (browser?.isConnected()) await browser.close().catch(() => undefined);
+    const home = await this.home?.catch(() => undefined);
+    if (home !== undefined) await rm(home, { recursive: true, force: true });
   }
 
   private async launch(): Promise<Browser> {
@@ -212,9 +219,14 @@ export class BrowserPool {
       );
     }
     const began = Date.now();
+    // Named like a scratch directory: the next worker removes it if this one is killed.
+    this.home ??= makeScratchDir();
+    const home = await this.home;
     const browser = await chromium.launch({
       executablePath: this.options.wrapExecutable?.(executablePath) ?? executablePath,
       headless: this.options.headless,
+      // Never the worker's environment, with its secrets: see browserEnv.
+      env: browserEnv(home, this.options.headless),
       args: [...CHROMIUM_ARGS, ...this.options.extraArgs],
       timeout: this.options.launchTimeoutMs,
       // The worker process drains on SIGTERM/SIGINT and closes the browser itself once in-flight

@@ -46,7 +46,7 @@ afterAll(async () => {
   await egress.close();
   await site.close();
   for (const [name, value] of Object.entries(saved)) {
-    if (value === undefined) delete process.env[name];
+    if (value === undefined) Reflect.deleteProperty(process.env, name);
     else process.env[name] = value;
   }
 });

@@ -34,6 +34,8 @@ const SCENARIOS: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
   'view-history': () => import('./view-history'),
   /** Installed size of the packed CLI and client, and the time of `testrun --version`. */
   install: () => import('./install'),
+  /** Chromium in its own network namespace: launch, first page through the proxy, added memory. */
+  netns: () => import('./browser-netns'),
   /** From a cancel request to every child terminal, and to the worker having closed the context. */
   cancel: () => import('./cancel'),
   /** How long one workspace's webhook event takes while another's endpoints drip or hang. */

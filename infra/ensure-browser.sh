@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Makes a Chromium available to Playwright, and the ffmpeg Playwright needs to record video.
+# Makes a Chromium available to Playwright, bubblewrap to run it in a network namespace of its own,
+# and the ffmpeg Playwright needs to record video.
 #
 #   bash infra/ensure-browser.sh        (after pnpm install)
 #
@@ -10,6 +11,8 @@
 #   4. `playwright install chromium` with the repo's own Playwright (needs internet access to
 #      Playwright's download host);
 #   else fail, saying what to do.
+# bubblewrap: apt-get installs it as root; otherwise a warning (the worker will not start without it
+# unless BROWSER_NETWORK_ISOLATION=off), and another when it cannot make namespaces here.
 # Video: Playwright's recordVideo runs $PLAYWRIGHT_BROWSERS_PATH/ffmpeg-<revision>/ffmpeg-linux
 # (default browsers path ~/.cache/ms-playwright). When that file is missing, link Debian's ffmpeg
 # there (apt-get installing it first when root). A missing ffmpeg is only a warning.
@@ -127,6 +130,23 @@ else
   - install Playwright's browser (needs internet): pnpm exec playwright install chromium   (from apps/worker)
   - install a system Chromium (Debian/Ubuntu, as root): apt-get install -y chromium fonts-liberation
   - point CHROMIUM_PATH at an existing Chromium/Chrome executable (now: $CHROMIUM, which does not exist)"
+fi
+
+# ---------------------------------------------------------------------------------------------
+# bubblewrap: the worker runs Chromium in a network namespace of its own whose only way out is its
+# egress proxy, and does not start without one unless BROWSER_NETWORK_ISOLATION=off
+# (docs/NETWORK_POLICY.md, "Browser isolation").
+# ---------------------------------------------------------------------------------------------
+if ! have bwrap; then
+  if [[ "$CAN_ROOT" == true ]] && have apt-get; then
+    log "installing bubblewrap with apt-get (Chromium's network namespace)"
+    apt_install bubblewrap || die "apt-get install bubblewrap failed"
+  else
+    warn "bubblewrap (bwrap) is not installed: the worker will not start until it is (apt-get install -y bubblewrap), or with BROWSER_NETWORK_ISOLATION=off"
+  fi
+fi
+if have bwrap && ! bwrap_error="$(bwrap --unshare-net --unshare-pid --die-with-parent --cap-drop ALL --dev-bind / / -- /bin/sh -c : 2>&1)"; then
+  warn "bwrap cannot create a network namespace here (${bwrap_error:-no reason given}): the worker will not start until it can (user namespaces allowed, or run it as root), or with BROWSER_NETWORK_ISOLATION=off"
 fi
 
 # ---------------------------------------------------------------------------------------------

@@ -37,7 +37,7 @@ type SecurityContext = {
   allowPrivilegeEscalation?: boolean;
   readOnlyRootFilesystem?: boolean;
   capabilities?: { drop?: string[]; add?: string[] };
-  seccompProfile?: { type: string };
+  seccompProfile?: { type: string; localhostProfile?: string };
 };
 export type PodSpec = {
   containers: Container[];

@@ -1,9 +1,12 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { Redis } from 'ioredis';
 import { applyProject, type Db } from '@testrun/core';
 import { readApiConfig } from '../../apps/api/src/config';
 import { readWorkerConfig } from '../../apps/worker/src/config';
 import { apiClient, startApi } from '../e2e/support';
 import { createTenant, sampleProject, testDb } from '../support/harness';
+import { REPO_ROOT } from '../support/processes';
 import { present } from '../support/present';
 import {
   containerEnv,
@@ -56,6 +59,11 @@ describeIfKubectl.each(OVERLAYS)('overlay %s', (overlay) => {
       expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
       expect(pod.automountServiceAccountToken).toBe(false);
       for (const c of [...pod.containers, ...(pod.initContainers ?? [])]) {
+        // The worker's own profile (still "restricted"): it lets bubblewrap make Chromium's network namespace.
+        const seccompProfile =
+          c.name === 'worker'
+            ? { type: 'Localhost', localhostProfile: 'testrun-worker.json' }
+            : { type: 'RuntimeDefault' };
         expect({ workload: workload.metadata.name, securityContext: c.securityContext }).toEqual({
           workload: workload.metadata.name,
           securityContext: {
@@ -63,7 +71,7 @@ describeIfKubectl.each(OVERLAYS)('overlay %s', (overlay) => {
             allowPrivilegeEscalation: false,
             readOnlyRootFilesystem: true,
             capabilities: { drop: ['ALL'] },
-            seccompProfile: { type: 'RuntimeDefault' },
+            seccompProfile,
           },
         });
       }
@@ -89,6 +97,8 @@ describeIfKubectl.each(OVERLAYS)('overlay %s', (overlay) => {
     const grace = podSpec(find(objects(overlay), 'Deployment', 'testrun-worker')).terminationGracePeriodSeconds ?? 30;
     // The drain, then closing the browser and the connections: at least 10 s more.
     expect(grace * 1000).toBeGreaterThanOrEqual(config.drainTimeoutMs + 10_000);
+    // Chromium in its own network namespace: never switched off by the manifests.
+    expect(config.browserNetworkIsolation).toBe('on');
     const api = container(overlay, 'testrun-api');
     const apiConfig = readApiConfig({ TESTRUN_SECRET: 'x'.repeat(40), ...containerEnv(objects(overlay), api) });
     expect(api.ports?.find((p) => p.name === 'http')?.containerPort).toBe(apiConfig.port);
@@ -141,6 +151,27 @@ describeIfKubectl.each(OVERLAYS)('overlay %s', (overlay) => {
       expect(ports).toContain('http');
     }
   });
+});
+
+it("the worker's seccomp profile lets bubblewrap make Chromium's namespaces and refuses the kernel's riskier calls", () => {
+  const profile = JSON.parse(readFileSync(path.join(REPO_ROOT, 'infra/seccomp/testrun-worker.json'), 'utf8')) as {
+    defaultAction: string;
+    syscalls: Array<{ names: string[]; action: string }>;
+  };
+  const refused = new Set(profile.syscalls.filter((r) => r.action === 'SCMP_ACT_ERRNO').flatMap((r) => r.names));
+  expect(profile.defaultAction).toBe('SCMP_ACT_ALLOW');
+  for (const needed of ['clone', 'unshare', 'mount', 'umount2', 'pivot_root']) expect(refused.has(needed)).toBe(false);
+  for (const risky of [
+    'setns',
+    'ptrace',
+    'bpf',
+    'kexec_load',
+    'init_module',
+    'keyctl',
+    'userfaultfd',
+    'io_uring_setup',
+  ])
+    expect(refused.has(risky)).toBe(true);
 });
 
 describeIfKubectl('where artifacts live', () => {

@@ -8,6 +8,7 @@ import {
   type CommonConfig,
   type TargetPolicyConfig,
 } from '@testrun/core';
+import type { BrowserNetworkIsolation } from './network/worker-egress';
 import type { RetentionDays } from './retention';
 import type { RunLimits } from './run-limits';
 import type { WebhookRetryPolicy } from './webhooks/retry-schedule';
@@ -50,6 +51,12 @@ export type WorkerConfig = CommonConfig & {
   video: 'auto' | 'on' | 'off';
   /** TARGET_ALLOW, TARGET_DENY and the protected endpoints: what runs may reach (docs/NETWORK_POLICY.md). */
   targetPolicy: TargetPolicyConfig;
+  /**
+   * BROWSER_NETWORK_ISOLATION: `on` runs Chromium in a network namespace whose only way out is the
+   * egress proxy, and the worker does not start where that is impossible; `off` (an operator's
+   * explicit choice, warned about at start) leaves non-HTTP traffic of pages unchecked (default on).
+   */
+  browserNetworkIsolation: BrowserNetworkIsolation;
   /**
    * What each run may use. WORKER_PAGE_HEAP_MB: JavaScript heap of one page (default 256);
    * WORKER_MAX_PAGES: pages a run may open, popups included (default 20); WORKER_MAX_DIALOGS:
@@ -108,6 +115,7 @@ export function readWorkerConfig(env: Env = process.env): WorkerConfig {
     },
     video: readEnum(env, 'WORKER_VIDEO', ['auto', 'on', 'off'] as const, 'auto'),
     targetPolicy: readTargetPolicyConfig(env, common),
+    browserNetworkIsolation: readEnum(env, 'BROWSER_NETWORK_ISOLATION', ['on', 'off'] as const, 'on'),
     limits: {
       heapBytes: readInt(env, 'WORKER_PAGE_HEAP_MB', 256, { min: 16, max: 16_384 }) * MB,
       maxPages: readInt(env, 'WORKER_MAX_PAGES', 20, { min: 1, max: 1_000 }),

@@ -84,8 +84,9 @@ export async function startWorkerService(config: WorkerConfig, options: WorkerSe
   const db = createPrisma({ databaseUrl: config.databaseUrl, max: Math.max(4, config.concurrency * 2 + 2) });
   const store = createArtifactStore(config.artifacts);
   // Every request of every run's browser goes out through this process's egress proxy, which
-  // enforces the target network policy on the addresses it connects to.
-  const egress = await startEgress(config.targetPolicy, logger, options.lookup);
+  // enforces the target network policy on the addresses it connects to; the browser's network
+  // namespace leaves it no other way out.
+  const egress = await startEgress(config.targetPolicy, logger, options.lookup, config.browserNetworkIsolation);
   const workerConnection = createRedis(config.redisUrl);
   const queueConnection = createRedis(config.redisUrl);
   const queue = createRunQueue(queueConnection, config.redisPrefix);
@@ -94,6 +95,7 @@ export async function startWorkerService(config: WorkerConfig, options: WorkerSe
   const browser = new BrowserPool({
     executablePath: config.chromiumPath,
     extraArgs: [...egress.launchArgs, ...memoryArgs(config.limits)],
+    wrapExecutable: egress.wrapExecutable,
     onEvent: (event) => {
       if (event.type === 'launched' && event.launchCount > 1) metrics.countRelaunch();
       if (event.type === 'launched')
@@ -258,7 +260,7 @@ export async function startWorkerService(config: WorkerConfig, options: WorkerSe
     cancelSubscription.close();
     if (!handedBack) {
       await browser.close();
-      await egress.proxy.close();
+      await egress.close();
       await queue.close().catch(() => undefined);
       await webhookQueue.close().catch(() => undefined);
       queueConnection.disconnect();

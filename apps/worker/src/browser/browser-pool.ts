@@ -1,6 +1,9 @@
 import { existsSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type CDPSession } from 'playwright';
 import { withTimeout } from '@testrun/core';
+import { makeScratchDir } from '../scratch-dir';
+import { browserEnv } from './browser-env';
 
 /**
  * Chromium features Playwright's launch turns off (its `--disable-features`, as of the Playwright
@@ -65,6 +68,11 @@ export interface BrowserPoolOptions {
   /** Flags added after {@link CHROMIUM_ARGS}. Default none. */
   extraArgs?: readonly string[];
   /**
+   * The executable Playwright starts in place of the chosen Chromium: a launcher that runs it in
+   * a network namespace of its own (network/browser-netns.ts). Default: Chromium itself.
+   */
+  wrapExecutable?: (executablePath: string) => string;
+  /**
    * Told about launches and losses of the browser, for the caller's logger. Default: nobody.
    * Never given anything secret.
    */
@@ -98,7 +106,8 @@ export function chooseExecutablePath(configured: string = DEFAULT_CHROMIUM_PATH)
  * transparently when it crashed or was closed underneath.
  */
 export class BrowserPool {
-  private readonly options: Required<Omit<BrowserPoolOptions, 'onEvent'>> & Pick<BrowserPoolOptions, 'onEvent'>;
+  private readonly options: Required<Omit<BrowserPoolOptions, 'onEvent' | 'wrapExecutable'>> &
+    Pick<BrowserPoolOptions, 'onEvent' | 'wrapExecutable'>;
   private current: Browser | null = null;
   private launching: Promise<Browser> | null = null;
   private closing = false;
@@ -106,6 +115,8 @@ export class BrowserPool {
   private contexts = 0;
   /** The DevTools session {@link answers} asks through, one per browser. */
   private probe: Promise<CDPSession> | null = null;
+  /** The browser's home and temporary directory (see browserEnv), made at the first launch. */
+  private home: Promise<string> | null = null;
 
   constructor(options: BrowserPoolOptions = {}) {
     this.options = {
@@ -114,6 +125,7 @@ export class BrowserPool {
       launchTimeoutMs: options.launchTimeoutMs ?? 30_000,
       extraArgs: options.extraArgs ?? [],
       onEvent: options.onEvent,
+      wrapExecutable: options.wrapExecutable,
     };
   }
 
@@ -194,6 +206,8 @@ export class BrowserPool {
     const browser = this.current;
     this.current = null;
     if (browser?.isConnected()) await browser.close().catch(() => undefined);
+    const home = await this.home?.catch(() => undefined);
+    if (home !== undefined) await rm(home, { recursive: true, force: true });
   }
 
   private async launch(): Promise<Browser> {
@@ -205,9 +219,14 @@ export class BrowserPool {
       );
     }
     const began = Date.now();
+    // Named like a scratch directory: the next worker removes it if this one is killed.
+    this.home ??= makeScratchDir();
+    const home = await this.home;
     const browser = await chromium.launch({
-      executablePath,
+      executablePath: this.options.wrapExecutable?.(executablePath) ?? executablePath,
       headless: this.options.headless,
+      // Never the worker's environment, with its secrets: see browserEnv.
+      env: browserEnv(home, this.options.headless),
       args: [...CHROMIUM_ARGS, ...this.options.extraArgs],
       timeout: this.options.launchTimeoutMs,
       // The worker process drains on SIGTERM/SIGINT and closes the browser itself once in-flight

@@ -19,14 +19,8 @@ import {
   type ResolvedAddress,
 } from '@testrun/core';
 import { BrowserPool } from '../browser/browser-pool';
-import {
-  EgressProxy,
-  egressProxyLaunchArgs,
-  pinnedLookup,
-  resolveAndCheck,
-  type BlockedRequest,
-  type RunEgress,
-} from './egress-proxy';
+import { EgressProxy, egressProxyLaunchArgs, type BlockedRequest, type RunEgress } from './egress-proxy';
+import { pinnedLookup, resolveAndCheck } from './checked-connection';
 
 // Real Chromium, real loopback listeners. Only 127.0.0.1 and 127.0.0.2 are ever dialled: the
 // "forbidden" listener on 127.0.0.2 stands for every internal address, and the proxy's resolver is

@@ -1,5 +1,4 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { LookupFunction } from 'node:net';
 import { once } from 'node:events';
 import {
   createServer,
@@ -8,7 +7,7 @@ import {
   type Server,
   type ServerResponse,
 } from 'node:http';
-import { connect, type Socket } from 'node:net';
+import { connect, createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { TimeoutError, withTimeout } from '@testrun/core';
 import {
@@ -17,7 +16,6 @@ import {
   TargetUnresolvedError,
   type CheckedTarget,
   type LookupAll,
-  type ResolvedAddress,
   type TargetBlockRule,
   type TargetPolicy,
   type TargetRefusal,
@@ -195,7 +193,8 @@ async function connectChecked(target: CheckedTarget, timeoutMs: number): Promise
 /**
  * The worker's forward proxy: every request of every run's browser goes through it, and it lets
  * through only what the run's policy allows, judged on the addresses the host resolves to and
- * connected to by those very addresses. It listens on loopback on a port of its own choosing.
+ * connected to by those very addresses. It listens on loopback on a port of its own choosing, and
+ * on a Unix socket for a browser in a network namespace of its own ({@link listenUnix}).
  *
  * Chromium is launched with {@link egressProxyLaunchArgs} (so even loopback and the default
  * context go through it), and each run's context with its own credentials from {@link openRun}
@@ -208,6 +207,8 @@ export class EgressProxy {
   private readonly connectTimeoutMs: number;
   private readonly runs = new Map<string, RunEntry>();
   private listeningUrl: string | undefined;
+  private unixServer: NetServer | undefined;
+  private browserFacingUrl: string | undefined;
 
   constructor(private readonly options: EgressProxyOptions) {
     this.lookup = options.lookup ?? systemLookup;
@@ -237,6 +238,24 @@ export class EgressProxy {
     return this.listeningUrl;
   }
 
+  /**
+   * Also takes connections on the Unix socket at `path`: the way in for a browser in a network
+   * namespace of its own, where the proxy's TCP address does not exist (browser-netns.ts). From
+   * then on each run is told to use `browserUrl`, the relay in that namespace, as its proxy.
+   */
+  async listenUnix(path: string, browserUrl: string): Promise<void> {
+    const unix = createNetServer((socket) => this.server.emit('connection', socket));
+    unix.listen(path);
+    await once(unix, 'listening');
+    this.unixServer = unix;
+    this.browserFacingUrl = browserUrl;
+  }
+
+  /** The proxy's address as the browser reaches it: the namespace's relay, or else {@link url}. */
+  get browserUrl(): string {
+    return this.browserFacingUrl ?? this.url;
+  }
+
   /** Gives a run credentials of its own. The run calls `close()` on the result when it ends. */
   openRun(runId: string, options: OpenRunOptions = {}): RunEgress {
     if (runId === '' || runId.includes(':'))
@@ -253,7 +272,7 @@ export class EgressProxy {
     };
     this.runs.set(runId, entry);
     return {
-      proxy: { server: this.url, username: runId, password: token },
+      proxy: { server: this.browserUrl, username: runId, password: token },
       blocked: entry.blocked,
       close: () => {
         if (this.runs.get(runId) !== entry) return;
@@ -267,11 +286,17 @@ export class EgressProxy {
   async close(): Promise<void> {
     for (const entry of this.runs.values()) for (const socket of entry.sockets) socket.destroy();
     this.runs.clear();
-    if (!this.server.listening) return;
-    const closed = once(this.server, 'close');
-    this.server.close();
-    this.server.closeAllConnections();
-    await closed;
+    const unix = this.unixServer;
+    this.unixServer = undefined;
+    const unixClosed = unix?.listening ? once(unix, 'close') : undefined;
+    unix?.close();
+    if (this.server.listening) {
+      const closed = once(this.server, 'close');
+      this.server.close();
+      this.server.closeAllConnections();
+      await closed;
+    }
+    await unixClosed;
   }
 
   private authenticate(header: string | undefined): RunEntry | undefined {
@@ -437,9 +462,10 @@ export class EgressProxy {
 }
 
 /**
- * Chromium flags that send all of its traffic through the egress proxy: loopback too
- * (`<-loopback>` removes Chromium's implicit bypass), and WebRTC only where it can be proxied
- * (it would otherwise send UDP past any HTTP proxy).
+ * Chromium flags that send its HTTP traffic through the egress proxy: loopback too (`<-loopback>`
+ * removes Chromium's implicit bypass), and WebRTC asked to use only what can be proxied. That last
+ * one is a request, not a wall: STUN and TURN over UDP went past it, which is why Chromium runs in
+ * a network namespace whose only way out is the proxy (browser-netns.ts).
  */
 export function egressProxyLaunchArgs(proxyUrl: string): string[] {
   return [
@@ -447,56 +473,4 @@ export function egressProxyLaunchArgs(proxyUrl: string): string[] {
     '--proxy-bypass-list=<-loopback>',
     '--force-webrtc-ip-handling-policy=disable_non_proxied_udp',
   ];
-}
-
-/** Where the Node side of a run may connect for a URL: one checked address, and the name for Host and SNI. */
-export interface CheckedConnection {
-  allowed: true;
-  /** The address to connect to (already judged by the policy). */
-  address: string;
-  family: 4 | 6;
-  port: number;
-  /** The host as the URL names it: the Host header, and the TLS server name when it is a name. */
-  host: string;
-  /** Every checked address, in the resolver's order, for a caller that tries the next on failure. */
-  addresses: readonly ResolvedAddress[];
-}
-
-/**
- * The policy's answer for a request the worker fetches itself (the path that scopes a run's headers
- * to its target): the URL's host resolved once and every address judged, ports browsers refuse
- * included. The caller connects to `address` with `host` as Host and SNI (see {@link pinnedLookup})
- * and must not resolve the name again.
- *
- * @throws TargetUnresolvedError when the name has no address.
- */
-export async function resolveAndCheck(
-  policy: TargetPolicy,
-  url: string | URL,
-  lookup: LookupAll = systemLookup,
-): Promise<CheckedConnection | TargetRefusal> {
-  const result = await resolveTarget(policy, url, lookup);
-  if (!result.allowed) return result;
-  const [first] = result.addresses;
-  if (!first) throw new TargetUnresolvedError(result.host);
-  return {
-    allowed: true,
-    address: first.address,
-    family: first.family,
-    port: result.port,
-    host: result.host,
-    addresses: result.addresses,
-  };
-}
-
-/**
- * A `lookup` for `http.request`/`https.request`/`tls.connect` that answers only with the checked
- * address, so a request made by name (keeping its Host header and SNI) connects where the policy
- * looked and nowhere else.
- */
-export function pinnedLookup(checked: CheckedConnection): LookupFunction {
-  return (_hostname, options, callback) => {
-    if (options.all) callback(null, [{ address: checked.address, family: checked.family }]);
-    else callback(null, checked.address, checked.family);
-  };
 }

@@ -6,24 +6,37 @@ import {
   type TargetPolicy,
   type TargetPolicyConfig,
 } from '@testrun/core';
+import { isolateBrowserNetwork } from './browser-netns';
 import { EgressProxy, egressProxyLaunchArgs, type BlockedRequest } from './egress-proxy';
 
-/** A worker process's egress: its proxy, the Chromium flags that route through it, and the policy. */
+/** BROWSER_NETWORK_ISOLATION: whether Chromium runs in a network namespace whose only way out is the proxy. */
+export type BrowserNetworkIsolation = 'on' | 'off';
+
+/** A worker process's egress: its proxy, how Chromium is launched to go through it, and the policy. */
 export interface WorkerEgress {
   proxy: EgressProxy;
   launchArgs: string[];
   policy: TargetPolicy;
+  /** For BrowserPool's `wrapExecutable`: starts Chromium in its network namespace (none when isolation is off). */
+  wrapExecutable: ((executablePath: string) => string) | undefined;
+  /** Closes the proxy and removes the namespace's launchers and socket. */
+  close(): Promise<void>;
 }
 
 /**
  * Starts the worker's egress proxy with the deployment's policy (protected endpoints named by host
  * name are also protected by the addresses they resolve to now). Every refused request is logged
  * with its host and rule, never anything the target would have answered.
+ *
+ * With isolation on (the default) Chromium will run in a network namespace of its own whose only
+ * way out is this proxy, so nothing a page does (WebRTC over UDP, DNS, QUIC) leaves any other way;
+ * when that cannot be set up the worker does not start (BrowserIsolationError).
  */
 export async function startEgress(
   config: TargetPolicyConfig,
   logger: Logger,
   lookup: LookupAll = systemLookup,
+  isolation: BrowserNetworkIsolation = 'on',
 ): Promise<WorkerEgress> {
   const policy = await resolveTargetPolicy(config, lookup);
   const proxy = new EgressProxy({
@@ -38,5 +51,34 @@ export async function startEgress(
       }),
   });
   await proxy.start();
-  return { proxy, launchArgs: egressProxyLaunchArgs(proxy.url), policy };
+  if (isolation === 'off') {
+    logger.warn(
+      'BROWSER_NETWORK_ISOLATION=off: Chromium shares the worker network, so pages can send WebRTC (UDP) ' +
+        'and other non-HTTP traffic past the target network policy; only HTTP(S) and WebSockets go through the egress proxy',
+    );
+    return {
+      proxy,
+      launchArgs: egressProxyLaunchArgs(proxy.url),
+      policy,
+      wrapExecutable: undefined,
+      close: () => proxy.close(),
+    };
+  }
+  let netns;
+  try {
+    netns = await isolateBrowserNetwork(proxy);
+  } catch (error) {
+    await proxy.close();
+    throw error;
+  }
+  return {
+    proxy,
+    launchArgs: egressProxyLaunchArgs(netns.proxyUrl),
+    policy,
+    wrapExecutable: (executablePath) => netns.wrap(executablePath),
+    close: async () => {
+      await proxy.close();
+      await netns.close();
+    },
+  };
 }

@@ -60,7 +60,14 @@ function pssOf(names: readonly string[]): number {
 
 async function measure(isolation: BrowserNetworkIsolation, pageUrl: string): Promise<Sample> {
   const logger = createLogger({ service: 'bench', stream: new PassThrough() });
-  const policy = { allow: parseTargetRules('127.0.0.1/32', 'TARGET_ALLOW'), deny: [], protectedEndpoints: [] };
+  const policy = {
+    allow: parseTargetRules('127.0.0.1/32', 'TARGET_ALLOW'),
+    deny: [],
+    protectedEndpoints: [],
+    protectedPorts: [],
+    protectedHosts: [],
+    machineAddresses: [],
+  };
   const egress = await startEgress(policy, logger, undefined, isolation);
   const pool = new BrowserPool({ extraArgs: egress.launchArgs, wrapExecutable: egress.wrapExecutable });
   try {

@@ -36,7 +36,14 @@ beforeAll(async () => {
     process.env[name] = value;
   }
   site = await startFixtureSite();
-  const policy = { allow: parseTargetRules('127.0.0.1/32', 'TARGET_ALLOW'), deny: [], protectedEndpoints: [] };
+  const policy = {
+    allow: parseTargetRules('127.0.0.1/32', 'TARGET_ALLOW'),
+    deny: [],
+    protectedEndpoints: [],
+    protectedPorts: [],
+    protectedHosts: [],
+    machineAddresses: [],
+  };
   egress = await startEgress(policy, createLogger({ service: 'worker', stream: new PassThrough() }), lookup, 'on');
   pool = new BrowserPool({ extraArgs: egress.launchArgs, wrapExecutable: egress.wrapExecutable });
 });

@@ -27,6 +27,9 @@ const POLICY: TargetPolicyConfig = {
   allow: parseTargetRules('127.0.0.1/32', 'TARGET_ALLOW'),
   deny: [],
   protectedEndpoints: [],
+  protectedPorts: [],
+  protectedHosts: [],
+  machineAddresses: [],
 };
 const lookup: LookupAll = (hostname) => Promise.reject(new Error(`getaddrinfo ENOTFOUND ${hostname}`));
 

@@ -30,9 +30,6 @@ const BWRAP_FLAGS = [
   '/',
 ];
 
-/** Where the relay listens inside the namespace (which is the browser's own: no port there is taken). */
-const RELAY_PORT = 3128;
-
 /** The relay, as built JavaScript (also when the worker runs from its sources under jest). */
 const RELAY_SCRIPT = path.resolve(__dirname, '../../dist/network/netns-relay.js');
 
@@ -103,7 +100,12 @@ export async function isolateBrowserNetwork(proxy: EgressProxy): Promise<Browser
   // like a scratch directory, so the next worker removes it if this one is killed.
   const dir = await makeScratchDir();
   const socketPath = path.join(dir, 'egress.sock');
-  const proxyUrl = `http://127.0.0.1:${RELAY_PORT}`;
+  // The relay listens inside the namespace (the browser's own: no port there is taken) on the
+  // proxy's own port, so one proxy URL is right on both sides: the browser reaches the relay, and
+  // what Playwright fetches for a route in the worker's process (`route.fetch`, with the context's
+  // proxy) reaches the proxy itself.
+  const proxyUrl = proxy.url;
+  const relayPort = new URL(proxyUrl).port;
   try {
     await proxy.listenUnix(socketPath, proxyUrl);
   } catch (error) {
@@ -117,7 +119,7 @@ export async function isolateBrowserNetwork(proxy: EgressProxy): Promise<Browser
       let launcher = launchers.get(chromiumPath);
       if (launcher === undefined) {
         launcher = path.join(dir, `chromium-${launchers.size}`);
-        const command = [bwrap, ...BWRAP_FLAGS, '--', process.execPath, RELAY_SCRIPT, socketPath, `${RELAY_PORT}`];
+        const command = [bwrap, ...BWRAP_FLAGS, '--', process.execPath, RELAY_SCRIPT, socketPath, relayPort];
         const script = `#!/bin/sh\nexec ${[...command, chromiumPath].map(shellQuote).join(' ')} "$@"\n`;
         writeFileSync(launcher, script, { mode: 0o700 });
         launchers.set(chromiumPath, launcher);

@@ -175,6 +175,7 @@ export async function run(): Promise<void> {
     TARGET_ALLOW: process.env.TARGET_ALLOW ?? '127.0.0.1/32',
     WORKER_VIDEO: 'off',
     WEBHOOK_CONCURRENCY: `${SLOTS}`,
+    WEBHOOK_WORKSPACE_CONCURRENCY: `${SLOTS / 2}`,
     WEBHOOK_RELAY_INTERVAL_MS: `${RELAY_MS}`,
     WEBHOOK_RETRY_FIRST_DELAY_MS: '100',
     WEBHOOK_RETRY_MAX_DELAY_MS: '1000',
@@ -213,7 +214,7 @@ export async function run(): Promise<void> {
 \`pnpm bench webhook-fairness\`: workspace B's one \`run.finished\` event, from the statement that
 creates it to its receipt by B's endpoint on loopback, while workspace A's six endpoints (five that
 answer a byte a second, one that never answers) hold their attempts for ${A_RUNS} events each. One
-worker service, ${SLOTS} webhook slots (\`WEBHOOK_CONCURRENCY=${SLOTS}\`), the default 10 s attempt
+worker service, ${SLOTS} webhook slots (\`WEBHOOK_CONCURRENCY=${SLOTS}\`, \`WEBHOOK_WORKSPACE_CONCURRENCY=${SLOTS / 2}\`), the default 10 s attempt
 timeout, \`WEBHOOK_RELAY_INTERVAL_MS=${RELAY_MS}\` (the default 1000 adds up to 800 ms to every row
 alike). ${ROUNDS} rounds of each kind, alternating; A's events are all delivered between rounds.
 

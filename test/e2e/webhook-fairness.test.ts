@@ -29,7 +29,9 @@ const WORKER_ENV = {
   WORKER_LOCK_DURATION_MS: '5000',
   WORKER_STALLED_INTERVAL_MS: '2000',
   WORKER_VIDEO: 'off',
+  // Few slots, so A's endpoints could hold them all without the caps; half of them A's share.
   WEBHOOK_CONCURRENCY: '4',
+  WEBHOOK_WORKSPACE_CONCURRENCY: '2',
   WEBHOOK_TIMEOUT_MS: '30000',
   WEBHOOK_RETRY_FIRST_DELAY_MS: '200',
   WEBHOOK_RETRY_MAX_DELAY_MS: '1000',

@@ -75,7 +75,7 @@ export function spawnAdmin(args: string[], input: AdminInput = {}): Promise<Admi
 }
 
 /** stdout must be exactly one JSON document: the `--json` output of the command. */
-export function adminJson<T>(result: AdminResult): T {
+export function adminJson(result: AdminResult): unknown {
   expect(result.stdout.trim().split('\n')).toHaveLength(1);
-  return JSON.parse(result.stdout) as T;
+  return JSON.parse(result.stdout);
 }

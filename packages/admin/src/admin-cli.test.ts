@@ -35,7 +35,7 @@ type Outputs = {
 };
 
 /** stdout must be exactly one JSON document: the output of a command of this `kind`. */
-const json = <K extends keyof Outputs>(result: AdminResult, _kind: K): Outputs[K] => adminJson<Outputs[K]>(result);
+const json = <K extends keyof Outputs>(result: AdminResult, _kind: K): Outputs[K] => adminJson(result) as Outputs[K];
 
 let db: Db;
 const dir = mkdtempSync(path.join(tmpdir(), 'testrun-admin-'));

@@ -11,7 +11,7 @@ const setRetention = (...args: string[]) => runAdmin(['workspace', 'set-retentio
 type Outputs = { set: RetentionOutput; error: AdminErrorOutput };
 
 /** stdout must be exactly one JSON document: the output of a result of this `kind`. */
-const parsed = <K extends keyof Outputs>(result: AdminResult, _kind: K): Outputs[K] => adminJson<Outputs[K]>(result);
+const parsed = <K extends keyof Outputs>(result: AdminResult, _kind: K): Outputs[K] => adminJson(result) as Outputs[K];
 
 let db: Db;
 beforeAll(() => {

@@ -12,7 +12,7 @@ const secret = (args: string[], opts: { stdin?: string; env?: Record<string, str
 type Outputs = { changed: SecretChangedOutput; list: SecretListOutput; error: AdminErrorOutput };
 
 /** stdout must be exactly one JSON document: the output of a command of this `kind`. */
-const parsed = <K extends keyof Outputs>(result: AdminResult, _kind: K): Outputs[K] => adminJson<Outputs[K]>(result);
+const parsed = <K extends keyof Outputs>(result: AdminResult, _kind: K): Outputs[K] => adminJson(result) as Outputs[K];
 
 let db: Db;
 beforeAll(() => {

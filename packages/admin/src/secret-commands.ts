@@ -27,7 +27,7 @@ async function readValue(ctx: AdminContext, valueEnv: string | undefined): Promi
   const stdin = ctx.stdin();
   if (stdin.isTTY) throw new AdminError('give the value on stdin (or name a variable with --value-env)');
   const chunks: Buffer[] = [];
-  for await (const chunk of stdin) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk)));
+  for await (const chunk of stdin) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk));
   return Buffer.concat(chunks)
     .toString('utf8')
     .replace(/\r?\n$/, '');

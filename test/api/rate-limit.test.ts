@@ -1,6 +1,7 @@
 import request from 'supertest';
 import { applyProject } from '@testrun/core';
 import { createTenant, sampleProject, uniqueTag } from '../support/harness';
+import { readApiConfig } from '../../apps/api/src/config';
 import { bearer, buildTestApi, type TestApi } from './api-harness';
 
 // Two apps on one Redis prefix: two replicas of one deployment.
@@ -68,6 +69,41 @@ describe('per-key rate limit (60 per minute by default)', () => {
     } finally {
       await own.close();
     }
+  });
+
+  it('RATE_LIMIT_WINDOW_MS sets the window: counted, announced in the headers and the 429, and the key is served again after Retry-After', async () => {
+    // Requests of a known key are counted in authentication's round trip, so both counters must use it.
+    const own = buildTestApi({ env: { RATE_LIMIT_PER_MINUTE: '2', RATE_LIMIT_WINDOW_MS: '2000' }, db: one.db });
+    try {
+      const t = await createTenant(one.db);
+      const get = () => request(own.app).get('/api/v1/runs/run_x').set(bearer(t.key));
+      const first = await get();
+      expect(first.status).toBe(404);
+      expect(first.headers['ratelimit-policy']).toBe('2;w=2');
+      expect(first.headers.ratelimit).toMatch(/^limit=2, remaining=1, reset=[0-2]$/);
+      expect((await get()).status).toBe(404);
+      const limited = await get();
+      expect(limited.status).toBe(429);
+      expect((limited.body as { detail: string }).detail).toBe(
+        `This API key is limited to 2 requests per 2 s; retry after ${limited.headers['retry-after']} s.`,
+      );
+      const retryAfter = Number(limited.headers['retry-after']);
+      expect(retryAfter).toBeGreaterThan(0);
+      expect(retryAfter).toBeLessThanOrEqual(2);
+      expect(await own.redis.pttl(`${own.config.redisPrefix}:rl:${t.keyId}`)).toBeLessThanOrEqual(2_000);
+      await new Promise((resolve) => setTimeout(resolve, retryAfter * 1_000));
+      expect((await get()).status).toBe(404);
+      // That request's key was known, so authentication's round trip started the new window.
+      expect(await own.redis.pttl(`${own.config.redisPrefix}:rl:${t.keyId}`)).toBeLessThanOrEqual(2_000);
+    } finally {
+      await own.close();
+    }
+  });
+
+  it('RATE_LIMIT_WINDOW_MS must be a whole number of milliseconds from 1000 to 3600000', () => {
+    for (const value of ['999', '3600001', '1.5s'])
+      expect(() => readApiConfig({ ...process.env, RATE_LIMIT_WINDOW_MS: value })).toThrow(/RATE_LIMIT_WINDOW_MS/);
+    expect(readApiConfig({ ...process.env, RATE_LIMIT_WINDOW_MS: undefined }).rateLimitWindowMs).toBe(60_000);
   });
 
   it('authentication comes first: a bad key is 401 even for a key-holder that is over its limit', async () => {

@@ -1,6 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import { Writable } from 'node:stream';
 import type { ProjectFile } from '@testrun/contracts';
+import type { CommandContext } from '../../packages/cli/src/client/connection';
+import { cliProgram } from '../../packages/cli/src/program';
 import { spawnService } from '../support/processes';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -81,9 +84,66 @@ const CLEARED_ENV = new Set([
   'TESTRUN_IDEMPOTENCY_KEY',
 ]);
 
+/** The jest run may itself be inside CI; the CLI must see only what each test gives it. */
+function cliEnv(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
+  const baseEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !CLEARED_ENV.has(name)));
+  return { ...baseEnv, ...env };
+}
+
 /** Runs the published entry point (`packages/cli/bin/testrun.js`) as CI would. */
 export function runCli(args: string[], env: Record<string, string | undefined> = {}): Promise<CliResult> {
   return startCli(args, env).result;
+}
+
+/** A stream that keeps what is written to it. */
+function sink(): { stream: Writable; text: () => string } {
+  let text = '';
+  const stream = new Writable({
+    decodeStrings: false,
+    write(chunk: string | Buffer, _encoding, done) {
+      text += chunk.toString();
+      done();
+    },
+  });
+  return { stream, text: () => text };
+}
+
+/** How `exit` of the in-process context ends the program: thrown, caught by {@link runCliHere}. */
+class Exit extends Error {
+  constructor(readonly code: number) {
+    super(`exit ${code}`);
+  }
+}
+
+/**
+ * Runs `testrun <args>` in this process as the published binary does (the same program, `cliProgram`
+ * of packages/cli, as `main` runs it), with its streams, environment and exit code kept here: as
+ * {@link runCli} without starting node and loading the bundle each time. An error the program does
+ * not handle ends it with exit 2 and one line on stderr, as `runProgram` does.
+ */
+export async function runCliHere(args: string[], env: Record<string, string | undefined> = {}): Promise<CliResult> {
+  const [stdout, stderr] = [sink(), sink()];
+  let code = 0;
+  const ctx: CommandContext = {
+    env: cliEnv(env),
+    streams: { stdout: stdout.stream, stderr: stderr.stream },
+    setExitCode: (c) => {
+      code = c;
+    },
+    exit: (c) => {
+      throw new Exit(c);
+    },
+  };
+  try {
+    await cliProgram(ctx).parseAsync(args, { from: 'user' });
+  } catch (e) {
+    if (e instanceof Exit) code = e.code;
+    else {
+      stderr.stream.write(`testrun: ${(e as Error).message}\n`);
+      code = 2;
+    }
+  }
+  return { code, stdout: stdout.text(), stderr: stderr.text() };
 }
 
 /** Starts the published entry point as {@link runCli} does, giving its process too (to send it signals). */
@@ -91,11 +151,9 @@ export function startCli(
   args: string[],
   env: Record<string, string | undefined> = {},
 ): { child: ChildProcess; output: () => string; result: Promise<CliResult> } {
-  // The jest run may itself be inside CI; the CLI must see only what each test gives it.
-  const baseEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !CLEARED_ENV.has(name)));
   const child = spawn(process.execPath, [BIN, ...args], {
     cwd: ROOT,
-    env: { ...baseEnv, ...env },
+    env: cliEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';

@@ -1,4 +1,4 @@
-import { execFile, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -13,7 +13,8 @@ import type {
 } from '../../packages/admin/src/webhook-commands';
 import { createTenant, testDb } from '../support/harness';
 import { present } from '../support/present';
-import { REPO_ROOT, stopProcess } from '../support/processes';
+import { runAdmin } from '../support/admin';
+import { stopProcess } from '../support/processes';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site';
 import { apiClient, spawnService, startApi, waitForLog, waitUntil } from './support';
 
@@ -89,20 +90,8 @@ async function startReceiver() {
   };
 }
 
-type CliResult = { code: number; stdout: string; stderr: string };
-
-/** Runs the operator's built `testrun admin …` against the test database. */
-function admin(...args: string[]): Promise<CliResult> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [path.join(REPO_ROOT, 'packages/admin/bin/testrun.js'), 'admin', ...args],
-      { cwd: REPO_ROOT, env: process.env, timeout: 30_000 },
-      (error, stdout, stderr) =>
-        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
-    );
-  });
-}
+/** Runs `testrun admin …` in this process against the test database (test/support/admin.ts). */
+const admin = (...args: string[]) => runAdmin(args);
 
 async function adminJson<T>(...args: string[]): Promise<T> {
   const result = await admin(...args, '--json');

@@ -67,8 +67,14 @@ export function createApp(
       now: deps.now,
       redisPrefix: config.redisPrefix,
       unauthenticatedPerMinute: config.unauthenticatedRateLimitPerMinute,
+      rateWindowMs: config.rateLimitWindowMs,
     }),
-    rateLimitPerKey({ redis, perMinute: config.rateLimitPerMinute, redisPrefix: config.redisPrefix }),
+    rateLimitPerKey({
+      redis,
+      perMinute: config.rateLimitPerMinute,
+      windowMs: config.rateLimitWindowMs,
+      redisPrefix: config.redisPrefix,
+    }),
   ];
   app.use('/api/v1/runs', ...guarded, createRunsRouter(deps));
   app.use('/api/v1/suite-runs', ...guarded, createSuiteRunsRouter(deps));

@@ -13,8 +13,13 @@ import { readTrustProxy, type TrustProxy } from './trust-proxy';
 export type ApiConfig = CommonConfig & {
   /** TCP port to listen on (PORT, default 3000; 0 picks a free port). */
   port: number;
-  /** Requests per minute per API key, shared by every replica (RATE_LIMIT_PER_MINUTE, default 60). */
+  /** Requests per window per API key, shared by every replica (RATE_LIMIT_PER_MINUTE, default 60). */
   rateLimitPerMinute: number;
+  /**
+   * The fixed window of the per-key limit, in milliseconds (RATE_LIMIT_WINDOW_MS, default 60000: a
+   * minute, as the contract says; a shorter one lets tests see a window end without waiting a minute).
+   */
+  rateLimitWindowMs: number;
   /** Requests per minute per client address that fail authentication (RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE, default 30). */
   unauthenticatedRateLimitPerMinute: number;
   /**
@@ -61,6 +66,7 @@ function readMetricsExposure(env: Record<string, string | undefined>): MetricsEx
 const API_DEFAULTS = {
   port: 3000,
   rateLimitPerMinute: 60,
+  rateLimitWindowMs: 60_000,
   unauthenticatedRateLimitPerMinute: 30,
   longPollMaxWaiters: 1_000,
   longPollMaxWaitersPerWorkspace: 100,
@@ -75,6 +81,10 @@ export function readApiConfig(env: Record<string, string | undefined> = process.
     rateLimitPerMinute: readInt(env, 'RATE_LIMIT_PER_MINUTE', API_DEFAULTS.rateLimitPerMinute, {
       min: 1,
       max: 1_000_000,
+    }),
+    rateLimitWindowMs: readInt(env, 'RATE_LIMIT_WINDOW_MS', API_DEFAULTS.rateLimitWindowMs, {
+      min: 1_000,
+      max: 3_600_000,
     }),
     unauthenticatedRateLimitPerMinute: readInt(
       env,

@@ -25,17 +25,17 @@ export function createApiRedis(url: string, logger: Logger): ApiRedis {
   return redis;
 }
 
-/** The fixed window of the per-key rate limit. */
-export const RATE_WINDOW_MS = 60_000;
-
 /** What one request's Redis round trip tells: its number in the key's window and the auth epoch. */
 export type RequestCount = { count: number; ttlMs: number; authEpoch: string };
 
 /** A client address over the failed-authentication limit, and how long until its window ends. */
 export type LockedOut = { lockedOutMs: number };
 
-/** The failed-authentication counter of a client address, and how many failures it may reach. */
-export type FailedAuthLimit = { counter: string; perMinute: number };
+/**
+ * The failed-authentication counter of a client address, and how many failures it may reach; and
+ * the window of the per-key counter the same round trip counts the request in.
+ */
+export type FailedAuthLimit = { counter: string; perMinute: number; keyWindowMs: number };
 
 /**
  * Counts a request against its key's window (starting the window on the first) and reads the
@@ -74,10 +74,15 @@ async function runCountScript(redis: ApiRedis, keys: string[], args: number[]): 
   }
 }
 
-/** Counts a request of `keyId` (see {@link COUNT_SCRIPT}). */
-export async function countRequest(redis: ApiRedis, redisPrefix: string, keyId: string): Promise<RequestCount> {
+/** Counts a request of `keyId` in its window of `windowMs` (see {@link COUNT_SCRIPT}). */
+export async function countRequest(
+  redis: ApiRedis,
+  redisPrefix: string,
+  keyId: string,
+  windowMs: number,
+): Promise<RequestCount> {
   const keys = [rateCounterKey(redisPrefix, keyId), authEpochKey(redisPrefix)];
-  const [count, ttlMs, authEpoch] = await runCountScript(redis, keys, [RATE_WINDOW_MS]);
+  const [count, ttlMs, authEpoch] = await runCountScript(redis, keys, [windowMs]);
   return { count, ttlMs, authEpoch };
 }
 
@@ -89,7 +94,7 @@ export async function countAddressedRequest(
   limit: FailedAuthLimit,
 ): Promise<RequestCount | LockedOut> {
   const keys = [rateCounterKey(redisPrefix, keyId), authEpochKey(redisPrefix), limit.counter];
-  const [count, ttlMs, authEpoch] = await runCountScript(redis, keys, [RATE_WINDOW_MS, limit.perMinute]);
+  const [count, ttlMs, authEpoch] = await runCountScript(redis, keys, [limit.keyWindowMs, limit.perMinute]);
   return count < 0 ? { lockedOutMs: ttlMs } : { count, ttlMs, authEpoch };
 }
 

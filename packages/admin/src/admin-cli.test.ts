@@ -1,12 +1,13 @@
-import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { stringify as toYaml } from 'yaml';
 import { hashApiKey, isWellFormedApiKey, type AppliedProject, type Db } from '@testrun/core';
-import type { AdminErrorOutput, KeyCreatedOutput, KeyStateOutput, MemberOutput, WorkspaceOutput } from '.';
+import type { KeyCreatedOutput, KeyStateOutput, MemberOutput, WorkspaceOutput } from '.';
 import type { LinksRevokedOutput, RunLinksRevokedOutput } from './link-commands';
+import type { AdminErrorOutput } from './run-action';
 import { anyString, stringMatching } from '../../../test/api/typed';
+import { adminJson, runAdmin, spawnAdmin, type AdminResult } from '../../../test/support/admin';
 import {
   applySampleProject,
   createTenant,
@@ -17,28 +18,9 @@ import {
 import { present } from '../../../test/support/present';
 
 const ROOT = path.resolve(__dirname, '../../..');
-const TSX = path.join(ROOT, 'node_modules/.bin/tsx');
-const BIN = path.join(ROOT, 'packages/admin/src/bin.ts');
 
-// Every command is a process of its own that starts the CLI and connects to Postgres; a test runs
-// up to ten of them, which on a loaded machine takes longer than jest's default budget.
-jest.setTimeout(180_000);
-
-type CliResult = { code: number; stdout: string; stderr: string };
-
-/** Runs `testrun admin …` as a separate process against the test database. */
-function admin(...args: string[]): Promise<CliResult> {
-  return new Promise((resolve) => {
-    execFile(
-      TSX,
-      [BIN, 'admin', ...args],
-      { cwd: ROOT, env: { ...process.env, DATABASE_URL: process.env.DATABASE_URL }, timeout: 30_000 },
-      (error, stdout, stderr) => {
-        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
-      },
-    );
-  });
-}
+/** Runs `testrun admin …` in this process against the test database (test/support/admin.ts). */
+const admin = (...args: string[]) => runAdmin(args);
 
 /** The `--json` output of each kind of admin command, as the commands declare it. */
 type Outputs = {
@@ -53,10 +35,7 @@ type Outputs = {
 };
 
 /** stdout must be exactly one JSON document: the output of a command of this `kind`. */
-function json<K extends keyof Outputs>(result: CliResult, _kind: K): Outputs[K] {
-  expect(result.stdout.trim().split('\n')).toHaveLength(1);
-  return JSON.parse(result.stdout) as Outputs[K];
-}
+const json = <K extends keyof Outputs>(result: AdminResult, _kind: K): Outputs[K] => adminJson(result) as Outputs[K];
 
 let db: Db;
 const dir = mkdtempSync(path.join(tmpdir(), 'testrun-admin-'));
@@ -307,5 +286,34 @@ describe('testrun admin', () => {
     expect((await admin('workspace', 'set', ws.id, '--target-deny', '')).code).toBe(0);
     expect((await apply('http://127.0.0.1:4444')).code).toBe(0);
     expect(await db.project.count({ where: { workspaceId: ws.id } })).toBe(1);
+  });
+});
+
+describe('the testrun binary', () => {
+  it("runs admin commands with the process's environment, stdin, stdout, stderr and exit code", async () => {
+    // The built binary as operators run it; every other test runs the same program in this process.
+    const created = await spawnAdmin(['workspace', 'create', '--name', 'Binary', '--plan', 'team', '--json']);
+    expect(created.code).toBe(0);
+    const ws = json(created, 'workspace');
+    expect(await db.workspace.findUnique({ where: { id: ws.id } })).toMatchObject({ name: 'Binary', plan: 'team' });
+
+    const value = 'binary-stdin-value-7e1f';
+    const set = await spawnAdmin(['secret', 'set', '--workspace', ws.id, '--name', 'TOKEN', '--json'], {
+      stdin: `${value}\n`,
+    });
+    expect(set.code).toBe(0);
+    expect(set.stdout).toContain('"state":"created"');
+    expect(set.stdout + set.stderr).not.toContain(value);
+    expect(await db.secretVariable.count({ where: { workspaceId: ws.id } })).toBe(1);
+
+    const missing = await spawnAdmin(['key', 'create', '--workspace', 'ws_nope', '--creator', 'a@b.c', '--name', 'x']);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('workspace ws_nope does not exist');
+    expect(missing.stdout).toBe('');
+
+    const badPlan = await spawnAdmin(['workspace', 'create', '--name', 'x', '--plan', 'gold']);
+    expect(badPlan.code).not.toBe(0);
+    expect(badPlan.stderr).toMatch(/gold/);
+    expect(badPlan.stdout).toBe('');
   });
 });

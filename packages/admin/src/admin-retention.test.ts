@@ -1,41 +1,17 @@
-import { execFile } from 'node:child_process';
-import path from 'node:path';
 import { createWorkspace, type Db } from '@testrun/core';
-import type { AdminErrorOutput } from '.';
 import type { RetentionOutput } from './retention-commands';
+import type { AdminErrorOutput } from './run-action';
+import { adminJson, runAdmin, type AdminResult } from '../../../test/support/admin';
 import { testDb } from '../../../test/support/harness';
 
-const ROOT = path.resolve(__dirname, '../../..');
-const TSX = path.join(ROOT, 'node_modules/.bin/tsx');
-const BIN = path.join(ROOT, 'packages/admin/src/bin.ts');
-
-// Each command is a process of its own that starts the CLI and connects to Postgres.
-jest.setTimeout(120_000);
-
-type CliResult = { code: number; stdout: string; stderr: string };
-
-/** Runs `testrun admin workspace set-retention …` as a separate process against the test database. */
-function setRetention(...args: string[]): Promise<CliResult> {
-  return new Promise((resolve) => {
-    execFile(
-      TSX,
-      [BIN, 'admin', 'workspace', 'set-retention', ...args],
-      { cwd: ROOT, env: process.env, timeout: 30_000 },
-      (error, stdout, stderr) => {
-        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
-      },
-    );
-  });
-}
+/** Runs `testrun admin workspace set-retention …` in this process against the test database (test/support/admin.ts). */
+const setRetention = (...args: string[]) => runAdmin(['workspace', 'set-retention', ...args]);
 
 /** The `--json` output of each kind of result. */
 type Outputs = { set: RetentionOutput; error: AdminErrorOutput };
 
 /** stdout must be exactly one JSON document: the output of a result of this `kind`. */
-function parsed<K extends keyof Outputs>(result: CliResult, _kind: K): Outputs[K] {
-  expect(result.stdout.trim().split('\n')).toHaveLength(1);
-  return JSON.parse(result.stdout) as Outputs[K];
-}
+const parsed = <K extends keyof Outputs>(result: AdminResult, _kind: K): Outputs[K] => adminJson(result) as Outputs[K];
 
 let db: Db;
 beforeAll(() => {

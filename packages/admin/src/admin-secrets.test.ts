@@ -1,42 +1,18 @@
-import { execFile } from 'node:child_process';
-import path from 'node:path';
 import { applyProject, createWorkspace, deriveKeys, loadStoredSecrets, readSecret, type Db } from '@testrun/core';
-import type { AdminErrorOutput } from '.';
+import type { AdminErrorOutput } from './run-action';
 import type { SecretChangedOutput, SecretListOutput } from './secret-commands';
+import { adminJson, runAdmin, type AdminResult } from '../../../test/support/admin';
 import { sampleProject, testDb } from '../../../test/support/harness';
 
-const ROOT = path.resolve(__dirname, '../../..');
-const TSX = path.join(ROOT, 'node_modules/.bin/tsx');
-const BIN = path.join(ROOT, 'packages/admin/src/bin.ts');
-
-// Each command is a process of its own that starts the CLI and connects to Postgres.
-jest.setTimeout(180_000);
-
-type CliResult = { code: number; stdout: string; stderr: string };
-
-/** Runs `testrun admin secret …` as a separate process, with `stdin` as its input. */
-function secret(args: string[], opts: { stdin?: string; env?: Record<string, string> } = {}): Promise<CliResult> {
-  return new Promise((resolve) => {
-    const child = execFile(
-      TSX,
-      [BIN, 'admin', 'secret', ...args],
-      { cwd: ROOT, env: { ...process.env, ...opts.env }, timeout: 30_000 },
-      (error, stdout, stderr) => {
-        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
-      },
-    );
-    child.stdin?.end(opts.stdin ?? '');
-  });
-}
+/** Runs `testrun admin secret …` in this process, with `stdin` as its input (test/support/admin.ts). */
+const secret = (args: string[], opts: { stdin?: string; env?: Record<string, string> } = {}) =>
+  runAdmin(['secret', ...args], opts);
 
 /** The `--json` output of each kind of secret command. */
 type Outputs = { changed: SecretChangedOutput; list: SecretListOutput; error: AdminErrorOutput };
 
 /** stdout must be exactly one JSON document: the output of a command of this `kind`. */
-function parsed<K extends keyof Outputs>(result: CliResult, _kind: K): Outputs[K] {
-  expect(result.stdout.trim().split('\n')).toHaveLength(1);
-  return JSON.parse(result.stdout) as Outputs[K];
-}
+const parsed = <K extends keyof Outputs>(result: AdminResult, _kind: K): Outputs[K] => adminJson(result) as Outputs[K];
 
 let db: Db;
 beforeAll(() => {

@@ -13,8 +13,11 @@ import {
  * is stored, so they refuse a revoked or paused key on the very next request. The Redis connection
  * is opened only if the action announces, and gives up after one attempt.
  */
-export async function withAnnouncer<T>(action: (announce: AuthChangeAnnouncer) => Promise<T>): Promise<T> {
-  const redis = createRedis(readUrl(process.env, 'REDIS_URL', DEFAULT_REDIS_URL, ['redis:', 'rediss:']), {
+export async function withAnnouncer<T>(
+  env: NodeJS.ProcessEnv,
+  action: (announce: AuthChangeAnnouncer) => Promise<T>,
+): Promise<T> {
+  const redis = createRedis(readUrl(env, 'REDIS_URL', DEFAULT_REDIS_URL, ['redis:', 'rediss:']), {
     lazyConnect: true,
     maxRetriesPerRequest: 0,
     connectTimeout: 2_000,
@@ -22,7 +25,7 @@ export async function withAnnouncer<T>(action: (announce: AuthChangeAnnouncer) =
   });
   redis.on('error', () => undefined);
   try {
-    return await action(authChangeAnnouncer(redis, readString(process.env, 'REDIS_PREFIX', 'testrun')));
+    return await action(authChangeAnnouncer(redis, readString(env, 'REDIS_PREFIX', 'testrun')));
   } finally {
     redis.disconnect();
   }

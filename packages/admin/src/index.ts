@@ -1,34 +1,28 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { InvalidArgumentError, Option, type Command } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { parse as parseYaml } from 'yaml';
-import { PLANS, type Plan, type ProblemFieldError } from '@testrun/contracts';
+import { PLANS, type Plan } from '@testrun/contracts';
 import {
   addMember,
   AdminError,
   applyProject,
   changeApiKey,
   createApiKey,
-  createPrisma,
   createWorkspace,
-  DEFAULT_DATABASE_URL,
   deriveKeys,
   readSecret,
-  readUrl,
   removeMember,
   setWorkspacePlan,
-  type Db,
   type KeyAction,
 } from '@testrun/core';
 import { withAnnouncer } from './announce';
 import { registerLinkCommands } from './link-commands';
 import { registerRetentionCommand } from './retention-commands';
 import { registerSecretCommands } from './secret-commands';
+import { runAction, type AdminContext } from './run-action';
 import { registerWebhookCommands } from './webhook-commands';
 import { checkProjectBaseUrl, checkProjectWebhooks, setWorkspaceTargetDeny } from './target-rules';
-
-/** What an admin command prints: `data` as JSON with --json, else `text`. */
-export type Out = { data: object; text: string };
 
 /** `--json` of `workspace create` and `workspace set-plan`. */
 export type WorkspaceOutput = { id: string; name: string; plan: Plan; maxActiveRuns: number; monthlyRuns: number };
@@ -47,17 +41,10 @@ export type KeyStateOutput = {
   refused: boolean;
   note?: string;
 };
-/** `--json` of a command that failed. */
-export type AdminErrorOutput = { error: { message: string; errors: ProblemFieldError[] } };
 
 function workspaceOutput(ws: WorkspaceOutput): WorkspaceOutput {
   const { id, name, plan, maxActiveRuns, monthlyRuns } = ws;
   return { id, name, plan, maxActiveRuns, monthlyRuns };
-}
-
-/** The admin commands read DATABASE_URL once, when a command runs (and REDIS_URL, see ./announce). */
-export function databaseUrl(): string {
-  return readUrl(process.env, 'DATABASE_URL', DEFAULT_DATABASE_URL, ['postgresql:', 'postgres:']);
 }
 
 function parseCount(value: string): number {
@@ -67,30 +54,6 @@ function parseCount(value: string): number {
 
 const planOption = () =>
   new Option('--plan <plan>', 'free, team or enterprise').choices([...PLANS]).makeOptionMandatory();
-
-/**
- * Runs one admin action with its own Prisma client and always disconnects, so the process exits
- * promptly. With --json, stdout carries exactly one JSON document (the result, or on failure
- * `{"error": {"message", "errors"}}`); human text and error lines go to stderr on failure.
- */
-export async function runAction(json: boolean, action: (db: Db) => Promise<Out>): Promise<void> {
-  let db: Db | undefined;
-  try {
-    db = createPrisma({ databaseUrl: databaseUrl(), max: 2 });
-    const out = await action(db);
-    process.stdout.write(json ? `${JSON.stringify(out.data)}\n` : `${out.text}\n`);
-  } catch (e) {
-    const failure: AdminErrorOutput = {
-      error: { message: e instanceof Error ? e.message : String(e), errors: e instanceof AdminError ? e.errors : [] },
-    };
-    process.stderr.write(`testrun admin: ${failure.error.message}\n`);
-    for (const err of failure.error.errors) process.stderr.write(`  ${err.path || '(file)'}: ${err.message}\n`);
-    if (json) process.stdout.write(`${JSON.stringify(failure)}\n`);
-    process.exitCode = 1;
-  } finally {
-    await db?.$disconnect().catch(() => undefined);
-  }
-}
 
 /** Reads a project file as JSON or YAML (by extension; anything else is tried as JSON, then YAML). */
 function readProjectFile(file: string): unknown {
@@ -122,13 +85,24 @@ function limitsText(ws: { plan: string; maxActiveRuns: number; monthlyRuns: numb
   return `plan ${ws.plan}, at most ${ws.maxActiveRuns} active runs and ${ws.monthlyRuns} runs a month`;
 }
 
+/**
+ * The operator's `testrun` with its `admin …` commands, which read and write through `ctx`:
+ * commander's own messages (usage errors, help) too.
+ */
+export function adminProgram(ctx: AdminContext): Command {
+  const program = new Command('testrun').description('Testrun: browser tests as a service').showHelpAfterError();
+  program.configureOutput({ writeOut: (text) => ctx.stdout.write(text), writeErr: (text) => ctx.stderr.write(text) });
+  registerAdminCommands(program, ctx);
+  return program;
+}
+
 /** `testrun admin …`: operator commands that talk to Postgres directly (see docs/ADMIN.md). */
-export function registerAdminCommands(program: Command): void {
+function registerAdminCommands(program: Command, ctx: AdminContext): void {
   const admin = program
     .command('admin')
     .description('Operator commands (workspaces, members, keys, projects, secrets, webhooks); uses DATABASE_URL');
-  registerSecretCommands(admin);
-  registerWebhookCommands(admin);
+  registerSecretCommands(admin, ctx);
+  registerWebhookCommands(admin, ctx);
 
   const workspace = admin.command('workspace').description('Create workspaces and change their plan');
   workspace
@@ -140,7 +114,7 @@ export function registerAdminCommands(program: Command): void {
     .option('--monthly-runs <n>', "runs per calendar month, UTC (default: the plan's)", parseCount)
     .option('--json', 'print JSON only')
     .action((o: { name: string; plan: Plan; maxActiveRuns?: number; monthlyRuns?: number; json?: boolean }) =>
-      runAction(!!o.json, async (db) => {
+      runAction(ctx, !!o.json, async (db) => {
         const ws = await createWorkspace(db, {
           name: o.name,
           plan: o.plan,
@@ -160,9 +134,9 @@ export function registerAdminCommands(program: Command): void {
     .option('--monthly-runs <n>', 'runs per calendar month, UTC', parseCount)
     .option('--json', 'print JSON only')
     .action((workspaceId: string, o: { plan: Plan; maxActiveRuns?: number; monthlyRuns?: number; json?: boolean }) =>
-      runAction(!!o.json, async (db) => {
+      runAction(ctx, !!o.json, async (db) => {
         const limits = { plan: o.plan, maxActiveRuns: o.maxActiveRuns, monthlyRuns: o.monthlyRuns };
-        const ws = await withAnnouncer((announce) => setWorkspacePlan(db, workspaceId, limits, announce));
+        const ws = await withAnnouncer(ctx.env, (announce) => setWorkspacePlan(db, workspaceId, limits, announce));
         return { data: workspaceOutput(ws), text: `Workspace ${ws.id} is now on ${limitsText(ws)}.` };
       }),
     );
@@ -177,7 +151,7 @@ export function registerAdminCommands(program: Command): void {
     )
     .option('--json', 'print JSON only')
     .action((workspaceId: string, o: { targetDeny: string; json?: boolean }) =>
-      runAction(!!o.json, async (db) => {
+      runAction(ctx, !!o.json, async (db) => {
         const targetDeny = await setWorkspaceTargetDeny(db, workspaceId, o.targetDeny);
         return {
           data: { id: workspaceId, targetDeny },
@@ -189,7 +163,7 @@ export function registerAdminCommands(program: Command): void {
       }),
     );
 
-  registerRetentionCommand(workspace);
+  registerRetentionCommand(workspace, ctx);
 
   const member = admin.command('member').description('Add or remove members of a workspace');
   for (const verb of ['add', 'remove'] as const) {
@@ -204,11 +178,11 @@ export function registerAdminCommands(program: Command): void {
       .requiredOption('--email <email>', "the person's email address")
       .option('--json', 'print JSON only')
       .action((o: { workspace: string; email: string; json?: boolean }) =>
-        runAction(!!o.json, async (db) => {
+        runAction(ctx, !!o.json, async (db) => {
           const m =
             verb === 'add'
               ? await addMember(db, o.workspace, o.email)
-              : await withAnnouncer((announce) => removeMember(db, o.workspace, o.email, announce));
+              : await withAnnouncer(ctx.env, (announce) => removeMember(db, o.workspace, o.email, announce));
           const data: MemberOutput = { ...m, member: verb === 'add' };
           return {
             data,
@@ -227,7 +201,7 @@ export function registerAdminCommands(program: Command): void {
     .requiredOption('--name <name>', 'a name to tell keys apart')
     .option('--json', 'print JSON only')
     .action((o: { workspace: string; creator: string; name: string; json?: boolean }) =>
-      runAction(!!o.json, async (db) => {
+      runAction(ctx, !!o.json, async (db) => {
         const k = await createApiKey(db, { workspaceId: o.workspace, creatorEmail: o.creator, name: o.name });
         const data: KeyCreatedOutput = k;
         return {
@@ -250,8 +224,8 @@ export function registerAdminCommands(program: Command): void {
       .argument('<keyId>')
       .option('--json', 'print JSON only')
       .action((keyId: string, o: { json?: boolean }) =>
-        runAction(!!o.json, async (db) => {
-          const k = await withAnnouncer((announce) => changeApiKey(db, keyId, action, announce));
+        runAction(ctx, !!o.json, async (db) => {
+          const k = await withAnnouncer(ctx.env, (announce) => changeApiKey(db, keyId, action, announce));
           const row = await db.apiKey.findUniqueOrThrow({
             where: { id: keyId },
             select: { workspace: { select: { id: true, plan: true } } },
@@ -275,7 +249,7 @@ export function registerAdminCommands(program: Command): void {
       );
   }
 
-  registerLinkCommands(admin);
+  registerLinkCommands(admin, ctx);
 
   const project = admin.command('project').description('Apply project files (projects, suites, tests as code)');
   project
@@ -285,13 +259,13 @@ export function registerAdminCommands(program: Command): void {
     .requiredOption('--file <file>', 'project file (.json, .yaml or .yml)')
     .option('--json', 'print JSON only')
     .action((o: { workspace: string; file: string; json?: boolean }) =>
-      runAction(!!o.json, async (db) => {
+      runAction(ctx, !!o.json, async (db) => {
         const file = readProjectFile(o.file);
-        await checkProjectBaseUrl(db, o.workspace, file, databaseUrl());
-        await checkProjectWebhooks(db, o.workspace, file, databaseUrl());
+        await checkProjectBaseUrl(db, o.workspace, file, ctx.env);
+        await checkProjectWebhooks(db, o.workspace, file, ctx.env);
         // Sealing a new webhook endpoint's secret needs the deployment's TESTRUN_SECRET; only then is it read.
         const hasWebhooks = typeof file === 'object' && file !== null && 'webhooks' in file;
-        const webhookKey = hasWebhooks ? deriveKeys(readSecret(process.env)).headers : undefined;
+        const webhookKey = hasWebhooks ? deriveKeys(readSecret(ctx.env)).headers : undefined;
         const applied = await applyProject(db, o.workspace, file, { webhookKey });
         const tests = applied.suites.reduce((n, s) => n + s.tests.length, 0);
         const secrets = (applied.webhooks ?? []).flatMap((w) =>

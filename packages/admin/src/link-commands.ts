@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { AdminError, revokeRunViewLinks, revokeViewLinks } from '@testrun/core';
-import { runAction } from '.';
+import { runAction, type AdminContext } from './run-action';
 
 /** `--json` of `suite-run revoke-links`. */
 export type LinksRevokedOutput = { suiteRunId: string; revoked: true };
@@ -8,7 +8,7 @@ export type LinksRevokedOutput = { suiteRunId: string; revoked: true };
 export type RunLinksRevokedOutput = { runId: string; revoked: true };
 
 /** `suite-run revoke-links` and `run revoke-links`: ending the view links handed out (docs/VIEW.md). */
-export function registerLinkCommands(admin: Command): void {
+export function registerLinkCommands(admin: Command, ctx: AdminContext): void {
   const suiteRun = admin.command('suite-run').description('Manage suite runs');
   suiteRun
     .command('revoke-links')
@@ -16,7 +16,7 @@ export function registerLinkCommands(admin: Command): void {
     .argument('<suiteRunId>')
     .option('--json', 'print JSON only')
     .action((suiteRunId: string, o: { json?: boolean }) =>
-      runAction(!!o.json, async (db) => {
+      runAction(ctx, !!o.json, async (db) => {
         if (!(await revokeViewLinks(db, suiteRunId))) throw new AdminError(`No suite run "${suiteRunId}".`);
         const data: LinksRevokedOutput = { suiteRunId, revoked: true };
         return { data, text: `Revoked the view links of suite run ${suiteRunId} and of its runs.` };
@@ -30,7 +30,7 @@ export function registerLinkCommands(admin: Command): void {
     .argument('<runId>')
     .option('--json', 'print JSON only')
     .action((runId: string, o: { json?: boolean }) =>
-      runAction(!!o.json, async (db) => {
+      runAction(ctx, !!o.json, async (db) => {
         const result = await revokeRunViewLinks(db, runId);
         if (!result.revoked && result.reason === 'missing') throw new AdminError(`No run "${runId}".`);
         if (!result.revoked)

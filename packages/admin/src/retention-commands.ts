@@ -1,6 +1,6 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { AdminError, type Db } from '@testrun/core';
-import { runAction } from '.';
+import { runAction, type AdminContext } from './run-action';
 
 /** `--json` of `workspace set-retention`: the workspace's own retention in days; null uses the deployment's default. */
 export type RetentionOutput = { id: string; artifactRetentionDays: number | null; runRetentionDays: number | null };
@@ -44,7 +44,7 @@ async function setRetention(
  * `testrun admin workspace set-retention`: how long a workspace's artifacts and runs are kept, in
  * place of the deployment's defaults; the worker's reconciler deletes what is older (docs/OPERATIONS.md).
  */
-export function registerRetentionCommand(workspace: Command): void {
+export function registerRetentionCommand(workspace: Command, ctx: AdminContext): void {
   workspace
     .command('set-retention')
     .description('Keep a workspace\'s artifacts and runs for so many days ("default": the deployment\'s)')
@@ -53,7 +53,7 @@ export function registerRetentionCommand(workspace: Command): void {
     .option('--runs <days>', 'days runs (steps, suite runs) are kept, or "default"', parseDays)
     .option('--json', 'print JSON only')
     .action((workspaceId: string, o: { artifacts?: Days; runs?: Days; json?: boolean }) =>
-      runAction(!!o.json, async (db) => {
+      runAction(ctx, !!o.json, async (db) => {
         const out = await setRetention(db, workspaceId, o);
         return {
           data: out,

@@ -8,7 +8,7 @@ import {
   setSecretVariable,
 } from '@testrun/core';
 import type { SecretListing } from '@testrun/core';
-import { runAction } from '.';
+import { runAction, type AdminContext } from './run-action';
 
 /** `--json` of `secret set` and `secret delete`: the name and where it lives, never the value. */
 export type SecretChangedOutput = { name: string; workspaceId: string; projectSlug: string | null; state: string };
@@ -18,15 +18,16 @@ export type SecretListOutput = { secrets: SecretListing[] };
 type ScopeOptions = { workspace: string; project?: string; json?: boolean };
 
 /** Reads the value from the named environment variable, else from stdin (a trailing newline is dropped). */
-async function readValue(valueEnv: string | undefined): Promise<string> {
+async function readValue(ctx: AdminContext, valueEnv: string | undefined): Promise<string> {
   if (valueEnv !== undefined) {
-    const value = process.env[valueEnv];
+    const value = ctx.env[valueEnv];
     if (value === undefined) throw new AdminError(`the environment variable ${valueEnv} is not set`);
     return value;
   }
-  if (process.stdin.isTTY) throw new AdminError('give the value on stdin (or name a variable with --value-env)');
+  const stdin = ctx.stdin();
+  if (stdin.isTTY) throw new AdminError('give the value on stdin (or name a variable with --value-env)');
   const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk)));
+  for await (const chunk of stdin) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk));
   return Buffer.concat(chunks)
     .toString('utf8')
     .replace(/\r?\n$/, '');
@@ -41,7 +42,7 @@ function where(o: ScopeOptions): string {
  * `{{secrets.NAME}}`. A value is read from stdin or an environment variable, never from the
  * command line, and no command prints it back. Sealing needs the deployment's TESTRUN_SECRET.
  */
-export function registerSecretCommands(admin: Command): void {
+export function registerSecretCommands(admin: Command, ctx: AdminContext): void {
   const secret = admin.command('secret').description('Set, list and delete secret variables ({{secrets.NAME}})');
   secret
     .command('set')
@@ -52,9 +53,9 @@ export function registerSecretCommands(admin: Command): void {
     .option('--value-env <VAR>', 'read the value from this environment variable instead of stdin')
     .option('--json', 'print JSON only')
     .action((o: ScopeOptions & { name: string; valueEnv?: string }) =>
-      runAction(!!o.json, async (db) => {
-        const value = await readValue(o.valueEnv);
-        const key = deriveKeys(readSecret(process.env)).headers;
+      runAction(ctx, !!o.json, async (db) => {
+        const value = await readValue(ctx, o.valueEnv);
+        const key = deriveKeys(readSecret(ctx.env)).headers;
         const { created } = await setSecretVariable(
           db,
           key,
@@ -78,7 +79,7 @@ export function registerSecretCommands(admin: Command): void {
     .option('--project <slug>', "only this project's")
     .option('--json', 'print JSON only')
     .action((o: ScopeOptions) =>
-      runAction(!!o.json, async (db) => {
+      runAction(ctx, !!o.json, async (db) => {
         const secrets = await listSecretVariables(db, { workspaceId: o.workspace, projectSlug: o.project });
         const data: SecretListOutput = { secrets };
         const lines = secrets.map(
@@ -95,7 +96,7 @@ export function registerSecretCommands(admin: Command): void {
     .requiredOption('--name <name>', 'the NAME of {{secrets.NAME}}')
     .option('--json', 'print JSON only')
     .action((o: ScopeOptions & { name: string }) =>
-      runAction(!!o.json, async (db) => {
+      runAction(ctx, !!o.json, async (db) => {
         await deleteSecretVariable(db, { workspaceId: o.workspace, projectSlug: o.project }, o.name);
         const data: SecretChangedOutput = {
           name: o.name,

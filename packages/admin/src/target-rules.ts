@@ -9,6 +9,7 @@ import {
   type Db,
   type TargetPolicy,
 } from '@testrun/core';
+import { databaseUrl } from './run-action';
 
 const WORKSPACE_DENY_LABEL = '--target-deny';
 
@@ -38,10 +39,9 @@ export async function setWorkspaceTargetDeny(db: Db, workspaceId: string, text: 
  * The target network policy of a workspace's runs as this environment configures it: TARGET_ALLOW
  * and TARGET_DENY, the deployment's own endpoints, and the workspace's own denied targets.
  */
-async function workspaceTargetPolicy(db: Db, workspaceId: string, databaseUrl: string): Promise<TargetPolicy> {
-  const env = process.env;
+async function workspaceTargetPolicy(db: Db, workspaceId: string, env: NodeJS.ProcessEnv): Promise<TargetPolicy> {
   const config = readTargetPolicyConfig(env, {
-    databaseUrl,
+    databaseUrl: databaseUrl(env),
     redisUrl: env.REDIS_URL || DEFAULT_REDIS_URL,
     publicBaseUrl: env.PUBLIC_BASE_URL || `http://localhost:${env.PORT || '3000'}`,
   });
@@ -54,9 +54,9 @@ async function workspaceTargetPolicy(db: Db, workspaceId: string, databaseUrl: s
  * Refuses a webhook URL that the workspace's runs could not target: webhooks obey the same network
  * policy (the worker checks every address it connects to again at each delivery).
  */
-export async function checkWebhookUrl(db: Db, workspaceId: string, url: string, databaseUrl: string): Promise<void> {
+export async function checkWebhookUrl(db: Db, workspaceId: string, url: string, env: NodeJS.ProcessEnv): Promise<void> {
   if (!URL.canParse(url)) return; // core's addWebhookEndpoint names what is wrong with it
-  const decision = (await workspaceTargetPolicy(db, workspaceId, databaseUrl)).checkUrl(url);
+  const decision = (await workspaceTargetPolicy(db, workspaceId, env)).checkUrl(url);
   if (!decision.allowed)
     throw new AdminError(`the webhook URL is not allowed by the target network policy: ${decision.detail}`);
 }
@@ -66,11 +66,11 @@ export async function checkProjectWebhooks(
   db: Db,
   workspaceId: string,
   file: unknown,
-  databaseUrl: string,
+  env: NodeJS.ProcessEnv,
 ): Promise<void> {
   const webhooks = typeof file === 'object' && file !== null && 'webhooks' in file ? file.webhooks : undefined;
   if (!Array.isArray(webhooks)) return;
-  const policy = await workspaceTargetPolicy(db, workspaceId, databaseUrl);
+  const policy = await workspaceTargetPolicy(db, workspaceId, env);
   const errors = webhooks.flatMap((webhook: unknown, w) => {
     const url = typeof webhook === 'object' && webhook !== null && 'url' in webhook ? webhook.url : undefined;
     // Anything that is no URL is left to the project file's own validation.
@@ -90,13 +90,13 @@ export async function checkProjectBaseUrl(
   db: Db,
   workspaceId: string,
   file: unknown,
-  databaseUrl: string,
+  env: NodeJS.ProcessEnv,
 ): Promise<void> {
   const baseUrl = typeof file === 'object' && file !== null && 'baseUrl' in file ? file.baseUrl : undefined;
   // A base URL that is no http(s) URL at all is left to the project file's own validation, which
   // names it together with every other problem of the file.
   if (typeof baseUrl !== 'string' || !URL.canParse(baseUrl) || !/^https?:$/.test(new URL(baseUrl).protocol)) return;
-  const policy = await workspaceTargetPolicy(db, workspaceId, databaseUrl);
+  const policy = await workspaceTargetPolicy(db, workspaceId, env);
   const decision = policy.checkUrl(baseUrl);
   if (!decision.allowed) {
     throw new AdminError(`the project's baseUrl is not allowed by the target network policy: ${decision.detail}`, [

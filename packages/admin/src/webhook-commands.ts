@@ -14,7 +14,7 @@ import {
   type WebhookEndpointListing,
   type WebhookEndpointWithSecret,
 } from '@testrun/core';
-import { databaseUrl, runAction } from '.';
+import { runAction, type AdminContext } from './run-action';
 import { checkWebhookUrl } from './target-rules';
 
 /** `--json` of `webhook add` and `webhook rotate-secret`: the only time the secret is shown. */
@@ -25,7 +25,7 @@ export type WebhookListOutput = { endpoints: WebhookEndpointListing[] };
 export type WebhookDeliveriesOutput = { endpointId: string; deliveries: WebhookDelivery[] };
 
 /** The key endpoint secrets are sealed with, from the deployment's TESTRUN_SECRET. */
-const sealingKey = () => deriveKeys(readSecret(process.env)).headers;
+const sealingKey = (env: NodeJS.ProcessEnv) => deriveKeys(readSecret(env)).headers;
 
 function parseLimit(value: string): number {
   if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 1000)
@@ -46,7 +46,7 @@ function attemptsText(d: WebhookDelivery): string {
  * A signing secret is printed by `add` and `rotate-secret` only, and stored sealed with the
  * deployment's TESTRUN_SECRET.
  */
-export function registerWebhookCommands(admin: Command): void {
+export function registerWebhookCommands(admin: Command, ctx: AdminContext): void {
   const webhook = admin.command('webhook').description('Webhook endpoints of a workspace and their delivery log');
   webhook
     .command('add')
@@ -56,10 +56,10 @@ export function registerWebhookCommands(admin: Command): void {
     .option('--events <events>', 'comma-separated: run.finished, suite_run.finished (default both)')
     .option('--json', 'print JSON only')
     .action((o: { workspace: string; url: string; events?: string; json?: boolean }) =>
-      runAction(!!o.json, async (db) => {
+      runAction(ctx, !!o.json, async (db) => {
         const events = parseWebhookEvents(o.events);
-        await checkWebhookUrl(db, o.workspace, o.url, databaseUrl());
-        const e = await addWebhookEndpoint(db, sealingKey(), { workspaceId: o.workspace, url: o.url, events });
+        await checkWebhookUrl(db, o.workspace, o.url, ctx.env);
+        const e = await addWebhookEndpoint(db, sealingKey(ctx.env), { workspaceId: o.workspace, url: o.url, events });
         const data: WebhookSecretOutput = e;
         return {
           data,
@@ -73,7 +73,7 @@ export function registerWebhookCommands(admin: Command): void {
     .requiredOption('--workspace <workspaceId>', 'workspace id')
     .option('--json', 'print JSON only')
     .action((o: { workspace: string; json?: boolean }) =>
-      runAction(!!o.json, async (db) => {
+      runAction(ctx, !!o.json, async (db) => {
         const endpoints = await listWebhookEndpoints(db, o.workspace);
         const data: WebhookListOutput = { endpoints };
         const lines = endpoints.map(
@@ -92,7 +92,7 @@ export function registerWebhookCommands(admin: Command): void {
     .argument('<endpointId>')
     .option('--json', 'print JSON only')
     .action((endpointId: string, o: { json?: boolean }) =>
-      runAction(!!o.json, async (db) => {
+      runAction(ctx, !!o.json, async (db) => {
         await removeWebhookEndpoint(db, endpointId);
         return { data: { id: endpointId, removed: true }, text: `Removed webhook endpoint ${endpointId}.` };
       }),
@@ -108,7 +108,7 @@ export function registerWebhookCommands(admin: Command): void {
       .argument('<endpointId>')
       .option('--json', 'print JSON only')
       .action((endpointId: string, o: { json?: boolean }) =>
-        runAction(!!o.json, async (db) => {
+        runAction(ctx, !!o.json, async (db) => {
           await setWebhookEnabled(db, endpointId, verb === 'enable');
           return {
             data: { id: endpointId, enabled: verb === 'enable' },
@@ -123,8 +123,8 @@ export function registerWebhookCommands(admin: Command): void {
     .argument('<endpointId>')
     .option('--json', 'print JSON only')
     .action((endpointId: string, o: { json?: boolean }) =>
-      runAction(!!o.json, async (db) => {
-        const e = await rotateWebhookSecret(db, sealingKey(), endpointId);
+      runAction(ctx, !!o.json, async (db) => {
+        const e = await rotateWebhookSecret(db, sealingKey(ctx.env), endpointId);
         const data: WebhookSecretOutput = e;
         return {
           data,
@@ -139,7 +139,7 @@ export function registerWebhookCommands(admin: Command): void {
     .option('--limit <n>', 'how many messages (default 20)', parseLimit)
     .option('--json', 'print JSON only')
     .action((endpointId: string, o: { limit?: number; json?: boolean }) =>
-      runAction(!!o.json, async (db) => {
+      runAction(ctx, !!o.json, async (db) => {
         const deliveries = await listWebhookDeliveries(db, endpointId, o.limit);
         const data: WebhookDeliveriesOutput = { endpointId, deliveries };
         return {
@@ -154,7 +154,7 @@ export function registerWebhookCommands(admin: Command): void {
     .argument('<messageId>')
     .option('--json', 'print JSON only')
     .action((messageId: string, o: { json?: boolean }) =>
-      runAction(!!o.json, async (db) => {
+      runAction(ctx, !!o.json, async (db) => {
         const { round } = await redeliverWebhookMessage(db, messageId);
         return {
           data: { messageId, round },

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Command } from 'commander';
 import { registerClientCommands } from './client';
+import { setExitCode, type CommandContext } from './client/connection';
 
 /**
  * Gives `program` its `--version` (the `version` of the package.json beside `dir`'s parent, so the
@@ -22,28 +23,38 @@ export function runProgram(program: Command, dir: string): void {
  * server (docs/ADMIN.md), so this package never needs a database driver. It says where to find them
  * instead of commander's bare "unknown command".
  */
-function adminPointer(): Command {
+function adminPointer(ctx: CommandContext): Command {
   return new Command('admin')
     .description('operator commands: run on the server, not from this package')
     .helpOption(false)
     .allowUnknownOption()
     .allowExcessArguments()
     .action(() => {
-      process.stderr.write(
+      ctx.streams.stderr.write(
         'testrun: `testrun admin` talks to the database and is not part of @testrun/cli; run it where the\n' +
           "server runs (the API image's `testrun`, or `pnpm -s testrun admin …` in a Testrun checkout): see docs/ADMIN.md\n",
       );
-      process.exitCode = 2;
+      setExitCode(ctx, 2);
     });
 }
 
 /**
- * The published `testrun` command (bin/testrun.js calls it): `testrun run|status|cancel|rerun` for CI pipelines,
- * speaking the HTTP API only.
+ * The published `testrun` program: `testrun run|status|cancel|rerun|projects|runs|suite-runs` for CI
+ * pipelines, speaking the HTTP API only. Its commands, and commander's own messages, read and write
+ * through `ctx`: the process's in {@link main}, a test's own streams and environment in the tests.
  */
-export function main(): void {
+export function cliProgram(ctx: CommandContext): Command {
   const program = new Command('testrun').description('Testrun: browser tests as a service').showHelpAfterError();
-  registerClientCommands(program);
-  program.addCommand(adminPointer(), { hidden: true });
-  runProgram(program, __dirname);
+  program.configureOutput({
+    writeOut: (text) => ctx.streams.stdout.write(text),
+    writeErr: (text) => ctx.streams.stderr.write(text),
+  });
+  registerClientCommands(program, ctx);
+  program.addCommand(adminPointer(ctx), { hidden: true });
+  return program;
+}
+
+/** The published `testrun` command (bin/testrun.js calls it), run on the process's argv and streams. */
+export function main(): void {
+  runProgram(cliProgram({ env: process.env, streams: process }), __dirname);
 }

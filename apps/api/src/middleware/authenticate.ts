@@ -19,6 +19,11 @@ export type AuthenticateOptions = {
    * every request from the address is 429 until its window ends (default 30).
    */
   unauthenticatedPerMinute?: number;
+  /**
+   * The window of the per-key rate limit (RATE_LIMIT_WINDOW_MS): a known key's request is counted
+   * against it in the round trip that reads the authentication epoch.
+   */
+  rateWindowMs: number;
   /** Accepted keys in memory (default a cache of this middleware's own). */
   cache?: KeyCache;
 };
@@ -44,11 +49,13 @@ export function authOf(res: Response): AuthContext {
  * rides on the round trip the request makes anyway.
  */
 export function authenticate(options: AuthenticateOptions): RequestHandler {
-  const { db, redis, logger, now, redisPrefix, unauthenticatedPerMinute = 30, cache = new KeyCache() } = options;
+  const { db, redis, logger, now, redisPrefix, rateWindowMs } = options;
+  const { unauthenticatedPerMinute = 30, cache = new KeyCache() } = options;
   return async (req, res, next) => {
     const limit: FailedAuthLimit = {
       counter: `${redisPrefix}:rl-unauth:${limitedAddress(req.ip ?? 'unknown')}`,
       perMinute: unauthenticatedPerMinute,
+      keyWindowMs: rateWindowMs,
     };
     try {
       const key = readBearerKey(req.get('Authorization'));

@@ -17,6 +17,21 @@ export interface CommandContext {
   now?: () => number;
   /** Where SIGINT and SIGTERM come from (default the process). */
   signals?: Pick<NodeJS.Process, 'once' | 'off'>;
+  /** Records the invocation's exit code (default: the process's `exitCode`). */
+  setExitCode?: (code: number) => void;
+  /** Ends the invocation at once, on a usage error or --help; never returns (default: `process.exit`). */
+  exit?: (code: number) => never;
+}
+
+/** Sets the exit code of the invocation `ctx` runs. */
+export function setExitCode(ctx: CommandContext, code: number): void {
+  if (ctx.setExitCode) ctx.setExitCode(code);
+  else process.exitCode = code;
+}
+
+/** Ends the invocation `ctx` runs with `code`. */
+export function exitNow(ctx: CommandContext, code: number): never {
+  return ctx.exit ? ctx.exit(code) : process.exit(code);
 }
 
 function isHttpUrl(value: string): boolean {

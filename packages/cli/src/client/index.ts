@@ -1,7 +1,7 @@
 import { Option, type Command, type CommanderError } from 'commander';
 import { EVIDENCE_MODES } from '@testrun/contracts';
 import { UsageError } from './parse-options';
-import type { CommandContext } from './connection';
+import { exitNow, setExitCode, type CommandContext } from './connection';
 import { registerListCommands } from './list-commands';
 import { runCancelCommand, runRerunCommand, type CancelFlags, type RerunFlags } from './lifecycle-commands';
 import { runRunCommand, type RunFlags } from './run-command';
@@ -62,7 +62,7 @@ export function registerClientCommands(
     .option('--api-url <url>', 'API origin (default: $TESTRUN_API_URL)')
     .option('--api-key <key>', 'API key (default: $TESTRUN_API_KEY)')
     .action(async (flags: RunFlags, command: Command) => {
-      process.exitCode = await usageErrors(command, () => runRunCommand(flags, ctx));
+      setExitCode(ctx, await usageErrors(command, () => runRunCommand(flags, ctx)));
     });
 
   const status = program
@@ -73,7 +73,7 @@ export function registerClientCommands(
     .option('--api-url <url>', 'API origin (default: $TESTRUN_API_URL)')
     .option('--api-key <key>', 'API key (default: $TESTRUN_API_KEY)')
     .action(async (id: string, flags: StatusFlags, command: Command) => {
-      process.exitCode = await usageErrors(command, () => runStatusCommand(id, flags, ctx));
+      setExitCode(ctx, await usageErrors(command, () => runStatusCommand(id, flags, ctx)));
     });
 
   const cancel = program
@@ -84,7 +84,7 @@ export function registerClientCommands(
     .option('--api-url <url>', 'API origin (default: $TESTRUN_API_URL)')
     .option('--api-key <key>', 'API key (default: $TESTRUN_API_KEY)')
     .action(async (id: string, flags: CancelFlags, command: Command) => {
-      process.exitCode = await usageErrors(command, () => runCancelCommand(id, flags, ctx));
+      setExitCode(ctx, await usageErrors(command, () => runCancelCommand(id, flags, ctx)));
     });
 
   const rerun = program
@@ -107,7 +107,7 @@ export function registerClientCommands(
     .option('--api-url <url>', 'API origin (default: $TESTRUN_API_URL)')
     .option('--api-key <key>', 'API key (default: $TESTRUN_API_KEY)')
     .action(async (srun: string, flags: Omit<RerunFlags, 'header'>, command: Command) => {
-      process.exitCode = await usageErrors(command, () => runRerunCommand(srun, { ...flags, header: [] }, ctx));
+      setExitCode(ctx, await usageErrors(command, () => runRerunCommand(srun, { ...flags, header: [] }, ctx)));
     });
 
   registerListCommands(program, ctx);
@@ -116,8 +116,7 @@ export function registerClientCommands(
     command.showHelpAfterError(`(see "testrun ${command.name()} --help")`);
     // Commander exits 1 on a bad flag; 1 means "a test failed" to CI, so usage errors exit 2.
     command.exitOverride((err: CommanderError) => {
-      if (err.exitCode === 0) process.exit(0);
-      process.exit(2);
+      exitNow(ctx, err.exitCode === 0 ? 0 : 2);
     });
   }
 }

@@ -1,7 +1,15 @@
 import type { Command, CommanderError } from 'commander';
 import type { RunListFilters } from '@testrun/client';
 import { formatDuration, type ProjectList, type RunList, type SuiteRunList } from '@testrun/contracts';
-import { isReportable, openCommand, reportFailure, type CommandContext, type ConnectionFlags } from './connection';
+import {
+  exitNow,
+  isReportable,
+  openCommand,
+  reportFailure,
+  setExitCode,
+  type CommandContext,
+  type ConnectionFlags,
+} from './connection';
 import { EXIT } from './report';
 
 /** Flags of `testrun runs` and `testrun suite-runs`: the API's listing filters, by their CLI names. */
@@ -138,7 +146,7 @@ export function registerListCommands(program: Command, ctx: CommandContext): voi
   const projects = connectionOptions(
     program.command('projects').description("List the workspace's projects, suites and tests (ids, keys, names)"),
   ).action(async (flags: ConnectionFlags & { json?: boolean }) => {
-    process.exitCode = await list(flags, ctx, (client) => client.listProjects(), projectsTable);
+    setExitCode(ctx, await list(flags, ctx, (client) => client.listProjects(), projectsTable));
   });
 
   const runs = connectionOptions(
@@ -146,30 +154,36 @@ export function registerListCommands(program: Command, ctx: CommandContext): voi
       .option('--test <id>', 'only runs of this test (tst_…)')
       .option('--suite-run <id>', 'only the runs of this suite run (srun_…)'),
   ).action(async (flags: ListFlags) => {
-    process.exitCode = await list(
-      flags,
+    setExitCode(
       ctx,
-      (client) => client.listRuns(filtersOf(flags)),
-      runsTable,
-      (page) => page.next_cursor,
+      await list(
+        flags,
+        ctx,
+        (client) => client.listRuns(filtersOf(flags)),
+        runsTable,
+        (page) => page.next_cursor,
+      ),
     );
   });
 
   const suiteRuns = connectionOptions(
     listingOptions(program.command('suite-runs').description("List the workspace's suite runs, newest first")),
   ).action(async (flags: ListFlags) => {
-    process.exitCode = await list(
-      flags,
+    setExitCode(
       ctx,
-      (client) => client.listSuiteRuns(filtersOf(flags)),
-      suiteRunsTable,
-      (page) => page.next_cursor,
+      await list(
+        flags,
+        ctx,
+        (client) => client.listSuiteRuns(filtersOf(flags)),
+        suiteRunsTable,
+        (page) => page.next_cursor,
+      ),
     );
   });
 
   for (const command of [projects, runs, suiteRuns]) {
     command.showHelpAfterError(`(see "testrun ${command.name()} --help")`);
     // As for `run` and `status`: a usage error exits 2, never 1 ("a test failed").
-    command.exitOverride((err: CommanderError) => process.exit(err.exitCode === 0 ? 0 : 2));
+    command.exitOverride((err: CommanderError) => exitNow(ctx, err.exitCode === 0 ? 0 : 2));
   }
 }

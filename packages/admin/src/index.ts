@@ -2,33 +2,29 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { parse as parseYaml } from 'yaml';
-import { PLANS, type Plan, type ProblemFieldError } from '@testrun/contracts';
+import { PLANS, type Plan } from '@testrun/contracts';
 import {
   addMember,
   AdminError,
   applyProject,
   changeApiKey,
   createApiKey,
-  createPrisma,
   createWorkspace,
-  DEFAULT_DATABASE_URL,
   deriveKeys,
   readSecret,
-  readUrl,
   removeMember,
   setWorkspacePlan,
-  type Db,
   type KeyAction,
 } from '@testrun/core';
 import { withAnnouncer } from './announce';
+import { databaseUrl, runAction } from './run-action';
 import { registerLinkCommands } from './link-commands';
 import { registerRetentionCommand } from './retention-commands';
 import { registerSecretCommands } from './secret-commands';
 import { registerWebhookCommands } from './webhook-commands';
 import { checkProjectBaseUrl, checkProjectWebhooks, setWorkspaceTargetDeny } from './target-rules';
 
-/** What an admin command prints: `data` as JSON with --json, else `text`. */
-export type Out = { data: object; text: string };
+export type { AdminErrorOutput } from './run-action';
 
 /** `--json` of `workspace create` and `workspace set-plan`. */
 export type WorkspaceOutput = { id: string; name: string; plan: Plan; maxActiveRuns: number; monthlyRuns: number };
@@ -47,17 +43,10 @@ export type KeyStateOutput = {
   refused: boolean;
   note?: string;
 };
-/** `--json` of a command that failed. */
-export type AdminErrorOutput = { error: { message: string; errors: ProblemFieldError[] } };
 
 function workspaceOutput(ws: WorkspaceOutput): WorkspaceOutput {
   const { id, name, plan, maxActiveRuns, monthlyRuns } = ws;
   return { id, name, plan, maxActiveRuns, monthlyRuns };
-}
-
-/** The admin commands read DATABASE_URL once, when a command runs (and REDIS_URL, see ./announce). */
-export function databaseUrl(): string {
-  return readUrl(process.env, 'DATABASE_URL', DEFAULT_DATABASE_URL, ['postgresql:', 'postgres:']);
 }
 
 function parseCount(value: string): number {
@@ -67,30 +56,6 @@ function parseCount(value: string): number {
 
 const planOption = () =>
   new Option('--plan <plan>', 'free, team or enterprise').choices([...PLANS]).makeOptionMandatory();
-
-/**
- * Runs one admin action with its own Prisma client and always disconnects, so the process exits
- * promptly. With --json, stdout carries exactly one JSON document (the result, or on failure
- * `{"error": {"message", "errors"}}`); human text and error lines go to stderr on failure.
- */
-export async function runAction(json: boolean, action: (db: Db) => Promise<Out>): Promise<void> {
-  let db: Db | undefined;
-  try {
-    db = createPrisma({ databaseUrl: databaseUrl(), max: 2 });
-    const out = await action(db);
-    process.stdout.write(json ? `${JSON.stringify(out.data)}\n` : `${out.text}\n`);
-  } catch (e) {
-    const failure: AdminErrorOutput = {
-      error: { message: e instanceof Error ? e.message : String(e), errors: e instanceof AdminError ? e.errors : [] },
-    };
-    process.stderr.write(`testrun admin: ${failure.error.message}\n`);
-    for (const err of failure.error.errors) process.stderr.write(`  ${err.path || '(file)'}: ${err.message}\n`);
-    if (json) process.stdout.write(`${JSON.stringify(failure)}\n`);
-    process.exitCode = 1;
-  } finally {
-    await db?.$disconnect().catch(() => undefined);
-  }
-}
 
 /** Reads a project file as JSON or YAML (by extension; anything else is tried as JSON, then YAML). */
 function readProjectFile(file: string): unknown {

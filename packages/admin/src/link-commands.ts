@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { AdminError, revokeRunViewLinks, revokeViewLinks } from '@testrun/core';
-import { runAction } from '.';
+import { runAction } from './run-action';
 
 /** `--json` of `suite-run revoke-links`. */
 export type LinksRevokedOutput = { suiteRunId: string; revoked: true };

@@ -1,6 +1,6 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { AdminError, type Db } from '@testrun/core';
-import { runAction } from '.';
+import { runAction } from './run-action';
 
 /** `--json` of `workspace set-retention`: the workspace's own retention in days; null uses the deployment's default. */
 export type RetentionOutput = { id: string; artifactRetentionDays: number | null; runRetentionDays: number | null };

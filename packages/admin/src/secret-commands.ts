@@ -8,7 +8,7 @@ import {
   setSecretVariable,
 } from '@testrun/core';
 import type { SecretListing } from '@testrun/core';
-import { runAction } from '.';
+import { runAction } from './run-action';
 
 /** `--json` of `secret set` and `secret delete`: the name and where it lives, never the value. */
 export type SecretChangedOutput = { name: string; workspaceId: string; projectSlug: string | null; state: string };

@@ -14,7 +14,7 @@ import {
   type WebhookEndpointListing,
   type WebhookEndpointWithSecret,
 } from '@testrun/core';
-import { databaseUrl, runAction } from '.';
+import { databaseUrl, runAction } from './run-action';
 import { checkWebhookUrl } from './target-rules';
 
 /** `--json` of `webhook add` and `webhook rotate-secret`: the only time the secret is shown. */

@@ -1,11 +1,11 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { applyProject, createWorkspace, deriveKeys, loadStoredSecrets, readSecret, type Db } from '@testrun/core';
-import type { AdminErrorOutput } from '.';
-import type { SecretChangedOutput, SecretListOutput } from './secret-commands';
-import { sampleProject, testDb } from '../../../test/support/harness';
+import type { AdminErrorOutput } from '../../packages/admin/src';
+import type { SecretChangedOutput, SecretListOutput } from '../../packages/admin/src/secret-commands';
+import { sampleProject, testDb } from '../support/harness';
 
-const ROOT = path.resolve(__dirname, '../../..');
+const ROOT = path.resolve(__dirname, '../..');
 const TSX = path.join(ROOT, 'node_modules/.bin/tsx');
 const BIN = path.join(ROOT, 'packages/admin/src/bin.ts');
 

@@ -1,11 +1,11 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { createWorkspace, type Db } from '@testrun/core';
-import type { AdminErrorOutput } from '.';
-import type { RetentionOutput } from './retention-commands';
-import { testDb } from '../../../test/support/harness';
+import type { AdminErrorOutput } from '../../packages/admin/src';
+import type { RetentionOutput } from '../../packages/admin/src/retention-commands';
+import { testDb } from '../support/harness';
 
-const ROOT = path.resolve(__dirname, '../../..');
+const ROOT = path.resolve(__dirname, '../..');
 const TSX = path.join(ROOT, 'node_modules/.bin/tsx');
 const BIN = path.join(ROOT, 'packages/admin/src/bin.ts');
 

@@ -4,19 +4,19 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { stringify as toYaml } from 'yaml';
 import { hashApiKey, isWellFormedApiKey, type AppliedProject, type Db } from '@testrun/core';
-import type { AdminErrorOutput, KeyCreatedOutput, KeyStateOutput, MemberOutput, WorkspaceOutput } from '.';
-import type { LinksRevokedOutput, RunLinksRevokedOutput } from './link-commands';
-import { anyString, stringMatching } from '../../../test/api/typed';
-import {
-  applySampleProject,
-  createTenant,
-  insertSuiteRuns,
-  sampleProject,
-  testDb,
-} from '../../../test/support/harness';
-import { present } from '../../../test/support/present';
+import type {
+  AdminErrorOutput,
+  KeyCreatedOutput,
+  KeyStateOutput,
+  MemberOutput,
+  WorkspaceOutput,
+} from '../../packages/admin/src';
+import type { LinksRevokedOutput, RunLinksRevokedOutput } from '../../packages/admin/src/link-commands';
+import { anyString, stringMatching } from '../api/typed';
+import { applySampleProject, createTenant, insertSuiteRuns, sampleProject, testDb } from '../support/harness';
+import { present } from '../support/present';
 
-const ROOT = path.resolve(__dirname, '../../..');
+const ROOT = path.resolve(__dirname, '../..');
 const TSX = path.join(ROOT, 'node_modules/.bin/tsx');
 const BIN = path.join(ROOT, 'packages/admin/src/bin.ts');
 

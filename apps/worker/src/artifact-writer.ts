@@ -3,15 +3,13 @@ import { artifactKey, ID_PREFIX, newId, type ArtifactRow, type ArtifactStore, ty
 import type { PageEvent } from './page-events';
 import { describeStep, describeTarget, type StepOutcomeResult } from './steps';
 import { truncate } from './steps/format';
+import type { StepShot } from './steps/types';
 
 /** The page as it was when a step went wrong, for the view. */
 export type PageAtFailure = { url: string; title: string };
 
 /** Expected and received values are kept up to this length (the view diffs them). */
 const MAX_COMPARED = 10_000;
-
-/** An image taken after a step, for the timeline. */
-export type StepShot = { body: Buffer; contentType: string; name: string };
 
 /** The run and attempt whose rows and files an {@link ArtifactWriter} writes. */
 export type ArtifactOwner = { runId: string; workspaceId: string; attempt: number };

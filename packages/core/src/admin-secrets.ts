@@ -1,5 +1,5 @@
 import { isVariableName, VARIABLE_LIMITS } from '@testrun/contracts';
-import { AdminError } from './admin';
+import { AdminError } from './admin-error';
 import type { Db } from './db';
 import { ID_PREFIX, newId } from './ids';
 import { sealSecretVariable } from './variables';

@@ -6,9 +6,9 @@ import {
   STEP_LIMITS,
   validateProjectFile,
   type Plan,
-  type ProblemFieldError,
   type ProjectFile,
 } from '@testrun/contracts';
+import { AdminError } from './admin-error';
 import { generateApiKey, KEY_CACHE_TTL_MS, type AuthChangeAnnouncer } from './api-keys';
 import { Prisma, type Db } from './db';
 import { ID_PREFIX, newId } from './ids';
@@ -18,17 +18,6 @@ import { syncProjectWebhooks, type AppliedWebhook } from './webhooks';
  * Operator actions behind `testrun admin`: workspaces, members, keys and project files. They talk
  * to Postgres directly; none of them is part of the public API.
  */
-
-/** A refused admin action; `errors` lists every problem of a project file with its path. */
-export class AdminError extends Error {
-  override name = 'AdminError';
-  constructor(
-    message: string,
-    readonly errors: ProblemFieldError[] = [],
-  ) {
-    super(message);
-  }
-}
 
 export async function createWorkspace(
   db: Db,

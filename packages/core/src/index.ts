@@ -17,6 +17,7 @@ export * from './create-artifact-store';
 export * from './s3-artifact-store';
 export * from './migrate';
 export * from './admin';
+export * from './admin-error';
 export * from './with-timeout';
 export * from './probe-server';
 export * from './create-runs';

@@ -12,7 +12,7 @@ import {
   type WebhookEvent,
   type WebhookMessageState,
 } from '@testrun/contracts';
-import { AdminError } from './admin';
+import { AdminError } from './admin-error';
 import type { Db, DbTx } from './db';
 import { ID_PREFIX, newId } from './ids';
 import { readRun, readSuiteRun } from './resource-reads';

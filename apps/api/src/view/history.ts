@@ -2,8 +2,7 @@ import { readSql, type Db } from '@testrun/core';
 import { formatInstant } from './format';
 import { html, type SafeHtml } from './html';
 import { heading, runPath, type Heading, type Paths } from './layout';
-import type { ViewHistory, ViewHistoryMark, ViewRun } from './model';
-import type { LinkSigner } from './queries';
+import type { LinkSigner, ViewHistory, ViewHistoryMark, ViewRun } from './model';
 import { scopeSql, type RunScope } from './scope';
 
 /** How many outcomes of a test its history shows. */

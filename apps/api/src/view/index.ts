@@ -17,7 +17,7 @@ import { findAsset } from './assets';
 import { historySection } from './history';
 import { html } from './html';
 import { readSuiteFilter } from './filters';
-import type { LiveStatus } from './model';
+import type { LinkSigner, LiveStatus } from './model';
 import {
   findRunArtifact,
   loadRun,
@@ -25,7 +25,6 @@ import {
   loadSuiteLiveStatus,
   loadSuiteRun,
   loadSuiteSearchTexts,
-  type LinkSigner,
 } from './queries';
 import type { Paths } from './layout';
 import { renderArtifactExpired, renderFailure, renderNotFound, renderRunPage, renderSuitePage } from './render';

@@ -1,4 +1,8 @@
 import type { ArtifactKind, RunStatus, StepOutcome, SuiteCounts } from '@testrun/contracts';
+import type { ViewSubject } from '@testrun/core';
+
+/** Signs the view's links on a page with the terms of the link the page was opened with. */
+export type LinkSigner = (subject: ViewSubject, id: string) => string;
 
 /** One executed step of a run's latest attempt. */
 export type ViewStep = {

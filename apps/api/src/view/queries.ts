@@ -5,14 +5,12 @@ import {
   type RunStatus,
   type StepOutcome,
 } from '@testrun/contracts';
-import { readSql, type Db, type ViewSubject } from '@testrun/core';
-
-/** Signs the view's links on a page with the terms of the link the page was opened with. */
-export type LinkSigner = (subject: ViewSubject, id: string) => string;
+import { readSql, type Db } from '@testrun/core';
 import { isFlaky, searchText } from './filters';
 import { attachHistory, readHistory } from './history';
 import { scopeSql, type RunScope } from './scope';
 import type {
+  LinkSigner,
   LiveStatus,
   ViewArtifact,
   ViewAttempt,

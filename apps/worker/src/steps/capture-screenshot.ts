@@ -1,10 +1,9 @@
 import type { Page } from 'playwright';
 import { keepsEvidence, type EvidenceMode } from '@testrun/contracts';
 import { withTimeout } from '@testrun/core';
-import type { StepShot } from '../artifact-writer';
 import { pageSession } from '../page-devtools';
 import type { SecretMask } from '../secret-mask';
-import type { StepOutcomeResult } from './types';
+import type { StepOutcomeResult, StepShot } from './types';
 
 /** Options of {@link captureScreenshot}. */
 export interface CaptureScreenshotOptions {

@@ -45,6 +45,9 @@ interface ScreenshotEffect {
 }
 export type StepEffect = ScreenshotEffect;
 
+/** An image taken after a step, for the timeline. */
+export type StepShot = { body: Buffer; contentType: string; name: string };
+
 /** Error codes a single step can produce (`worker_lost` belongs to the run, not to a step). */
 type StepErrorCode = Exclude<RunErrorCode, 'worker_lost'>;
 

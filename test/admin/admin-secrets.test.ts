@@ -1,8 +1,8 @@
 import { applyProject, createWorkspace, deriveKeys, loadStoredSecrets, readSecret, type Db } from '@testrun/core';
-import type { AdminErrorOutput } from './run-action';
-import type { SecretChangedOutput, SecretListOutput } from './secret-commands';
-import { adminJson, runAdmin, type AdminResult } from '../../../test/support/admin';
-import { sampleProject, testDb } from '../../../test/support/harness';
+import type { AdminErrorOutput } from '../../packages/admin/src/run-action';
+import type { SecretChangedOutput, SecretListOutput } from '../../packages/admin/src/secret-commands';
+import { adminJson, runAdmin, type AdminResult } from '../support/admin';
+import { sampleProject, testDb } from '../support/harness';
 
 /** Runs `testrun admin secret …` in this process, with `stdin` as its input (test/support/admin.ts). */
 const secret = (args: string[], opts: { stdin?: string; env?: Record<string, string> } = {}) =>

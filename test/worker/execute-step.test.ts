@@ -2,21 +2,16 @@
 // most of the length is the table of steps that do not pass; split files would each start their own.
 import type { BrowserContext, Page } from 'playwright';
 import { validateProjectFile, type Step } from '@testrun/contracts';
-import {
-  demoProjectFile,
-  PROTECTED_CREDENTIALS,
-  startFixtureSite,
-  type FixtureSite,
-} from '../../../../test/fixtures/site';
-import { freePort } from '../../../../test/support/processes';
-import { BrowserPool } from '../browser/browser-pool';
+import { demoProjectFile, PROTECTED_CREDENTIALS, startFixtureSite, type FixtureSite } from '../fixtures/site';
+import { freePort } from '../support/processes';
+import { BrowserPool } from '../../apps/worker/src/browser/browser-pool';
 import {
   captureScreenshot,
   executeStep,
   summarizeFailure,
   type StepContext,
   type StepOutcomeResult,
-} from './execute-step';
+} from '../../apps/worker/src/steps/execute-step';
 
 jest.setTimeout(30_000);
 

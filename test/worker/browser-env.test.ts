@@ -4,11 +4,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { createLogger, parseTargetRules, type LookupAll } from '@testrun/core';
-import { startFixtureSite, type FixtureSite } from '../../../../test/fixtures/site';
-import { startEgress, type WorkerEgress } from '../network/worker-egress';
-import { isVideoAvailable } from '../video';
-import { browserEnv } from './browser-env';
-import { BrowserPool } from './browser-pool';
+import { startFixtureSite, type FixtureSite } from '../fixtures/site';
+import { startEgress, type WorkerEgress } from '../../apps/worker/src/network/worker-egress';
+import { isVideoAvailable } from '../../apps/worker/src/video';
+import { browserEnv } from '../../apps/worker/src/browser/browser-env';
+import { BrowserPool } from '../../apps/worker/src/browser/browser-pool';
 
 /*
  * Chromium started as the worker starts it (in its network namespace, through the relay) while the

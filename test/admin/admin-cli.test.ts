@@ -3,21 +3,21 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { stringify as toYaml } from 'yaml';
 import { hashApiKey, isWellFormedApiKey, type AppliedProject, type Db } from '@testrun/core';
-import type { KeyCreatedOutput, KeyStateOutput, MemberOutput, WorkspaceOutput } from '.';
-import type { LinksRevokedOutput, RunLinksRevokedOutput } from './link-commands';
-import type { AdminErrorOutput } from './run-action';
-import { anyString, stringMatching } from '../../../test/api/typed';
-import { adminJson, runAdmin, spawnAdmin, type AdminResult } from '../../../test/support/admin';
+import type { KeyCreatedOutput, KeyStateOutput, MemberOutput, WorkspaceOutput } from '../../packages/admin/src';
+import type { LinksRevokedOutput, RunLinksRevokedOutput } from '../../packages/admin/src/link-commands';
+import type { AdminErrorOutput } from '../../packages/admin/src/run-action';
+import { anyString, stringMatching } from '../api/typed';
+import { adminJson, runAdmin, spawnAdmin, type AdminResult } from '../support/admin';
 import {
   applySampleProject,
   createTenant,
   insertSuiteRuns,
   sampleProject,
   testDb,
-} from '../../../test/support/harness';
-import { present } from '../../../test/support/present';
+} from '../support/harness';
+import { present } from '../support/present';
 
-const ROOT = path.resolve(__dirname, '../../..');
+const ROOT = path.resolve(__dirname, '../..');
 
 /** Runs `testrun admin …` in this process against the test database (test/support/admin.ts). */
 const admin = (...args: string[]) => runAdmin(args);

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { chromium } from 'playwright';
-import { startFixtureSite, type FixtureSite } from '../../../../test/fixtures/site';
-import { BrowserPool, chooseExecutablePath, type BrowserPoolEvent } from './browser-pool';
+import { startFixtureSite, type FixtureSite } from '../fixtures/site';
+import { BrowserPool, chooseExecutablePath, type BrowserPoolEvent } from '../../apps/worker/src/browser/browser-pool';
 
 jest.setTimeout(30_000);
 

@@ -1,8 +1,8 @@
 import { createWorkspace, type Db } from '@testrun/core';
-import type { RetentionOutput } from './retention-commands';
-import type { AdminErrorOutput } from './run-action';
-import { adminJson, runAdmin, type AdminResult } from '../../../test/support/admin';
-import { testDb } from '../../../test/support/harness';
+import type { RetentionOutput } from '../../packages/admin/src/retention-commands';
+import type { AdminErrorOutput } from '../../packages/admin/src/run-action';
+import { adminJson, runAdmin, type AdminResult } from '../support/admin';
+import { testDb } from '../support/harness';
 
 /** Runs `testrun admin workspace set-retention …` in this process against the test database (test/support/admin.ts). */
 const setRetention = (...args: string[]) => runAdmin(['workspace', 'set-retention', ...args]);

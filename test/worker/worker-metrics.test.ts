@@ -1,6 +1,6 @@
 import { addRunJobs, createRedis, createRunQueue } from '@testrun/core';
-import { parsePrometheus, sampleSum } from '../../../../test/support/prometheus';
-import { WorkerMetrics } from './worker-metrics';
+import { parsePrometheus, sampleSum } from '../support/prometheus';
+import { WorkerMetrics } from '../../apps/worker/src/observability/worker-metrics';
 
 // The worker's metrics against a real queue on the test Redis (a prefix of its own): what each
 // observation adds, and the queue's states as BullMQ keeps them (prioritized jobs apart from waiting).

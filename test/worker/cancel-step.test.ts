@@ -1,8 +1,8 @@
 import type { BrowserContext, Page } from 'playwright';
 import type { Step } from '@testrun/contracts';
-import { startFixtureSite, type FixtureSite } from '../../../../test/fixtures/site';
-import { BrowserPool } from '../browser/browser-pool';
-import { executeStep } from './execute-step';
+import { startFixtureSite, type FixtureSite } from '../fixtures/site';
+import { BrowserPool } from '../../apps/worker/src/browser/browser-pool';
+import { executeStep } from '../../apps/worker/src/steps/execute-step';
 
 /**
  * A cancel ends the step under way through the run's signal, which every Playwright call of the

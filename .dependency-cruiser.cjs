@@ -1,0 +1,72 @@
+// @ts-check
+// The import boundaries of apps/ and packages/, checked by `pnpm lint` (docs/ARCHITECTURE.md, "Import
+// boundaries"). Paths are relative to the repository root; workspace packages (`@testrun/*`) resolve
+// to their sources through the `@testrun/source` export condition, so a package import is an edge
+// to the package's folder like any relative one.
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      // Type-only imports count too: a cycle of types still ties the modules into one unit that
+      // cannot be understood, tested or moved apart, and breaking it costs no more than a runtime one.
+      name: 'no-cycles',
+      comment: 'A module of apps/ or packages/ reaches itself again through its imports.',
+      severity: 'error',
+      from: { path: '^(apps|packages)/' },
+      to: { circular: true },
+    },
+    {
+      name: 'apps-not-each-other',
+      comment: 'An app imports another app: share the code through a package instead.',
+      severity: 'error',
+      from: { path: '^apps/([^/]+)/' },
+      to: { path: '^apps/', pathNot: '^apps/$1/' },
+    },
+    {
+      name: 'contracts-imports-no-workspace-package',
+      comment: 'packages/contracts is the bottom layer: it imports no other package or app of ours.',
+      severity: 'error',
+      from: { path: '^packages/contracts/' },
+      to: { path: '^(apps|packages|test)/', pathNot: '^packages/contracts/' },
+    },
+    {
+      name: 'packages-not-apps-or-test',
+      comment: 'A package imports an app or the root test/ folder: packages sit below both.',
+      severity: 'error',
+      from: { path: '^packages/' },
+      to: { path: '^(apps|test)/' },
+    },
+    {
+      name: 'colocated-tests-not-root-test',
+      comment: 'A test beside its source imports a root test/ helper: those start the whole system.',
+      severity: 'error',
+      from: { path: '^(apps|packages)/[^/]+/src/.+\\.test\\.ts$' },
+      to: { path: '^test/' },
+    },
+    {
+      // Without this an import that fails to resolve would slip past every rule above.
+      name: 'workspace-imports-resolve',
+      comment: 'An import of a workspace package does not resolve to a file.',
+      severity: 'error',
+      from: {},
+      to: { path: '^@testrun/', couldNotResolve: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: ['node_modules'] },
+    // Build output, bundles and the generated Prisma client are not ours to arrange.
+    exclude: { path: ['(^|/)dist/', '/src/generated/'] },
+    tsPreCompilationDeps: true,
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['@testrun/source', 'require', 'node', 'default'],
+      extensions: ['.ts', '.js', '.cjs', '.mjs', '.json'],
+      mainFields: ['main'],
+    },
+    reporterOptions: {
+      dot: { collapsePattern: '^(apps|packages)/[^/]+|node_modules/(@[^/]+/)?[^/]+' },
+      archi: { collapsePattern: '^(apps|packages)/[^/]+|node_modules/(@[^/]+/)?[^/]+' },
+    },
+  },
+};

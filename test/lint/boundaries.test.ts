@@ -1,0 +1,147 @@
+import { execFile } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+/**
+ * The import boundaries `pnpm lint` checks (.dependency-cruiser.cjs, docs/ARCHITECTURE.md): the
+ * lint script's own dependency-cruiser command finds nothing in the real tree, and the same
+ * configuration reports each kind of forbidden import planted in a small tree of fixture files.
+ */
+
+const ROOT = path.resolve(__dirname, '../..');
+const CONFIG = path.join(ROOT, '.dependency-cruiser.cjs');
+const DEPCRUISE = path.join(ROOT, 'node_modules', 'dependency-cruiser', 'bin', 'dependency-cruise.mjs');
+
+type Violation = { rule: { name: string }; from: string; to: string; cycle?: Array<{ name: string }> };
+type Module = { source: string; dependencies: Array<{ module: string; resolved: string }> };
+type CruiseResult = { modules: Module[]; summary: { violations: Violation[]; totalCruised: number } };
+
+/** Runs dependency-cruiser with JSON output; it exits non-zero when it finds errors, which is no failure here. */
+async function cruise(cwd: string, args: string[]): Promise<CruiseResult> {
+  const stdout = await new Promise<string>((resolve, reject) => {
+    execFile(
+      process.execPath,
+      [DEPCRUISE, ...args, '--output-type', 'json'],
+      { cwd, maxBuffer: 64 * 1024 * 1024 },
+      (error, out, err) => {
+        if (out.trim().startsWith('{')) resolve(out);
+        else reject(new Error(`dependency-cruiser printed no report: ${error?.message ?? ''}\n${err}`));
+      },
+    );
+  });
+  return JSON.parse(stdout) as CruiseResult;
+}
+
+/** The dependency-cruiser command of `pnpm lint`, as arguments. */
+async function lintCruiseArgs(): Promise<string[]> {
+  const pkg = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { lint: string } };
+  const command = pkg.scripts.lint.split('&&').map((part) => part.trim().split(/\s+/));
+  const depcruise = command.find((words) => words[0] === 'depcruise');
+  if (!depcruise) throw new Error(`the lint script runs no depcruise: ${pkg.scripts.lint}`);
+  return depcruise.slice(1);
+}
+
+/** One line per violation: the rule, then the edge (or the cycle) it found. */
+function lines(violations: Violation[]): string[] {
+  return violations
+    .map((v) =>
+      v.cycle
+        ? `${v.rule.name}: ${[v.from, ...v.cycle.map((c) => c.name)].join(' -> ')}`
+        : `${v.rule.name}: ${v.from} -> ${v.to}`,
+    )
+    .sort();
+}
+
+test('the real tree has no forbidden import, and workspace packages resolve to their sources', async () => {
+  const result = await cruise(ROOT, await lintCruiseArgs());
+
+  expect(lines(result.summary.violations)).toEqual([]);
+  // Every app and package was read, not a tree that resolution or an exclusion emptied.
+  for (const dir of ['apps/api', 'apps/worker', 'packages/contracts', 'packages/core', 'packages/admin']) {
+    expect(result.modules.some((m) => m.source.startsWith(`${dir}/src/`))).toBe(true);
+  }
+  // Each import of a workspace package is an edge to that package's sources (the `@testrun/source`
+  // condition), not to its dist/, which the configuration leaves out.
+  const workspaceEdges = result.modules.flatMap((m) => m.dependencies.filter((d) => d.module.startsWith('@testrun/')));
+  expect(workspaceEdges.length).toBeGreaterThan(50);
+  for (const edge of workspaceEdges) {
+    const name = edge.module.split('/')[1] ?? '';
+    expect(edge.resolved).toMatch(new RegExp(`^(packages|apps)/${name}/src/.+\\.ts$`));
+  }
+});
+
+describe('a tree with forbidden imports', () => {
+  let dir: string;
+
+  /** Writes the fixture files (path -> source) under `dir`. */
+  async function plant(files: Record<string, string>): Promise<void> {
+    for (const [file, text] of Object.entries(files)) {
+      await mkdir(path.dirname(path.join(dir, file)), { recursive: true });
+      await writeFile(path.join(dir, file), text);
+    }
+  }
+
+  /** Makes `@testrun/<name>` resolvable from `from` the way pnpm links a workspace dependency. */
+  async function link(from: string, name: string): Promise<void> {
+    const target = path.join(dir, from, 'node_modules', '@testrun');
+    await mkdir(target, { recursive: true });
+    await symlink(path.join(dir, 'packages', name), path.join(target, name), 'dir');
+  }
+
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'testrun-boundaries-'));
+    const manifest = (name: string) =>
+      JSON.stringify({ name: `@testrun/${name}`, exports: { '.': { '@testrun/source': './src/index.ts' } } });
+    await plant({
+      'packages/contracts/package.json': manifest('contracts'),
+      'packages/core/package.json': manifest('core'),
+      // contracts imports another package of ours.
+      'packages/contracts/src/index.ts': "export { a } from '@testrun/core';\n",
+      // A cycle closed by a type-only import.
+      'packages/core/src/index.ts': "export { a } from './a';\n",
+      'packages/core/src/a.ts': "import { b } from './b';\nexport const a = b + 1;\nexport type A = { a: number };\n",
+      'packages/core/src/b.ts':
+        "import type { A } from './a';\nexport const b = 1;\nexport const shape: A | null = null;\n",
+      // A package imports an app and a root test helper.
+      'packages/core/src/uses-app.ts': "import { api } from '../../../apps/api/src/index';\nexport const x = api;\n",
+      'packages/core/src/uses-test.ts':
+        "import { helper } from '../../../test/support/helper';\nexport const y = helper;\n",
+      // An app imports another app; allowed: an app imports packages, unresolvable: a package that is not there.
+      'apps/api/src/index.ts':
+        "import { a } from '@testrun/core';\nimport { worker } from '../../worker/src/index';\nexport const api = a + worker;\n",
+      'apps/api/src/missing.ts': "import { gone } from '@testrun/gone';\nexport const m = gone;\n",
+      'apps/worker/src/index.ts': "import { b } from '@testrun/core';\nexport const worker = b;\n",
+      // A colocated test imports a root test helper.
+      'apps/worker/src/index.test.ts':
+        "import { helper } from '../../../test/support/helper';\nexport const t = helper;\n",
+      'test/support/helper.ts': 'export const helper = 1;\n',
+      // Allowed: a root test imports apps and helpers.
+      'test/e2e/x.test.ts':
+        "import { api } from '../../apps/api/src/index';\nimport { helper } from '../support/helper';\nexport const z = api + helper;\n",
+    });
+    await link('packages/contracts', 'core');
+    await link('apps/api', 'core');
+    await link('apps/worker', 'core');
+  });
+
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  test("each is reported under its rule by the project's configuration", async () => {
+    const result = await cruise(dir, ['--config', CONFIG, 'apps', 'packages', 'test']);
+
+    expect(lines(result.summary.violations)).toEqual(
+      [
+        'apps-not-each-other: apps/api/src/index.ts -> apps/worker/src/index.ts',
+        'colocated-tests-not-root-test: apps/worker/src/index.test.ts -> test/support/helper.ts',
+        'contracts-imports-no-workspace-package: packages/contracts/src/index.ts -> packages/core/src/index.ts',
+        'no-cycles: packages/core/src/a.ts -> packages/core/src/b.ts -> packages/core/src/a.ts',
+        'packages-not-apps-or-test: packages/core/src/uses-app.ts -> apps/api/src/index.ts',
+        'packages-not-apps-or-test: packages/core/src/uses-test.ts -> test/support/helper.ts',
+        'workspace-imports-resolve: apps/api/src/missing.ts -> @testrun/gone',
+      ].sort(),
+    );
+  });
+});

@@ -26,6 +26,7 @@ import { registerRetentionCommand } from './retention-commands';
 import { registerSecretCommands } from './secret-commands';
 import { registerWebhookCommands } from './webhook-commands';
 import { checkProjectBaseUrl, checkProjectWebhooks, setWorkspaceTargetDeny } from './target-rules';
+import { registerWorkspaceListCommand } from './workspace-list-command';
 
 /** What an admin command prints: `data` as JSON with --json, else `text`. */
 export type Out = { data: object; text: string };
@@ -130,7 +131,7 @@ export function registerAdminCommands(program: Command): void {
   registerSecretCommands(admin);
   registerWebhookCommands(admin);
 
-  const workspace = admin.command('workspace').description('Create workspaces and change their plan');
+  const workspace = admin.command('workspace').description('Create and list workspaces and change their plan');
   workspace
     .command('create')
     .description("Create a workspace on a plan (limits default to the plan's)")
@@ -190,6 +191,7 @@ export function registerAdminCommands(program: Command): void {
     );
 
   registerRetentionCommand(workspace);
+  registerWorkspaceListCommand(workspace, runAction);
 
   const member = admin.command('member').description('Add or remove members of a workspace');
   for (const verb of ['add', 'remove'] as const) {

@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { addMember, createApiKey, createWorkspace, type Db } from '@testrun/core';
 import type { WorkspaceListOutput } from './workspace-list-command';
+import { stringMatching } from '../../../test/api/typed';
 import { createTenant, testDb } from '../../../test/support/harness';
 
 const ROOT = path.resolve(__dirname, '../../..');
@@ -57,7 +58,7 @@ describe('testrun admin workspace list', () => {
       plan: 'team',
       maxActiveRuns: 200,
       monthlyRuns: 1234,
-      createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT.*Z$/) as unknown as string,
+      createdAt: stringMatching(/^\d{4}-\d\d-\d\dT.*Z$/),
       members: 0,
       activeKeys: 0,
     });

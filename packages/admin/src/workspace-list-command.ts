@@ -3,7 +3,7 @@ import type { Plan } from '@testrun/contracts';
 import type { Db } from '@testrun/core';
 
 /** One workspace of `workspace list --json`: its plan and limits, and who can reach it. */
-export type WorkspaceListing = {
+type WorkspaceListing = {
   id: string;
   name: string;
   plan: Plan;

@@ -144,7 +144,7 @@ describe('testrun suite-runs', () => {
     const all = await runCli(['suite-runs'], env);
     expect(all.code).toBe(0);
     const lines = all.stdout.trim().split('\n');
-    expect(lines[0]).toMatch(/^SUITE RUN ID\s+STATUS\s+CREATED\s+SUITE\s+PASSED\/FAILED\/ERROR\/SKIPPED$/);
+    expect(lines[0]).toMatch(/^SUITE RUN ID\s+STATUS\s+CREATED\s+SUITE\s+PASSED\/FAILED\/ERROR\/SKIPPED\s+FLAKY$/);
     expect(lines).toHaveLength(1 + 4);
     expect(all.stdout).toMatch(
       new RegExp(`${nth(suiteRunIds, 0)}\\s+running\\s+\\S+ \\S+\\s+shop/smoke\\s+0/1/0/1 of 3`),

@@ -380,7 +380,7 @@ describe('testrun run: retries', () => {
     const [test] = doc.tests;
     expect(test).toMatchObject({ status: 'passed', flaky: true });
     expect(test?.previous_attempts.map((a) => [a.attempt, a.status])).toEqual([[1, 'failed']]);
-    expect(r.stderr).toContain('Flaky page (flaky: passed on a retry)');
+    expect(r.stderr).toContain('Flaky page (flaky: passed on retry 1)');
     const testcase = nth(parseJunit(junit).testsuites.testsuite.testcase, 0);
     expect(testcase).toMatchObject({ name: 'Flaky page', flakyFailure: { type: 'failed' } });
     expect(testcase).not.toHaveProperty('failure');

@@ -162,7 +162,7 @@ test('a failed test on the suite page shows its last 20 outcomes, oldest first, 
   expect(historyB).toHaveLength(24);
   expect(await markIds(page, entry)).toEqual(historyB.slice(-20));
   expect(await page.locator(`${entry} .history-rate`).textContent()).toBe(
-    '13 passed (1 flaky), 5 failed, 2 errors of the last 20: 65% passed',
+    '12 passed first time, 1 flaky, 5 failed, 2 errors of the last 20: 60% passed without a retry (65% with retries)',
   );
   // The page's own run is the last mark, named as such; the flaky one says so in words.
   const current = page.locator(entry).getByRole('link', { name: /, this run$/ });
@@ -194,7 +194,7 @@ test("a passed test's history arrives with its steps when it is opened", async (
   await page.locator(`li.test[data-run="${currentA}"] .history-rate`).waitFor();
   expect(await markIds(page, `li.test[data-run="${currentA}"]`)).toEqual(historyA.slice(-20));
   expect(await page.locator(`li.test[data-run="${currentA}"] .history-rate`).textContent()).toBe(
-    '20 passed (1 flaky) of the last 20: 100% passed',
+    '19 passed first time, 1 flaky of the last 20: 95% passed without a retry (100% with retries)',
   );
 });
 

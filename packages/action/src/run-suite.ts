@@ -39,12 +39,11 @@ export async function runSuite(client: TestrunClient, inputs: ActionInputs, now 
   const started = now();
   const progress = new Progress();
   const waitOptions = { timeoutMs: inputs.timeoutMs, pollIntervalMs: inputs.pollIntervalMs };
-  const name = (r: Run) => (target.kind === 'test' ? target.testId : r.id);
   let timedOut = false;
   try {
     if (ids.suiteRunId !== null)
       await client.waitForSuiteRun(ids.suiteRunId, { ...waitOptions, onProgress: progress.onSuiteRun });
-    else await client.waitForRuns(ids.runIds, { ...waitOptions, onProgress: (runs) => progress.onRuns(runs, name) });
+    else await client.waitForRuns(ids.runIds, { ...waitOptions, onProgress: (runs) => progress.onRuns(runs) });
   } catch (e) {
     if (!(e instanceof TestrunWaitTimeoutError)) throw e;
     timedOut = true;
@@ -103,8 +102,8 @@ class Progress {
     this.logFinished();
   };
 
-  onRuns(runs: readonly Run[], name: (run: Run) => string): void {
-    this.tests = testsFromRuns(runs, name);
+  onRuns(runs: readonly Run[]): void {
+    this.tests = testsFromRuns(runs);
     ({ counts: this.counts, status: this.status } = summarize(this.tests));
     this.logFinished();
   }

@@ -23,6 +23,7 @@ import { registerSecretCommands } from './secret-commands';
 import { runAction, type AdminContext } from './run-action';
 import { registerWebhookCommands } from './webhook-commands';
 import { checkProjectBaseUrl, checkProjectWebhooks, setWorkspaceTargetDeny } from './target-rules';
+import { registerWorkspaceListCommand } from './workspace-list-command';
 
 /** `--json` of `workspace create` and `workspace set-plan`. */
 export type WorkspaceOutput = { id: string; name: string; plan: Plan; maxActiveRuns: number; monthlyRuns: number };
@@ -104,7 +105,7 @@ function registerAdminCommands(program: Command, ctx: AdminContext): void {
   registerSecretCommands(admin, ctx);
   registerWebhookCommands(admin, ctx);
 
-  const workspace = admin.command('workspace').description('Create workspaces and change their plan');
+  const workspace = admin.command('workspace').description('Create and list workspaces and change their plan');
   workspace
     .command('create')
     .description("Create a workspace on a plan (limits default to the plan's)")
@@ -164,6 +165,7 @@ function registerAdminCommands(program: Command, ctx: AdminContext): void {
     );
 
   registerRetentionCommand(workspace, ctx);
+  registerWorkspaceListCommand(workspace, (json, action) => runAction(ctx, json, action));
 
   const member = admin.command('member').description('Add or remove members of a workspace');
   for (const verb of ['add', 'remove'] as const) {

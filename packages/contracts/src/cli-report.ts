@@ -41,12 +41,16 @@ export type ReportCounts = Static<typeof ReportCounts>;
 export const ReportTest = Type.Object(
   {
     runId: Type.String(),
-    name: Type.String({ description: 'The test name (suite mode), else the test id or run id.' }),
+    name: Type.String({
+      description:
+        "The test's name (its run's test_name); the test id or run id only when the wait ran out before any poll was answered.",
+    }),
     status: RunStatus,
     result_summary: Nullable(Run.properties.result_summary),
     error: Run.properties.error,
     skip_reason: Run.properties.skip_reason,
     flaky: Type.Boolean({ description: 'True when the run passed after a failed or error attempt (its flaky).' }),
+    attempts: Run.properties.attempts,
     previous_attempts: Run.properties.previous_attempts,
     viewUrl: Nullable(Type.String({ description: 'Link to the detailed view of this run, when the API gave one.' })),
     durationMs: Nullable(

@@ -17,7 +17,7 @@ function mark(n: number, status: ViewHistoryMark['status'], extra: Partial<ViewH
   };
 }
 
-test('the rate counts passes (flaky among them), failures and errors of the marks shown', () => {
+test('the rate counts first-time passes, flaky passes, failures and errors of the marks shown', () => {
   const marks = [
     mark(1, 'passed'),
     mark(2, 'passed', { flaky: true }),
@@ -26,7 +26,9 @@ test('the rate counts passes (flaky among them), failures and errors of the mark
     mark(5, 'passed', { current: true }),
   ];
   const out = historySection(p, { id: 'run_x', history: marks }, 2).value;
-  expect(out).toContain('3 passed (1 flaky), 1 failed, 1 error of the last 5: 60% passed');
+  expect(out).toContain(
+    '2 passed first time, 1 flaky, 1 failed, 1 error of the last 5: 40% passed without a retry (60% with retries)',
+  );
   // Oldest first, each a link to its run's page with a name in words.
   expect([...out.matchAll(/data-history-run="([^"]+)"/g)].map((m) => m[1])).toEqual(marks.map((m) => m.id));
   expect(out).toContain(`href="/view/runs/${marks[0]?.id}/tok1"`);
@@ -42,4 +44,14 @@ test('a mark the page cannot link is no link; one run and no run read as such', 
   expect(out).toContain('0 passed, 1 failed of 1 run: 0% passed');
   expect(historySection(p, { id: 'run_x', history: [] }, 3).value).toContain('No run of this test has finished yet.');
   expect(historySection(p, { id: 'run_x' }, 3).value).toBe('');
+});
+
+test('a test that passes only on retries does not read as healthy', () => {
+  const marks = [1, 2, 3, 4, 5].map((n) => mark(n, 'passed', { flaky: true, current: n === 5 }));
+  const out = historySection(p, { id: 'run_x', history: marks }, 2).value;
+  expect(out).toContain('0 passed first time, 5 flaky of the last 5: 0% passed without a retry (100% with retries)');
+  expect(out).not.toContain('100% passed');
+  // Without a flaky pass the line stays short.
+  const clean = historySection(p, { id: 'run_x', history: [mark(1, 'passed'), mark(2, 'failed')] }, 2).value;
+  expect(clean).toContain('1 passed, 1 failed of the last 2: 50% passed');
 });

@@ -1,4 +1,5 @@
 import type { ReportTest, RunReport } from '@testrun/contracts';
+import { flakyCount, passedOnRetry } from './report';
 
 /**
  * JUnit XML for a report, in the dialect that Jenkins, GitLab, GitHub test-report actions and
@@ -11,6 +12,9 @@ import type { ReportTest, RunReport } from '@testrun/contracts';
  * viewers read: a test that passed on a retry has one `<flakyFailure>` (or `<flakyError>`) per
  * earlier attempt and counts as passed; a test that did not pass has its final outcome as
  * `<failure>`/`<error>` and one `<rerunFailure>` (or `<rerunError>`) per earlier attempt.
+ * JUnit has no flaky outcome, and viewers that ignore Surefire's elements would show a flaky test
+ * as a plain pass: its `<system-out>` says so in words ("Flaky: passed on retry 1 …"), and the
+ * suite's `flaky` property counts them.
  */
 export function buildJunitXml(report: RunReport, generatedAt: Date = new Date()): string {
   const suiteName = [report.project, report.suite].filter((part) => part !== null).join('/') || (report.testId ?? '');
@@ -32,6 +36,8 @@ export function buildJunitXml(report: RunReport, generatedAt: Date = new Date())
   const props: [string, string][] = [['status', report.status]];
   if (report.suiteRunId) props.push(['suiteRunId', report.suiteRunId]);
   if (report.suiteRunUrl) props.push(['suiteRunUrl', report.suiteRunUrl]);
+  const flaky = flakyCount(report.tests);
+  if (flaky > 0) props.push(['flaky', String(flaky)]);
   lines.push('    <properties>');
   for (const [name, value] of props) lines.push(`      <property name="${esc(name)}" value="${esc(value)}"/>`);
   lines.push('    </properties>');
@@ -57,8 +63,9 @@ function testcase(t: ReportTest, classname: string, suiteRunUrl: string | null):
   switch (t.status) {
     case 'passed': {
       const flaky = earlierAttempts(t, 'flaky');
-      if (!link && flaky.length === 0) return [`${open}/>`];
-      const out = link ? [`      <system-out>${esc(`View: ${link}`)}</system-out>`] : [];
+      const text = [t.flaky ? flakyText(t) : '', link ? `View: ${link}` : ''].filter(Boolean).join('\n');
+      if (!text && flaky.length === 0) return [`${open}/>`];
+      const out = text ? [`      <system-out>${esc(text)}</system-out>`] : [];
       return [`${open}>`, ...flaky, ...out, '    </testcase>'];
     }
     case 'failed':
@@ -105,6 +112,12 @@ function earlierAttempts(t: ReportTest, kind: 'flaky' | 'rerun'): string[] {
       .join('\n');
     return `      <${element} message="${esc(a.result_summary)}" type="${esc(type)}"><stackTrace>${esc(text)}</stackTrace></${element}>`;
   });
+}
+
+/** "Flaky: passed on retry 1 (attempt 1 failed: …)": the note of a test that passed only on a retry. */
+function flakyText(t: ReportTest): string {
+  const earlier = t.previous_attempts.map((a) => `attempt ${a.attempt} ${a.status}: ${a.result_summary}`);
+  return `Flaky: ${passedOnRetry(t)}${earlier.length > 0 ? ` (${earlier.join('; ')})` : ''}`;
 }
 
 function attributes(values: Record<string, string | number>): string {

@@ -10,7 +10,7 @@ import {
   type CommandContext,
   type ConnectionFlags,
 } from './connection';
-import { EXIT } from './report';
+import { EXIT, statusText } from './report';
 
 /** Flags of `testrun runs` and `testrun suite-runs`: the API's listing filters, by their CLI names. */
 interface ListFlags extends ConnectionFlags {
@@ -56,7 +56,7 @@ function runsTable({ runs }: RunList): string {
   if (runs.length === 0) return 'No runs.';
   const rows = runs.map((r) => [
     r.id,
-    r.status,
+    statusText(r),
     instant(r.created_at),
     r.duration_ms === null ? '-' : formatDuration(r.duration_ms),
     r.test_name,
@@ -72,8 +72,10 @@ function suiteRunsTable({ suite_runs: suiteRuns }: SuiteRunList): string {
     instant(s.created_at),
     `${s.project_slug}/${s.suite_slug}`,
     `${s.passed_count}/${s.failed_count}/${s.error_count}/${s.skipped_count} of ${s.total_count}`,
+    String(s.flaky_count),
   ]);
-  return table(['SUITE RUN ID', 'STATUS', 'CREATED', 'SUITE', 'PASSED/FAILED/ERROR/SKIPPED'], rows);
+  // FLAKY: of the passed, those that passed only on a retry.
+  return table(['SUITE RUN ID', 'STATUS', 'CREATED', 'SUITE', 'PASSED/FAILED/ERROR/SKIPPED', 'FLAKY'], rows);
 }
 
 /** The filters as the API names them; the API checks them and names what is wrong (400 invalid_query). */

@@ -6,6 +6,7 @@ import {
   type SuiteRunStatus,
 } from '@testrun/contracts';
 import { redact } from './parse-options';
+import { flakyMark } from './report';
 
 /** Where the command writes, with every string passed through redaction of header values. */
 export interface OutputStreams {
@@ -65,7 +66,7 @@ export class Output {
       const mark = MARK[t.status];
       if (this.printed.has(t.runId) || mark === undefined) continue;
       this.printed.add(t.runId);
-      const flaky = t.flaky ? ' (flaky: passed on a retry)' : '';
+      const flaky = t.flaky ? ` ${flakyMark(t)}` : '';
       this.info(
         `  ${mark} ${t.name}${flaky}${t.result_summary && t.status !== 'passed' ? ` — ${t.result_summary}` : ''}`,
       );

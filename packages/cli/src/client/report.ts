@@ -32,6 +32,7 @@ export function bareTest(runId: string, name: string, status: RunStatus, duratio
     error: null,
     skip_reason: null,
     flaky: false,
+    attempts: 0,
     previous_attempts: [],
     viewUrl: null,
     durationMs,
@@ -44,19 +45,43 @@ export function testsFromSuiteRun(suiteRun: SuiteRun): ReportTest[] {
     ...bareTest(t.runId, t.name, t.status, t.durationMs),
     skip_reason: t.skipReason,
     flaky: t.flaky,
+    attempts: t.attempts,
   }));
 }
 
-/** Report tests from runs (test and project mode: `names` gives each its name); durations are the service's own (`duration_ms`). */
-export function testsFromRuns(runs: readonly Run[], names: (run: Run) => string): ReportTest[] {
+/**
+ * Report tests from runs (test and project mode), named by their test's name as suite mode names
+ * them; durations are the service's own (`duration_ms`).
+ */
+export function testsFromRuns(runs: readonly Run[]): ReportTest[] {
   return runs.map((r) => ({
-    ...bareTest(r.id, names(r), r.status, r.duration_ms),
+    ...bareTest(r.id, r.test_name, r.status, r.duration_ms),
     result_summary: r.result_summary,
     error: r.error,
     skip_reason: r.skip_reason,
     flaky: r.flaky,
+    attempts: r.attempts,
     previous_attempts: r.previous_attempts,
   }));
+}
+
+/** "passed on retry 1": which retry a flaky run passed on (its attempts count the first one too). */
+export function passedOnRetry(run: { attempts: number }): string {
+  return run.attempts > 1 ? `passed on retry ${run.attempts - 1}` : 'passed on a retry';
+}
+
+/**
+ * `(flaky: passed on retry 1)` for a run that passed only on a retry, so a flaky pass never reads
+ * as a healthy one wherever its status is shown; empty otherwise.
+ */
+export function flakyMark(run: { flaky: boolean; attempts: number }): string {
+  return run.flaky ? `(flaky: ${passedOnRetry(run)})` : '';
+}
+
+/** A run's status for people: `passed (flaky: passed on retry 1)`, else the bare status. */
+export function statusText(run: { status: RunStatus; flaky: boolean; attempts: number }): string {
+  const mark = flakyMark(run);
+  return mark ? `${run.status} ${mark}` : run.status;
 }
 
 /** Counts and aggregate status of a list of report tests, by the suite rule. */
@@ -98,6 +123,24 @@ function flakyNote(tests: readonly ReportTest[]): string {
   return flaky > 0 ? ` (${flaky} flaky)` : '';
 }
 
+/**
+ * The lines after the wait, one per test that did not pass cleanly: `FAILED` and `ERROR ` with the
+ * run's summary, `FLAKY ` with the retry it passed on and what the attempts before it said; each
+ * with its view link when known.
+ */
+export function closingLines(tests: readonly ReportTest[]): string[] {
+  return tests.flatMap((t) => {
+    const link = t.viewUrl ? `\n        ${t.viewUrl}` : '';
+    if (t.status === 'failed' || t.status === 'error') {
+      const mark = t.status === 'failed' ? 'FAILED' : 'ERROR ';
+      return [`${mark} ${t.name}: ${t.result_summary ?? t.status}${link}`];
+    }
+    if (!t.flaky) return [];
+    const earlier = t.previous_attempts.map((a) => `; attempt ${a.attempt} ${a.status}: ${a.result_summary}`);
+    return [`FLAKY  ${t.name}: ${statusText(t)}${earlier.join('')}${link}`];
+  });
+}
+
 /** A suite run's counters for a report: the service's finished counts, and queued/running from its entries. */
 export function suiteCounts(s: SuiteRun, tests: readonly ReportTest[]): ReportCounts {
   const live = countStatuses(tests.map((t) => t.status));
@@ -124,6 +167,7 @@ export async function addDetails(client: TestrunClient, tests: ReportTest[]): Pr
       t.result_summary = run.result_summary;
       t.error = run.error;
       t.flaky = run.flaky;
+      t.attempts = run.attempts;
       t.previous_attempts = run.previous_attempts;
       t.viewUrl = viewUrl;
     } catch (e) {

@@ -24,6 +24,7 @@ import { parseDuration, parseRetries, UsageError } from './parse-options';
 import {
   addDetails,
   bareTest,
+  closingLines,
   EXIT,
   exitCodeFor,
   suiteCounts,
@@ -192,7 +193,6 @@ export async function followEnqueued(
 
     const started = now();
     const progress = new Progress(out, started);
-    const testName = (r: Run) => (target.kind === 'test' ? target.testId : r.id);
     let timedOut = false;
     const exit = watchExitSignals(io.ctx);
     try {
@@ -205,7 +205,7 @@ export async function followEnqueued(
           onProgress: progress.onSuiteRun,
         });
       } else {
-        const onProgress = (runs: Run[]) => progress.onRuns(runs, testName);
+        const onProgress = (runs: Run[]) => progress.onRuns(runs);
         const [runId] = runIds;
         if (target.kind === 'test' && runId !== undefined)
           await client.waitForRun(runId, { timeoutMs, pollIntervalMs, signal, onProgress: (r) => onProgress([r]) });
@@ -215,7 +215,8 @@ export async function followEnqueued(
       if (exit.received !== null) return await cancelOnSignal(io, flags, base, exit.received);
       if (!(e instanceof TestrunWaitTimeoutError)) throw e;
       timedOut = true;
-      // No poll answered in time: in test and project mode every run counts as still queued.
+      // No poll answered in time: in test and project mode every run counts as still queued, and
+      // without an answer its test's name is unknown, so the id stands in for it.
       if (progress.tests.length === 0 && target.kind !== 'suite') {
         progress.assumeQueued(runIds.map((id) => bareTest(id, target.kind === 'test' ? target.testId : id, 'queued')));
       }
@@ -239,11 +240,7 @@ export async function followEnqueued(
       message: verdictLine({ kind: target.kind, status, counts, timedOut, tests }, formatDuration(timeoutMs)),
     };
     if (flags.junit) writeFileSync(flags.junit, out.redactText(buildJunitXml(report)));
-    for (const t of tests) {
-      if (t.status !== 'failed' && t.status !== 'error') continue;
-      const mark = t.status === 'failed' ? 'FAILED' : 'ERROR ';
-      out.info(`${mark} ${t.name}: ${t.result_summary ?? t.status}${t.viewUrl ? `\n        ${t.viewUrl}` : ''}`);
-    }
+    for (const line of closingLines(tests)) out.info(line);
     if (suiteRunUrl) out.info(`Details: ${suiteRunUrl}`);
     out.summary(report.message);
     if (json) out.result(JSON.stringify(report, null, 2));
@@ -328,8 +325,8 @@ class Progress {
     this.out.progress(this.tests, this.counts, this.status, this.started);
   };
 
-  onRuns(runs: readonly Run[], names: (run: Run) => string): void {
-    this.tests = testsFromRuns(runs, names);
+  onRuns(runs: readonly Run[]): void {
+    this.tests = testsFromRuns(runs);
     ({ counts: this.counts, status: this.status } = summarize(this.tests));
     this.out.progress(this.tests, this.counts, this.status, this.started);
   }

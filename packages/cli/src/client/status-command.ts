@@ -1,7 +1,7 @@
 import { isTerminalRunStatus, type RunStatusReport, type SuiteRunStatusReport } from '@testrun/contracts';
 import { isReportable, openCommand, reportFailure, type CommandContext, type ConnectionFlags } from './connection';
 import { UsageError } from './parse-options';
-import { EXIT, exitCodeFor } from './report';
+import { EXIT, exitCodeFor, flakyMark, statusText } from './report';
 
 /** Flags of `testrun status`. */
 export interface StatusFlags extends ConnectionFlags {
@@ -30,9 +30,10 @@ export async function runStatusCommand(id: string, flags: StatusFlags, ctx: Comm
       } else {
         const lines = [
           `Suite run ${s.id}: ${s.status}`,
-          `  ${s.passed_count} passed, ${s.failed_count} failed, ${s.error_count} error, ${s.skipped_count} skipped of ${s.total_count}`,
+          `  ${s.passed_count} passed${s.flaky_count > 0 ? ` (${s.flaky_count} flaky: passed only on a retry)` : ''}, ${s.failed_count} failed, ${s.error_count} error, ${s.skipped_count} skipped of ${s.total_count}`,
           ...s.tests.map(
-            (t) => `  ${t.status.padEnd(8)} ${t.name} (${t.runId})${t.skipReason ? ` [${t.skipReason}]` : ''}`,
+            (t) =>
+              `  ${t.status.padEnd(8)} ${t.name} (${t.runId})${t.flaky ? ` ${flakyMark(t)}` : ''}${t.skipReason ? ` [${t.skipReason}]` : ''}`,
           ),
           `  ${s.suiteRunUrl}`,
         ];
@@ -49,7 +50,11 @@ export async function runStatusCommand(id: string, flags: StatusFlags, ctx: Comm
     if (json) {
       out.result(JSON.stringify(report, null, 2));
     } else {
-      const lines = [`Run ${run.id}: ${run.status}`, `  ${run.result_summary}`];
+      const lines = [
+        `Run ${run.id} of "${run.test_name}" (${run.test_id}): ${statusText(run)}`,
+        `  ${run.result_summary}`,
+      ];
+      for (const a of run.previous_attempts) lines.push(`  attempt ${a.attempt} ${a.status}: ${a.result_summary}`);
       if (run.error) lines.push(`  error: ${run.error.code}${run.error.step ? ` at step ${run.error.step}` : ''}`);
       if (run.skip_reason) lines.push(`  skipped: ${run.skip_reason}`);
       if (viewUrl) lines.push(`  ${viewUrl}`);

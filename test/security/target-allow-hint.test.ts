@@ -5,6 +5,7 @@ import { readWorkerConfig } from '../../apps/worker/src/config';
 import { startWorkerService, type WorkerService } from '../../apps/worker/src/worker-service';
 import { apiClient, memoryLogger, startApi } from '../e2e/support';
 import { createTenant, testDb } from '../support/harness';
+import { present } from '../support/present';
 
 /*
  * A new user's first local target: loopback is closed by default, so the refusal must say how to
@@ -83,7 +84,7 @@ describe('with TARGET_ALLOW set for the API only', () => {
     const { key } = await tenantWithProject();
     const client = apiClient(api.url, key);
     const suiteRun = await client.waitSuiteRun(await client.createSuiteRun({ projectSlug: 'local', suiteSlug: 's' }));
-    const run = await client.getRun(suiteRun.tests[0]!.runId);
+    const run = await client.getRun(present(suiteRun.tests[0], "the suite run's run").runId);
     expect(run.status).toBe('error');
     expect(run.error?.code).toBe('target_blocked');
     expect(run.result_summary).toMatch(HINT);

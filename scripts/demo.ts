@@ -3,7 +3,8 @@
  * Starts the fixture shop, makes (or reuses) a demo workspace, member, key and project, starts the
  * API and a worker as child processes, enqueues the demo suite over HTTP, shows its progress, prints
  * every test's outcome and the link to the detailed view, and keeps API and worker running until
- * Ctrl-C. `--once` exits 0 after printing (the children are stopped cleanly).
+ * Ctrl-C, so the link opens. `--once` (for scripts and CI) exits 0 after printing, the children
+ * stopped cleanly, and says that the link no longer opens.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -27,16 +28,19 @@ import { demoProjectFile, startFixtureSite } from '../test/fixtures/site';
 import { freePort, serviceEntry } from '../test/support/processes';
 
 const ROOT = path.resolve(__dirname, '..');
-const STATE_DIR = path.join(ROOT, '.testrun');
+/** The demo's key file and logs: `.testrun/` of the checkout, or `DEMO_STATE_DIR`. */
+const STATE_DIR = path.resolve(ROOT, process.env.DEMO_STATE_DIR || '.testrun');
 const STATE_FILE = path.join(STATE_DIR, 'demo.json');
 const DEMO_EMAIL = 'demo@testrun.local';
 const once = process.argv.includes('--once');
+/** winston levels at least as verbose as `info`, which a user may keep for the children. */
+const VERBOSE_LEVELS = new Set(['info', 'http', 'verbose', 'debug', 'silly']);
 
 type DemoState = { workspaceId: string; key: string };
 
 const out = (line = '') => process.stdout.write(`${line}\n`);
 
-/** Reuses the workspace and key kept in .testrun/demo.json while both still exist; makes new ones otherwise. */
+/** Reuses the workspace and key kept in STATE_FILE (.testrun/demo.json) while both still exist; makes new ones otherwise. */
 async function ensureTenant(db: Db): Promise<DemoState & { created: boolean }> {
   if (existsSync(STATE_FILE)) {
     const saved = JSON.parse(readFileSync(STATE_FILE, 'utf8')) as DemoState;
@@ -107,6 +111,9 @@ async function main(): Promise<void> {
   const env = {
     PORT: String(port),
     PUBLIC_BASE_URL: process.env.PUBLIC_BASE_URL ?? apiUrl,
+    // The demo knows the children are ready from their info lines ("listening", "worker ready"):
+    // a quieter LOG_LEVEL (warn, error) would leave it waiting for ever.
+    LOG_LEVEL: VERBOSE_LEVELS.has(process.env.LOG_LEVEL ?? '') ? (process.env.LOG_LEVEL ?? 'info') : 'info',
     // The fixture site runs on loopback, which the target network policy closes by default.
     TARGET_ALLOW: process.env.TARGET_ALLOW ?? '127.0.0.1/32',
   };
@@ -139,8 +146,8 @@ async function main(): Promise<void> {
   out(`Workspace:      ${tenant.workspaceId}`);
   out(
     tenant.created
-      ? `API key:        ${tenant.key}  (shown once; kept in .testrun/demo.json)`
-      : 'API key:        reused from .testrun/demo.json',
+      ? `API key:        ${tenant.key}  (shown once; kept in ${path.relative(ROOT, STATE_FILE)})`
+      : `API key:        reused from ${path.relative(ROOT, STATE_FILE)}`,
   );
   out();
 
@@ -177,10 +184,14 @@ async function main(): Promise<void> {
   out(`  ${suiteRun.suiteRunUrl}`);
   out();
   if (once) {
+    // The link is served by the API this command is about to stop: say so, and how to keep it.
+    out('--once: the API stops now, so the link above no longer opens. Run `pnpm demo` without');
+    out('--once to keep the API, the worker and the link up until Ctrl-C.');
     await shutdown(0);
     return;
   }
-  out('API and worker keep running; try the API with the key above. Ctrl-C stops everything.');
+  out('API and worker keep running, so the link above opens; try the API with the key above.');
+  out('Ctrl-C stops everything (and the link with it).');
 }
 
 main().catch((error: unknown) => {

@@ -4,7 +4,7 @@ import { parseAllDocuments } from 'yaml';
 import { REPO_ROOT } from '../support/processes';
 
 /** The overlays a deployment applies (infra/k8s/overlays/<name>). */
-export const OVERLAYS = ['s3', 'shared-volume', 'production'] as const;
+export const OVERLAYS = ['s3', 'shared-volume', 'production', 'plain'] as const;
 export type Overlay = (typeof OVERLAYS)[number];
 
 /** The part of a rendered object the checks read; the schemas check the rest. */

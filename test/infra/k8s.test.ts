@@ -39,6 +39,7 @@ const objects = (overlay: Overlay) => rendered.get(overlay) ?? [];
 const workloads = (overlay: Overlay) => objects(overlay).filter((o) => o.kind === 'Deployment' || o.kind === 'Job');
 const container = (overlay: Overlay, name: string) =>
   present(podSpec(find(objects(overlay), 'Deployment', name)).containers[0], `${name}'s container`);
+type PodTemplateOwner = { template: { metadata?: { annotations?: Record<string, string> } } };
 type Rule = { to?: Array<{ ipBlock?: { cidr: string; except?: string[] } }> };
 type PolicySpec = { podSelector: Record<string, unknown>; policyTypes: string[]; egress?: Rule[]; ingress?: unknown[] };
 const policySpec = (o: K8sObject) => o.spec as PolicySpec;
@@ -137,8 +138,18 @@ describeIfKubectl.each(OVERLAYS)('overlay %s', (overlay) => {
     ]);
   });
 
-  it('scrapes both /metrics with ServiceMonitors whose Services exist', () => {
+  it('scrapes both /metrics with ServiceMonitors whose Services exist (plain: by pod annotations)', () => {
     for (const app of ['testrun-api', 'testrun-worker']) {
+      if (overlay === 'plain') {
+        const pod = (find(objects(overlay), 'Deployment', app).spec as PodTemplateOwner).template;
+        const port = container(overlay, app).ports?.find((p) => p.name === 'http')?.containerPort;
+        expect(pod.metadata?.annotations).toEqual({
+          'prometheus.io/scrape': 'true',
+          'prometheus.io/port': String(port),
+          'prometheus.io/path': '/metrics',
+        });
+        continue;
+      }
       const monitor = find(objects(overlay), 'ServiceMonitor', app).spec as {
         selector: { matchLabels: Record<string, string> };
         endpoints: Array<{ port: string; path: string }>;
@@ -204,6 +215,27 @@ describeIfKubectl('where artifacts live', () => {
     const dir = find(objects('shared-volume'), 'ConfigMap', 'testrun-config').data?.ARTIFACTS_DIR;
     for (const app of ['testrun-api', 'testrun-worker'])
       expect(container('shared-volume', app).volumeMounts).toContainEqual({ name: 'artifacts', mountPath: dir });
+  });
+
+  it('plain: only built-in kinds (no KEDA, no prometheus-operator), a fixed worker count, the worker still isolated', () => {
+    const builtIn = /^(v1|apps\/v1|batch\/v1|policy\/v1|autoscaling\/v2|networking\.k8s\.io\/v1)$/;
+    expect(
+      objects('plain')
+        .filter((o) => !builtIn.test(o.apiVersion))
+        .map((o) => `${o.apiVersion} ${o.kind}`),
+    ).toEqual([]);
+    expect(find(objects('plain'), 'Deployment', 'testrun-worker').spec?.replicas).toBeGreaterThanOrEqual(1);
+    // Everything the s3 overlay has but the CRDs' kinds, unchanged in what the checks above read.
+    const crdKinds = new Set(['ScaledObject', 'TriggerAuthentication', 'ServiceMonitor']);
+    const names = (overlay: Overlay) =>
+      objects(overlay)
+        .filter((o) => !crdKinds.has(o.kind))
+        .map((o) => `${o.kind}/${o.metadata.name}`)
+        .sort();
+    expect(names('plain')).toEqual(names('s3'));
+    expect(container('plain', 'testrun-worker').securityContext).toEqual(
+      container('s3', 'testrun-worker').securityContext,
+    );
   });
 
   it('production: released images, no placeholder Secret that an apply would write over the real one', () => {

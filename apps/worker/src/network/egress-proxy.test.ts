@@ -198,7 +198,8 @@ function expectLoopbackRefusal(blocked: BlockedRequest, runId: string): void {
     host: '127.0.0.2',
     port: forbidden.port,
     rule: 'loopback',
-    detail: '127.0.0.2 is a loopback address (rule: loopback)',
+    detail:
+      '127.0.0.2 is a loopback address (rule: loopback); to allow it, set TARGET_ALLOW=127.0.0.2 in the environment of the API and of every worker (docs/NETWORK_POLICY.md)',
   });
 }
 
@@ -340,7 +341,8 @@ describe('every way a page reaches the forbidden host is blocked', () => {
         host: 'internal.test',
         port: forbidden.port,
         rule: 'loopback',
-        detail: 'internal.test resolves to a loopback address (rule: loopback)',
+        detail:
+          'internal.test resolves to a loopback address (rule: loopback); to allow it, set TARGET_ALLOW=internal.test in the environment of the API and of every worker (docs/NETWORK_POLICY.md)',
       });
     });
   });

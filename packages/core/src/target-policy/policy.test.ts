@@ -187,7 +187,8 @@ describe('allow and deny', () => {
       allowed: false,
       rule: 'loopback',
       host: 'internal.test',
-      detail: 'internal.test resolves to a loopback address (rule: loopback)',
+      detail:
+        'internal.test resolves to a loopback address (rule: loopback); to allow it, set TARGET_ALLOW=internal.test in the environment of the API and of every worker (docs/NETWORK_POLICY.md)',
     });
     expect(urlRule(closed, 'http://internal.test/')).toBe('allowed');
   });

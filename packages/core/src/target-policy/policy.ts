@@ -102,6 +102,19 @@ function refuse(rule: TargetBlockRule, host: string, detail: string): TargetRefu
   return { allowed: false, rule, host, detail: `${detail} (rule: ${rule})` };
 }
 
+/**
+ * A refusal of a non-public address is the one an operator can lift (loopback, private ranges: a
+ * site under test on this machine or the office network), so it says how: the variable, a value
+ * that opens just this host, and that both the API (enqueue check) and the worker (egress) read it.
+ */
+function withAllowHint(refusal: TargetRefusal, subject: Subject): TargetRefusal {
+  const value = subject.name ?? subject.host;
+  return {
+    ...refusal,
+    detail: `${refusal.detail}; to allow it, set TARGET_ALLOW=${value} in the environment of the API and of every worker (docs/NETWORK_POLICY.md)`,
+  };
+}
+
 function isLocalhostName(name: string): boolean {
   return name === 'localhost' || name.endsWith('.localhost');
 }
@@ -196,7 +209,7 @@ class RulesTargetPolicy implements TargetPolicy {
       const category = categoryOf(address);
       if (category === undefined || matchesAny(this.allow, { ...subject, name: undefined }, address)) continue;
       const verb = subject.resolved ? 'resolves to' : 'is';
-      return refuse(category, host, `${host} ${verb} ${CATEGORY_TEXT[category]}`);
+      return withAllowHint(refuse(category, host, `${host} ${verb} ${CATEGORY_TEXT[category]}`), subject);
     }
     return { allowed: true };
   }

@@ -8,13 +8,7 @@ import type { LinksRevokedOutput, RunLinksRevokedOutput } from '../../packages/a
 import type { AdminErrorOutput } from '../../packages/admin/src/run-action';
 import { anyString, stringMatching } from '../api/typed';
 import { adminJson, runAdmin, spawnAdmin, type AdminResult } from '../support/admin';
-import {
-  applySampleProject,
-  createTenant,
-  insertSuiteRuns,
-  sampleProject,
-  testDb,
-} from '../support/harness';
+import { applySampleProject, createTenant, insertSuiteRuns, sampleProject, testDb } from '../support/harness';
 import { present } from '../support/present';
 
 const ROOT = path.resolve(__dirname, '../..');

@@ -105,6 +105,16 @@ export function protectedEndpointsFromUrls(urls: readonly (string | undefined)[]
 }
 
 /**
+ * Every address each distinct host name among `hosts` resolves to now, looked up once per name
+ * (addresses are skipped; a name that does not resolve gets none).
+ */
+async function addressesOfNames(hosts: readonly string[], lookup: LookupAll): Promise<Map<string, string[]>> {
+  const names = [...new Set(hosts)].filter((host) => !parseAddress(host));
+  const answers = await Promise.all(names.map((name) => lookup(name).catch(() => [])));
+  return new Map(names.map((name, i) => [name, (answers[i] ?? []).map(({ address }) => address)]));
+}
+
+/**
  * The endpoints plus, for each one named by a host name, every address that name resolves to now,
  * so the policy also refuses the deployment's services when a target spells them by address. A
  * name that does not resolve is kept by name only.
@@ -113,13 +123,14 @@ export async function resolveProtectedEndpoints(
   endpoints: readonly ProtectedEndpoint[],
   lookup: LookupAll = systemLookup,
 ): Promise<ProtectedEndpoint[]> {
-  const out: ProtectedEndpoint[] = [...endpoints];
-  for (const endpoint of endpoints) {
-    if (parseAddress(endpoint.host)) continue;
-    const answers = await lookup(endpoint.host).catch(() => []);
-    for (const { address } of answers) out.push({ host: address, port: endpoint.port });
-  }
-  return out;
+  const resolved = await addressesOfNames(
+    endpoints.map((endpoint) => endpoint.host),
+    lookup,
+  );
+  return [
+    ...endpoints,
+    ...endpoints.flatMap(({ host, port }) => (resolved.get(host) ?? []).map((address) => ({ host: address, port }))),
+  ];
 }
 
 /** The hosts plus every address each one named by a host name resolves to now (kept by name when it does not resolve). */
@@ -127,11 +138,6 @@ export async function resolveProtectedHosts(
   hosts: readonly string[],
   lookup: LookupAll = systemLookup,
 ): Promise<string[]> {
-  const out = [...hosts];
-  for (const host of hosts) {
-    if (parseAddress(host)) continue;
-    const answers = await lookup(host).catch(() => []);
-    for (const { address } of answers) if (!out.includes(address)) out.push(address);
-  }
-  return out;
+  const resolved = await addressesOfNames(hosts, lookup);
+  return [...new Set([...hosts, ...hosts.flatMap((host) => resolved.get(host) ?? [])])];
 }

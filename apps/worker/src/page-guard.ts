@@ -41,7 +41,7 @@ export class PageGuard {
   private stopped = false;
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly popups: Page[] = [];
-  /** The context's pages as the browser announced them, and the session that announces them. */
+  /** The target ids of the context's pages as Chromium creates them, and the DevTools client that reports them. */
   private readonly targets = new Set<string>();
   private targetSession: CDPSession | null = null;
 

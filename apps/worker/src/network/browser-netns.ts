@@ -48,8 +48,6 @@ export class BrowserIsolationError extends Error {
 
 /** The browser's network namespace, as the worker launches Chromium into it. */
 export interface BrowserNetns {
-  /** The egress proxy as Chromium sees it from inside: the relay's `http://127.0.0.1:<port>`. */
-  readonly proxyUrl: string;
   /** A launcher for Playwright's `executablePath` that starts `chromiumPath` inside the namespace. */
   wrap(chromiumPath: string): string;
   /** Removes the launchers and the socket's directory (the proxy closes the socket itself). */
@@ -104,17 +102,15 @@ export async function isolateBrowserNetwork(proxy: EgressProxy): Promise<Browser
   // proxy's own port, so one proxy URL is right on both sides: the browser reaches the relay, and
   // what Playwright fetches for a route in the worker's process (`route.fetch`, with the context's
   // proxy) reaches the proxy itself.
-  const proxyUrl = proxy.url;
-  const relayPort = new URL(proxyUrl).port;
+  const relayPort = new URL(proxy.url).port;
   try {
-    await proxy.listenUnix(socketPath, proxyUrl);
+    await proxy.listenUnix(socketPath);
   } catch (error) {
     await rm(dir, { recursive: true, force: true });
     throw error;
   }
   const launchers = new Map<string, string>();
   return {
-    proxyUrl,
     wrap(chromiumPath) {
       let launcher = launchers.get(chromiumPath);
       if (launcher === undefined) {

@@ -208,7 +208,6 @@ export class EgressProxy {
   private readonly runs = new Map<string, RunEntry>();
   private listeningUrl: string | undefined;
   private unixServer: NetServer | undefined;
-  private browserFacingUrl: string | undefined;
 
   constructor(private readonly options: EgressProxyOptions) {
     this.lookup = options.lookup ?? systemLookup;
@@ -240,20 +239,14 @@ export class EgressProxy {
 
   /**
    * Also takes connections on the Unix socket at `path`: the way in for a browser in a network
-   * namespace of its own, where the proxy's TCP address does not exist (browser-netns.ts). From
-   * then on each run is told to use `browserUrl`, the relay in that namespace, as its proxy.
+   * namespace of its own, where the proxy's TCP address does not exist. A relay there listens on
+   * the same port number (browser-netns.ts), so {@link url} stays right from both sides.
    */
-  async listenUnix(path: string, browserUrl: string): Promise<void> {
+  async listenUnix(path: string): Promise<void> {
     const unix = createNetServer((socket) => this.server.emit('connection', socket));
     unix.listen(path);
     await once(unix, 'listening');
     this.unixServer = unix;
-    this.browserFacingUrl = browserUrl;
-  }
-
-  /** The proxy's address as the browser reaches it: the namespace's relay, or else {@link url}. */
-  get browserUrl(): string {
-    return this.browserFacingUrl ?? this.url;
   }
 
   /** Gives a run credentials of its own. The run calls `close()` on the result when it ends. */
@@ -272,7 +265,7 @@ export class EgressProxy {
     };
     this.runs.set(runId, entry);
     return {
-      proxy: { server: this.browserUrl, username: runId, password: token },
+      proxy: { server: this.url, username: runId, password: token },
       blocked: entry.blocked,
       close: () => {
         if (this.runs.get(runId) !== entry) return;

@@ -73,7 +73,7 @@ export async function startEgress(
   }
   return {
     proxy,
-    launchArgs: egressProxyLaunchArgs(netns.proxyUrl),
+    launchArgs: egressProxyLaunchArgs(proxy.url),
     policy,
     wrapExecutable: (executablePath) => netns.wrap(executablePath),
     close: async () => {

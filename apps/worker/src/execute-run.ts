@@ -1,5 +1,7 @@
 // The run executor: claim, definition and secrets, target policy, context, steps, teardown, terminal
 // write; what they call lives in the modules imported below.
+// Over 300 lines: one attempt's lifecycle in the order it runs, with its teardown in `finally`
+// blocks beside what they undo; the step language is still wired into it (no executor interface yet).
 import type { BrowserContext, BrowserContextOptions, Page } from 'playwright';
 import {
   recordsEvidence,

@@ -1,3 +1,6 @@
+// Over 300 lines: every read the view's pages make, in one place, so that the suite page's reads
+// (runs, open tests' details, histories) go out at once through the pool; splitting them by page
+// would split that batch. The next split is by page once the view's router moves beside the API's.
 import {
   formatDuration,
   isTerminalRunStatus,

@@ -1,3 +1,5 @@
+// Over 300 lines: the templates of one run's detail (callout, steps, events, evidence), which share
+// their paths and formatting helpers; split by section when it next grows.
 import { formatDuration, isTerminalRunStatus } from '@testrun/contracts';
 import { comparisonBlock } from './compare';
 import { describeCode, formatBytes, formatInstant, redactCredentials } from './format';

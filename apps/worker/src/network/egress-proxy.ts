@@ -1,3 +1,6 @@
+// Over 300 lines: the proxy's plain-HTTP and CONNECT handlers share its private run table, the
+// credentials check and the connect-by-checked-address path; split, they would pass that state
+// around. The address checks it can stand without already live in checked-connection.ts.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { once } from 'node:events';
 import {

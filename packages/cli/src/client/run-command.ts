@@ -1,3 +1,5 @@
+// Over 300 lines: `testrun run`'s flags, their checks, the enqueue, the wait and the report for
+// three modes (suite, project, test) that share each step; split by step when a mode is added.
 import { writeFileSync } from 'node:fs';
 import { countStatuses, TestrunWaitTimeoutError } from '@testrun/client';
 import {

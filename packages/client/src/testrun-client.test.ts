@@ -224,54 +224,16 @@ describe('TestrunClient waits', () => {
     duration_ms: null,
     rerun_of: null,
   });
+  /** The one test of the suite run these tests poll, in `status`. */
+  const entry = (status: SuiteRun['status']): SuiteRun['tests'] => [
+    { runId: 'run_1', name: 'a', status, skipReason: null, durationMs: null, flaky: false, attempts: 1 },
+  ];
 
   it('polls a suite run at the interval until terminal, reporting progress', async () => {
     const h = harness([
-      () =>
-        json(
-          200,
-          suite('queued', [
-            {
-              runId: 'run_1',
-              name: 'a',
-              status: 'queued',
-              skipReason: null,
-              durationMs: null,
-              flaky: false,
-              attempts: 1,
-            },
-          ]),
-        ),
-      () =>
-        json(
-          200,
-          suite('running', [
-            {
-              runId: 'run_1',
-              name: 'a',
-              status: 'running',
-              skipReason: null,
-              durationMs: null,
-              flaky: false,
-              attempts: 1,
-            },
-          ]),
-        ),
-      () =>
-        json(
-          200,
-          suite('passed', [
-            {
-              runId: 'run_1',
-              name: 'a',
-              status: 'passed',
-              skipReason: null,
-              durationMs: null,
-              flaky: false,
-              attempts: 1,
-            },
-          ]),
-        ),
+      () => json(200, suite('queued', entry('queued'))),
+      () => json(200, suite('running', entry('running'))),
+      () => json(200, suite('passed', entry('passed'))),
     ]);
     const seen: string[] = [];
     const final = await h.client.waitForSuiteRun('srun_1', {
@@ -287,9 +249,6 @@ describe('TestrunClient waits', () => {
 
   it('asks again at once after a poll the server held (Preference-Applied), and never long-polls with longPoll off', async () => {
     const held = { 'Preference-Applied': 'wait=25' };
-    const entry = (status: SuiteRun['status']) => [
-      { runId: 'run_1', name: 'a', status, skipReason: null, durationMs: null, flaky: false, attempts: 1 },
-    ];
     const h = harness([
       () => json(200, suite('queued', entry('queued')), held),
       () => json(200, suite('running', entry('running')), held),

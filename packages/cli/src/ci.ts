@@ -1,17 +1,9 @@
 // What the GitHub Action shares with `testrun run`, so both derive the same idempotency key, parse
-// headers and durations alike, and write the same report and JUnit. Bundled into the action from
-// source (the `@testrun/source` condition); not part of the published package.
+// headers and durations alike, follow a wait the same way, and write the same report and JUnit.
+// Bundled into the action from source (the `@testrun/source` condition); not part of the published
+// package.
 export { deriveCiIdempotencyKey } from './client/ci-idempotency';
 export { buildJunitXml } from './client/junit';
 export { parseDuration, parseHeaders, parseRetries, redact, secretsOf, UsageError } from './client/parse-options';
-export {
-  addDetails,
-  bareTest,
-  exitCodeFor,
-  flakyCount,
-  suiteCounts,
-  summarize,
-  testsFromRuns,
-  testsFromSuiteRun,
-  verdictLine,
-} from './client/report';
+export { addDetails, exitCodeFor, flakyCount, verdictLine } from './client/report';
+export { enqueuedIds, replayedNote, WaitProgress, type WaitProgressView } from './client/wait-progress';

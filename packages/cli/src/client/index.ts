@@ -19,6 +19,20 @@ export function registerClientCommands(
   program: Command,
   ctx: CommandContext = { env: process.env, streams: process },
 ): void {
+  const commands = [registerRun(program, ctx), ...registerStatusAndCancel(program, ctx), registerRerun(program, ctx)];
+
+  registerListCommands(program, ctx);
+
+  for (const command of commands) {
+    command.showHelpAfterError(`(see "testrun ${command.name()} --help")`);
+    // Commander exits 1 on a bad flag; 1 means "a test failed" to CI, so usage errors exit 2.
+    command.exitOverride((err: CommanderError) => {
+      exitNow(ctx, err.exitCode === 0 ? 0 : 2);
+    });
+  }
+}
+
+function registerRun(program: Command, ctx: CommandContext): Command {
   const run = program
     .command('run')
     .description('Enqueue a test, a suite or a whole project and wait for the verdict')
@@ -52,41 +66,43 @@ export function registerClientCommands(
       '--retries <n>',
       "attempt each failed or error run again up to n times, 0 to 3 (default: the test's retries)",
     )
-    .option('--idempotency-key <key>', 'Idempotency-Key of the enqueue (default: derived from the CI job, else random)')
-    .option('--timeout <duration>', 'wait budget: 15m, 90s, 1h or milliseconds', '15m')
-    .option('--poll-interval <duration>', 'delay between two polls', '3s')
-    .option('--junit <file>', 'write a JUnit XML report to this file')
-    .option('--json', 'print one JSON document with the result on stdout (and nothing else)')
-    .option('--no-wait', 'enqueue, print the ids and exit 0 without waiting')
-    .option('--no-cancel-on-exit', 'on SIGINT/SIGTERM (a cancelled CI job), leave the enqueued runs running')
-    .option('--api-url <url>', 'API origin (default: $TESTRUN_API_URL)')
-    .option('--api-key <key>', 'API key (default: $TESTRUN_API_KEY)')
-    .action(async (flags: RunFlags, command: Command) => {
+    .option(
+      '--idempotency-key <key>',
+      'Idempotency-Key of the enqueue (default: derived from the CI job, else random)',
+    );
+  return followOptions(run, { ids: 'ids', running: 'the enqueued runs' }).action(
+    async (flags: RunFlags, command: Command) => {
       setExitCode(ctx, await usageErrors(command, () => runRunCommand(flags, ctx)));
-    });
+    },
+  );
+}
 
-  const status = program
-    .command('status')
-    .description('Show the state of a run (run_…) or a suite run (srun_…)')
-    .argument('<id>', 'run id or suite run id')
-    .option('--json', 'print the API object as JSON (with exitCode) on stdout')
-    .option('--api-url <url>', 'API origin (default: $TESTRUN_API_URL)')
-    .option('--api-key <key>', 'API key (default: $TESTRUN_API_KEY)')
-    .action(async (id: string, flags: StatusFlags, command: Command) => {
-      setExitCode(ctx, await usageErrors(command, () => runStatusCommand(id, flags, ctx)));
-    });
+/** `status ID` and `cancel ID`: one run or suite run, by its id. */
+function registerStatusAndCancel(program: Command, ctx: CommandContext): Command[] {
+  const byId = [
+    {
+      name: 'status',
+      description: 'Show the state of a run (run_…) or a suite run (srun_…)',
+      json: 'print the API object as JSON (with exitCode) on stdout',
+      run: runStatusCommand,
+    },
+    {
+      name: 'cancel',
+      description: 'Cancel a run (run_…) or every run of a suite run (srun_…)',
+      json: 'print the run or suite run as the API gives it after the cancel',
+      run: runCancelCommand,
+    },
+  ] as const;
+  return byId.map(({ name, description, json, run }) =>
+    connectionOptions(
+      program.command(name).description(description).argument('<id>', 'run id or suite run id').option('--json', json),
+    ).action(async (id: string, flags: StatusFlags & CancelFlags, command: Command) => {
+      setExitCode(ctx, await usageErrors(command, () => run(id, flags, ctx)));
+    }),
+  );
+}
 
-  const cancel = program
-    .command('cancel')
-    .description('Cancel a run (run_…) or every run of a suite run (srun_…)')
-    .argument('<id>', 'run id or suite run id')
-    .option('--json', 'print the run or suite run as the API gives it after the cancel')
-    .option('--api-url <url>', 'API origin (default: $TESTRUN_API_URL)')
-    .option('--api-key <key>', 'API key (default: $TESTRUN_API_KEY)')
-    .action(async (id: string, flags: CancelFlags, command: Command) => {
-      setExitCode(ctx, await usageErrors(command, () => runCancelCommand(id, flags, ctx)));
-    });
-
+function registerRerun(program: Command, ctx: CommandContext): Command {
   const rerun = program
     .command('rerun')
     .description('Run again the failed and error tests (--failed) or all tests (--all) of a suite run, and wait')
@@ -97,28 +113,32 @@ export function registerClientCommands(
     .option('--header-file <file>', 'headers from a file, instead of the original’s (as $TESTRUN_HEADERS)')
     .option('--var <NAME=value>', 'plain variable, instead of the original’s (repeatable)', collect, [])
     .option('--secret-var-env <NAME=ENV_VAR>', 'secret variable, instead of the original’s (repeatable)', collect, [])
-    .option('--idempotency-key <key>', 'Idempotency-Key of the rerun (default random)')
-    .option('--timeout <duration>', 'wait budget: 15m, 90s, 1h or milliseconds', '15m')
-    .option('--poll-interval <duration>', 'delay between two polls', '3s')
-    .option('--junit <file>', 'write a JUnit XML report to this file')
-    .option('--json', 'print one JSON document with the result on stdout (and nothing else)')
-    .option('--no-wait', 'enqueue, print the id and exit 0 without waiting')
-    .option('--no-cancel-on-exit', 'on SIGINT/SIGTERM (a cancelled CI job), leave the rerun running')
-    .option('--api-url <url>', 'API origin (default: $TESTRUN_API_URL)')
-    .option('--api-key <key>', 'API key (default: $TESTRUN_API_KEY)')
-    .action(async (srun: string, flags: Omit<RerunFlags, 'header'>, command: Command) => {
+    .option('--idempotency-key <key>', 'Idempotency-Key of the rerun (default random)');
+  return followOptions(rerun, { ids: 'id', running: 'the rerun' }).action(
+    async (srun: string, flags: Omit<RerunFlags, 'header'>, command: Command) => {
       setExitCode(ctx, await usageErrors(command, () => runRerunCommand(srun, { ...flags, header: [] }, ctx)));
-    });
+    },
+  );
+}
 
-  registerListCommands(program, ctx);
+/** The options of `run` and `rerun` that say how to wait and report; `left` names what they enqueue. */
+function followOptions(command: Command, left: { ids: string; running: string }): Command {
+  return connectionOptions(
+    command
+      .option('--timeout <duration>', 'wait budget: 15m, 90s, 1h or milliseconds', '15m')
+      .option('--poll-interval <duration>', 'delay between two polls', '3s')
+      .option('--junit <file>', 'write a JUnit XML report to this file')
+      .option('--json', 'print one JSON document with the result on stdout (and nothing else)')
+      .option('--no-wait', `enqueue, print the ${left.ids} and exit 0 without waiting`)
+      .option('--no-cancel-on-exit', `on SIGINT/SIGTERM (a cancelled CI job), leave ${left.running} running`),
+  );
+}
 
-  for (const command of [run, status, cancel, rerun]) {
-    command.showHelpAfterError(`(see "testrun ${command.name()} --help")`);
-    // Commander exits 1 on a bad flag; 1 means "a test failed" to CI, so usage errors exit 2.
-    command.exitOverride((err: CommanderError) => {
-      exitNow(ctx, err.exitCode === 0 ? 0 : 2);
-    });
-  }
+/** `--api-url` and `--api-key`, the last options of every command. */
+function connectionOptions(command: Command): Command {
+  return command
+    .option('--api-url <url>', 'API origin (default: $TESTRUN_API_URL)')
+    .option('--api-key <key>', 'API key (default: $TESTRUN_API_KEY)');
 }
 
 async function usageErrors(command: Command, action: () => Promise<number>): Promise<number> {

@@ -2,8 +2,9 @@ import { IDEMPOTENCY_KEY_RULE, isIdempotencyKey, type SuiteRunRerunRequest } fro
 import { isReportable, openCommand, reportFailure, type CommandContext, type ConnectionFlags } from './connection';
 import { parseDuration, UsageError } from './parse-options';
 import { EXIT } from './report';
-import { followEnqueued, type FollowFlags } from './run-command';
+import { enqueueAndFollow, type FollowFlags } from './follow';
 import { readSecretInputs, type SecretInputFlags } from './secret-inputs';
+import { replayedNote } from './wait-progress';
 
 /** Flags of `testrun cancel`. */
 export interface CancelFlags extends ConnectionFlags {
@@ -75,11 +76,11 @@ export async function runRerunCommand(suiteRunId: string, flags: RerunFlags, ctx
   const now = ctx.now ?? Date.now;
   const json = Boolean(flags.json);
   const { out, client } = openCommand(flags, { ...ctx, now }, { json, secrets });
-  try {
+  return enqueueAndFollow({ out, client, now, ctx }, flags, { timeoutMs, pollIntervalMs }, async () => {
     const enqueued = await client.rerunSuiteRun(suiteRunId, request, { idempotencyKey: flags.idempotencyKey });
-    const replayed = enqueued.replayed ? ' (replayed: this key was already used, nothing new was enqueued)' : '';
+    const replayed = replayedNote(enqueued.replayed);
     out.info(`Enqueued suite run ${enqueued.body.suiteRunId}, a rerun of ${suiteRunId} (${request.only})${replayed}`);
-    const base = {
+    return {
       kind: 'suite' as const,
       project: null,
       suite: null,
@@ -89,10 +90,5 @@ export async function runRerunCommand(suiteRunId: string, flags: RerunFlags, ctx
       idempotencyKey: enqueued.idempotencyKey,
       replayed: enqueued.replayed,
     };
-    return await followEnqueued({ out, client, now, ctx }, flags, base, { timeoutMs, pollIntervalMs });
-  } catch (e) {
-    out.done();
-    if (!isReportable(e)) throw e;
-    return reportFailure(e, out, json);
-  }
+  });
 }

@@ -121,6 +121,16 @@ async function list<T>(
   }
 }
 
+/** {@link list} of one page of runs or suite runs, which names the next page's cursor. */
+function listPage<T extends { next_cursor: string | null }>(
+  flags: ListFlags,
+  ctx: CommandContext,
+  read: (client: ReturnType<typeof openCommand>['client']) => Promise<T>,
+  render: (page: T) => string,
+): Promise<number> {
+  return list(flags, ctx, read, render, (page) => page.next_cursor);
+}
+
 function connectionOptions(command: Command): Command {
   return command
     .option('--json', "print the API's JSON on stdout")
@@ -156,31 +166,13 @@ export function registerListCommands(program: Command, ctx: CommandContext): voi
       .option('--test <id>', 'only runs of this test (tst_…)')
       .option('--suite-run <id>', 'only the runs of this suite run (srun_…)'),
   ).action(async (flags: ListFlags) => {
-    setExitCode(
-      ctx,
-      await list(
-        flags,
-        ctx,
-        (client) => client.listRuns(filtersOf(flags)),
-        runsTable,
-        (page) => page.next_cursor,
-      ),
-    );
+    setExitCode(ctx, await listPage(flags, ctx, (client) => client.listRuns(filtersOf(flags)), runsTable));
   });
 
   const suiteRuns = connectionOptions(
     listingOptions(program.command('suite-runs').description("List the workspace's suite runs, newest first")),
   ).action(async (flags: ListFlags) => {
-    setExitCode(
-      ctx,
-      await list(
-        flags,
-        ctx,
-        (client) => client.listSuiteRuns(filtersOf(flags)),
-        suiteRunsTable,
-        (page) => page.next_cursor,
-      ),
-    );
+    setExitCode(ctx, await listPage(flags, ctx, (client) => client.listSuiteRuns(filtersOf(flags)), suiteRunsTable));
   });
 
   for (const command of [projects, runs, suiteRuns]) {

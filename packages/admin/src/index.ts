@@ -104,7 +104,15 @@ function registerAdminCommands(program: Command, ctx: AdminContext): void {
     .description('Operator commands (workspaces, members, keys, projects, secrets, webhooks); uses DATABASE_URL');
   registerSecretCommands(admin, ctx);
   registerWebhookCommands(admin, ctx);
+  registerWorkspaceCommands(admin, ctx);
+  registerMemberCommands(admin, ctx);
+  registerKeyCommands(admin, ctx);
+  registerLinkCommands(admin, ctx);
+  registerProjectCommand(admin, ctx);
+}
 
+/** `admin workspace create|set-plan|set|retention|list`. */
+function registerWorkspaceCommands(admin: Command, ctx: AdminContext): void {
   const workspace = admin.command('workspace').description('Create and list workspaces and change their plan');
   workspace
     .command('create')
@@ -166,7 +174,10 @@ function registerAdminCommands(program: Command, ctx: AdminContext): void {
 
   registerRetentionCommand(workspace, ctx);
   registerWorkspaceListCommand(workspace, (json, action) => runAction(ctx, json, action));
+}
 
+/** `admin member add|remove`. */
+function registerMemberCommands(admin: Command, ctx: AdminContext): void {
   const member = admin.command('member').description('Add or remove members of a workspace');
   for (const verb of ['add', 'remove'] as const) {
     member
@@ -193,7 +204,10 @@ function registerAdminCommands(program: Command, ctx: AdminContext): void {
         }),
       );
   }
+}
 
+/** `admin key create|pause|resume|revoke`. */
+function registerKeyCommands(admin: Command, ctx: AdminContext): void {
   const key = admin.command('key').description('Create, pause, resume and revoke API keys');
   key
     .command('create')
@@ -250,9 +264,10 @@ function registerAdminCommands(program: Command, ctx: AdminContext): void {
         }),
       );
   }
+}
 
-  registerLinkCommands(admin, ctx);
-
+/** `admin project apply`. */
+function registerProjectCommand(admin: Command, ctx: AdminContext): void {
   const project = admin.command('project').description('Apply project files (projects, suites, tests as code)');
   project
     .command('apply')

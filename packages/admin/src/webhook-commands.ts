@@ -48,6 +48,13 @@ function attemptsText(d: WebhookDelivery): string {
  */
 export function registerWebhookCommands(admin: Command, ctx: AdminContext): void {
   const webhook = admin.command('webhook').description('Webhook endpoints of a workspace and their delivery log');
+  registerEndpointCommands(webhook, ctx);
+  registerEndpointStateCommands(webhook, ctx);
+  registerDeliveryCommands(webhook, ctx);
+}
+
+/** `webhook add|list|remove`. */
+function registerEndpointCommands(webhook: Command, ctx: AdminContext): void {
   webhook
     .command('add')
     .description('Add an endpoint; its signing secret is printed this once and never again')
@@ -97,6 +104,10 @@ export function registerWebhookCommands(admin: Command, ctx: AdminContext): void
         return { data: { id: endpointId, removed: true }, text: `Removed webhook endpoint ${endpointId}.` };
       }),
     );
+}
+
+/** `webhook disable|enable|rotate-secret`. */
+function registerEndpointStateCommands(webhook: Command, ctx: AdminContext): void {
   for (const verb of ['disable', 'enable'] as const) {
     webhook
       .command(verb)
@@ -132,6 +143,10 @@ export function registerWebhookCommands(admin: Command, ctx: AdminContext): void
         };
       }),
     );
+}
+
+/** `webhook deliveries|redeliver`: the delivery log, and a message sent again. */
+function registerDeliveryCommands(webhook: Command, ctx: AdminContext): void {
   webhook
     .command('deliveries')
     .description("An endpoint's last messages, newest first, with every attempt (status, error, duration)")

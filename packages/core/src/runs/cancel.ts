@@ -1,9 +1,9 @@
 // Cancelling runs: the state moves (with the suite counters, by the same SQL as every other move)
 // and the Redis channel on which a cancel reaches the worker that runs a run.
 import type { Redis } from 'ioredis';
-import type { AbortOutcome } from './run-state';
-import { SUITE_MOVE } from './run-state';
-import type { Db, DbTx } from './db';
+import type { AbortOutcome } from './state';
+import { SUITE_MOVE } from './state';
+import type { Db, DbTx } from '../db';
 
 /** The result_summary of a run cancelled before a worker started it. */
 export const CANCELLED_QUEUED_SUMMARY = 'Skipped: cancelled before it started.';

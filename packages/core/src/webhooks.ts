@@ -14,7 +14,7 @@ import type { ViewLinkConfig } from './view-links';
 const secretOwner = (endpointId: string) => `webhook-endpoint:${endpointId}`;
 
 /** Seals an endpoint's signing secret (`key` is `deriveKeys(secret).headers`). */
-export function sealWebhookSecret(key: Buffer, endpointId: string, secret: string): Uint8Array {
+export function sealWebhookSecret(key: Buffer, endpointId: string, secret: string): Uint8Array<ArrayBuffer> {
   return new Uint8Array(sealText(key, secretOwner(endpointId), secret));
 }
 

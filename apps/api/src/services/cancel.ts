@@ -1,4 +1,6 @@
-import { cancelRuns, publishRunCancels, type CancelResult, type Db, type DbTx, type Logger } from '@testrun/core';
+import type { Db, DbTx } from '@testrun/core/db';
+import type { Logger } from '@testrun/core/logger';
+import { cancelRuns, publishRunCancels, type CancelResult } from '@testrun/core/runs';
 import type { ApiRedis } from '../redis';
 import { ApiError, errorMessage } from '../errors';
 

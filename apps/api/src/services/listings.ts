@@ -1,17 +1,16 @@
 import { createHash } from 'node:crypto';
 import { writeCursor, type ListingQuery, type RunList, type SuiteRunList } from '@testrun/contracts';
+import { readSql, type Db } from '@testrun/core/db';
 import {
-  readSql,
   RUN_COLUMNS,
   SUITE_RUN_COLUMNS,
   toRun,
   toSuiteRunSummary,
-  type Db,
-  type DerivedKeys,
   type RunRow,
   type SuiteRunRow,
-  type ViewLinkConfig,
-} from '@testrun/core';
+} from '@testrun/core/runs';
+import type { DerivedKeys } from '@testrun/core/secrets';
+import type { ViewLinkConfig } from '@testrun/core/view-links';
 import { ApiError } from '../errors';
 
 /**

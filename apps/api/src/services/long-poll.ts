@@ -1,5 +1,6 @@
 import { RUN_STATUSES, type Run, type RunStatus, type SuiteRun } from '@testrun/contracts';
-import { readSql, type Db, type Logger } from '@testrun/core';
+import { readSql, type Db } from '@testrun/core/db';
+import type { Logger } from '@testrun/core/logger';
 import type { ApiConfig } from '../config';
 
 /** The longest wait a client may ask for with `Prefer: wait=N`, in seconds (a larger N is cut to it). */

@@ -1,15 +1,8 @@
 import { isTerminalRunStatus, type ParsedRerunRequest, type ProblemFieldError } from '@testrun/contracts';
-import {
-  insertRuns,
-  openSuiteRunCopy,
-  readSealedFields,
-  type Db,
-  type DerivedKeys,
-  type PlannedTest,
-  type Prisma,
-  type RunVariables,
-  type TargetPolicy,
-} from '@testrun/core';
+import type { Db, Prisma } from '@testrun/core/db';
+import { insertRuns, openSuiteRunCopy, readSealedFields, type PlannedTest } from '@testrun/core/runs';
+import type { DerivedKeys, RunVariables } from '@testrun/core/secrets';
+import type { TargetPolicy } from '@testrun/core/target-policy';
 import { ApiError } from '../errors';
 import { checkPlanLimits, type CreatedRuns, type InTransaction } from './runs';
 import { checkRunTarget } from './target-check';

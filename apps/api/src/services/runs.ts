@@ -5,20 +5,13 @@ import {
   type RunCreateResponse,
   type RunTarget,
 } from '@testrun/contracts';
-import {
-  addRunJobs,
-  insertRuns,
-  positionsAfter,
-  withTimeout,
-  type Db,
-  type DbTx,
-  type DerivedKeys,
-  type Logger,
-  type PlannedTest,
-  type Prisma,
-  type RunQueue,
-  type TargetPolicy,
-} from '@testrun/core';
+import type { Db, DbTx, Prisma } from '@testrun/core/db';
+import type { Logger } from '@testrun/core/logger';
+import { addRunJobs, type RunQueue } from '@testrun/core/queue';
+import { insertRuns, positionsAfter, type PlannedTest } from '@testrun/core/runs';
+import type { DerivedKeys } from '@testrun/core/secrets';
+import type { TargetPolicy } from '@testrun/core/target-policy';
+import { withTimeout } from '@testrun/core/with-timeout';
 import { ApiError, errorMessage } from '../errors';
 import { checkRunTarget } from './target-check';
 

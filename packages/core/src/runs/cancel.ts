@@ -90,3 +90,28 @@ export async function publishRunCancels(redis: Redis, redisPrefix: string, runId
 export function readRunCancels(message: string): string[] {
   return message.split(' ').filter((id) => id.length > 0);
 }
+
+/** What a cancel addresses: one run, or every child of a suite run. */
+export type CancelTarget = { kind: 'run' | 'suite-run'; id: string };
+
+/**
+ * The runs a cancel of `target` addresses in the workspace: the run itself, or the suite run's
+ * children still queued or running. Null when the workspace has no such run or suite run.
+ */
+export async function cancelTargetRunIds(
+  tx: DbTx,
+  workspaceId: string,
+  target: CancelTarget,
+): Promise<string[] | null> {
+  if (target.kind === 'run') {
+    const rows = await tx.$queryRaw<Array<{ id: string }>>`
+      SELECT id FROM runs WHERE id = ${target.id} AND workspace_id = ${workspaceId}`;
+    return rows.length > 0 ? rows.map((r) => r.id) : null;
+  }
+  const [suiteRun] = await tx.$queryRaw<Array<{ id: string }>>`
+    SELECT id FROM suite_runs WHERE id = ${target.id} AND workspace_id = ${workspaceId}`;
+  if (!suiteRun) return null;
+  const children = await tx.$queryRaw<Array<{ id: string }>>`
+    SELECT id FROM runs WHERE suite_run_id = ${target.id} AND status IN ('queued', 'running')`;
+  return children.map((r) => r.id);
+}

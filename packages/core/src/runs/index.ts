@@ -9,3 +9,6 @@ export * from './reads';
 export * from './cancel';
 export { fairPositions, positionsAfter } from './fair-queue';
 export * from './suite-run-copy';
+export * from './listing';
+export * from './rerun';
+export * from './counts';

@@ -1,4 +1,4 @@
-import { createTargetPolicy, narrowPolicy, type TargetDecision, type TargetPolicy } from './policy';
+import { createTargetPolicy, type TargetDecision, type TargetPolicy } from './policy';
 import { parseTargetRules } from './rules';
 
 // Pure decision tests of what a policy protects besides address ranges: the deployment's own

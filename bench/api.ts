@@ -9,17 +9,10 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
-import {
-  addMember,
-  applyProject,
-  createApiKey,
-  createPrisma,
-  createWorkspace,
-  ensureDatabase,
-  migrateDatabase,
-  readCommonConfig,
-  type Db,
-} from '@testrun/core';
+import { addMember, applyProject, createApiKey, createWorkspace } from '../packages/admin/src/operations';
+import { createPrisma, type Db } from '@testrun/core/db';
+import { readCommonConfig } from '@testrun/core/env';
+import { ensureDatabase, migrateDatabase } from '@testrun/core/migrate';
 import type { ProjectFile } from '@testrun/contracts';
 import { freePort, spawnService } from '../test/support/processes';
 import { machineLine, percentile, spread, writeSection } from './report';

@@ -13,22 +13,15 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import {
-  applyProject,
-  artifactKey,
-  createPrisma,
-  createWorkspace,
-  deriveKeys,
-  dropDatabase,
-  ensureDatabase,
-  ID_PREFIX,
-  insertRuns,
-  LocalArtifactStore,
-  migrateDatabase,
-  newId,
-  readCommonConfig,
-  runViewUrl,
-} from '@testrun/core';
+import { applyProject, createWorkspace } from '../packages/admin/src/operations';
+import { artifactKey, LocalArtifactStore } from '@testrun/core/artifact-store';
+import { createPrisma } from '@testrun/core/db';
+import { readCommonConfig } from '@testrun/core/env';
+import { ID_PREFIX, newId } from '@testrun/core/ids';
+import { dropDatabase, ensureDatabase, migrateDatabase } from '@testrun/core/migrate';
+import { insertRuns } from '@testrun/core/runs';
+import { deriveKeys } from '@testrun/core/secrets';
+import { runViewUrl } from '@testrun/core/view-links';
 import { freePort, spawnService } from '../test/support/processes';
 import { first, machineLine, spread, writeSection } from './report';
 

@@ -8,17 +8,11 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { compileValidator, SuiteRunCreated } from '@testrun/contracts';
-import {
-  addMember,
-  applyProject,
-  createApiKey,
-  createLogger,
-  createPrisma,
-  createWorkspace,
-  ensureDatabase,
-  migrateDatabase,
-  readCommonConfig,
-} from '@testrun/core';
+import { addMember, applyProject, createApiKey, createWorkspace } from '../packages/admin/src/operations';
+import { createPrisma } from '@testrun/core/db';
+import { readCommonConfig } from '@testrun/core/env';
+import { createLogger } from '@testrun/core/logger';
+import { ensureDatabase, migrateDatabase } from '@testrun/core/migrate';
 import { readWorkerConfig, startWorkerService } from '@testrun/worker';
 import { startFixtureSite } from '../test/fixtures/site';
 import { startApi } from '../test/e2e/support';

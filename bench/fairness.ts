@@ -9,21 +9,12 @@
 import { randomBytes } from 'node:crypto';
 import { Worker } from 'bullmq';
 import { JOBS } from '@testrun/contracts';
-import {
-  addRunJobs,
-  applyProject,
-  createPrisma,
-  createRedis,
-  createRunQueue,
-  createWorkspace,
-  ensureDatabase,
-  fairPositions,
-  insertRuns,
-  migrateDatabase,
-  readCommonConfig,
-  type Db,
-  type PlannedTest,
-} from '@testrun/core';
+import { applyProject, createWorkspace } from '../packages/admin/src/operations';
+import { createPrisma, type Db } from '@testrun/core/db';
+import { readCommonConfig } from '@testrun/core/env';
+import { ensureDatabase, migrateDatabase } from '@testrun/core/migrate';
+import { addRunJobs, createRedis, createRunQueue } from '@testrun/core/queue';
+import { fairPositions, insertRuns, type PlannedTest } from '@testrun/core/runs';
 import { first, machineLine, spread, writeSection } from './report';
 
 const BACKLOG = 200;

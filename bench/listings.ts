@@ -6,7 +6,8 @@
  * then ANALYZEd as autovacuum would. Rewrites the `listings` section of docs/BENCHMARKS.md.
  */
 import { randomBytes } from 'node:crypto';
-import { applyProject, ID_PREFIX } from '@testrun/core';
+import { applyProject } from '../packages/admin/src/operations';
+import { ID_PREFIX } from '@testrun/core/ids';
 import { RunList, SuiteRunList, compileValidator } from '@testrun/contracts';
 import { startBenchService } from './h2h/service';
 import { jsonBody, machineLine, percentile, writeSection } from './report';

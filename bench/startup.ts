@@ -14,7 +14,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { readCommonConfig } from '@testrun/core';
+import { readCommonConfig } from '@testrun/core/env';
 import { freePort, REPO_ROOT, serviceEntry, type ServiceName } from '../test/support/processes';
 import { machineLine, spread, writeSection } from './report';
 

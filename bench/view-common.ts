@@ -1,7 +1,11 @@
 /** What `pnpm bench view` and `pnpm bench view-history` share: the suite's outcomes, statistics, the view on HTTP. */
 import type { AddressInfo } from 'node:net';
 import express from 'express';
-import { createLogger, deriveKeys, LocalArtifactStore, suiteRunViewUrl, type Db } from '@testrun/core';
+import { LocalArtifactStore } from '@testrun/core/artifact-store';
+import type { Db } from '@testrun/core/db';
+import { createLogger } from '@testrun/core/logger';
+import { deriveKeys } from '@testrun/core/secrets';
+import { suiteRunViewUrl } from '@testrun/core/view-links';
 import type { TerminalRunStatus } from '@testrun/contracts';
 import { createViewRouter } from '../apps/api/src/view';
 import { percentile } from './report';

@@ -9,19 +9,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import {
-  applyProject,
-  createPrisma,
-  createWorkspace,
-  DEFAULT_DATABASE_URL,
-  dropDatabase,
-  ensureDatabase,
-  ID_PREFIX,
-  migrateDatabase,
-  newId,
-  signViewLink,
-  type Db,
-} from '@testrun/core';
+import { applyProject, createWorkspace } from '../packages/admin/src/operations';
+import { createPrisma, type Db } from '@testrun/core/db';
+import { DEFAULT_DATABASE_URL } from '@testrun/core/env';
+import { ID_PREFIX, newId } from '@testrun/core/ids';
+import { dropDatabase, ensureDatabase, migrateDatabase } from '@testrun/core/migrate';
+import { signViewLink } from '@testrun/core/view-links';
 import type { TerminalRunStatus } from '@testrun/contracts';
 import { attachHistory, historySql, readHistory } from '../apps/api/src/view/history';
 import type { ViewRun } from '../apps/api/src/view/model';

@@ -16,17 +16,11 @@ import { randomBytes } from 'node:crypto';
 import { request } from 'node:http';
 import path from 'node:path';
 import { chromium } from 'playwright';
-import {
-  applyProject,
-  createPrisma,
-  createWorkspace,
-  DEFAULT_DATABASE_URL,
-  dropDatabase,
-  ensureDatabase,
-  ID_PREFIX,
-  migrateDatabase,
-  newId,
-} from '@testrun/core';
+import { applyProject, createWorkspace } from '../packages/admin/src/operations';
+import { createPrisma } from '@testrun/core/db';
+import { DEFAULT_DATABASE_URL } from '@testrun/core/env';
+import { ID_PREFIX, newId } from '@testrun/core/ids';
+import { dropDatabase, ensureDatabase, migrateDatabase } from '@testrun/core/migrate';
 import type { RunStatus } from '@testrun/contracts';
 import type { ViewRun, ViewStep, ViewSuiteRun } from '../apps/api/src/view/model';
 import { renderSuitePage } from '../apps/api/src/view/render';

@@ -10,20 +10,13 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import {
-  addWebhookEndpoint,
-  applyProject,
-  createLogger,
-  createPrisma,
-  createWorkspace,
-  deriveKeys,
-  ensureDatabase,
-  insertRuns,
-  migrateDatabase,
-  readCommonConfig,
-  type Db,
-  type PlannedTest,
-} from '@testrun/core';
+import { addWebhookEndpoint, applyProject, createWorkspace } from '../packages/admin/src/operations';
+import { createPrisma, type Db } from '@testrun/core/db';
+import { readCommonConfig } from '@testrun/core/env';
+import { createLogger } from '@testrun/core/logger';
+import { ensureDatabase, migrateDatabase } from '@testrun/core/migrate';
+import { insertRuns, type PlannedTest } from '@testrun/core/runs';
+import { deriveKeys } from '@testrun/core/secrets';
 import { readWorkerConfig, startWorkerService } from '@testrun/worker';
 import { first, machineLine, spread, writeSection } from './report';
 

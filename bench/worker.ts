@@ -9,17 +9,11 @@ import { readFileSync } from 'node:fs';
 import { chromium } from 'playwright';
 import { Redis } from 'ioredis';
 import { compileValidator, SingleRunCreated } from '@testrun/contracts';
-import {
-  addMember,
-  applyProject,
-  createApiKey,
-  createLogger,
-  createPrisma,
-  createWorkspace,
-  ensureDatabase,
-  migrateDatabase,
-  readCommonConfig,
-} from '@testrun/core';
+import { addMember, applyProject, createApiKey, createWorkspace } from '../packages/admin/src/operations';
+import { createPrisma } from '@testrun/core/db';
+import { readCommonConfig } from '@testrun/core/env';
+import { createLogger } from '@testrun/core/logger';
+import { ensureDatabase, migrateDatabase } from '@testrun/core/migrate';
 import { executeRun, readWorkerConfig, startWorkerService } from '@testrun/worker';
 import { startFixtureSite } from '../test/fixtures/site';
 import { startApi } from '../test/e2e/support';

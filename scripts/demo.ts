@@ -9,19 +9,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import {
-  addMember,
-  applyProject,
-  createApiKey,
-  createPrisma,
-  createWorkspace,
-  ensureDatabase,
-  hashApiKey,
-  migrateDatabase,
-  readCommonConfig,
-  readInt,
-  type Db,
-} from '@testrun/core';
+import { addMember, applyProject, createApiKey, createWorkspace } from '../packages/admin/src/operations';
+import { hashApiKey } from '@testrun/core/api-keys';
+import { createPrisma, type Db } from '@testrun/core/db';
+import { readCommonConfig, readInt } from '@testrun/core/env';
+import { ensureDatabase, migrateDatabase } from '@testrun/core/migrate';
 import { TestrunApiError, TestrunClient } from '@testrun/client';
 import type { SuiteRun } from '@testrun/contracts';
 import { demoProjectFile, startFixtureSite } from '../test/fixtures/site';

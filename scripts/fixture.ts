@@ -3,7 +3,7 @@
  * 127.0.0.1 until Ctrl-C, so the README's Quickstart has a target without the internet.
  * `FIXTURE_PORT` picks the port (default 4010, the port examples/shop.yaml points at; 0: any free one).
  */
-import { readInt } from '@testrun/core';
+import { readInt } from '@testrun/core/env';
 import { startFixtureSite } from '../test/fixtures/site';
 
 const DEFAULT_PORT = 4010;

@@ -4,7 +4,8 @@
 // `pnpm db:migrate`, and the production image's migration step: creates the database if absent and
 // applies every migration in prisma/migrations not yet applied. Plain JavaScript on @testrun/core's
 // built output, so it runs with node alone (type-checked through the root tsconfig's checkJs).
-const { DEFAULT_DATABASE_URL, ensureDatabase, migrateDatabase } = require('@testrun/core');
+const { DEFAULT_DATABASE_URL } = require('@testrun/core/env');
+const { ensureDatabase, migrateDatabase } = require('@testrun/core/migrate');
 
 async function main() {
   const url = process.env.DATABASE_URL || DEFAULT_DATABASE_URL;

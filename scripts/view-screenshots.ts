@@ -11,15 +11,9 @@ import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Page } from 'playwright';
-import {
-  DEFAULT_DATABASE_URL,
-  DEFAULT_REDIS_URL,
-  dropDatabase,
-  ensureDatabase,
-  migrateDatabase,
-  runViewUrl,
-  suiteRunViewUrl,
-} from '@testrun/core';
+import { DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL } from '@testrun/core/env';
+import { dropDatabase, ensureDatabase, migrateDatabase } from '@testrun/core/migrate';
+import { runViewUrl, suiteRunViewUrl } from '@testrun/core/view-links';
 
 const OUT = path.resolve(__dirname, '../docs/images');
 const WIDTHS = [

@@ -10,7 +10,7 @@
  * records each test's trace as the default `on-failure` policy does (DOM snapshots, no screencast)
  * and throws it away when the test passes.
  */
-import { readTargetPolicyConfig, resolveTargetPolicy } from '@testrun/core';
+import { readTargetPolicyConfig, resolveTargetPolicy } from '@testrun/core/target-policy';
 import { EgressProxy, egressProxyLaunchArgs } from '@testrun/worker';
 import { chromium, type Browser, type BrowserContextOptions } from 'playwright';
 import { treeCpuMs } from './cpu';

@@ -9,17 +9,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import type { ProjectFile } from '@testrun/contracts';
-import {
-  addMember,
-  applyProject,
-  createApiKey,
-  createPrisma,
-  createWorkspace,
-  ensureDatabase,
-  migrateDatabase,
-  readCommonConfig,
-  type Db,
-} from '@testrun/core';
+import { addMember, applyProject, createApiKey, createWorkspace } from '../../packages/admin/src/operations';
+import { createPrisma, type Db } from '@testrun/core/db';
+import { readCommonConfig } from '@testrun/core/env';
+import { ensureDatabase, migrateDatabase } from '@testrun/core/migrate';
 import { freePort, spawnService } from '../../test/support/processes';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';

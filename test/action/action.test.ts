@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { XMLParser } from 'fast-xml-parser';
-import type { Db } from '@testrun/core';
+import type { Db } from '@testrun/core/db';
 import type { ProjectFile } from '@testrun/contracts';
 import { freePort, protectedPreviewTest, startService, waitReady, type ServiceProcess } from '../cli/cli-harness';
 import { PROTECTED_CREDENTIALS, startFixtureSite, type FixtureSite } from '../fixtures/site';

@@ -1,4 +1,5 @@
-import { createWorkspace, type Db } from '@testrun/core';
+import { createWorkspace } from '../../packages/admin/src/operations';
+import type { Db } from '@testrun/core/db';
 import type { RetentionOutput } from '../../packages/admin/src/retention-commands';
 import type { AdminErrorOutput } from '../../packages/admin/src/run-action';
 import { adminJson, runAdmin, type AdminResult } from '../support/admin';

@@ -1,4 +1,7 @@
-import { applyProject, createWorkspace, deriveKeys, loadStoredSecrets, readSecret, type Db } from '@testrun/core';
+import { applyProject, createWorkspace } from '../../packages/admin/src/operations';
+import type { Db } from '@testrun/core/db';
+import { readSecret } from '@testrun/core/env';
+import { deriveKeys, loadStoredSecrets } from '@testrun/core/secrets';
 import type { AdminErrorOutput } from '../../packages/admin/src/run-action';
 import type { SecretChangedOutput, SecretListOutput } from '../../packages/admin/src/secret-commands';
 import { adminJson, runAdmin, type AdminResult } from '../support/admin';

@@ -1,4 +1,5 @@
-import { addMember, createApiKey, createWorkspace, type Db } from '@testrun/core';
+import { addMember, createApiKey, createWorkspace } from '../../packages/admin/src/operations';
+import type { Db } from '@testrun/core/db';
 import type { WorkspaceListOutput } from '../../packages/admin/src/workspace-list-command';
 import { stringMatching } from '../api/typed';
 import { runAdmin, type AdminResult } from '../support/admin';

@@ -1,16 +1,12 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
-import {
-  authChangeAnnouncer,
-  createLogger,
-  createPrisma,
-  createRunQueue,
-  deriveKeys,
-  LocalArtifactStore,
-  type AuthChangeAnnouncer,
-  type Db,
-} from '@testrun/core';
+import { authChangeAnnouncer, type AuthChangeAnnouncer } from '@testrun/core/api-keys';
+import { LocalArtifactStore } from '@testrun/core/artifact-store';
+import { createPrisma, type Db } from '@testrun/core/db';
+import { createLogger } from '@testrun/core/logger';
+import { createRunQueue } from '@testrun/core/queue';
+import { deriveKeys } from '@testrun/core/secrets';
 import {
   createApiRedis,
   createApiServer,

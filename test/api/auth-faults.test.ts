@@ -1,7 +1,9 @@
 // Authentication faults: unknown and revoked keys look the same, TRUST_PROXY counts hops so a
 // rotating X-Forwarded-For cannot reset the failed-authentication limit.
 import request from 'supertest';
-import { ConfigError, changeApiKey, generateApiKey } from '@testrun/core';
+import { changeApiKey } from '../../packages/admin/src/operations';
+import { generateApiKey } from '@testrun/core/api-keys';
+import { ConfigError } from '@testrun/core/env';
 import { readApiConfig } from '../../apps/api/src';
 import { createTenant, uniqueTag } from '../support/harness';
 import { bearer, buildTestApi, type TestApi } from './api-harness';

@@ -1,16 +1,10 @@
 import { Redis } from 'ioredis';
 import request from 'supertest';
 import type { SuiteRun } from '@testrun/contracts';
-import {
-  applyProject,
-  createLogger,
-  deriveKeys,
-  finishRun,
-  openHeaders,
-  runCancelChannel,
-  startRun,
-  type RunOutcome,
-} from '@testrun/core';
+import { applyProject } from '../../packages/admin/src/operations';
+import { createLogger } from '@testrun/core/logger';
+import { finishRun, runCancelChannel, startRun, type RunOutcome } from '@testrun/core/runs';
+import { deriveKeys, openHeaders } from '@testrun/core/secrets';
 import { Reconciler } from '@testrun/worker';
 import { createTenant, sampleProject, testSecret } from '../support/harness';
 import { present } from '../support/present';

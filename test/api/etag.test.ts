@@ -1,5 +1,6 @@
 import request from 'supertest';
-import { applyProject, finishRun, startRun } from '@testrun/core';
+import { applyProject } from '../../packages/admin/src/operations';
+import { finishRun, startRun } from '@testrun/core/runs';
 import { createTenant, sampleProject } from '../support/harness';
 import { bearer, buildTestApi, type TestApi } from './api-harness';
 import { bodyOf, nth, wire } from './typed';

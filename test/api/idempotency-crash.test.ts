@@ -3,7 +3,7 @@
 // the retry creates the runs once, and the killed request created nothing.
 import { Client } from 'pg';
 import request from 'supertest';
-import { applyProject } from '@testrun/core';
+import { applyProject } from '../../packages/admin/src/operations';
 import { createTenant, sampleProject } from '../support/harness';
 import { freePort, spawnService } from '../support/processes';
 import { bearer, buildTestApi, type TestApi } from './api-harness';

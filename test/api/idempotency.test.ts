@@ -1,5 +1,6 @@
 import request from 'supertest';
-import { applyProject, type Db } from '@testrun/core';
+import { applyProject } from '../../packages/admin/src/operations';
+import type { Db } from '@testrun/core/db';
 import { createTenant, sampleProject } from '../support/harness';
 import { bearer, buildTestApi, jobIdsIn, type TestApi } from './api-harness';
 import { bodyOf, only, problemOf, wire } from './typed';
@@ -177,7 +178,7 @@ describe('Idempotency-Key', () => {
     // Different hash than the stuck one: this is reuse of a live key.
     problemOf(await t.post('stuck', { projectSlug: 'shop' }), 'idempotency_key_reused');
     const { hashRequest } = await import('../../apps/api/src/services/idempotency');
-    const { deriveKeys } = await import('@testrun/core');
+    const { deriveKeys } = await import('@testrun/core/secrets');
     const hash = hashRequest(deriveKeys(api.config.secret).idempotency, 'POST', '/api/v1/runs', {
       projectSlug: 'shop',
     });

@@ -2,7 +2,14 @@
 // be refused on the very next request on every replica. Two API instances on one Redis prefix
 // (two replicas of one deployment), each with its own memory, both warmed before every change.
 import request from 'supertest';
-import { addMember, authEpochKey, changeApiKey, createApiKey, removeMember, setWorkspacePlan } from '@testrun/core';
+import {
+  addMember,
+  changeApiKey,
+  createApiKey,
+  removeMember,
+  setWorkspacePlan,
+} from '../../packages/admin/src/operations';
+import { authEpochKey } from '@testrun/core/api-keys';
 import { freePort, startRedis, stopProcess } from '../support/processes';
 import { createTenant, uniqueTag } from '../support/harness';
 import { bearer, buildTestApi, type TestApi } from './api-harness';

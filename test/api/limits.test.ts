@@ -3,7 +3,7 @@
 // job; a project file over a cap is refused by applyProject (what `testrun admin project apply`
 // calls), naming the cap, and changes nothing.
 import { connect } from 'node:net';
-import { AdminError, applyProject } from '@testrun/core';
+import { AdminError, applyProject } from '../../packages/admin/src/operations';
 import {
   capValue,
   HEADER_LIMITS,

@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { applyProject } from '@testrun/core';
+import { applyProject } from '../../packages/admin/src/operations';
 import { createTenant, sampleProject } from '../support/harness';
 import { bearer, buildTestApi, type TestApi } from './api-harness';
 import { bodyOf, nth, problemOf, wire } from './typed';

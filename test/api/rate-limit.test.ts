@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { applyProject } from '@testrun/core';
+import { applyProject } from '../../packages/admin/src/operations';
 import { createTenant, sampleProject, uniqueTag } from '../support/harness';
 import { readApiConfig } from '../../apps/api/src/config';
 import { bearer, buildTestApi, type TestApi } from './api-harness';

@@ -2,18 +2,13 @@
 // its tenants; the cases read as the catalogue of errors, in its order.
 import request from 'supertest';
 import { createServer } from 'node:net';
-import {
-  applyProject,
-  createLogger,
-  createPrisma,
-  createRunQueue,
-  deriveKeys,
-  dropDatabase,
-  ensureDatabase,
-  LocalArtifactStore,
-  migrateDatabase,
-  type Db,
-} from '@testrun/core';
+import { applyProject } from '../../packages/admin/src/operations';
+import { LocalArtifactStore } from '@testrun/core/artifact-store';
+import { createPrisma, type Db } from '@testrun/core/db';
+import { createLogger } from '@testrun/core/logger';
+import { dropDatabase, ensureDatabase, migrateDatabase } from '@testrun/core/migrate';
+import { createRunQueue } from '@testrun/core/queue';
+import { deriveKeys } from '@testrun/core/secrets';
 import { compileValidator, PROBLEM_CODES, PROBLEMS, problemType, ProblemDescription } from '@testrun/contracts';
 import { createApiRedis, createApp } from '../../apps/api/src';
 import { createTenant, sampleProject } from '../support/harness';

@@ -1,5 +1,7 @@
 import request from 'supertest';
-import { openHeaders, deriveKeys, runViewUrl, suiteRunViewUrl, applyProject, viewLinkTerms } from '@testrun/core';
+import { applyProject } from '../../packages/admin/src/operations';
+import { openHeaders, deriveKeys } from '@testrun/core/secrets';
+import { runViewUrl, suiteRunViewUrl, viewLinkTerms } from '@testrun/core/view-links';
 import { createTenant, sampleProject } from '../support/harness';
 import { bearer, buildTestApi, jobIdsIn, type TestApi } from './api-harness';
 import { anyString, bodyOf, nth, wire } from './typed';

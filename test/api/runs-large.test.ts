@@ -1,6 +1,8 @@
 import request from 'supertest';
 import { REQUEST_LIMITS, STEP_LIMITS } from '@testrun/contracts';
-import { applyProject, deriveKeys, insertRuns } from '@testrun/core';
+import { applyProject } from '../../packages/admin/src/operations';
+import { insertRuns } from '@testrun/core/runs';
+import { deriveKeys } from '@testrun/core/secrets';
 import { createRuns } from '../../apps/api/src/services/runs';
 import { enqueuePolicy } from '../../apps/api/src/services/target-check';
 import { createTenant, sampleProject } from '../support/harness';

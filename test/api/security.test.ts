@@ -4,12 +4,12 @@ import request from 'supertest';
 import {
   applyProject,
   changeApiKey,
-  generateApiKey,
   removeMember,
   setWorkspacePlan,
   addMember,
   createApiKey,
-} from '@testrun/core';
+} from '../../packages/admin/src/operations';
+import { generateApiKey } from '@testrun/core/api-keys';
 import { createTenant, sampleProject } from '../support/harness';
 import { bearer, buildTestApi, type TestApi } from './api-harness';
 import { anyNumber, anyString, bodyOf, nth, problemOf, wire } from './typed';

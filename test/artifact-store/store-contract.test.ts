@@ -1,7 +1,7 @@
 import { mkdtempSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { LocalArtifactStore, S3ArtifactStore } from '@testrun/core';
+import { LocalArtifactStore, S3ArtifactStore } from '@testrun/core/artifact-store';
 import { describeArtifactStoreContract } from '../support/artifact-store-contract';
 import { startS3Server } from '../support/s3-server';
 

@@ -1,4 +1,6 @@
-import { applyProject, createPrisma, ensureDatabase, migrateDatabase, type Db } from '@testrun/core';
+import { applyProject } from '../../packages/admin/src/operations';
+import { createPrisma, type Db } from '@testrun/core/db';
+import { ensureDatabase, migrateDatabase } from '@testrun/core/migrate';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site';
 import {
   expectRetryCreatesOnce,

@@ -1,5 +1,5 @@
 import type { ProjectFile, RunStatus, SuiteRun } from '@testrun/contracts';
-import type { Db } from '@testrun/core';
+import type { Db } from '@testrun/core/db';
 import { waitUntil } from '../e2e/support';
 
 /**

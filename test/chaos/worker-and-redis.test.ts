@@ -1,6 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
-import { applyProject, type Db } from '@testrun/core';
+import { applyProject } from '../../packages/admin/src/operations';
+import type { Db } from '@testrun/core/db';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site';
 import { CHAOS_WORKER_ENV, expectSuiteConsistent, steadyProject } from './steady-suite';
 import { createTenant, testDb } from '../support/harness';

@@ -2,7 +2,7 @@
  * `testrun cancel`, `testrun rerun` and the cancel of what `testrun run` enqueued when its CI job
  * is cancelled (SIGINT/SIGTERM), against a real API process and a real worker process.
  */
-import type { Db } from '@testrun/core';
+import type { Db } from '@testrun/core/db';
 import { parsed, wire } from '../api/typed';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site';
 import { applySampleProject, createTenant, testDb } from '../support/harness';

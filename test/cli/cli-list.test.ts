@@ -3,7 +3,8 @@
  * (real Postgres and Redis). No worker: the runs are created the way the API records them and ended
  * through core's state machine.
  */
-import { finishRun, startRun, type Db } from '@testrun/core';
+import type { Db } from '@testrun/core/db';
+import { finishRun, startRun } from '@testrun/core/runs';
 import type { ProjectList, RunList, SuiteRunList } from '@testrun/contracts';
 import { nth } from '../api/typed';
 import { applySampleProject, createTenant, insertSuiteRuns, sampleProject, testDb } from '../support/harness';

@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { XMLParser } from 'fast-xml-parser';
-import type { Db } from '@testrun/core';
+import type { Db } from '@testrun/core/db';
 import type { ProjectFile } from '@testrun/contracts';
 import { nth, parsed, wire } from '../api/typed';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site';

@@ -8,7 +8,7 @@ import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { ProjectFile } from '@testrun/contracts';
-import type { Db } from '@testrun/core';
+import type { Db } from '@testrun/core/db';
 import { parsed, wire } from '../api/typed';
 import { PROTECTED_CREDENTIALS, startFixtureSite, type FixtureSite } from '../fixtures/site';
 import { applySampleProject, createTenant, testDb } from '../support/harness';

@@ -1,5 +1,7 @@
 import { createServer, connect, type Server, type Socket } from 'node:net';
-import { createLogger, createPrisma, startRun, type Db } from '@testrun/core';
+import { createPrisma, type Db } from '@testrun/core/db';
+import { createLogger } from '@testrun/core/logger';
+import { startRun } from '@testrun/core/runs';
 import { claimRun } from '../../apps/worker/src/claim';
 import { retryWrite } from '../../apps/worker/src/retry-write';
 import { applySampleProject, createTenant, insertSuiteRuns, sampleProject, testDb } from '../support/harness';

@@ -1,5 +1,7 @@
 import { Redis } from 'ioredis';
-import { addRunJobs, createRunQueue, fairPositions, type Db, type RunQueue } from '@testrun/core';
+import type { Db } from '@testrun/core/db';
+import { addRunJobs, createRunQueue, type RunQueue } from '@testrun/core/queue';
+import { fairPositions } from '@testrun/core/runs';
 import { applySampleProject, createTenant, insertSuiteRuns, sampleProject, testDb } from '../support/harness';
 import { present } from '../support/present';
 

@@ -1,5 +1,8 @@
 import { Redis } from 'ioredis';
-import { addRunJobs, createLogger, createRunQueue, finishRun, startRun, type Db, type RunQueue } from '@testrun/core';
+import type { Db } from '@testrun/core/db';
+import { createLogger } from '@testrun/core/logger';
+import { addRunJobs, createRunQueue, type RunQueue } from '@testrun/core/queue';
+import { finishRun, startRun } from '@testrun/core/runs';
 import { Client } from 'pg';
 import { Reconciler, RECONCILER_LOCK_KEY } from '@testrun/worker';
 import { applySampleProject, createTenant, insertSuiteRuns, sampleProject, testDb } from '../support/harness';

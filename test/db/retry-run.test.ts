@@ -1,4 +1,5 @@
-import { abortRun, finishRun, retryRun, startRun, type Db } from '@testrun/core';
+import type { Db } from '@testrun/core/db';
+import { abortRun, finishRun, retryRun, startRun } from '@testrun/core/runs';
 import { applySampleProject, createTenant, insertSuiteRuns, sampleProject, testDb } from '../support/harness';
 import { present } from '../support/present';
 

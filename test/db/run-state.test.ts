@@ -1,4 +1,5 @@
-import { abortRun, canTransition, deriveSuiteStatus, finishRun, startRun, type Db } from '@testrun/core';
+import type { Db } from '@testrun/core/db';
+import { abortRun, canTransition, deriveSuiteStatus, finishRun, startRun } from '@testrun/core/runs';
 import { countStatuses, RUN_STATUSES } from '@testrun/contracts';
 import { applySampleProject, createTenant, insertSuiteRuns, sampleProject, testDb } from '../support/harness';
 import { present } from '../support/present';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Client } from 'pg';
-import { listMigrations, migrateDatabase } from '@testrun/core';
+import { listMigrations, migrateDatabase } from '@testrun/core/migrate';
 import { testDb } from '../support/harness';
 import { present } from '../support/present';
 

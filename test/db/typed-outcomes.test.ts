@@ -1,5 +1,7 @@
 import { Client, DatabaseError } from 'pg';
-import { DB_ENUMS, finishRun, ID_PREFIX, newId, startRun, type Db } from '@testrun/core';
+import { DB_ENUMS, type Db } from '@testrun/core/db';
+import { ID_PREFIX, newId } from '@testrun/core/ids';
+import { finishRun, startRun } from '@testrun/core/runs';
 import { applySampleProject, createTenant, sampleProject, testDb } from '../support/harness';
 
 /**

@@ -1,13 +1,7 @@
-import {
-  abortRun,
-  addWebhookEndpoint,
-  applyProject,
-  deriveKeys,
-  finishRun,
-  setWebhookEnabled,
-  startRun,
-  type Db,
-} from '@testrun/core';
+import { addWebhookEndpoint, applyProject, setWebhookEnabled } from '../../packages/admin/src/operations';
+import type { Db } from '@testrun/core/db';
+import { abortRun, finishRun, startRun } from '@testrun/core/runs';
+import { deriveKeys } from '@testrun/core/secrets';
 import { anyString, stringMatching } from '../api/typed';
 import {
   applySampleProject,

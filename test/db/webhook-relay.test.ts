@@ -1,6 +1,10 @@
 import { Queue } from 'bullmq';
 import { JOBS, type WebhookJobPayload } from '@testrun/contracts';
-import { addWebhookEndpoint, createLogger, createRedis, deriveKeys, type Db } from '@testrun/core';
+import { addWebhookEndpoint } from '../../packages/admin/src/operations';
+import type { Db } from '@testrun/core/db';
+import { createLogger } from '@testrun/core/logger';
+import { createRedis } from '@testrun/core/queue';
+import { deriveKeys } from '@testrun/core/secrets';
 import { WebhookRelay } from '../../apps/worker/src/webhooks/webhook-relay';
 import { webhookJobOptions } from '../../apps/worker/src/webhooks/webhook-worker';
 import {

@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { applyProject, type Db } from '@testrun/core';
+import { applyProject } from '../../packages/admin/src/operations';
+import type { Db } from '@testrun/core/db';
 import type { Run } from '@testrun/contracts';
 import { createTenant, testDb } from '../support/harness';
 import { stopProcess } from '../support/processes';

@@ -1,5 +1,6 @@
 import path from 'node:path';
-import { applyProject, type Db } from '@testrun/core';
+import { applyProject } from '../../packages/admin/src/operations';
+import type { Db } from '@testrun/core/db';
 import type { Run, Step } from '@testrun/contracts';
 import { createTenant, testDb } from '../support/harness';
 import { stopProcess } from '../support/processes';

@@ -1,5 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
-import { applyProject, type Db } from '@testrun/core';
+import { applyProject } from '../../packages/admin/src/operations';
+import type { Db } from '@testrun/core/db';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site';
 import { createTenant, testDb } from '../support/harness';
 import { startRedis, stopProcess } from '../support/processes';

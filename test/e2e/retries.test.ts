@@ -1,5 +1,6 @@
 import { parseAlternateLink } from '@testrun/client';
-import { applyProject, type Db } from '@testrun/core';
+import { applyProject } from '../../packages/admin/src/operations';
+import type { Db } from '@testrun/core/db';
 import { readWorkerConfig } from '../../apps/worker/src/config';
 import { startWorkerService, type WorkerService } from '../../apps/worker/src/worker-service';
 import { createTenant, testDb } from '../support/harness';

@@ -12,14 +12,11 @@ import {
   type RunStatus,
   type Validation,
 } from '@testrun/contracts';
-import {
-  createArtifactStore,
-  createLogger,
-  createPrisma,
-  createRunQueue,
-  deriveKeys,
-  type Logger,
-} from '@testrun/core';
+import { createArtifactStore } from '@testrun/core/artifact-store';
+import { createPrisma } from '@testrun/core/db';
+import { createLogger, type Logger } from '@testrun/core/logger';
+import { createRunQueue } from '@testrun/core/queue';
+import { deriveKeys } from '@testrun/core/secrets';
 import { createApp } from '../../apps/api/src/app';
 import { readApiConfig } from '../../apps/api/src/config';
 import { createApiRedis } from '../../apps/api/src/redis';

@@ -1,7 +1,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
-import { addWebhookEndpoint, deriveKeys, type Db } from '@testrun/core';
+import { addWebhookEndpoint } from '../../packages/admin/src/operations';
+import type { Db } from '@testrun/core/db';
+import { deriveKeys } from '@testrun/core/secrets';
 import {
   applySampleProject,
   createTenant,

@@ -5,7 +5,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Webhook } from 'standardwebhooks';
-import { applyProject, type AppliedProject, type Db } from '@testrun/core';
+import { applyProject, type AppliedProject } from '../../packages/admin/src/operations';
+import type { Db } from '@testrun/core/db';
 import type {
   WebhookDeliveriesOutput,
   WebhookListOutput,

@@ -1,6 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
-import { applyProject, type AppliedProject, type Db } from '@testrun/core';
+import { applyProject, type AppliedProject } from '../../packages/admin/src/operations';
+import type { Db } from '@testrun/core/db';
 import { createTenant, testDb } from '../support/harness';
 import { present } from '../support/present';
 import { startRedis } from '../support/processes';

@@ -6,20 +6,18 @@ import fc from 'fast-check';
 import { compileValidator, Problem } from '@testrun/contracts';
 import {
   applyProject,
-  authChangeAnnouncer,
   changeApiKey,
   createApiKey,
-  createLogger,
-  createPrisma,
-  createRunQueue,
   createWorkspace,
   addMember,
-  deriveKeys,
-  LocalArtifactStore,
-  runViewUrl,
-  suiteRunViewUrl,
-  type Db,
-} from '@testrun/core';
+} from '../../packages/admin/src/operations';
+import { authChangeAnnouncer } from '@testrun/core/api-keys';
+import { LocalArtifactStore } from '@testrun/core/artifact-store';
+import { createPrisma, type Db } from '@testrun/core/db';
+import { createLogger } from '@testrun/core/logger';
+import { createRunQueue } from '@testrun/core/queue';
+import { deriveKeys } from '@testrun/core/secrets';
+import { runViewUrl, suiteRunViewUrl } from '@testrun/core/view-links';
 import { createApiRedis, createApiServer, createApp, readApiConfig } from '../../apps/api/src';
 import { fuzzCase, type FuzzCase } from './cases';
 import type { FuzzWorld } from './surfaces';

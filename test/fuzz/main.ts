@@ -2,7 +2,8 @@
 // (created from DATABASE_URL's server, migrated, dropped afterwards) and a Redis prefix of its own.
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { dropDatabase, ensureDatabase, migrateDatabase, readCommonConfig } from '@testrun/core';
+import { readCommonConfig } from '@testrun/core/env';
+import { dropDatabase, ensureDatabase, migrateDatabase } from '@testrun/core/migrate';
 import { runFuzz } from './fuzz';
 
 /** The seed `pnpm fuzz` and the CI slice use unless told otherwise. */

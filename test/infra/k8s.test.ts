@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Redis } from 'ioredis';
-import { applyProject, type Db } from '@testrun/core';
+import { applyProject } from '../../packages/admin/src/operations';
+import type { Db } from '@testrun/core/db';
 import { readApiConfig } from '../../apps/api/src/config';
 import { readWorkerConfig } from '../../apps/worker/src/config';
 import { apiClient, startApi } from '../e2e/support';

@@ -1,7 +1,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Run } from '@testrun/contracts';
-import { applyProject, type Db, type LookupAll } from '@testrun/core';
+import { applyProject } from '../../packages/admin/src/operations';
+import type { Db } from '@testrun/core/db';
+import type { LookupAll } from '@testrun/core/target-policy';
 import { readWorkerConfig } from '../../apps/worker/src/config';
 import { startWorkerService, type WorkerService } from '../../apps/worker/src/worker-service';
 import { apiClient, memoryLogger, startApi } from '../e2e/support';

@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { applyProject, type Db } from '@testrun/core';
+import { applyProject } from '../../packages/admin/src/operations';
+import type { Db } from '@testrun/core/db';
 import { readWorkerConfig } from '../../apps/worker/src/config';
 import { startWorkerService, type WorkerService } from '../../apps/worker/src/worker-service';
 import { apiClient, memoryLogger, startApi } from '../e2e/support';

@@ -2,15 +2,11 @@
 // like an id that never existed (status, the headers that matter, and the body once the id the caller
 // sent and the request id are set aside), under a valid key or view token of the caller's own.
 import request from 'supertest';
-import {
-  applyProject,
-  deriveKeys,
-  ID_PREFIX,
-  LocalArtifactStore,
-  newId,
-  runViewUrl,
-  suiteRunViewUrl,
-} from '@testrun/core';
+import { applyProject } from '../../packages/admin/src/operations';
+import { LocalArtifactStore } from '@testrun/core/artifact-store';
+import { ID_PREFIX, newId } from '@testrun/core/ids';
+import { deriveKeys } from '@testrun/core/secrets';
+import { runViewUrl, suiteRunViewUrl } from '@testrun/core/view-links';
 import { createTenant, insertSuiteRuns, sampleProject } from '../support/harness';
 import { bearer, buildTestApi, type TestApi } from '../api/api-harness';
 

@@ -6,7 +6,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { runViewUrl, suiteRunViewUrl } from '@testrun/core';
+import { runViewUrl, suiteRunViewUrl } from '@testrun/core/view-links';
 import { createSuiteRun, executeSuite, type RunPlan, type SeededSuite } from '../view/seed';
 import { defined, openViewer, startViewEnv, type ViewEnv, type Viewer } from '../view/support';
 

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ArtifactStoreUnavailableError, type ArtifactStore } from '@testrun/core';
+import { ArtifactStoreUnavailableError, type ArtifactStore } from '@testrun/core/artifact-store';
 import { present } from './present';
 
 /** One artifact store under test, on a backend of the test's own. */

@@ -29,7 +29,8 @@ function buildWorkspace(): void {
 export default async function globalSetup(): Promise<void> {
   buildWorkspace();
   // Loaded after the build: jest's global setup resolves @testrun/core to its dist like node does.
-  const { DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL, ensureDatabase, migrateDatabase } = await import('@testrun/core');
+  const { DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL } = await import('@testrun/core/env');
+  const { ensureDatabase, migrateDatabase } = await import('@testrun/core/migrate');
   const tag = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
   const base = new URL(process.env.TEST_DATABASE_URL || process.env.DATABASE_URL || DEFAULT_DATABASE_URL);
   base.pathname = `/testrun_test_${tag}`;

@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { Client } from 'pg';
-import { dropDatabase } from '@testrun/core';
+import { dropDatabase } from '@testrun/core/migrate';
 
 export default async function globalTeardown(): Promise<void> {
   const template = process.env.TESTRUN_TEMPLATE_DATABASE_URL;

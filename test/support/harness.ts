@@ -1,15 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import {
-  addMember,
-  applyProject,
-  createApiKey,
-  createPrisma,
-  createWorkspace,
-  deriveKeys,
-  insertRuns,
-  type CreatedRunRows,
-  type Db,
-} from '@testrun/core';
+import { addMember, applyProject, createApiKey, createWorkspace } from '../../packages/admin/src/operations';
+import { createPrisma, type Db } from '@testrun/core/db';
+import { insertRuns, type CreatedRunRows } from '@testrun/core/runs';
+import { deriveKeys } from '@testrun/core/secrets';
 import type { EvidenceSettings, Plan, ProjectFile } from '@testrun/contracts';
 
 /** A variable the jest run's setup (test/support/global-setup.ts, per-file-setup.ts) must have set. */

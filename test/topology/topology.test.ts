@@ -1,5 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
-import { applyProject, type Db } from '@testrun/core';
+import { applyProject } from '../../packages/admin/src/operations';
+import type { Db } from '@testrun/core/db';
 import type { ProjectFile } from '@testrun/contracts';
 import { expectSuiteConsistent } from '../chaos/steady-suite';
 import { apiClient, freePort, spawnService, waitForLog, waitUntil } from '../e2e/support';

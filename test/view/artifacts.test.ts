@@ -4,16 +4,11 @@ import { get, type IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
-import {
-  artifactKey,
-  createLogger,
-  createPrisma,
-  ID_PREFIX,
-  LocalArtifactStore,
-  newId,
-  runViewUrl,
-  suiteRunViewUrl,
-} from '@testrun/core';
+import { artifactKey, LocalArtifactStore } from '@testrun/core/artifact-store';
+import { createPrisma } from '@testrun/core/db';
+import { ID_PREFIX, newId } from '@testrun/core/ids';
+import { createLogger } from '@testrun/core/logger';
+import { runViewUrl, suiteRunViewUrl } from '@testrun/core/view-links';
 import { freePort } from '../support/processes';
 import { createSuiteRun, STEPS, type SeededSuite } from './seed';
 import { startApi } from './server';

@@ -1,5 +1,5 @@
 import AxeBuilder from '@axe-core/playwright';
-import { suiteRunViewUrl } from '@testrun/core';
+import { suiteRunViewUrl } from '@testrun/core/view-links';
 import type { Page } from 'playwright';
 import { STEPS, type SeededSuite } from './seed';
 import { shownTests, startViewSuite, type ViewEnv, type ViewSuite, type Viewer } from './support';

@@ -1,7 +1,7 @@
 import { request } from 'node:http';
 import { brotliDecompressSync } from 'node:zlib';
 import AxeBuilder from '@axe-core/playwright';
-import { runViewUrl } from '@testrun/core';
+import { runViewUrl } from '@testrun/core/view-links';
 import type { Page } from 'playwright';
 import { mixedPlans, type SeededSuite } from './seed';
 import { defined, eventually, shownTests, startViewSuite, type ViewEnv, type ViewSuite, type Viewer } from './support';

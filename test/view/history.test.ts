@@ -1,5 +1,5 @@
 import AxeBuilder from '@axe-core/playwright';
-import { revokeViewLinks, runViewUrl, suiteRunViewUrl } from '@testrun/core';
+import { revokeViewLinks, runViewUrl, suiteRunViewUrl } from '@testrun/core/view-links';
 import type { Page } from 'playwright';
 import { applySampleProject } from '../support/harness';
 import {

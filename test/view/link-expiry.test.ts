@@ -5,7 +5,7 @@ import {
   suiteRunViewUrl,
   viewLinkTerms,
   type ViewLinkTerms,
-} from '@testrun/core';
+} from '@testrun/core/view-links';
 import { createSuiteRun, mixedPlans, type SeededSuite } from './seed';
 import { startApi } from './server';
 import { defined, startViewEnv, type ViewEnv } from './support';

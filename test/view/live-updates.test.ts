@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import { formatDuration } from '@testrun/contracts';
-import { suiteRunViewUrl } from '@testrun/core';
+import { suiteRunViewUrl } from '@testrun/core/view-links';
 import type { LiveStatus } from '../../apps/api/src/view/model';
 import { createSuiteRun, executeSeededRun, STEPS } from './seed';
 import { defined, readJson, startViewEnv, type ViewEnv, openViewer, type Viewer } from './support';

@@ -2,19 +2,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
-import {
-  artifactKey,
-  createLogger,
-  createRunQueue,
-  ID_PREFIX,
-  LocalArtifactStore,
-  newId,
-  S3ArtifactStore,
-  runViewUrl,
-  suiteRunViewUrl,
-  type ArtifactStore,
-  type Db,
-} from '@testrun/core';
+import { artifactKey, LocalArtifactStore, S3ArtifactStore, type ArtifactStore } from '@testrun/core/artifact-store';
+import type { Db } from '@testrun/core/db';
+import { ID_PREFIX, newId } from '@testrun/core/ids';
+import { createLogger } from '@testrun/core/logger';
+import { createRunQueue } from '@testrun/core/queue';
+import { runViewUrl, suiteRunViewUrl } from '@testrun/core/view-links';
 import { purgeExpired, Reconciler, type RetentionDays } from '@testrun/worker';
 import { testDb } from '../support/harness';
 import { present } from '../support/present';

@@ -1,5 +1,5 @@
 import AxeBuilder from '@axe-core/playwright';
-import { runViewUrl, suiteRunViewUrl } from '@testrun/core';
+import { runViewUrl, suiteRunViewUrl } from '@testrun/core/view-links';
 import type { Locator, Page } from 'playwright';
 import { createSuiteRun, executeSuite, STEPS, type SeededSuite } from './seed';
 import { defined, eventually, startViewEnv, type ViewEnv, openViewer, type Viewer } from './support';

@@ -1,4 +1,6 @@
-import { runViewUrl, signViewToken, startRun, suiteRunViewUrl } from '@testrun/core';
+import { startRun } from '@testrun/core/runs';
+import { signViewToken } from '@testrun/core/secrets';
+import { runViewUrl, suiteRunViewUrl } from '@testrun/core/view-links';
 import type { LiveStatus } from '../../apps/api/src/view/model';
 import { createSuiteRun, executeSuite, STEPS, type RunPlan, type SeededSuite } from './seed';
 import { defined, readJson, startViewEnv, type ViewEnv } from './support';

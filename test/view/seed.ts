@@ -1,5 +1,8 @@
 import type { Step, ProjectFile } from '@testrun/contracts';
-import { createLogger, type ArtifactStore, type Db, type DerivedKeys } from '@testrun/core';
+import type { ArtifactStore } from '@testrun/core/artifact-store';
+import type { Db } from '@testrun/core/db';
+import { createLogger } from '@testrun/core/logger';
+import type { DerivedKeys } from '@testrun/core/secrets';
 import { executeRun, type ContextSource, type RunExecution } from '@testrun/worker';
 import { applySampleProject, createTenant, insertSuiteRuns } from '../support/harness';
 

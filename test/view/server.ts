@@ -1,6 +1,11 @@
 import { createServer, type Server } from 'node:http';
-import { createLogger, createRunQueue, deriveKeys, LocalArtifactStore } from '@testrun/core';
-import type { ArtifactStore, Db, Logger } from '@testrun/core';
+import { LocalArtifactStore } from '@testrun/core/artifact-store';
+import { createLogger } from '@testrun/core/logger';
+import { createRunQueue } from '@testrun/core/queue';
+import { deriveKeys } from '@testrun/core/secrets';
+import type { ArtifactStore } from '@testrun/core/artifact-store';
+import type { Db } from '@testrun/core/db';
+import type { Logger } from '@testrun/core/logger';
 import { createApp } from '../../apps/api/src/app';
 import { readApiConfig } from '../../apps/api/src/config';
 import { createApiRedis } from '../../apps/api/src/redis';

@@ -1,5 +1,5 @@
 import { formatDuration, type SuiteRun } from '@testrun/contracts';
-import { runViewUrl, suiteRunViewUrl, viewLinkTerms } from '@testrun/core';
+import { runViewUrl, suiteRunViewUrl, viewLinkTerms } from '@testrun/core/view-links';
 import type { Locator } from 'playwright';
 import { measurePng } from './browser';
 import { mixedPlans, type SeededSuite } from './seed';

@@ -2,13 +2,13 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Db } from '@testrun/core';
+import type { Db } from '@testrun/core/db';
 import type { BrowserContext, Page } from 'playwright';
 import type { BrowserPool } from '@testrun/worker';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site';
 import { testDb } from '../support/harness';
 import { createBrowserPool } from './browser';
-import { runViewUrl, suiteRunViewUrl } from '@testrun/core';
+import { runViewUrl, suiteRunViewUrl } from '@testrun/core/view-links';
 import { createSuiteRun, executeSuite, type RunPlan, type SeededSuite, type WorkerParts } from './seed';
 import { startApi, type TestApiOptions } from './server';
 

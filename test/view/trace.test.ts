@@ -4,7 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { runViewUrl, setSecretVariable } from '@testrun/core';
+import { setSecretVariable } from '../../packages/admin/src/operations';
+import { runViewUrl } from '@testrun/core/view-links';
 import type { SeededSuite } from './seed';
 import { defined, startViewSuite, type ViewEnv, type ViewSuite, type Viewer } from './support';
 

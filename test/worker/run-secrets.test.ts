@@ -1,5 +1,7 @@
 import type { Step } from '@testrun/contracts';
-import { applyProject, deriveKeys, sealHeaders, sealRunVariables, setSecretVariable, type Db } from '@testrun/core';
+import { applyProject, setSecretVariable } from '../../packages/admin/src/operations';
+import type { Db } from '@testrun/core/db';
+import { deriveKeys, sealHeaders, sealRunVariables } from '@testrun/core/secrets';
 import { createTenant, testDb, testSecret } from '../support/harness';
 import { openRunSecrets } from '../../apps/worker/src/run-secrets';
 import { MASK } from '../../apps/worker/src/secret-mask';

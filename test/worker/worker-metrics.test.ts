@@ -1,4 +1,4 @@
-import { addRunJobs, createRedis, createRunQueue } from '@testrun/core';
+import { addRunJobs, createRedis, createRunQueue } from '@testrun/core/queue';
 import { parsePrometheus, sampleSum } from '../support/prometheus';
 import { WorkerMetrics } from '../../apps/worker/src/observability/worker-metrics';
 

@@ -1,12 +1,5 @@
-import {
-  ConfigError,
-  readCommonConfig,
-  readInt,
-  readString,
-  readTargetPolicyConfig,
-  type CommonConfig,
-  type TargetPolicyConfig,
-} from '@testrun/core';
+import { ConfigError, readCommonConfig, readInt, readString, type CommonConfig } from '@testrun/core/env';
+import { readTargetPolicyConfig, type TargetPolicyConfig } from '@testrun/core/target-policy';
 import { readTrustProxy, type TrustProxy } from './trust-proxy';
 
 /** Everything the API process reads from its environment, once, at start. */

@@ -1,4 +1,8 @@
-import type { ArtifactStore, Db, DerivedKeys, Logger, RunQueue } from '@testrun/core';
+import type { ArtifactStore } from '@testrun/core/artifact-store';
+import type { Db } from '@testrun/core/db';
+import type { Logger } from '@testrun/core/logger';
+import type { RunQueue } from '@testrun/core/queue';
+import type { DerivedKeys } from '@testrun/core/secrets';
 import type { ApiConfig } from './config';
 import type { ApiMetrics } from './metrics';
 import type { ApiRedis } from './redis';

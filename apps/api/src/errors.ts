@@ -8,7 +8,7 @@ import {
   type ProblemCode,
   type ProblemFieldError,
 } from '@testrun/contracts';
-import type { Logger } from '@testrun/core';
+import type { Logger } from '@testrun/core/logger';
 
 /** The one error the API throws on purpose; the error middleware turns it into problem+json. */
 export class ApiError extends Error {

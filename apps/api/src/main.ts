@@ -1,18 +1,13 @@
 // `pnpm api`: reads the environment, connects, serves, and drains on SIGTERM/SIGINT.
 import type { Server } from 'node:http';
-import {
-  ConfigError,
-  createArtifactStore,
-  createLogger,
-  createPrisma,
-  createRunQueue,
-  deriveKeys,
-  describeArtifactStore,
-  resolveTargetPolicyConfig,
-  startProbeServer,
-  type Logger,
-  type ProbeServer,
-} from '@testrun/core';
+import { createArtifactStore, describeArtifactStore } from '@testrun/core/artifact-store';
+import { createPrisma } from '@testrun/core/db';
+import { ConfigError } from '@testrun/core/env';
+import { createLogger, type Logger } from '@testrun/core/logger';
+import { startProbeServer, type ProbeServer } from '@testrun/core/probe-server';
+import { createRunQueue } from '@testrun/core/queue';
+import { deriveKeys } from '@testrun/core/secrets';
+import { resolveTargetPolicyConfig } from '@testrun/core/target-policy';
 import { createApp } from './app';
 import { readApiConfig, type ApiConfig } from './config';
 import { errorMessage } from './errors';

@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
-import { authEpochKey, createRedis, type Logger } from '@testrun/core';
+import { authEpochKey } from '@testrun/core/api-keys';
+import type { Logger } from '@testrun/core/logger';
+import { createRedis } from '@testrun/core/queue';
 
 export type ApiRedis = ReturnType<typeof createRedis>;
 

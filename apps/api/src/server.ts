@@ -3,7 +3,7 @@ import { createServer, STATUS_CODES, type IncomingMessage, type Server, type Ser
 import type { Duplex } from 'node:stream';
 import type { Express } from 'express';
 import { overCap, REQUEST_LIMITS, type ProblemCode } from '@testrun/contracts';
-import type { Logger } from '@testrun/core';
+import type { Logger } from '@testrun/core/logger';
 import { problemBody } from './errors';
 
 /** What a parse error of Node's HTTP server means for the client, by the error's code. */

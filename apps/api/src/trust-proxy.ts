@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { ConfigError } from '@testrun/core';
+import { ConfigError } from '@testrun/core/env';
 
 /**
  * Which proxies in front of the API are trusted to say who the client is (express's `trust proxy`):

@@ -1,5 +1,8 @@
 import type { ArtifactKind, Step } from '@testrun/contracts';
-import { artifactKey, ID_PREFIX, newId, type ArtifactRow, type ArtifactStore, type Db } from '@testrun/core';
+import { artifactKey, type ArtifactStore } from '@testrun/core/artifact-store';
+import type { Db } from '@testrun/core/db';
+import { ID_PREFIX, newId } from '@testrun/core/ids';
+import type { ArtifactRow } from '@testrun/core/runs';
 import type { PageEvent } from './page-events';
 import { describeStep, describeTarget, type StepOutcomeResult } from './steps';
 import { truncate } from './steps/format';

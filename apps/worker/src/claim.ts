@@ -1,4 +1,6 @@
-import { abortRun, errorMessage, runClaim, type ClaimedRun, type Db, type Logger } from '@testrun/core';
+import type { Db } from '@testrun/core/db';
+import { errorMessage, type Logger } from '@testrun/core/logger';
+import { abortRun, runClaim, type ClaimedRun } from '@testrun/core/runs';
 import { retryWrite } from './retry-write';
 import { MAX_RUN_ATTEMPTS, workerLostOutcome } from './run-outcomes';
 

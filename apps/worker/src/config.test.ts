@@ -1,4 +1,4 @@
-import { ConfigError } from '@testrun/core';
+import { ConfigError } from '@testrun/core/env';
 import { readWorkerConfig } from './config';
 
 const BASE = { TESTRUN_SECRET: 'x'.repeat(40) };

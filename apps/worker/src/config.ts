@@ -1,13 +1,5 @@
-import {
-  ConfigError,
-  readCommonConfig,
-  readEnum,
-  readInt,
-  readString,
-  readTargetPolicyConfig,
-  type CommonConfig,
-  type TargetPolicyConfig,
-} from '@testrun/core';
+import { ConfigError, readCommonConfig, readEnum, readInt, readString, type CommonConfig } from '@testrun/core/env';
+import { readTargetPolicyConfig, type TargetPolicyConfig } from '@testrun/core/target-policy';
 import type { BrowserNetworkIsolation } from './network/worker-egress';
 import type { RetentionDays } from './retention';
 import type { RunLimits } from './run-limits';

@@ -10,20 +10,19 @@ import {
   type Step,
   type TerminalRunStatus,
 } from '@testrun/contracts';
+import type { ArtifactStore } from '@testrun/core/artifact-store';
+import type { Db } from '@testrun/core/db';
+import { errorMessage, type Logger } from '@testrun/core/logger';
 import {
   CANCELLED_RUNNING_OUTCOME,
-  errorMessage,
   finishRun,
   isCancelRequested,
   firstAttemptSummary,
   retryRun,
-  type ArtifactStore,
   type ClaimedRun,
-  type Db,
-  type Logger,
   type RunOutcome,
-  type TargetPolicy,
-} from '@testrun/core';
+} from '@testrun/core/runs';
+import type { TargetPolicy } from '@testrun/core/target-policy';
 import { ArtifactWriter, type PageAtFailure } from './artifact-writer';
 import { PageEventLog, type PageEvent } from './page-events';
 import { BrowserClock } from './browser-clock';

@@ -1,4 +1,4 @@
-import { errorMessage, type Logger } from '@testrun/core';
+import { errorMessage, type Logger } from '@testrun/core/logger';
 import type { RunFaults } from './run-faults';
 
 /** Where a fault came from: Node's name for it. */

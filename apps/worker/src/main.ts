@@ -1,4 +1,5 @@
-import { ConfigError, createLogger, errorMessage } from '@testrun/core';
+import { ConfigError } from '@testrun/core/env';
+import { createLogger, errorMessage } from '@testrun/core/logger';
 import { readWorkerConfig, type WorkerConfig } from './config';
 import { installFaultGuard } from './fault-guard';
 import { startWorkerService } from './worker-service';

@@ -1,5 +1,5 @@
 import type { CDPSession, Page } from 'playwright';
-import { withTimeout } from '@testrun/core';
+import { withTimeout } from '@testrun/core/with-timeout';
 
 /**
  * The worker's own DevTools session on each page, for what it reads of the page besides the test's

@@ -1,5 +1,6 @@
 import type { BrowserContext, CDPSession, Dialog, Page } from 'playwright';
-import { errorMessage, withTimeout, type Logger } from '@testrun/core';
+import { errorMessage, type Logger } from '@testrun/core/logger';
+import { withTimeout } from '@testrun/core/with-timeout';
 import { pageSession } from './page-devtools';
 import type { StepOutcomeResult } from './steps';
 

@@ -1,15 +1,9 @@
 import { formatDuration } from '@testrun/contracts';
-import {
-  abortRun,
-  addRunJobs,
-  CANCELLED_RUNNING_OUTCOME,
-  errorMessage,
-  fairPositions,
-  type ArtifactStore,
-  type Db,
-  type Logger,
-  type RunQueue,
-} from '@testrun/core';
+import type { ArtifactStore } from '@testrun/core/artifact-store';
+import type { Db } from '@testrun/core/db';
+import { errorMessage, type Logger } from '@testrun/core/logger';
+import { addRunJobs, type RunQueue } from '@testrun/core/queue';
+import { abortRun, CANCELLED_RUNNING_OUTCOME, fairPositions } from '@testrun/core/runs';
 import { purgeExpired, type RetentionDays, type RetentionReport } from './retention';
 import { failedJobOutcome } from './run-outcomes';
 

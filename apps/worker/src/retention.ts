@@ -1,4 +1,5 @@
-import type { ArtifactStore, Db } from '@testrun/core';
+import type { ArtifactStore } from '@testrun/core/artifact-store';
+import type { Db } from '@testrun/core/db';
 
 /** Days runs and artifacts are kept where a workspace sets none of its own (see config.ts). */
 export type RetentionDays = { artifactDays: number; runDays: number };

@@ -1,4 +1,4 @@
-import type { RunOutcome } from '@testrun/core';
+import type { RunOutcome } from '@testrun/core/runs';
 import { flakySummary, retriedOutcome } from './retry-policy';
 
 const failed: RunOutcome = { status: 'failed', code: 'expectation_failed', resultSummary: 'Failed at step 3 (x): y' };

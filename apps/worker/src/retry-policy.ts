@@ -1,5 +1,5 @@
 import type { RunErrorCode } from '@testrun/contracts';
-import type { RetriedOutcome, RunOutcome } from '@testrun/core';
+import type { RetriedOutcome, RunOutcome } from '@testrun/core/runs';
 
 /**
  * Error codes a retry cannot change: the same definition fails the same way on every attempt; and

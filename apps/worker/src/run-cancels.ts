@@ -1,12 +1,6 @@
-import {
-  CANCELLED_RUNNING_OUTCOME,
-  createRedis,
-  errorMessage,
-  readRunCancels,
-  runCancelChannel,
-  type Logger,
-  type RunOutcome,
-} from '@testrun/core';
+import { errorMessage, type Logger } from '@testrun/core/logger';
+import { createRedis } from '@testrun/core/queue';
+import { CANCELLED_RUNNING_OUTCOME, readRunCancels, runCancelChannel, type RunOutcome } from '@testrun/core/runs';
 import { foldRepeats } from './repeated-errors';
 
 /**

@@ -1,4 +1,4 @@
-import type { RunOutcome } from '@testrun/core';
+import type { RunOutcome } from '@testrun/core/runs';
 import { DEFAULT_PAGE_LIMITS, type PageLimits } from './page-guard';
 
 /** What one run may use of the worker: its pages' limits and the size of its recordings. */

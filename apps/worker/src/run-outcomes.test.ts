@@ -1,4 +1,4 @@
-import { ArtifactStoreUnavailableError } from '@testrun/core';
+import { ArtifactStoreUnavailableError } from '@testrun/core/artifact-store';
 import {
   checkDefinition,
   failedJobOutcome,

@@ -1,5 +1,7 @@
 import { compileValidator, JOBS, StepSchema, type Step } from '@testrun/contracts';
-import { ArtifactStoreUnavailableError, errorMessage, type AbortOutcome, type RunOutcome } from '@testrun/core';
+import { ArtifactStoreUnavailableError } from '@testrun/core/artifact-store';
+import { errorMessage } from '@testrun/core/logger';
+import type { AbortOutcome, RunOutcome } from '@testrun/core/runs';
 import { isPermanentWriteError } from './retry-write';
 import { summarizeFailure, type StepOutcomeResult } from './steps';
 

@@ -1,5 +1,7 @@
 import type { Step } from '@testrun/contracts';
-import { loadStoredSecrets, openHeaders, openRunVariables, type Db, type RunOutcome } from '@testrun/core';
+import type { Db } from '@testrun/core/db';
+import type { RunOutcome } from '@testrun/core/runs';
+import { loadStoredSecrets, openHeaders, openRunVariables } from '@testrun/core/secrets';
 import { headersUnreadableOutcome, invalidDefinitionOutcome } from './run-outcomes';
 import { SecretMask } from './secret-mask';
 import { findUnknownVariable, referencedNames, type VariableValues } from './steps/variables';

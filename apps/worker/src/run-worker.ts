@@ -1,7 +1,8 @@
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { compileValidator, JOBS, RunJobPayload } from '@testrun/contracts';
-import { abortRun, errorMessage, type Logger } from '@testrun/core';
+import { errorMessage, type Logger } from '@testrun/core/logger';
+import { abortRun } from '@testrun/core/runs';
 import { executeRun, type RunDeps, type RunExecution } from './execute-run';
 import { foldRepeats } from './repeated-errors';
 import { isWorkerLost, notRecordedError, workerLostOutcome } from './run-outcomes';

@@ -1,6 +1,7 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createTargetPolicy, parseTargetRules, withTimeout } from '@testrun/core';
+import { createTargetPolicy, parseTargetRules } from '@testrun/core/target-policy';
+import { withTimeout } from '@testrun/core/with-timeout';
 import type { BrowserContext } from 'playwright';
 import { BrowserPool } from './browser/browser-pool';
 import { EgressProxy, egressProxyLaunchArgs, type RunEgress } from './network/egress-proxy';

@@ -1,21 +1,13 @@
 import { rm } from 'node:fs/promises';
 import { Queue, type Worker } from 'bullmq';
 import { JOBS, type WebhookJobPayload } from '@testrun/contracts';
-import {
-  createPrisma,
-  createRedis,
-  createArtifactStore,
-  createRunQueue,
-  deriveKeys,
-  describeArtifactStore,
-  systemLookup,
-  TimeoutError,
-  withTimeout,
-  type ArtifactStore,
-  type Db,
-  type Logger,
-  type LookupAll,
-} from '@testrun/core';
+import { createArtifactStore, describeArtifactStore, type ArtifactStore } from '@testrun/core/artifact-store';
+import { createPrisma, type Db } from '@testrun/core/db';
+import type { Logger } from '@testrun/core/logger';
+import { createRedis, createRunQueue } from '@testrun/core/queue';
+import { deriveKeys } from '@testrun/core/secrets';
+import { systemLookup, type LookupAll } from '@testrun/core/target-policy';
+import { TimeoutError, withTimeout } from '@testrun/core/with-timeout';
 import { BrowserPool } from './browser/browser-pool';
 import { startEgress } from './network/worker-egress';
 import type { WorkerConfig } from './config';

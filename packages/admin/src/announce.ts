@@ -1,11 +1,6 @@
-import {
-  authChangeAnnouncer,
-  createRedis,
-  DEFAULT_REDIS_URL,
-  readString,
-  readUrl,
-  type AuthChangeAnnouncer,
-} from '@testrun/core';
+import { authChangeAnnouncer, type AuthChangeAnnouncer } from '@testrun/core/api-keys';
+import { DEFAULT_REDIS_URL, readString, readUrl } from '@testrun/core/env';
+import { createRedis } from '@testrun/core/queue';
 
 /**
  * Runs `action` with the announcer of the deployment's API replicas (REDIS_URL and REDIS_PREFIX, as

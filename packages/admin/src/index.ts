@@ -10,12 +10,12 @@ import {
   changeApiKey,
   createApiKey,
   createWorkspace,
-  deriveKeys,
-  readSecret,
   removeMember,
   setWorkspacePlan,
   type KeyAction,
-} from '@testrun/core';
+} from './operations';
+import { readSecret } from '@testrun/core/env';
+import { deriveKeys } from '@testrun/core/secrets';
 import { withAnnouncer } from './announce';
 import { registerLinkCommands } from './link-commands';
 import { registerRetentionCommand } from './retention-commands';

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { AdminError, revokeRunViewLinks, revokeViewLinks } from '@testrun/core';
+import { AdminError } from './operations';
+import { revokeRunViewLinks, revokeViewLinks } from '@testrun/core/view-links';
 import { runAction, type AdminContext } from './run-action';
 
 /** `--json` of `suite-run revoke-links`. */

@@ -1,5 +1,6 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import { AdminError, type Db } from '@testrun/core';
+import { AdminError } from './operations';
+import type { Db } from '@testrun/core/db';
 import { runAction, type AdminContext } from './run-action';
 
 /** `--json` of `workspace set-retention`: the workspace's own retention in days; null uses the deployment's default. */

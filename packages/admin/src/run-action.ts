@@ -1,5 +1,7 @@
 import type { ProblemFieldError } from '@testrun/contracts';
-import { AdminError, createPrisma, DEFAULT_DATABASE_URL, readUrl, type Db } from '@testrun/core';
+import { AdminError } from './operations';
+import { createPrisma, type Db } from '@testrun/core/db';
+import { DEFAULT_DATABASE_URL, readUrl } from '@testrun/core/env';
 
 /**
  * Where one invocation of the admin commands reads and writes. `bin.ts` gives the process's own;

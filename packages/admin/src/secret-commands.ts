@@ -1,13 +1,8 @@
 import type { Command } from 'commander';
-import {
-  AdminError,
-  deleteSecretVariable,
-  deriveKeys,
-  listSecretVariables,
-  readSecret,
-  setSecretVariable,
-} from '@testrun/core';
-import type { SecretListing } from '@testrun/core';
+import { AdminError, deleteSecretVariable, listSecretVariables, setSecretVariable } from './operations';
+import { readSecret } from '@testrun/core/env';
+import { deriveKeys } from '@testrun/core/secrets';
+import type { SecretListing } from './operations';
 import { runAction, type AdminContext } from './run-action';
 
 /** `--json` of `secret set` and `secret delete`: the name and where it lives, never the value. */

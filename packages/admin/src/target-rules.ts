@@ -1,14 +1,14 @@
+import { AdminError } from './operations';
+import type { Db } from '@testrun/core/db';
+import { DEFAULT_REDIS_URL } from '@testrun/core/env';
 import {
-  AdminError,
-  DEFAULT_REDIS_URL,
   narrowPolicy,
   parseTargetRules,
   readTargetPolicyConfig,
   targetPolicyOf,
   TargetRuleError,
-  type Db,
   type TargetPolicy,
-} from '@testrun/core';
+} from '@testrun/core/target-policy';
 import { databaseUrl } from './run-action';
 
 const WORKSPACE_DENY_LABEL = '--target-deny';

@@ -1,11 +1,9 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import {
   addWebhookEndpoint,
-  deriveKeys,
   listWebhookDeliveries,
   listWebhookEndpoints,
   parseWebhookEvents,
-  readSecret,
   redeliverWebhookMessage,
   removeWebhookEndpoint,
   rotateWebhookSecret,
@@ -13,7 +11,9 @@ import {
   type WebhookDelivery,
   type WebhookEndpointListing,
   type WebhookEndpointWithSecret,
-} from '@testrun/core';
+} from './operations';
+import { readSecret } from '@testrun/core/env';
+import { deriveKeys } from '@testrun/core/secrets';
 import { runAction, type AdminContext } from './run-action';
 import { checkWebhookUrl } from './target-rules';
 

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { Plan } from '@testrun/contracts';
-import type { Db } from '@testrun/core';
+import type { Db } from '@testrun/core/db';
 
 /** One workspace of `workspace list --json`: its plan and limits, and who can reach it. */
 type WorkspaceListing = {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { S3ArtifactStoreOptions } from './s3-artifact-store';
+import type { S3ArtifactStoreOptions } from './artifact-store/s3';
 
 /** Raised at start when a variable is missing or malformed; the message names it. */
 export class ConfigError extends Error {

@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { deriveKeys, signViewToken } from './secrets';
+import { deriveKeys, signViewToken } from './secrets/seal';
 import { checkViewLink, signViewLink, viewLinkExpiry, viewLinkTerms } from './view-links';
 
 const key = deriveKeys('k'.repeat(40)).view;

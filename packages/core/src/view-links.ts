@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Db } from './db';
 import type { CommonConfig } from './env';
-import { signViewToken, verifyViewToken, type ViewSubject } from './secrets';
+import { signViewToken, verifyViewToken, type ViewSubject } from './secrets/seal';
 
 /** What a link to the view is made with: the deployment's address and how long links live. */
 export type ViewLinkConfig = Pick<CommonConfig, 'publicBaseUrl' | 'viewLinkTtlDays'>;

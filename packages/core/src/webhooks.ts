@@ -1,277 +1,49 @@
-// Webhook endpoints of a workspace and their outbox (docs/WEBHOOKS.md). Events are written to the
-// outbox by database triggers (migration 20261125110000_webhooks) in the statement that makes a run
-// or suite run terminal; the worker delivers them. This module holds what the admin commands and
-// the worker share: endpoints, their sealed secrets, the delivery log, redelivery, and the body.
-import { randomBytes } from 'node:crypto';
-import {
-  isWebhookEvent,
-  WEBHOOK_EVENTS,
-  type ProjectWebhook,
-  type RunFinishedEvent,
-  type SuiteRunFinishedEvent,
-  type WebhookEvent,
-  type WebhookMessageState,
-} from '@testrun/contracts';
-import { AdminError } from './admin-error';
-import type { Db, DbTx } from './db';
-import { ID_PREFIX, newId } from './ids';
-import { readRun, readSuiteRun } from './resource-reads';
-import { openText, sealText, type DerivedKeys } from './secrets';
+// Webhooks as the worker sees them (docs/WEBHOOKS.md): events are written to the outbox by database
+// triggers (migration 20261125110000_webhooks) in the statement that makes a run or suite run
+// terminal; the worker delivers them. This module holds what the worker and the admin commands
+// (packages/admin/src/operations/webhooks.ts) share: the sealing of an endpoint's secret, the
+// messages' place in line, and the body.
+import type { RunFinishedEvent, SuiteRunFinishedEvent, WebhookEvent } from '@testrun/contracts';
+import type { Db } from './db';
+import { queuePriority } from './runs/fair-queue';
+import { readRun, readSuiteRun } from './runs/reads';
+import { openText, sealText, type DerivedKeys } from './secrets/seal';
 import type { ViewLinkConfig } from './view-links';
-
-/** The longest endpoint URL accepted. */
-const MAX_URL_LENGTH = 2048;
-
-/** A new signing secret in the Standard Webhooks form: `whsec_` and 32 random bytes in base64. */
-function newWebhookSecret(): string {
-  return `whsec_${randomBytes(32).toString('base64')}`;
-}
 
 /** The associated data a secret is sealed with: a sealed secret copied to another endpoint does not open. */
 const secretOwner = (endpointId: string) => `webhook-endpoint:${endpointId}`;
+
+/** Seals an endpoint's signing secret (`key` is `deriveKeys(secret).headers`). */
+export function sealWebhookSecret(key: Buffer, endpointId: string, secret: string): Uint8Array<ArrayBuffer> {
+  return new Uint8Array(sealText(key, secretOwner(endpointId), secret));
+}
 
 /** Opens an endpoint's signing secret (`key` is `deriveKeys(secret).headers`). */
 export function openWebhookSecret(key: Buffer, endpointId: string, sealed: Uint8Array): string {
   return openText(key, secretOwner(endpointId), sealed);
 }
 
-/** Refuses what is not an absolute http(s) URL without credentials or fragment; returns it normalised. */
-function checkEndpointUrl(url: string): string {
-  if (url.length > MAX_URL_LENGTH) throw new AdminError(`the URL is longer than ${MAX_URL_LENGTH} characters`);
-  if (!URL.canParse(url)) throw new AdminError(`${url} is not an absolute URL`);
-  const parsed = new URL(url);
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
-    throw new AdminError(`a webhook URL must be http or https, not ${parsed.protocol.replace(':', '')}`);
-  if (parsed.username || parsed.password)
-    throw new AdminError('a webhook URL must not carry credentials (deliveries are signed instead)');
-  if (parsed.hash) throw new AdminError('a webhook URL must not have a fragment');
-  return parsed.toString();
-}
-
-/** The events to subscribe to, from a comma-separated list; default all of them. */
-export function parseWebhookEvents(text: string | undefined): WebhookEvent[] {
-  if (text === undefined) return [...WEBHOOK_EVENTS];
-  const events = [
-    ...new Set(
-      text
-        .split(',')
-        .map((e) => e.trim())
-        .filter(Boolean),
-    ),
-  ];
-  const unknown = events.filter((e) => !isWebhookEvent(e));
-  if (unknown.length > 0 || events.length === 0)
-    throw new AdminError(
-      `${unknown.length > 0 ? `unknown event ${unknown.join(', ')}` : 'no event given'}: choose among ${WEBHOOK_EVENTS.join(', ')}`,
-    );
-  return events.filter(isWebhookEvent);
-}
-
-/** An endpoint a project file manages, as `project apply` reports it: the secret only when it was just created. */
-export type AppliedWebhook = { id: string; url: string; events: string[]; secret?: string };
-
 /**
- * Makes a project's managed endpoints those of its file (matched by URL): new ones are created with
- * a new secret (returned this once), the events of kept ones are updated, and the ones no longer in
- * the file are removed with their log. Endpoints added with the admin CLI are not touched. `key` is
- * needed only when an endpoint is created.
+ * The same line for webhook messages: each message's place among its workspace's pending messages
+ * already handed to the queue (not among `messageIds`) and those of `messageIds` before it (creation
+ * order). As a webhook job's priority it has the delivery slots serve workspaces round-robin, so a
+ * workspace with a backlog of messages (or of slow endpoints) does not push another's first
+ * message behind all of its own (docs/reliability/webhooks.md).
  */
-export async function syncProjectWebhooks(
-  tx: DbTx,
-  key: Buffer | undefined,
-  owner: { workspaceId: string; projectId: string },
-  webhooks: readonly ProjectWebhook[],
-): Promise<AppliedWebhook[]> {
-  const existing = await tx.webhookEndpoint.findMany({
-    where: { projectId: owner.projectId },
-    select: { id: true, url: true },
-  });
-  const out: AppliedWebhook[] = [];
-  for (const webhook of webhooks) {
-    const url = checkEndpointUrl(webhook.url);
-    const events = [...(webhook.events ?? WEBHOOK_EVENTS)];
-    const found = existing.find((e) => e.url === url);
-    if (found) {
-      await tx.webhookEndpoint.update({ where: { id: found.id }, data: { events } });
-      out.push({ id: found.id, url, events });
-      continue;
-    }
-    if (!key) throw new AdminError('creating a webhook endpoint needs TESTRUN_SECRET, to seal its secret');
-    const id = newId(ID_PREFIX.webhookEndpoint);
-    const secret = newWebhookSecret();
-    const secretSealed = new Uint8Array(sealText(key, secretOwner(id), secret));
-    await tx.webhookEndpoint.create({ data: { id, ...owner, url, events, secretSealed } });
-    out.push({ id, url, events, secret });
-  }
-  const kept = out.map((e) => e.id);
-  await tx.webhookEndpoint.deleteMany({ where: { projectId: owner.projectId, id: { notIn: kept } } });
-  return out;
-}
-
-/** An endpoint as the admin commands show it: never its secret. */
-export type WebhookEndpointListing = {
-  id: string;
-  workspaceId: string;
-  url: string;
-  events: string[];
-  enabled: boolean;
-  createdAt: string;
-  /** Messages not delivered yet, and messages that ran out of attempts. */
-  pending: number;
-  failed: number;
-};
-
-/** An endpoint just created, or whose secret was just rotated: the only time its secret is shown. */
-export type WebhookEndpointWithSecret = {
-  id: string;
-  workspaceId: string;
-  url: string;
-  events: string[];
-  secret: string;
-};
-
-/**
- * Adds an endpoint to a workspace and returns its new signing secret (shown this once). The caller
- * checks the URL against the target network policy first (see the admin command).
- */
-export async function addWebhookEndpoint(
-  db: Db,
-  key: Buffer,
-  input: { workspaceId: string; url: string; events: readonly WebhookEvent[] },
-): Promise<WebhookEndpointWithSecret> {
-  const url = checkEndpointUrl(input.url);
-  const ws = await db.workspace.findUnique({ where: { id: input.workspaceId }, select: { id: true } });
-  if (!ws) throw new AdminError(`workspace ${input.workspaceId} does not exist`);
-  const id = newId(ID_PREFIX.webhookEndpoint);
-  const secret = newWebhookSecret();
-  const events = [...input.events];
-  await db.webhookEndpoint.create({
-    data: {
-      id,
-      workspaceId: ws.id,
-      url,
-      events,
-      secretSealed: new Uint8Array(sealText(key, secretOwner(id), secret)),
-    },
-  });
-  return { id, workspaceId: ws.id, url, events, secret };
-}
-
-/** The endpoints of a workspace, oldest first, with how many of their messages wait or failed. */
-export async function listWebhookEndpoints(db: Db, workspaceId: string): Promise<WebhookEndpointListing[]> {
-  const endpoints = await db.webhookEndpoint.findMany({
-    where: { workspaceId },
-    orderBy: { createdAt: 'asc' },
-    select: { id: true, workspaceId: true, url: true, events: true, enabled: true, createdAt: true },
-  });
-  const counts = await db.webhookMessage.groupBy({
-    by: ['endpointId', 'state'],
-    where: { workspaceId, state: { in: ['pending', 'failed'] } },
-    _count: { _all: true },
-  });
-  const count = (endpointId: string, state: WebhookMessageState) =>
-    counts.find((c) => c.endpointId === endpointId && c.state === state)?._count._all ?? 0;
-  return endpoints.map((e) => ({
-    ...e,
-    createdAt: e.createdAt.toISOString(),
-    pending: count(e.id, 'pending'),
-    failed: count(e.id, 'failed'),
-  }));
-}
-
-/** Removes an endpoint with its messages and delivery log; what is still pending is never sent. */
-export async function removeWebhookEndpoint(db: Db, endpointId: string): Promise<void> {
-  const { count } = await db.webhookEndpoint.deleteMany({ where: { id: endpointId } });
-  if (count === 0) throw new AdminError(`webhook endpoint ${endpointId} does not exist`);
-}
-
-/**
- * Pauses or resumes an endpoint. A disabled endpoint gets no new messages (events that happen while
- * it is disabled are never sent); messages already pending are still sent.
- */
-export async function setWebhookEnabled(db: Db, endpointId: string, enabled: boolean): Promise<void> {
-  const { count } = await db.webhookEndpoint.updateMany({ where: { id: endpointId }, data: { enabled } });
-  if (count === 0) throw new AdminError(`webhook endpoint ${endpointId} does not exist`);
-}
-
-/**
- * Replaces an endpoint's signing secret and returns the new one (shown this once). Every attempt
- * from now on, retries of older messages included, is signed with it.
- */
-export async function rotateWebhookSecret(db: Db, key: Buffer, endpointId: string): Promise<WebhookEndpointWithSecret> {
-  const secret = newWebhookSecret();
-  const updated = await db.webhookEndpoint.updateMany({
-    where: { id: endpointId },
-    data: { secretSealed: new Uint8Array(sealText(key, secretOwner(endpointId), secret)) },
-  });
-  if (updated.count === 0) throw new AdminError(`webhook endpoint ${endpointId} does not exist`);
-  const e = await db.webhookEndpoint.findUniqueOrThrow({
-    where: { id: endpointId },
-    select: { id: true, workspaceId: true, url: true, events: true },
-  });
-  return { ...e, secret };
-}
-
-/** One message of the delivery log with its attempts, newest message first. */
-export type WebhookDelivery = {
-  messageId: string;
-  event: string;
-  resourceId: string;
-  state: string;
-  createdAt: string;
-  deliveredAt: string | null;
-  attempts: Array<{ attempt: number; at: string; status: number | null; error: string | null; durationMs: number }>;
-};
-
-/** The last `limit` messages of an endpoint with every attempt of each (the delivery log). */
-export async function listWebhookDeliveries(db: Db, endpointId: string, limit = 20): Promise<WebhookDelivery[]> {
-  const endpoint = await db.webhookEndpoint.findUnique({ where: { id: endpointId }, select: { id: true } });
-  if (!endpoint) throw new AdminError(`webhook endpoint ${endpointId} does not exist`);
-  const messages = await db.webhookMessage.findMany({
-    where: { endpointId },
-    orderBy: { createdAt: 'desc' },
-    take: limit,
-    select: {
-      id: true,
-      event: true,
-      resourceId: true,
-      state: true,
-      createdAt: true,
-      deliveredAt: true,
-      log: { orderBy: { attempt: 'asc' } },
-    },
-  });
-  return messages.map((m) => ({
-    messageId: m.id,
-    event: m.event,
-    resourceId: m.resourceId,
-    state: m.state,
-    createdAt: m.createdAt.toISOString(),
-    deliveredAt: m.deliveredAt?.toISOString() ?? null,
-    attempts: m.log.map((a) => ({
-      attempt: a.attempt,
-      at: a.at.toISOString(),
-      status: a.responseStatus,
-      error: a.error,
-      durationMs: a.durationMs,
-    })),
-  }));
-}
-
-/**
- * Sends a message again: its state goes back to `pending` in a new round, with the same id and
- * body, and the worker's relay hands it to the queue with a fresh retry schedule. A message still
- * pending is refused (it is being retried already).
- */
-export async function redeliverWebhookMessage(db: Db, messageId: string): Promise<{ round: number }> {
-  const rows = await db.$queryRaw<Array<{ round: number }>>`
-    UPDATE webhook_messages SET state = 'pending', round = round + 1, delivered_at = NULL
-    WHERE id = ${messageId} AND state <> 'pending' RETURNING round`;
-  const row = rows[0];
-  if (row) return row;
-  const exists = await db.webhookMessage.findUnique({ where: { id: messageId }, select: { state: true } });
-  if (!exists) throw new AdminError(`webhook message ${messageId} does not exist`);
-  throw new AdminError(`webhook message ${messageId} is still pending: it is being retried already`);
+export async function webhookPositions(db: Db, messageIds: readonly string[]): Promise<Map<string, number>> {
+  if (messageIds.length === 0) return new Map();
+  const ids = [...messageIds];
+  const rows = await db.$queryRaw<Array<{ id: string; position: number }>>`
+    WITH mine AS (SELECT id, workspace_id, created_at FROM webhook_messages WHERE id = ANY(${ids}::text[])),
+    others AS (
+      SELECT o.workspace_id, count(*)::int AS n FROM webhook_messages o
+      WHERE o.workspace_id IN (SELECT workspace_id FROM mine) AND o.state = 'pending'
+        AND o.queued_round = o.round AND o.id <> ALL(${ids}::text[])
+      GROUP BY o.workspace_id
+    )
+    SELECT m.id, (COALESCE(ot.n, 0) + row_number() OVER (PARTITION BY m.workspace_id ORDER BY m.created_at, m.id))::int AS position
+    FROM mine m LEFT JOIN others ot ON ot.workspace_id = m.workspace_id`;
+  return new Map(rows.map((row) => [row.id, queuePriority(row.position)]));
 }
 
 /**

@@ -1,5 +1,7 @@
 import type { RequestHandler, Response } from 'express';
-import { hashApiKey, type Db, type Logger } from '@testrun/core';
+import { hashApiKey } from '@testrun/core/api-keys';
+import type { Db } from '@testrun/core/db';
+import type { Logger } from '@testrun/core/logger';
 import { ApiError, errorMessage } from '../errors';
 import { limitedAddress } from '../client-address';
 import { countAddressedRequest, readAuthEpoch, type ApiRedis, type FailedAuthLimit } from '../redis';

@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import type { Db } from '@testrun/core';
+import type { Db } from '@testrun/core/db';
 import { ApiError } from '../errors';
 import type { ApiRedis } from '../redis';
 import { checkReadiness } from '../services/health';

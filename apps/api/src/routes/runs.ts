@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import { isTerminalRunStatus, parseRunCreateRequest } from '@testrun/contracts';
-import { runViewUrl, viewLinkTerms } from '@testrun/core';
+import { runViewUrl, viewLinkTerms } from '@testrun/core/view-links';
 import type { AppDeps } from '../deps';
 import { ApiError } from '../errors';
 import { authOf } from '../middleware/authenticate';

@@ -1,4 +1,6 @@
-import { isWellFormedApiKey, readSql, type Db, type Logger } from '@testrun/core';
+import { isWellFormedApiKey } from '@testrun/core/api-keys';
+import { readSql, type Db } from '@testrun/core/db';
+import type { Logger } from '@testrun/core/logger';
 import type { Plan } from '@testrun/contracts';
 import { ApiError, errorMessage } from '../errors';
 

@@ -1,9 +1,14 @@
-import { cancelRuns, publishRunCancels, type CancelResult, type Db, type DbTx, type Logger } from '@testrun/core';
+import type { Db } from '@testrun/core/db';
+import type { Logger } from '@testrun/core/logger';
+import {
+  cancelRuns,
+  cancelTargetRunIds,
+  publishRunCancels,
+  type CancelResult,
+  type CancelTarget,
+} from '@testrun/core/runs';
 import type { ApiRedis } from '../redis';
 import { ApiError, errorMessage } from '../errors';
-
-/** What a cancel addresses: one run, or every child of a suite run. */
-export type CancelTarget = { kind: 'run' | 'suite-run'; id: string };
 
 /**
  * Cancels a run or every child of a suite run, in the key's workspace (404 otherwise): queued runs
@@ -17,15 +22,11 @@ export async function cancelTarget(
   target: CancelTarget,
 ): Promise<CancelResult> {
   const result = await deps.db.$transaction(async (tx) => {
-    const runIds =
-      target.kind === 'run'
-        ? (
-            await tx.$queryRaw<Array<{ id: string }>>`
-              SELECT id FROM runs WHERE id = ${target.id} AND workspace_id = ${workspaceId}`
-          ).map((r) => r.id)
-        : await suiteRunChildren(tx, workspaceId, target.id);
-    if (target.kind === 'run' && runIds.length === 0)
-      throw new ApiError('not_found', `No run "${target.id}" in this workspace.`);
+    const runIds = await cancelTargetRunIds(tx, workspaceId, target);
+    if (runIds === null) {
+      const what = target.kind === 'run' ? 'run' : 'suite run';
+      throw new ApiError('not_found', `No ${what} "${target.id}" in this workspace.`);
+    }
     return cancelRuns(tx, workspaceId, runIds);
   });
   try {
@@ -37,13 +38,4 @@ export async function cancelTarget(
     });
   }
   return result;
-}
-
-async function suiteRunChildren(tx: DbTx, workspaceId: string, suiteRunId: string): Promise<string[]> {
-  const [suiteRun] = await tx.$queryRaw<Array<{ id: string }>>`
-    SELECT id FROM suite_runs WHERE id = ${suiteRunId} AND workspace_id = ${workspaceId}`;
-  if (!suiteRun) throw new ApiError('not_found', `No suite run "${suiteRunId}" in this workspace.`);
-  const children = await tx.$queryRaw<Array<{ id: string }>>`
-    SELECT id FROM runs WHERE suite_run_id = ${suiteRunId} AND status IN ('queued', 'running')`;
-  return children.map((r) => r.id);
 }

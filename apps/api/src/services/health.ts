@@ -1,4 +1,5 @@
-import { withTimeout, type Db } from '@testrun/core';
+import type { Db } from '@testrun/core/db';
+import { withTimeout } from '@testrun/core/with-timeout';
 import type { ApiRedis } from '../redis';
 
 /** How long each backing service gets to answer before it counts as unreachable. */

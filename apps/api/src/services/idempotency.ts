@@ -1,5 +1,7 @@
 import { compileValidator, IDEMPOTENCY_KEY_RULE, isIdempotencyKey, Problem } from '@testrun/contracts';
-import { hmacHex, type Db, type DbTx, type Logger } from '@testrun/core';
+import type { Db, DbTx } from '@testrun/core/db';
+import type { Logger } from '@testrun/core/logger';
+import { hmacHex } from '@testrun/core/secrets';
 import { ApiError, errorMessage, problemBody } from '../errors';
 
 /**

@@ -1,4 +1,4 @@
-import { KEY_CACHE_TTL_MS } from '@testrun/core';
+import { KEY_CACHE_TTL_MS } from '@testrun/core/api-keys';
 import type { AuthContext } from './auth';
 
 /** An accepted key as this replica last read it from Postgres. */

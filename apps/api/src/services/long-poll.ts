@@ -1,5 +1,7 @@
 import { RUN_STATUSES, type Run, type RunStatus, type SuiteRun } from '@testrun/contracts';
-import { readSql, type Db, type Logger } from '@testrun/core';
+import type { Db } from '@testrun/core/db';
+import type { Logger } from '@testrun/core/logger';
+import { readFingerprints } from '@testrun/core/runs';
 import type { ApiConfig } from '../config';
 
 /** The longest wait a client may ask for with `Prefer: wait=N`, in seconds (a larger N is cut to it). */
@@ -139,15 +141,7 @@ export class ChangeWatcher {
     const runIds = [...this.waiters.run.keys()];
     const suiteRunIds = [...this.waiters['suite-run'].keys()];
     try {
-      const rows = await readSql<{ kind: Kind; id: string; fingerprint: string }>(
-        this.db,
-        'long_poll_fingerprints',
-        `SELECT 'run' AS kind, id, status::text AS fingerprint FROM runs WHERE id = ANY($1::text[])
-        UNION ALL
-        SELECT 'suite-run', id, concat_ws('|', status::text, queued_count, running_count, passed_count, failed_count,
-          error_count, skipped_count) FROM suite_runs WHERE id = ANY($2::text[])`,
-        [runIds, suiteRunIds],
-      );
+      const rows = await readFingerprints(this.db, runIds, suiteRunIds);
       for (const row of rows) {
         for (const waiter of [...(this.waiters[row.kind].get(row.id) ?? [])]) {
           if (waiter.seen !== row.fingerprint) waiter.finish('changed');

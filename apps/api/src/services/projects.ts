@@ -1,5 +1,5 @@
 import type { ProjectList } from '@testrun/contracts';
-import { readSql, type Db } from '@testrun/core';
+import { readSql, type Db } from '@testrun/core/db';
 
 /**
  * The workspace's projects by slug, each with its suites and tests in the project file's order

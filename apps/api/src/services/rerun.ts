@@ -1,15 +1,16 @@
 import { isTerminalRunStatus, type ParsedRerunRequest, type ProblemFieldError } from '@testrun/contracts';
+import type { Db } from '@testrun/core/db';
 import {
   insertRuns,
   openSuiteRunCopy,
+  readRerunChildren,
+  readRerunOriginal,
   readSealedFields,
-  type Db,
-  type DerivedKeys,
   type PlannedTest,
-  type Prisma,
-  type RunVariables,
-  type TargetPolicy,
-} from '@testrun/core';
+  type RerunOriginal,
+} from '@testrun/core/runs';
+import type { DerivedKeys, RunVariables } from '@testrun/core/secrets';
+import type { TargetPolicy } from '@testrun/core/target-policy';
 import { ApiError } from '../errors';
 import { checkPlanLimits, type CreatedRuns, type InTransaction } from './runs';
 import { checkRunTarget } from './target-check';
@@ -21,23 +22,6 @@ export type RerunInput = {
   /** The deployment's target network policy, checked again: it may have changed since the original. */
   targetPolicy: TargetPolicy;
   requestId?: string;
-};
-
-type Original = {
-  suite_id: string;
-  status: string;
-  headers_sealed: Uint8Array | null;
-  variables_sealed: Uint8Array | null;
-  sealed_fields: string | null;
-  copy_kept: boolean;
-};
-
-type Child = {
-  test_id: string;
-  base_url: string;
-  enabled: boolean;
-  evidence: Prisma.JsonValue;
-  project_evidence: Prisma.JsonValue;
 };
 
 /**
@@ -57,10 +41,7 @@ export async function createRerun(
   const { workspaceId, suiteRunId, request } = input;
   return db.$transaction(
     async (tx) => {
-      const [original] = await tx.$queryRaw<Original[]>`
-        SELECT suite_id, status::text AS status, headers_sealed, variables_sealed, sealed_fields,
-          COALESCE(sealed_until > now(), false) AS copy_kept
-        FROM suite_runs WHERE id = ${suiteRunId} AND workspace_id = ${workspaceId}`;
+      const original = await readRerunOriginal(tx, workspaceId, suiteRunId);
       if (!original) throw new ApiError('not_found', `No suite run "${suiteRunId}" in this workspace.`);
       if (!isTerminalRunStatus(original.status)) {
         throw new ApiError(
@@ -68,11 +49,7 @@ export async function createRerun(
           `Suite run "${suiteRunId}" is ${original.status}; it can be rerun once all of its runs have ended.`,
         );
       }
-      const children = await tx.$queryRaw<Child[]>`
-        SELECT r.test_id, r.base_url, t.enabled, t.evidence, p.evidence AS project_evidence
-        FROM runs r JOIN tests t ON t.id = r.test_id JOIN projects p ON p.id = t.project_id
-        WHERE r.suite_run_id = ${suiteRunId} AND (${request.only} = 'all' OR r.status IN ('failed', 'error'))
-        ORDER BY r.position`;
+      const children = await readRerunChildren(tx, suiteRunId, request.only);
       const [first] = children;
       if (!first) {
         throw new ApiError('empty_suite', `Suite run "${suiteRunId}" has no runs that ended failed or error to rerun.`);
@@ -114,7 +91,7 @@ export async function createRerun(
 function rerunSecrets(
   keys: DerivedKeys,
   suiteRunId: string,
-  original: Original,
+  original: RerunOriginal,
   request: ParsedRerunRequest,
 ): { headers: Record<string, string> | null; variables: RunVariables | null } {
   const had = readSealedFields(original.sealed_fields);

@@ -1,4 +1,5 @@
-import { readRun, type Db, type RunRead } from '@testrun/core';
+import type { Db } from '@testrun/core/db';
+import { readRun, type RunRead } from '@testrun/core/runs';
 import { ApiError } from '../errors';
 
 /** One run of the workspace as the contract's Run, or 404 (the same for foreign and unknown ids). */

@@ -5,20 +5,13 @@ import {
   type RunCreateResponse,
   type RunTarget,
 } from '@testrun/contracts';
-import {
-  addRunJobs,
-  insertRuns,
-  positionsAfter,
-  withTimeout,
-  type Db,
-  type DbTx,
-  type DerivedKeys,
-  type Logger,
-  type PlannedTest,
-  type Prisma,
-  type RunQueue,
-  type TargetPolicy,
-} from '@testrun/core';
+import type { Db, DbTx, Prisma } from '@testrun/core/db';
+import type { Logger } from '@testrun/core/logger';
+import { addRunJobs, type RunQueue } from '@testrun/core/queue';
+import { countWorkspaceRuns, insertRuns, positionsAfter, type PlannedTest } from '@testrun/core/runs';
+import type { DerivedKeys } from '@testrun/core/secrets';
+import type { TargetPolicy } from '@testrun/core/target-policy';
+import { withTimeout } from '@testrun/core/with-timeout';
 import { ApiError, errorMessage } from '../errors';
 import { checkRunTarget } from './target-check';
 
@@ -173,13 +166,7 @@ export async function checkPlanLimits(tx: DbTx, workspaceId: string, adding: num
   const [ws] = await tx.$queryRaw<Array<{ max_active_runs: number; monthly_runs: number; plan: string }>>`
     SELECT max_active_runs, monthly_runs, plan::text AS plan FROM workspaces WHERE id = ${workspaceId} FOR NO KEY UPDATE`;
   if (!ws || adding === 0) return 0;
-  const [counts] = await tx.$queryRaw<Array<{ active: number; monthly: number }>>`
-    SELECT
-      (SELECT count(*)::int FROM runs WHERE workspace_id = ${workspaceId} AND status IN ('queued', 'running')) AS active,
-      (SELECT count(*)::int FROM runs WHERE workspace_id = ${workspaceId} AND status <> 'skipped'
-         AND created_at >= date_trunc('month', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC') AS monthly`;
-  if (!counts) throw new Error('the run counts query returned no row');
-  const { active, monthly } = counts;
+  const { active, monthly } = await countWorkspaceRuns(tx, workspaceId);
   if (active + adding > ws.max_active_runs) {
     throw new ApiError(
       'plan_limit_exceeded',

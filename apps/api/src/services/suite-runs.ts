@@ -1,5 +1,8 @@
 import type { SuiteRun } from '@testrun/contracts';
-import { readSuiteRun, type Db, type DerivedKeys, type ViewLinkConfig } from '@testrun/core';
+import type { Db } from '@testrun/core/db';
+import { readSuiteRun } from '@testrun/core/runs';
+import type { DerivedKeys } from '@testrun/core/secrets';
+import type { ViewLinkConfig } from '@testrun/core/view-links';
 import { ApiError } from '../errors';
 
 /** One suite run of the workspace with its children, or 404 (the same for foreign and unknown ids). */

@@ -1,4 +1,5 @@
-import { narrowPolicy, parseTargetRules, targetPolicyOf, type DbTx, type TargetPolicy } from '@testrun/core';
+import type { DbTx } from '@testrun/core/db';
+import { narrowPolicy, parseTargetRules, targetPolicyOf, type TargetPolicy } from '@testrun/core/target-policy';
 import type { ApiConfig } from '../config';
 import { ApiError } from '../errors';
 

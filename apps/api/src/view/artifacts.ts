@@ -1,7 +1,8 @@
 import { pipeline } from 'node:stream/promises';
 import type { Request, Response } from 'express';
 import parseRange from 'range-parser';
-import type { ArtifactStore, ByteRange, Logger } from '@testrun/core';
+import type { ArtifactStore, ByteRange } from '@testrun/core/artifact-store';
+import type { Logger } from '@testrun/core/logger';
 
 /** An artifact row as the view serves it (see findRunArtifact). */
 export type ServedArtifact = {

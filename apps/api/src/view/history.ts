@@ -1,4 +1,4 @@
-import { readSql, type Db } from '@testrun/core';
+import { readSql, type Db } from '@testrun/core/db';
 import { formatInstant } from './format';
 import { html, type SafeHtml } from './html';
 import { heading, runPath, type Heading, type Paths } from './layout';

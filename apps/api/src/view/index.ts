@@ -1,16 +1,10 @@
 import compression from 'compression';
 import { Router, type NextFunction, type Request, type Response } from 'express';
-import {
-  ArtifactStoreUnavailableError,
-  checkViewLink,
-  loadViewLinkState,
-  signViewLink,
-  type ArtifactStore,
-  type Db,
-  type DerivedKeys,
-  type Logger,
-  type ViewSubject,
-} from '@testrun/core';
+import { ArtifactStoreUnavailableError, type ArtifactStore } from '@testrun/core/artifact-store';
+import type { Db } from '@testrun/core/db';
+import type { Logger } from '@testrun/core/logger';
+import type { DerivedKeys, ViewSubject } from '@testrun/core/secrets';
+import { checkViewLink, loadViewLinkState, signViewLink } from '@testrun/core/view-links';
 import { describeError, isUnavailableError } from '../errors';
 import { matchesETag, sendArtifact } from './artifacts';
 import { findAsset } from './assets';

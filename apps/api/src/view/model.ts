@@ -1,5 +1,5 @@
 import type { ArtifactKind, RunStatus, StepOutcome, SuiteCounts } from '@testrun/contracts';
-import type { ViewSubject } from '@testrun/core';
+import type { ViewSubject } from '@testrun/core/secrets';
 
 /** Signs the view's links on a page with the terms of the link the page was opened with. */
 export type LinkSigner = (subject: ViewSubject, id: string) => string;

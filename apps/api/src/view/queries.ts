@@ -8,7 +8,7 @@ import {
   type RunStatus,
   type StepOutcome,
 } from '@testrun/contracts';
-import { readSql, type Db } from '@testrun/core';
+import { readSql, type Db } from '@testrun/core/db';
 import { isFlaky, searchText } from './filters';
 import { attachHistory, readHistory } from './history';
 import { scopeSql, type RunScope } from './scope';

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type CDPSession } from 'playwright';
-import { withTimeout } from '@testrun/core';
+import { withTimeout } from '@testrun/core/with-timeout';
 import { makeScratchDir } from '../scratch-dir';
 import { browserEnv } from './browser-env';
 

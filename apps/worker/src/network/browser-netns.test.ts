@@ -7,7 +7,8 @@ import { createServer as createTcpServer, type AddressInfo, type Server as TcpSe
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
-import { createLogger, parseTargetRules, type LookupAll, type TargetPolicyConfig } from '@testrun/core';
+import { createLogger } from '@testrun/core/logger';
+import { parseTargetRules, type LookupAll, type TargetPolicyConfig } from '@testrun/core/target-policy';
 import { BrowserPool } from '../browser/browser-pool';
 import { BrowserIsolationError } from './browser-netns';
 import { startEgress, type WorkerEgress } from './worker-egress';

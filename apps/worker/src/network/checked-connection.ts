@@ -7,7 +7,7 @@ import {
   type ResolvedAddress,
   type TargetPolicy,
   type TargetRefusal,
-} from '@testrun/core';
+} from '@testrun/core/target-policy';
 
 /** Where the Node side of a run may connect for a URL: one checked address, and the name for Host and SNI. */
 export interface CheckedConnection {

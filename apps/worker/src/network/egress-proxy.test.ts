@@ -10,14 +10,14 @@ import {
 } from 'node:http';
 import type { Socket } from 'node:net';
 import type { BrowserContext, Page } from 'playwright';
-import { withTimeout } from '@testrun/core';
+import { withTimeout } from '@testrun/core/with-timeout';
 import {
   createTargetPolicy,
   parseTargetRules,
   TargetUnresolvedError,
   type LookupAll,
   type ResolvedAddress,
-} from '@testrun/core';
+} from '@testrun/core/target-policy';
 import { BrowserPool } from '../browser/browser-pool';
 import { EgressProxy, egressProxyLaunchArgs, type BlockedRequest, type RunEgress } from './egress-proxy';
 import { pinnedLookup, resolveAndCheck } from './checked-connection';

@@ -12,7 +12,7 @@ import {
 } from 'node:http';
 import { connect, createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { TimeoutError, withTimeout } from '@testrun/core';
+import { TimeoutError, withTimeout } from '@testrun/core/with-timeout';
 import {
   resolveTarget,
   systemLookup,
@@ -22,7 +22,7 @@ import {
   type TargetBlockRule,
   type TargetPolicy,
   type TargetRefusal,
-} from '@testrun/core';
+} from '@testrun/core/target-policy';
 
 /*
  * Why node:http and node:net rather than proxy-chain: the proxy must resolve each host itself,

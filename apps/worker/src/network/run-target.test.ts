@@ -1,4 +1,4 @@
-import { createTargetPolicy, parseTargetRules } from '@testrun/core';
+import { createTargetPolicy, parseTargetRules } from '@testrun/core/target-policy';
 import type { StepOutcomeResult } from '../steps';
 import { baseUrlBlockedOutcome, refusalOf, withBlockedRequest } from './run-target';
 

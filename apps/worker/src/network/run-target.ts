@@ -1,4 +1,6 @@
-import { narrowPolicy, parseTargetRules, type Db, type RunOutcome, type TargetPolicy } from '@testrun/core';
+import type { Db } from '@testrun/core/db';
+import type { RunOutcome } from '@testrun/core/runs';
+import { narrowPolicy, parseTargetRules, type TargetPolicy } from '@testrun/core/target-policy';
 import type { StepOutcomeResult } from '../steps';
 import { targetBlocked } from '../steps/step-failure';
 import type { BlockedRequest, OpenRunOptions, RunEgress } from './egress-proxy';

@@ -1,11 +1,11 @@
+import type { Logger } from '@testrun/core/logger';
 import {
   resolveTargetPolicy,
   systemLookup,
-  type Logger,
   type LookupAll,
   type TargetPolicy,
   type TargetPolicyConfig,
-} from '@testrun/core';
+} from '@testrun/core/target-policy';
 import { isolateBrowserNetwork } from './browser-netns';
 import { EgressProxy, egressProxyLaunchArgs, type BlockedRequest } from './egress-proxy';
 

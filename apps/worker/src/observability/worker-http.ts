@@ -1,5 +1,7 @@
 import type { Redis } from 'ioredis';
-import { jsonAnswer, startProbeServer, withTimeout, type Db, type ProbeServer } from '@testrun/core';
+import type { Db } from '@testrun/core/db';
+import { jsonAnswer, startProbeServer, type ProbeServer } from '@testrun/core/probe-server';
+import { withTimeout } from '@testrun/core/with-timeout';
 import type { BrowserPool } from '../browser/browser-pool';
 import type { WorkerMetrics } from './worker-metrics';
 

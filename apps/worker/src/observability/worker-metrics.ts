@@ -1,5 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { withTimeout, type RunQueue } from '@testrun/core';
+import type { RunQueue } from '@testrun/core/queue';
+import { withTimeout } from '@testrun/core/with-timeout';
 import type { RunExecution } from '../execute-run';
 import type { ReconcileReport } from '../reconciler';
 import type { WebhookAttemptOutcome } from '../webhooks/webhook-worker';

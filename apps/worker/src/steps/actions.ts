@@ -1,5 +1,5 @@
 import type { Locator, Page } from 'playwright';
-import { withTimeout } from '@testrun/core';
+import { withTimeout } from '@testrun/core/with-timeout';
 import type { Step, StepAction, StepOf } from '@testrun/contracts';
 import { errorText, isFatalError, isTimeoutError } from './classify-error';
 import { expectText, expectTitle, expectUrl } from './expectations';

@@ -1,6 +1,6 @@
 import type { Page } from 'playwright';
 import { keepsEvidence, type EvidenceMode } from '@testrun/contracts';
-import { withTimeout } from '@testrun/core';
+import { withTimeout } from '@testrun/core/with-timeout';
 import { pageSession } from '../page-devtools';
 import type { SecretMask } from '../secret-mask';
 import type { StepOutcomeResult, StepShot } from './types';

@@ -1,6 +1,6 @@
 import type { Page } from 'playwright';
 import { STEP_LIMITS, type Step } from '@testrun/contracts';
-import { TimeoutError, withTimeout } from '@testrun/core';
+import { TimeoutError, withTimeout } from '@testrun/core/with-timeout';
 import { runAction } from './actions';
 import { classifyError } from './classify-error';
 import { describeTarget } from './describe-step';

@@ -1,5 +1,5 @@
 import type { RunErrorCode, RunFailureCode } from '@testrun/contracts';
-import type { TargetPolicy } from '@testrun/core';
+import type { TargetPolicy } from '@testrun/core/target-policy';
 
 /** What the caller knows about the run when it executes a step. */
 export interface StepContext {

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createTargetPolicy, parseTargetRules, type LookupAll } from '@testrun/core';
+import { createTargetPolicy, parseTargetRules, type LookupAll } from '@testrun/core/target-policy';
 import { sendWebhook } from './send-webhook';
 
 /**

@@ -1,14 +1,14 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
+import { errorMessage } from '@testrun/core/logger';
 import {
-  errorMessage,
   resolveTarget,
   TargetUnresolvedError,
   type LookupAll,
   type ResolvedAddress,
   type TargetPolicy,
-} from '@testrun/core';
+} from '@testrun/core/target-policy';
 
 /** One POST of a webhook message. */
 export type WebhookRequest = {

@@ -1,6 +1,8 @@
 import type { Queue } from 'bullmq';
 import { JOBS, type WebhookJobPayload } from '@testrun/contracts';
-import { errorMessage, webhookPositions, type Db, type Logger } from '@testrun/core';
+import type { Db } from '@testrun/core/db';
+import { errorMessage, type Logger } from '@testrun/core/logger';
+import { webhookPositions } from '@testrun/core/webhooks';
 import { foldRepeats } from '../repeated-errors';
 import type { webhookJobOptions } from './webhook-worker';
 

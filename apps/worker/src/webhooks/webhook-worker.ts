@@ -2,17 +2,12 @@ import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { Webhook } from 'standardwebhooks';
 import { compileValidator, isWebhookEvent, JOBS, WebhookJobPayload } from '@testrun/contracts';
-import {
-  buildWebhookBody,
-  errorMessage,
-  openWebhookSecret,
-  type Db,
-  type DerivedKeys,
-  type Logger,
-  type LookupAll,
-  type TargetPolicy,
-  type ViewLinkConfig,
-} from '@testrun/core';
+import type { Db } from '@testrun/core/db';
+import { errorMessage, type Logger } from '@testrun/core/logger';
+import type { DerivedKeys } from '@testrun/core/secrets';
+import type { LookupAll, TargetPolicy } from '@testrun/core/target-policy';
+import type { ViewLinkConfig } from '@testrun/core/view-links';
+import { buildWebhookBody, openWebhookSecret } from '@testrun/core/webhooks';
 import { runPolicy } from '../network/run-target';
 import { foldRepeats } from '../repeated-errors';
 import { webhookRetryDelays, type WebhookRetryPolicy } from './retry-schedule';

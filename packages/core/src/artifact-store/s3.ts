@@ -14,7 +14,7 @@ import {
   type ArtifactStore,
   type ByteRange,
   type OpenedArtifact,
-} from './artifact-store';
+} from './store';
 
 /** Where the S3 store keeps artifacts and how it reaches them. Never credentials: those come from the SDK's default chain. */
 export type S3ArtifactStoreOptions = {

@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import { ArtifactStoreUnavailableError, LocalArtifactStore } from './artifact-store';
+import { ArtifactStoreUnavailableError, LocalArtifactStore } from './store';
 
 const root = mkdtempSync(path.join(tmpdir(), 'testrun-store-'));
 const store = new LocalArtifactStore(root);

@@ -1,5 +1,5 @@
-import type { Db } from './db';
-import { CLAIMED_COLUMNS, claimedRun, startRun, type ClaimedRow, type ClaimedRun } from './run-state';
+import type { Db } from '../db';
+import { CLAIMED_COLUMNS, claimedRun, startRun, type ClaimedRow, type ClaimedRun } from './state';
 
 /**
  * A claim of a run (`startRun`) that may be tried again after it threw, as often as the caller likes,

@@ -1,6 +1,6 @@
-import { LocalArtifactStore, type ArtifactStore } from './artifact-store';
-import type { ArtifactStoreConfig } from './env';
-import { S3ArtifactStore } from './s3-artifact-store';
+import { LocalArtifactStore, type ArtifactStore } from './store';
+import type { ArtifactStoreConfig } from '../env';
+import { S3ArtifactStore } from './s3';
 
 /** Where artifacts go, for a log line: never credentials (the config holds none). */
 export function describeArtifactStore(config: ArtifactStoreConfig): string {

@@ -1,5 +1,5 @@
-import type { Db } from './db';
-import { openText, parseStringMap, sealText } from './secrets';
+import type { Db } from '../db';
+import { openText, parseStringMap, sealText } from './seal';
 
 /** A run's own variables from its request: plain (`{{vars.NAME}}`) and secret (`{{secrets.NAME}}`). */
 export type RunVariables = { vars: Record<string, string>; secrets: Record<string, string> };

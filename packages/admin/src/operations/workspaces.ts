@@ -9,9 +9,9 @@ import {
   type ProjectFile,
 } from '@testrun/contracts';
 import { AdminError } from './admin-error';
-import { generateApiKey, KEY_CACHE_TTL_MS, type AuthChangeAnnouncer } from './api-keys';
-import { Prisma, type Db } from './db';
-import { ID_PREFIX, newId } from './ids';
+import { generateApiKey, KEY_CACHE_TTL_MS, type AuthChangeAnnouncer } from '@testrun/core/api-keys';
+import { Prisma, type Db } from '@testrun/core/db';
+import { ID_PREFIX, newId } from '@testrun/core/ids';
 import { syncProjectWebhooks, type AppliedWebhook } from './webhooks';
 
 /**

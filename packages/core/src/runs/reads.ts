@@ -13,9 +13,9 @@ import {
   type SuiteRunStatus,
   type TestEntry,
 } from '@testrun/contracts';
-import { readSql, type Db } from './db';
-import type { DerivedKeys } from './secrets';
-import { suiteRunViewUrl, viewLinkTerms, type ViewLinkConfig, type ViewLinkState } from './view-links';
+import { readSql, type Db } from '../db';
+import type { DerivedKeys } from '../secrets/seal';
+import { suiteRunViewUrl, viewLinkTerms, type ViewLinkConfig, type ViewLinkState } from '../view-links';
 
 /** A run's row as {@link RUN_COLUMNS} selects it (from `runs r` joined to its suite run `s`). */
 export type RunRow = {

@@ -1,6 +1,6 @@
 import type { RunErrorCode, RunFailureCode } from '@testrun/contracts';
-import type { DbTx } from './db';
-import type { ArtifactRow } from './run-state';
+import type { DbTx } from '../db';
+import { insertArtifactsSql, type ArtifactRow } from './artifacts';
 
 /** How a test attempt that will be retried ended: as a run outcome, failed or error only. */
 export type RetriedOutcome = {
@@ -53,12 +53,7 @@ export async function retryRun(
          -- An attempt starts when the one before it ended (the first, when the run started).
          SELECT GREATEST(u.started_at, (SELECT max(x.finished_at) FROM run_attempts x WHERE x.run_id = u.id)) AS began) b
        RETURNING run_id),
-     f AS (
-       INSERT INTO artifacts (id, run_id, workspace_id, attempt, kind, step_index, name, storage_key, content_type, size_bytes)
-       SELECT x.id, x.run_id, x.workspace_id, x.attempt, x.kind::"ArtifactKind", x.step_index, x.name, x.storage_key, x.content_type, x.size_bytes
-       FROM jsonb_to_recordset($8::jsonb) AS x(id text, run_id text, workspace_id text, attempt int, kind text, step_index int,
-         name text, storage_key text, content_type text, size_bytes int)
-       RETURNING id)
+     f AS (${insertArtifactsSql(8)})
      SELECT u.attempt, u.retry FROM u`,
     runId,
     attempt,

@@ -1,9 +1,9 @@
 // Cancelling runs: the state moves (with the suite counters, by the same SQL as every other move)
 // and the Redis channel on which a cancel reaches the worker that runs a run.
 import type { Redis } from 'ioredis';
-import type { AbortOutcome } from './run-state';
-import { SUITE_MOVE } from './run-state';
-import type { Db, DbTx } from './db';
+import type { AbortOutcome } from './state';
+import { SUITE_MOVE } from './state';
+import type { Db, DbTx } from '../db';
 
 /** The result_summary of a run cancelled before a worker started it. */
 export const CANCELLED_QUEUED_SUMMARY = 'Skipped: cancelled before it started.';
@@ -89,4 +89,29 @@ export async function publishRunCancels(redis: Redis, redisPrefix: string, runId
 /** The run ids of a message of {@link publishRunCancels}. */
 export function readRunCancels(message: string): string[] {
   return message.split(' ').filter((id) => id.length > 0);
+}
+
+/** What a cancel addresses: one run, or every child of a suite run. */
+export type CancelTarget = { kind: 'run' | 'suite-run'; id: string };
+
+/**
+ * The runs a cancel of `target` addresses in the workspace: the run itself, or the suite run's
+ * children still queued or running. Null when the workspace has no such run or suite run.
+ */
+export async function cancelTargetRunIds(
+  tx: DbTx,
+  workspaceId: string,
+  target: CancelTarget,
+): Promise<string[] | null> {
+  if (target.kind === 'run') {
+    const rows = await tx.$queryRaw<Array<{ id: string }>>`
+      SELECT id FROM runs WHERE id = ${target.id} AND workspace_id = ${workspaceId}`;
+    return rows.length > 0 ? rows.map((r) => r.id) : null;
+  }
+  const [suiteRun] = await tx.$queryRaw<Array<{ id: string }>>`
+    SELECT id FROM suite_runs WHERE id = ${target.id} AND workspace_id = ${workspaceId}`;
+  if (!suiteRun) return null;
+  const children = await tx.$queryRaw<Array<{ id: string }>>`
+    SELECT id FROM runs WHERE suite_run_id = ${target.id} AND status IN ('queued', 'running')`;
+  return children.map((r) => r.id);
 }

@@ -1,8 +1,8 @@
 import { isVariableName, VARIABLE_LIMITS } from '@testrun/contracts';
 import { AdminError } from './admin-error';
-import type { Db } from './db';
-import { ID_PREFIX, newId } from './ids';
-import { sealSecretVariable } from './variables';
+import type { Db } from '@testrun/core/db';
+import { ID_PREFIX, newId } from '@testrun/core/ids';
+import { sealSecretVariable } from '@testrun/core/secrets';
 
 /** Where a secret variable lives: a workspace, or one project of it (by slug). */
 export type SecretScope = { workspaceId: string; projectSlug?: string | null };

@@ -1,5 +1,5 @@
 import { countStatuses, type RunStatus } from '@testrun/contracts';
-import { deriveSuiteStatus } from './run-state';
+import { deriveSuiteStatus } from './state';
 
 describe('deriveSuiteStatus', () => {
   it.each<[RunStatus[], RunStatus]>([

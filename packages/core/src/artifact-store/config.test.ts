@@ -1,6 +1,6 @@
-import { ConfigError, readArtifactStoreConfig, readCommonConfig } from './env';
-import { describeArtifactStore } from './create-artifact-store';
-import { readTargetPolicyConfig } from './target-policy';
+import { ConfigError, readArtifactStoreConfig, readCommonConfig } from '../env';
+import { describeArtifactStore } from './create';
+import { readTargetPolicyConfig } from '../target-policy';
 
 const read = (env: Record<string, string>) => readArtifactStoreConfig(env, '/srv/default');
 

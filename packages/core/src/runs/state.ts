@@ -2,14 +2,14 @@ import {
   readEvidencePolicy,
   RUN_STATUSES,
   RUN_TRANSITIONS,
-  type ArtifactKind,
   type EvidencePolicy,
   type RunErrorCode,
   type RunFailureCode,
   type RunStatus,
   type SkipReason,
 } from '@testrun/contracts';
-import type { DbTx } from './db';
+import type { DbTx } from '../db';
+import { insertArtifactsSql, type ArtifactRow } from './artifacts';
 
 export { deriveSuiteStatus, type SuiteCounts } from '@testrun/contracts';
 
@@ -79,20 +79,6 @@ export type RunOutcome =
 /** What ends a run `error` from outside its worker (see abortRun). */
 export type AbortOutcome = Omit<OutcomeDetails, 'durationMs'> & { code: RunErrorCode };
 
-/** An artifact row written together with a run's terminal state (column names as in the table). */
-export type ArtifactRow = {
-  id: string;
-  run_id: string;
-  workspace_id: string;
-  attempt: number;
-  kind: ArtifactKind;
-  step_index: number | null;
-  name: string;
-  storage_key: string;
-  content_type: string;
-  size_bytes: number;
-};
-
 /**
  * Moves a run from `running` (attempt `attempt`) to a terminal status, erases its sealed headers and
  * updates its suite run, in one statement (so one round trip and one commit, atomically). The last
@@ -117,12 +103,7 @@ export async function finishRun(
        FROM p WHERE r.id = p.id AND r.status = 'running' AND r.attempt = $9
        RETURNING r.id, r.suite_run_id, p.prev_status, r.status AS new_status, r.attempt),
      s AS (${SUITE_MOVE} RETURNING s.id),
-     a AS (
-       INSERT INTO artifacts (id, run_id, workspace_id, attempt, kind, step_index, name, storage_key, content_type, size_bytes)
-       SELECT x.id, x.run_id, x.workspace_id, x.attempt, x.kind::"ArtifactKind", x.step_index, x.name, x.storage_key, x.content_type, x.size_bytes
-       FROM jsonb_to_recordset($10::jsonb) AS x(id text, run_id text, workspace_id text, attempt int, kind text, step_index int,
-         name text, storage_key text, content_type text, size_bytes int)
-       RETURNING id)
+     a AS (${insertArtifactsSql(10)})
      SELECT u.id FROM u`,
     runId,
     outcome.status,

@@ -1,10 +1,10 @@
 import { readEvidenceSettings, resolveEvidence, type EvidencePolicy, type EvidenceSettings } from '@testrun/contracts';
-import type { DbTx, Prisma } from './db';
-import { ID_PREFIX, newId } from './ids';
-import { deriveSuiteStatus } from './run-state';
-import { sealHeaders } from './secrets';
+import type { DbTx, Prisma } from '../db';
+import { ID_PREFIX, newId } from '../ids';
+import { deriveSuiteStatus } from './state';
+import { sealHeaders } from '../secrets/seal';
 import { SEALED_COPY_TTL_MS, sealSuiteRunCopy } from './suite-run-copy';
-import { sealRunVariables, type RunVariables } from './variables';
+import { sealRunVariables, type RunVariables } from '../secrets/variables';
 
 /**
  * A test about to get a run. The run snapshots the test's name, steps, timeout and project from the

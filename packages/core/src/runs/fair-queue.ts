@@ -1,4 +1,4 @@
-import type { Db } from './db';
+import type { Db } from '../db';
 
 /** BullMQ's highest priority number (the lowest priority it accepts). */
 const MAX_PRIORITY = 2_097_152;
@@ -25,7 +25,7 @@ export async function fairPositions(db: Db, runIds: readonly string[]): Promise<
     )
     SELECT m.id, (COALESCE(ot.n, 0) + row_number() OVER (PARTITION BY m.workspace_id ORDER BY m.created_at, m.position, m.id))::int AS position
     FROM mine m LEFT JOIN others ot ON ot.workspace_id = m.workspace_id`;
-  return new Map(rows.map((row) => [row.id, asPriority(row.position)]));
+  return new Map(rows.map((row) => [row.id, queuePriority(row.position)]));
 }
 
 /**
@@ -34,32 +34,10 @@ export async function fairPositions(db: Db, runIds: readonly string[]): Promise<
  * by the request that created them.
  */
 export function positionsAfter(ahead: number, runIds: readonly string[]): Map<string, number> {
-  return new Map(runIds.map((id, i) => [id, asPriority(ahead + i + 1)]));
+  return new Map(runIds.map((id, i) => [id, queuePriority(ahead + i + 1)]));
 }
 
-/**
- * The same line for webhook messages: each message's place among its workspace's pending messages
- * already handed to the queue (not among `messageIds`) and those of `messageIds` before it (creation
- * order). As a webhook job's priority it has the delivery slots serve workspaces round-robin, so a
- * workspace with a backlog of messages (or of slow endpoints) does not push another's first
- * message behind all of its own (docs/reliability/webhooks.md).
- */
-export async function webhookPositions(db: Db, messageIds: readonly string[]): Promise<Map<string, number>> {
-  if (messageIds.length === 0) return new Map();
-  const ids = [...messageIds];
-  const rows = await db.$queryRaw<Array<{ id: string; position: number }>>`
-    WITH mine AS (SELECT id, workspace_id, created_at FROM webhook_messages WHERE id = ANY(${ids}::text[])),
-    others AS (
-      SELECT o.workspace_id, count(*)::int AS n FROM webhook_messages o
-      WHERE o.workspace_id IN (SELECT workspace_id FROM mine) AND o.state = 'pending'
-        AND o.queued_round = o.round AND o.id <> ALL(${ids}::text[])
-      GROUP BY o.workspace_id
-    )
-    SELECT m.id, (COALESCE(ot.n, 0) + row_number() OVER (PARTITION BY m.workspace_id ORDER BY m.created_at, m.id))::int AS position
-    FROM mine m LEFT JOIN others ot ON ot.workspace_id = m.workspace_id`;
-  return new Map(rows.map((row) => [row.id, asPriority(row.position)]));
-}
-
-function asPriority(position: number): number {
+/** A place in line as a BullMQ priority (1 up to the highest number BullMQ accepts). */
+export function queuePriority(position: number): number {
   return Math.min(Math.max(position, 1), MAX_PRIORITY);
 }

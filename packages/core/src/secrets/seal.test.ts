@@ -1,5 +1,5 @@
-import { generateApiKey, isWellFormedApiKey } from './api-keys';
-import { deriveKeys, openHeaders, sealHeaders, signViewToken, verifyViewToken } from './secrets';
+import { generateApiKey, isWellFormedApiKey } from '../api-keys';
+import { deriveKeys, openHeaders, sealHeaders, signViewToken, verifyViewToken } from './seal';
 
 const keys = deriveKeys('a-secret-that-is-long-enough-for-tests-0123');
 

@@ -1,6 +1,6 @@
 // The sealed copy of a suite-mode request's headers and variables that a suite run keeps for reruns.
-import { openHeaders, sealHeaders } from './secrets';
-import { openRunVariables, sealRunVariables, type RunVariables } from './variables';
+import { openHeaders, sealHeaders } from '../secrets/seal';
+import { openRunVariables, sealRunVariables, type RunVariables } from '../secrets/variables';
 
 /**
  * How long a suite run keeps its sealed copy after it was created. The runs' own copies are erased

@@ -1,0 +1,44 @@
+// What a rerun of a suite run reads of the original: its sealed copy and the children to run again.
+import type { DbTx, Prisma } from '../db';
+
+/** The suite run a rerun repeats, with its sealed copy of headers and variables. */
+export type RerunOriginal = {
+  suite_id: string;
+  status: string;
+  headers_sealed: Uint8Array | null;
+  variables_sealed: Uint8Array | null;
+  sealed_fields: string | null;
+  /** Whether the sealed copy is still kept (see SEALED_COPY_TTL_MS). */
+  copy_kept: boolean;
+};
+
+/** A child of the original to run again, with what its test and project say now. */
+export type RerunChild = {
+  test_id: string;
+  base_url: string;
+  enabled: boolean;
+  evidence: Prisma.JsonValue;
+  project_evidence: Prisma.JsonValue;
+};
+
+/** The suite run `suiteRunId` of the workspace, or null when the workspace has none by that id. */
+export async function readRerunOriginal(
+  tx: DbTx,
+  workspaceId: string,
+  suiteRunId: string,
+): Promise<RerunOriginal | null> {
+  const [original] = await tx.$queryRaw<RerunOriginal[]>`
+    SELECT suite_id, status::text AS status, headers_sealed, variables_sealed, sealed_fields,
+      COALESCE(sealed_until > now(), false) AS copy_kept
+    FROM suite_runs WHERE id = ${suiteRunId} AND workspace_id = ${workspaceId}`;
+  return original ?? null;
+}
+
+/** The children of a suite run to run again, in their order: all of them, or those that ended failed or error. */
+export async function readRerunChildren(tx: DbTx, suiteRunId: string, only: 'all' | 'failed'): Promise<RerunChild[]> {
+  return tx.$queryRaw<RerunChild[]>`
+    SELECT r.test_id, r.base_url, t.enabled, t.evidence, p.evidence AS project_evidence
+    FROM runs r JOIN tests t ON t.id = r.test_id JOIN projects p ON p.id = t.project_id
+    WHERE r.suite_run_id = ${suiteRunId} AND (${only} = 'all' OR r.status IN ('failed', 'error'))
+    ORDER BY r.position`;
+}

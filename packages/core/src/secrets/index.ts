@@ -1,0 +1,4 @@
+// The keys derived from TESTRUN_SECRET and what is sealed or signed with them: request headers, run
+// variables, stored secret variables, view tokens.
+export * from './seal';
+export * from './variables';

@@ -38,6 +38,13 @@ module.exports = {
       to: { path: '^(apps|test)/' },
     },
     {
+      name: 'admin-only-for-operators',
+      comment: 'packages/admin (the operator CLI and its operations) is imported by something other than itself: the apps, the published CLI and the other packages never ship it.',
+      severity: 'error',
+      from: { path: '^(apps|packages)/', pathNot: '^packages/admin/' },
+      to: { path: '^packages/admin/' },
+    },
+    {
       name: 'colocated-tests-not-root-test',
       comment: 'A test beside its source imports a root test/ helper: those start the whole system.',
       severity: 'error',

@@ -112,6 +112,11 @@ describe('a tree with forbidden imports', () => {
         "import { a } from '@testrun/core';\nimport { worker } from '../../worker/src/index';\nexport const api = a + worker;\n",
       'apps/api/src/missing.ts': "import { gone } from '@testrun/gone';\nexport const m = gone;\n",
       'apps/worker/src/index.ts': "import { b } from '@testrun/core';\nexport const worker = b;\n",
+      // An app imports the operator's admin package (allowed: admin imports itself).
+      'apps/worker/src/uses-admin.ts':
+        "import { op } from '../../../packages/admin/src/operations';\nexport const w = op;\n",
+      'packages/admin/src/operations.ts': "import { helper } from './helper';\nexport const op = helper;\n",
+      'packages/admin/src/helper.ts': 'export const helper = 1;\n',
       // A colocated test imports a root test helper.
       'apps/worker/src/index.test.ts':
         "import { helper } from '../../../test/support/helper';\nexport const t = helper;\n",
@@ -134,6 +139,7 @@ describe('a tree with forbidden imports', () => {
 
     expect(lines(result.summary.violations)).toEqual(
       [
+        'admin-only-for-operators: apps/worker/src/uses-admin.ts -> packages/admin/src/operations.ts',
         'apps-not-each-other: apps/api/src/index.ts -> apps/worker/src/index.ts',
         'colocated-tests-not-root-test: apps/worker/src/index.test.ts -> test/support/helper.ts',
         'contracts-imports-no-workspace-package: packages/contracts/src/index.ts -> packages/core/src/index.ts',

@@ -39,7 +39,8 @@ module.exports = {
     },
     {
       name: 'admin-only-for-operators',
-      comment: 'packages/admin (the operator CLI and its operations) is imported by something other than itself: the apps, the published CLI and the other packages never ship it.',
+      comment:
+        'packages/admin (the operator CLI and its operations) is imported by something other than itself: the apps, the published CLI and the other packages never ship it.',
       severity: 'error',
       from: { path: '^(apps|packages)/', pathNot: '^packages/admin/' },
       to: { path: '^packages/admin/' },

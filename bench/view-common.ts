@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { createLogger, deriveKeys, LocalArtifactStore, suiteRunViewUrl, type Db } from '@testrun/core';
 import type { TerminalRunStatus } from '@testrun/contracts';
-import { createViewRouter } from '../apps/api/src/view';
+import { createViewRouter } from '../apps/api/src/routes/view';
 import { percentile } from './report';
 
 /** The outcome of the test at position `i`: a few failures, errors and disabled tests among mostly passes. */

@@ -23,7 +23,7 @@ import {
   type Db,
 } from '@testrun/core';
 import type { TerminalRunStatus } from '@testrun/contracts';
-import { attachHistory, historySql, readHistory } from '../apps/api/src/view/history';
+import { attachHistory, historySql, readHistory } from '../apps/api/src/view/data/history';
 import type { ViewRun } from '../apps/api/src/view/model';
 import { first, machineLine, writeSection } from './report';
 import { BENCH_KEYS, outcomeAt, serveView, stats } from './view-common';

@@ -16,7 +16,7 @@ import { projectsRoutes } from './routes/projects';
 import { runsRoutes } from './routes/runs';
 import { suiteRunsRoutes } from './routes/suite-runs';
 import { ChangeWatcher } from './services/long-poll';
-import { createViewRouter } from './view';
+import { createViewRouter } from './routes/view';
 
 /**
  * The API as an express app. Check order on the API routes: request id → authentication (401/403)

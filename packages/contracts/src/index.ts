@@ -18,3 +18,4 @@ export * from './webhooks';
 export * from './api-routes';
 export * from './route-declaration';
 export { operationOf } from './openapi-paths';
+export * from './page-events';

@@ -25,13 +25,13 @@ import { clientGone, preferenceApplied } from '../services/long-poll-http';
  */
 
 /** What a handler answers: a JSON body (status by default the declaration's), plain text, or 304. */
-export type RouteResult<T = unknown> =
+type RouteResult<T = unknown> =
   | { body: T; status?: number; headers?: Record<string, string> }
   | { text: string; headers: Record<string, string> }
   | { notModified: true; headers: Record<string, string> };
 
 /** What a route's handler is given, typed by its declaration. */
-export type RouteContext<D extends RouteDeclaration> = {
+type RouteContext<D extends RouteDeclaration> = {
   params: RouteParams<D>;
   query: RouteQuery<D>;
   body: RouteBody<D>;

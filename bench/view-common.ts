@@ -7,7 +7,7 @@ import { createLogger } from '@testrun/core/logger';
 import { deriveKeys } from '@testrun/core/secrets';
 import { suiteRunViewUrl } from '@testrun/core/view-links';
 import type { TerminalRunStatus } from '@testrun/contracts';
-import { createViewRouter } from '../apps/api/src/view';
+import { createViewRouter } from '../apps/api/src/routes/view';
 import { percentile } from './report';
 
 /** The outcome of the test at position `i`: a few failures, errors and disabled tests among mostly passes. */

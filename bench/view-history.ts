@@ -16,7 +16,7 @@ import { ID_PREFIX, newId } from '@testrun/core/ids';
 import { dropDatabase, ensureDatabase, migrateDatabase } from '@testrun/core/migrate';
 import { signViewLink } from '@testrun/core/view-links';
 import type { TerminalRunStatus } from '@testrun/contracts';
-import { attachHistory, historySql, readHistory } from '../apps/api/src/view/history';
+import { attachHistory, historySql, readHistory } from '../apps/api/src/view/data/history';
 import type { ViewRun } from '../apps/api/src/view/model';
 import { first, machineLine, writeSection } from './report';
 import { BENCH_KEYS, outcomeAt, serveView, stats } from './view-common';

@@ -23,7 +23,7 @@ import { ID_PREFIX, newId } from '@testrun/core/ids';
 import { dropDatabase, ensureDatabase, migrateDatabase } from '@testrun/core/migrate';
 import type { RunStatus } from '@testrun/contracts';
 import type { ViewRun, ViewStep, ViewSuiteRun } from '../apps/api/src/view/model';
-import { renderSuitePage } from '../apps/api/src/view/render';
+import { renderSuitePage } from '../apps/api/src/view/render/pages';
 import { CHROMIUM } from './h2h/service';
 import { first, machineLine, writeSection } from './report';
 import { outcomeAt, serveView, stats } from './view-common';

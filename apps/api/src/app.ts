@@ -8,14 +8,15 @@ import { markMount, observeRequests } from './middleware/observe-requests';
 import { rateLimitPerKey } from './middleware/rate-limit';
 import { requestContext } from './middleware/request-context';
 import { requestHygiene } from './middleware/request-hygiene';
-import { createHealthRouter } from './routes/health';
-import { createMetaRouter } from './routes/meta';
-import { metricsHandler } from './routes/metrics';
-import { createProjectsRouter } from './routes/projects';
-import { createRunsRouter } from './routes/runs';
-import { createSuiteRunsRouter } from './routes/suite-runs';
+import { routerOf } from './routes/builder';
+import { healthRoutes } from './routes/health';
+import { metaRoutes } from './routes/meta';
+import { metricsRoutes } from './routes/metrics';
+import { projectsRoutes } from './routes/projects';
+import { runsRoutes } from './routes/runs';
+import { suiteRunsRoutes } from './routes/suite-runs';
 import { ChangeWatcher } from './services/long-poll';
-import { createViewRouter } from './view';
+import { createViewRouter } from './routes/view';
 
 /**
  * The API as an express app. Check order on the API routes: request id → authentication (401/403)
@@ -42,8 +43,8 @@ export function createApp(
   app.use(observeRequests(metrics));
   app.use(requestContext(logger));
   app.use(requestHygiene);
-  app.use(createHealthRouter(db, redis));
-  if (config.metrics.where === 'api') app.get('/metrics', metricsHandler(metrics.registry));
+  app.use(routerOf('', healthRoutes(deps)));
+  if (config.metrics.where === 'api') app.use(routerOf('', metricsRoutes(deps)));
   app.use(
     '/view',
     markMount,
@@ -56,7 +57,7 @@ export function createApp(
       logger,
     }),
   );
-  app.use('/api/v1', markMount, createMetaRouter(config.publicBaseUrl));
+  app.use('/api/v1', markMount, routerOf('/api/v1', metaRoutes(deps)));
 
   const guarded = [
     markMount,
@@ -76,9 +77,9 @@ export function createApp(
       redisPrefix: config.redisPrefix,
     }),
   ];
-  app.use('/api/v1/runs', ...guarded, createRunsRouter(deps));
-  app.use('/api/v1/suite-runs', ...guarded, createSuiteRunsRouter(deps));
-  app.use('/api/v1/projects', ...guarded, createProjectsRouter(deps));
+  app.use('/api/v1/runs', ...guarded, routerOf('/api/v1/runs', runsRoutes(deps)));
+  app.use('/api/v1/suite-runs', ...guarded, routerOf('/api/v1/suite-runs', suiteRunsRoutes(deps)));
+  app.use('/api/v1/projects', ...guarded, routerOf('/api/v1/projects', projectsRoutes(deps)));
 
   app.use(() => {
     throw new ApiError('not_found', 'There is no such route.');

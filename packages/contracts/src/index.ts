@@ -15,3 +15,7 @@ export * from './cli-report';
 export * from './listings';
 export * from './rerun-request';
 export * from './webhooks';
+export * from './api-routes';
+export * from './route-declaration';
+export { operationOf } from './openapi-paths';
+export * from './page-events';

@@ -64,7 +64,7 @@ export function authenticate(options: AuthenticateOptions): RequestHandler {
       res.locals.auth = await resolve(hashApiKey(key), res, limit);
       next();
     } catch (e) {
-      if (e instanceof ApiError && e.code === 'unauthorized') await countFailure(limit);
+      if (e instanceof ApiError && e.code === 'unauthorized') await countFailure(redis, logger, limit);
       throw e;
     }
   };
@@ -75,7 +75,7 @@ export function authenticate(options: AuthenticateOptions): RequestHandler {
     let epoch: string | undefined;
     if (cached) {
       const counted = await countAddressedRequest(redis, redisPrefix, cached.auth.keyId, limit).catch(() => undefined);
-      if (counted && 'lockedOutMs' in counted) throw lockedOut(counted.lockedOutMs);
+      if (counted && 'lockedOutMs' in counted) throw lockedOut(counted.lockedOutMs, unauthenticatedPerMinute);
       if (counted) {
         res.locals.requestCount = counted;
         epoch = counted.authEpoch;
@@ -83,7 +83,7 @@ export function authenticate(options: AuthenticateOptions): RequestHandler {
       }
     } else {
       const read = await readAuthEpoch(redis, redisPrefix, limit).catch(() => undefined);
-      if (read && 'lockedOutMs' in read) throw lockedOut(read.lockedOutMs);
+      if (read && 'lockedOutMs' in read) throw lockedOut(read.lockedOutMs, unauthenticatedPerMinute);
       epoch = read?.authEpoch;
     }
     // Without Redis nothing may be trusted from memory; the rate limit answers 503 after this check.
@@ -113,28 +113,29 @@ export function authenticate(options: AuthenticateOptions): RequestHandler {
     }
     return entry.auth;
   }
+}
 
-  /** The 429 of an address over the limit, for as long as its window has left. */
-  function lockedOut(ttlMs: number): ApiError {
-    return new ApiError(
-      'rate_limited',
-      `Too many requests with a missing or invalid API key from this address; at most ${unauthenticatedPerMinute} per minute.`,
-      { headers: { 'Retry-After': String(Math.max(1, Math.ceil(ttlMs / 1000))) } },
-    );
-  }
+/** The 429 of an address over the limit, for as long as its window has left. */
+function lockedOut(ttlMs: number, perMinute: number): ApiError {
+  return new ApiError(
+    'rate_limited',
+    `Too many requests with a missing or invalid API key from this address; at most ${perMinute} per minute.`,
+    { headers: { 'Retry-After': String(Math.max(1, Math.ceil(ttlMs / 1000))) } },
+  );
+}
 
-  async function countFailure({ counter }: FailedAuthLimit): Promise<void> {
-    let count: number;
-    let ttl: number;
-    try {
-      const results = await redis.multi().incr(counter).pexpire(counter, WINDOW_MS, 'NX').pttl(counter).exec();
-      count = Number(results?.[0]?.[1] ?? 0);
-      ttl = Number(results?.[2]?.[1] ?? WINDOW_MS);
-    } catch (error) {
-      // Without Redis the caller still gets its 401; only the guessing brake is off.
-      logger.warn('could not count a failed authentication', { error: errorMessage(error) });
-      return;
-    }
-    if (count > unauthenticatedPerMinute) throw lockedOut(ttl);
+/** Counts a failed authentication against the address; past the limit, the 429 instead of the 401. */
+async function countFailure(redis: ApiRedis, logger: Logger, { counter, perMinute }: FailedAuthLimit): Promise<void> {
+  let count: number;
+  let ttl: number;
+  try {
+    const results = await redis.multi().incr(counter).pexpire(counter, WINDOW_MS, 'NX').pttl(counter).exec();
+    count = Number(results?.[0]?.[1] ?? 0);
+    ttl = Number(results?.[2]?.[1] ?? WINDOW_MS);
+  } catch (error) {
+    // Without Redis the caller still gets its 401; only the guessing brake is off.
+    logger.warn('could not count a failed authentication', { error: errorMessage(error) });
+    return;
   }
+  if (count > perMinute) throw lockedOut(ttl, perMinute);
 }

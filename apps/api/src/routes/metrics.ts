@@ -1,10 +1,14 @@
-import type { RequestHandler } from 'express';
-import type { Registry } from 'prom-client';
+import { API_ROUTES } from '@testrun/contracts';
+import type { AppDeps } from '../deps';
+import { apiRoute, type ApiRoute } from './builder';
 
 /** GET /metrics: the registry in Prometheus's text format, never cached. */
-export function metricsHandler(registry: Registry): RequestHandler {
-  return async (_req, res) => {
-    const body = await registry.metrics();
-    res.setHeader('Content-Type', registry.contentType).setHeader('Cache-Control', 'no-store').send(body);
-  };
+export function metricsRoutes(deps: AppDeps): ApiRoute[] {
+  const { registry } = deps.metrics;
+  return [
+    apiRoute(deps, API_ROUTES.metrics, async () => ({
+      text: await registry.metrics(),
+      headers: { 'Content-Type': registry.contentType, 'Cache-Control': 'no-store' },
+    })),
+  ];
 }

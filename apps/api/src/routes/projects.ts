@@ -1,13 +1,13 @@
-import { Router } from 'express';
+import { API_ROUTES } from '@testrun/contracts';
 import type { AppDeps } from '../deps';
-import { authOf } from '../middleware/authenticate';
 import { listProjects } from '../services/projects';
+import { apiRoute, type ApiRoute } from './builder';
 
-/** GET /api/v1/projects: what the workspace can run. Mounted behind authentication and the rate limit. */
-export function createProjectsRouter(deps: AppDeps): Router {
-  const router = Router();
-  router.get('/', async (_req, res) => {
-    res.json(await listProjects(deps.db, authOf(res).workspaceId));
-  });
-  return router;
+/** GET /api/v1/projects: what the workspace can run. */
+export function projectsRoutes(deps: AppDeps): ApiRoute[] {
+  return [
+    apiRoute(deps, API_ROUTES.listProjects, async ({ workspaceId }) => ({
+      body: await listProjects(deps.db, workspaceId),
+    })),
+  ];
 }

@@ -1,5 +1,4 @@
-import { html, type SafeHtml } from './html';
-import type { ViewRun, ViewSuiteRun } from './model';
+import type { ViewRun } from './model';
 
 /**
  * What a suite page's list is narrowed to: a status chip and a search. Both live in the page's URL
@@ -13,22 +12,11 @@ export type SuiteFilter = { status: FilterStatus; q: string };
  * The chips, in the order the page shows them. `flaky` is the passed tests that passed only on a
  * retry (they count among the passed too); `running` and `queued` appear while a suite is live.
  */
-const FILTER_STATUSES = ['all', 'failed', 'error', 'flaky', 'passed', 'skipped', 'running', 'queued'] as const;
-type FilterStatus = (typeof FILTER_STATUSES)[number];
-
-const CHIP_TITLES: Readonly<Record<FilterStatus, string>> = {
-  all: 'All',
-  failed: 'Failed',
-  error: 'Error',
-  flaky: 'Flaky',
-  passed: 'Passed',
-  skipped: 'Skipped',
-  running: 'Running',
-  queued: 'Queued',
-};
+export const FILTER_STATUSES = ['all', 'failed', 'error', 'flaky', 'passed', 'skipped', 'running', 'queued'] as const;
+export type FilterStatus = (typeof FILTER_STATUSES)[number];
 
 /** The longest search kept: a longer one is cut, never an error (the page only narrows a list). */
-const MAX_QUERY_LENGTH = 200;
+export const MAX_QUERY_LENGTH = 200;
 
 function isFilterStatus(value: unknown): value is FilterStatus {
   return typeof value === 'string' && (FILTER_STATUSES as readonly string[]).includes(value);
@@ -56,61 +44,12 @@ export function matchesFilter(run: Pick<ViewRun, 'status' | 'retry'>, text: stri
   return filter.q === '' || text.includes(filter.q.toLowerCase());
 }
 
-function chipHref(status: FilterStatus, q: string): string {
-  const params = new URLSearchParams();
-  if (status !== 'all') params.set('status', status);
-  if (q) params.set('q', q);
-  const query = params.toString();
-  return query ? `?${query}` : '?';
-}
-
-/**
- * The search box and the status chips with their counts. Chips are links (they work without the
- * script and from the keyboard); the current one carries `aria-current`. Counts are the suite's
- * counters, which the live updates keep current (`data-chip-count`).
- */
-export function filterBar(suite: ViewSuiteRun, filter: SuiteFilter, shown: number, searchIndex: string): SafeHtml {
-  const c = suite.counts;
-  const count = (s: FilterStatus): number => (s === 'all' ? c.total : c[s]);
-  const chips = FILTER_STATUSES.filter(
-    (s) => s === filter.status || !(s === 'running' || s === 'queued') || count(s) > 0,
-  );
-  return html`<section class="filters" aria-label="Filter the tests">
-    <div class="search">
-      <label for="filter-q">Search tests, steps and errors</label>
-      <input
-        id="filter-q"
-        type="search"
-        value="${filter.q}"
-        maxlength="${MAX_QUERY_LENGTH}"
-        autocomplete="off"
-        spellcheck="false"
-        data-search-index="${searchIndex}"
-      />
-    </div>
-    <nav aria-label="Show tests by status">
-      <ul class="filter-chips">
-        ${chips.map(
-          (s) =>
-            html`<li>
-              <a
-                class="filter-chip filter-${s}"
-                href="${chipHref(s, filter.q)}"
-                data-filter="${s}"
-                ${s === filter.status ? html`aria-current="true"` : ''}
-                >${CHIP_TITLES[s]} <span class="n" data-chip-count="${s === 'all' ? 'total' : s}">${count(s)}</span></a
-              >
-            </li>`,
-        )}
-      </ul>
-    </nav>
-    <p class="filter-note" id="filter-note" role="status" aria-live="polite">
-      ${filtered(filter) ? `Showing ${shown} of ${c.total} tests.` : ''}
-    </p>
-  </section>`;
-}
-
 /** Whether the filter narrows anything. */
 export function filtered(filter: SuiteFilter): boolean {
   return filter.status !== 'all' || filter.q !== '';
+}
+
+/** Whether a suite page renders a run's steps inline: everything except passes and skips. */
+export function showsDetailsInline(run: Pick<ViewRun, 'status'>): boolean {
+  return run.status !== 'passed' && run.status !== 'skipped';
 }

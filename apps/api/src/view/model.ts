@@ -1,4 +1,4 @@
-import type { ArtifactKind, RunStatus, StepOutcome, SuiteCounts } from '@testrun/contracts';
+import type { ArtifactKind, PageEvent, RunStatus, StepOutcome, SuiteCounts } from '@testrun/contracts';
 import type { ViewSubject } from '@testrun/core/secrets';
 
 /** Signs the view's links on a page with the terms of the link the page was opened with. */
@@ -21,16 +21,6 @@ export type ViewStep = {
   /** The page when the step went wrong. */
   pageUrl: string | null;
   pageTitle: string | null;
-};
-
-/** A console error, uncaught exception or failed request of the run's pages. */
-export type ViewPageEvent = {
-  kind: 'console' | 'exception' | 'request';
-  at: Date;
-  message: string;
-  url: string | null;
-  method: string | null;
-  status: number | null;
 };
 
 export type ViewArtifact = {
@@ -73,7 +63,7 @@ export type ViewRun = {
   steps: ViewStep[] | null;
   artifacts: ViewArtifact[] | null;
   /** What the latest attempt's pages reported; null when not loaded. */
-  pageEvents: ViewPageEvent[] | null;
+  pageEvents: PageEvent[] | null;
   /** The test attempts that were retried, oldest first, with their own steps and artifacts; null when not loaded. */
   earlierAttempts: ViewAttempt[] | null;
   /** The test's last outcomes up to this run, oldest first (history.ts); absent when not loaded. */
@@ -107,7 +97,7 @@ export type ViewAttempt = Pick<
   durationMs: number;
   steps: ViewStep[];
   artifacts: ViewArtifact[];
-  pageEvents: ViewPageEvent[];
+  pageEvents: PageEvent[];
 };
 
 /** The suite's counters, and how many of its passes were flaky (passed on a retry; counted in `passed` too). */

@@ -1,5 +1,5 @@
 import { historySection } from './history';
-import type { ViewHistoryMark } from './model';
+import type { ViewHistoryMark } from '../model';
 
 const p = { base: '/view' };
 

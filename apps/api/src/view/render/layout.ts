@@ -1,8 +1,8 @@
 import { isTerminalRunStatus, type RunStatus } from '@testrun/contracts';
-import { ASSETS } from './assets';
+import { ASSETS } from '../assets';
 import { formatInstant } from './format';
 import { html, type SafeHtml } from './html';
-import type { ViewRun, ViewSuiteRun } from './model';
+import type { ViewRun, ViewSuiteRun } from '../model';
 
 /** Where the router is mounted (`req.baseUrl`, normally `/view`); every link is built from it. */
 export type Paths = { base: string };

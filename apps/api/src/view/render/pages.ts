@@ -1,12 +1,13 @@
 import { formatDuration, isTerminalRunStatus, type RunStatus } from '@testrun/contracts';
-import { filterBar, filtered, isFlaky, matchesFilter, searchText, type SuiteFilter } from './filters';
+import { filtered, isFlaky, matchesFilter, searchText, showsDetailsInline, type SuiteFilter } from '../filters';
+import { filterBar } from './filter-bar';
 import { redactCredentials } from './format';
 import { historySection } from './history';
 import { html, type SafeHtml } from './html';
 import { chip, layout, livePath, messagePage, metaList, runPath, suitePath, time, type Paths } from './layout';
-import type { ViewAttempt, ViewRun, ViewSuiteRun } from './model';
-import { showsDetailsInline } from './queries';
-import { renderRunDetails, screenshotGallery, skipNote } from './run-details';
+import type { ViewAttempt, ViewRun, ViewSuiteRun } from '../model';
+import { screenshotGallery } from './evidence';
+import { renderRunDetails, skipNote } from './run-details';
 
 /** A run that passed only on a retry is marked flaky, in words (never only a colour). */
 function flakyMark(run: Pick<ViewRun, 'status' | 'retry'>): SafeHtml | '' {

@@ -1,0 +1,218 @@
+import { Type, type TObject, type TString } from '@sinclair/typebox';
+import { RunListQuery, SuiteRunListQuery, parseListingQuery } from './listings';
+import { parseRerunRequest } from './rerun-request';
+import { parseRunCreateRequest } from './run-request';
+import { declareRoute, type ApiSchemaName } from './route-declaration';
+
+/**
+ * Every HTTP route of the API declared once: method, path, schemas and flags. The API binds a
+ * handler to each (apps/api/src/routes/), and the OpenAPI document's paths are built from the same
+ * declarations (openapi-paths.ts), so the two cannot tell different stories. Nothing is compiled
+ * here: the CLI loads this package and never validates a request.
+ */
+
+/** Path parameters, each a string. */
+function pathParams<K extends string>(...names: K[]): TObject<Record<K, TString>> {
+  return Type.Object(Object.fromEntries(names.map((n) => [n, Type.String()])) as Record<K, TString>);
+}
+
+const operational = (method: 'get', path: string, summary: string) =>
+  declareRoute({
+    operationId: summary,
+    method,
+    path,
+    summary,
+    auth: 'none',
+    idempotent: false,
+    conditionalGet: false,
+    success: { status: 200, description: summary },
+    problems: {},
+    documented: false,
+  });
+
+const createRuns = declareRoute({
+  operationId: 'createRuns',
+  method: 'post',
+  path: '/api/v1/runs',
+  summary: 'Enqueue one test, one suite or every suite of a project',
+  auth: 'apiKey',
+  body: { schema: 'RunCreateRequest', parse: parseRunCreateRequest },
+  idempotent: true,
+  conditionalGet: false,
+  success: {
+    status: 201,
+    description: 'Runs recorded and enqueued. The body depends on the mode.',
+    schema: ['SingleRunCreated', 'SuiteRunCreated', 'ProjectRunsCreated'],
+  },
+  problems: {
+    '400': ['invalid_body', 'both_test_and_project', 'suite_without_project'],
+    '404': ['not_found'],
+    '409': ['idempotency_request_in_progress'],
+    '422': [
+      'plan_limit_exceeded',
+      'empty_suite',
+      'target_not_allowed',
+      'idempotency_key_reused',
+      'too_many_runs',
+      'limit_exceeded',
+    ],
+  },
+  documented: true,
+});
+
+/** A listing: one page, newest first, 400 for a bad query, 404 for an unknown project or suite. */
+function listing<S extends 'RunList' | 'SuiteRunList'>(operationId: string, path: string, summary: string, schema: S) {
+  const kind = schema === 'RunList' ? 'runs' : 'suite-runs';
+  return declareRoute({
+    operationId,
+    method: 'get',
+    path,
+    summary,
+    auth: 'apiKey',
+    query: { schema: kind === 'runs' ? RunListQuery : SuiteRunListQuery, parse: (q) => parseListingQuery(kind, q) },
+    idempotent: false,
+    conditionalGet: false,
+    success: { status: 200, description: 'One page, newest first', schema: [schema] },
+    problems: { '404': ['not_found'] },
+    documented: true,
+  });
+}
+
+/** A GET of a run or a suite run by its id, conditional and long-pollable. */
+function getOne<K extends string, S extends ApiSchemaName>(
+  operationId: string,
+  path: string,
+  param: K,
+  summary: string,
+  schema: S,
+) {
+  return declareRoute({
+    operationId,
+    method: 'get',
+    path,
+    summary,
+    auth: 'apiKey',
+    params: pathParams(param),
+    idempotent: false,
+    conditionalGet: true,
+    success: { status: 200, description: summary, schema: [schema] },
+    problems: { '404': ['not_found'] },
+    documented: true,
+  });
+}
+
+/** A cancel: 202 with the resource as it is right after, 404 for an id of another workspace. */
+function cancel<K extends string, S extends ApiSchemaName>(
+  operationId: string,
+  path: string,
+  param: K,
+  summary: string,
+  schema: S,
+) {
+  return declareRoute({
+    operationId,
+    method: 'post',
+    path,
+    summary,
+    description:
+      'Queued runs end `skipped` with skip_reason `cancelled` at once; running runs are stopped by their worker within seconds and end `error` with error.code `cancelled`; terminal runs are left as they are. Safe to repeat. No body.',
+    auth: 'apiKey',
+    params: pathParams(param),
+    idempotent: false,
+    conditionalGet: false,
+    success: { status: 202, description: 'Cancel accepted; the body is the resource right after it', schema: [schema] },
+    problems: { '404': ['not_found'] },
+    documented: true,
+  });
+}
+
+const rerunSuiteRun = declareRoute({
+  operationId: 'rerunSuiteRun',
+  method: 'post',
+  path: '/api/v1/suite-runs/{suiteRunId}/rerun',
+  summary: 'Enqueue a new suite run of the failed and error (or all) tests of a finished suite run',
+  description:
+    "The new suite run names the original in `rerun_of`, and runs against the original's base URL with its headers and variables, taken from a sealed copy the original keeps for 24 hours; after that the request must give them again (422 `rerun_secrets_expired` names each field). Plan limits and Idempotency-Key apply as for POST /api/v1/runs.",
+  auth: 'apiKey',
+  params: pathParams('suiteRunId'),
+  body: { schema: 'SuiteRunRerunRequest', parse: parseRerunRequest },
+  idempotent: true,
+  conditionalGet: false,
+  success: { status: 201, description: 'The new suite run, recorded and enqueued', schema: ['SuiteRunCreated'] },
+  problems: {
+    '400': ['invalid_body'],
+    '404': ['not_found'],
+    '409': ['suite_run_not_finished', 'idempotency_request_in_progress'],
+    '422': [
+      'rerun_secrets_expired',
+      'empty_suite',
+      'plan_limit_exceeded',
+      'target_not_allowed',
+      'idempotency_key_reused',
+      'limit_exceeded',
+    ],
+  },
+  documented: true,
+});
+
+/** Every route of the API, by the name its handler is bound under. */
+export const API_ROUTES = {
+  healthz: operational('get', '/healthz', 'healthz'),
+  readyz: operational('get', '/readyz', 'readyz'),
+  metrics: operational('get', '/metrics', 'metrics'),
+  openApiDocument: operational('get', '/api/v1/openapi.json', 'openApiDocument'),
+  getProblem: declareRoute({
+    operationId: 'getProblem',
+    method: 'get',
+    path: '/api/v1/problems/{code}',
+    summary: 'What a problem code means (needs no API key)',
+    auth: 'none',
+    params: pathParams('code'),
+    idempotent: false,
+    conditionalGet: false,
+    success: {
+      status: 200,
+      description: 'What a problem code means (needs no API key)',
+      schema: ['ProblemDescription'],
+    },
+    problems: { '404': ['not_found'] },
+    documented: true,
+  }),
+  listRuns: listing('listRuns', '/api/v1/runs', "List the workspace's runs, newest first", 'RunList'),
+  createRuns,
+  getRun: getOne('getRun', '/api/v1/runs/{runId}', 'runId', 'Get a run', 'Run'),
+  cancelRun: cancel('cancelRun', '/api/v1/runs/{runId}/cancel', 'runId', 'Cancel a run', 'Run'),
+  listSuiteRuns: listing(
+    'listSuiteRuns',
+    '/api/v1/suite-runs',
+    "List the workspace's suite runs, newest first, without their per-test entries",
+    'SuiteRunList',
+  ),
+  getSuiteRun: getOne(
+    'getSuiteRun',
+    '/api/v1/suite-runs/{suiteRunId}',
+    'suiteRunId',
+    'Get a suite run with its counters and one entry per child test',
+    'SuiteRun',
+  ),
+  cancelSuiteRun: cancel(
+    'cancelSuiteRun',
+    '/api/v1/suite-runs/{suiteRunId}/cancel',
+    'suiteRunId',
+    'Cancel every run of a suite run',
+    'SuiteRun',
+  ),
+  rerunSuiteRun,
+  listProjects: declareRoute({
+    operationId: 'listProjects',
+    method: 'get',
+    path: '/api/v1/projects',
+    summary: "The workspace's projects with their suites and tests (ids, keys, names, enabled)",
+    auth: 'apiKey',
+    idempotent: false,
+    conditionalGet: false,
+    success: { status: 200, description: 'Every project of the workspace, by slug', schema: ['ProjectList'] },
+    problems: {},
+    documented: true,
+  }),
+};

@@ -1,0 +1,115 @@
+import type { TSchema } from '@sinclair/typebox';
+import { API_ROUTES } from './api-routes';
+import type { RouteDeclaration } from './route-declaration';
+import { IdempotencyKey } from './idempotency-key';
+import { PROBLEMS, type ProblemCode } from './problems';
+
+/** Strips TypeBox's symbol keys by a JSON round trip, leaving plain JSON Schema. */
+export function plain(schema: TSchema): Record<string, unknown> {
+  return JSON.parse(JSON.stringify(schema)) as Record<string, unknown>;
+}
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+
+/** A problem response listing what each of its codes means. */
+function problemResponse(...codes: readonly ProblemCode[]) {
+  return {
+    description: codes.map((c) => `\`${c}\`: ${PROBLEMS[c].title}`).join('; '),
+    content: { 'application/problem+json': { schema: ref('Problem') } },
+  };
+}
+
+/** What every route behind an API key may answer besides its own. */
+const keyed = {
+  '401': problemResponse('unauthorized'),
+  '403': problemResponse('key_paused', 'key_creator_not_member'),
+  '429': problemResponse('rate_limited'),
+  '503': problemResponse('service_unavailable'),
+};
+
+const etag = { ETag: { description: 'Strong tag of the body', schema: { type: 'string' } } };
+
+const header = (name: string, description: string) => ({
+  name,
+  in: 'header',
+  required: false,
+  description,
+  schema: { type: 'string' },
+});
+
+/**
+ * A conditional GET: a strong `ETag` (a hash of the body), 304 for an `If-None-Match` that names it,
+ * and `Prefer: wait=N` (long polling; with a matching `If-None-Match`, 304 only after N seconds
+ * without a change).
+ */
+const conditionalHeaders = [
+  header('If-None-Match', 'An ETag of an earlier answer: 304 while the body is still that one'),
+  header('Prefer', '`wait=N` (N ≤ 60): hold the answer until the resource changes or N seconds pass'),
+];
+
+function parameters(route: RouteDeclaration): Record<string, unknown>[] {
+  const path = Object.entries(route.params?.properties ?? {}).map(([name, schema]) => ({
+    name,
+    in: 'path',
+    required: true,
+    schema: plain(schema),
+  }));
+  const query = Object.entries(route.query?.schema.properties ?? {}).map(([name, property]) => {
+    const { description, ...rest } = plain(property);
+    return { name, in: 'query', required: false, description, schema: rest };
+  });
+  const idempotency = route.idempotent
+    ? [{ name: 'Idempotency-Key', in: 'header', required: false, schema: plain(IdempotencyKey) }]
+    : [];
+  return [...path, ...query, ...idempotency, ...(route.conditionalGet ? conditionalHeaders : [])];
+}
+
+function responses(route: RouteDeclaration): Record<string, unknown> {
+  const { status, description, schema = [] } = route.success;
+  const body = schema.length === 1 ? ref(schema[0] as string) : { oneOf: schema.map(ref) };
+  const out: Record<string, unknown> = {
+    [status]: {
+      description,
+      content: { 'application/json': { schema: body } },
+      ...(route.conditionalGet ? { headers: etag } : {}),
+    },
+  };
+  for (const [code, codes] of Object.entries(route.problems)) out[code] = problemResponse(...codes);
+  if (route.query) out['400'] = problemResponse('invalid_query');
+  if (route.body) {
+    out['413'] = problemResponse('payload_too_large');
+    out['415'] = problemResponse('unsupported_media_type');
+  }
+  if (route.conditionalGet) {
+    out['304'] = { description: 'Not modified: the body is still the one If-None-Match names', headers: etag };
+  }
+  return route.auth === 'apiKey' ? { ...out, ...keyed } : out;
+}
+
+/** One route's OpenAPI operation. */
+export function operationOf(route: RouteDeclaration): Record<string, unknown> {
+  const params = parameters(route);
+  return {
+    operationId: route.operationId,
+    summary: route.summary,
+    ...(route.description === undefined ? {} : { description: route.description }),
+    ...(params.length > 0 ? { parameters: params } : {}),
+    ...(route.body
+      ? { requestBody: { required: true, content: { 'application/json': { schema: ref(route.body.schema) } } } }
+      : {}),
+    responses: responses(route),
+    ...(route.auth === 'none' ? { security: [] } : {}),
+  };
+}
+
+/** The document's `paths`: one operation per documented route, in the order of the declarations. */
+export function buildOpenApiPaths(
+  routes: Record<string, RouteDeclaration> = API_ROUTES,
+): Record<string, Record<string, unknown>> {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of Object.values(routes)) {
+    if (!route.documented) continue;
+    paths[route.path] = { ...paths[route.path], [route.method]: operationOf(route) };
+  }
+  return paths;
+}

@@ -1,0 +1,89 @@
+import type { Static, TObject } from '@sinclair/typebox';
+import { ProjectList, RunList, SuiteRunList } from './listings';
+import { Problem, ProblemDescription, type ProblemCode, type ProblemFieldError } from './problems';
+import { SuiteRunRerunRequest } from './rerun-request';
+import { ProjectRunsCreated, Run, RunCreateRequest, SingleRunCreated, SuiteRun, SuiteRunCreated } from './runs';
+import { RunFinishedEvent, SuiteRunFinishedEvent } from './webhooks';
+
+// What a declaration of api-routes.ts is, and the types a handler of one is given.
+
+/** The named schemas of the OpenAPI document (its components), which declarations refer to by name. */
+export const API_SCHEMAS = {
+  RunCreateRequest,
+  SingleRunCreated,
+  SuiteRunCreated,
+  ProjectRunsCreated,
+  Run,
+  SuiteRun,
+  RunList,
+  SuiteRunList,
+  ProjectList,
+  Problem,
+  ProblemDescription,
+  SuiteRunRerunRequest,
+  RunFinishedEvent,
+  SuiteRunFinishedEvent,
+};
+export type ApiSchemaName = keyof typeof API_SCHEMAS;
+
+/** A refused body as a body parser reports it: the problem's code, its detail and every field at fault. */
+export type BodyProblem = { code: ProblemCode; detail: string; errors: ProblemFieldError[] };
+
+/** The statuses of problems a declaration lists itself; 401/403/429/503 follow from `auth`, 413/415 from `body`. */
+export type DeclaredProblemStatus = '400' | '404' | '409' | '422';
+
+/** One route. Declared with {@link declareRoute}, it keeps its literal types, which type its handler. */
+export interface RouteDeclaration {
+  operationId: string;
+  method: 'get' | 'post';
+  /** The full path in OpenAPI's form: `/api/v1/runs/{runId}`. */
+  path: string;
+  summary: string;
+  description?: string;
+  /** `apiKey`: behind authentication and the per-key rate limit (401/403/429/503); `none`: open. */
+  auth: 'apiKey' | 'none';
+  params?: TObject;
+  /** The query's schema (the document's parameters) and its full check (400 `invalid_query`). */
+  query?: {
+    schema: TObject;
+    parse: (
+      query: Record<string, unknown>,
+    ) => { ok: true; value: unknown } | { ok: false; errors: ProblemFieldError[] };
+  };
+  /** A JSON body (415 of another type, 413 over the size limit): its schema by name and its full check. */
+  body?: {
+    schema: ApiSchemaName;
+    parse: (body: unknown) => { ok: true; value: unknown } | { ok: false; problem: BodyProblem };
+  };
+  /** Honours `Idempotency-Key`: a repeat of the request replays the first answer. */
+  idempotent: boolean;
+  /** A conditional GET: strong `ETag`, 304 for a matching `If-None-Match`, and `Prefer: wait=N`. */
+  conditionalGet: boolean;
+  success: {
+    status: 200 | 201 | 202;
+    description: string;
+    /** The body's schema; more than one is a `oneOf`. None: not a documented JSON body. */
+    schema?: readonly ApiSchemaName[];
+  };
+  problems: Partial<Record<DeclaredProblemStatus, readonly ProblemCode[]>>;
+  /** False for the operational endpoints (health, metrics, the document itself), which the document leaves out. */
+  documented: boolean;
+}
+
+/** The declaration with its literal types kept, so a handler is typed by it. */
+export function declareRoute<const D extends RouteDeclaration>(route: D): D {
+  return route;
+}
+
+/** A route's path parameters, by its declaration. */
+export type RouteParams<D> = D extends { params: infer P extends TObject } ? Static<P> : Record<string, never>;
+/** A route's query as its check gives it (undefined when it declares none). */
+export type RouteQuery<D> = D extends { query: { parse: (query: never) => infer R } } ? Checked<R> : undefined;
+/** A route's body as its check gives it (undefined when it declares none). */
+export type RouteBody<D> = D extends { body: { parse: (body: never) => infer R } } ? Checked<R> : undefined;
+/** The value of a check's success. */
+type Checked<R> = R extends { ok: true; value: infer V } ? V : never;
+/** The body a route answers with, by the schemas its declaration names (anything when it names none). */
+export type SuccessBody<D> = D extends { success: { schema: readonly (infer N extends ApiSchemaName)[] } }
+  ? Static<(typeof API_SCHEMAS)[N]>
+  : unknown;

@@ -1,7 +1,7 @@
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { createLogger, createPrisma, startRun, type Db } from '@testrun/core';
-import { claimRun } from '../../apps/worker/src/claim';
-import { retryWrite } from '../../apps/worker/src/retry-write';
+import { claimRun } from '../../apps/worker/src/run/claim';
+import { retryWrite } from '../../apps/worker/src/run/retry-write';
 import { applySampleProject, createTenant, insertSuiteRuns, sampleProject, testDb } from '../support/harness';
 import { present } from '../support/present';
 

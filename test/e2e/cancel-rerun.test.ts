@@ -1,7 +1,7 @@
 import { applyProject, type Db } from '@testrun/core';
 import type { SuiteRun } from '@testrun/contracts';
 import { readWorkerConfig } from '../../apps/worker/src/config';
-import { startWorkerService, type WorkerService } from '../../apps/worker/src/worker-service';
+import { startWorkerService, type WorkerService } from '../../apps/worker/src/service/worker-service';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site';
 import { createTenant, testDb } from '../support/harness';
 import { apiClient, memoryLogger, startApi, waitUntil } from './support';

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { applyProject, type Db } from '@testrun/core';
 import type { EvidenceSettings, Step } from '@testrun/contracts';
 import { readWorkerConfig } from '../../apps/worker/src/config';
-import { startWorkerService, type WorkerService } from '../../apps/worker/src/worker-service';
+import { startWorkerService, type WorkerService } from '../../apps/worker/src/service/worker-service';
 import { HOSTILE_FILE_BYTES } from '../fixtures/hostile-pages';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site';
 import { createTenant, testDb } from '../support/harness';

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ProjectFile } from '@testrun/contracts';
 import { applyProject, artifactKey, ID_PREFIX, newId, S3ArtifactStore, type Db } from '@testrun/core';
-import { isVideoAvailable } from '../../apps/worker/src/video';
+import { isVideoAvailable } from '../../apps/worker/src/run/video';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site';
 import { createTenant, testDb } from '../support/harness';
 import { present } from '../support/present';

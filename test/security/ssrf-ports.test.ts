@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Run } from '@testrun/contracts';
 import { applyProject, type Db, type LookupAll } from '@testrun/core';
 import { readWorkerConfig } from '../../apps/worker/src/config';
-import { startWorkerService, type WorkerService } from '../../apps/worker/src/worker-service';
+import { startWorkerService, type WorkerService } from '../../apps/worker/src/service/worker-service';
 import { apiClient, memoryLogger, startApi } from '../e2e/support';
 import { createTenant, testDb } from '../support/harness';
 

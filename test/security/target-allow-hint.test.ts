@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { applyProject, type Db } from '@testrun/core';
 import { readWorkerConfig } from '../../apps/worker/src/config';
-import { startWorkerService, type WorkerService } from '../../apps/worker/src/worker-service';
+import { startWorkerService, type WorkerService } from '../../apps/worker/src/service/worker-service';
 import { apiClient, memoryLogger, startApi } from '../e2e/support';
 import { createTenant, testDb } from '../support/harness';
 import { present } from '../support/present';

@@ -6,7 +6,7 @@ import { PassThrough } from 'node:stream';
 import { createLogger, parseTargetRules, type LookupAll } from '@testrun/core';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site';
 import { startEgress, type WorkerEgress } from '../../apps/worker/src/network/worker-egress';
-import { isVideoAvailable } from '../../apps/worker/src/video';
+import { isVideoAvailable } from '../../apps/worker/src/run/video';
 import { browserEnv } from '../../apps/worker/src/browser/browser-env';
 import { BrowserPool } from '../../apps/worker/src/browser/browser-pool';
 

@@ -1,8 +1,8 @@
 import type { Step } from '@testrun/contracts';
 import { applyProject, deriveKeys, sealHeaders, sealRunVariables, setSecretVariable, type Db } from '@testrun/core';
 import { createTenant, testDb, testSecret } from '../support/harness';
-import { openRunSecrets } from '../../apps/worker/src/run-secrets';
-import { MASK } from '../../apps/worker/src/secret-mask';
+import { openRunSecrets } from '../../apps/worker/src/run/run-secrets';
+import { MASK } from '../../apps/worker/src/run/secret-mask';
 
 let db: Db;
 beforeAll(() => {

@@ -9,8 +9,8 @@ import {
   type TargetPolicyConfig,
 } from '@testrun/core';
 import type { BrowserNetworkIsolation } from './network/worker-egress';
-import type { RetentionDays } from './retention';
-import type { RunLimits } from './run-limits';
+import type { RetentionDays } from './housekeeping/retention';
+import type { RunLimits } from './run/run-limits';
 import type { WebhookRetryPolicy } from './webhooks/retry-schedule';
 
 type Env = Record<string, string | undefined>;

@@ -1,6 +1,6 @@
 import { narrowPolicy, parseTargetRules, type Db, type RunOutcome, type TargetPolicy } from '@testrun/core';
-import type { StepOutcomeResult } from '../steps';
-import { targetBlocked } from '../steps/step-failure';
+import type { StepOutcomeResult } from '../executors/steps';
+import { targetBlocked } from '../executors/steps/step-failure';
 import type { BlockedRequest, OpenRunOptions, RunEgress } from './egress-proxy';
 
 /** Where a run's browser context gets its way out: the worker's egress proxy (see EgressProxy). */

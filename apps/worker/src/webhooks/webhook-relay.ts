@@ -1,7 +1,7 @@
 import type { Queue } from 'bullmq';
 import { JOBS, type WebhookJobPayload } from '@testrun/contracts';
 import { errorMessage, webhookPositions, type Db, type Logger } from '@testrun/core';
-import { foldRepeats } from '../repeated-errors';
+import { foldRepeats } from '../service/repeated-errors';
 import type { webhookJobOptions } from './webhook-worker';
 
 /** Options of {@link WebhookRelay}. */

@@ -14,7 +14,7 @@ import {
   type ViewLinkConfig,
 } from '@testrun/core';
 import { runPolicy } from '../network/run-target';
-import { foldRepeats } from '../repeated-errors';
+import { foldRepeats } from '../service/repeated-errors';
 import { webhookRetryDelays, type WebhookRetryPolicy } from './retry-schedule';
 import { DeliverySlots, type SlotKey } from './delivery-slots';
 import { sendWebhook, type WebhookResponse } from './send-webhook';

@@ -25,9 +25,9 @@ import {
   type TargetPolicy,
 } from '@testrun/core';
 import { ArtifactWriter, type PageAtFailure } from './artifact-writer';
-import { PageEventLog, type PageEvent } from './page-events';
-import { BrowserClock } from './browser-clock';
-import { applyViolation, PageGuard } from './page-guard';
+import { PageEventLog, type PageEvent } from '../browser/page-events';
+import { BrowserClock } from '../browser/browser-clock';
+import { applyViolation, PageGuard } from '../browser/page-guard';
 import { inTraceGroup, stopRecording, traceOptions } from './recording';
 import { claimRun, retrying, type Retrying } from './claim';
 import {
@@ -39,21 +39,21 @@ import {
 } from './run-outcomes';
 import { flakySummary, retriedOutcome } from './retry-policy';
 import { DEFAULT_RUN_LIMITS, withRecordingNotes, type RunLimits } from './run-limits';
-import { describeStep, executeStep, summarizePass, timelineShot, type StepOutcomeResult } from './steps';
-import { focusedIsPassword, pageTitle } from './page-devtools';
-import type { BlockedRequest } from './network/egress-proxy';
+import { describeStep, executeStep, summarizePass, timelineShot, type StepOutcomeResult } from '../executors/steps';
+import { focusedIsPassword, pageTitle } from '../browser/page-devtools';
+import type { BlockedRequest } from '../network/egress-proxy';
 import {
   baseUrlBlockedOutcome,
   refusalOf,
   runPolicy,
   withBlockedRequest,
   type EgressSource,
-} from './network/run-target';
+} from '../network/run-target';
 import { maskOutcome, maskStepResult, openRunSecrets, type RunSecrets } from './run-secrets';
 import { SecretMask } from './secret-mask';
-import { displayUrl } from './steps/format';
-import { resolveStep } from './steps/variables';
-import { routeTargetHeaders } from './target-headers';
+import { displayUrl } from '../executors/steps/format';
+import { resolveStep } from '../executors/steps/variables';
+import { routeTargetHeaders } from '../network/target-headers';
 import { untilCancelled, type RunCancels } from './run-cancels';
 import { untilFaulted, type RunFaults, type RunOwner } from './run-faults';
 

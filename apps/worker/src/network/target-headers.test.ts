@@ -2,8 +2,8 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createTargetPolicy, parseTargetRules, withTimeout } from '@testrun/core';
 import type { BrowserContext } from 'playwright';
-import { BrowserPool } from './browser/browser-pool';
-import { EgressProxy, egressProxyLaunchArgs, type RunEgress } from './network/egress-proxy';
+import { BrowserPool } from '../browser/browser-pool';
+import { EgressProxy, egressProxyLaunchArgs, type RunEgress } from './egress-proxy';
 import { routeTargetHeaders } from './target-headers';
 
 /**

@@ -2,9 +2,9 @@ import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { compileValidator, JOBS, RunJobPayload } from '@testrun/contracts';
 import { abortRun, errorMessage, type Logger } from '@testrun/core';
-import { executeRun, type RunDeps, type RunExecution } from './execute-run';
+import { executeRun, type RunDeps, type RunExecution } from '../run/execute-run';
 import { foldRepeats } from './repeated-errors';
-import { isWorkerLost, notRecordedError, workerLostOutcome } from './run-outcomes';
+import { isWorkerLost, notRecordedError, workerLostOutcome } from '../run/run-outcomes';
 
 /** Options of {@link createRunWorker}. */
 export interface RunWorkerOptions {

@@ -4,7 +4,7 @@ import type { BrowserContext, Page } from 'playwright';
 import { keepsEvidence, recordsEvidence, type EvidenceMode, type EvidencePolicy } from '@testrun/contracts';
 import { errorMessage, withTimeout, type Logger } from '@testrun/core';
 import type { ArtifactWriter } from './artifact-writer';
-import type { BrowserClock } from './browser-clock';
+import type { BrowserClock } from '../browser/browser-clock';
 import type { SecretMask } from './secret-mask';
 import { sanitizeTrace } from './trace-sanitizer';
 

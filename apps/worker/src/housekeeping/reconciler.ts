@@ -11,7 +11,7 @@ import {
   type RunQueue,
 } from '@testrun/core';
 import { purgeExpired, type RetentionDays, type RetentionReport } from './retention';
-import { failedJobOutcome } from './run-outcomes';
+import { failedJobOutcome } from '../run/run-outcomes';
 
 /** Options of {@link Reconciler}. */
 export interface ReconcilerOptions {

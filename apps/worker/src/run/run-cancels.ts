@@ -7,7 +7,7 @@ import {
   type Logger,
   type RunOutcome,
 } from '@testrun/core';
-import { foldRepeats } from './repeated-errors';
+import { foldRepeats } from '../service/repeated-errors';
 
 /**
  * The cancel signals of the runs this process is executing: one AbortSignal per run, aborted when a

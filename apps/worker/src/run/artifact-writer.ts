@@ -1,9 +1,9 @@
 import type { ArtifactKind, Step } from '@testrun/contracts';
 import { artifactKey, ID_PREFIX, newId, type ArtifactRow, type ArtifactStore, type Db } from '@testrun/core';
-import type { PageEvent } from './page-events';
-import { describeStep, describeTarget, type StepOutcomeResult } from './steps';
-import { truncate } from './steps/format';
-import type { StepShot } from './steps/types';
+import type { PageEvent } from '../browser/page-events';
+import { describeStep, describeTarget, type StepOutcomeResult } from '../executors/steps';
+import { truncate } from '../executors/steps/format';
+import type { StepShot } from '../executors/steps/types';
 
 /** The page as it was when a step went wrong, for the view. */
 export type PageAtFailure = { url: string; title: string };

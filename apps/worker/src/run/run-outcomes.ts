@@ -1,7 +1,7 @@
 import { compileValidator, JOBS, StepSchema, type Step } from '@testrun/contracts';
 import { ArtifactStoreUnavailableError, errorMessage, type AbortOutcome, type RunOutcome } from '@testrun/core';
 import { isPermanentWriteError } from './retry-write';
-import { summarizeFailure, type StepOutcomeResult } from './steps';
+import { summarizeFailure, type StepOutcomeResult } from '../executors/steps';
 
 /** A run is started at most this many times: the first try plus one retry after its worker was lost. */
 export const MAX_RUN_ATTEMPTS = JOBS.run.maxStalledCount + 1;

@@ -1,7 +1,7 @@
 import type { BrowserContext, CDPSession, Dialog, Page } from 'playwright';
 import { errorMessage, withTimeout, type Logger } from '@testrun/core';
 import { pageSession } from './page-devtools';
-import type { StepOutcomeResult } from './steps';
+import type { StepOutcomeResult } from '../executors/steps';
 
 /** Limits every run's pages are held to (see WorkerConfig for the environment variables). */
 export interface PageLimits {

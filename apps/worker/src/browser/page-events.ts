@@ -1,5 +1,5 @@
 import type { BrowserContext, ConsoleMessage, Request, Response, WebError } from 'playwright';
-import { displayUrl, truncate } from './steps/format';
+import { displayUrl, truncate } from '../executors/steps/format';
 
 /**
  * What a run's pages reported that explains a failure: console errors, uncaught exceptions, and

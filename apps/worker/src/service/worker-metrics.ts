@@ -1,7 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { withTimeout, type RunQueue } from '@testrun/core';
-import type { RunExecution } from '../execute-run';
-import type { ReconcileReport } from '../reconciler';
+import type { RunExecution } from '../run/execute-run';
+import type { ReconcileReport } from '../housekeeping/reconciler';
 import type { WebhookAttemptOutcome } from '../webhooks/webhook-worker';
 
 /** How long a scrape waits for the queue's counts before it reports none. */

@@ -16,22 +16,22 @@ import {
   type Logger,
   type LookupAll,
 } from '@testrun/core';
-import { BrowserPool } from './browser/browser-pool';
-import { startEgress } from './network/worker-egress';
-import type { WorkerConfig } from './config';
-import type { RunDeps, RunExecution } from './execute-run';
-import { Reconciler } from './reconciler';
+import { BrowserPool } from '../browser/browser-pool';
+import { startEgress } from '../network/worker-egress';
+import type { WorkerConfig } from '../config';
+import type { RunDeps, RunExecution } from '../run/execute-run';
+import { Reconciler } from '../housekeeping/reconciler';
 import { foldRepeats } from './repeated-errors';
-import { RunCancels, subscribeRunCancels } from './run-cancels';
-import { RunFaults } from './run-faults';
+import { RunCancels, subscribeRunCancels } from '../run/run-cancels';
+import { RunFaults } from '../run/run-faults';
 import { createRunWorker } from './run-worker';
-import { makeScratchDir, sweepStaleScratchDirs } from './scratch-dir';
-import { startWorkerHttp } from './observability/worker-http';
-import { WorkerMetrics } from './observability/worker-metrics';
-import { memoryArgs } from './run-limits';
-import { isVideoAvailable } from './video';
-import { WebhookRelay } from './webhooks/webhook-relay';
-import { createWebhookWorker, webhookJobOptions } from './webhooks/webhook-worker';
+import { makeScratchDir, sweepStaleScratchDirs } from '../housekeeping/scratch-dir';
+import { startWorkerHttp } from './worker-http';
+import { WorkerMetrics } from './worker-metrics';
+import { memoryArgs } from '../run/run-limits';
+import { isVideoAvailable } from '../run/video';
+import { WebhookRelay } from '../webhooks/webhook-relay';
+import { createWebhookWorker, webhookJobOptions } from '../webhooks/webhook-worker';
 
 /** A running worker process's parts, and how to stop them. */
 export interface WorkerService {

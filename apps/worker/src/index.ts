@@ -1,5 +1,14 @@
 export { readWorkerConfig, type WorkerConfig } from './config';
-export { executeRun, type ContextSource, type RunDeps, type RunExecution, type RunTimings } from './run/execute-run';
+export { executeRun, EXECUTORS, type RunDepsInput } from './executors';
+export type { ContextSource, RunDeps, RunExecution, RunTimings } from './run/run-deps';
+export type {
+  Executor,
+  ExecutorAttempt,
+  ExecutorKind,
+  ExecutorRun,
+  Executors,
+  PreparedRun,
+} from './executors/executor';
 export { checkDefinition, MAX_RUN_ATTEMPTS, workerLostOutcome } from './run/run-outcomes';
 export { createRunWorker, type RunWorkerOptions } from './service/run-worker';
 export {

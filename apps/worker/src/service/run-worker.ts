@@ -2,7 +2,8 @@ import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { compileValidator, JOBS, RunJobPayload } from '@testrun/contracts';
 import { abortRun, errorMessage, type Logger } from '@testrun/core';
-import { executeRun, type RunDeps, type RunExecution } from '../run/execute-run';
+import { executeRun } from '../run/execute-run';
+import type { RunDeps, RunExecution } from '../run/run-deps';
 import { foldRepeats } from './repeated-errors';
 import { isWorkerLost, notRecordedError, workerLostOutcome } from '../run/run-outcomes';
 

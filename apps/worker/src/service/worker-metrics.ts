@@ -1,6 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { withTimeout, type RunQueue } from '@testrun/core';
-import type { RunExecution } from '../run/execute-run';
+import type { RunExecution } from '../run/run-deps';
 import type { ReconcileReport } from '../housekeeping/reconciler';
 import type { WebhookAttemptOutcome } from '../webhooks/webhook-worker';
 

@@ -19,7 +19,8 @@ import {
 import { BrowserPool } from '../browser/browser-pool';
 import { startEgress } from '../network/worker-egress';
 import type { WorkerConfig } from '../config';
-import type { RunDeps, RunExecution } from '../run/execute-run';
+import { EXECUTORS } from '../executors';
+import type { RunDeps, RunExecution } from '../run/run-deps';
 import { Reconciler } from '../housekeeping/reconciler';
 import { foldRepeats } from './repeated-errors';
 import { RunCancels, subscribeRunCancels } from '../run/run-cancels';
@@ -125,6 +126,7 @@ export async function startWorkerService(config: WorkerConfig, options: WorkerSe
   const cancelSubscription = subscribeRunCancels(config.redisUrl, config.redisPrefix, cancels, logger);
   const faults = new RunFaults();
   const deps: RunDeps = {
+    executors: EXECUTORS,
     cancels,
     faults,
     onContextCancelled: options.onContextCancelled,

@@ -1,38 +1,31 @@
-import { rm } from 'node:fs/promises';
-import { Queue, type Worker } from 'bullmq';
-import { JOBS, type WebhookJobPayload } from '@testrun/contracts';
-import {
-  createPrisma,
-  createRedis,
-  createArtifactStore,
-  createRunQueue,
-  deriveKeys,
-  describeArtifactStore,
-  systemLookup,
-  TimeoutError,
-  withTimeout,
-  type ArtifactStore,
-  type Db,
-  type Logger,
-  type LookupAll,
-} from '@testrun/core';
-import { BrowserPool } from '../browser/browser-pool';
-import { startEgress } from '../network/worker-egress';
+import type { Queue, Worker } from 'bullmq';
+import type { WebhookJobPayload } from '@testrun/contracts';
+import { deriveKeys, describeArtifactStore, type ArtifactStore, type Db, type Logger } from '@testrun/core';
+import type { BrowserPool } from '../browser/browser-pool';
 import type { WorkerConfig } from '../config';
 import { EXECUTORS } from '../executors';
-import type { RunDeps, RunExecution } from '../run/run-deps';
 import { Reconciler } from '../housekeeping/reconciler';
-import { foldRepeats } from './repeated-errors';
+import type { RunDeps } from '../run/run-deps';
 import { RunCancels, subscribeRunCancels } from '../run/run-cancels';
 import { RunFaults } from '../run/run-faults';
-import { createRunWorker } from './run-worker';
-import { makeScratchDir, sweepStaleScratchDirs } from '../housekeeping/scratch-dir';
-import { startWorkerHttp } from './worker-http';
-import { WorkerMetrics } from './worker-metrics';
-import { memoryArgs } from '../run/run-limits';
 import { isVideoAvailable } from '../run/video';
 import { WebhookRelay } from '../webhooks/webhook-relay';
-import { createWebhookWorker, webhookJobOptions } from '../webhooks/webhook-worker';
+import { webhookJobOptions } from '../webhooks/webhook-worker';
+import { Lifecycle } from './lifecycle';
+import { createRunWorker } from './run-worker';
+import type { WorkerServiceOptions } from './service-options';
+import {
+  DrainState,
+  drainTask,
+  launchBrowser,
+  openConnections,
+  scratchDirectory,
+  startWebhookWorker,
+} from './service-tasks';
+import { startWorkerHttp } from './worker-http';
+import { WorkerMetrics } from './worker-metrics';
+
+export type { WorkerServiceOptions } from './service-options';
 
 /** A running worker process's parts, and how to stop them. */
 export interface WorkerService {
@@ -60,78 +53,186 @@ export interface WorkerService {
   stop(): Promise<{ handedBack: boolean }>;
 }
 
-/** Options of {@link startWorkerService}. */
-export interface WorkerServiceOptions {
-  logger: Logger;
-  /** Called after every run. Default none. */
-  onRunDone?: (runId: string, execution: RunExecution) => void;
-  /** Run the reconciler in this process. Default true. */
-  reconcile?: boolean;
-  /** Resolves the host names runs ask for. Default: the system resolver. Tests give a table of their own. */
-  lookup?: LookupAll;
-  /** Told when a cancelled run's browser context has been closed (benchmarks). Default nobody. */
-  onContextCancelled?: (runId: string) => void;
-}
-
+/**
+ * Starts the worker process's parts in order, each a task of a {@link Lifecycle}: stop (and a start
+ * that fails halfway) closes those that were opened, last first. The order, and so the reverse
+ * order of the stop: Postgres, the egress proxy, the Redis connections and run queue, the browser,
+ * the scratch directory, the cancel subscription, the HTTP server, the run and webhook workers, the
+ * drain, the reconciler and the webhook relay.
+ */
 export async function startWorkerService(config: WorkerConfig, options: WorkerServiceOptions): Promise<WorkerService> {
   const { logger } = options;
-  let recordVideo = false;
-  if (config.video !== 'off') {
-    recordVideo = isVideoAvailable();
-    if (!recordVideo && config.video === 'on')
-      throw new Error("WORKER_VIDEO=on but Playwright's ffmpeg is not installed (see docs/WORKER.md)");
-    if (!recordVideo) logger.warn("video recording off: Playwright's ffmpeg is not installed");
-  }
-  const db = createPrisma({ databaseUrl: config.databaseUrl, max: Math.max(4, config.concurrency * 2 + 2) });
-  const store = createArtifactStore(config.artifacts);
-  // Every request of every run's browser goes out through this process's egress proxy, which
-  // enforces the target network policy on the addresses it connects to; the browser's network
-  // namespace leaves it no other way out.
-  const egress = await startEgress(config.targetPolicy, logger, options.lookup, config.browserNetworkIsolation);
-  const workerConnection = createRedis(config.redisUrl);
-  const queueConnection = createRedis(config.redisUrl);
-  const queue = createRunQueue(queueConnection, config.redisPrefix);
+  const recordVideo = videoRecording(config, logger);
+  const lifecycle = new Lifecycle({ logger });
+  const drain = new DrainState();
+  const parts = await lifecycle.start((life) => startParts(life, config, { ...options, recordVideo }, drain));
+  logger.info('worker ready', {
+    concurrency: config.concurrency,
+    video: recordVideo,
+    artifacts: describeArtifactStore(config.artifacts),
+    lockDurationMs: config.lockDurationMs,
+    stalledIntervalMs: config.stalledIntervalMs,
+  });
+  let stopping: Promise<{ handedBack: boolean }> | null = null;
+  const stop = () => {
+    drain.started = true;
+    stopping ??= lifecycle.close().then(() => ({ handedBack: drain.handedBack }));
+    return stopping;
+  };
+  return { ...parts, recordVideo, stop };
+}
+
+/** Whether runs are recorded on video: WORKER_VIDEO, and whether Playwright's ffmpeg is installed. */
+function videoRecording(config: WorkerConfig, logger: Logger): boolean {
+  if (config.video === 'off') return false;
+  const available = isVideoAvailable();
+  if (!available && config.video === 'on')
+    throw new Error("WORKER_VIDEO=on but Playwright's ffmpeg is not installed (see docs/WORKER.md)");
+  if (!available) logger.warn("video recording off: Playwright's ffmpeg is not installed");
+  return available;
+}
+
+type Started = Omit<WorkerService, 'recordVideo' | 'stop'>;
+
+/** The tasks of the start, in order; see {@link startWorkerService}. */
+async function startParts(
+  life: Lifecycle,
+  config: WorkerConfig,
+  options: WorkerServiceOptions & { recordVideo: boolean },
+  drain: DrainState,
+): Promise<Started> {
+  const { logger } = options;
+  const connections = await openConnections(life, config, options, drain);
+  const { db, egress, queue, queueConnection } = connections;
   // Read on each scrape; `browser` is made just below.
   const metrics = new WorkerMetrics({ queue, openContexts: () => browser.openContexts });
-  const browser = new BrowserPool({
-    executablePath: config.chromiumPath,
-    extraArgs: [...egress.launchArgs, ...memoryArgs(config.limits)],
-    wrapExecutable: egress.wrapExecutable,
-    onEvent: (event) => {
-      if (event.type === 'launched' && event.launchCount > 1) metrics.countRelaunch();
-      if (event.type === 'launched')
-        logger.info('browser launched', {
-          executablePath: event.executablePath,
-          durationMs: event.durationMs,
-          launchCount: event.launchCount,
-        });
-      else if (!event.expected) logger.warn('browser disconnected; it will be launched again for the next run');
-    },
-  });
-  // Warm it now: the first run should not pay for the launch, and a missing browser should stop the process at start.
-  await browser.getBrowser();
-
-  // The reconciler's queue: without a listener BullMQ prints each connection error's stack on stderr,
-  // outside the JSON log, every reconnect attempt while Redis is down.
-  queue.on(
-    'error',
-    foldRepeats((error, folded) => logger.warn('run queue error', { error: error.message, folded })),
-  );
-  // Traces and videos pass through here on their way to the artifact store; removed on stop. Those
-  // of workers that were killed before they could remove theirs go now.
-  for (const dir of await sweepStaleScratchDirs()) logger.info("removed a stopped worker's scratch directory", { dir });
-  const scratchDir = await makeScratchDir();
+  const browser = await launchBrowser(life, config, egress, { ...options, metrics }, drain);
+  const scratchDir = await scratchDirectory(life, options);
   // Cancels reach the runs of this process through Redis pub/sub, on a connection of their own.
   const cancels = new RunCancels();
-  const cancelSubscription = subscribeRunCancels(config.redisUrl, config.redisPrefix, cancels, logger);
+  const subscription = await life.task('cancel subscription', () => {
+    const value = subscribeRunCancels(config.redisUrl, config.redisPrefix, cancels, logger);
+    return { value, tearDown: () => value.close() };
+  });
+  // Listening before the queue is up, so a Redis that does not answer at start shows in /readyz;
+  // answered through the drain (liveness holds, readiness says draining).
+  const { http } = config;
+  const httpPort = http
+    ? await life.task('http', async () => {
+        const draining = () => drain.started;
+        const value = await startWorkerHttp({ metrics, browser, db, redis: queueConnection, draining }, http);
+        logger.info('http listening', { port: value.port, host: http.host });
+        return { value: value.port, tearDown: () => value.close() };
+      })
+    : undefined;
   const faults = new RunFaults();
-  const deps: RunDeps = {
+  const runDeps = runDepsOf(config, options, { ...connections, browser, scratchDir, cancels, faults });
+  const worker = await life.task('run worker', () => {
+    const value = createRunWorker(runDeps, {
+      connection: connections.workerConnection,
+      prefix: config.redisPrefix,
+      concurrency: config.concurrency,
+      lockDurationMs: config.lockDurationMs,
+      stalledIntervalMs: config.stalledIntervalMs,
+      onRunDone: (runId, execution) => {
+        metrics.observeRun(execution);
+        options.onRunDone?.(runId, execution);
+      },
+    });
+    return { value, tearDown: drain.unlessHandedBack(() => value.close()) };
+  });
+  const { webhookQueue, webhookWorker } = await startWebhookWorker(
+    life,
+    config,
+    options,
+    { ...connections, metrics },
+    drain,
+  );
+  await drainTask(life, config, [worker, webhookWorker], drain);
+  const reconciler = await startReconciler(life, config, options, { db, queue, store: connections.store, metrics });
+  await startRelay(life, config, logger, { db, webhookQueue });
+  await worker.waitUntilReady();
+  await subscription.ready;
+  await webhookWorker.waitUntilReady();
+  return {
+    worker,
+    webhookWorker,
+    browser,
+    reconciler,
+    db,
+    store: connections.store,
+    runDeps,
+    faults,
+    metrics,
+    httpPort,
+  };
+}
+
+/** The webhook relay: moves the outbox to the webhook queue; the first part stopped at stop. */
+function startRelay(
+  life: Lifecycle,
+  config: WorkerConfig,
+  logger: Logger,
+  parts: { db: Db; webhookQueue: Queue<WebhookJobPayload> },
+): Promise<WebhookRelay> {
+  const { db, webhookQueue } = parts;
+  return life.task('webhook relay', () => {
+    const relay = new WebhookRelay({
+      db,
+      queue: webhookQueue,
+      logger,
+      jobOptions: webhookJobOptions(config.webhooks.retry),
+      intervalMs: config.webhooks.relayIntervalMs,
+      sweepIntervalMs: config.webhooks.sweepIntervalMs,
+    });
+    relay.start();
+    return { value: relay, tearDown: () => relay.stop() };
+  });
+}
+
+/** The reconciler, started unless `options.reconcile` is false; stopped before the drain. */
+function startReconciler(
+  life: Lifecycle,
+  config: WorkerConfig,
+  options: WorkerServiceOptions,
+  parts: Pick<ConstructorParameters<typeof Reconciler>[0], 'db' | 'queue'> & {
+    store: ArtifactStore;
+    metrics: WorkerMetrics;
+  },
+): Promise<Reconciler> {
+  return life.task('reconciler', () => {
+    const reconciler = new Reconciler({
+      db: parts.db,
+      queue: parts.queue,
+      logger: options.logger,
+      intervalMs: config.reconcileIntervalMs,
+      deadlineGraceMs: config.deadlineGraceMs,
+      retention: { store: parts.store, defaults: config.retention },
+      onPass: (report) => parts.metrics.observeReconcilePass(report),
+    });
+    if (options.reconcile !== false) reconciler.start();
+    return { value: reconciler, tearDown: () => reconciler.stop() };
+  });
+}
+
+/** What each run is executed with: the service's own parts. */
+function runDepsOf(
+  config: WorkerConfig,
+  options: WorkerServiceOptions & { recordVideo: boolean },
+  parts: Pick<RunDeps, 'db' | 'store' | 'scratchDir' | 'cancels' | 'faults'> & {
+    browser: BrowserPool;
+    egress: { proxy: RunDeps['egress']; policy: RunDeps['targetPolicy'] };
+    faults: RunFaults;
+  },
+): RunDeps {
+  const { browser, faults } = parts;
+  return {
     executors: EXECUTORS,
-    cancels,
+    cancels: parts.cancels,
     faults,
     onContextCancelled: options.onContextCancelled,
-    db,
-    store,
+    db: parts.db,
+    store: parts.store,
     browser: {
       // A browser (re)launched for a run's context outlives the run: its pipe, whose callbacks
       // deliver every Playwright event, must not carry that run (see RunFaults).
@@ -141,149 +242,12 @@ export async function startWorkerService(config: WorkerConfig, options: WorkerSe
       },
     },
     headersKey: deriveKeys(config.secret).headers,
-    logger,
-    scratchDir,
-    recordVideo,
-    egress: egress.proxy,
-    targetPolicy: egress.policy,
+    logger: options.logger,
+    scratchDir: parts.scratchDir,
+    recordVideo: options.recordVideo,
+    egress: parts.egress.proxy,
+    targetPolicy: parts.egress.policy,
     limits: config.limits,
     writeRetryMs: config.writeRetryMs,
-  };
-  const worker = createRunWorker(deps, {
-    connection: workerConnection,
-    prefix: config.redisPrefix,
-    concurrency: config.concurrency,
-    lockDurationMs: config.lockDurationMs,
-    stalledIntervalMs: config.stalledIntervalMs,
-    onRunDone: (runId, execution) => {
-      metrics.observeRun(execution);
-      options.onRunDone?.(runId, execution);
-    },
-  });
-  const reconciler = new Reconciler({
-    db,
-    queue,
-    logger,
-    intervalMs: config.reconcileIntervalMs,
-    deadlineGraceMs: config.deadlineGraceMs,
-    retention: { store, defaults: config.retention },
-    onPass: (report) => metrics.observeReconcilePass(report),
-  });
-  if (options.reconcile !== false) reconciler.start();
-
-  // Webhooks: the relay moves the outbox (written by the database with each terminal transition)
-  // to the webhook queue, whose worker signs and sends each message.
-  const webhookConnection = createRedis(config.redisUrl);
-  const webhookQueue = new Queue<WebhookJobPayload>(JOBS.webhook.queue, {
-    connection: queueConnection,
-    prefix: config.redisPrefix,
-  });
-  webhookQueue.on(
-    'error',
-    foldRepeats((error, folded) => logger.warn('webhook queue error', { error: error.message, folded })),
-  );
-  const keys = deriveKeys(config.secret);
-  const webhookWorker = createWebhookWorker(
-    {
-      db,
-      keys,
-      links: config,
-      policy: egress.policy,
-      lookup: options.lookup ?? systemLookup,
-      logger,
-      timeoutMs: config.webhooks.timeoutMs,
-      retry: config.webhooks.retry,
-      onAttempt: (outcome) => metrics.countWebhookAttempt(outcome),
-    },
-    {
-      connection: webhookConnection,
-      prefix: config.redisPrefix,
-      concurrency: config.webhooks.concurrency,
-      workspaceConcurrency: config.webhooks.workspaceConcurrency,
-      endpointConcurrency: config.webhooks.endpointConcurrency,
-      lockDurationMs: config.lockDurationMs,
-      stalledIntervalMs: config.stalledIntervalMs,
-    },
-  );
-  const relay = new WebhookRelay({
-    db,
-    queue: webhookQueue,
-    logger,
-    jobOptions: webhookJobOptions(config.webhooks.retry),
-    intervalMs: config.webhooks.relayIntervalMs,
-    sweepIntervalMs: config.webhooks.sweepIntervalMs,
-  });
-  relay.start();
-  let stopping: Promise<{ handedBack: boolean }> | null = null;
-  const draining = () => stopping !== null;
-  // Listening before the queue is up, so a Redis that does not answer at start shows in /readyz.
-  const http = config.http
-    ? await startWorkerHttp({ metrics, browser, db, redis: queueConnection, draining }, config.http)
-    : null;
-  if (http) logger.info('http listening', { port: http.port, host: config.http?.host });
-  await worker.waitUntilReady();
-  await cancelSubscription.ready;
-  await webhookWorker.waitUntilReady();
-  logger.info('worker ready', {
-    concurrency: config.concurrency,
-    video: recordVideo,
-    artifacts: describeArtifactStore(config.artifacts),
-    lockDurationMs: config.lockDurationMs,
-    stalledIntervalMs: config.stalledIntervalMs,
-  });
-
-  const stop = () => {
-    stopping ??= (async () => {
-      try {
-        return await drainAndClose();
-      } finally {
-        // Runs handed back are abandoned here (another worker starts them again): their files can go too.
-        await rm(scratchDir, { recursive: true, force: true });
-        // Answered through the drain (liveness holds, readiness says draining); closed last.
-        await http?.close();
-      }
-    })();
-    return stopping;
-  };
-  const drainAndClose = async (): Promise<{ handedBack: boolean }> => {
-    await reconciler.stop();
-    await relay.stop();
-    let handedBack = false;
-    try {
-      await withTimeout(
-        Promise.all([worker.close(), webhookWorker.close()]),
-        config.drainTimeoutMs,
-        'draining the in-flight runs and deliveries',
-      );
-    } catch (error) {
-      if (!(error instanceof TimeoutError)) throw error;
-      handedBack = true;
-    }
-    cancelSubscription.close();
-    if (!handedBack) {
-      await browser.close();
-      await egress.close();
-      await queue.close().catch(() => undefined);
-      await webhookQueue.close().catch(() => undefined);
-      queueConnection.disconnect();
-      webhookConnection.disconnect();
-      workerConnection.disconnect();
-      await db.$disconnect();
-    }
-    return { handedBack };
-  };
-  return {
-    worker,
-    webhookWorker,
-    browser,
-    reconciler,
-    db,
-    store,
-    recordVideo,
-    runDeps: deps,
-    faults,
-    metrics,
-    httpPort: http?.port,
-    stop,
   };
 }

@@ -1,9 +1,1 @@
-export {
-  executeStep,
-  timelineShot,
-  describeStep,
-  describeTarget,
-  summarizeFailure,
-  summarizePass,
-  type StepOutcomeResult,
-} from './execute-step';
+export { describeStep, describeTarget, summarizeFailure, type StepOutcomeResult } from './execute-step';

@@ -53,6 +53,14 @@ module.exports = {
       to: { path: '^test/' },
     },
     {
+      // docs/ARCHITECTURE.md, "The worker's layout": an executor is given what it needs for one attempt.
+      name: 'worker-executors-not-service',
+      comment: "A worker executor imports the process's service (start-up, queue consumers, HTTP).",
+      severity: 'error',
+      from: { path: '^apps/worker/src/executors/' },
+      to: { path: '^apps/worker/src/service/' },
+    },
+    {
       // Without this an import that fails to resolve would slip past every rule above.
       name: 'workspace-imports-resolve',
       comment: 'An import of a workspace package does not resolve to a file.',

@@ -120,6 +120,9 @@ describe('a tree with forbidden imports', () => {
       // A colocated test imports a root test helper.
       'apps/worker/src/index.test.ts':
         "import { helper } from '../../../test/support/helper';\nexport const t = helper;\n",
+      // A worker executor imports the worker's service.
+      'apps/worker/src/executors/x.ts': "import { service } from '../service/y';\nexport const x = service;\n",
+      'apps/worker/src/service/y.ts': 'export const service = 1;\n',
       'test/support/helper.ts': 'export const helper = 1;\n',
       // Allowed: a root test imports apps and helpers.
       'test/e2e/x.test.ts':
@@ -147,6 +150,7 @@ describe('a tree with forbidden imports', () => {
         'packages-not-apps-or-test: packages/core/src/uses-app.ts -> apps/api/src/index.ts',
         'packages-not-apps-or-test: packages/core/src/uses-test.ts -> test/support/helper.ts',
         'workspace-imports-resolve: apps/api/src/missing.ts -> @testrun/gone',
+        'worker-executors-not-service: apps/worker/src/executors/x.ts -> apps/worker/src/service/y.ts',
       ].sort(),
     );
   });

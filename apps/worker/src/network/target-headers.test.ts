@@ -3,8 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { createTargetPolicy, parseTargetRules } from '@testrun/core/target-policy';
 import { withTimeout } from '@testrun/core/with-timeout';
 import type { BrowserContext } from 'playwright';
-import { BrowserPool } from './browser/browser-pool';
-import { EgressProxy, egressProxyLaunchArgs, type RunEgress } from './network/egress-proxy';
+import { BrowserPool } from '../browser/browser-pool';
+import { EgressProxy, egressProxyLaunchArgs, type RunEgress } from './egress-proxy';
 import { routeTargetHeaders } from './target-headers';
 
 /**

@@ -124,6 +124,8 @@ describe('a tree with forbidden imports', () => {
       'apps/worker/src/executors/x.ts': "import { service } from '../service/y';\nexport const x = service;\n",
       'apps/worker/src/service/y.ts': 'export const service = 1;\n',
       'test/support/helper.ts': 'export const helper = 1;\n',
+      // A colocated test that opens a socket is an integration test.
+      'apps/api/src/server.test.ts': "import { createServer } from 'node:http';\nexport const s = createServer;\n",
       // Allowed: a root test imports apps and helpers.
       'test/e2e/x.test.ts':
         "import { api } from '../../apps/api/src/index';\nimport { helper } from '../support/helper';\nexport const z = api + helper;\n",
@@ -144,6 +146,7 @@ describe('a tree with forbidden imports', () => {
       [
         'admin-only-for-operators: apps/worker/src/uses-admin.ts -> packages/admin/src/operations.ts',
         'apps-not-each-other: apps/api/src/index.ts -> apps/worker/src/index.ts',
+        'colocated-tests-are-unit-tests: apps/api/src/server.test.ts -> http',
         'colocated-tests-not-root-test: apps/worker/src/index.test.ts -> test/support/helper.ts',
         'contracts-imports-no-workspace-package: packages/contracts/src/index.ts -> packages/core/src/index.ts',
         'no-cycles: packages/core/src/a.ts -> packages/core/src/b.ts -> packages/core/src/a.ts',

@@ -19,7 +19,12 @@ import {
   type ResolvedAddress,
 } from '@testrun/core/target-policy';
 import { BrowserPool } from '../../../apps/worker/src/browser/browser-pool';
-import { EgressProxy, egressProxyLaunchArgs, type BlockedRequest, type RunEgress } from '../../../apps/worker/src/network/egress-proxy';
+import {
+  EgressProxy,
+  egressProxyLaunchArgs,
+  type BlockedRequest,
+  type RunEgress,
+} from '../../../apps/worker/src/network/egress-proxy';
 import { pinnedLookup, resolveAndCheck } from '../../../apps/worker/src/network/checked-connection';
 
 // Real Chromium, real loopback listeners. Only 127.0.0.1 and 127.0.0.2 are ever dialled: the

@@ -57,19 +57,22 @@ describe('every declared route against every scope', () => {
     expect(keyed.filter(([name]) => /Secret/.test(name)).map(([, r]) => r.scope)).toEqual(Array(6).fill('deploy'));
   });
 
-  it.each(keyed)('%s: a key without its scope is 403 insufficient_scope naming it; one with it is not', async (_, route) => {
-    for (const scopes of setsWithout(route.scope)) {
-      const res = await call(route, await keyWith(scopes));
-      const problem = expectProblem(res, 'insufficient_scope');
-      expect(problem.required_scope).toBe(route.scope);
-      expect(problem.detail).toContain(`"${route.scope}"`);
-      expect(res.headers['www-authenticate']).toBe(`Bearer error="insufficient_scope", scope="${route.scope}"`);
-    }
-    for (const scopes of [[route.scope], [...API_KEY_SCOPES]]) {
-      const res = await call(route, await keyWith(scopes));
-      expect(res.status).not.toBe(403);
-    }
-  });
+  it.each(keyed)(
+    '%s: a key without its scope is 403 insufficient_scope naming it; one with it is not',
+    async (_, route) => {
+      for (const scopes of setsWithout(route.scope)) {
+        const res = await call(route, await keyWith(scopes));
+        const problem = expectProblem(res, 'insufficient_scope');
+        expect(problem.required_scope).toBe(route.scope);
+        expect(problem.detail).toContain(`"${route.scope}"`);
+        expect(res.headers['www-authenticate']).toBe(`Bearer error="insufficient_scope", scope="${route.scope}"`);
+      }
+      for (const scopes of [[route.scope], [...API_KEY_SCOPES]]) {
+        const res = await call(route, await keyWith(scopes));
+        expect(res.status).not.toBe(403);
+      }
+    },
+  );
 
   it('the document gives each keyed operation its scope and the 403 problem', () => {
     const paths = (buildOpenApiDocument('/') as { paths: Record<string, Record<string, Record<string, unknown>>> })
@@ -136,9 +139,9 @@ describe('a change of scopes', () => {
       'preview',
       'deploy',
     ]);
-    await expect(
-      api.db.$executeRaw`UPDATE api_keys SET scopes = '{admin}' WHERE id = ${plain.keyId}`,
-    ).rejects.toThrow(/api_keys_scopes_known/);
+    await expect(api.db.$executeRaw`UPDATE api_keys SET scopes = '{admin}' WHERE id = ${plain.keyId}`).rejects.toThrow(
+      /api_keys_scopes_known/,
+    );
     await expect(api.db.$executeRaw`UPDATE api_keys SET scopes = '{}' WHERE id = ${plain.keyId}`).rejects.toThrow(
       /api_keys_scopes_known/,
     );

@@ -2,14 +2,22 @@
 // scope is 403 insufficient_scope naming it, a key with it is not), the order of the check
 // (after authentication, before anything is looked up), and a change of scopes taking effect on
 // the next request as a revocation does.
+import express from 'express';
 import request from 'supertest';
 import {
   API_KEY_SCOPES,
   API_ROUTES,
   buildOpenApiDocument,
+  declareRoute,
   type ApiKeyScope,
   type RouteDeclaration,
 } from '@testrun/contracts';
+import { createLogger } from '@testrun/core/logger';
+import type { AppDeps } from '../../apps/api/src';
+import { createErrorHandler } from '../../apps/api/src/errors';
+import { authenticate } from '../../apps/api/src/middleware/authenticate';
+import { requestContext } from '../../apps/api/src/middleware/request-context';
+import { apiRoute, requireScope, routerOf } from '../../apps/api/src/routes/builder';
 import { applyProject, setApiKeyScopes } from '../../packages/admin/src/operations';
 import { createTenant, sampleProject } from '../support/harness';
 import { expectProblem } from '../support/problems';
@@ -145,5 +153,57 @@ describe('a change of scopes', () => {
     await expect(api.db.$executeRaw`UPDATE api_keys SET scopes = '{}' WHERE id = ${plain.keyId}`).rejects.toThrow(
       /api_keys_scopes_known/,
     );
+  });
+});
+
+describe('requireScope: a scope that depends on the body', () => {
+  /** A route as deployments will have it: `preview` to create one inactive, `deploy` to activate it. */
+  const probe = declareRoute({
+    operationId: 'probe',
+    method: 'post',
+    path: '/probe',
+    summary: 'probe',
+    auth: 'apiKey',
+    scope: 'run',
+    body: { schema: 'SecretSetRequest', parse: (body: unknown) => ({ ok: true, value: body }) },
+    idempotent: false,
+    conditionalGet: false,
+    success: { status: 200, description: 'probe' },
+    problems: {},
+    documented: false,
+  });
+
+  function probeApp() {
+    const logger = createLogger({ service: 'api', level: 'error' });
+    const deps = { logger } as AppDeps;
+    const app = express();
+    app.use(requestContext(logger));
+    const route = apiRoute(deps, probe, (context) => {
+      requireScope(context, (context.body as { activate?: boolean }).activate ? 'deploy' : 'preview');
+      return { body: { scopes: context.scopes } };
+    });
+    const auth = authenticate({
+      db: api.db,
+      redis: api.redis,
+      logger,
+      now: () => new Date(),
+      redisPrefix: api.config.redisPrefix,
+      rateWindowMs: api.config.rateLimitWindowMs,
+    });
+    app.use('/probe', auth, routerOf('/probe', [route]));
+    app.use(createErrorHandler(logger));
+    return app;
+  }
+
+  it('refuses what the key lacks for this body, and lets through what it holds', async () => {
+    const app = probeApp();
+    const post = (key: string, body: object) => request(app).post('/probe').set(bearer(key)).send(body);
+    const run = await keyWith(['run']);
+    const preview = await keyWith(['run', 'preview']);
+    const deploy = await keyWith([...API_KEY_SCOPES]);
+    expect(expectProblem(await post(run, {}), 'insufficient_scope').required_scope).toBe('preview');
+    expect((await post(preview, {})).body).toEqual({ scopes: ['run', 'preview'] });
+    expect(expectProblem(await post(preview, { activate: true }), 'insufficient_scope').required_scope).toBe('deploy');
+    expect((await post(deploy, { activate: true })).status).toBe(200);
   });
 });

@@ -3,7 +3,7 @@
 // workspace's project reads as a missing one; a value never leaves in an answer, a header, a log
 // line, a listing or a metric.
 import request from 'supertest';
-import { VARIABLE_LIMITS } from '@testrun/contracts';
+import { compileValidator, Secret, SecretList, VARIABLE_LIMITS } from '@testrun/contracts';
 import { deriveKeys, loadStoredSecrets } from '@testrun/core/secrets';
 import { applyProject } from '../../packages/admin/src/operations';
 import type { SecretListOutput } from '../../packages/admin/src/secret-commands';
@@ -11,6 +11,10 @@ import { adminJson, runAdmin } from '../support/admin';
 import { createTenant, sampleProject } from '../support/harness';
 import { expectProblem } from '../support/problems';
 import { bearer, buildTestApi, type TestApi } from './api-harness';
+import { anyString, bodyOf } from './typed';
+
+const secretBody = compileValidator(Secret);
+const listBody = compileValidator(SecretList);
 
 let api: TestApi;
 beforeAll(() => {
@@ -43,25 +47,27 @@ describe('project secrets', () => {
     const t = await deployTenant();
     const put = (value: string) =>
       t.as(request(api.app).put('/api/v1/projects/shop/secrets/API_TOKEN').send({ value }));
-    const created = await put(VALUE);
-    expect(created.status).toBe(201);
-    expect(created.body).toEqual({
+    const createdRes = await put(VALUE);
+    expect(createdRes.status).toBe(201);
+    const created = bodyOf(createdRes, secretBody);
+    expect(created).toEqual({
       name: 'API_TOKEN',
       project_slug: 'shop',
-      created_at: expect.any(String),
-      updated_at: created.body.created_at,
+      created_at: anyString(),
+      updated_at: created.created_at,
     });
-    const replaced = await put(OTHER);
-    expect(replaced.status).toBe(200);
-    expect(replaced.body.created_at).toBe(created.body.created_at);
-    expect(Date.parse(replaced.body.updated_at)).toBeGreaterThanOrEqual(Date.parse(created.body.updated_at));
+    const replacedRes = await put(OTHER);
+    expect(replacedRes.status).toBe(200);
+    const replaced = bodyOf(replacedRes, secretBody);
+    expect(replaced.created_at).toBe(created.created_at);
+    expect(Date.parse(replaced.updated_at)).toBeGreaterThanOrEqual(Date.parse(created.updated_at));
     // The value a run of the project opens is the last one set, sealed as the admin CLI seals it.
     const stored = await loadStoredSecrets(api.db, deriveKeys(api.config.secret).headers, t.workspace.id, t.projectId);
     expect(stored).toEqual({ API_TOKEN: OTHER });
 
     const list = await t.as(request(api.app).get('/api/v1/projects/shop/secrets'));
     expect(list.status).toBe(200);
-    expect(list.body).toEqual({ secrets: [replaced.body] });
+    expect(bodyOf(list, listBody)).toEqual({ secrets: [replaced] });
     // The workspace's own list does not hold the project's.
     expect((await t.as(request(api.app).get('/api/v1/secrets'))).body).toEqual({ secrets: [] });
 
@@ -110,9 +116,7 @@ describe('workspace secrets', () => {
     const t = await deployTenant();
     expect((await t.as(request(api.app).put('/api/v1/secrets/SHARED').send({ value: VALUE }))).status).toBe(201);
     const list = await t.as(request(api.app).get('/api/v1/secrets'));
-    expect(
-      list.body.secrets.map((s: { name: string; project_slug: string | null }) => [s.name, s.project_slug]),
-    ).toEqual([['SHARED', null]]);
+    expect(bodyOf(list, listBody).secrets.map((s) => [s.name, s.project_slug])).toEqual([['SHARED', null]]);
     const admin = await runAdmin(['secret', 'list', '--workspace', t.workspace.id, '--json']);
     expect((adminJson(admin) as SecretListOutput).secrets.map((s) => [s.name, s.projectSlug])).toEqual([
       ['SHARED', null],

@@ -9,6 +9,7 @@ import { applyProject } from '../../packages/admin/src/operations';
 import type { SecretSetOutput } from '../../packages/cli/src/client/secret-commands';
 import type { SecretListOutput } from '../../packages/admin/src/secret-commands';
 import { serveTestApi } from '../api/api-harness';
+import { anyString } from '../api/typed';
 import { adminJson, runAdmin } from '../support/admin';
 import { createTenant, sampleProject } from '../support/harness';
 import { runCliHere } from './cli-harness';
@@ -45,7 +46,7 @@ it('sets a project secret, then replaces it; the admin CLI lists it and a run of
   expect(again.code).toBe(0);
   const output = JSON.parse(again.stdout) as SecretSetOutput;
   expect(output).toEqual({
-    secret: { name: 'API_TOKEN', project_slug: 'shop', created_at: expect.any(String), updated_at: expect.any(String) },
+    secret: { name: 'API_TOKEN', project_slug: 'shop', created_at: anyString(), updated_at: anyString() },
     state: 'updated',
   });
 

@@ -3,14 +3,7 @@ import path from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { parse as parseYaml } from 'yaml';
 import { PLANS, type Plan } from '@testrun/contracts';
-import {
-  addMember,
-  AdminError,
-  applyProject,
-  createWorkspace,
-  removeMember,
-  setWorkspacePlan,
-} from './operations';
+import { addMember, AdminError, applyProject, createWorkspace, removeMember, setWorkspacePlan } from './operations';
 import { readSecret } from '@testrun/core/env';
 import { deriveKeys } from '@testrun/core/secrets';
 import { withAnnouncer } from './announce';

@@ -1,4 +1,4 @@
-import { Command, InvalidArgumentError } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
 import { API_KEY_SCOPES, parseApiKeyScopes, type ApiKeyScope, type Plan } from '@testrun/contracts';
 import type { Db } from '@testrun/core/db';
 import { withAnnouncer } from './announce';
@@ -162,4 +162,3 @@ function registerKeyStateCommands(key: Command, ctx: AdminContext): void {
       );
   }
 }
-

@@ -1,9 +1,8 @@
-import { Type, type TObject, type TString } from '@sinclair/typebox';
 import { RunListQuery, SuiteRunListQuery, parseListingQuery } from './listings';
 import { parseRerunRequest } from './rerun-request';
 import { parseRunCreateRequest } from './run-request';
-import { declareRoute, type ApiSchemaName } from './route-declaration';
-import { parseSecretSetRequest } from './secrets';
+import { declareRoute, pathParams, type ApiSchemaName } from './route-declaration';
+import { secretRoutes } from './secret-routes';
 
 /**
  * Every HTTP route of the API declared once: method, path, schemas and flags. The API binds a
@@ -11,11 +10,6 @@ import { parseSecretSetRequest } from './secrets';
  * declarations (openapi-paths.ts), so the two cannot tell different stories. Nothing is compiled
  * here: the CLI loads this package and never validates a request.
  */
-
-/** Path parameters, each a string. */
-function pathParams<K extends string>(...names: K[]): TObject<Record<K, TString>> {
-  return Type.Object(Object.fromEntries(names.map((n) => [n, Type.String()])) as Record<K, TString>);
-}
 
 const operational = (method: 'get', path: string, summary: string) =>
   declareRoute({
@@ -37,7 +31,7 @@ const createRuns = declareRoute({
   path: '/api/v1/runs',
   summary: 'Enqueue one test, one suite or every suite of a project',
   auth: 'apiKey',
-    scope: 'run',
+  scope: 'run',
   body: { schema: 'RunCreateRequest', parse: parseRunCreateRequest },
   idempotent: true,
   conditionalGet: false,
@@ -139,7 +133,7 @@ const rerunSuiteRun = declareRoute({
   description:
     "The new suite run names the original in `rerun_of`, and runs against the original's base URL with its headers and variables, taken from a sealed copy the original keeps for 24 hours; after that the request must give them again (422 `rerun_secrets_expired` names each field). Plan limits and Idempotency-Key apply as for POST /api/v1/runs.",
   auth: 'apiKey',
-    scope: 'run',
+  scope: 'run',
   params: pathParams('suiteRunId'),
   body: { schema: 'SuiteRunRerunRequest', parse: parseRerunRequest },
   idempotent: true,
@@ -160,78 +154,6 @@ const rerunSuiteRun = declareRoute({
   },
   documented: true,
 });
-
-/**
- * The secrets of the workspace (`/api/v1/secrets…`) or of one of its projects
- * (`/api/v1/projects/{projectSlug}/secrets…`): list, set (an upsert), delete. `deploy` scope.
- */
-function secretRoutes<P extends 'workspace' | 'project'>(of: P) {
-  const base = of === 'project' ? '/api/v1/projects/{projectSlug}/secrets' : '/api/v1/secrets';
-  const where = of === 'project' ? "the project's" : "the workspace's";
-  const owner = of === 'project' ? ['projectSlug'] : [];
-  const missing = of === 'project' ? 'The project does not exist in the workspace of the key' : '';
-  const Name = of === 'project' ? 'ProjectSecret' : 'WorkspaceSecret';
-  return {
-    list: declareRoute({
-      operationId: `list${Name}s`,
-      method: 'get',
-      path: base,
-      summary: `List ${where} secrets: names and dates, never values`,
-      ...(of === 'project'
-        ? { description: "The project's own secrets; the workspace's are listed at /api/v1/secrets." }
-        : { description: "The workspace-level secrets (those of no project); a project's are listed under it." }),
-      auth: 'apiKey',
-      scope: 'deploy',
-      params: pathParams(...owner),
-      idempotent: false,
-      conditionalGet: false,
-      success: { status: 200, description: 'Every secret there, by name', schema: ['SecretList'] },
-      problems: of === 'project' ? { '404': ['not_found'] } : {},
-      documented: true,
-    }),
-    set: declareRoute({
-      operationId: `set${Name}`,
-      method: 'put',
-      path: `${base}/{name}`,
-      summary: `Set one of ${where} secrets (create or replace its value)`,
-      description:
-        'Steps reference it as `{{secrets.NAME}}`. The value is sealed at rest and never shown again: the answer is the name and dates. Repeating the request replaces the value.',
-      auth: 'apiKey',
-      scope: 'deploy',
-      params: pathParams(...owner, 'name'),
-      body: { schema: 'SecretSetRequest', parse: parseSecretSetRequest },
-      idempotent: false,
-      conditionalGet: false,
-      success: {
-        status: 200,
-        description: 'The value was replaced',
-        schema: ['Secret'],
-        created: 'The secret was created',
-      },
-      problems: {
-        '400': ['invalid_secret_name', 'invalid_body'],
-        ...(of === 'project' ? { '404': ['not_found'] } : {}),
-        '422': ['limit_exceeded'],
-      },
-      documented: true,
-    }),
-    delete: declareRoute({
-      operationId: `delete${Name}`,
-      method: 'delete',
-      path: `${base}/{name}`,
-      summary: `Delete one of ${where} secrets`,
-      description: `404 when there is no such secret${missing ? ` or ${missing.toLowerCase()}` : ''}.`,
-      auth: 'apiKey',
-      scope: 'deploy',
-      params: pathParams(...owner, 'name'),
-      idempotent: false,
-      conditionalGet: false,
-      success: { status: 204, description: 'Deleted' },
-      problems: { '400': ['invalid_secret_name'], '404': ['not_found'] },
-      documented: true,
-    }),
-  };
-}
 
 const workspaceSecrets = secretRoutes('workspace');
 const projectSecrets = secretRoutes('project');

@@ -1,4 +1,4 @@
-import type { Static, TObject } from '@sinclair/typebox';
+import { Type, type Static, type TObject, type TString } from '@sinclair/typebox';
 import { ProjectList, RunList, SuiteRunList } from './listings';
 import { Problem, ProblemDescription, type ProblemCode, type ProblemFieldError } from './problems';
 import { SuiteRunRerunRequest } from './rerun-request';
@@ -92,6 +92,11 @@ interface RouteBase {
   problems: Partial<Record<DeclaredProblemStatus, readonly ProblemCode[]>>;
   /** False for the operational endpoints (health, metrics, the document itself), which the document leaves out. */
   documented: boolean;
+}
+
+/** Path parameters of a declaration, each a string. */
+export function pathParams<K extends string>(...names: K[]): TObject<Record<K, TString>> {
+  return Type.Object(Object.fromEntries(names.map((n) => [n, Type.String()])) as Record<K, TString>);
 }
 
 /** The declaration with its literal types kept, so a handler is typed by it. */

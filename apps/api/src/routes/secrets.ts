@@ -12,7 +12,11 @@ const projectOf = (params: Params) => params.projectSlug ?? null;
 export function secretRoutes(deps: AppDeps, of: 'workspace' | 'project'): ApiRoute[] {
   const routes =
     of === 'project'
-      ? { list: API_ROUTES.listProjectSecrets, set: API_ROUTES.setProjectSecret, delete: API_ROUTES.deleteProjectSecret }
+      ? {
+          list: API_ROUTES.listProjectSecrets,
+          set: API_ROUTES.setProjectSecret,
+          delete: API_ROUTES.deleteProjectSecret,
+        }
       : {
           list: API_ROUTES.listWorkspaceSecrets,
           set: API_ROUTES.setWorkspaceSecret,

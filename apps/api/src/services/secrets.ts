@@ -1,6 +1,13 @@
 import { isSecretName, SECRET_NAME_RULE, type Secret, type SecretList } from '@testrun/contracts';
 import type { Db } from '@testrun/core/db';
-import { findSecretHome, listSecrets, removeSecret, storeSecret, type SecretHome, type StoredSecret } from '@testrun/core/secrets';
+import {
+  findSecretHome,
+  listSecrets,
+  removeSecret,
+  storeSecret,
+  type SecretHome,
+  type StoredSecret,
+} from '@testrun/core/secrets';
 import { ApiError } from '../errors';
 
 /**

@@ -29,7 +29,13 @@ const LISTED = {
   project: { select: { slug: true } },
 } as const;
 
-type ListedRow = { name: string; workspaceId: string; createdAt: Date; updatedAt: Date; project: { slug: string } | null };
+type ListedRow = {
+  name: string;
+  workspaceId: string;
+  createdAt: Date;
+  updatedAt: Date;
+  project: { slug: string } | null;
+};
 
 function stored(row: ListedRow): StoredSecret {
   const { name, workspaceId, createdAt, updatedAt } = row;

@@ -118,7 +118,7 @@ it('fails on an operation that differs from its declaration', () => {
   ]);
 });
 
-it('documents each flag of a declaration: path parameters, query, body, Idempotency-Key, conditional GET, auth', () => {
+it('documents each flag of a declaration: path parameters, query, body, Idempotency-Key, conditional GET, auth and scope', () => {
   const routes: RouteDeclaration[] = Object.values(API_ROUTES);
   for (const route of routes.filter((r) => r.documented)) {
     const op = operationOf(route) as {
@@ -126,6 +126,7 @@ it('documents each flag of a declaration: path parameters, query, body, Idempote
       requestBody?: unknown;
       responses: Record<string, unknown>;
       security?: unknown[];
+      'x-required-scope'?: string;
     };
     const named = (where: string) => (op.parameters ?? []).filter((p) => p.in === where).map((p) => p.name);
     expect(named('path')).toEqual([...route.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]));
@@ -135,9 +136,15 @@ it('documents each flag of a declaration: path parameters, query, body, Idempote
     expect('304' in op.responses).toBe(route.conditionalGet);
     expect(op.requestBody !== undefined).toBe(route.body !== undefined);
     expect('415' in op.responses).toBe(route.body !== undefined);
-    expect('400' in op.responses).toBe(route.body !== undefined || route.query !== undefined);
+    expect('400' in op.responses).toBe(
+      route.body !== undefined || route.query !== undefined || route.problems['400'] !== undefined,
+    );
     expect('401' in op.responses).toBe(route.auth === 'apiKey');
-    expect(op.security).toEqual(route.auth === 'none' ? [] : undefined);
+    // A keyed route's scope: the bearer requirement's role, x-required-scope, and the 403 that refuses it.
+    expect(op.security).toEqual(route.auth === 'none' ? [] : [{ bearer: [route.scope] }]);
+    expect(op['x-required-scope']).toBe(route.auth === 'none' ? undefined : route.scope);
+    expect(JSON.stringify(op.responses['403'] ?? null).includes('insufficient_scope')).toBe(route.auth === 'apiKey');
     expect(String(route.success.status) in op.responses).toBe(true);
+    expect('201' in op.responses).toBe(route.success.status === 201 || route.success.created !== undefined);
   }
 });

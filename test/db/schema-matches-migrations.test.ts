@@ -214,6 +214,13 @@ describe('a database built only from the migrations matches schema.prisma', () =
     expect(actual).toEqual(expected.sort());
   });
 
+  /** A list default (`["run"]`) as Postgres reports it (`ARRAY['run'::text]`); anything else as written. */
+  const pgDefault = (d: string) => {
+    const list = /^\[(.*)\]$/.exec(d)?.[1];
+    if (list === undefined) return d;
+    return `ARRAY[${(JSON.parse(`[${list}]`) as string[]).map((v) => `'${v}'::text`).join(', ')}]`;
+  };
+
   it('column defaults', async () => {
     const { rows } = await pg.query<{ k: string; d: string }>(
       `SELECT table_name || '.' || column_name AS k, column_default AS d FROM information_schema.columns
@@ -224,7 +231,7 @@ describe('a database built only from the migrations matches schema.prisma', () =
       for (const f of m.fields) {
         const d = /@default\(([^()]*(?:\(\))?)\)/.exec(f.attrs)?.[1];
         if (d === undefined) continue;
-        expected[`${tableName(m)}.${columnName(m, f.name)}`] = d === 'now()' ? 'CURRENT_TIMESTAMP' : d;
+        expected[`${tableName(m)}.${columnName(m, f.name)}`] = d === 'now()' ? 'CURRENT_TIMESTAMP' : pgDefault(d);
       }
     }
     expect(Object.fromEntries(rows.map((r) => [r.k, r.d]))).toEqual(expected);

@@ -3,7 +3,7 @@ import { addMember, applyProject, createApiKey, createWorkspace } from '../../pa
 import { createPrisma, type Db } from '@testrun/core/db';
 import { insertRuns, type CreatedRunRows } from '@testrun/core/runs';
 import { deriveKeys } from '@testrun/core/secrets';
-import type { EvidenceSettings, Plan, ProjectFile } from '@testrun/contracts';
+import type { ApiKeyScope, EvidenceSettings, Plan, ProjectFile } from '@testrun/contracts';
 
 /** A variable the jest run's setup (test/support/global-setup.ts, per-file-setup.ts) must have set. */
 function testEnv(name: 'DATABASE_URL' | 'REDIS_URL' | 'REDIS_PREFIX' | 'ARTIFACTS_DIR'): string {
@@ -25,7 +25,7 @@ export function uniqueTag(): string {
 /** A workspace of its own with one member and one key. */
 export async function createTenant(
   db: Db,
-  options: { plan?: Plan; maxActiveRuns?: number; monthlyRuns?: number } = {},
+  options: { plan?: Plan; maxActiveRuns?: number; monthlyRuns?: number; scopes?: ApiKeyScope[] } = {},
 ) {
   const tag = uniqueTag();
   const workspace = await createWorkspace(db, {
@@ -36,7 +36,12 @@ export async function createTenant(
   });
   const email = `owner-${tag}@example.test`;
   await addMember(db, workspace.id, email);
-  const key = await createApiKey(db, { workspaceId: workspace.id, creatorEmail: email, name: `key-${tag}` });
+  const key = await createApiKey(db, {
+    workspaceId: workspace.id,
+    creatorEmail: email,
+    name: `key-${tag}`,
+    scopes: options.scopes,
+  });
   return { workspace, email, key: key.key, keyId: key.id, tag };
 }
 

@@ -14,13 +14,15 @@ import { metaRoutes } from './routes/meta';
 import { metricsRoutes } from './routes/metrics';
 import { projectsRoutes } from './routes/projects';
 import { runsRoutes } from './routes/runs';
+import { secretRoutes } from './routes/secrets';
 import { suiteRunsRoutes } from './routes/suite-runs';
 import { ChangeWatcher } from './services/long-poll';
 import { createViewRouter } from './routes/view';
 
 /**
  * The API as an express app. Check order on the API routes: request id → authentication (401/403)
- * → per-key rate limit (429) → body (415/413/400) → existence (404) → limits (422) → 201.
+ * → per-key rate limit (429) → the key's scope (403 insufficient_scope) → body (415/413/400) →
+ * existence (404) → limits (422) → 201.
  */
 export function createApp(
   input: Omit<AppDeps, 'now' | 'metrics' | 'watcher'> & {
@@ -80,6 +82,7 @@ export function createApp(
   app.use('/api/v1/runs', ...guarded, routerOf('/api/v1/runs', runsRoutes(deps)));
   app.use('/api/v1/suite-runs', ...guarded, routerOf('/api/v1/suite-runs', suiteRunsRoutes(deps)));
   app.use('/api/v1/projects', ...guarded, routerOf('/api/v1/projects', projectsRoutes(deps)));
+  app.use('/api/v1/secrets', ...guarded, routerOf('/api/v1/secrets', secretRoutes(deps, 'workspace')));
 
   app.use(() => {
     throw new ApiError('not_found', 'There is no such route.');

@@ -4,6 +4,7 @@ import {
   PROBLEMS,
   REQUEST_LIMITS,
   problemType,
+  type ApiKeyScope,
   type Problem,
   type ProblemCode,
   type ProblemFieldError,
@@ -17,7 +18,12 @@ export class ApiError extends Error {
   constructor(
     readonly code: ProblemCode,
     readonly detail: string,
-    readonly options: { errors?: ProblemFieldError[]; headers?: Record<string, string> } = {},
+    readonly options: {
+      errors?: ProblemFieldError[];
+      headers?: Record<string, string>;
+      /** Of `insufficient_scope`: the scope the request needs (the body's `required_scope`). */
+      requiredScope?: ApiKeyScope;
+    } = {},
   ) {
     super(detail);
     this.status = PROBLEMS[code].status;
@@ -25,7 +31,12 @@ export class ApiError extends Error {
 }
 
 /** The RFC 9457 body of a problem: the same bytes for the same code and detail, whoever asks. */
-export function problemBody(code: ProblemCode, detail: string, errors?: ProblemFieldError[]): Problem {
+export function problemBody(
+  code: ProblemCode,
+  detail: string,
+  errors?: ProblemFieldError[],
+  requiredScope?: ApiKeyScope,
+): Problem {
   const body: Problem = {
     type: problemType(code),
     title: PROBLEMS[code].title,
@@ -34,16 +45,20 @@ export function problemBody(code: ProblemCode, detail: string, errors?: ProblemF
     code,
   };
   if (errors && errors.length > 0) body.errors = errors;
+  if (requiredScope) body.required_scope = requiredScope;
   return body;
 }
 
 function sendProblem(res: Response, error: ApiError): void {
   for (const [name, value] of Object.entries(error.options.headers ?? {})) res.setHeader(name, value);
   if (error.code === 'unauthorized') res.setHeader('WWW-Authenticate', 'Bearer');
+  const { errors, requiredScope } = error.options;
+  // RFC 6750's answer to a token without the scope a resource needs.
+  if (requiredScope) res.setHeader('WWW-Authenticate', `Bearer error="insufficient_scope", scope="${requiredScope}"`);
   res
     .status(error.status)
     .type('application/problem+json')
-    .send(JSON.stringify(problemBody(error.code, error.detail, error.options.errors)));
+    .send(JSON.stringify(problemBody(error.code, error.detail, errors, requiredScope)));
 }
 
 const UNAVAILABLE_CODES = new Set([

@@ -3,20 +3,11 @@ import path from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { parse as parseYaml } from 'yaml';
 import { PLANS, type Plan } from '@testrun/contracts';
-import {
-  addMember,
-  AdminError,
-  applyProject,
-  changeApiKey,
-  createApiKey,
-  createWorkspace,
-  removeMember,
-  setWorkspacePlan,
-  type KeyAction,
-} from './operations';
+import { addMember, AdminError, applyProject, createWorkspace, removeMember, setWorkspacePlan } from './operations';
 import { readSecret } from '@testrun/core/env';
 import { deriveKeys } from '@testrun/core/secrets';
 import { withAnnouncer } from './announce';
+import { registerKeyCommands } from './key-commands';
 import { registerLinkCommands } from './link-commands';
 import { registerRetentionCommand } from './retention-commands';
 import { registerSecretCommands } from './secret-commands';
@@ -29,20 +20,7 @@ import { registerWorkspaceListCommand } from './workspace-list-command';
 export type WorkspaceOutput = { id: string; name: string; plan: Plan; maxActiveRuns: number; monthlyRuns: number };
 /** `--json` of `member add` and `member remove`. */
 export type MemberOutput = { workspaceId: string; userId: string; email: string; member: boolean };
-/** `--json` of `key create`: the only time the key is shown. */
-export type KeyCreatedOutput = { id: string; key: string; prefix: string; workspaceId: string; name: string };
-/** `--json` of `key pause|resume|revoke`. */
-export type KeyStateOutput = {
-  id: string;
-  paused: boolean;
-  revoked: boolean;
-  workspaceId: string;
-  plan: Plan;
-  /** Whether the API refuses the key now. */
-  refused: boolean;
-  note?: string;
-};
-
+export type { KeyCreatedOutput, KeyListOutput, KeyScopesOutput, KeyStateOutput } from './key-commands';
 function workspaceOutput(ws: WorkspaceOutput): WorkspaceOutput {
   const { id, name, plan, maxActiveRuns, monthlyRuns } = ws;
   return { id, name, plan, maxActiveRuns, monthlyRuns };
@@ -201,66 +179,6 @@ function registerMemberCommands(admin: Command, ctx: AdminContext): void {
             data,
             text: `${m.email} ${verb === 'add' ? 'is a member of' : 'was removed from'} workspace ${m.workspaceId}.`,
           };
-        }),
-      );
-  }
-}
-
-/** `admin key create|pause|resume|revoke`. */
-function registerKeyCommands(admin: Command, ctx: AdminContext): void {
-  const key = admin.command('key').description('Create, pause, resume and revoke API keys');
-  key
-    .command('create')
-    .description('Create an API key; the key is printed this once and never again')
-    .requiredOption('--workspace <workspaceId>', 'workspace id')
-    .requiredOption('--creator <email>', 'a member of the workspace; the key stops working if they leave')
-    .requiredOption('--name <name>', 'a name to tell keys apart')
-    .option('--json', 'print JSON only')
-    .action((o: { workspace: string; creator: string; name: string; json?: boolean }) =>
-      runAction(ctx, !!o.json, async (db) => {
-        const k = await createApiKey(db, { workspaceId: o.workspace, creatorEmail: o.creator, name: o.name });
-        const data: KeyCreatedOutput = k;
-        return {
-          data,
-          text: `Created key ${k.id} "${k.name}". Store it now; it will not be shown again:\n${k.key}`,
-        };
-      }),
-    );
-
-  for (const action of ['pause', 'resume', 'revoke'] as const satisfies readonly KeyAction[]) {
-    key
-      .command(action)
-      .description(
-        action === 'pause'
-          ? 'Pause a key (refused while its workspace is on the Free plan)'
-          : action === 'resume'
-            ? 'Resume a paused key'
-            : 'Revoke a key for good',
-      )
-      .argument('<keyId>')
-      .option('--json', 'print JSON only')
-      .action((keyId: string, o: { json?: boolean }) =>
-        runAction(ctx, !!o.json, async (db) => {
-          const k = await withAnnouncer(ctx.env, (announce) => changeApiKey(db, keyId, action, announce));
-          const row = await db.apiKey.findUniqueOrThrow({
-            where: { id: keyId },
-            select: { workspace: { select: { id: true, plan: true } } },
-          });
-          const plan = row.workspace.plan;
-          // The contract refuses a paused key only on the Free plan: say so when it has no effect yet.
-          const note =
-            k.paused && !k.revoked && plan !== 'free'
-              ? `Workspace ${row.workspace.id} is on the ${plan} plan: a paused key keeps working until the workspace returns to the Free plan.`
-              : undefined;
-          const data: KeyStateOutput = {
-            ...k,
-            workspaceId: row.workspace.id,
-            plan,
-            refused: k.revoked || (k.paused && plan === 'free'),
-            ...(note ? { note } : {}),
-          };
-          const state = k.revoked ? 'revoked' : k.paused ? 'paused' : 'active';
-          return { data, text: `Key ${k.id} is ${state}.${note ? ` Note: ${note}` : ''}` };
         }),
       );
   }

@@ -7,6 +7,8 @@ import {
   type RunCreateRequest,
   type RunCreateResponse,
   type RunList,
+  type Secret,
+  type SecretList,
   type SingleRunCreated,
   type SuiteRun,
   type SuiteRunCreated,
@@ -150,6 +152,26 @@ export class TestrunClient {
     return (await this.transport.request<SuiteRunList>('GET', `/api/v1/suite-runs${listingQuery(filters)}`)).body;
   }
 
+  /**
+   * PUT a secret of the workspace (or of `projectSlug`): steps reference it as `{{secrets.NAME}}`.
+   * Creates it or replaces its value; the answer is its name and dates, never the value. Needs a
+   * key with the `deploy` scope.
+   */
+  async setSecret(name: string, value: string, where: SecretPlace = {}): Promise<{ secret: Secret; created: boolean }> {
+    const res = await this.transport.request<Secret>('PUT', secretPath(where, name), { body: { value } });
+    return { secret: res.body, created: res.status === 201 };
+  }
+
+  /** DELETE a secret of the workspace (or of `projectSlug`); a missing one is a 404 `not_found`. */
+  async deleteSecret(name: string, where: SecretPlace = {}): Promise<void> {
+    await this.transport.request<undefined>('DELETE', secretPath(where, name));
+  }
+
+  /** GET the secrets of the workspace (those of no project), or of `projectSlug`: names and dates only. */
+  async listSecrets(where: SecretPlace = {}): Promise<SecretList> {
+    return (await this.transport.request<SecretList>('GET', secretPath(where))).body;
+  }
+
   private async readRun(
     runId: string,
     options: RequestOptions,
@@ -229,6 +251,18 @@ export class TestrunClient {
       runs.every((r) => isTerminalRunStatus(r.status)),
     );
   }
+}
+
+/** Where a secret lives: the workspace of the key, or one of its projects. */
+export type SecretPlace = { projectSlug?: string };
+
+/** The URL of the secrets of `where`, or of the one named `name` there. */
+function secretPath(where: SecretPlace, name?: string): string {
+  const base =
+    where.projectSlug === undefined
+      ? '/api/v1/secrets'
+      : `/api/v1/projects/${encodeURIComponent(where.projectSlug)}/secrets`;
+  return name === undefined ? base : `${base}/${encodeURIComponent(name)}`;
 }
 
 /** A listing's query string: the filters given, statuses comma-separated; the API checks them. */

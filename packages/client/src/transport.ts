@@ -19,8 +19,8 @@ export type ResolvedOptions = Required<Omit<TestrunClientOptions, 'onRetry'>> & 
 
 /**
  * The HTTP side of a {@link TestrunClient}: checks the options and fills in their defaults, sends
- * one request with the key and headers, and retries it within bounds: GETs on network faults and
- * 5xx; POSTs also on 409 (the same key is still in flight), which is safe because every POST carries
+ * one request with the key and headers, and retries it within bounds: GETs (and PUTs and DELETEs,
+ * which are idempotent) on network faults and 5xx; POSTs also on 409 (the same key is still in flight), which is safe because every POST carries
  * an `Idempotency-Key`; any request on 429, after `Retry-After` (else jittered exponential backoff).
  */
 export class Transport {
@@ -63,7 +63,7 @@ export class Transport {
 
   /** One request, retried as the class says; with `cached`, a conditional GET whose 304 answers `cached.body`. */
   async request<T>(
-    method: 'GET' | 'POST',
+    method: 'GET' | 'POST' | 'PUT' | 'DELETE',
     path: string,
     options: RequestOptions = {},
     cached?: Cached<T>,
@@ -88,6 +88,7 @@ export class Transport {
         const res = await this.send(method, path, headers, payload, options.signal, (options.waitSeconds ?? 0) * 1000);
         const rateLimit = parseRateLimit(res.headers);
         if (rateLimit) this.onRateLimit(rateLimit);
+        if (res.status === 204) return { body: undefined as T, status: 204, headers: res.headers };
         if (res.ok) return { body: (await readJson(res)) as T, status: res.status, headers: res.headers };
         if (res.status === 304 && cached) return { body: cached.body, status: 304, headers: res.headers };
         error = await toApiError(res, o.now());

@@ -1,8 +1,8 @@
-import { Type, type TObject, type TString } from '@sinclair/typebox';
 import { RunListQuery, SuiteRunListQuery, parseListingQuery } from './listings';
 import { parseRerunRequest } from './rerun-request';
 import { parseRunCreateRequest } from './run-request';
-import { declareRoute, type ApiSchemaName } from './route-declaration';
+import { declareRoute, pathParams, type ApiSchemaName } from './route-declaration';
+import { secretRoutes } from './secret-routes';
 
 /**
  * Every HTTP route of the API declared once: method, path, schemas and flags. The API binds a
@@ -10,11 +10,6 @@ import { declareRoute, type ApiSchemaName } from './route-declaration';
  * declarations (openapi-paths.ts), so the two cannot tell different stories. Nothing is compiled
  * here: the CLI loads this package and never validates a request.
  */
-
-/** Path parameters, each a string. */
-function pathParams<K extends string>(...names: K[]): TObject<Record<K, TString>> {
-  return Type.Object(Object.fromEntries(names.map((n) => [n, Type.String()])) as Record<K, TString>);
-}
 
 const operational = (method: 'get', path: string, summary: string) =>
   declareRoute({
@@ -36,6 +31,7 @@ const createRuns = declareRoute({
   path: '/api/v1/runs',
   summary: 'Enqueue one test, one suite or every suite of a project',
   auth: 'apiKey',
+  scope: 'run',
   body: { schema: 'RunCreateRequest', parse: parseRunCreateRequest },
   idempotent: true,
   conditionalGet: false,
@@ -69,6 +65,7 @@ function listing<S extends 'RunList' | 'SuiteRunList'>(operationId: string, path
     path,
     summary,
     auth: 'apiKey',
+    scope: 'run',
     query: { schema: kind === 'runs' ? RunListQuery : SuiteRunListQuery, parse: (q) => parseListingQuery(kind, q) },
     idempotent: false,
     conditionalGet: false,
@@ -92,6 +89,7 @@ function getOne<K extends string, S extends ApiSchemaName>(
     path,
     summary,
     auth: 'apiKey',
+    scope: 'run',
     params: pathParams(param),
     idempotent: false,
     conditionalGet: true,
@@ -117,6 +115,7 @@ function cancel<K extends string, S extends ApiSchemaName>(
     description:
       'Queued runs end `skipped` with skip_reason `cancelled` at once; running runs are stopped by their worker within seconds and end `error` with error.code `cancelled`; terminal runs are left as they are. Safe to repeat. No body.',
     auth: 'apiKey',
+    scope: 'run',
     params: pathParams(param),
     idempotent: false,
     conditionalGet: false,
@@ -134,6 +133,7 @@ const rerunSuiteRun = declareRoute({
   description:
     "The new suite run names the original in `rerun_of`, and runs against the original's base URL with its headers and variables, taken from a sealed copy the original keeps for 24 hours; after that the request must give them again (422 `rerun_secrets_expired` names each field). Plan limits and Idempotency-Key apply as for POST /api/v1/runs.",
   auth: 'apiKey',
+  scope: 'run',
   params: pathParams('suiteRunId'),
   body: { schema: 'SuiteRunRerunRequest', parse: parseRerunRequest },
   idempotent: true,
@@ -154,6 +154,9 @@ const rerunSuiteRun = declareRoute({
   },
   documented: true,
 });
+
+const workspaceSecrets = secretRoutes('workspace');
+const projectSecrets = secretRoutes('project');
 
 /** Every route of the API, by the name its handler is bound under. */
 export const API_ROUTES = {
@@ -209,10 +212,17 @@ export const API_ROUTES = {
     path: '/api/v1/projects',
     summary: "The workspace's projects with their suites and tests (ids, keys, names, enabled)",
     auth: 'apiKey',
+    scope: 'run',
     idempotent: false,
     conditionalGet: false,
     success: { status: 200, description: 'Every project of the workspace, by slug', schema: ['ProjectList'] },
     problems: {},
     documented: true,
   }),
+  listWorkspaceSecrets: workspaceSecrets.list,
+  setWorkspaceSecret: workspaceSecrets.set,
+  deleteWorkspaceSecret: workspaceSecrets.delete,
+  listProjectSecrets: projectSecrets.list,
+  setProjectSecret: projectSecrets.set,
+  deleteProjectSecret: projectSecrets.delete,
 };

@@ -19,3 +19,5 @@ export * from './api-routes';
 export * from './route-declaration';
 export { operationOf } from './openapi-paths';
 export * from './page-events';
+export * from './scopes';
+export * from './secrets';

@@ -22,10 +22,19 @@ function problemResponse(...codes: readonly ProblemCode[]) {
 /** What every route behind an API key may answer besides its own. */
 const keyed = {
   '401': problemResponse('unauthorized'),
-  '403': problemResponse('key_paused', 'key_creator_not_member'),
+  '403': problemResponse('key_paused', 'key_creator_not_member', 'insufficient_scope'),
   '429': problemResponse('rate_limited'),
   '503': problemResponse('service_unavailable'),
 };
+
+/**
+ * Who may call a route: none, or a bearer key holding the route's scope. OpenAPI 3.1 lets a
+ * non-OAuth requirement list roles; `x-required-scope` says the same for tools that ignore them.
+ */
+function security(route: RouteDeclaration): Record<string, unknown> {
+  if (route.auth === 'none') return { security: [] };
+  return { security: [{ bearer: [route.scope] }], 'x-required-scope': route.scope };
+}
 
 const etag = { ETag: { description: 'Strong tag of the body', schema: { type: 'string' } } };
 
@@ -65,15 +74,13 @@ function parameters(route: RouteDeclaration): Record<string, unknown>[] {
 }
 
 function responses(route: RouteDeclaration): Record<string, unknown> {
-  const { status, description, schema = [] } = route.success;
+  const { status, description, schema = [], created } = route.success;
   const body = schema.length === 1 ? ref(schema[0] as string) : { oneOf: schema.map(ref) };
+  const content = status === 204 ? {} : { content: { 'application/json': { schema: body } } };
   const out: Record<string, unknown> = {
-    [status]: {
-      description,
-      content: { 'application/json': { schema: body } },
-      ...(route.conditionalGet ? { headers: etag } : {}),
-    },
+    [status]: { description, ...content, ...(route.conditionalGet ? { headers: etag } : {}) },
   };
+  if (created !== undefined) out['201'] = { description: created, ...content };
   for (const [code, codes] of Object.entries(route.problems)) out[code] = problemResponse(...codes);
   if (route.query) out['400'] = problemResponse('invalid_query');
   if (route.body) {
@@ -98,7 +105,7 @@ export function operationOf(route: RouteDeclaration): Record<string, unknown> {
       ? { requestBody: { required: true, content: { 'application/json': { schema: ref(route.body.schema) } } } }
       : {}),
     responses: responses(route),
-    ...(route.auth === 'none' ? { security: [] } : {}),
+    ...security(route),
   };
 }
 

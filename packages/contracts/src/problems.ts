@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { StringEnum } from './enums';
+import { API_KEY_SCOPES } from './scopes';
 
 type ProblemEntry = {
   status: number;
@@ -26,6 +27,12 @@ export const PROBLEMS = {
     status: 400,
     title: 'suiteSlug needs projectSlug',
     description: 'suiteSlug narrows a project to one suite, so it needs projectSlug too.',
+  },
+  invalid_secret_name: {
+    status: 400,
+    title: 'The secret name is invalid',
+    description:
+      'A secret is named as steps reference it, `{{secrets.NAME}}`: a letter or _, then letters, digits and _, at most 64 characters. Fix the name in the URL; retrying it unchanged gives the same answer.',
   },
   invalid_query: {
     status: 400,
@@ -57,17 +64,23 @@ export const PROBLEMS = {
     description:
       'The person who created the key has left the workspace, so the key no longer works. Create a new key as a current member.',
   },
+  insufficient_scope: {
+    status: 403,
+    title: "The API key's scopes do not allow this",
+    description:
+      'The key is valid but lacks the scope the request needs: `run` to enqueue, read, cancel, rerun and list; `preview` to create inactive deployments and run them; `deploy` to activate deployments and manage secrets and projects. `required_scope` names the scope needed (and WWW-Authenticate says it too). An operator creates a key with that scope (`testrun admin key create --scopes …`) or widens this one (`testrun admin key set-scopes`). The check comes after authentication and before anything is looked up, so the answer says nothing about the resource named.',
+  },
   not_found: {
     status: 404,
     title: 'Not found',
     description:
-      'The run, suite run, test, project or suite does not exist in the workspace of the key (resources of other workspaces are reported exactly like ids that never existed), or the route does not exist.',
+      'The run, suite run, test, project, suite or secret does not exist in the workspace of the key (resources of other workspaces are reported exactly like ids that never existed), or the route does not exist.',
   },
   method_not_allowed: {
     status: 405,
     title: 'The method is not allowed here',
     description:
-      'The API answers GET and HEAD, and POST on /api/v1/runs and on the cancel and rerun URLs (POST only there); other methods (including OPTIONS: the API serves no cross-origin requests) get this problem with an Allow header listing the methods the URL accepts.',
+      'The API answers GET and HEAD, POST on /api/v1/runs and on the cancel and rerun URLs (POST only there), and PUT and DELETE on the URL of a secret; other methods (including OPTIONS: the API serves no cross-origin requests) get this problem with an Allow header listing the methods the URL accepts.',
   },
   request_timeout: {
     status: 408,
@@ -201,6 +214,9 @@ export const Problem = Type.Object(
     detail: Type.String(),
     code: StringEnum(PROBLEM_CODES),
     errors: Type.Optional(Type.Array(ProblemFieldError)),
+    required_scope: Type.Optional(
+      StringEnum(API_KEY_SCOPES, { description: 'Of `insufficient_scope`: the scope the request needs.' }),
+    ),
   },
   { additionalProperties: false },
 );

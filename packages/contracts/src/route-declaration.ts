@@ -1,7 +1,9 @@
-import type { Static, TObject } from '@sinclair/typebox';
+import { Type, type Static, type TObject, type TString } from '@sinclair/typebox';
 import { ProjectList, RunList, SuiteRunList } from './listings';
 import { Problem, ProblemDescription, type ProblemCode, type ProblemFieldError } from './problems';
 import { SuiteRunRerunRequest } from './rerun-request';
+import type { ApiKeyScope } from './scopes';
+import { Secret, SecretList, SecretSetRequest } from './secrets';
 import { ProjectRunsCreated, Run, RunCreateRequest, SingleRunCreated, SuiteRun, SuiteRunCreated } from './runs';
 import { RunFinishedEvent, SuiteRunFinishedEvent } from './webhooks';
 
@@ -23,25 +25,44 @@ export const API_SCHEMAS = {
   SuiteRunRerunRequest,
   RunFinishedEvent,
   SuiteRunFinishedEvent,
+  SecretSetRequest,
+  Secret,
+  SecretList,
 };
 export type ApiSchemaName = keyof typeof API_SCHEMAS;
 
 /** A refused body as a body parser reports it: the problem's code, its detail and every field at fault. */
 export type BodyProblem = { code: ProblemCode; detail: string; errors: ProblemFieldError[] };
 
-/** The statuses of problems a declaration lists itself; 401/403/429/503 follow from `auth`, 413/415 from `body`. */
+/**
+ * The statuses of problems a declaration lists itself; 401/403/429/503 follow from `auth` (403
+ * `insufficient_scope` from `scope`), 413/415 from `body`.
+ */
 export type DeclaredProblemStatus = '400' | '404' | '409' | '422';
 
 /** One route. Declared with {@link declareRoute}, it keeps its literal types, which type its handler. */
-export interface RouteDeclaration {
+export type RouteDeclaration = RouteBase & (KeyedRoute | OpenRoute);
+
+/** Behind authentication and the per-key rate limit (401/403/429/503). */
+type KeyedRoute = {
+  auth: 'apiKey';
+  /**
+   * The scope the key must hold (403 `insufficient_scope` otherwise), checked after authentication
+   * and the rate limit and before anything else of the request. A handler whose need depends on the
+   * body asks for more with the builder's `requireScope`.
+   */
+  scope: ApiKeyScope;
+};
+/** Open: no key, no scope. */
+type OpenRoute = { auth: 'none'; scope?: never };
+
+interface RouteBase {
   operationId: string;
-  method: 'get' | 'post';
+  method: 'get' | 'post' | 'put' | 'delete';
   /** The full path in OpenAPI's form: `/api/v1/runs/{runId}`. */
   path: string;
   summary: string;
   description?: string;
-  /** `apiKey`: behind authentication and the per-key rate limit (401/403/429/503); `none`: open. */
-  auth: 'apiKey' | 'none';
   params?: TObject;
   /** The query's schema (the document's parameters) and its full check (400 `invalid_query`). */
   query?: {
@@ -60,14 +81,22 @@ export interface RouteDeclaration {
   /** A conditional GET: strong `ETag`, 304 for a matching `If-None-Match`, and `Prefer: wait=N`. */
   conditionalGet: boolean;
   success: {
-    status: 200 | 201 | 202;
+    /** 204: no body. */
+    status: 200 | 201 | 202 | 204;
     description: string;
     /** The body's schema; more than one is a `oneOf`. None: not a documented JSON body. */
     schema?: readonly ApiSchemaName[];
+    /** The route answers 201 with the same body when it created the resource (an upsert's PUT): what that means. */
+    created?: string;
   };
   problems: Partial<Record<DeclaredProblemStatus, readonly ProblemCode[]>>;
   /** False for the operational endpoints (health, metrics, the document itself), which the document leaves out. */
   documented: boolean;
+}
+
+/** Path parameters of a declaration, each a string. */
+export function pathParams<K extends string>(...names: K[]): TObject<Record<K, TString>> {
+  return Type.Object(Object.fromEntries(names.map((n) => [n, Type.String()])) as Record<K, TString>);
 }
 
 /** The declaration with its literal types kept, so a handler is typed by it. */

@@ -1,18 +1,32 @@
 import type { Request, RequestHandler } from 'express';
-import { overCap, REQUEST_LIMITS, unstorableReason } from '@testrun/contracts';
+import { API_ROUTES, overCap, REQUEST_LIMITS, unstorableReason } from '@testrun/contracts';
 import { ApiError } from '../errors';
 
-/** Methods some route answers; anything else is a 405 before any route runs. */
+/** Methods every URL is tried with (a route that does not answer one is a 404, not a 405). */
 const ANSWERED_METHODS = new Set(['GET', 'HEAD', 'POST']);
+
+/** The URLs that only act (cancel, rerun): POST alone. */
+const ACTION_PATH = /^\/api\/v1\/(runs\/[^/]+\/cancel|suite-runs\/[^/]+\/(cancel|rerun))\/?$/;
+
+/** The declared routes of methods beyond those (PUT, DELETE), each path as a pattern of its URLs. */
+const OTHER_METHOD_ROUTES = Object.values(API_ROUTES)
+  .filter((r) => !ANSWERED_METHODS.has(r.method.toUpperCase()))
+  .map((r) => ({
+    method: r.method.toUpperCase(),
+    path: new RegExp(`^${r.path.replace(/\{\w+\}/g, '[^/]+')}/?$`),
+  }));
+
+/** The methods beyond GET, HEAD and POST that a route declares for the URL. */
+function otherMethods(path: string): string[] {
+  return OTHER_METHOD_ROUTES.filter((r) => r.path.test(path)).map((r) => r.method);
+}
 
 /** The methods the URL accepts, for the Allow header of a 405. */
 function allowedMethods(path: string): string {
   if (ACTION_PATH.test(path)) return 'POST';
-  return path === '/api/v1/runs' || path === '/api/v1/runs/' ? 'GET, HEAD, POST' : 'GET, HEAD';
+  const base = path === '/api/v1/runs' || path === '/api/v1/runs/' ? 'GET, HEAD, POST' : 'GET, HEAD';
+  return [base, ...otherMethods(path)].join(', ');
 }
-
-/** The URLs that only act (cancel, rerun): POST alone. */
-const ACTION_PATH = /^\/api\/v1\/(runs\/[^/]+\/cancel|suite-runs\/[^/]+\/(cancel|rerun))\/?$/;
 
 function badRequest(detail: string): ApiError {
   return new ApiError('bad_request', detail);
@@ -59,13 +73,14 @@ function checkHeaders(req: Request): void {
 }
 
 /**
- * The request-wide checks every route relies on, before any route runs: the method (405 with Allow),
+ * The request-wide checks every route relies on, before any route runs: the method (405 with Allow;
+ * PUT and DELETE only where a route declares them),
  * the header count (431), and the path, query and header text (400 for a malformed percent-escape,
  * a NUL or an unpaired surrogate, none of which Postgres can store). Bodies get the same text check
  * in contracts' validation.
  */
 export const requestHygiene: RequestHandler = (req, _res, next) => {
-  if (!ANSWERED_METHODS.has(req.method)) {
+  if (!ANSWERED_METHODS.has(req.method) && !otherMethods(req.path).includes(req.method)) {
     throw new ApiError('method_not_allowed', `The method ${req.method} is not allowed on this URL.`, {
       headers: { Allow: allowedMethods(req.path) },
     });

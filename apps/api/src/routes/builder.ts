@@ -1,6 +1,7 @@
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import {
   compileValidator,
+  type ApiKeyScope,
   type RouteBody,
   type RouteDeclaration,
   type RouteParams,
@@ -19,14 +20,15 @@ import { clientGone, preferenceApplied } from '../services/long-poll-http';
 /**
  * The one way a route of the API is made: its declaration (packages/contracts, api-routes.ts) and a
  * handler. The builder checks what the declaration names before the handler runs, in the order the
- * contract gives (Idempotency-Key, then the body; the query; the path), with the same problems as
- * ever, and gives the handler the values checked and typed. Idempotency and conditional GET are
- * the builder's too, so a handler says only what to create or read.
+ * contract gives (the key's scope; Idempotency-Key, then the body; the query; the path), with the
+ * same problems as ever, and gives the handler the values checked and typed. Idempotency and
+ * conditional GET are the builder's too, so a handler says only what to create or read.
  */
 
-/** What a handler answers: a JSON body (status by default the declaration's), plain text, or 304. */
+/** What a handler answers: a JSON body (status by default the declaration's), none (204), plain text, or 304. */
 type RouteResult<T = unknown> =
   | { body: T; status?: number; headers?: Record<string, string> }
+  | { noContent: true; headers?: Record<string, string> }
   | { text: string; headers: Record<string, string> }
   | { notModified: true; headers: Record<string, string> };
 
@@ -37,6 +39,8 @@ type RouteContext<D extends RouteDeclaration> = {
   body: RouteBody<D>;
   /** The workspace of the request's API key (routes declared `auth: 'apiKey'`). */
   workspaceId: D extends { auth: 'apiKey' } ? string : undefined;
+  /** The scopes of the request's API key (none on an open route); see {@link requireScope}. */
+  scopes: readonly ApiKeyScope[];
   requestId: string;
   /** The app's log with the request id (and workspace) on every line. */
   log: Logger;
@@ -59,6 +63,37 @@ type RouteContext<D extends RouteDeclaration> = {
   ) => Promise<RouteResult<SuccessBody<D>>>;
 };
 
+/** The 403 of a key without `scope`; it names the scope and nothing of the resource asked for. */
+function insufficientScope(scope: ApiKeyScope): ApiError {
+  return new ApiError(
+    'insufficient_scope',
+    `This request needs an API key with the "${scope}" scope; this key's scopes do not include it.`,
+    { requiredScope: scope },
+  );
+}
+
+/**
+ * Refuses the request (403 `insufficient_scope`) unless its key holds `scope`: for a handler whose
+ * need depends on what it is asked (a deployment created inactive needs `preview`, activated
+ * `deploy`), beyond the scope its declaration names, which the builder has already checked. Call
+ * it before reading anything the request names, so the answer is the same whether it exists.
+ */
+export function requireScope(context: { scopes: readonly ApiKeyScope[] }, scope: ApiKeyScope): void {
+  if (!context.scopes.includes(scope)) throw insufficientScope(scope);
+}
+
+/**
+ * The declared scope's check, before the body is read: after authentication and the per-key rate
+ * limit (the mount's), before everything the route looks at, so a key without the scope learns
+ * nothing about the resources named (another workspace's project reads as a missing one anyway).
+ */
+function scopeCheck(scope: ApiKeyScope): RequestHandler {
+  return (_req, res, next) => {
+    requireScope(authOf(res), scope);
+    next();
+  };
+}
+
 /** A declaration bound to its handler. */
 export type ApiRoute = { declaration: RouteDeclaration; handlers: RequestHandler[] };
 
@@ -78,7 +113,8 @@ type Handler<D extends RouteDeclaration> = (
 export function apiRoute<D extends RouteDeclaration>(deps: AppDeps, declaration: D, handler: Handler<D>): ApiRoute {
   const validParams = declaration.params && compileValidator(declaration.params);
   const handle: RequestHandler = async (req, res) => {
-    const workspaceId = declaration.auth === 'apiKey' ? authOf(res).workspaceId : undefined;
+    const auth = declaration.auth === 'apiKey' ? authOf(res) : undefined;
+    const workspaceId = auth?.workspaceId;
     const requestId = res.locals.requestId;
     // Read before the body is checked: a bad key is the answer whatever the body.
     const key = declaration.idempotent ? readIdempotencyKey(req.get('Idempotency-Key')) : null;
@@ -87,6 +123,7 @@ export function apiRoute<D extends RouteDeclaration>(deps: AppDeps, declaration:
       query: checkedQuery(declaration, req),
       body: checkedBody(declaration, req),
       workspaceId,
+      scopes: auth?.scopes ?? [],
       requestId,
       log: deps.logger.child(workspaceId === undefined ? { requestId } : { requestId, workspaceId }),
       idempotently: async <T extends { body: unknown }>(
@@ -113,7 +150,8 @@ export function apiRoute<D extends RouteDeclaration>(deps: AppDeps, declaration:
     send(res, declaration.success.status, await handler(context));
   };
   declared.set(handle, declaration);
-  return { declaration, handlers: declaration.body ? [...jsonBody, handle] : [handle] };
+  const checks = declaration.auth === 'apiKey' ? [scopeCheck(declaration.scope)] : [];
+  return { declaration, handlers: [...checks, ...(declaration.body ? jsonBody : []), handle] };
 }
 
 /** An Express router of routes whose paths all start with `mount`, where it is to be mounted. */
@@ -177,6 +215,7 @@ async function readConditionalGet<T>(
 function send(res: Response, status: number, result: RouteResult): void {
   for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);
   if ('notModified' in result) return void res.status(304).end();
+  if ('noContent' in result) return void res.status(204).end();
   if ('text' in result) return void res.status(status).send(result.text);
   res.status(result.status ?? status).json(result.body);
 }

@@ -1,15 +1,19 @@
 import { isWellFormedApiKey } from '@testrun/core/api-keys';
 import { readSql, type Db } from '@testrun/core/db';
 import type { Logger } from '@testrun/core/logger';
-import type { Plan } from '@testrun/contracts';
+import { isApiKeyScope, type ApiKeyScope, type Plan } from '@testrun/contracts';
 import { ApiError, errorMessage } from '../errors';
 
-/** Who is calling: set on res.locals.auth once the key is accepted. */
-export type AuthContext = { keyId: string; workspaceId: string };
+/**
+ * Who is calling and what the key may do: set on res.locals.auth once the key is accepted. Cached
+ * with the key, so a change of scopes is announced like a revocation (the authentication epoch).
+ */
+export type AuthContext = { keyId: string; workspaceId: string; scopes: readonly ApiKeyScope[] };
 
 type KeyRow = {
   id: string;
   workspace_id: string;
+  scopes: string[];
   paused: boolean;
   revoked_at: Date | null;
   last_used_at: Date | null;
@@ -48,7 +52,7 @@ export async function readKey(db: Db, hash: string): Promise<AcceptedKey> {
   const rows = await readSql<KeyRow>(
     db,
     'api_key_by_hash',
-    `SELECT k.id, k.workspace_id, k.paused, k.revoked_at, k.last_used_at, w.plan::text AS plan,
+    `SELECT k.id, k.workspace_id, k.scopes, k.paused, k.revoked_at, k.last_used_at, w.plan::text AS plan,
       EXISTS (SELECT 1 FROM memberships m WHERE m.workspace_id = k.workspace_id AND m.user_id = k.creator_id) AS creator_is_member
     FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
     WHERE k.hash = $1`,
@@ -71,7 +75,9 @@ export async function readKey(db: Db, hash: string): Promise<AcceptedKey> {
       'The person who created this API key is no longer a member of its workspace; create a new key.',
     );
   }
-  return { auth: { keyId: row.id, workspaceId: row.workspace_id }, lastUsedAt: row.last_used_at };
+  // The CHECK of api_keys holds scopes to the known names; an unknown one is never granted.
+  const scopes = row.scopes.filter(isApiKeyScope);
+  return { auth: { keyId: row.id, workspaceId: row.workspace_id, scopes }, lastUsedAt: row.last_used_at };
 }
 
 /** Whether last_used_at is due to be written again (it is refreshed at most once a minute per key). */

@@ -1,5 +1,9 @@
 import {
+  DEFAULT_API_KEY_SCOPES,
   evidenceSettingsOrNull,
+  isApiKeyScope,
+  withImpliedScopes,
+  type ApiKeyScope,
   PLAN_DEFAULTS,
   isOverCap,
   RETRY_LIMITS,
@@ -115,8 +119,14 @@ export async function removeMember(db: Db, workspaceId: string, email: string, a
   return { workspaceId, userId: user.id, email: address };
 }
 
-/** Creates a key; the returned `key` is the only time it exists outside the caller's hands. */
-export async function createApiKey(db: Db, input: { workspaceId: string; creatorEmail: string; name: string }) {
+/**
+ * Creates a key with `scopes` (default `run`; each brings the narrower ones it implies); the
+ * returned `key` is the only time it exists outside the caller's hands.
+ */
+export async function createApiKey(
+  db: Db,
+  input: { workspaceId: string; creatorEmail: string; name: string; scopes?: readonly ApiKeyScope[] },
+) {
   await requireWorkspace(db, input.workspaceId);
   const email = normalizeEmail(input.creatorEmail);
   const membership = await db.membership.findFirst({
@@ -133,9 +143,34 @@ export async function createApiKey(db: Db, input: { workspaceId: string; creator
       name: input.name,
       hash,
       prefix,
+      scopes: withImpliedScopes(input.scopes ?? DEFAULT_API_KEY_SCOPES),
     },
   });
-  return { id: row.id, key, prefix, workspaceId: row.workspaceId, name: row.name };
+  return { id: row.id, key, prefix, workspaceId: row.workspaceId, name: row.name, scopes: keyScopes(row.scopes) };
+}
+
+/** A key's stored scopes, typed (the CHECK of api_keys holds them to API_KEY_SCOPES). */
+export function keyScopes(stored: readonly string[]): ApiKeyScope[] {
+  return stored.filter(isApiKeyScope);
+}
+
+/**
+ * Gives a key exactly `scopes` (each with the narrower ones it implies); the API replicas are told
+ * once the change is stored, so a narrower key is refused what it lost on the very next request.
+ */
+export async function setApiKeyScopes(
+  db: Db,
+  keyId: string,
+  scopes: readonly ApiKeyScope[],
+  announce: AuthChangeAnnouncer,
+) {
+  const existing = await db.apiKey.findUnique({ where: { id: keyId }, select: { revokedAt: true } });
+  if (!existing) throw new AdminError(`key ${keyId} does not exist`);
+  if (existing.revokedAt) throw new AdminError(`key ${keyId} is revoked`);
+  const row = await db.apiKey.update({ where: { id: keyId }, data: { scopes: withImpliedScopes(scopes) } });
+  const given = keyScopes(row.scopes);
+  await announced(announce, `key ${keyId} has the scopes ${given.join(', ')}`);
+  return { id: row.id, workspaceId: row.workspaceId, scopes: given };
 }
 
 export type KeyAction = 'pause' | 'resume' | 'revoke';

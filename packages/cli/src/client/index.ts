@@ -5,6 +5,7 @@ import { exitNow, setExitCode, type CommandContext } from './connection';
 import { registerListCommands } from './list-commands';
 import { runCancelCommand, runRerunCommand, type CancelFlags, type RerunFlags } from './lifecycle-commands';
 import { runRunCommand, type RunFlags } from './run-command';
+import { registerSecretCommands } from './secret-commands';
 import { runStatusCommand, type StatusFlags } from './status-command';
 
 const collect = (value: string, previous: string[]) => [...previous, value];
@@ -22,6 +23,7 @@ export function registerClientCommands(
   const commands = [registerRun(program, ctx), ...registerStatusAndCancel(program, ctx), registerRerun(program, ctx)];
 
   registerListCommands(program, ctx);
+  registerSecretCommands(program, ctx);
 
   for (const command of commands) {
     command.showHelpAfterError(`(see "testrun ${command.name()} --help")`);

@@ -42,10 +42,14 @@ function stored(row: ListedRow): StoredSecret {
   return { name, workspaceId, projectSlug: row.project?.slug ?? null, createdAt, updatedAt };
 }
 
-/** Why `value` cannot be stored (empty, too long, a NUL), or null when it can. */
+/**
+ * Why `value` cannot be stored (empty, too long, a NUL), or null when it can. Characters are code
+ * points, as the API's schema (ajv's `maxLength`) counts them, so the admin CLI and the API accept
+ * the same values.
+ */
 export function secretValueProblem(value: string): string | null {
   if (value.length === 0) return 'the value is empty';
-  if (value.length > VARIABLE_LIMITS.maxValueLength || value.includes('\0'))
+  if ([...value].length > VARIABLE_LIMITS.maxValueLength || value.includes('\0'))
     return `the value must be at most ${VARIABLE_LIMITS.maxValueLength} characters, without NUL`;
   return null;
 }

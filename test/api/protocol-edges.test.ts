@@ -125,6 +125,12 @@ describe('malformed URLs and methods', () => {
     expectProblem(del, 'method_not_allowed');
     expect(del.headers.allow).toBe('GET, HEAD');
     expectProblem(await request(api.app).put('/view/x'), 'method_not_allowed');
+    // The Allow header comes from the declared routes: an action URL takes POST alone, a secret's URL
+    // PUT and DELETE (no GET), a project's secrets GET alone.
+    expect((await request(api.app).options('/api/v1/runs/run_x/cancel')).headers.allow).toBe('POST');
+    expect((await request(api.app).options('/api/v1/projects/p/secrets/TOKEN')).headers.allow).toBe('PUT, DELETE');
+    expect((await request(api.app).patch('/api/v1/secrets/TOKEN')).headers.allow).toBe('PUT, DELETE');
+    expect((await request(api.app).options('/api/v1/projects/p/secrets')).headers.allow).toBe('GET, HEAD');
   });
 });
 

@@ -5,27 +5,26 @@ import { ApiError } from '../errors';
 /** Methods every URL is tried with (a route that does not answer one is a 404, not a 405). */
 const ANSWERED_METHODS = new Set(['GET', 'HEAD', 'POST']);
 
-/** The URLs that only act (cancel, rerun): POST alone. */
-const ACTION_PATH = /^\/api\/v1\/(runs\/[^/]+\/cancel|suite-runs\/[^/]+\/(cancel|rerun))\/?$/;
+/** Every declared route, its path as a pattern of its URLs. */
+const DECLARED_ROUTES = Object.values(API_ROUTES).map((r) => ({
+  method: r.method.toUpperCase(),
+  path: new RegExp(`^${r.path.replace(/\{\w+\}/g, '[^/]+')}/?$`),
+}));
 
-/** The declared routes of methods beyond those (PUT, DELETE), each path as a pattern of its URLs. */
-const OTHER_METHOD_ROUTES = Object.values(API_ROUTES)
-  .filter((r) => !ANSWERED_METHODS.has(r.method.toUpperCase()))
-  .map((r) => ({
-    method: r.method.toUpperCase(),
-    path: new RegExp(`^${r.path.replace(/\{\w+\}/g, '[^/]+')}/?$`),
-  }));
+/** The order methods are listed in an Allow header. */
+const METHOD_ORDER = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
-/** The methods beyond GET, HEAD and POST that a route declares for the URL. */
-function otherMethods(path: string): string[] {
-  return OTHER_METHOD_ROUTES.filter((r) => r.path.test(path)).map((r) => r.method);
+/** The methods the routes declared for the URL answer (a GET answers HEAD too). */
+function declaredMethods(path: string): string[] {
+  const methods = new Set(DECLARED_ROUTES.filter((r) => r.path.test(path)).map((r) => r.method));
+  if (methods.has('GET')) methods.add('HEAD');
+  return METHOD_ORDER.filter((m) => methods.has(m));
 }
 
-/** The methods the URL accepts, for the Allow header of a 405. */
+/** The methods the URL accepts, for the Allow header of a 405 (a URL no route declares: GET, HEAD). */
 function allowedMethods(path: string): string {
-  if (ACTION_PATH.test(path)) return 'POST';
-  const base = path === '/api/v1/runs' || path === '/api/v1/runs/' ? 'GET, HEAD, POST' : 'GET, HEAD';
-  return [base, ...otherMethods(path)].join(', ');
+  const methods = declaredMethods(path);
+  return (methods.length > 0 ? methods : ['GET', 'HEAD']).join(', ');
 }
 
 function badRequest(detail: string): ApiError {
@@ -80,7 +79,7 @@ function checkHeaders(req: Request): void {
  * in contracts' validation.
  */
 export const requestHygiene: RequestHandler = (req, _res, next) => {
-  if (!ANSWERED_METHODS.has(req.method) && !otherMethods(req.path).includes(req.method)) {
+  if (!ANSWERED_METHODS.has(req.method) && !declaredMethods(req.path).includes(req.method)) {
     throw new ApiError('method_not_allowed', `The method ${req.method} is not allowed on this URL.`, {
       headers: { Allow: allowedMethods(req.path) },
     });

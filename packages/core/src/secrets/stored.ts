@@ -49,7 +49,7 @@ function stored(row: ListedRow): StoredSecret {
  */
 export function secretValueProblem(value: string): string | null {
   if (value.length === 0) return 'the value is empty';
-  if ([...value].length > VARIABLE_LIMITS.maxValueLength || value.includes('\0'))
+  if (Array.from(value).length > VARIABLE_LIMITS.maxValueLength || value.includes('\0'))
     return `the value must be at most ${VARIABLE_LIMITS.maxValueLength} characters, without NUL`;
   return null;
 }

@@ -1,4 +1,5 @@
 import type { Static, TObject } from '@sinclair/typebox';
+import { Deployment, DeploymentCreateRequest, DeploymentDryRun, DeploymentList } from './deployments';
 import { ProjectList, RunList, SuiteRunList } from './listings';
 import { Problem, ProblemDescription, type ProblemCode, type ProblemFieldError } from './problems';
 import { SuiteRunRerunRequest } from './rerun-request';
@@ -18,6 +19,10 @@ export const API_SCHEMAS = {
   RunList,
   SuiteRunList,
   ProjectList,
+  DeploymentCreateRequest,
+  Deployment,
+  DeploymentDryRun,
+  DeploymentList,
   Problem,
   ProblemDescription,
   SuiteRunRerunRequest,
@@ -30,7 +35,7 @@ export type ApiSchemaName = keyof typeof API_SCHEMAS;
 export type BodyProblem = { code: ProblemCode; detail: string; errors: ProblemFieldError[] };
 
 /** The statuses of problems a declaration lists itself; 401/403/429/503 follow from `auth`, 413/415 from `body`. */
-export type DeclaredProblemStatus = '400' | '404' | '409' | '422';
+export type DeclaredProblemStatus = '400' | '404' | '409' | '412' | '422';
 
 /** One route. Declared with {@link declareRoute}, it keeps its literal types, which type its handler. */
 export interface RouteDeclaration {
@@ -65,6 +70,10 @@ export interface RouteDeclaration {
     /** The body's schema; more than one is a `oneOf`. None: not a documented JSON body. */
     schema?: readonly ApiSchemaName[];
   };
+  /** A second success a request may ask for (a dry run's 200), with its own schema. */
+  alsoSuccess?: { status: 200; description: string; schema: ApiSchemaName };
+  /** Honours `If-Match` (412 `precondition_failed` when it names another version). */
+  ifMatch?: boolean;
   problems: Partial<Record<DeclaredProblemStatus, readonly ProblemCode[]>>;
   /** False for the operational endpoints (health, metrics, the document itself), which the document leaves out. */
   documented: boolean;
@@ -84,6 +93,8 @@ export type RouteBody<D> = D extends { body: { parse: (body: never) => infer R }
 /** The value of a check's success. */
 type Checked<R> = R extends { ok: true; value: infer V } ? V : never;
 /** The body a route answers with, by the schemas its declaration names (anything when it names none). */
-export type SuccessBody<D> = D extends { success: { schema: readonly (infer N extends ApiSchemaName)[] } }
-  ? Static<(typeof API_SCHEMAS)[N]>
-  : unknown;
+export type SuccessBody<D> =
+  | (D extends { success: { schema: readonly (infer N extends ApiSchemaName)[] } }
+      ? Static<(typeof API_SCHEMAS)[N]>
+      : unknown)
+  | (D extends { alsoSuccess: { schema: infer A extends ApiSchemaName } } ? Static<(typeof API_SCHEMAS)[A]> : never);

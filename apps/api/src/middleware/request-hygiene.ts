@@ -8,11 +8,15 @@ const ANSWERED_METHODS = new Set(['GET', 'HEAD', 'POST']);
 /** The methods the URL accepts, for the Allow header of a 405. */
 function allowedMethods(path: string): string {
   if (ACTION_PATH.test(path)) return 'POST';
-  return path === '/api/v1/runs' || path === '/api/v1/runs/' ? 'GET, HEAD, POST' : 'GET, HEAD';
+  return COLLECTION_PATH.test(path) ? 'GET, HEAD, POST' : 'GET, HEAD';
 }
 
-/** The URLs that only act (cancel, rerun): POST alone. */
-const ACTION_PATH = /^\/api\/v1\/(runs\/[^/]+\/cancel|suite-runs\/[^/]+\/(cancel|rerun))\/?$/;
+/** The URLs that only act (cancel, rerun, activate): POST alone. */
+const ACTION_PATH =
+  /^\/api\/v1\/(runs\/[^/]+\/cancel|suite-runs\/[^/]+\/(cancel|rerun)|projects\/[^/]+\/deployments\/[^/]+\/activate)\/?$/;
+
+/** The collections that list and create (runs, a project's deployments). */
+const COLLECTION_PATH = /^\/api\/v1\/(runs|projects\/[^/]+\/deployments)\/?$/;
 
 function badRequest(detail: string): ApiError {
   return new ApiError('bad_request', detail);

@@ -37,6 +37,10 @@ type RouteContext<D extends RouteDeclaration> = {
   body: RouteBody<D>;
   /** The workspace of the request's API key (routes declared `auth: 'apiKey'`). */
   workspaceId: D extends { auth: 'apiKey' } ? string : undefined;
+  /** The id of the request's API key (routes declared `auth: 'apiKey'`). */
+  keyId: D extends { auth: 'apiKey' } ? string : undefined;
+  /** The request's `If-Match` (routes declared `ifMatch`), null when absent. */
+  ifMatch: string | null;
   requestId: string;
   /** The app's log with the request id (and workspace) on every line. */
   log: Logger;
@@ -78,7 +82,8 @@ type Handler<D extends RouteDeclaration> = (
 export function apiRoute<D extends RouteDeclaration>(deps: AppDeps, declaration: D, handler: Handler<D>): ApiRoute {
   const validParams = declaration.params && compileValidator(declaration.params);
   const handle: RequestHandler = async (req, res) => {
-    const workspaceId = declaration.auth === 'apiKey' ? authOf(res).workspaceId : undefined;
+    const auth = declaration.auth === 'apiKey' ? authOf(res) : undefined;
+    const workspaceId = auth?.workspaceId;
     const requestId = res.locals.requestId;
     // Read before the body is checked: a bad key is the answer whatever the body.
     const key = declaration.idempotent ? readIdempotencyKey(req.get('Idempotency-Key')) : null;
@@ -87,6 +92,8 @@ export function apiRoute<D extends RouteDeclaration>(deps: AppDeps, declaration:
       query: checkedQuery(declaration, req),
       body: checkedBody(declaration, req),
       workspaceId,
+      keyId: auth?.keyId,
+      ifMatch: (declaration.ifMatch && req.get('If-Match')) || null,
       requestId,
       log: deps.logger.child(workspaceId === undefined ? { requestId } : { requestId, workspaceId }),
       idempotently: async <T extends { body: unknown }>(

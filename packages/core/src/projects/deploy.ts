@@ -1,0 +1,434 @@
+import {
+  evidenceSettingsOrNull,
+  isOverCap,
+  validateProjectFile,
+  type Deployment,
+  type DeploymentChanges,
+  type DeploymentDryRun,
+  type DeploymentTestKey,
+  type ProblemFieldError,
+  type ProjectFile,
+} from '@testrun/contracts';
+import type { Db, DbTx } from '../db';
+import { ID_PREFIX, newId } from '../ids';
+import { applyDocument, testFields, type AppliedProject } from './apply';
+import { DeploymentError } from './errors';
+import { readDeployment } from './reads';
+
+/** Inactive deployments no run references are kept for this many versions back from the newest. */
+export const KEPT_VERSIONS = 50;
+
+export type DeployInput = {
+  workspaceId: string;
+  /** The project file as parsed (JSON or YAML); validated here. */
+  document: unknown;
+  /** Make the new version the active one (false: a preview). */
+  activate: boolean;
+  /** The API key that deploys (its id; its name is read); null for an operator's `project apply`. */
+  keyId: string | null;
+  /** The slug the file must have (the request's path), when there is one. */
+  slug?: string;
+  /** The request's If-Match: the active version (or id) the caller saw. */
+  ifMatch?: string | null;
+  /** Seals the secrets of webhook endpoints an activated file adds (`deriveKeys(secret).headers`). */
+  webhookKey?: Buffer;
+  /** More checks of a valid file (the network policy of its URLs); their errors are listed with the file's. */
+  check?: (file: ProjectFile) => Promise<ProblemFieldError[]>;
+  /** Runs inside the deploying transaction with its answer (an idempotency record). */
+  inTransaction?: (tx: DbTx, deployment: Deployment) => Promise<void>;
+};
+
+export type Deployed = {
+  deployment: Deployment;
+  /** What activating made live (null for a preview): ids, and new webhook endpoints' secrets. */
+  applied: AppliedProject | null;
+};
+
+type LockedProject = { id: string; slug: string; active: { id: string; version: number } | null };
+
+/** A test as a version defines it, by what a run snapshots. */
+type Definition = { suiteSlug: string; key: string; fingerprint: string };
+
+/**
+ * Stores a project file as the project's next version (creating the project if the workspace has
+ * none of its slug) and, when `activate`, makes it the live one in the same transaction. Every
+ * test gets its stable id now: a test first seen here gets a row that stays archived until a
+ * version that has it is active. An invalid file stores nothing and lists every error.
+ */
+export async function deployProject(db: Db, input: DeployInput): Promise<Deployed> {
+  const file = await checkedFile(input);
+  const { workspaceId } = input;
+  return db.$transaction(
+    async (tx) => {
+      const project = await lockProject(tx, workspaceId, file.slug, file);
+      checkIfMatch(project, input.ifMatch);
+      const current = await activeDefinitions(tx, project);
+      const ids = await ensureRows(tx, { workspaceId, projectId: project.id }, file);
+      const planned = plannedTests(file);
+      const changes = changesOf(current, planned);
+      const [{ next }] = await tx.$queryRaw<[{ next: number }]>`
+        SELECT COALESCE(max(version), 0) + 1 AS next FROM deployments WHERE project_id = ${project.id}`;
+      const key = input.keyId
+        ? await tx.apiKey.findFirst({ where: { id: input.keyId, workspaceId }, select: { id: true, name: true } })
+        : null;
+      const id = newId(ID_PREFIX.deployment);
+      await tx.deployment.create({
+        data: {
+          id,
+          workspaceId,
+          projectId: project.id,
+          version: next,
+          document: file as object,
+          createdByKeyId: key?.id ?? null,
+          createdByKeyName: key?.name ?? null,
+          changes,
+        },
+      });
+      await tx.deploymentTest.createMany({
+        data: planned.map((t, position) => {
+          const row = ids.get(rowKey(t.suiteSlug, t.def.key));
+          if (!row) throw new Error(`no row for test ${t.suiteSlug}/${t.def.key}`);
+          const { position: _inSuite, ...fields } = testFields(t.def, 0);
+          return {
+            deploymentId: id,
+            testId: row.testId,
+            suiteId: row.suiteId,
+            suiteSlug: t.suiteSlug,
+            key: t.def.key,
+            position,
+            ...fields,
+          };
+        }),
+      });
+      const applied = input.activate ? await makeActive(tx, workspaceId, project, id, file, input.webhookKey) : null;
+      await prune(tx, project.id, next);
+      const deployment = await readDeployment(tx, workspaceId, project.slug, id);
+      if (!deployment) throw new Error(`deployment ${id} was not stored`);
+      await input.inTransaction?.(tx, deployment);
+      return { deployment, applied };
+    },
+    { timeout: 60_000 },
+  );
+}
+
+/** What deploying the file would change, with the ids its tests would have; stores nothing. */
+export async function dryRunDeployment(
+  db: Db,
+  input: Pick<DeployInput, 'workspaceId' | 'document' | 'slug' | 'check'>,
+): Promise<DeploymentDryRun> {
+  const file = await checkedFile(input);
+  const [row] = await db.$queryRaw<Array<{ id: string; slug: string; active_deployment_id: string | null }>>`
+    SELECT id, slug, active_deployment_id FROM projects WHERE workspace_id = ${input.workspaceId} AND slug = ${file.slug}`;
+  const project: LockedProject | null = row
+    ? {
+        id: row.id,
+        slug: row.slug,
+        active: row.active_deployment_id ? { id: row.active_deployment_id, version: 0 } : null,
+      }
+    : null;
+  const current = project ? await activeDefinitions(db, project) : [];
+  const known = project
+    ? await db.test.findMany({
+        where: { projectId: project.id },
+        select: { id: true, key: true, suite: { select: { slug: true } } },
+      })
+    : [];
+  const planned = plannedTests(file);
+  return {
+    dry_run: true,
+    project_slug: file.slug,
+    changes: changesOf(current, planned),
+    tests: planned.map((t) => ({
+      testId: known.find((k) => k.key === t.def.key && k.suite.slug === t.suiteSlug)?.id ?? null,
+      key: t.def.key,
+      name: t.def.name,
+      suiteSlug: t.suiteSlug,
+      enabled: t.def.enabled ?? true,
+    })),
+  };
+}
+
+/**
+ * Makes a stored deployment the active one (a rollback or a promotion), atomically: its file
+ * becomes the project's live suites and tests in the transaction that flips the active deployment.
+ */
+export async function activateDeployment(
+  db: Db,
+  input: {
+    workspaceId: string;
+    projectSlug: string;
+    deploymentId: string;
+    ifMatch?: string | null;
+    webhookKey?: Buffer;
+  },
+): Promise<Deployed> {
+  const { workspaceId, projectSlug, deploymentId } = input;
+  return db.$transaction(
+    async (tx) => {
+      const project = await lockProject(tx, workspaceId, projectSlug, null);
+      const [stored] = project
+        ? await tx.$queryRaw<Array<{ document: ProjectFile }>>`
+            SELECT document FROM deployments WHERE id = ${deploymentId} AND project_id = ${project.id}`
+        : [];
+      if (!project || !stored)
+        throw new DeploymentError(
+          'not_found',
+          `No deployment "${deploymentId}" of project "${projectSlug}" in this workspace.`,
+        );
+      checkIfMatch(project, input.ifMatch);
+      const applied =
+        project.active?.id === deploymentId
+          ? null
+          : await makeActive(tx, workspaceId, project, deploymentId, stored.document, input.webhookKey);
+      const deployment = await readDeployment(tx, workspaceId, project.slug, deploymentId);
+      if (!deployment) throw new Error(`deployment ${deploymentId} vanished`);
+      return { deployment, applied };
+    },
+    { timeout: 60_000 },
+  );
+}
+
+async function makeActive(
+  tx: DbTx,
+  workspaceId: string,
+  project: LockedProject,
+  deploymentId: string,
+  file: ProjectFile,
+  webhookKey: Buffer | undefined,
+): Promise<AppliedProject> {
+  const applied = await applyDocument(tx, { workspaceId, projectId: project.id }, file, webhookKey);
+  await tx.$executeRaw`UPDATE projects SET active_deployment_id = ${deploymentId} WHERE id = ${project.id}`;
+  await tx.$executeRaw`UPDATE deployments SET activated_at = now() WHERE id = ${deploymentId}`;
+  return applied;
+}
+
+/** The file validated (and checked against the path's slug and `check`), or every error of it. */
+async function checkedFile(input: Pick<DeployInput, 'document' | 'slug' | 'check'>): Promise<ProjectFile> {
+  const checked = validateProjectFile(input.document);
+  const errors = checked.ok ? [] : [...checked.errors];
+  const raw = input.document as { slug?: unknown } | null;
+  if (input.slug !== undefined && typeof raw === 'object' && raw !== null && raw.slug !== input.slug)
+    errors.push({ path: '/slug', message: `must be "${input.slug}", the project of the request's path` });
+  if (checked.ok && errors.length === 0 && input.check) errors.push(...(await input.check(checked.value)));
+  if (!checked.ok || errors.length > 0) {
+    const overLimit = errors.every((e) => isOverCap(e.message));
+    throw new DeploymentError(
+      'invalid',
+      `the project file is ${overLimit ? 'over a limit' : 'invalid'}`,
+      errors,
+      overLimit,
+    );
+  }
+  return checked.value;
+}
+
+/**
+ * The project row of `slug`, locked until the transaction ends (FOR UPDATE: runs being enqueued
+ * hold it FOR SHARE, so a run reads one version or the next, never half of each), with its active
+ * deployment. With `create`, a project the workspace lacks is created from that file first.
+ */
+async function lockProject(tx: DbTx, workspaceId: string, slug: string, create: ProjectFile): Promise<LockedProject>;
+async function lockProject(tx: DbTx, workspaceId: string, slug: string, create: null): Promise<LockedProject | null>;
+async function lockProject(
+  tx: DbTx,
+  workspaceId: string,
+  slug: string,
+  create: ProjectFile | null,
+): Promise<LockedProject | null> {
+  if (create) {
+    const evidence = evidenceSettingsOrNull(create.evidence);
+    await tx.$executeRaw`
+      INSERT INTO projects (id, workspace_id, slug, name, base_url, evidence)
+      VALUES (${newId(ID_PREFIX.project)}, ${workspaceId}, ${slug}, ${create.name}, ${create.baseUrl},
+        ${evidence === null ? null : JSON.stringify(evidence)}::jsonb)
+      ON CONFLICT (workspace_id, slug) DO NOTHING`;
+  }
+  const [row] = await tx.$queryRaw<
+    Array<{ id: string; slug: string; active_id: string | null; active_version: number | null }>
+  >`
+    SELECT p.id, p.slug, p.active_deployment_id AS active_id,
+      (SELECT d.version FROM deployments d WHERE d.id = p.active_deployment_id) AS active_version
+    FROM projects p WHERE p.workspace_id = ${workspaceId} AND p.slug = ${slug} FOR UPDATE OF p`;
+  if (!row) return null;
+  const active = row.active_id === null ? null : { id: row.active_id, version: row.active_version ?? 0 };
+  return { id: row.id, slug: row.slug, active };
+}
+
+/**
+ * Refuses (412) when If-Match names another version than the active one: its number (quoted or
+ * not), its id, `*` (any active version) or `0` (none active yet).
+ */
+function checkIfMatch(project: LockedProject, ifMatch: string | null | undefined): void {
+  if (ifMatch === undefined || ifMatch === null) return;
+  const { active } = project;
+  const tags = ifMatch.split(',').map((t) =>
+    t
+      .trim()
+      .replace(/^W\//, '')
+      .replace(/^"(.*)"$/, '$1'),
+  );
+  const matches = tags.some((t) =>
+    t === '*' ? active !== null : active === null ? t === '0' : t === String(active.version) || t === active.id,
+  );
+  if (!matches)
+    throw new DeploymentError(
+      'precondition_failed',
+      `If-Match names ${ifMatch}, but the active version of project "${project.slug}" is ${active ? `${active.version} (${active.id})` : 'none'}.`,
+    );
+}
+
+const rowKey = (suiteSlug: string, key: string) => JSON.stringify([suiteSlug, key]);
+
+/**
+ * The suite and test rows of every suite slug and test key of the file, made where missing
+ * (archived: not live until a version that has them is active), so each test has its id.
+ */
+async function ensureRows(
+  tx: DbTx,
+  inProject: { workspaceId: string; projectId: string },
+  file: ProjectFile,
+): Promise<Map<string, { testId: string; suiteId: string }>> {
+  const now = new Date();
+  const suites = new Map(
+    (await tx.suite.findMany({ where: { projectId: inProject.projectId }, select: { id: true, slug: true } })).map(
+      (s) => [s.slug, s.id],
+    ),
+  );
+  const newSuites = file.suites
+    .map((s, position) => ({
+      id: newId(ID_PREFIX.suite),
+      ...inProject,
+      slug: s.slug,
+      name: s.name,
+      position,
+      archivedAt: now,
+    }))
+    .filter((s) => !suites.has(s.slug));
+  if (newSuites.length > 0) await tx.suite.createMany({ data: newSuites });
+  for (const s of newSuites) suites.set(s.slug, s.id);
+  const tests = await tx.test.findMany({
+    where: { projectId: inProject.projectId },
+    select: { id: true, key: true, suiteId: true },
+  });
+  const out = new Map<string, { testId: string; suiteId: string }>();
+  const bySuite = new Map(tests.map((t) => [JSON.stringify([t.suiteId, t.key]), t.id]));
+  const newTests = [];
+  for (const suiteDef of file.suites) {
+    const suiteId = suites.get(suiteDef.slug);
+    if (!suiteId) throw new Error(`no row for suite ${suiteDef.slug}`);
+    for (const [t, testDef] of suiteDef.tests.entries()) {
+      let testId = bySuite.get(JSON.stringify([suiteId, testDef.key]));
+      if (!testId) {
+        testId = newId(ID_PREFIX.test);
+        newTests.push({
+          id: testId,
+          ...inProject,
+          suiteId,
+          key: testDef.key,
+          ...testFields(testDef, t),
+          archivedAt: now,
+        });
+      }
+      out.set(rowKey(suiteDef.slug, testDef.key), { testId, suiteId });
+    }
+  }
+  if (newTests.length > 0) await tx.test.createMany({ data: newTests });
+  return out;
+}
+
+type PlannedTest = { suiteSlug: string; def: ProjectFile['suites'][number]['tests'][number] };
+
+function plannedTests(file: ProjectFile): PlannedTest[] {
+  return file.suites.flatMap((s) => s.tests.map((def) => ({ suiteSlug: s.slug, def })));
+}
+
+/** The tests of the active version (its deployment's, else the live rows of a project from before deployments). */
+async function activeDefinitions(tx: DbTx, project: LockedProject): Promise<Definition[]> {
+  type Row = {
+    suite_slug: string;
+    key: string;
+    name: string;
+    enabled: boolean;
+    steps: unknown;
+    timeout_ms: number;
+    evidence: unknown;
+    retries: number;
+  };
+  const rows = project.active
+    ? await tx.$queryRaw<Row[]>`
+        SELECT suite_slug, key, name, enabled, steps, timeout_ms, evidence, retries
+        FROM deployment_tests WHERE deployment_id = ${project.active.id}`
+    : await tx.$queryRaw<Row[]>`
+        SELECT s.slug AS suite_slug, t.key, t.name, t.enabled, t.steps, t.timeout_ms, t.evidence, t.retries
+        FROM tests t JOIN suites s ON s.id = t.suite_id
+        WHERE t.project_id = ${project.id} AND t.archived_at IS NULL AND s.archived_at IS NULL`;
+  return rows.map((r) => ({
+    suiteSlug: r.suite_slug,
+    key: r.key,
+    fingerprint: fingerprint({
+      name: r.name,
+      enabled: r.enabled,
+      steps: r.steps,
+      timeoutMs: r.timeout_ms,
+      evidence: r.evidence,
+      retries: r.retries,
+    }),
+  }));
+}
+
+/** Test keys added, removed and changed from `current` to `planned`. */
+function changesOf(current: Definition[], planned: PlannedTest[]): DeploymentChanges {
+  const before = new Map(current.map((d) => [rowKey(d.suiteSlug, d.key), d]));
+  const after = new Set<string>();
+  const changes: DeploymentChanges = { added: [], removed: [], changed: [] };
+  for (const t of planned) {
+    const at = rowKey(t.suiteSlug, t.def.key);
+    after.add(at);
+    const name: DeploymentTestKey = { suiteSlug: t.suiteSlug, key: t.def.key };
+    const was = before.get(at);
+    const fields = testFields(t.def, 0);
+    const now = fingerprint({ ...fields, evidence: evidenceSettingsOrNull(t.def.evidence) });
+    if (!was) changes.added.push(name);
+    else if (was.fingerprint !== now) changes.changed.push(name);
+  }
+  for (const d of current) {
+    if (!after.has(rowKey(d.suiteSlug, d.key))) changes.removed.push({ suiteSlug: d.suiteSlug, key: d.key });
+  }
+  return changes;
+}
+
+/** What a run of a test snapshots, as one string whatever the order of JSON keys (jsonb reorders them). */
+function fingerprint(def: {
+  name: string;
+  enabled: boolean;
+  steps: unknown;
+  timeoutMs: number;
+  evidence: unknown;
+  retries: number;
+}): string {
+  return canonical([def.name, def.enabled, def.steps, def.timeoutMs, def.evidence ?? null, def.retries]);
+}
+
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value ?? null);
+}
+
+/**
+ * Deletes the project's inactive deployments older than the last {@link KEPT_VERSIONS} versions
+ * that no run or suite run references (a run's deployment stays readable while the run exists).
+ */
+async function prune(tx: DbTx, projectId: string, newest: number): Promise<void> {
+  await tx.$executeRaw`
+    DELETE FROM deployments d
+    WHERE d.project_id = ${projectId} AND d.version <= ${newest - KEPT_VERSIONS}
+      AND NOT EXISTS (SELECT 1 FROM projects p WHERE p.active_deployment_id = d.id)
+      AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.deployment_id = d.id)
+      AND NOT EXISTS (SELECT 1 FROM suite_runs s WHERE s.deployment_id = d.id)`;
+}

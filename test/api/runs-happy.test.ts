@@ -118,6 +118,7 @@ describe('POST /api/v1/runs — the three modes', () => {
       finished_at: null,
       duration_ms: null,
       rerun_of: null,
+      deployment_id: expect.stringMatching(/^dep_/),
     });
   });
 
@@ -200,6 +201,7 @@ describe('GET /api/v1/runs/:runId', () => {
       test_id: t.firstTestId,
       test_name: 'smoke test 1',
       suite_run_id: null,
+      deployment_id: expect.stringMatching(/^dep_/),
       created_at: createdAt.toISOString(),
       started_at: null,
       finished_at: null,
@@ -229,6 +231,7 @@ describe('GET /api/v1/runs/:runId', () => {
       test_id: (await api.db.run.findUniqueOrThrow({ where: { id } })).testId,
       test_name: testName,
       suite_run_id: null,
+      deployment_id: expect.stringMatching(/^dep_/),
       created_at: await createdAt(id),
       started_at: startedAt.toISOString(),
       finished_at: finishedAt.toISOString(),
@@ -292,6 +295,7 @@ describe('GET /api/v1/runs/:runId', () => {
       test_id: (await api.db.run.findUniqueOrThrow({ where: { id: skipped } })).testId,
       test_name: 'smoke test 3',
       suite_run_id: null,
+      deployment_id: expect.stringMatching(/^dep_/),
       created_at: await createdAt(skipped),
       started_at: null,
       finished_at: anyString(),

@@ -39,9 +39,7 @@ export type ParsedDeploymentRequest = { project: unknown; activate: boolean; dry
 let validateShape: ((body: unknown) => Validation<DeploymentCreateRequest>) | undefined;
 
 /** Checks a deployment body's envelope (400 `invalid_body`); the project file is the deployment's to check. */
-export function parseDeploymentCreateRequest(
-  body: unknown,
-):
+export function parseDeploymentCreateRequest(body: unknown):
   | { ok: true; value: ParsedDeploymentRequest }
   | {
       ok: false;

@@ -160,8 +160,8 @@ export type AppliedProject = CoreAppliedProject & {
  * Applies a project file: deploys it as the project's next version, activated at once (the same
  * code as POST /api/v1/projects/{projectSlug}/deployments): upserts the project by slug, its suites
  * by slug and their tests by key, in one transaction. Suites and tests no longer in the file are
- * archived (their runs are kept). A file that does not validate changes nothing and lists every
- * problem.
+ * archived (their runs are kept). A file identical to the active version's stores no new version.
+ * A file that does not validate changes nothing and lists every problem.
  */
 export async function applyProject(
   db: Db,
@@ -178,6 +178,7 @@ export async function applyProject(
       activate: true,
       keyId: null,
       webhookKey: options.webhookKey,
+      unlessUnchanged: true,
     });
     if (!applied) throw new Error('an activated deployment applies its file');
     return { ...applied, deploymentId: deployment.id, version: deployment.version };

@@ -34,6 +34,11 @@ export type DeployInput = {
   webhookKey?: Buffer;
   /** More checks of a valid file (the network policy of its URLs); their errors are listed with the file's. */
   check?: (file: ProjectFile) => Promise<ProblemFieldError[]>;
+  /**
+   * A file identical to the active version's stores no new version: the active one is answered
+   * (its file applied again). How `testrun admin project apply` stays idempotent.
+   */
+  unlessUnchanged?: boolean;
   /** Runs inside the deploying transaction with its answer (an idempotency record). */
   inTransaction?: (tx: DbTx, deployment: Deployment) => Promise<void>;
 };
@@ -62,6 +67,17 @@ export async function deployProject(db: Db, input: DeployInput): Promise<Deploye
     async (tx) => {
       const project = await lockProject(tx, workspaceId, file.slug, file);
       checkIfMatch(project, input.ifMatch);
+      if (input.unlessUnchanged && input.activate && project.active) {
+        const [active] = await tx.$queryRaw<Array<{ document: unknown }>>`
+          SELECT document FROM deployments WHERE id = ${project.active.id}`;
+        if (active && canonical(active.document) === canonical(file)) {
+          const applied = await applyDocument(tx, { workspaceId, projectId: project.id }, file, input.webhookKey);
+          const deployment = await readDeployment(tx, workspaceId, project.slug, project.active.id);
+          if (!deployment) throw new Error(`deployment ${project.active.id} vanished`);
+          await input.inTransaction?.(tx, deployment);
+          return { deployment, applied };
+        }
+      }
       const current = await activeDefinitions(tx, project);
       const ids = await ensureRows(tx, { workspaceId, projectId: project.id }, file);
       const planned = plannedTests(file);

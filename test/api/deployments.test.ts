@@ -5,7 +5,7 @@ import type { ProjectFile } from '@testrun/contracts';
 import { applyProject } from '../../packages/admin/src/operations';
 import { createTenant, sampleProject } from '../support/harness';
 import { bearer, buildTestApi, type TestApi } from './api-harness';
-import { bodyOf, nth, problemOf, wire } from './typed';
+import { bodyOf, nth, problemOf, stringMatching, wire } from './typed';
 
 let api: TestApi;
 beforeAll(() => {
@@ -55,7 +55,7 @@ describe('POST /api/v1/projects/{projectSlug}/deployments', () => {
     expect(first.status).toBe(201);
     const v1 = bodyOf(first, wire.deployment);
     expect(v1).toMatchObject({
-      id: expect.stringMatching(/^dep_/),
+      id: stringMatching(/^dep_/),
       project_slug: 'shop',
       version: 1,
       active: true,
@@ -216,21 +216,16 @@ describe('POST /api/v1/projects/{projectSlug}/deployments', () => {
     const b = await createTenant(api.db);
     const theirs = bodyOf(await deploy(b.key, sampleProject('secret')), wire.deployment);
     bodyOf(await deploy(a.key, sampleProject('mine')), wire.deployment);
-    const paths = (slug: string, id: string) => [
-      ['get', `${deploymentsOf(slug)}`],
+    const paths = (slug: string, id: string): Array<['get' | 'post', string]> => [
+      ['get', deploymentsOf(slug)],
       ['get', `${deploymentsOf(slug)}/${id}`],
       ['post', `${deploymentsOf(slug)}/${id}/activate`],
     ];
-    for (const [[method, theirsPath], [, missingPath]] of paths('secret', theirs.id).map((p, i) => [
-      p,
-      nth(paths('never-was', 'dep_never'), i),
-    ])) {
-      const one = await request(api.app)
-        [method as 'get'](theirsPath ?? '')
-        .set(bearer(a.key));
-      const other = await request(api.app)
-        [method as 'get'](missingPath ?? '')
-        .set(bearer(a.key));
+    const missing = paths('never-was', 'dep_never');
+    for (const [i, [method, theirsPath]] of paths('secret', theirs.id).entries()) {
+      const [, missingPath] = nth(missing, i);
+      const one = await request(api.app)[method](theirsPath).set(bearer(a.key));
+      const other = await request(api.app)[method](missingPath).set(bearer(a.key));
       expect([one.status, other.status]).toEqual([404, 404]);
       expect(problemOf(one).title).toBe(problemOf(other).title);
     }

@@ -1,19 +1,18 @@
 import {
-  evidenceSettingsOrNull,
   isOverCap,
   validateProjectFile,
   type Deployment,
-  type DeploymentChanges,
   type DeploymentDryRun,
-  type DeploymentTestKey,
   type ProblemFieldError,
   type ProjectFile,
 } from '@testrun/contracts';
 import type { Db, DbTx } from '../db';
 import { ID_PREFIX, newId } from '../ids';
 import { applyDocument, testFields, type AppliedProject } from './apply';
+import { activeDefinitions, canonical, changesOf, plannedTests } from './changes';
 import { DeploymentError } from './errors';
 import { readDeployment } from './reads';
+import { checkIfMatch, ensureRows, lockProject, rowKey, type LockedProject } from './rows';
 
 /** Inactive deployments no run references are kept for this many versions back from the newest. */
 export const KEPT_VERSIONS = 50;
@@ -48,11 +47,6 @@ export type Deployed = {
   /** What activating made live (null for a preview): ids, and new webhook endpoints' secrets. */
   applied: AppliedProject | null;
 };
-
-type LockedProject = { id: string; slug: string; active: { id: string; version: number } | null };
-
-/** A test as a version defines it, by what a run snapshots. */
-type Definition = { suiteSlug: string; key: string; fingerprint: string };
 
 /**
  * Stores a project file as the project's next version (creating the project if the workspace has
@@ -94,7 +88,7 @@ export async function deployProject(db: Db, input: DeployInput): Promise<Deploye
           workspaceId,
           projectId: project.id,
           version: next,
-          document: file as object,
+          document: file,
           createdByKeyId: key?.id ?? null,
           createdByKeyName: key?.name ?? null,
           changes,
@@ -236,204 +230,6 @@ async function checkedFile(input: Pick<DeployInput, 'document' | 'slug' | 'check
     );
   }
   return checked.value;
-}
-
-/**
- * The project row of `slug`, locked until the transaction ends (FOR UPDATE: runs being enqueued
- * hold it FOR SHARE, so a run reads one version or the next, never half of each), with its active
- * deployment. With `create`, a project the workspace lacks is created from that file first.
- */
-async function lockProject(tx: DbTx, workspaceId: string, slug: string, create: ProjectFile): Promise<LockedProject>;
-async function lockProject(tx: DbTx, workspaceId: string, slug: string, create: null): Promise<LockedProject | null>;
-async function lockProject(
-  tx: DbTx,
-  workspaceId: string,
-  slug: string,
-  create: ProjectFile | null,
-): Promise<LockedProject | null> {
-  if (create) {
-    const evidence = evidenceSettingsOrNull(create.evidence);
-    await tx.$executeRaw`
-      INSERT INTO projects (id, workspace_id, slug, name, base_url, evidence)
-      VALUES (${newId(ID_PREFIX.project)}, ${workspaceId}, ${slug}, ${create.name}, ${create.baseUrl},
-        ${evidence === null ? null : JSON.stringify(evidence)}::jsonb)
-      ON CONFLICT (workspace_id, slug) DO NOTHING`;
-  }
-  const [row] = await tx.$queryRaw<
-    Array<{ id: string; slug: string; active_id: string | null; active_version: number | null }>
-  >`
-    SELECT p.id, p.slug, p.active_deployment_id AS active_id,
-      (SELECT d.version FROM deployments d WHERE d.id = p.active_deployment_id) AS active_version
-    FROM projects p WHERE p.workspace_id = ${workspaceId} AND p.slug = ${slug} FOR UPDATE OF p`;
-  if (!row) return null;
-  const active = row.active_id === null ? null : { id: row.active_id, version: row.active_version ?? 0 };
-  return { id: row.id, slug: row.slug, active };
-}
-
-/**
- * Refuses (412) when If-Match names another version than the active one: its number (quoted or
- * not), its id, `*` (any active version) or `0` (none active yet).
- */
-function checkIfMatch(project: LockedProject, ifMatch: string | null | undefined): void {
-  if (ifMatch === undefined || ifMatch === null) return;
-  const { active } = project;
-  const tags = ifMatch.split(',').map((t) =>
-    t
-      .trim()
-      .replace(/^W\//, '')
-      .replace(/^"(.*)"$/, '$1'),
-  );
-  const matches = tags.some((t) =>
-    t === '*' ? active !== null : active === null ? t === '0' : t === String(active.version) || t === active.id,
-  );
-  if (!matches)
-    throw new DeploymentError(
-      'precondition_failed',
-      `If-Match names ${ifMatch}, but the active version of project "${project.slug}" is ${active ? `${active.version} (${active.id})` : 'none'}.`,
-    );
-}
-
-const rowKey = (suiteSlug: string, key: string) => JSON.stringify([suiteSlug, key]);
-
-/**
- * The suite and test rows of every suite slug and test key of the file, made where missing
- * (archived: not live until a version that has them is active), so each test has its id.
- */
-async function ensureRows(
-  tx: DbTx,
-  inProject: { workspaceId: string; projectId: string },
-  file: ProjectFile,
-): Promise<Map<string, { testId: string; suiteId: string }>> {
-  const now = new Date();
-  const suites = new Map(
-    (await tx.suite.findMany({ where: { projectId: inProject.projectId }, select: { id: true, slug: true } })).map(
-      (s) => [s.slug, s.id],
-    ),
-  );
-  const newSuites = file.suites
-    .map((s, position) => ({
-      id: newId(ID_PREFIX.suite),
-      ...inProject,
-      slug: s.slug,
-      name: s.name,
-      position,
-      archivedAt: now,
-    }))
-    .filter((s) => !suites.has(s.slug));
-  if (newSuites.length > 0) await tx.suite.createMany({ data: newSuites });
-  for (const s of newSuites) suites.set(s.slug, s.id);
-  const tests = await tx.test.findMany({
-    where: { projectId: inProject.projectId },
-    select: { id: true, key: true, suiteId: true },
-  });
-  const out = new Map<string, { testId: string; suiteId: string }>();
-  const bySuite = new Map(tests.map((t) => [JSON.stringify([t.suiteId, t.key]), t.id]));
-  const newTests = [];
-  for (const suiteDef of file.suites) {
-    const suiteId = suites.get(suiteDef.slug);
-    if (!suiteId) throw new Error(`no row for suite ${suiteDef.slug}`);
-    for (const [t, testDef] of suiteDef.tests.entries()) {
-      let testId = bySuite.get(JSON.stringify([suiteId, testDef.key]));
-      if (!testId) {
-        testId = newId(ID_PREFIX.test);
-        newTests.push({
-          id: testId,
-          ...inProject,
-          suiteId,
-          key: testDef.key,
-          ...testFields(testDef, t),
-          archivedAt: now,
-        });
-      }
-      out.set(rowKey(suiteDef.slug, testDef.key), { testId, suiteId });
-    }
-  }
-  if (newTests.length > 0) await tx.test.createMany({ data: newTests });
-  return out;
-}
-
-type PlannedTest = { suiteSlug: string; def: ProjectFile['suites'][number]['tests'][number] };
-
-function plannedTests(file: ProjectFile): PlannedTest[] {
-  return file.suites.flatMap((s) => s.tests.map((def) => ({ suiteSlug: s.slug, def })));
-}
-
-/** The tests of the active version (its deployment's, else the live rows of a project from before deployments). */
-async function activeDefinitions(tx: DbTx, project: LockedProject): Promise<Definition[]> {
-  type Row = {
-    suite_slug: string;
-    key: string;
-    name: string;
-    enabled: boolean;
-    steps: unknown;
-    timeout_ms: number;
-    evidence: unknown;
-    retries: number;
-  };
-  const rows = project.active
-    ? await tx.$queryRaw<Row[]>`
-        SELECT suite_slug, key, name, enabled, steps, timeout_ms, evidence, retries
-        FROM deployment_tests WHERE deployment_id = ${project.active.id}`
-    : await tx.$queryRaw<Row[]>`
-        SELECT s.slug AS suite_slug, t.key, t.name, t.enabled, t.steps, t.timeout_ms, t.evidence, t.retries
-        FROM tests t JOIN suites s ON s.id = t.suite_id
-        WHERE t.project_id = ${project.id} AND t.archived_at IS NULL AND s.archived_at IS NULL`;
-  return rows.map((r) => ({
-    suiteSlug: r.suite_slug,
-    key: r.key,
-    fingerprint: fingerprint({
-      name: r.name,
-      enabled: r.enabled,
-      steps: r.steps,
-      timeoutMs: r.timeout_ms,
-      evidence: r.evidence,
-      retries: r.retries,
-    }),
-  }));
-}
-
-/** Test keys added, removed and changed from `current` to `planned`. */
-function changesOf(current: Definition[], planned: PlannedTest[]): DeploymentChanges {
-  const before = new Map(current.map((d) => [rowKey(d.suiteSlug, d.key), d]));
-  const after = new Set<string>();
-  const changes: DeploymentChanges = { added: [], removed: [], changed: [] };
-  for (const t of planned) {
-    const at = rowKey(t.suiteSlug, t.def.key);
-    after.add(at);
-    const name: DeploymentTestKey = { suiteSlug: t.suiteSlug, key: t.def.key };
-    const was = before.get(at);
-    const fields = testFields(t.def, 0);
-    const now = fingerprint({ ...fields, evidence: evidenceSettingsOrNull(t.def.evidence) });
-    if (!was) changes.added.push(name);
-    else if (was.fingerprint !== now) changes.changed.push(name);
-  }
-  for (const d of current) {
-    if (!after.has(rowKey(d.suiteSlug, d.key))) changes.removed.push({ suiteSlug: d.suiteSlug, key: d.key });
-  }
-  return changes;
-}
-
-/** What a run of a test snapshots, as one string whatever the order of JSON keys (jsonb reorders them). */
-function fingerprint(def: {
-  name: string;
-  enabled: boolean;
-  steps: unknown;
-  timeoutMs: number;
-  evidence: unknown;
-  retries: number;
-}): string {
-  return canonical([def.name, def.enabled, def.steps, def.timeoutMs, def.evidence ?? null, def.retries]);
-}
-
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value ?? null);
 }
 
 /**

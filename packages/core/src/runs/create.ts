@@ -102,10 +102,34 @@ export async function insertRuns(tx: DbTx, input: RunsToCreate): Promise<Created
   }
   // One statement whatever the number of runs: the rows travel as one JSON parameter and the test
   // snapshots are read from `tests` by the INSERT itself. Policies are few; each row names its own.
+  const { rows, runIds, queuedRunIds, policies } = runRows(input);
+  const inserted = await tx.$executeRaw`
+    INSERT INTO runs (id, workspace_id, project_id, suite_id, test_id, suite_run_id, position, status, base_url,
+      headers_sealed, variables_sealed, test_name, steps, timeout_ms, evidence, result_summary, skip_reason, finished_at,
+      request_id, retries, deployment_id)
+    SELECT r.id, ${workspaceId}::text, t.project_id, t.suite_id, t.id, ${suiteRunId}::text, r.p,
+      CASE WHEN r.e THEN 'queued' ELSE 'skipped' END::"RunStatus", r.u, decode(r.h, 'base64'), decode(r.v, 'base64'),
+      COALESCE(d.name, t.name), COALESCE(d.steps, t.steps), COALESCE(d.timeout_ms, t.timeout_ms),
+      ${JSON.stringify([...policies.values()].map((k) => k.policy))}::jsonb -> r.x,
+      CASE WHEN r.e THEN ${QUEUED_SUMMARY}::text ELSE ${DISABLED_SUMMARY}::text END,
+      CASE WHEN r.e THEN NULL ELSE 'test_disabled' END::"SkipReason",
+      CASE WHEN r.e THEN NULL ELSE ${now}::timestamptz END, ${input.requestId ?? null}::text,
+      COALESCE(${input.retries ?? null}::int, d.retries, t.retries), ${deploymentId}::text
+    FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS r(id text, t text, p int, e boolean, u text, h text, v text, x int)
+    JOIN tests t ON t.id = r.t AND t.workspace_id = ${workspaceId}::text
+    LEFT JOIN deployment_tests d ON d.deployment_id = ${definitionsOf}::text AND d.test_id = t.id`;
+  if (inserted !== rows.length) {
+    throw new Error(`${rows.length - inserted} of the tests to run are not tests of workspace ${workspaceId}`);
+  }
+  return { suiteRunId, runIds, queuedRunIds };
+}
+
+/** One row per test for the INSERT (the run's id, sealed headers and variables, evidence policy's index). */
+function runRows(input: RunsToCreate) {
   const policies = new Map<string, { index: number; policy: EvidencePolicy }>();
   const runIds: string[] = [];
   const queuedRunIds: string[] = [];
-  const rows = tests.map((t, position) => {
+  const rows = input.tests.map((t, position) => {
     const id = newId(ID_PREFIX.run);
     runIds.push(id);
     if (t.enabled) queuedRunIds.push(id);
@@ -131,25 +155,7 @@ export async function insertRuns(tx: DbTx, input: RunsToCreate): Promise<Created
       x: known.index,
     };
   });
-  const inserted = await tx.$executeRaw`
-    INSERT INTO runs (id, workspace_id, project_id, suite_id, test_id, suite_run_id, position, status, base_url,
-      headers_sealed, variables_sealed, test_name, steps, timeout_ms, evidence, result_summary, skip_reason, finished_at,
-      request_id, retries, deployment_id)
-    SELECT r.id, ${workspaceId}::text, t.project_id, t.suite_id, t.id, ${suiteRunId}::text, r.p,
-      CASE WHEN r.e THEN 'queued' ELSE 'skipped' END::"RunStatus", r.u, decode(r.h, 'base64'), decode(r.v, 'base64'),
-      COALESCE(d.name, t.name), COALESCE(d.steps, t.steps), COALESCE(d.timeout_ms, t.timeout_ms),
-      ${JSON.stringify([...policies.values()].map((k) => k.policy))}::jsonb -> r.x,
-      CASE WHEN r.e THEN ${QUEUED_SUMMARY}::text ELSE ${DISABLED_SUMMARY}::text END,
-      CASE WHEN r.e THEN NULL ELSE 'test_disabled' END::"SkipReason",
-      CASE WHEN r.e THEN NULL ELSE ${now}::timestamptz END, ${input.requestId ?? null}::text,
-      COALESCE(${input.retries ?? null}::int, d.retries, t.retries), ${deploymentId}::text
-    FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS r(id text, t text, p int, e boolean, u text, h text, v text, x int)
-    JOIN tests t ON t.id = r.t AND t.workspace_id = ${workspaceId}::text
-    LEFT JOIN deployment_tests d ON d.deployment_id = ${definitionsOf}::text AND d.test_id = t.id`;
-  if (inserted !== rows.length) {
-    throw new Error(`${rows.length - inserted} of the tests to run are not tests of workspace ${workspaceId}`);
-  }
-  return { suiteRunId, runIds, queuedRunIds };
+  return { rows, runIds, queuedRunIds, policies };
 }
 
 /** The policy a run of `test` keeps evidence by: request > test > project > default, each key on its own. */

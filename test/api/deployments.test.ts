@@ -384,3 +384,34 @@ describe('GET /api/v1/projects/{projectSlug}/deployments', () => {
     problemOf(bad, 'invalid_query');
   });
 });
+
+describe('kept versions', () => {
+  it('keeps the last 50 versions and any a run references; older unreferenced ones are deleted', async () => {
+    const t = await createTenant(api.db);
+    const v1 = bodyOf(await deploy(t.key, project('shop', '/1')), wire.deployment);
+    await runOne(t.key, { testId: nth(v1.tests, 0).testId });
+    const v2 = bodyOf(await deploy(t.key, project('shop', '/2')), wire.deployment);
+    for (let n = 3; n <= 52; n++) expect((await deploy(t.key, project('shop', `/${n}`))).status).toBe(201);
+    const versions = await api.db.deployment.findMany({
+      where: { workspaceId: t.workspace.id },
+      select: { version: true },
+      orderBy: { version: 'asc' },
+    });
+    // Version 1 is referenced by its run; version 2 is older than the last 50 (3 to 52) and unreferenced.
+    expect(versions.map((v) => v.version)).toEqual([1, ...Array.from({ length: 50 }, (_, i) => i + 3)]);
+    expect(
+      (
+        await request(api.app)
+          .get(`${deploymentsOf('shop')}/${v2.id}`)
+          .set(bearer(t.key))
+      ).status,
+    ).toBe(404);
+    expect(
+      (
+        await request(api.app)
+          .get(`${deploymentsOf('shop')}/${v1.id}`)
+          .set(bearer(t.key))
+      ).status,
+    ).toBe(200);
+  });
+});

@@ -46,11 +46,30 @@ module.exports = {
       to: { path: '^packages/admin/' },
     },
     {
+      // Sockets, processes, a browser or a database make a test an integration test: it goes under test/.
+      name: 'colocated-tests-are-unit-tests',
+      comment:
+        'A test beside its source opens sockets, processes, a browser or a database: integration tests live under test/.',
+      severity: 'error',
+      from: { path: '^(apps|packages)/[^/]+/src/.+\\.test\\.ts$' },
+      to: {
+        path: '^(node:)?(net|http|https|http2|dgram|child_process)$|(^|/)node_modules/(playwright|playwright-core|ioredis|pg|@prisma/client|bullmq)/',
+      },
+    },
+    {
       name: 'colocated-tests-not-root-test',
       comment: 'A test beside its source imports a root test/ helper: those start the whole system.',
       severity: 'error',
       from: { path: '^(apps|packages)/[^/]+/src/.+\\.test\\.ts$' },
       to: { path: '^test/' },
+    },
+    {
+      // docs/ARCHITECTURE.md, "The worker's layout": an executor is given what it needs for one attempt.
+      name: 'worker-executors-not-service',
+      comment: "A worker executor imports the process's service (start-up, queue consumers, HTTP).",
+      severity: 'error',
+      from: { path: '^apps/worker/src/executors/' },
+      to: { path: '^apps/worker/src/service/' },
     },
     {
       // Without this an import that fails to resolve would slip past every rule above.

@@ -11,7 +11,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { SecretMask } from '../apps/worker/src/secret-mask';
+import { SecretMask } from '../apps/worker/src/run/secret-mask';
 import { machineLine, spread, writeSection } from './report';
 
 type Mask = { text(text: string): string };

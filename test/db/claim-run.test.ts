@@ -2,8 +2,8 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 import { createPrisma, type Db } from '@testrun/core/db';
 import { createLogger } from '@testrun/core/logger';
 import { startRun } from '@testrun/core/runs';
-import { claimRun } from '../../apps/worker/src/claim';
-import { retryWrite } from '../../apps/worker/src/retry-write';
+import { claimRun } from '../../apps/worker/src/run/claim';
+import { retryWrite } from '../../apps/worker/src/run/retry-write';
 import { applySampleProject, createTenant, insertSuiteRuns, sampleProject, testDb } from '../support/harness';
 import { present } from '../support/present';
 

@@ -5,7 +5,7 @@ import type { EvidenceSettings, ProjectFile, Run } from '@testrun/contracts';
 import { applyProject } from '../../packages/admin/src/operations';
 import type { Db } from '@testrun/core/db';
 import { readWorkerConfig } from '../../apps/worker/src/config';
-import { startWorkerService, type WorkerService } from '../../apps/worker/src/worker-service';
+import { startWorkerService, type WorkerService } from '../../apps/worker/src/service/worker-service';
 import { createTenant, testDb } from '../support/harness';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site';
 import { present } from '../support/present';

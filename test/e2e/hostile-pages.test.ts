@@ -3,7 +3,7 @@ import { applyProject } from '../../packages/admin/src/operations';
 import type { Db } from '@testrun/core/db';
 import type { EvidenceSettings, Step } from '@testrun/contracts';
 import { readWorkerConfig } from '../../apps/worker/src/config';
-import { startWorkerService, type WorkerService } from '../../apps/worker/src/worker-service';
+import { startWorkerService, type WorkerService } from '../../apps/worker/src/service/worker-service';
 import { HOSTILE_FILE_BYTES } from '../fixtures/hostile-pages';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site';
 import { createTenant, testDb } from '../support/harness';

@@ -8,7 +8,7 @@ import { applyProject } from '../../packages/admin/src/operations';
 import { artifactKey, S3ArtifactStore } from '@testrun/core/artifact-store';
 import type { Db } from '@testrun/core/db';
 import { ID_PREFIX, newId } from '@testrun/core/ids';
-import { isVideoAvailable } from '../../apps/worker/src/video';
+import { isVideoAvailable } from '../../apps/worker/src/run/video';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site';
 import { createTenant, testDb } from '../support/harness';
 import { present } from '../support/present';

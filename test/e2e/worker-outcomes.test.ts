@@ -4,7 +4,7 @@ import path from 'node:path';
 import { applyProject } from '../../packages/admin/src/operations';
 import type { Db } from '@testrun/core/db';
 import { readWorkerConfig } from '../../apps/worker/src/config';
-import { startWorkerService, type WorkerService } from '../../apps/worker/src/worker-service';
+import { startWorkerService, type WorkerService } from '../../apps/worker/src/service/worker-service';
 import { createTenant, testDb } from '../support/harness';
 import { demoProjectFile, PROTECTED_CREDENTIALS, startFixtureSite, type FixtureSite } from '../fixtures/site';
 import type { SuiteRun } from '@testrun/contracts';

@@ -120,7 +120,12 @@ describe('a tree with forbidden imports', () => {
       // A colocated test imports a root test helper.
       'apps/worker/src/index.test.ts':
         "import { helper } from '../../../test/support/helper';\nexport const t = helper;\n",
+      // A worker executor imports the worker's service.
+      'apps/worker/src/executors/x.ts': "import { service } from '../service/y';\nexport const x = service;\n",
+      'apps/worker/src/service/y.ts': 'export const service = 1;\n',
       'test/support/helper.ts': 'export const helper = 1;\n',
+      // A colocated test that opens a socket is an integration test.
+      'apps/api/src/server.test.ts': "import { createServer } from 'node:http';\nexport const s = createServer;\n",
       // Allowed: a root test imports apps and helpers.
       'test/e2e/x.test.ts':
         "import { api } from '../../apps/api/src/index';\nimport { helper } from '../support/helper';\nexport const z = api + helper;\n",
@@ -141,12 +146,14 @@ describe('a tree with forbidden imports', () => {
       [
         'admin-only-for-operators: apps/worker/src/uses-admin.ts -> packages/admin/src/operations.ts',
         'apps-not-each-other: apps/api/src/index.ts -> apps/worker/src/index.ts',
+        'colocated-tests-are-unit-tests: apps/api/src/server.test.ts -> http',
         'colocated-tests-not-root-test: apps/worker/src/index.test.ts -> test/support/helper.ts',
         'contracts-imports-no-workspace-package: packages/contracts/src/index.ts -> packages/core/src/index.ts',
         'no-cycles: packages/core/src/a.ts -> packages/core/src/b.ts -> packages/core/src/a.ts',
         'packages-not-apps-or-test: packages/core/src/uses-app.ts -> apps/api/src/index.ts',
         'packages-not-apps-or-test: packages/core/src/uses-test.ts -> test/support/helper.ts',
         'workspace-imports-resolve: apps/api/src/missing.ts -> @testrun/gone',
+        'worker-executors-not-service: apps/worker/src/executors/x.ts -> apps/worker/src/service/y.ts',
       ].sort(),
     );
   });

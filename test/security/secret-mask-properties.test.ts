@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { MASK, SecretMask } from '../../apps/worker/src/secret-mask';
+import { MASK, SecretMask } from '../../apps/worker/src/run/secret-mask';
 
 // Properties over generated secrets: whatever characters a secret has, every spelling an encoder
 // of a browser or a server gives it is masked. Pure: no process is started.

@@ -5,7 +5,7 @@ import { applyProject } from '../../packages/admin/src/operations';
 import type { Db } from '@testrun/core/db';
 import type { LookupAll } from '@testrun/core/target-policy';
 import { readWorkerConfig } from '../../apps/worker/src/config';
-import { startWorkerService, type WorkerService } from '../../apps/worker/src/worker-service';
+import { startWorkerService, type WorkerService } from '../../apps/worker/src/service/worker-service';
 import { apiClient, memoryLogger, startApi } from '../e2e/support';
 import { createTenant, testDb } from '../support/harness';
 

@@ -7,7 +7,7 @@ import { createLogger } from '@testrun/core/logger';
 import { parseTargetRules, type LookupAll } from '@testrun/core/target-policy';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site';
 import { startEgress, type WorkerEgress } from '../../apps/worker/src/network/worker-egress';
-import { isVideoAvailable } from '../../apps/worker/src/video';
+import { isVideoAvailable } from '../../apps/worker/src/run/video';
 import { browserEnv } from '../../apps/worker/src/browser/browser-env';
 import { BrowserPool } from '../../apps/worker/src/browser/browser-pool';
 

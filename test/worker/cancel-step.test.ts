@@ -2,7 +2,7 @@ import type { BrowserContext, Page } from 'playwright';
 import type { Step } from '@testrun/contracts';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site';
 import { BrowserPool } from '../../apps/worker/src/browser/browser-pool';
-import { executeStep } from '../../apps/worker/src/steps/execute-step';
+import { executeStep } from '../../apps/worker/src/executors/steps/execute-step';
 
 /**
  * A cancel ends the step under way through the run's signal, which every Playwright call of the

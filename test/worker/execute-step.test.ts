@@ -11,7 +11,7 @@ import {
   summarizeFailure,
   type StepContext,
   type StepOutcomeResult,
-} from '../../apps/worker/src/steps/execute-step';
+} from '../../apps/worker/src/executors/steps/execute-step';
 
 jest.setTimeout(30_000);
 

@@ -3,8 +3,8 @@ import { applyProject, setSecretVariable } from '../../packages/admin/src/operat
 import type { Db } from '@testrun/core/db';
 import { deriveKeys, sealHeaders, sealRunVariables } from '@testrun/core/secrets';
 import { createTenant, testDb, testSecret } from '../support/harness';
-import { openRunSecrets } from '../../apps/worker/src/run-secrets';
-import { MASK } from '../../apps/worker/src/secret-mask';
+import { openRunSecrets } from '../../apps/worker/src/run/run-secrets';
+import { MASK } from '../../apps/worker/src/run/secret-mask';
 
 let db: Db;
 beforeAll(() => {

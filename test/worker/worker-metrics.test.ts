@@ -1,6 +1,6 @@
 import { addRunJobs, createRedis, createRunQueue } from '@testrun/core/queue';
 import { parsePrometheus, sampleSum } from '../support/prometheus';
-import { WorkerMetrics } from '../../apps/worker/src/observability/worker-metrics';
+import { WorkerMetrics } from '../../apps/worker/src/service/worker-metrics';
 
 // The worker's metrics against a real queue on the test Redis (a prefix of its own): what each
 // observation adds, and the queue's states as BullMQ keeps them (prioritized jobs apart from waiting).

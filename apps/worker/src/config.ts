@@ -1,8 +1,8 @@
 import { ConfigError, readCommonConfig, readEnum, readInt, readString, type CommonConfig } from '@testrun/core/env';
 import { readTargetPolicyConfig, type TargetPolicyConfig } from '@testrun/core/target-policy';
 import type { BrowserNetworkIsolation } from './network/worker-egress';
-import type { RetentionDays } from './retention';
-import type { RunLimits } from './run-limits';
+import type { RetentionDays } from './housekeeping/retention';
+import type { RunLimits } from './run/run-limits';
 import type { WebhookRetryPolicy } from './webhooks/retry-schedule';
 
 type Env = Record<string, string | undefined>;

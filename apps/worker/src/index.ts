@@ -1,12 +1,31 @@
 export { readWorkerConfig, type WorkerConfig } from './config';
-export { executeRun, type ContextSource, type RunDeps, type RunExecution, type RunTimings } from './execute-run';
-export { checkDefinition, MAX_RUN_ATTEMPTS, workerLostOutcome } from './run-outcomes';
-export { createRunWorker, type RunWorkerOptions } from './run-worker';
-export { Reconciler, RECONCILER_LOCK_KEY, type ReconcileReport, type ReconcilerOptions } from './reconciler';
-export { purgeExpired, type RetentionDays, type RetentionOptions, type RetentionReport } from './retention';
-export { startWorkerService, type WorkerService, type WorkerServiceOptions } from './worker-service';
-export { sanitizeTrace, REDACTED } from './trace-sanitizer';
-export { routeTargetHeaders } from './target-headers';
-export { isVideoAvailable, playwrightFfmpegPath } from './video';
+export { executeRun, EXECUTORS, type RunDepsInput } from './executors';
+export type { ContextSource, RunDeps, RunExecution, RunTimings } from './run/run-deps';
+export type {
+  Executor,
+  ExecutorAttempt,
+  ExecutorKind,
+  ExecutorRun,
+  Executors,
+  PreparedRun,
+} from './executors/executor';
+export { checkDefinition, MAX_RUN_ATTEMPTS, workerLostOutcome } from './run/run-outcomes';
+export { createRunWorker, type RunWorkerOptions } from './service/run-worker';
+export {
+  Reconciler,
+  RECONCILER_LOCK_KEY,
+  type ReconcileReport,
+  type ReconcilerOptions,
+} from './housekeeping/reconciler';
+export {
+  purgeExpired,
+  type RetentionDays,
+  type RetentionOptions,
+  type RetentionReport,
+} from './housekeeping/retention';
+export { startWorkerService, type WorkerService, type WorkerServiceOptions } from './service/worker-service';
+export { sanitizeTrace, REDACTED } from './run/trace-sanitizer';
+export { routeTargetHeaders } from './network/target-headers';
+export { isVideoAvailable, playwrightFfmpegPath } from './run/video';
 export { BrowserPool, CHROMIUM_ARGS } from './browser/browser-pool';
 export { EgressProxy, egressProxyLaunchArgs } from './network/egress-proxy';

@@ -1,8 +1,8 @@
 import { ConfigError } from '@testrun/core/env';
 import { createLogger, errorMessage } from '@testrun/core/logger';
 import { readWorkerConfig, type WorkerConfig } from './config';
-import { installFaultGuard } from './fault-guard';
-import { startWorkerService } from './worker-service';
+import { installFaultGuard } from './run/fault-guard';
+import { startWorkerService } from './service/worker-service';
 
 /** The exit code after a drain forced by a fault that belongs to no run (sysexits' EX_SOFTWARE). */
 const EXIT_PROCESS_FAULT = 70;

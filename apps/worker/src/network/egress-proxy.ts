@@ -1,28 +1,29 @@
-// Over 300 lines: the proxy's plain-HTTP and CONNECT handlers share its private run table, the
-// credentials check and the connect-by-checked-address path; split, they would pass that state
-// around. The address checks it can stand without already live in checked-connection.ts.
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { once } from 'node:events';
-import {
-  createServer,
-  request as httpRequest,
-  type IncomingMessage,
-  type Server,
-  type ServerResponse,
-} from 'node:http';
-import { connect, createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { TimeoutError, withTimeout } from '@testrun/core/with-timeout';
 import {
   resolveTarget,
   systemLookup,
   TargetUnresolvedError,
   type CheckedTarget,
   type LookupAll,
-  type TargetBlockRule,
-  type TargetPolicy,
   type TargetRefusal,
 } from '@testrun/core/target-policy';
+import type { BlockedRequest, EgressProxyOptions, OpenRunOptions, RunEgress, RunEntry } from './egress-types';
+import {
+  AUTH_REQUIRED_BODY,
+  BLOCKED_BODY,
+  connectChecked,
+  digest,
+  forwardRequest,
+  netErrorOf,
+  rawResponse,
+  spliceTunnel,
+  UNREACHABLE_BODY,
+  unreachable,
+} from './proxy-wire';
 
 /*
  * Why node:http and node:net rather than proxy-chain: the proxy must resolve each host itself,
@@ -32,166 +33,10 @@ import {
  * address takes as much code as the two handlers below.
  */
 
-/** One request the policy refused, as the run learns of it. Never anything the target would have answered. */
-export interface BlockedRequest {
-  runId: string;
-  /** Host as the page asked for it (a name, or an address). */
-  host: string;
-  port: number;
-  rule: TargetBlockRule;
-  /** A sentence naming the host and the rule, fit for the run's summary. */
-  detail: string;
-}
-
-/** Options of {@link EgressProxy}. */
-export interface EgressProxyOptions {
-  /** The deployment's policy; a run may bring a narrower one ({@link EgressProxy.openRun}). */
-  policy: TargetPolicy;
-  /** Resolves host names. Default: the system resolver. Tests give a table of their own. */
-  lookup?: LookupAll;
-  /** Told about every refused request of every run, for the worker's log. Default: nobody. */
-  onBlocked?: (blocked: BlockedRequest) => void;
-  /** How long one connection to a target may take to open. Default 30000 ms. */
-  connectTimeoutMs?: number;
-}
-
-/** Playwright's per-context `proxy` option for one run. */
-interface RunProxySettings {
-  server: string;
-  username: string;
-  password: string;
-}
-
-/** Options of {@link EgressProxy.openRun}. */
-export interface OpenRunOptions {
-  /** The run's policy (the deployment's one narrowed by its workspace). Default: the proxy's policy. */
-  policy?: TargetPolicy;
-  /** Told about each refused request of this run. Default: nobody (see {@link RunEgress.blocked}). */
-  onBlocked?: (blocked: BlockedRequest) => void;
-}
-
-/** A run's way out: the proxy settings for its browser context, and what was refused so far. */
-export interface RunEgress {
-  readonly proxy: RunProxySettings;
-  /** Refused requests in order (the first 100 are kept). */
-  readonly blocked: readonly BlockedRequest[];
-  /** Forgets the run's credentials and cuts its open connections. */
-  close(): void;
-}
-
-interface RunEntry {
-  runId: string;
-  tokenDigest: Buffer;
-  policy: TargetPolicy;
-  onBlocked: ((blocked: BlockedRequest) => void) | undefined;
-  blocked: BlockedRequest[];
-  sockets: Set<Duplex>;
-}
+export type { BlockedRequest, EgressProxyOptions, OpenRunOptions, RunEgress } from './egress-types';
+export { EGRESS_ERROR_HEADER, egressProxyLaunchArgs } from './proxy-wire';
 
 const MAX_BLOCKED_KEPT = 100;
-/** The whole answer to a refused request: the same words whatever the target and whatever listens there. */
-const BLOCKED_BODY = 'This request was blocked by the target network policy.\n';
-const UNREACHABLE_BODY = 'The target could not be reached.\n';
-const AUTH_REQUIRED_BODY = 'Proxy authentication required.\n';
-/** Headers that belong to one hop (the page to the proxy, or the proxy to the target) and are not passed on. */
-const HOP_BY_HOP = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-authenticate',
-  'proxy-authorization',
-  'proxy-connection',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-]);
-
-/**
- * On the proxy's own 502 to a plain HTTP request: the network error Chromium would have shown had
- * it connected itself (`ERR_CONNECTION_REFUSED`, `ERR_NAME_NOT_RESOLVED`...), so a step reports an
- * unreachable target as such rather than as an HTTP error.
- */
-export const EGRESS_ERROR_HEADER = 'x-testrun-egress-error';
-
-/** The Chromium network error that matches a failed connection. */
-function netErrorOf(error: unknown): string {
-  if (error instanceof TimeoutError) return 'ERR_CONNECTION_TIMED_OUT';
-  // Not `instanceof Error`: errors of node's own modules may come from another realm (a test's vm).
-  const code = typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : '';
-  switch (code) {
-    case 'ECONNREFUSED':
-      return 'ERR_CONNECTION_REFUSED';
-    case 'ECONNRESET':
-      return 'ERR_CONNECTION_RESET';
-    case 'ETIMEDOUT':
-      return 'ERR_CONNECTION_TIMED_OUT';
-    case 'EHOSTUNREACH':
-    case 'ENETUNREACH':
-      return 'ERR_ADDRESS_UNREACHABLE';
-    default:
-      return 'ERR_CONNECTION_FAILED';
-  }
-}
-
-function unreachable(res: ServerResponse, netError: string): void {
-  if (res.headersSent) {
-    res.destroy();
-    return;
-  }
-  res
-    .writeHead(502, { 'content-type': 'text/plain; charset=utf-8', [EGRESS_ERROR_HEADER]: netError })
-    .end(UNREACHABLE_BODY);
-}
-
-function digest(text: string): Buffer {
-  return createHash('sha256').update(text).digest();
-}
-
-function rawResponse(status: string, body: string, extra: string[] = []): string {
-  return [
-    `HTTP/1.1 ${status}`,
-    'Content-Type: text/plain; charset=utf-8',
-    `Content-Length: ${Buffer.byteLength(body)}`,
-    'Connection: close',
-    ...extra,
-    '',
-    body,
-  ].join('\r\n');
-}
-
-/** Raw header pairs minus hop-by-hop ones and any the `Connection` header names. */
-function endToEndHeaders(raw: readonly string[]): string[] {
-  const named = new Set<string>();
-  for (let i = 0; i + 1 < raw.length; i += 2) {
-    if (raw[i]?.toLowerCase() === 'connection') {
-      for (const token of (raw[i + 1] ?? '').split(',')) named.add(token.trim().toLowerCase());
-    }
-  }
-  const out: string[] = [];
-  for (let i = 0; i + 1 < raw.length; i += 2) {
-    const name = raw[i] ?? '';
-    const lower = name.toLowerCase();
-    if (HOP_BY_HOP.has(lower) || named.has(lower)) continue;
-    out.push(name, raw[i + 1] ?? '');
-  }
-  return out;
-}
-
-/** Opens a TCP connection to the first of the checked addresses that answers. */
-async function connectChecked(target: CheckedTarget, timeoutMs: number): Promise<Socket> {
-  let lastError: unknown = new Error('no address to connect to');
-  for (const { address } of target.addresses) {
-    const socket = connect({ host: address, port: target.port });
-    try {
-      await withTimeout(once(socket, 'connect'), timeoutMs, `connecting to ${target.host}`);
-      return socket;
-    } catch (error) {
-      socket.destroy();
-      lastError = error;
-    }
-  }
-  throw lastError;
-}
 
 /**
  * The worker's forward proxy: every request of every run's browser goes through it, and it lets
@@ -391,20 +236,7 @@ export class EgressProxy {
     }
     this.track(run, socket);
     this.track(run, req.socket);
-    const upstream = httpRequest({
-      method: req.method,
-      path: `${url.pathname}${url.search}`,
-      headers: endToEndHeaders(req.rawHeaders),
-      setHost: false,
-      createConnection: () => socket,
-    });
-    upstream.on('response', (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.statusMessage, endToEndHeaders(answer.rawHeaders));
-      answer.pipe(res);
-    });
-    upstream.on('error', (error) => unreachable(res, netErrorOf(error)));
-    res.on('close', () => upstream.destroy());
-    req.pipe(upstream);
+    forwardRequest(req, res, url, socket);
   }
 
   /** A tunnel (`CONNECT host:port`): HTTPS, and WebSockets of either scheme. */
@@ -447,26 +279,6 @@ export class EgressProxy {
       upstream.destroy();
       return;
     }
-    upstream.on('error', () => client.destroy());
-    upstream.on('close', () => client.destroy());
-    client.on('close', () => upstream.destroy());
-    client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-    if (head.length > 0) upstream.write(head);
-    client.pipe(upstream);
-    upstream.pipe(client);
+    spliceTunnel(client, upstream, head);
   }
-}
-
-/**
- * Chromium flags that send its HTTP traffic through the egress proxy: loopback too (`<-loopback>`
- * removes Chromium's implicit bypass), and WebRTC asked to use only what can be proxied. That last
- * one is a request, not a wall: STUN and TURN over UDP went past it, which is why Chromium runs in
- * a network namespace whose only way out is the proxy (browser-netns.ts).
- */
-export function egressProxyLaunchArgs(proxyUrl: string): string[] {
-  return [
-    `--proxy-server=${proxyUrl}`,
-    '--proxy-bypass-list=<-loopback>',
-    '--force-webrtc-ip-handling-policy=disable_non_proxied_udp',
-  ];
 }

@@ -1,5 +1,5 @@
 import { createTargetPolicy, parseTargetRules } from '@testrun/core/target-policy';
-import type { StepOutcomeResult } from '../steps';
+import type { StepOutcomeResult } from '../executors/steps';
 import { baseUrlBlockedOutcome, refusalOf, withBlockedRequest } from './run-target';
 
 const timing = { durationMs: 12, startedAt: new Date(0), target: '/r' };

@@ -1,8 +1,8 @@
 import type { Db } from '@testrun/core/db';
 import type { RunOutcome } from '@testrun/core/runs';
 import { narrowPolicy, parseTargetRules, type TargetPolicy } from '@testrun/core/target-policy';
-import type { StepOutcomeResult } from '../steps';
-import { targetBlocked } from '../steps/step-failure';
+import type { StepOutcomeResult } from '../executors/steps';
+import { targetBlocked } from '../executors/steps/step-failure';
 import type { BlockedRequest, OpenRunOptions, RunEgress } from './egress-proxy';
 
 /** Where a run's browser context gets its way out: the worker's egress proxy (see EgressProxy). */

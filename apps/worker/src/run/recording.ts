@@ -5,7 +5,7 @@ import { keepsEvidence, recordsEvidence, type EvidenceMode, type EvidencePolicy 
 import { errorMessage, type Logger } from '@testrun/core/logger';
 import { withTimeout } from '@testrun/core/with-timeout';
 import type { ArtifactWriter } from './artifact-writer';
-import type { BrowserClock } from './browser-clock';
+import type { BrowserClock } from '../browser/browser-clock';
 import type { SecretMask } from './secret-mask';
 import { sanitizeTrace } from './trace-sanitizer';
 

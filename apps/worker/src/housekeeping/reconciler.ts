@@ -5,7 +5,7 @@ import { errorMessage, type Logger } from '@testrun/core/logger';
 import { addRunJobs, type RunQueue } from '@testrun/core/queue';
 import { abortRun, CANCELLED_RUNNING_OUTCOME, fairPositions } from '@testrun/core/runs';
 import { purgeExpired, type RetentionDays, type RetentionReport } from './retention';
-import { failedJobOutcome } from './run-outcomes';
+import { failedJobOutcome } from '../run/run-outcomes';
 
 /** Options of {@link Reconciler}. */
 export interface ReconcilerOptions {

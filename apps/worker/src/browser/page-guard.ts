@@ -2,7 +2,7 @@ import type { BrowserContext, CDPSession, Dialog, Page } from 'playwright';
 import { errorMessage, type Logger } from '@testrun/core/logger';
 import { withTimeout } from '@testrun/core/with-timeout';
 import { pageSession } from './page-devtools';
-import type { StepOutcomeResult } from './steps';
+import type { StepOutcomeResult } from '../executors/steps';
 
 /** Limits every run's pages are held to (see WorkerConfig for the environment variables). */
 export interface PageLimits {

@@ -3,9 +3,9 @@ import type { AddressInfo } from 'node:net';
 import { createTargetPolicy, parseTargetRules } from '@testrun/core/target-policy';
 import { withTimeout } from '@testrun/core/with-timeout';
 import type { BrowserContext } from 'playwright';
-import { BrowserPool } from './browser/browser-pool';
-import { EgressProxy, egressProxyLaunchArgs, type RunEgress } from './network/egress-proxy';
-import { routeTargetHeaders } from './target-headers';
+import { BrowserPool } from '../../../apps/worker/src/browser/browser-pool';
+import { EgressProxy, egressProxyLaunchArgs, type RunEgress } from '../../../apps/worker/src/network/egress-proxy';
+import { routeTargetHeaders } from '../../../apps/worker/src/network/target-headers';
 
 /**
  * Real Chromium behind the worker's egress proxy, as the worker runs it: the target redirects to

@@ -18,9 +18,14 @@ import {
   type LookupAll,
   type ResolvedAddress,
 } from '@testrun/core/target-policy';
-import { BrowserPool } from '../browser/browser-pool';
-import { EgressProxy, egressProxyLaunchArgs, type BlockedRequest, type RunEgress } from './egress-proxy';
-import { pinnedLookup, resolveAndCheck } from './checked-connection';
+import { BrowserPool } from '../../../apps/worker/src/browser/browser-pool';
+import {
+  EgressProxy,
+  egressProxyLaunchArgs,
+  type BlockedRequest,
+  type RunEgress,
+} from '../../../apps/worker/src/network/egress-proxy';
+import { pinnedLookup, resolveAndCheck } from '../../../apps/worker/src/network/checked-connection';
 
 // Real Chromium, real loopback listeners. Only 127.0.0.1 and 127.0.0.2 are ever dialled: the
 // "forbidden" listener on 127.0.0.2 stands for every internal address, and the proxy's resolver is

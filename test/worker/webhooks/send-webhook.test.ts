@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createTargetPolicy, parseTargetRules, type LookupAll } from '@testrun/core/target-policy';
-import { sendWebhook } from './send-webhook';
+import { sendWebhook } from '../../../apps/worker/src/webhooks/send-webhook';
 
 /**
  * One delivery attempt against a real receiver on loopback, under the target network policy: the

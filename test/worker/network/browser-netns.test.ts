@@ -9,9 +9,9 @@ import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { createLogger } from '@testrun/core/logger';
 import { parseTargetRules, type LookupAll, type TargetPolicyConfig } from '@testrun/core/target-policy';
-import { BrowserPool } from '../browser/browser-pool';
-import { BrowserIsolationError } from './browser-netns';
-import { startEgress, type WorkerEgress } from './worker-egress';
+import { BrowserPool } from '../../../apps/worker/src/browser/browser-pool';
+import { BrowserIsolationError } from '../../../apps/worker/src/network/browser-netns';
+import { startEgress, type WorkerEgress } from '../../../apps/worker/src/network/worker-egress';
 
 /*
  * A page's ways out that do not speak HTTP through a proxy: WebRTC (STUN and TURN over UDP, TURN

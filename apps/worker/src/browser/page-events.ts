@@ -1,19 +1,9 @@
 import type { BrowserContext, ConsoleMessage, Request, Response, WebError } from 'playwright';
-import { displayUrl, truncate } from './steps/format';
+import { displayUrl, truncate } from '../executors/steps/format';
 
-/**
- * What a run's pages reported that explains a failure: console errors, uncaught exceptions, and
- * requests that failed (a network error, or an answer of status 400 or more).
- */
-export type PageEvent = {
-  kind: 'console' | 'exception' | 'request';
-  at: Date;
-  message: string;
-  url: string | null;
-  method: string | null;
-  /** The answer's status; null for a request that got no answer, and for other kinds. */
-  status: number | null;
-};
+import type { PageEvent } from '@testrun/contracts';
+
+export type { PageEvent };
 
 /** At most this many events are kept per attempt; the count of the rest is kept. */
 const MAX_PAGE_EVENTS = 100;

@@ -3,9 +3,10 @@ import type { Redis } from 'ioredis';
 import { compileValidator, JOBS, RunJobPayload } from '@testrun/contracts';
 import { errorMessage, type Logger } from '@testrun/core/logger';
 import { abortRun } from '@testrun/core/runs';
-import { executeRun, type RunDeps, type RunExecution } from './execute-run';
+import { executeRun } from '../run/execute-run';
+import type { RunDeps, RunExecution } from '../run/run-deps';
 import { foldRepeats } from './repeated-errors';
-import { isWorkerLost, notRecordedError, workerLostOutcome } from './run-outcomes';
+import { isWorkerLost, notRecordedError, workerLostOutcome } from '../run/run-outcomes';
 
 /** Options of {@link createRunWorker}. */
 export interface RunWorkerOptions {

@@ -3,10 +3,10 @@ import { artifactKey, type ArtifactStore } from '@testrun/core/artifact-store';
 import type { Db } from '@testrun/core/db';
 import { ID_PREFIX, newId } from '@testrun/core/ids';
 import type { ArtifactRow } from '@testrun/core/runs';
-import type { PageEvent } from './page-events';
-import { describeStep, describeTarget, type StepOutcomeResult } from './steps';
-import { truncate } from './steps/format';
-import type { StepShot } from './steps/types';
+import type { PageEvent } from '../browser/page-events';
+import { describeStep, describeTarget, type StepOutcomeResult } from '../executors/steps';
+import { truncate } from '../executors/steps/format';
+import type { StepShot } from '../executors/steps/types';
 
 /** The page as it was when a step went wrong, for the view. */
 export type PageAtFailure = { url: string; title: string };

@@ -1,8 +1,8 @@
 import type { Page } from 'playwright';
 import { keepsEvidence, type EvidenceMode } from '@testrun/contracts';
 import { withTimeout } from '@testrun/core/with-timeout';
-import { pageSession } from '../page-devtools';
-import type { SecretMask } from '../secret-mask';
+import { pageSession } from '../../browser/page-devtools';
+import type { SecretMask } from '../../run/secret-mask';
 import type { StepOutcomeResult, StepShot } from './types';
 
 /** Options of {@link captureScreenshot}. */

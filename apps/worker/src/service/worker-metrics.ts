@@ -1,8 +1,8 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { RunQueue } from '@testrun/core/queue';
 import { withTimeout } from '@testrun/core/with-timeout';
-import type { RunExecution } from '../execute-run';
-import type { ReconcileReport } from '../reconciler';
+import type { RunExecution } from '../run/run-deps';
+import type { ReconcileReport } from '../housekeeping/reconciler';
 import type { WebhookAttemptOutcome } from '../webhooks/webhook-worker';
 
 /** How long a scrape waits for the queue's counts before it reports none. */

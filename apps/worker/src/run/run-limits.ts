@@ -1,5 +1,5 @@
 import type { RunOutcome } from '@testrun/core/runs';
-import { DEFAULT_PAGE_LIMITS, type PageLimits } from './page-guard';
+import { DEFAULT_PAGE_LIMITS, type PageLimits } from '../browser/page-guard';
 
 /** What one run may use of the worker: its pages' limits and the size of its recordings. */
 export interface RunLimits extends PageLimits {

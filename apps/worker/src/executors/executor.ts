@@ -1,0 +1,95 @@
+// What an executor is: the part of a run that depends on how its test is defined. The run's
+// lifecycle (claim, retried writes, secrets' mask, egress, cancels, faults, retries, the terminal
+// write: run/) is the same for every kind of test and calls the executor of the run's kind.
+import type { BrowserContext, BrowserContextOptions } from 'playwright';
+import type { Db } from '@testrun/core/db';
+import type { Logger } from '@testrun/core/logger';
+import type { ClaimedRun, RunOutcome } from '@testrun/core/runs';
+import type { TargetPolicy } from '@testrun/core/target-policy';
+import type { BrowserClock } from '../browser/browser-clock';
+import type { BlockedRequest } from '../network/egress-proxy';
+import type { ArtifactWriter } from '../run/artifact-writer';
+import type { Retrying } from '../run/claim';
+import type { RunLimits } from '../run/run-limits';
+import type { SecretMask } from '../run/secret-mask';
+
+/** The kinds of test a run can hold, one executor each (see {@link Executors}). */
+export type ExecutorKind = 'steps';
+
+/** The executor of each kind: adding a kind of test is one entry here and one module under executors/. */
+export type Executors = Readonly<Record<ExecutorKind, Executor>>;
+
+/** A claimed run as every attempt sees it (the attempt number and retry are the attempt's own). */
+export type RunRecord = Omit<ClaimedRun, 'attempt' | 'prevStatus' | 'retry'>;
+
+/** What an executor is given to read the run's definition and open its secrets, once per attempt. */
+export interface ExecutorRun {
+  readonly run: RunRecord;
+  readonly db: Db;
+  /** Key that opens the run's sealed headers and variables (`deriveKeys(secret).headers`). */
+  readonly headersKey: Buffer;
+  /** Runs a Postgres call again while it fails for a reason that may pass (an outage). */
+  readonly retry: Retrying;
+}
+
+/** What an executor is given for one attempt: built once, before it starts, and never changed. */
+export interface ExecutorAttempt {
+  readonly run: RunRecord;
+  /** The attempt's execution number (its rows and artifacts are recorded under it). */
+  readonly attempt: number;
+  /** The only writer of the attempt's step rows and artifacts. */
+  readonly writer: ArtifactWriter;
+  /** Every Playwright call is awaited through it, to tell the worker's own time apart. */
+  readonly clock: BrowserClock;
+  /**
+   * Aborted when the run is cancelled: the work under way has its browser calls aborted, nothing
+   * more starts, and the attempt returns (its outcome becomes `cancelled` whatever it is).
+   */
+  readonly signal: AbortSignal;
+  /** The run's target network policy (the deployment's narrowed by the workspace's); none without one. */
+  readonly policy: TargetPolicy | undefined;
+  /** What the egress proxy refused for this attempt so far (grows as it refuses; empty without a proxy). */
+  readonly blocked: readonly BlockedRequest[] | undefined;
+  /**
+   * Opens the attempt's browser context through the attempt's egress, with downloads off and the
+   * video the run's evidence policy asks for; the caller closes it.
+   */
+  readonly openContext: (options: BrowserContextOptions) => Promise<BrowserContext>;
+  /**
+   * Tells the lifecycle how to close the attempt's context under it (for an attempt that does not
+   * unwind after a cancel or a fault), and `null` once the teardown has begun.
+   */
+  readonly closeUnder: (close: (() => void) | null) => void;
+  /** Tells the lifecycle that the mask grew (a value the run typed into a password field). */
+  readonly maskGrew: (mask: SecretMask) => void;
+  /** Told once a cancelled attempt's context has been closed (benchmarks). */
+  readonly contextCancelled: () => void;
+  readonly logger: Logger;
+  readonly limits: RunLimits;
+  /** The worker's scratch directory: recordings pass through it on their way to the store. */
+  readonly scratchDir: string;
+  /** Longest the teardown (trace, context close, video) may take before it is abandoned. */
+  readonly teardownMs: number;
+}
+
+/** A run whose definition was read and whose secrets are open: ready for its attempt. */
+export interface PreparedRun {
+  /** Every secret value the run uses, masked in all it writes. */
+  readonly mask: SecretMask;
+  /** Runs the attempt and returns its outcome; records its steps and artifacts through the writer. */
+  execute(attempt: ExecutorAttempt): Promise<RunOutcome>;
+}
+
+/** One kind of test's way of running an attempt. */
+export interface Executor {
+  /**
+   * Reads the run's definition and opens its secrets; an outcome (an invalid definition, a secret
+   * that does not open) ends the attempt before any network or browser is opened for it.
+   */
+  prepare(given: ExecutorRun): Promise<{ prepared: PreparedRun } | { outcome: RunOutcome }>;
+}
+
+/** The kind of a run's test. Every run holds steps today; a run of another kind will say so. */
+export function executorKind(_run: RunRecord): ExecutorKind {
+  return 'steps';
+}

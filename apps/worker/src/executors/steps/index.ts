@@ -1,0 +1,1 @@
+export { describeStep, describeTarget, summarizeFailure, type StepOutcomeResult } from './execute-step';

@@ -1,0 +1,100 @@
+// The step language (docs/STEPS.md) as an executor: the run's definition is a list of steps, run in
+// order in one page of a fresh browser context, each recorded with its screenshot.
+import type { BrowserContext, Page } from 'playwright';
+import { recordsEvidence, type Step } from '@testrun/contracts';
+import type { RunOutcome } from '@testrun/core/runs';
+import { PageEventLog } from '../../browser/page-events';
+import { PageGuard } from '../../browser/page-guard';
+import { routeTargetHeaders } from '../../network/target-headers';
+import { stopRecording, traceOptions } from '../../run/recording';
+import { withRecordingNotes } from '../../run/run-limits';
+import { checkDefinition, invalidDefinitionOutcome, noContextOutcome } from '../../run/run-outcomes';
+import { openRunSecrets, type RunSecrets } from '../../run/run-secrets';
+import type { Executor, ExecutorAttempt } from '../executor';
+import { maskEvent, runInPage } from './run-in-page';
+
+/** Runs a steps run: checks its steps and opens the secrets they use, then runs them in a page. */
+export const stepsExecutor: Executor = {
+  async prepare({ run, db, headersKey, retry }) {
+    const checked = checkDefinition(run.steps);
+    if ('problem' in checked) return { outcome: invalidDefinitionOutcome(checked.problem) };
+    const opened = await openRunSecrets(db, headersKey, run, checked.steps, retry);
+    if ('outcome' in opened) return opened;
+    const { secrets } = opened;
+    return { prepared: { mask: secrets.mask, execute: (attempt) => runInContext(attempt, checked.steps, secrets) } };
+  },
+};
+
+/** Opens the attempt's context and runs the steps in it; the teardown stores its recordings. */
+async function runInContext(
+  attempt: ExecutorAttempt,
+  steps: readonly Step[],
+  secrets: RunSecrets,
+): Promise<RunOutcome> {
+  const { run, clock } = attempt;
+  let context: BrowserContext;
+  try {
+    context = await clock.time(attempt.openContext({ viewport: { width: 1280, height: 720 } }));
+  } catch (error) {
+    return noContextOutcome(error);
+  }
+  // A cancel never closes the context under the calls still under way on it: Playwright's client
+  // throws, outside any caller, on an answer naming an object the close has already disposed of
+  // ("Object with guid response@… was not bound in the connection"), and the call it answered never
+  // settles (a context closed while its page opens hangs `newPage` for good). The cancel aborts the
+  // step's calls instead (StepContext.signal); set-up calls, which take no signal, are short and
+  // are let finish. The context is closed by the teardown below, once nothing of the run's is under
+  // way; only an attempt that does not unwind is closed under it (untilCancelled).
+  attempt.closeUnder(() => {
+    void context.close().then(attempt.contextCancelled, () => undefined);
+  });
+  const guard = new PageGuard(context, attempt.limits, attempt.logger.child({ runId: run.id }));
+  const pageEvents = new PageEventLog(context);
+  // The mask grows while the steps run (a typed password): the teardown masks with the latest.
+  let mask = secrets.mask;
+  const onMask = (grown: typeof mask) => {
+    mask = grown;
+    attempt.maskGrew(grown);
+  };
+  let page: Page | null = null;
+  let outcome: RunOutcome;
+  let notes: string[];
+  let passed = false;
+  try {
+    const headersReady = await routeTargetHeaders(context, run.baseUrl, secrets.headers);
+    page = await clock.time(context.newPage());
+    await clock.time(headersReady(page));
+    // The trace starts once the worker's own set-up (routes, page, its DevTools session) is done, so
+    // that its action list holds the test's steps alone.
+    await clock.time(guard.watchMain(page));
+    const traced = recordsEvidence(run.evidence.trace);
+    if (traced) await clock.time(context.tracing.start(traceOptions(run.evidence.trace)));
+    outcome = await runInPage(attempt, { page, guard, traced: traced ? context : null, onMask }, steps, secrets);
+    passed = outcome.status === 'passed';
+  } finally {
+    attempt.closeUnder(null);
+    guard.stop();
+    pageEvents.stop();
+    attempt.writer.recordPageEvents(pageEvents.events.map((e) => maskEvent(mask, e)));
+    notes = await stopRecording({
+      context,
+      page,
+      headers: secrets.headers,
+      mask,
+      writer: attempt.writer,
+      evidence: run.evidence,
+      passed,
+      clock,
+      logger: attempt.logger,
+      scratchDir: attempt.scratchDir,
+      boundMs: attempt.teardownMs,
+      maxFileBytes: attempt.limits.maxRecordingBytes,
+    });
+    if (attempt.signal.aborted) attempt.contextCancelled();
+    await guard.discardPopupVideos();
+    // Step rows and artifacts are written in the background while the browser works; all must be
+    // stored before the run is declared finished.
+    await attempt.writer.flush();
+  }
+  return withRecordingNotes(outcome, notes);
+}

@@ -1,0 +1,59 @@
+import type { Duplex } from 'node:stream';
+import type { LookupAll, TargetBlockRule, TargetPolicy } from '@testrun/core/target-policy';
+
+/** One request the policy refused, as the run learns of it. Never anything the target would have answered. */
+export interface BlockedRequest {
+  runId: string;
+  /** Host as the page asked for it (a name, or an address). */
+  host: string;
+  port: number;
+  rule: TargetBlockRule;
+  /** A sentence naming the host and the rule, fit for the run's summary. */
+  detail: string;
+}
+
+/** Options of {@link EgressProxy}. */
+export interface EgressProxyOptions {
+  /** The deployment's policy; a run may bring a narrower one ({@link EgressProxy.openRun}). */
+  policy: TargetPolicy;
+  /** Resolves host names. Default: the system resolver. Tests give a table of their own. */
+  lookup?: LookupAll;
+  /** Told about every refused request of every run, for the worker's log. Default: nobody. */
+  onBlocked?: (blocked: BlockedRequest) => void;
+  /** How long one connection to a target may take to open. Default 30000 ms. */
+  connectTimeoutMs?: number;
+}
+
+/** Playwright's per-context `proxy` option for one run. */
+interface RunProxySettings {
+  server: string;
+  username: string;
+  password: string;
+}
+
+/** Options of {@link EgressProxy.openRun}. */
+export interface OpenRunOptions {
+  /** The run's policy (the deployment's one narrowed by its workspace). Default: the proxy's policy. */
+  policy?: TargetPolicy;
+  /** Told about each refused request of this run. Default: nobody (see {@link RunEgress.blocked}). */
+  onBlocked?: (blocked: BlockedRequest) => void;
+}
+
+/** A run's way out: the proxy settings for its browser context, and what was refused so far. */
+export interface RunEgress {
+  readonly proxy: RunProxySettings;
+  /** Refused requests in order (the first 100 are kept). */
+  readonly blocked: readonly BlockedRequest[];
+  /** Forgets the run's credentials and cuts its open connections. */
+  close(): void;
+}
+
+/** What the proxy holds of one open run. */
+export interface RunEntry {
+  runId: string;
+  tokenDigest: Buffer;
+  policy: TargetPolicy;
+  onBlocked: ((blocked: BlockedRequest) => void) | undefined;
+  blocked: BlockedRequest[];
+  sockets: Set<Duplex>;
+}

@@ -1,0 +1,142 @@
+import type { BrowserContextOptions } from 'playwright';
+import { recordsEvidence } from '@testrun/contracts';
+import { errorMessage, type Logger } from '@testrun/core/logger';
+import { CANCELLED_RUNNING_OUTCOME, type RunOutcome } from '@testrun/core/runs';
+import type { BrowserClock } from '../browser/browser-clock';
+import type { Executor, ExecutorAttempt, PreparedRun, RunRecord } from '../executors/executor';
+import { baseUrlBlockedOutcome, refusalOf, runPolicy } from '../network/run-target';
+import { ArtifactWriter } from './artifact-writer';
+import { retrying, type Retrying } from './claim';
+import type { RunDeps } from './run-deps';
+import { untilCancelled } from './run-cancels';
+import { untilFaulted, type RunOwner } from './run-faults';
+import { DEFAULT_RUN_LIMITS } from './run-limits';
+import { internalErrorOutcome } from './run-outcomes';
+import { maskOutcome } from './run-secrets';
+import { SecretMask } from './secret-mask';
+
+/** What every attempt of one run shares: built once when the run is claimed, never changed. */
+export interface RunContext {
+  readonly deps: RunDeps;
+  readonly run: RunRecord;
+  /** The run's executor, chosen by its kind. */
+  readonly executor: Executor;
+  readonly log: Logger;
+  readonly clock: BrowserClock;
+  /** Aborted when the run is cancelled (see RunCancels). */
+  readonly signal: AbortSignal;
+  /** The run as its faults see it (see RunFaults); null when faults are not attributed. */
+  readonly owner: RunOwner | null;
+}
+
+/** How one attempt ended: its outcome (masked), the writer that holds its rows, its retried writes. */
+export type AttemptResult = { outcome: RunOutcome; writer: ArtifactWriter; retry: Retrying };
+
+/**
+ * One test attempt under execution number `attempt`: the executor prepares the run, the target
+ * policy and egress are opened for it, and the executor runs it; a cancel or a fault of the run's
+ * ends it. Never throws for a fault of the attempt's: that is an `internal_error` outcome.
+ */
+export async function runAttempt(rc: RunContext, attempt: number): Promise<AttemptResult> {
+  const { deps, run, log, signal, owner } = rc;
+  const retry = retrying(log, deps.writeRetryMs, { attempt });
+  const writer = new ArtifactWriter(
+    deps.db,
+    deps.store,
+    { runId: run.id, workspaceId: run.workspaceId, attempt },
+    retry,
+  );
+  // What the attempt learns as it goes, held here and handed over by the executor's calls: the mask
+  // of the secrets it opened, and how to close its browser context under it.
+  let mask = new SecretMask([]);
+  let forceClose: (() => void) | null = null;
+  const maskGrew = (grown: SecretMask) => {
+    mask = grown;
+  };
+  if (owner) owner.mask = (text) => mask.text(text);
+  const under = { signal, forceClose: () => forceClose?.() };
+  const closeUnder = (close: (() => void) | null) => {
+    forceClose = close;
+  };
+  let outcome: RunOutcome;
+  try {
+    outcome = signal.aborted
+      ? { status: 'error', ...CANCELLED_RUNNING_OUTCOME }
+      : await untilCancelled(
+          untilFaulted(prepareAndExecute(rc, { attempt, writer, retry, maskGrew, closeUnder }), owner, under),
+          under,
+        );
+  } catch (error) {
+    log.error('run failed inside the worker', { attempt, error: mask.text(errorMessage(error)) });
+    outcome = internalErrorOutcome(error);
+  }
+  // Whatever a step made of its context being closed under it, the run was cancelled.
+  if (signal.aborted && outcome.status !== 'passed')
+    outcome = { status: 'error', ...CANCELLED_RUNNING_OUTCOME, step: outcome.step ?? null };
+  return { outcome: maskOutcome(mask, outcome), writer, retry };
+}
+
+/** The attempt's own parts, made by {@link runAttempt}. */
+type AttemptParts = Pick<ExecutorAttempt, 'attempt' | 'writer' | 'maskGrew' | 'closeUnder'> & { retry: Retrying };
+
+/** Prepares the run (definition, secrets), checks its base URL against the policy and executes it through its egress. */
+async function prepareAndExecute(rc: RunContext, parts: AttemptParts): Promise<RunOutcome> {
+  const { deps, run } = rc;
+  const prepared = await rc.executor.prepare({ run, db: deps.db, headersKey: deps.headersKey, retry: parts.retry });
+  if ('outcome' in prepared) return prepared.outcome;
+  parts.maskGrew(prepared.prepared.mask);
+
+  const { targetPolicy } = deps;
+  const policy = targetPolicy && (await parts.retry(() => runPolicy(deps.db, targetPolicy, run.workspaceId)));
+  const refused = refusalOf(policy, run.baseUrl);
+  if (refused) return baseUrlBlockedOutcome(refused);
+  const egress = deps.egress?.openRun(`${run.id}.${parts.attempt}`, { policy });
+  try {
+    return await executeAttempt(rc, prepared.prepared, parts, {
+      policy,
+      blocked: egress?.blocked,
+      proxy: egress?.proxy,
+    });
+  } finally {
+    egress?.close();
+  }
+}
+
+/** The network an attempt goes out through. */
+type AttemptNetwork = Pick<ExecutorAttempt, 'policy' | 'blocked'> & { proxy: BrowserContextOptions['proxy'] };
+
+/** Builds the executor's view of the attempt, once, and executes it. */
+function executeAttempt(
+  rc: RunContext,
+  prepared: PreparedRun,
+  parts: AttemptParts,
+  network: AttemptNetwork,
+): Promise<RunOutcome> {
+  const { deps, run } = rc;
+  const { proxy } = network;
+  // No video unless the run's policy records one: without recordVideo no encoder is started.
+  const video: BrowserContextOptions =
+    deps.recordVideo && recordsEvidence(run.evidence.video)
+      ? { recordVideo: { dir: deps.scratchDir, size: { width: 800, height: 450 } } }
+      : {};
+  const attempt: ExecutorAttempt = {
+    run,
+    attempt: parts.attempt,
+    writer: parts.writer,
+    clock: rc.clock,
+    signal: rc.signal,
+    policy: network.policy,
+    blocked: network.blocked,
+    // A page's downloads are never written to the worker's disk.
+    openContext: (options) =>
+      deps.browser.newContext({ ...options, ...(proxy ? { proxy } : {}), acceptDownloads: false, ...video }),
+    closeUnder: parts.closeUnder,
+    maskGrew: parts.maskGrew,
+    contextCancelled: () => deps.onContextCancelled?.(run.id),
+    logger: deps.logger,
+    limits: deps.limits ?? DEFAULT_RUN_LIMITS,
+    scratchDir: deps.scratchDir,
+    teardownMs: deps.teardownTimeoutMs ?? 15_000,
+  };
+  return prepared.execute(attempt);
+}

@@ -1,0 +1,104 @@
+// One run's lifecycle, whatever defines its test: claim, attempts (run/attempt.ts), retries, the
+// terminal write. What a kind of test does in an attempt is its executor's (executors/).
+import { finishRun, isCancelRequested, firstAttemptSummary, retryRun, type RunOutcome } from '@testrun/core/runs';
+import { BrowserClock } from '../browser/browser-clock';
+import { executorKind } from '../executors/executor';
+import { runAttempt, type RunContext } from './attempt';
+import { claimRun, retrying } from './claim';
+import type { RunDeps, RunExecution } from './run-deps';
+import { flakySummary, retriedOutcome } from './retry-policy';
+import type { RunOwner } from './run-faults';
+
+/**
+ * Executes one run end to end: claims it (`startRun`), has its executor run it in a fresh browser
+ * context, records every step and keeps the screenshots, trace and video its evidence policy asks
+ * for, then writes the terminal state (`finishRun`). An attempt that failed or ended in error is
+ * attempted again in a fresh context while the run's retries last (`retryRun`), each with its own
+ * evidence. Never leaves the run non-terminal for a fault of its own: anything unexpected ends it
+ * `error`/`internal_error`. Throws only when Postgres itself cannot be written, so that the job
+ * fails and the reconciler takes over.
+ */
+export async function executeRun(given: RunDeps, runId: string): Promise<RunExecution> {
+  if (!given.faults) return execute(given, runId, null);
+  return given.faults.run(runId, (owner) => execute(given, runId, owner));
+}
+
+async function execute(given: RunDeps, runId: string, owner: RunOwner | null): Promise<RunExecution> {
+  const began = performance.now();
+  // One statement claims the run, moves its suite counters and returns the snapshot to execute; it
+  // is tried again through a Postgres outage, like the result writes.
+  const claimed = await claimRun(given.db, runId, given.logger.child({ runId }), given.writeRetryMs);
+  if ('unclaimable' in claimed) return { kind: 'not_runnable', reason: claimed.unclaimable };
+  // From here every line logged for the run carries the id of the API request that created it.
+  const { requestId } = claimed.claim;
+  const deps = requestId ? { ...given, logger: given.logger.child({ requestId }) } : given;
+  const { claim } = claimed;
+  const rc: RunContext = {
+    deps,
+    run: claim,
+    executor: deps.executors[executorKind(claim)],
+    log: deps.logger.child({ runId }),
+    clock: new BrowserClock(),
+    signal: deps.cancels?.track(runId) ?? new AbortController().signal,
+    owner,
+  };
+  rc.log.info('run started', { attempt: claim.attempt, retry: claim.retry, workspaceId: claim.workspaceId });
+  try {
+    // A cancel asked before this claim (the message came when no worker had the run) ends it now.
+    const check = retrying(rc.log, deps.writeRetryMs, { attempt: claim.attempt });
+    if (await check(() => isCancelRequested(deps.db, runId))) deps.cancels?.cancel(runId);
+    return await attempts(rc, claim.attempt, claim.retry, began);
+  } finally {
+    deps.cancels?.release(runId);
+  }
+}
+
+/**
+ * Each test attempt runs in a fresh context under an execution number of its own; a failed one with
+ * retries left is recorded and the next begins (retryRun), the last one ends the run. A cancelled
+ * run is never tried again.
+ */
+async function attempts(rc: RunContext, first: number, firstRetry: number, began: number): Promise<RunExecution> {
+  const { deps, run, log } = rc;
+  let [attempt, testRetry] = [first, firstRetry];
+  for (;;) {
+    const { writer, retry, outcome: attempted } = await runAttempt(rc, attempt);
+    let outcome: RunOutcome = attempted;
+    // A cancelled attempt (its outcome is `cancelled` by now) is never retried: see retry-policy.ts.
+    const retried = retriedOutcome(outcome, testRetry, run.retries);
+    if (retried) {
+      const ended = attempt;
+      const next = await retry(() => retryRun(deps.db, run.id, ended, retried, writer.finalRows));
+      if (next) {
+        log.info('test attempt did not pass; trying again', { attempt, status: outcome.status, retry: next.retry });
+        ({ attempt, retry: testRetry } = next);
+        continue;
+      }
+    } else if (outcome.status === 'passed' && testRetry > 0) {
+      const firstSummary = await retry(() => firstAttemptSummary(deps.db, run.id));
+      outcome = {
+        ...outcome,
+        resultSummary: flakySummary(outcome.resultSummary, testRetry, run.retries, firstSummary),
+      };
+    }
+    // A retry refused (the run ended or was taken over meanwhile) records nothing more.
+    const [final, ended] = [outcome, attempt];
+    const recorded = !retried && (await retry(() => finishRun(deps.db, run.id, ended, final, writer.finalRows)));
+    const timings = { totalMs: performance.now() - began, browserMs: rc.clock.browserMs };
+    const code = 'code' in outcome ? (outcome.code ?? undefined) : undefined;
+    if (recorded)
+      log.info('run finished', {
+        attempt,
+        retry: testRetry,
+        status: outcome.status,
+        code,
+        durationMs: Math.round(timings.totalMs),
+      });
+    else
+      log.warn('run outcome not recorded: the run was ended or taken over meanwhile', {
+        attempt,
+        status: outcome.status,
+      });
+    return { kind: 'finished', status: outcome.status, code, attempt, recorded, timings };
+  }
+}

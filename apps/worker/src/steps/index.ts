@@ -1,9 +1,0 @@
-export {
-  executeStep,
-  timelineShot,
-  describeStep,
-  describeTarget,
-  summarizeFailure,
-  summarizePass,
-  type StepOutcomeResult,
-} from './execute-step';

@@ -1,0 +1,71 @@
+import { createServer, type Server } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { readWorkerConfig } from '../../apps/worker/src/config';
+import { startWorkerService } from '../../apps/worker/src/service/worker-service';
+import { memoryLogger } from '../e2e/support';
+
+// A start that fails late (the worker's HTTP port is taken, and the HTTP server is set up after
+// Postgres, the egress proxy, the three Redis connections, the browser and the cancel subscriber)
+// closes everything opened before it: this process is left with the sockets, listeners and child
+// processes it had before the start, and the egress proxy's port is free again.
+
+/** This process's open handles of the kinds a worker's parts hold. */
+function openHandles(): Record<string, number> {
+  const kinds = ['TCPSocketWrap', 'TCPServerWrap', 'PipeWrap', 'ProcessWrap'];
+  const counts: Record<string, number> = Object.fromEntries(kinds.map((kind) => [kind, 0]));
+  for (const kind of process.getActiveResourcesInfo()) if (kind in counts) counts[kind] = (counts[kind] ?? 0) + 1;
+  return counts;
+}
+
+async function settled(baseline: Record<string, number>): Promise<Record<string, number>> {
+  const until = Date.now() + 5_000;
+  let now = openHandles();
+  while (Date.now() < until && JSON.stringify(now) !== JSON.stringify(baseline)) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    now = openHandles();
+  }
+  return now;
+}
+
+function listenAnywhere(port = 0): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => resolve(server));
+  });
+}
+
+let taken: Server;
+
+beforeAll(async () => {
+  taken = await listenAnywhere();
+});
+
+afterAll(async () => {
+  await new Promise((resolve) => taken.close(resolve));
+});
+
+it('closes the database, the Redis connections, the egress proxy and the browser when a late part fails', async () => {
+  const port = (taken.address() as AddressInfo).port;
+  const { logger, text } = memoryLogger('worker');
+  const config = readWorkerConfig({
+    ...process.env,
+    WORKER_HTTP_PORT: String(port),
+    WORKER_HTTP_HOST: '127.0.0.1',
+    WORKER_VIDEO: 'off',
+  });
+  const baseline = openHandles();
+  await expect(startWorkerService(config, { logger, reconcile: false })).rejects.toThrow(/EADDRINUSE/);
+
+  // What opened before the failure was really opened (the browser last of them)...
+  const lines = text()
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as { message: string; task?: string; error?: string });
+  expect(lines.map((line) => line.message)).toEqual(
+    expect.arrayContaining(['browser launched', 'start-up failed; closing what was set up']),
+  );
+  expect(lines.filter((line) => line.message === 'tear-down failed')).toEqual([]);
+  // ...and is closed: no socket to Redis, Postgres or Chromium, no listener, no child process left.
+  expect(await settled(baseline)).toEqual(baseline);
+});

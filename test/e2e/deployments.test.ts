@@ -1,7 +1,7 @@
 import type { Db } from '@testrun/core/db';
 import { compileValidator, Deployment, type ProjectFile } from '@testrun/contracts';
 import { readWorkerConfig } from '../../apps/worker/src/config';
-import { startWorkerService, type WorkerService } from '../../apps/worker/src/worker-service';
+import { startWorkerService, type WorkerService } from '../../apps/worker/src/service/worker-service';
 import { createTenant, testDb } from '../support/harness';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site';
 import { apiClient, memoryLogger, startApi } from './support';

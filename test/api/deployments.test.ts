@@ -385,6 +385,32 @@ describe('GET /api/v1/projects/{projectSlug}/deployments', () => {
   });
 });
 
+describe('rerun', () => {
+  it("a rerun executes the deployment its original suite run executed, a preview's included", async () => {
+    const t = await createTenant(api.db);
+    bodyOf(await deploy(t.key, project('shop', '/live')), wire.deployment);
+    const preview = bodyOf(await deploy(t.key, project('shop', '/preview'), { activate: false }), wire.deployment);
+    const created = await request(api.app)
+      .post('/api/v1/runs')
+      .set(bearer(t.key))
+      .send({ projectSlug: 'shop', suiteSlug: 'smoke', deploymentId: preview.id });
+    const original = bodyOf(created, wire.suiteRunCreated).suiteRunId;
+    await request(api.app).post(`/api/v1/suite-runs/${original}/cancel`).set(bearer(t.key)).expect(202);
+    const res = await request(api.app)
+      .post(`/api/v1/suite-runs/${original}/rerun`)
+      .set(bearer(t.key))
+      .send({ only: 'all' });
+    expect(res.status).toBe(201);
+    const rerunId = bodyOf(res, wire.suiteRunCreated).suiteRunId;
+    const rerun = bodyOf(await request(api.app).get(`/api/v1/suite-runs/${rerunId}`).set(bearer(t.key)), wire.suiteRun);
+    expect(rerun.deployment_id).toBe(preview.id);
+    expect(await runRow(nth(rerun.tests, 0).runId)).toMatchObject({
+      steps: [{ action: 'goto', url: '/preview' }],
+      deploymentId: preview.id,
+    });
+  });
+});
+
 describe('kept versions', () => {
   it('keeps the last 50 versions and any a run references; older unreferenced ones are deleted', async () => {
     const t = await createTenant(api.db);

@@ -50,7 +50,7 @@ export async function createRerun(
           `Suite run "${suiteRunId}" is ${original.status}; it can be rerun once all of its runs have ended.`,
         );
       }
-      // The rerun executes the deployment the original executed (its project row held FOR SHARE).
+      // The rerun executes the deployment the original executed (its project row held like a new request's).
       const deployment = await runnableDeployment(tx, original.project_id, original.deployment_id);
       const fromDeployment = deployment?.fromDeployment ?? false;
       const deploymentId = deployment?.deploymentId ?? null;

@@ -1,5 +1,4 @@
 import {
-  evidenceSettingsOrNull,
   overCap,
   REQUEST_LIMITS,
   type ParsedRunRequest,
@@ -174,26 +173,15 @@ async function resolveTests(tx: DbTx, workspaceId: string, request: ParsedRunReq
 }
 
 /**
- * The deployment a request runs (the project row held FOR SHARE until it commits, so an activation
- * waits for it), and what the runs take from the project: the base URL and evidence settings of
- * that deployment's file, or of the live project row. 404 for a deploymentId of no deployment of
- * this project.
+ * The deployment a request runs (the project row held until it commits, so an activation waits for
+ * it), and what the runs take from the project: the base URL and evidence settings of that
+ * deployment. 404 for a deploymentId of no deployment of this project.
  */
 async function runnable(tx: DbTx, projectId: string, request: ParsedRunRequest) {
   const deployment = await runnableDeployment(tx, projectId, request.deploymentId);
   if (!deployment)
     throw new ApiError('not_found', `No deployment "${request.deploymentId ?? ''}" of this project in this workspace.`);
-  if (deployment.document) {
-    const { baseUrl, evidence } = deployment.document;
-    return {
-      deployment,
-      project: { baseUrl, evidence: (evidenceSettingsOrNull(evidence) ?? null) as Prisma.JsonValue },
-    };
-  }
-  const project = await tx.project.findUniqueOrThrow({
-    where: { id: projectId },
-    select: { baseUrl: true, evidence: true },
-  });
+  const project = { baseUrl: deployment.project.baseUrl, evidence: deployment.project.evidence as Prisma.JsonValue };
   return { deployment, project };
 }
 

@@ -11,7 +11,7 @@ export type LockedProject = { id: string; slug: string; active: { id: string; ve
 
 /**
  * The project row of `slug`, locked until the transaction ends (FOR UPDATE: runs being enqueued
- * hold it FOR SHARE, so a run reads one version or the next, never half of each), with its active
+ * hold it FOR KEY SHARE, so a run reads one version or the next, never half of each), with its active
  * deployment. With `create`, a project the workspace lacks is created from that file first.
  */
 export async function lockProject(

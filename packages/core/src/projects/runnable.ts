@@ -7,29 +7,33 @@ export type RunnableDeployment = {
   deploymentId: string | null;
   /** True for a deployment other than the active one: its own definitions (deployment_tests), not the live rows. */
   fromDeployment: boolean;
-  /** That deployment's file (its base URL and evidence settings), when `fromDeployment`. */
-  document: ProjectFile | null;
+  /** What runs take from the project: the base URL and evidence settings of the deployment run. */
+  project: { baseUrl: string; evidence: unknown };
 };
 
 /**
  * Which deployment of the project runs: `requested` (a deploymentId of the request), else the
  * active one; null when `requested` is no deployment of this project. The project row is held FOR
- * SHARE until the transaction ends, so an activation (FOR UPDATE) waits for the runs being enqueued
- * and they read one version whole.
+ * KEY SHARE until the transaction ends (what the runs' foreign key takes anyway), so an activation,
+ * which locks it FOR UPDATE, waits for the runs being enqueued, and they read one version whole.
  */
 export async function runnableDeployment(
   tx: DbTx,
   projectId: string,
   requested: string | null,
 ): Promise<RunnableDeployment | null> {
-  const [project] = await tx.$queryRaw<Array<{ active: string | null }>>`
-    SELECT active_deployment_id AS active FROM projects WHERE id = ${projectId} FOR SHARE`;
+  const [project] = await tx.$queryRaw<Array<{ active: string | null; base_url: string; evidence: unknown }>>`
+    SELECT active_deployment_id AS active, base_url, evidence FROM projects WHERE id = ${projectId} FOR KEY SHARE`;
   if (!project) return null;
-  if (requested === null || requested === project.active)
-    return { deploymentId: project.active, fromDeployment: false, document: null };
+  if (requested === null || requested === project.active) {
+    const live = { baseUrl: project.base_url, evidence: project.evidence };
+    return { deploymentId: project.active, fromDeployment: false, project: live };
+  }
   const [deployment] = await tx.$queryRaw<Array<{ document: ProjectFile }>>`
     SELECT document FROM deployments WHERE id = ${requested} AND project_id = ${projectId}`;
-  return deployment ? { deploymentId: requested, fromDeployment: true, document: deployment.document } : null;
+  if (!deployment) return null;
+  const { baseUrl, evidence } = deployment.document;
+  return { deploymentId: requested, fromDeployment: true, project: { baseUrl, evidence: evidence ?? null } };
 }
 
 /** A test of a deployment as runs of it take it: which suite, in which order, enabled or not. */

@@ -179,6 +179,14 @@ describe('testrun admin', () => {
     writeFileSync(jsonFile, JSON.stringify(file));
     const first = json(await admin('project', 'apply', '--workspace', ws.id, '--file', jsonFile, '--json'), 'project');
     expect(first).toMatchObject({ projectId: stringMatching(/^prj_/), slug: 'shop' });
+    // Applying is a deployment, activated: version 1, the project's active one, deployed by no key.
+    expect(first).toMatchObject({ deploymentId: stringMatching(/^dep_/), version: 1 });
+    expect(await db.project.findFirstOrThrow({ where: { workspaceId: ws.id } })).toMatchObject({
+      activeDeploymentId: first.deploymentId,
+    });
+    expect(
+      await db.deployment.findMany({ where: { workspaceId: ws.id }, select: { version: true, createdByKeyId: true } }),
+    ).toEqual([{ version: 1, createdByKeyId: null }]);
     expect(first.suites.map((s) => s.slug)).toEqual(['smoke', 'checkout']);
     expect(first.suites[0]?.tests).toEqual([
       { id: stringMatching(/^tst_/), key: 't1', name: 'smoke test 1' },

@@ -4,7 +4,7 @@ import { openHeaders, deriveKeys } from '@testrun/core/secrets';
 import { runViewUrl, suiteRunViewUrl, viewLinkTerms } from '@testrun/core/view-links';
 import { createTenant, sampleProject } from '../support/harness';
 import { bearer, buildTestApi, jobIdsIn, type TestApi } from './api-harness';
-import { anyString, bodyOf, nth, wire } from './typed';
+import { anyString, bodyOf, nth, stringMatching, wire } from './typed';
 
 /** The evidence policy a run gets when neither its request, test nor project says otherwise. */
 const DEFAULT_EVIDENCE = { trace: 'on-failure', video: 'off', screenshots: 'on-failure' };
@@ -118,6 +118,7 @@ describe('POST /api/v1/runs — the three modes', () => {
       finished_at: null,
       duration_ms: null,
       rerun_of: null,
+      deployment_id: stringMatching(/^dep_/),
     });
   });
 
@@ -200,6 +201,7 @@ describe('GET /api/v1/runs/:runId', () => {
       test_id: t.firstTestId,
       test_name: 'smoke test 1',
       suite_run_id: null,
+      deployment_id: stringMatching(/^dep_/),
       created_at: createdAt.toISOString(),
       started_at: null,
       finished_at: null,
@@ -229,6 +231,7 @@ describe('GET /api/v1/runs/:runId', () => {
       test_id: (await api.db.run.findUniqueOrThrow({ where: { id } })).testId,
       test_name: testName,
       suite_run_id: null,
+      deployment_id: stringMatching(/^dep_/),
       created_at: await createdAt(id),
       started_at: startedAt.toISOString(),
       finished_at: finishedAt.toISOString(),
@@ -292,6 +295,7 @@ describe('GET /api/v1/runs/:runId', () => {
       test_id: (await api.db.run.findUniqueOrThrow({ where: { id: skipped } })).testId,
       test_name: 'smoke test 3',
       suite_run_id: null,
+      deployment_id: stringMatching(/^dep_/),
       created_at: await createdAt(skipped),
       started_at: null,
       finished_at: anyString(),

@@ -127,8 +127,10 @@ describe('the workspace lock of an enqueue', () => {
           secretVariables: null,
           evidence: null,
           retries: null,
+          deploymentId: null,
         },
         targetPolicy: enqueuePolicy(api.config.targetPolicy),
+        scopes: ['run'],
       },
       async () => {
         // Inside A's creating transaction, its workspace row locked: neither of these may wait for it.

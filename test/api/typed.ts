@@ -2,6 +2,9 @@
 // also proves the shape), and Jest's asymmetric matchers typed as the values they stand for.
 import {
   compileValidator,
+  Deployment,
+  DeploymentDryRun,
+  DeploymentList,
   EnqueuedReport,
   FailureReport,
   Problem,
@@ -33,6 +36,9 @@ export const wire = {
   runList: compileValidator(RunList),
   suiteRunList: compileValidator(SuiteRunList),
   projectList: compileValidator(ProjectList),
+  deployment: compileValidator(Deployment),
+  deploymentDryRun: compileValidator(DeploymentDryRun),
+  deploymentList: compileValidator(DeploymentList),
   /** What `testrun run --json` prints after waiting, without waiting, and on failure. */
   runReport: compileValidator(RunReport),
   enqueuedReport: compileValidator(EnqueuedReport),

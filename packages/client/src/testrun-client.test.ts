@@ -58,6 +58,7 @@ const run = (status: Run['status']): Run => ({
   skip_reason: null,
   test_id: 'tst_1',
   test_name: 'Home page',
+  deployment_id: null,
   suite_run_id: null,
   created_at: '2026-11-22T10:00:00.000Z',
   started_at: status === 'queued' ? null : '2026-11-22T10:00:00.020Z',
@@ -210,6 +211,7 @@ describe('TestrunClient waits', () => {
   const suite = (status: SuiteRun['status'], tests: SuiteRun['tests']): SuiteRun => ({
     id: 'srun_1',
     status,
+    deployment_id: null,
     total_count: tests.length,
     passed_count: tests.filter((t) => t.status === 'passed').length,
     failed_count: 0,

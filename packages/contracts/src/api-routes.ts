@@ -1,3 +1,4 @@
+import { DEPLOYMENT_ROUTES } from './deployment-routes';
 import { RunListQuery, SuiteRunListQuery, parseListingQuery } from './listings';
 import { parseRerunRequest } from './rerun-request';
 import { parseRunCreateRequest } from './run-request';
@@ -225,4 +226,5 @@ export const API_ROUTES = {
   listProjectSecrets: projectSecrets.list,
   setProjectSecret: projectSecrets.set,
   deleteProjectSecret: projectSecrets.delete,
+  ...DEPLOYMENT_ROUTES,
 };

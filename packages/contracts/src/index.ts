@@ -13,6 +13,7 @@ export * from './format';
 export * from './idempotency-key';
 export * from './cli-report';
 export * from './listings';
+export * from './deployments';
 export * from './rerun-request';
 export * from './webhooks';
 export * from './api-routes';

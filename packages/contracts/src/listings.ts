@@ -193,11 +193,12 @@ function filterKey(kind: string, q: Static<typeof RunListQuery>): string {
 }
 
 /** A cursor: where a page ended, and the filters of its listing, base64url-encoded JSON. */
-export function writeCursor(query: ListingQuery, last: { createdAt: Date; id: string }): string {
+export function writeCursor(query: Pick<ListingQuery, 'filters'>, last: { createdAt: Date; id: string }): string {
   return Buffer.from(JSON.stringify([last.createdAt.toISOString(), last.id, query.filters])).toString('base64url');
 }
 
-function readCursor(cursor: string, filters: string): { createdAt: Date; id: string } | 'invalid' | 'other' {
+/** Where the page of `cursor` ended, if it is one a listing of these `filters` gave. */
+export function readCursor(cursor: string, filters: string): { createdAt: Date; id: string } | 'invalid' | 'other' {
   let decoded: unknown;
   try {
     decoded = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));

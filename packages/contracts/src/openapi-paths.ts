@@ -70,7 +70,10 @@ function parameters(route: RouteDeclaration): Record<string, unknown>[] {
   const idempotency = route.idempotent
     ? [{ name: 'Idempotency-Key', in: 'header', required: false, schema: plain(IdempotencyKey) }]
     : [];
-  return [...path, ...query, ...idempotency, ...(route.conditionalGet ? conditionalHeaders : [])];
+  const ifMatch = route.ifMatch
+    ? [header('If-Match', 'The version (or `dep_…` id) the caller believes active: 412 if another is')]
+    : [];
+  return [...path, ...query, ...idempotency, ...ifMatch, ...(route.conditionalGet ? conditionalHeaders : [])];
 }
 
 function responses(route: RouteDeclaration): Record<string, unknown> {
@@ -81,6 +84,10 @@ function responses(route: RouteDeclaration): Record<string, unknown> {
     [status]: { description, ...content, ...(route.conditionalGet ? { headers: etag } : {}) },
   };
   if (created !== undefined) out['201'] = { description: created, ...content };
+  if (route.alsoSuccess) {
+    const also = route.alsoSuccess;
+    out[also.status] = { description: also.description, content: { 'application/json': { schema: ref(also.schema) } } };
+  }
   for (const [code, codes] of Object.entries(route.problems)) out[code] = problemResponse(...codes);
   if (route.query) out['400'] = problemResponse('invalid_query');
   if (route.body) {

@@ -74,13 +74,13 @@ export const PROBLEMS = {
     status: 404,
     title: 'Not found',
     description:
-      'The run, suite run, test, project, suite or secret does not exist in the workspace of the key (resources of other workspaces are reported exactly like ids that never existed), or the route does not exist.',
+      'The run, suite run, test, project, suite, deployment or secret does not exist in the workspace of the key (resources of other workspaces are reported exactly like ids that never existed), or the route does not exist.',
   },
   method_not_allowed: {
     status: 405,
     title: 'The method is not allowed here',
     description:
-      'The API answers GET and HEAD, POST on /api/v1/runs and on the cancel and rerun URLs (POST only there), and PUT and DELETE on the URL of a secret; other methods (including OPTIONS: the API serves no cross-origin requests) get this problem with an Allow header listing the methods the URL accepts.',
+      "The API answers GET and HEAD, POST on /api/v1/runs, on a project's deployments and on the cancel, rerun and activate URLs (POST only there), and PUT and DELETE on the URL of a secret; other methods (including OPTIONS: the API serves no cross-origin requests) get this problem with an Allow header listing the methods the URL accepts.",
   },
   request_timeout: {
     status: 408,
@@ -99,6 +99,12 @@ export const PROBLEMS = {
     description:
       'A suite run is rerun once every one of its runs has ended. Wait for it to finish (or cancel it), then ask again.',
   },
+  precondition_failed: {
+    status: 412,
+    title: 'Another deployment was activated meanwhile',
+    description:
+      "The request's If-Match names a version of the project (its number, as the deployment's `version`, or its `dep_…` id) that is no longer the active one: another deployment was activated since it was read. Nothing was stored. Read the project's deployments again, then decide.",
+  },
   payload_too_large: {
     status: 413,
     title: 'The request body is too large',
@@ -113,6 +119,12 @@ export const PROBLEMS = {
     status: 415,
     title: 'The request body must be application/json',
     description: 'The request body is not sent as application/json (UTF-8, no content encoding).',
+  },
+  invalid_project: {
+    status: 422,
+    title: 'The project file is invalid',
+    description:
+      "The project file of a deployment breaks a rule of its schema, or a rule no schema states (unique suite slugs and test keys, its slug the same as the path's, a base URL or webhook URL the network policy allows). `errors` lists every problem with its JSON Pointer path under /project. Nothing was stored. Fix the file.",
   },
   plan_limit_exceeded: {
     status: 422,

@@ -1,4 +1,5 @@
 import { Type, type Static, type TObject, type TString } from '@sinclair/typebox';
+import { Deployment, DeploymentCreateRequest, DeploymentDryRun, DeploymentList } from './deployments';
 import { ProjectList, RunList, SuiteRunList } from './listings';
 import { Problem, ProblemDescription, type ProblemCode, type ProblemFieldError } from './problems';
 import { SuiteRunRerunRequest } from './rerun-request';
@@ -20,6 +21,10 @@ export const API_SCHEMAS = {
   RunList,
   SuiteRunList,
   ProjectList,
+  DeploymentCreateRequest,
+  Deployment,
+  DeploymentDryRun,
+  DeploymentList,
   Problem,
   ProblemDescription,
   SuiteRunRerunRequest,
@@ -38,7 +43,7 @@ export type BodyProblem = { code: ProblemCode; detail: string; errors: ProblemFi
  * The statuses of problems a declaration lists itself; 401/403/429/503 follow from `auth` (403
  * `insufficient_scope` from `scope`), 413/415 from `body`.
  */
-export type DeclaredProblemStatus = '400' | '404' | '409' | '422';
+export type DeclaredProblemStatus = '400' | '404' | '409' | '412' | '422';
 
 /** One route. Declared with {@link declareRoute}, it keeps its literal types, which type its handler. */
 export type RouteDeclaration = RouteBase & (KeyedRoute | OpenRoute);
@@ -89,6 +94,10 @@ interface RouteBase {
     /** The route answers 201 with the same body when it created the resource (an upsert's PUT): what that means. */
     created?: string;
   };
+  /** A second success a request may ask for (a dry run's 200), with its own schema. */
+  alsoSuccess?: { status: 200; description: string; schema: ApiSchemaName };
+  /** Honours `If-Match` (412 `precondition_failed` when it names another version). */
+  ifMatch?: boolean;
   problems: Partial<Record<DeclaredProblemStatus, readonly ProblemCode[]>>;
   /** False for the operational endpoints (health, metrics, the document itself), which the document leaves out. */
   documented: boolean;
@@ -113,6 +122,8 @@ export type RouteBody<D> = D extends { body: { parse: (body: never) => infer R }
 /** The value of a check's success. */
 type Checked<R> = R extends { ok: true; value: infer V } ? V : never;
 /** The body a route answers with, by the schemas its declaration names (anything when it names none). */
-export type SuccessBody<D> = D extends { success: { schema: readonly (infer N extends ApiSchemaName)[] } }
-  ? Static<(typeof API_SCHEMAS)[N]>
-  : unknown;
+export type SuccessBody<D> =
+  | (D extends { success: { schema: readonly (infer N extends ApiSchemaName)[] } }
+      ? Static<(typeof API_SCHEMAS)[N]>
+      : unknown)
+  | (D extends { alsoSuccess: { schema: infer A extends ApiSchemaName } } ? Static<(typeof API_SCHEMAS)[A]> : never);

@@ -77,6 +77,14 @@ export const RunCreateRequest = Type.Object(
       ),
     ),
     evidence: Type.Optional(EvidenceSettings),
+    deploymentId: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        description:
+          'Run this deployment of the project (`dep_…`, active or a preview) instead of the active one: how a pull request runs its own version of the tests. It must be a deployment of the addressed project (404 otherwise).',
+      }),
+    ),
     retries: Type.Optional(
       Type.Integer({
         minimum: 0,
@@ -144,6 +152,12 @@ export const Run = Type.Object(
     suite_run_id: Nullable(
       Type.String({ description: 'The suite run this run belongs to; null for a single-test run.' }),
     ),
+    deployment_id: Nullable(
+      Type.String({
+        description:
+          'The deployment of the project whose definitions the run executed (fixed when it was enqueued); null for runs from before deployments.',
+      }),
+    ),
     created_at: Instant('When the run was enqueued.'),
     started_at: Nullable(
       Instant('When a worker started the run; null while it is queued, and for a run that never started.'),
@@ -203,6 +217,12 @@ export const SuiteRun = Type.Object(
     }),
     suiteRunUrl: Type.String({ format: 'uri' }),
     tests: Type.Array(TestEntry),
+    deployment_id: Nullable(
+      Type.String({
+        description:
+          'The deployment of the project whose definitions the suite run executed; null for suite runs from before deployments.',
+      }),
+    ),
     created_at: Instant('When the suite run was enqueued.'),
     started_at: Nullable(Instant('When the first of its runs left the queue; null while all are queued.')),
     finished_at: Nullable(Instant('When the last of its runs reached a terminal status; null until then.')),

@@ -32,4 +32,5 @@ export const ID_PREFIX = {
   secretVariable: 'sec',
   pageEvent: 'pev',
   webhookEndpoint: 'whe',
+  deployment: 'dep',
 } as const;

@@ -14,6 +14,7 @@ import { ApiError } from '../errors';
 import { authOf } from '../middleware/authenticate';
 import { jsonBody } from '../middleware/json-body';
 import { readConditionally, type ConditionalRead } from '../services/conditional-get';
+import { requireScope } from '../scopes';
 import { readIdempotencyKey, runIdempotently, type KeepResponse } from '../services/idempotency';
 import { clientGone, preferenceApplied } from '../services/long-poll-http';
 
@@ -41,6 +42,10 @@ type RouteContext<D extends RouteDeclaration> = {
   workspaceId: D extends { auth: 'apiKey' } ? string : undefined;
   /** The scopes of the request's API key (none on an open route); see {@link requireScope}. */
   scopes: readonly ApiKeyScope[];
+  /** The id of the request's API key (routes declared `auth: 'apiKey'`). */
+  keyId: D extends { auth: 'apiKey' } ? string : undefined;
+  /** The request's `If-Match` (routes declared `ifMatch`), null when absent. */
+  ifMatch: string | null;
   requestId: string;
   /** The app's log with the request id (and workspace) on every line. */
   log: Logger;
@@ -62,25 +67,6 @@ type RouteContext<D extends RouteDeclaration> = {
     headers?: (value: T) => Record<string, string>,
   ) => Promise<RouteResult<SuccessBody<D>>>;
 };
-
-/** The 403 of a key without `scope`; it names the scope and nothing of the resource asked for. */
-function insufficientScope(scope: ApiKeyScope): ApiError {
-  return new ApiError(
-    'insufficient_scope',
-    `This request needs an API key with the "${scope}" scope; this key's scopes do not include it.`,
-    { requiredScope: scope },
-  );
-}
-
-/**
- * Refuses the request (403 `insufficient_scope`) unless its key holds `scope`: for a handler whose
- * need depends on what it is asked (a deployment created inactive needs `preview`, activated
- * `deploy`), beyond the scope its declaration names, which the builder has already checked. Call
- * it before reading anything the request names, so the answer is the same whether it exists.
- */
-export function requireScope(context: { scopes: readonly ApiKeyScope[] }, scope: ApiKeyScope): void {
-  if (!context.scopes.includes(scope)) throw insufficientScope(scope);
-}
 
 /**
  * The declared scope's check, before the body is read: after authentication and the per-key rate
@@ -124,6 +110,8 @@ export function apiRoute<D extends RouteDeclaration>(deps: AppDeps, declaration:
       body: checkedBody(declaration, req),
       workspaceId,
       scopes: auth?.scopes ?? [],
+      keyId: auth?.keyId,
+      ifMatch: (declaration.ifMatch && req.get('If-Match')) || null,
       requestId,
       log: deps.logger.child(workspaceId === undefined ? { requestId } : { requestId, workspaceId }),
       idempotently: async <T extends { body: unknown }>(

@@ -13,13 +13,13 @@ import { apiRoute, type ApiRoute } from './builder';
 export function runsRoutes(deps: AppDeps): ApiRoute[] {
   const { db, keys, queue, logger, config } = deps;
   return [
-    apiRoute(deps, API_ROUTES.createRuns, ({ workspaceId, body, requestId, log, idempotently }) =>
+    apiRoute(deps, API_ROUTES.createRuns, ({ workspaceId, scopes, body, requestId, log, idempotently }) =>
       idempotently(
         (keep) =>
           createRuns(
             db,
             keys,
-            { workspaceId, request: body, targetPolicy: enqueuePolicy(config.targetPolicy), requestId },
+            { workspaceId, request: body, targetPolicy: enqueuePolicy(config.targetPolicy), requestId, scopes },
             keep,
           ),
         (created) => enqueueRunJobs(queue, log, created),

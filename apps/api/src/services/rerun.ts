@@ -11,6 +11,7 @@ import {
 } from '@testrun/core/runs';
 import type { DerivedKeys, RunVariables } from '@testrun/core/secrets';
 import type { TargetPolicy } from '@testrun/core/target-policy';
+import { runnableDeployment } from '@testrun/core/projects';
 import { ApiError } from '../errors';
 import { checkPlanLimits, type CreatedRuns, type InTransaction } from './runs';
 import { checkRunTarget } from './target-check';
@@ -49,7 +50,11 @@ export async function createRerun(
           `Suite run "${suiteRunId}" is ${original.status}; it can be rerun once all of its runs have ended.`,
         );
       }
-      const children = await readRerunChildren(tx, suiteRunId, request.only);
+      // The rerun executes the deployment the original executed (its project row held like a new request's).
+      const deployment = await runnableDeployment(tx, original.project_id, original.deployment_id);
+      const fromDeployment = deployment?.fromDeployment ?? false;
+      const deploymentId = deployment?.deploymentId ?? null;
+      const children = await readRerunChildren(tx, suiteRunId, request.only, fromDeployment ? deploymentId : null);
       const [first] = children;
       if (!first) {
         throw new ApiError('empty_suite', `Suite run "${suiteRunId}" has no runs that ended failed or error to rerun.`);
@@ -74,6 +79,8 @@ export async function createRerun(
         headersKey: keys.headers,
         requestId: input.requestId,
         rerunOf: suiteRunId,
+        deploymentId,
+        fromDeployment,
       });
       if (!created.suiteRunId) throw new Error('a rerun creates a suite run');
       const body = { suiteRunId: created.suiteRunId };

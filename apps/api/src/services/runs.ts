@@ -1,18 +1,21 @@
 import {
   overCap,
   REQUEST_LIMITS,
+  type ApiKeyScope,
   type ParsedRunRequest,
   type RunCreateResponse,
   type RunTarget,
 } from '@testrun/contracts';
 import type { Db, DbTx, Prisma } from '@testrun/core/db';
 import type { Logger } from '@testrun/core/logger';
+import { deploymentTests, runnableDeployment, type RunnableDeployment } from '@testrun/core/projects';
 import { addRunJobs, type RunQueue } from '@testrun/core/queue';
 import { countWorkspaceRuns, insertRuns, positionsAfter, type PlannedTest } from '@testrun/core/runs';
 import type { DerivedKeys } from '@testrun/core/secrets';
 import type { TargetPolicy } from '@testrun/core/target-policy';
 import { withTimeout } from '@testrun/core/with-timeout';
 import { ApiError, errorMessage } from '../errors';
+import { requireScope } from '../scopes';
 import { checkRunTarget } from './target-check';
 
 export type CreateRunsInput = {
@@ -22,6 +25,8 @@ export type CreateRunsInput = {
   targetPolicy: TargetPolicy;
   /** The request's id, kept on every run it creates (the worker's log lines of the run carry it). */
   requestId?: string;
+  /** The key's scopes: a deploymentId other than the active deployment's needs `preview`. */
+  scopes: readonly ApiKeyScope[];
 };
 
 export type CreatedRuns = {
@@ -52,7 +57,8 @@ export async function createRuns(
   const { workspaceId, request, targetPolicy, requestId } = input;
   return db.$transaction(
     async (tx) => {
-      const { tests, suiteId } = await resolveTests(tx, workspaceId, request);
+      const { tests, suiteId, deployment } = await resolveTests(tx, workspaceId, request);
+      if (deployment.fromDeployment) requireScope(input, 'preview');
       if (tests.length === 0) {
         throw new ApiError('empty_suite', `${describeTarget(request.target)} has no tests to run.`);
       }
@@ -84,6 +90,8 @@ export async function createRuns(
         retries: request.retries,
         headersKey: keys.headers,
         requestId,
+        deploymentId: deployment.deploymentId,
+        fromDeployment: deployment.fromDeployment,
       });
       const { suiteRunId, runIds, queuedRunIds } = created;
       const [firstRunId] = runIds;
@@ -107,52 +115,95 @@ function describeTarget(target: RunTarget): string {
   }
 }
 
-async function resolveTests(
-  tx: DbTx,
-  workspaceId: string,
-  request: ParsedRunRequest,
-): Promise<{ tests: PlannedTest[]; suiteId: string | null }> {
+/** What a request runs: its tests, its suite (suite mode) and the deployment they execute. */
+type Resolved = {
+  tests: PlannedTest[];
+  suiteId: string | null;
+  deployment: Pick<RunnableDeployment, 'deploymentId' | 'fromDeployment'>;
+};
+
+async function resolveTests(tx: DbTx, workspaceId: string, request: ParsedRunRequest): Promise<Resolved> {
   const target = request.target;
   if (target.mode === 'test') {
+    // A test of a preview may be archived (not in the active version): its deployment decides.
     const test = await tx.test.findFirst({
-      where: { id: target.testId, workspaceId, archivedAt: null },
-      select: { id: true, enabled: true, evidence: true, project: { select: { baseUrl: true, evidence: true } } },
+      where: { id: target.testId, workspaceId },
+      select: { id: true, enabled: true, evidence: true, archivedAt: true, projectId: true },
     });
-    if (!test) throw new ApiError('not_found', `No test "${target.testId}" in this workspace.`);
-    const { project, ...fields } = test;
-    return { tests: [ofProject(fields, project)], suiteId: null };
+    const notFound = new ApiError('not_found', `No test "${target.testId}" in this workspace.`);
+    if (!test) throw notFound;
+    const { project, deployment } = await runnable(tx, test.projectId, request);
+    if (!deployment.fromDeployment) {
+      if (test.archivedAt !== null) throw notFound;
+      return { tests: [ofProject(test, project)], suiteId: null, deployment };
+    }
+    const [defined] = await deploymentTests(tx, deployment.deploymentId ?? '', { testId: test.id });
+    if (!defined)
+      throw new ApiError('not_found', `No test "${target.testId}" in deployment "${request.deploymentId}".`);
+    return { tests: [ofProject(defined, project)], suiteId: null, deployment };
   }
-  const [project] = await tx.$queryRaw<Array<{ id: string; baseUrl: string; evidence: Prisma.JsonValue }>>`
-    SELECT id, base_url AS "baseUrl", evidence FROM projects WHERE workspace_id = ${workspaceId} AND slug = ${target.projectSlug}`;
-  if (!project) throw new ApiError('not_found', `No project "${target.projectSlug}" in this workspace.`);
+  const [row] = await tx.$queryRaw<Array<{ id: string }>>`
+    SELECT id FROM projects WHERE workspace_id = ${workspaceId} AND slug = ${target.projectSlug}`;
+  if (!row) throw new ApiError('not_found', `No project "${target.projectSlug}" in this workspace.`);
+  const { project, deployment } = await runnable(tx, row.id, request);
+  const noSuite = () =>
+    new ApiError(
+      'not_found',
+      `No suite "${target.mode === 'suite' ? target.suiteSlug : ''}" in project "${target.projectSlug}" of this workspace.`,
+    );
+  if (deployment.fromDeployment) {
+    const narrow = target.mode === 'suite' ? { suiteSlug: target.suiteSlug } : {};
+    const tests = await deploymentTests(tx, deployment.deploymentId ?? '', narrow);
+    const suiteId = target.mode === 'suite' ? (tests[0]?.suite_id ?? null) : null;
+    if (target.mode === 'suite' && suiteId === null) throw noSuite();
+    return { tests: tests.map((t) => ofProject(t, project)), suiteId, deployment };
+  }
   // Only what decides each run is read; the INSERT copies the tests' names and steps itself.
   let tests: TestRow[];
   let suiteId: string | null = null;
   if (target.mode === 'suite') {
     const [suite] = await tx.$queryRaw<Array<{ id: string }>>`
-      SELECT id FROM suites WHERE project_id = ${project.id} AND slug = ${target.suiteSlug} AND archived_at IS NULL`;
-    if (!suite)
-      throw new ApiError(
-        'not_found',
-        `No suite "${target.suiteSlug}" in project "${target.projectSlug}" of this workspace.`,
-      );
+      SELECT id FROM suites WHERE project_id = ${row.id} AND slug = ${target.suiteSlug} AND archived_at IS NULL`;
+    if (!suite) throw noSuite();
     suiteId = suite.id;
     tests = await tx.$queryRaw<TestRow[]>`
       SELECT id, enabled, evidence FROM tests WHERE suite_id = ${suite.id} AND archived_at IS NULL ORDER BY position`;
   } else {
     tests = await tx.$queryRaw<TestRow[]>`
       SELECT t.id, t.enabled, t.evidence FROM tests t JOIN suites s ON s.id = t.suite_id
-      WHERE t.project_id = ${project.id} AND t.archived_at IS NULL AND s.archived_at IS NULL
+      WHERE t.project_id = ${row.id} AND t.archived_at IS NULL AND s.archived_at IS NULL
       ORDER BY s.position, t.position`;
   }
-  return { tests: tests.map((t) => ofProject(t, project)), suiteId };
+  return { tests: tests.map((t) => ofProject(t, project)), suiteId, deployment };
+}
+
+/**
+ * The deployment a request runs (the project row held until it commits, so an activation waits for
+ * it), and what the runs take from the project: the base URL and evidence settings of that
+ * deployment. 404 for a deploymentId of no deployment of this project.
+ */
+async function runnable(tx: DbTx, projectId: string, request: ParsedRunRequest) {
+  const deployment = await runnableDeployment(tx, projectId, request.deploymentId);
+  if (!deployment)
+    throw new ApiError('not_found', `No deployment "${request.deploymentId ?? ''}" of this project in this workspace.`);
+  const project = { baseUrl: deployment.project.baseUrl, evidence: deployment.project.evidence as Prisma.JsonValue };
+  return { deployment, project };
 }
 
 type TestRow = { id: string; enabled: boolean; evidence: Prisma.JsonValue };
 
 /** A test row with what it takes from its project: the base URL and the evidence settings. */
-function ofProject(test: TestRow, project: { baseUrl: string; evidence: Prisma.JsonValue }): PlannedTest {
-  return { ...test, baseUrl: project.baseUrl, projectEvidence: project.evidence };
+function ofProject(
+  test: { id: string; enabled: boolean; evidence: unknown },
+  project: { baseUrl: string; evidence: Prisma.JsonValue },
+): PlannedTest {
+  return {
+    id: test.id,
+    enabled: test.enabled,
+    evidence: test.evidence as Prisma.JsonValue,
+    baseUrl: project.baseUrl,
+    projectEvidence: project.evidence,
+  };
 }
 
 /**

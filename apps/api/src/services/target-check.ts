@@ -27,10 +27,15 @@ export async function checkRunTarget(
   workspaceId: string,
   baseUrl: string,
 ): Promise<void> {
-  const workspace = await tx.workspace.findUnique({ where: { id: workspaceId }, select: { targetDeny: true } });
-  const deny = parseTargetRules(workspace?.targetDeny ?? undefined, 'the workspace target deny list');
-  const decision = (deny.length > 0 ? narrowPolicy(policy, { deny }) : policy).checkUrl(baseUrl);
+  const decision = (await workspacePolicy(tx, policy, workspaceId)).checkUrl(baseUrl);
   if (!decision.allowed) {
     throw new ApiError('target_not_allowed', `The run's target is not allowed: ${decision.detail}.`);
   }
+}
+
+/** The deployment's policy narrowed by the workspace's own denied targets. */
+export async function workspacePolicy(tx: DbTx, policy: TargetPolicy, workspaceId: string): Promise<TargetPolicy> {
+  const workspace = await tx.workspace.findUnique({ where: { id: workspaceId }, select: { targetDeny: true } });
+  const deny = parseTargetRules(workspace?.targetDeny ?? undefined, 'the workspace target deny list');
+  return deny.length > 0 ? narrowPolicy(policy, { deny }) : policy;
 }

@@ -1,38 +1,20 @@
 // Webhook endpoints of a workspace as the admin commands manage them (docs/WEBHOOKS.md): endpoints,
 // their sealed secrets, the delivery log and redelivery. What the worker needs of them (the secret's
 // opening, the body) is in @testrun/core/webhooks.
-import { randomBytes } from 'node:crypto';
-import {
-  isWebhookEvent,
-  WEBHOOK_EVENTS,
-  type ProjectWebhook,
-  type WebhookEvent,
-  type WebhookMessageState,
-} from '@testrun/contracts';
-import type { Db, DbTx } from '@testrun/core/db';
+import { isWebhookEvent, WEBHOOK_EVENTS, type WebhookEvent, type WebhookMessageState } from '@testrun/contracts';
+import type { Db } from '@testrun/core/db';
 import { ID_PREFIX, newId } from '@testrun/core/ids';
+import { checkEndpointUrl, DeploymentError, newWebhookSecret } from '@testrun/core/projects';
 import { sealWebhookSecret } from '@testrun/core/webhooks';
 import { AdminError } from './admin-error';
 
-/** The longest endpoint URL accepted. */
-const MAX_URL_LENGTH = 2048;
-
-/** A new signing secret in the Standard Webhooks form: `whsec_` and 32 random bytes in base64. */
-function newWebhookSecret(): string {
-  return `whsec_${randomBytes(32).toString('base64')}`;
-}
-
-/** Refuses what is not an absolute http(s) URL without credentials or fragment; returns it normalised. */
-function checkEndpointUrl(url: string): string {
-  if (url.length > MAX_URL_LENGTH) throw new AdminError(`the URL is longer than ${MAX_URL_LENGTH} characters`);
-  if (!URL.canParse(url)) throw new AdminError(`${url} is not an absolute URL`);
-  const parsed = new URL(url);
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
-    throw new AdminError(`a webhook URL must be http or https, not ${parsed.protocol.replace(':', '')}`);
-  if (parsed.username || parsed.password)
-    throw new AdminError('a webhook URL must not carry credentials (deliveries are signed instead)');
-  if (parsed.hash) throw new AdminError('a webhook URL must not have a fragment');
-  return parsed.toString();
+/** The endpoint URL normalised, or the operator told why it is refused. */
+function endpointUrl(url: string): string {
+  try {
+    return checkEndpointUrl(url);
+  } catch (e) {
+    throw e instanceof DeploymentError ? new AdminError(e.message) : e;
+  }
 }
 
 /** The events to subscribe to, from a comma-separated list; default all of them. */
@@ -52,47 +34,6 @@ export function parseWebhookEvents(text: string | undefined): WebhookEvent[] {
       `${unknown.length > 0 ? `unknown event ${unknown.join(', ')}` : 'no event given'}: choose among ${WEBHOOK_EVENTS.join(', ')}`,
     );
   return events.filter(isWebhookEvent);
-}
-
-/** An endpoint a project file manages, as `project apply` reports it: the secret only when it was just created. */
-export type AppliedWebhook = { id: string; url: string; events: string[]; secret?: string };
-
-/**
- * Makes a project's managed endpoints those of its file (matched by URL): new ones are created with
- * a new secret (returned this once), the events of kept ones are updated, and the ones no longer in
- * the file are removed with their log. Endpoints added with the admin CLI are not touched. `key` is
- * needed only when an endpoint is created.
- */
-export async function syncProjectWebhooks(
-  tx: DbTx,
-  key: Buffer | undefined,
-  owner: { workspaceId: string; projectId: string },
-  webhooks: readonly ProjectWebhook[],
-): Promise<AppliedWebhook[]> {
-  const existing = await tx.webhookEndpoint.findMany({
-    where: { projectId: owner.projectId },
-    select: { id: true, url: true },
-  });
-  const out: AppliedWebhook[] = [];
-  for (const webhook of webhooks) {
-    const url = checkEndpointUrl(webhook.url);
-    const events = [...(webhook.events ?? WEBHOOK_EVENTS)];
-    const found = existing.find((e) => e.url === url);
-    if (found) {
-      await tx.webhookEndpoint.update({ where: { id: found.id }, data: { events } });
-      out.push({ id: found.id, url, events });
-      continue;
-    }
-    if (!key) throw new AdminError('creating a webhook endpoint needs TESTRUN_SECRET, to seal its secret');
-    const id = newId(ID_PREFIX.webhookEndpoint);
-    const secret = newWebhookSecret();
-    const secretSealed = sealWebhookSecret(key, id, secret);
-    await tx.webhookEndpoint.create({ data: { id, ...owner, url, events, secretSealed } });
-    out.push({ id, url, events, secret });
-  }
-  const kept = out.map((e) => e.id);
-  await tx.webhookEndpoint.deleteMany({ where: { projectId: owner.projectId, id: { notIn: kept } } });
-  return out;
 }
 
 /** An endpoint as the admin commands show it: never its secret. */
@@ -126,7 +67,7 @@ export async function addWebhookEndpoint(
   key: Buffer,
   input: { workspaceId: string; url: string; events: readonly WebhookEvent[] },
 ): Promise<WebhookEndpointWithSecret> {
-  const url = checkEndpointUrl(input.url);
+  const url = endpointUrl(input.url);
   const ws = await db.workspace.findUnique({ where: { id: input.workspaceId }, select: { id: true } });
   if (!ws) throw new AdminError(`workspace ${input.workspaceId} does not exist`);
   const id = newId(ID_PREFIX.webhookEndpoint);

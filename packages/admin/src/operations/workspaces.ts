@@ -1,22 +1,16 @@
 import {
   DEFAULT_API_KEY_SCOPES,
-  evidenceSettingsOrNull,
   isApiKeyScope,
   withImpliedScopes,
   type ApiKeyScope,
   PLAN_DEFAULTS,
-  isOverCap,
-  RETRY_LIMITS,
-  STEP_LIMITS,
-  validateProjectFile,
   type Plan,
-  type ProjectFile,
 } from '@testrun/contracts';
 import { AdminError } from './admin-error';
 import { generateApiKey, KEY_CACHE_TTL_MS, type AuthChangeAnnouncer } from '@testrun/core/api-keys';
-import { Prisma, type Db } from '@testrun/core/db';
+import type { Db } from '@testrun/core/db';
 import { ID_PREFIX, newId } from '@testrun/core/ids';
-import { syncProjectWebhooks, type AppliedWebhook } from './webhooks';
+import { deployProject, DeploymentError, type AppliedProject as CoreAppliedProject } from '@testrun/core/projects';
 
 /**
  * Operator actions behind `testrun admin`: workspaces, members, keys and project files. They talk
@@ -194,18 +188,18 @@ export async function changeApiKey(db: Db, keyId: string, action: KeyAction, ann
   return { id: row.id, paused: row.paused, revoked: row.revokedAt !== null };
 }
 
-export type AppliedProject = {
-  projectId: string;
-  slug: string;
-  suites: Array<{ id: string; slug: string; tests: Array<{ id: string; key: string; name: string }> }>;
-  /** The endpoints the file manages, when it has `webhooks` (a new one's secret shown this once). */
-  webhooks?: AppliedWebhook[];
+export type AppliedProject = CoreAppliedProject & {
+  /** The deployment the file was stored as (activated), and its version. */
+  deploymentId: string;
+  version: number;
 };
 
 /**
- * Applies a project file: upserts the project by slug, its suites by slug and their tests by key, in
- * one transaction. Suites and tests no longer in the file are archived (their runs are kept). A file
- * that does not validate changes nothing and lists every problem.
+ * Applies a project file: deploys it as the project's next version, activated at once (the same
+ * code as POST /api/v1/projects/{projectSlug}/deployments): upserts the project by slug, its suites
+ * by slug and their tests by key, in one transaction. Suites and tests no longer in the file are
+ * archived (their runs are kept). A file identical to the active version's stores no new version.
+ * A file that does not validate changes nothing and lists every problem.
  */
 export async function applyProject(
   db: Db,
@@ -214,74 +208,20 @@ export async function applyProject(
   /** `webhookKey` seals the secrets of webhook endpoints the file adds (`deriveKeys(secret).headers`). */
   options: { webhookKey?: Buffer } = {},
 ): Promise<AppliedProject> {
-  const checked = validateProjectFile(input);
-  if (!checked.ok) {
-    const overLimit = checked.errors.every((e) => isOverCap(e.message));
-    throw new AdminError(`the project file is ${overLimit ? 'over a limit' : 'invalid'}`, checked.errors);
-  }
-  const file: ProjectFile = checked.value;
   await requireWorkspace(db, workspaceId);
-  return db.$transaction(
-    async (tx) => {
-      const projectFields = { name: file.name, baseUrl: file.baseUrl, evidence: storedEvidence(file.evidence) };
-      const project = await tx.project.upsert({
-        where: { workspaceId_slug: { workspaceId, slug: file.slug } },
-        create: { id: newId(ID_PREFIX.project), workspaceId, slug: file.slug, ...projectFields },
-        update: projectFields,
-      });
-      const out: AppliedProject = { projectId: project.id, slug: project.slug, suites: [] };
-      const inProject = { workspaceId, projectId: project.id };
-      const keptSuites: string[] = [];
-      for (const [s, suiteDef] of file.suites.entries()) {
-        const suite = await tx.suite.upsert({
-          where: { projectId_slug: { projectId: project.id, slug: suiteDef.slug } },
-          create: { id: newId(ID_PREFIX.suite), ...inProject, slug: suiteDef.slug, name: suiteDef.name, position: s },
-          update: { name: suiteDef.name, position: s, archivedAt: null },
-        });
-        keptSuites.push(suite.id);
-        const tests: AppliedProject['suites'][number]['tests'] = [];
-        for (const [t, testDef] of suiteDef.tests.entries()) {
-          const fields = {
-            name: testDef.name,
-            position: t,
-            enabled: testDef.enabled ?? true,
-            timeoutMs: testDef.timeoutMs ?? STEP_LIMITS.defaultTestTimeoutMs,
-            retries: testDef.retries ?? RETRY_LIMITS.defaultRetries,
-            steps: testDef.steps as object[],
-            evidence: storedEvidence(testDef.evidence),
-            archivedAt: null,
-          };
-          const test = await tx.test.upsert({
-            where: { suiteId_key: { suiteId: suite.id, key: testDef.key } },
-            create: { id: newId(ID_PREFIX.test), ...inProject, suiteId: suite.id, key: testDef.key, ...fields },
-            update: fields,
-          });
-          tests.push({ id: test.id, key: test.key, name: test.name });
-        }
-        await tx.test.updateMany({
-          where: { suiteId: suite.id, archivedAt: null, key: { notIn: suiteDef.tests.map((x) => x.key) } },
-          data: { archivedAt: new Date() },
-        });
-        out.suites.push({ id: suite.id, slug: suite.slug, tests });
-      }
-      const now = new Date();
-      await tx.suite.updateMany({
-        where: { projectId: project.id, archivedAt: null, id: { notIn: keptSuites } },
-        data: { archivedAt: now },
-      });
-      await tx.test.updateMany({
-        where: { projectId: project.id, archivedAt: null, suiteId: { notIn: keptSuites } },
-        data: { archivedAt: now },
-      });
-      // Without `webhooks` the file manages no endpoint: any it managed before are removed.
-      const webhooks = await syncProjectWebhooks(tx, options.webhookKey, inProject, file.webhooks ?? []);
-      return file.webhooks ? { ...out, webhooks } : out;
-    },
-    { timeout: 60_000 },
-  );
-}
-
-/** A project's or test's evidence settings as its JSON column holds them: SQL NULL when it gives none. */
-function storedEvidence(settings: ProjectFile['evidence']) {
-  return evidenceSettingsOrNull(settings) ?? Prisma.DbNull;
+  try {
+    const { deployment, applied } = await deployProject(db, {
+      workspaceId,
+      document: input,
+      activate: true,
+      keyId: null,
+      webhookKey: options.webhookKey,
+      unlessUnchanged: true,
+    });
+    if (!applied) throw new Error('an activated deployment applies its file');
+    return { ...applied, deploymentId: deployment.id, version: deployment.version };
+  } catch (e) {
+    if (e instanceof DeploymentError) throw new AdminError(e.message, e.errors);
+    throw e;
+  }
 }

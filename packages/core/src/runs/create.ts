@@ -8,7 +8,8 @@ import { sealRunVariables, type RunVariables } from '../secrets/variables';
 
 /**
  * A test about to get a run. The run snapshots the test's name, steps, timeout and project from the
- * test's row, read by the inserting statement itself.
+ * test's row (or, for a deployment other than the active one, from that deployment's definition of
+ * the test), read by the inserting statement itself.
  */
 export type PlannedTest = {
   id: string;
@@ -46,6 +47,13 @@ export type RunsToCreate = {
   requestId?: string | null;
   /** The suite run a rerun is made from (kept as the new suite run's `rerun_of`). Default none. */
   rerunOf?: string | null;
+  /** The deployment the runs execute, kept on each run and the suite run. Default none (before deployments). */
+  deploymentId?: string | null;
+  /**
+   * Snapshot the tests from `deploymentId`'s own definitions (deployment_tests) rather than from the
+   * live rows: for a deployment that is not the active one (a preview, or an older version).
+   */
+  fromDeployment?: boolean;
 };
 
 export type CreatedRunRows = { suiteRunId: string | null; runIds: string[]; queuedRunIds: string[] };
@@ -60,6 +68,9 @@ export const DISABLED_SUMMARY = 'Skipped: the test is disabled.';
  */
 export async function insertRuns(tx: DbTx, input: RunsToCreate): Promise<CreatedRunRows> {
   const { workspaceId, suiteId, tests } = input;
+  const deploymentId = input.deploymentId ?? null;
+  // The definitions to snapshot: the deployment's own when asked, else (no match) the live row's.
+  const definitionsOf = input.fromDeployment ? deploymentId : null;
   const now = new Date();
   const queued = tests.filter((t) => t.enabled).length;
   const suiteRunId = suiteId === null ? null : newId(ID_PREFIX.suiteRun);
@@ -82,18 +93,43 @@ export async function insertRuns(tx: DbTx, input: RunsToCreate): Promise<Created
     const sealedUntil = copy.sealedFields ? new Date(now.getTime() + SEALED_COPY_TTL_MS) : null;
     await tx.$executeRaw`
       INSERT INTO suite_runs (id, workspace_id, suite_id, project_id, status, total_count, queued_count, running_count,
-        skipped_count, started_at, finished_at, rerun_of, headers_sealed, variables_sealed, sealed_fields, sealed_until)
+        skipped_count, started_at, finished_at, rerun_of, headers_sealed, variables_sealed, sealed_fields, sealed_until,
+        deployment_id)
       SELECT ${suiteRunId}, ${workspaceId}, su.id, su.project_id, ${status}::"RunStatus", ${counts.total}, ${counts.queued},
         0, ${counts.skipped}, ${startedAt}, ${finishedAt}, ${input.rerunOf ?? null}::text, ${copy.headersSealed}::bytea,
-        ${copy.variablesSealed}::bytea, ${copy.sealedFields}::text, ${sealedUntil}::timestamptz
+        ${copy.variablesSealed}::bytea, ${copy.sealedFields}::text, ${sealedUntil}::timestamptz, ${deploymentId}::text
       FROM suites su WHERE su.id = ${suiteId}`;
   }
   // One statement whatever the number of runs: the rows travel as one JSON parameter and the test
   // snapshots are read from `tests` by the INSERT itself. Policies are few; each row names its own.
+  const { rows, runIds, queuedRunIds, policies } = runRows(input);
+  const inserted = await tx.$executeRaw`
+    INSERT INTO runs (id, workspace_id, project_id, suite_id, test_id, suite_run_id, position, status, base_url,
+      headers_sealed, variables_sealed, test_name, steps, timeout_ms, evidence, result_summary, skip_reason, finished_at,
+      request_id, retries, deployment_id)
+    SELECT r.id, ${workspaceId}::text, t.project_id, t.suite_id, t.id, ${suiteRunId}::text, r.p,
+      CASE WHEN r.e THEN 'queued' ELSE 'skipped' END::"RunStatus", r.u, decode(r.h, 'base64'), decode(r.v, 'base64'),
+      COALESCE(d.name, t.name), COALESCE(d.steps, t.steps), COALESCE(d.timeout_ms, t.timeout_ms),
+      ${JSON.stringify([...policies.values()].map((k) => k.policy))}::jsonb -> r.x,
+      CASE WHEN r.e THEN ${QUEUED_SUMMARY}::text ELSE ${DISABLED_SUMMARY}::text END,
+      CASE WHEN r.e THEN NULL ELSE 'test_disabled' END::"SkipReason",
+      CASE WHEN r.e THEN NULL ELSE ${now}::timestamptz END, ${input.requestId ?? null}::text,
+      COALESCE(${input.retries ?? null}::int, d.retries, t.retries), ${deploymentId}::text
+    FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS r(id text, t text, p int, e boolean, u text, h text, v text, x int)
+    JOIN tests t ON t.id = r.t AND t.workspace_id = ${workspaceId}::text
+    LEFT JOIN deployment_tests d ON d.deployment_id = ${definitionsOf}::text AND d.test_id = t.id`;
+  if (inserted !== rows.length) {
+    throw new Error(`${rows.length - inserted} of the tests to run are not tests of workspace ${workspaceId}`);
+  }
+  return { suiteRunId, runIds, queuedRunIds };
+}
+
+/** One row per test for the INSERT (the run's id, sealed headers and variables, evidence policy's index). */
+function runRows(input: RunsToCreate) {
   const policies = new Map<string, { index: number; policy: EvidencePolicy }>();
   const runIds: string[] = [];
   const queuedRunIds: string[] = [];
-  const rows = tests.map((t, position) => {
+  const rows = input.tests.map((t, position) => {
     const id = newId(ID_PREFIX.run);
     runIds.push(id);
     if (t.enabled) queuedRunIds.push(id);
@@ -119,23 +155,7 @@ export async function insertRuns(tx: DbTx, input: RunsToCreate): Promise<Created
       x: known.index,
     };
   });
-  const inserted = await tx.$executeRaw`
-    INSERT INTO runs (id, workspace_id, project_id, suite_id, test_id, suite_run_id, position, status, base_url,
-      headers_sealed, variables_sealed, test_name, steps, timeout_ms, evidence, result_summary, skip_reason, finished_at,
-      request_id, retries)
-    SELECT r.id, ${workspaceId}::text, t.project_id, t.suite_id, t.id, ${suiteRunId}::text, r.p,
-      CASE WHEN r.e THEN 'queued' ELSE 'skipped' END::"RunStatus", r.u, decode(r.h, 'base64'), decode(r.v, 'base64'),
-      t.name, t.steps, t.timeout_ms, ${JSON.stringify([...policies.values()].map((k) => k.policy))}::jsonb -> r.x,
-      CASE WHEN r.e THEN ${QUEUED_SUMMARY}::text ELSE ${DISABLED_SUMMARY}::text END,
-      CASE WHEN r.e THEN NULL ELSE 'test_disabled' END::"SkipReason",
-      CASE WHEN r.e THEN NULL ELSE ${now}::timestamptz END, ${input.requestId ?? null}::text,
-      COALESCE(${input.retries ?? null}::int, t.retries)
-    FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS r(id text, t text, p int, e boolean, u text, h text, v text, x int)
-    JOIN tests t ON t.id = r.t AND t.workspace_id = ${workspaceId}::text`;
-  if (inserted !== rows.length) {
-    throw new Error(`${rows.length - inserted} of the tests to run are not tests of workspace ${workspaceId}`);
-  }
-  return { suiteRunId, runIds, queuedRunIds };
+  return { rows, runIds, queuedRunIds, policies };
 }
 
 /** The policy a run of `test` keeps evidence by: request > test > project > default, each key on its own. */

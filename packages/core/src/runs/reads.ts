@@ -30,6 +30,7 @@ export type RunRow = {
   test_id: string;
   test_name: string;
   suite_run_id: string | null;
+  deployment_id: string | null;
   created_at: Date;
   started_at: Date | null;
   finished_at: Date | null;
@@ -66,7 +67,7 @@ const PREVIOUS_ATTEMPTS = `COALESCE((SELECT json_agg(json_build_array(a.retry, a
 /** What a Run is made of, for `SELECT … FROM runs r LEFT JOIN suite_runs s ON s.id = r.suite_run_id`. */
 export const RUN_COLUMNS = `r.id, r.status::text AS status, r.evidence, r.result_summary, r.outcome_code::text AS outcome_code,
       r.outcome_message, r.outcome_step, r.skip_reason::text AS skip_reason, r.test_id, r.test_name, r.suite_run_id,
-      r.created_at, r.started_at, r.finished_at, r.duration_ms, r.attempt, r.retry, r.retries, ${PREVIOUS_ATTEMPTS},
+      r.deployment_id, r.created_at, r.started_at, r.finished_at, r.duration_ms, r.attempt, r.retry, r.retries, ${PREVIOUS_ATTEMPTS},
       COALESCE(s.view_token_version, r.view_token_version) AS view_token_version`;
 
 /** A run's row as the contract's Run. */
@@ -85,6 +86,7 @@ export function toRun(row: RunRow): Run {
     test_id: row.test_id,
     test_name: row.test_name,
     suite_run_id: row.suite_run_id,
+    deployment_id: row.deployment_id,
     created_at: row.created_at.toISOString(),
     started_at: row.started_at?.toISOString() ?? null,
     finished_at: row.finished_at?.toISOString() ?? null,
@@ -165,12 +167,13 @@ export type SuiteRunRow = {
   finished_at: Date | null;
   view_token_version: number;
   rerun_of: string | null;
+  deployment_id: string | null;
 };
 
 /** What a suite run is made of, its tests aside, for `SELECT … FROM suite_runs s`. */
 export const SUITE_RUN_COLUMNS = `s.id, s.status::text AS status, s.total_count, s.passed_count, s.failed_count,
       s.error_count, s.skipped_count, s.created_at, s.started_at, s.finished_at, s.view_token_version, s.rerun_of,
-      (SELECT count(*)::int FROM runs f WHERE f.suite_run_id = s.id AND f.retry > 0 AND f.status = 'passed') AS flaky_count`;
+      s.deployment_id, (SELECT count(*)::int FROM runs f WHERE f.suite_run_id = s.id AND f.retry > 0 AND f.status = 'passed') AS flaky_count`;
 
 /** A suite run's row as the contract's SuiteRun without its tests, with its signed view link. */
 export function toSuiteRunSummary(keys: DerivedKeys, links: ViewLinkConfig, row: SuiteRunRow): Omit<SuiteRun, 'tests'> {
@@ -189,6 +192,7 @@ export function toSuiteRunSummary(keys: DerivedKeys, links: ViewLinkConfig, row:
       row.id,
       viewLinkTerms({ createdAt: row.created_at, version: row.view_token_version }),
     ),
+    deployment_id: row.deployment_id,
     created_at: row.created_at.toISOString(),
     started_at: row.started_at?.toISOString() ?? null,
     finished_at: row.finished_at?.toISOString() ?? null,

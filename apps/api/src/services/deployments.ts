@@ -1,0 +1,115 @@
+import {
+  underProject,
+  type ParsedDeploymentRequest,
+  type ProblemFieldError,
+  type ProjectFile,
+} from '@testrun/contracts';
+import type { Db } from '@testrun/core/db';
+import { activateDeployment, deployProject, DeploymentError, dryRunDeployment } from '@testrun/core/projects';
+import type { TargetPolicy } from '@testrun/core/target-policy';
+import { ApiError } from '../errors';
+import type { KeepResponse } from './idempotency';
+import { workspacePolicy } from './target-check';
+
+export type DeploymentContext = {
+  db: Db;
+  /** The deployment's target network policy: a base URL or webhook URL it refuses makes the file invalid. */
+  targetPolicy: TargetPolicy;
+  /** Seals the secrets of webhook endpoints an activated file adds. */
+  webhookKey: Buffer;
+};
+
+export type DeploymentRequest = {
+  workspaceId: string;
+  keyId: string;
+  projectSlug: string;
+  request: ParsedDeploymentRequest;
+  ifMatch: string | null;
+};
+
+/**
+ * POST …/deployments: stores (and activates) a version, or answers a dry run. A refused file is a
+ * 422 `invalid_project` (or `limit_exceeded` when every error is a value over a cap) naming each
+ * error under /project; a stale If-Match is a 412.
+ */
+export async function createDeployment(ctx: DeploymentContext, input: DeploymentRequest, keep?: KeepResponse) {
+  const { workspaceId, projectSlug, request } = input;
+  const check = (file: ProjectFile) => targetErrors(ctx, workspaceId, file);
+  try {
+    const { deployment } = await deployProject(ctx.db, {
+      workspaceId,
+      document: request.project,
+      activate: request.activate,
+      keyId: input.keyId,
+      slug: projectSlug,
+      ifMatch: input.ifMatch,
+      webhookKey: ctx.webhookKey,
+      check,
+      inTransaction: keep,
+    });
+    return { body: deployment };
+  } catch (e) {
+    throw asApiError(e);
+  }
+}
+
+/** A dry run: the changes and ids, nothing stored (so nothing for an Idempotency-Key to keep). */
+export async function dryRun(ctx: DeploymentContext, input: Omit<DeploymentRequest, 'keyId' | 'ifMatch'>) {
+  try {
+    return await dryRunDeployment(ctx.db, {
+      workspaceId: input.workspaceId,
+      document: input.request.project,
+      slug: input.projectSlug,
+      check: (file) => targetErrors(ctx, input.workspaceId, file),
+    });
+  } catch (e) {
+    throw asApiError(e);
+  }
+}
+
+/** POST …/deployments/{deploymentId}/activate. */
+export async function activate(
+  ctx: DeploymentContext,
+  input: { workspaceId: string; projectSlug: string; deploymentId: string; ifMatch: string | null },
+) {
+  try {
+    return (await activateDeployment(ctx.db, { ...input, webhookKey: ctx.webhookKey })).deployment;
+  } catch (e) {
+    throw asApiError(e);
+  }
+}
+
+/** The file's base URL and webhook URLs the network policy refuses, as errors of the file. */
+async function targetErrors(
+  ctx: DeploymentContext,
+  workspaceId: string,
+  file: ProjectFile,
+): Promise<ProblemFieldError[]> {
+  const policy = await workspacePolicy(ctx.db, ctx.targetPolicy, workspaceId);
+  const urls: Array<[string, string]> = [
+    ['/baseUrl', file.baseUrl],
+    ...(file.webhooks ?? []).map((w, i): [string, string] => [`/webhooks/${i}/url`, w.url]),
+  ];
+  return urls.flatMap(([path, url]) => {
+    const decision = policy.checkUrl(url);
+    return decision.allowed ? [] : [{ path, message: `is not allowed by the network policy: ${decision.detail}` }];
+  });
+}
+
+/** A core refusal as the API's problem. */
+export function asApiError(e: unknown): unknown {
+  if (!(e instanceof DeploymentError)) return e;
+  switch (e.refusal) {
+    case 'not_found':
+      return new ApiError('not_found', e.message);
+    case 'precondition_failed':
+      return new ApiError('precondition_failed', e.message);
+    case 'invalid': {
+      const errors = underProject(e.errors.length > 0 ? e.errors : [{ path: '', message: e.message }]);
+      const listed = errors.map((x) => `${x.path} ${x.message}`).join('; ');
+      return e.overLimit
+        ? new ApiError('limit_exceeded', `The project file is over a limit: ${listed}.`, { errors })
+        : new ApiError('invalid_project', `The project file is invalid: ${listed}.`, { errors });
+    }
+  }
+}

@@ -1,0 +1,246 @@
+import {
+  isOverCap,
+  validateProjectFile,
+  type Deployment,
+  type DeploymentDryRun,
+  type ProblemFieldError,
+  type ProjectFile,
+} from '@testrun/contracts';
+import type { Db, DbTx } from '../db';
+import { ID_PREFIX, newId } from '../ids';
+import { applyDocument, testFields, type AppliedProject } from './apply';
+import { activeDefinitions, canonical, changesOf, plannedTests } from './changes';
+import { DeploymentError } from './errors';
+import { readDeployment } from './reads';
+import { checkIfMatch, ensureRows, lockProject, rowKey, type LockedProject } from './rows';
+
+/** Inactive deployments no run references are kept for this many versions back from the newest. */
+export const KEPT_VERSIONS = 50;
+
+export type DeployInput = {
+  workspaceId: string;
+  /** The project file as parsed (JSON or YAML); validated here. */
+  document: unknown;
+  /** Make the new version the active one (false: a preview). */
+  activate: boolean;
+  /** The API key that deploys (its id; its name is read); null for an operator's `project apply`. */
+  keyId: string | null;
+  /** The slug the file must have (the request's path), when there is one. */
+  slug?: string;
+  /** The request's If-Match: the active version (or id) the caller saw. */
+  ifMatch?: string | null;
+  /** Seals the secrets of webhook endpoints an activated file adds (`deriveKeys(secret).headers`). */
+  webhookKey?: Buffer;
+  /** More checks of a valid file (the network policy of its URLs); their errors are listed with the file's. */
+  check?: (file: ProjectFile) => Promise<ProblemFieldError[]>;
+  /**
+   * A file identical to the active version's stores no new version: the active one is answered
+   * (its file applied again). How `testrun admin project apply` stays idempotent.
+   */
+  unlessUnchanged?: boolean;
+  /** Runs inside the deploying transaction with its answer (an idempotency record). */
+  inTransaction?: (tx: DbTx, deployment: Deployment) => Promise<void>;
+};
+
+export type Deployed = {
+  deployment: Deployment;
+  /** What activating made live (null for a preview): ids, and new webhook endpoints' secrets. */
+  applied: AppliedProject | null;
+};
+
+/**
+ * Stores a project file as the project's next version (creating the project if the workspace has
+ * none of its slug) and, when `activate`, makes it the live one in the same transaction. Every
+ * test gets its stable id now: a test first seen here gets a row that stays archived until a
+ * version that has it is active. An invalid file stores nothing and lists every error.
+ */
+export async function deployProject(db: Db, input: DeployInput): Promise<Deployed> {
+  const file = await checkedFile(input);
+  const { workspaceId } = input;
+  return db.$transaction(
+    async (tx) => {
+      const project = await lockProject(tx, workspaceId, file.slug, file);
+      checkIfMatch(project, input.ifMatch);
+      if (input.unlessUnchanged && input.activate && project.active) {
+        const [active] = await tx.$queryRaw<Array<{ document: unknown }>>`
+          SELECT document FROM deployments WHERE id = ${project.active.id}`;
+        if (active && canonical(active.document) === canonical(file)) {
+          const applied = await applyDocument(tx, { workspaceId, projectId: project.id }, file, input.webhookKey);
+          const deployment = await readDeployment(tx, workspaceId, project.slug, project.active.id);
+          if (!deployment) throw new Error(`deployment ${project.active.id} vanished`);
+          await input.inTransaction?.(tx, deployment);
+          return { deployment, applied };
+        }
+      }
+      const current = await activeDefinitions(tx, project);
+      const ids = await ensureRows(tx, { workspaceId, projectId: project.id }, file);
+      const planned = plannedTests(file);
+      const changes = changesOf(current, planned);
+      const [{ next }] = await tx.$queryRaw<[{ next: number }]>`
+        SELECT COALESCE(max(version), 0) + 1 AS next FROM deployments WHERE project_id = ${project.id}`;
+      const key = input.keyId
+        ? await tx.apiKey.findFirst({ where: { id: input.keyId, workspaceId }, select: { id: true, name: true } })
+        : null;
+      const id = newId(ID_PREFIX.deployment);
+      await tx.deployment.create({
+        data: {
+          id,
+          workspaceId,
+          projectId: project.id,
+          version: next,
+          document: file,
+          createdByKeyId: key?.id ?? null,
+          createdByKeyName: key?.name ?? null,
+          changes,
+        },
+      });
+      await tx.deploymentTest.createMany({
+        data: planned.map((t, position) => {
+          const row = ids.get(rowKey(t.suiteSlug, t.def.key));
+          if (!row) throw new Error(`no row for test ${t.suiteSlug}/${t.def.key}`);
+          const { position: _inSuite, ...fields } = testFields(t.def, 0);
+          return {
+            deploymentId: id,
+            testId: row.testId,
+            suiteId: row.suiteId,
+            suiteSlug: t.suiteSlug,
+            key: t.def.key,
+            position,
+            ...fields,
+          };
+        }),
+      });
+      const applied = input.activate ? await makeActive(tx, workspaceId, project, id, file, input.webhookKey) : null;
+      await prune(tx, project.id, next);
+      const deployment = await readDeployment(tx, workspaceId, project.slug, id);
+      if (!deployment) throw new Error(`deployment ${id} was not stored`);
+      await input.inTransaction?.(tx, deployment);
+      return { deployment, applied };
+    },
+    { timeout: 60_000 },
+  );
+}
+
+/** What deploying the file would change, with the ids its tests would have; stores nothing. */
+export async function dryRunDeployment(
+  db: Db,
+  input: Pick<DeployInput, 'workspaceId' | 'document' | 'slug' | 'check'>,
+): Promise<DeploymentDryRun> {
+  const file = await checkedFile(input);
+  const [row] = await db.$queryRaw<Array<{ id: string; slug: string; active_deployment_id: string | null }>>`
+    SELECT id, slug, active_deployment_id FROM projects WHERE workspace_id = ${input.workspaceId} AND slug = ${file.slug}`;
+  const project: LockedProject | null = row
+    ? {
+        id: row.id,
+        slug: row.slug,
+        active: row.active_deployment_id ? { id: row.active_deployment_id, version: 0 } : null,
+      }
+    : null;
+  const current = project ? await activeDefinitions(db, project) : [];
+  const known = project
+    ? await db.test.findMany({
+        where: { projectId: project.id },
+        select: { id: true, key: true, suite: { select: { slug: true } } },
+      })
+    : [];
+  const planned = plannedTests(file);
+  return {
+    dry_run: true,
+    project_slug: file.slug,
+    changes: changesOf(current, planned),
+    tests: planned.map((t) => ({
+      testId: known.find((k) => k.key === t.def.key && k.suite.slug === t.suiteSlug)?.id ?? null,
+      key: t.def.key,
+      name: t.def.name,
+      suiteSlug: t.suiteSlug,
+      enabled: t.def.enabled ?? true,
+    })),
+  };
+}
+
+/**
+ * Makes a stored deployment the active one (a rollback or a promotion), atomically: its file
+ * becomes the project's live suites and tests in the transaction that flips the active deployment.
+ */
+export async function activateDeployment(
+  db: Db,
+  input: {
+    workspaceId: string;
+    projectSlug: string;
+    deploymentId: string;
+    ifMatch?: string | null;
+    webhookKey?: Buffer;
+  },
+): Promise<Deployed> {
+  const { workspaceId, projectSlug, deploymentId } = input;
+  return db.$transaction(
+    async (tx) => {
+      const project = await lockProject(tx, workspaceId, projectSlug, null);
+      const [stored] = project
+        ? await tx.$queryRaw<Array<{ document: ProjectFile }>>`
+            SELECT document FROM deployments WHERE id = ${deploymentId} AND project_id = ${project.id}`
+        : [];
+      if (!project || !stored)
+        throw new DeploymentError(
+          'not_found',
+          `No deployment "${deploymentId}" of project "${projectSlug}" in this workspace.`,
+        );
+      checkIfMatch(project, input.ifMatch);
+      const applied =
+        project.active?.id === deploymentId
+          ? null
+          : await makeActive(tx, workspaceId, project, deploymentId, stored.document, input.webhookKey);
+      const deployment = await readDeployment(tx, workspaceId, project.slug, deploymentId);
+      if (!deployment) throw new Error(`deployment ${deploymentId} vanished`);
+      return { deployment, applied };
+    },
+    { timeout: 60_000 },
+  );
+}
+
+async function makeActive(
+  tx: DbTx,
+  workspaceId: string,
+  project: LockedProject,
+  deploymentId: string,
+  file: ProjectFile,
+  webhookKey: Buffer | undefined,
+): Promise<AppliedProject> {
+  const applied = await applyDocument(tx, { workspaceId, projectId: project.id }, file, webhookKey);
+  await tx.$executeRaw`UPDATE projects SET active_deployment_id = ${deploymentId} WHERE id = ${project.id}`;
+  await tx.$executeRaw`UPDATE deployments SET activated_at = now() WHERE id = ${deploymentId}`;
+  return applied;
+}
+
+/** The file validated (and checked against the path's slug and `check`), or every error of it. */
+async function checkedFile(input: Pick<DeployInput, 'document' | 'slug' | 'check'>): Promise<ProjectFile> {
+  const checked = validateProjectFile(input.document);
+  const errors = checked.ok ? [] : [...checked.errors];
+  const raw = input.document as { slug?: unknown } | null;
+  if (input.slug !== undefined && typeof raw === 'object' && raw !== null && raw.slug !== input.slug)
+    errors.push({ path: '/slug', message: `must be "${input.slug}", the project of the request's path` });
+  if (checked.ok && errors.length === 0 && input.check) errors.push(...(await input.check(checked.value)));
+  if (!checked.ok || errors.length > 0) {
+    const overLimit = errors.every((e) => isOverCap(e.message));
+    throw new DeploymentError(
+      'invalid',
+      `the project file is ${overLimit ? 'over a limit' : 'invalid'}`,
+      errors,
+      overLimit,
+    );
+  }
+  return checked.value;
+}
+
+/**
+ * Deletes the project's inactive deployments older than the last {@link KEPT_VERSIONS} versions
+ * that no run or suite run references (a run's deployment stays readable while the run exists).
+ */
+async function prune(tx: DbTx, projectId: string, newest: number): Promise<void> {
+  await tx.$executeRaw`
+    DELETE FROM deployments d
+    WHERE d.project_id = ${projectId} AND d.version <= ${newest - KEPT_VERSIONS}
+      AND NOT EXISTS (SELECT 1 FROM projects p WHERE p.active_deployment_id = d.id)
+      AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.deployment_id = d.id)
+      AND NOT EXISTS (SELECT 1 FROM suite_runs s WHERE s.deployment_id = d.id)`;
+}

@@ -1,0 +1,8 @@
+// A project's test definitions: deployments (every version of its project file, one active), their
+// activation onto the live suites and tests, and the webhook endpoints a project file manages.
+export * from './errors';
+export * from './apply';
+export * from './deploy';
+export * from './reads';
+export * from './runnable';
+export { checkEndpointUrl, newWebhookSecret, syncProjectWebhooks, type AppliedWebhook } from './webhooks';

@@ -1,0 +1,134 @@
+import { evidenceSettingsOrNull, type ProjectFile } from '@testrun/contracts';
+import type { DbTx } from '../db';
+import { ID_PREFIX, newId } from '../ids';
+import { testFields } from './apply';
+import { DeploymentError } from './errors';
+
+// The project row a deployment or activation locks, and the suite and test rows that give every
+// test of a version its stable id.
+
+export type LockedProject = { id: string; slug: string; active: { id: string; version: number } | null };
+
+/**
+ * The project row of `slug`, locked until the transaction ends (FOR UPDATE: runs being enqueued
+ * hold it FOR KEY SHARE, so a run reads one version or the next, never half of each), with its active
+ * deployment. With `create`, a project the workspace lacks is created from that file first.
+ */
+export async function lockProject(
+  tx: DbTx,
+  workspaceId: string,
+  slug: string,
+  create: ProjectFile,
+): Promise<LockedProject>;
+export async function lockProject(
+  tx: DbTx,
+  workspaceId: string,
+  slug: string,
+  create: null,
+): Promise<LockedProject | null>;
+export async function lockProject(
+  tx: DbTx,
+  workspaceId: string,
+  slug: string,
+  create: ProjectFile | null,
+): Promise<LockedProject | null> {
+  if (create) {
+    const evidence = evidenceSettingsOrNull(create.evidence);
+    await tx.$executeRaw`
+      INSERT INTO projects (id, workspace_id, slug, name, base_url, evidence)
+      VALUES (${newId(ID_PREFIX.project)}, ${workspaceId}, ${slug}, ${create.name}, ${create.baseUrl},
+        ${evidence === null ? null : JSON.stringify(evidence)}::jsonb)
+      ON CONFLICT (workspace_id, slug) DO NOTHING`;
+  }
+  const [row] = await tx.$queryRaw<
+    Array<{ id: string; slug: string; active_id: string | null; active_version: number | null }>
+  >`
+    SELECT p.id, p.slug, p.active_deployment_id AS active_id,
+      (SELECT d.version FROM deployments d WHERE d.id = p.active_deployment_id) AS active_version
+    FROM projects p WHERE p.workspace_id = ${workspaceId} AND p.slug = ${slug} FOR UPDATE OF p`;
+  if (!row) return null;
+  const active = row.active_id === null ? null : { id: row.active_id, version: row.active_version ?? 0 };
+  return { id: row.id, slug: row.slug, active };
+}
+
+/**
+ * Refuses (412) when If-Match names another version than the active one: its number (quoted or
+ * not), its id, `*` (any active version) or `0` (none active yet).
+ */
+export function checkIfMatch(project: LockedProject, ifMatch: string | null | undefined): void {
+  if (ifMatch === undefined || ifMatch === null) return;
+  const { active } = project;
+  const tags = ifMatch.split(',').map((t) =>
+    t
+      .trim()
+      .replace(/^W\//, '')
+      .replace(/^"(.*)"$/, '$1'),
+  );
+  const matches = tags.some((t) =>
+    t === '*' ? active !== null : active === null ? t === '0' : t === String(active.version) || t === active.id,
+  );
+  if (!matches)
+    throw new DeploymentError(
+      'precondition_failed',
+      `If-Match names ${ifMatch}, but the active version of project "${project.slug}" is ${active ? `${active.version} (${active.id})` : 'none'}.`,
+    );
+}
+
+export const rowKey = (suiteSlug: string, key: string) => JSON.stringify([suiteSlug, key]);
+
+/**
+ * The suite and test rows of every suite slug and test key of the file, made where missing
+ * (archived: not live until a version that has them is active), so each test has its id.
+ */
+export async function ensureRows(
+  tx: DbTx,
+  inProject: { workspaceId: string; projectId: string },
+  file: ProjectFile,
+): Promise<Map<string, { testId: string; suiteId: string }>> {
+  const now = new Date();
+  const suites = new Map(
+    (await tx.suite.findMany({ where: { projectId: inProject.projectId }, select: { id: true, slug: true } })).map(
+      (s) => [s.slug, s.id],
+    ),
+  );
+  const newSuites = file.suites
+    .map((s, position) => ({
+      id: newId(ID_PREFIX.suite),
+      ...inProject,
+      slug: s.slug,
+      name: s.name,
+      position,
+      archivedAt: now,
+    }))
+    .filter((s) => !suites.has(s.slug));
+  if (newSuites.length > 0) await tx.suite.createMany({ data: newSuites });
+  for (const s of newSuites) suites.set(s.slug, s.id);
+  const tests = await tx.test.findMany({
+    where: { projectId: inProject.projectId },
+    select: { id: true, key: true, suiteId: true },
+  });
+  const out = new Map<string, { testId: string; suiteId: string }>();
+  const bySuite = new Map(tests.map((t) => [JSON.stringify([t.suiteId, t.key]), t.id]));
+  const newTests = [];
+  for (const suiteDef of file.suites) {
+    const suiteId = suites.get(suiteDef.slug);
+    if (!suiteId) throw new Error(`no row for suite ${suiteDef.slug}`);
+    for (const [t, testDef] of suiteDef.tests.entries()) {
+      let testId = bySuite.get(JSON.stringify([suiteId, testDef.key]));
+      if (!testId) {
+        testId = newId(ID_PREFIX.test);
+        newTests.push({
+          id: testId,
+          ...inProject,
+          suiteId,
+          key: testDef.key,
+          ...testFields(testDef, t),
+          archivedAt: now,
+        });
+      }
+      out.set(rowKey(suiteDef.slug, testDef.key), { testId, suiteId });
+    }
+  }
+  if (newTests.length > 0) await tx.test.createMany({ data: newTests });
+  return out;
+}

@@ -11,11 +11,15 @@ const createDeployment = declareRoute({
   path: '/api/v1/projects/{projectSlug}/deployments',
   summary: "Deploy a new version of a project's tests (creating the project if it has none)",
   description:
-    "Stores the project file as the project's next version and, unless `activate` is false, makes it the active one (what runs without a deploymentId) at once; a preview (`activate: false`) runs only when POST /api/v1/runs names its deploymentId. `dryRun: true` validates and answers the changes (200) without storing anything. A test keeps its testId while its suite slug and key stay the same. An invalid file is 422 `invalid_project` listing every error by JSON pointer, and stores nothing. `If-Match` with the active version (or its id) makes it 412 `precondition_failed` when another deployment was activated meanwhile. Idempotency-Key applies as for POST /api/v1/runs.",
+    "Stores the project file as the project's next version and, unless `activate` is false, makes it the active one (what runs without a deploymentId) at once; a preview (`activate: false`) runs only when POST /api/v1/runs names its deploymentId. `dryRun: true` validates and answers the changes (200) without storing anything. A test keeps its testId while its suite slug and key stay the same. An invalid file is 422 `invalid_project` listing every error by JSON pointer, and stores nothing; a file over a cap (its size, the tests its workspace's plan allows) or a project at its deployments per day is 422 `limit_exceeded` naming the cap and its value, and stores nothing. The body may be up to 2 MiB. `If-Match` with the active version (or its id) makes it 412 `precondition_failed` when another deployment was activated meanwhile. Idempotency-Key applies as for POST /api/v1/runs.",
   auth: 'apiKey',
   scope: 'preview',
   params: pathParams('projectSlug'),
-  body: { schema: 'DeploymentCreateRequest', parse: parseDeploymentCreateRequest },
+  body: {
+    schema: 'DeploymentCreateRequest',
+    parse: parseDeploymentCreateRequest,
+    maxBytes: 'DEPLOYMENT_LIMITS.maxBodyBytes',
+  },
   idempotent: true,
   ifMatch: true,
   conditionalGet: false,

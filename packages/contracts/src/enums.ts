@@ -89,7 +89,10 @@ export type StepOutcome = (typeof STEP_OUTCOMES)[number];
 export const PLANS = ['free', 'team', 'enterprise'] as const;
 export type Plan = (typeof PLANS)[number];
 
-/** Limits a workspace gets when it is created on (or moved to) a plan; stored per workspace. */
+/**
+ * Limits a workspace gets when it is created on (or moved to) a plan; stored per workspace. The
+ * tests a project may hold by plan are not stored: `TESTS_PER_PROJECT` in limits.ts.
+ */
 export const PLAN_DEFAULTS: Readonly<Record<Plan, { maxActiveRuns: number; monthlyRuns: number }>> = {
   free: { maxActiveRuns: 20, monthlyRuns: 1_000 },
   team: { maxActiveRuns: 200, monthlyRuns: 50_000 },

@@ -1,3 +1,5 @@
+import type { Plan } from './enums';
+
 /**
  * Every cap of the service, in one place, so the problem details, the OpenAPI document, the project
  * file's JSON Schema and docs/API.md ("Limits") state the same numbers. A request over a cap is
@@ -64,9 +66,49 @@ export const RETRY_LIMITS = {
   maxRetries: 3,
 } as const;
 
-const LIMIT_GROUPS = { REQUEST_LIMITS, HEADER_LIMITS, VARIABLE_LIMITS, STEP_LIMITS, RETRY_LIMITS } as const;
+/**
+ * Caps of a deployment (POST …/deployments and `testrun admin project apply`, both core's
+ * `deployProject`), refused with 422 `limit_exceeded` (the admin CLI: "over a limit") before anything
+ * is stored. A dry run reports the project file's caps too; it is not a deployment, so it is not
+ * counted and not refused for {@link DEPLOYMENT_LIMITS.maxDeploymentsPerDay}.
+ */
+export const DEPLOYMENT_LIMITS = {
+  /**
+   * Largest body of POST …/deployments, in bytes (413 `payload_too_large`): larger than
+   * {@link REQUEST_LIMITS.maxBodyBytes}, so a file up to {@link DEPLOYMENT_LIMITS.maxProjectFileBytes}
+   * fits with its envelope and indentation.
+   */
+  maxBodyBytes: 2 * 1024 * 1024,
+  /** Largest project file, as compact JSON in UTF-8 bytes (however it was sent: JSON or YAML). */
+  maxProjectFileBytes: 1024 * 1024,
+  /**
+   * Deployments (previews included) one project stores in a rolling 24 hours, counted in SQL with
+   * the project row locked. Deployments of the last 24 hours are never pruned, so the count is exact.
+   */
+  maxDeploymentsPerDay: 100,
+} as const;
+
+/**
+ * Tests one project file may hold, by the workspace's plan (disabled tests count). Above
+ * {@link REQUEST_LIMITS.maxRunsPerRequest} a project is run suite by suite.
+ */
+export const TESTS_PER_PROJECT = {
+  free: 100,
+  team: 10_000,
+  enterprise: 50_000,
+} as const satisfies Record<Plan, number>;
+
+const LIMIT_GROUPS = {
+  REQUEST_LIMITS,
+  HEADER_LIMITS,
+  VARIABLE_LIMITS,
+  STEP_LIMITS,
+  RETRY_LIMITS,
+  DEPLOYMENT_LIMITS,
+  TESTS_PER_PROJECT,
+} as const;
 type LimitGroups = typeof LIMIT_GROUPS;
-type CapName = { [G in keyof LimitGroups]: `${G}.${keyof LimitGroups[G] & string}` }[keyof LimitGroups];
+export type CapName = { [G in keyof LimitGroups]: `${G}.${keyof LimitGroups[G] & string}` }[keyof LimitGroups];
 
 /** The value of a cap named like `STEP_LIMITS.maxStepsPerTest`. */
 export function capValue(cap: CapName): number {

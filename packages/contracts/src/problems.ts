@@ -108,7 +108,7 @@ export const PROBLEMS = {
   payload_too_large: {
     status: 413,
     title: 'The request body is too large',
-    description: 'The request body is larger than 256 KB.',
+    description: 'The request body is larger than 256 KB (2 MiB for a deployment).',
   },
   expectation_failed: {
     status: 417,

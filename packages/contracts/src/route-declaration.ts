@@ -80,6 +80,8 @@ interface RouteBase {
   body?: {
     schema: ApiSchemaName;
     parse: (body: unknown) => { ok: true; value: unknown } | { ok: false; problem: BodyProblem };
+    /** The cap on the body's size (413 naming it); `REQUEST_LIMITS.maxBodyBytes` unless given. */
+    maxBytes?: 'REQUEST_LIMITS.maxBodyBytes' | 'DEPLOYMENT_LIMITS.maxBodyBytes';
   };
   /** Honours `Idempotency-Key`: a repeat of the request replays the first answer. */
   idempotent: boolean;

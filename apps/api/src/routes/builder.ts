@@ -139,7 +139,10 @@ export function apiRoute<D extends RouteDeclaration>(deps: AppDeps, declaration:
   };
   declared.set(handle, declaration);
   const checks = declaration.auth === 'apiKey' ? [scopeCheck(declaration.scope)] : [];
-  return { declaration, handlers: [...checks, ...(declaration.body ? jsonBody : []), handle] };
+  return {
+    declaration,
+    handlers: [...checks, ...(declaration.body ? jsonBody(declaration.body.maxBytes) : []), handle],
+  };
 }
 
 /** An Express router of routes whose paths all start with `mount`, where it is to be mounted. */

@@ -30,7 +30,8 @@ export type DeploymentRequest = {
 /**
  * POST …/deployments: stores (and activates) a version, or answers a dry run. A refused file is a
  * 422 `invalid_project` (or `limit_exceeded` when every error is a value over a cap) naming each
- * error under /project; a stale If-Match is a 412.
+ * error under /project; a stale If-Match is a 412; a project at its deployments per day is a 422
+ * `limit_exceeded` (checked with the project row locked, after If-Match).
  */
 export async function createDeployment(ctx: DeploymentContext, input: DeploymentRequest, keep?: KeepResponse) {
   const { workspaceId, projectSlug, request } = input;
@@ -104,6 +105,8 @@ export function asApiError(e: unknown): unknown {
       return new ApiError('not_found', e.message);
     case 'precondition_failed':
       return new ApiError('precondition_failed', e.message);
+    case 'over_limit':
+      return new ApiError('limit_exceeded', `${e.message}.`);
     case 'invalid': {
       const errors = underProject(e.errors.length > 0 ? e.errors : [{ path: '', message: e.message }]);
       const listed = errors.map((x) => `${x.path} ${x.message}`).join('; ');

@@ -1,5 +1,8 @@
 import {
+  DEPLOYMENT_LIMITS,
   isOverCap,
+  overCap,
+  TESTS_PER_PROJECT,
   validateProjectFile,
   type Deployment,
   type DeploymentDryRun,
@@ -55,7 +58,7 @@ export type Deployed = {
  * version that has it is active. An invalid file stores nothing and lists every error.
  */
 export async function deployProject(db: Db, input: DeployInput): Promise<Deployed> {
-  const file = await checkedFile(input);
+  const file = await checkedFile(db, input);
   const { workspaceId } = input;
   return db.$transaction(
     async (tx) => {
@@ -72,6 +75,7 @@ export async function deployProject(db: Db, input: DeployInput): Promise<Deploye
           return { deployment, applied };
         }
       }
+      await checkDeploymentsPerDay(tx, project);
       const current = await activeDefinitions(tx, project);
       const ids = await ensureRows(tx, { workspaceId, projectId: project.id }, file);
       const planned = plannedTests(file);
@@ -126,7 +130,7 @@ export async function dryRunDeployment(
   db: Db,
   input: Pick<DeployInput, 'workspaceId' | 'document' | 'slug' | 'check'>,
 ): Promise<DeploymentDryRun> {
-  const file = await checkedFile(input);
+  const file = await checkedFile(db, input);
   const [row] = await db.$queryRaw<Array<{ id: string; slug: string; active_deployment_id: string | null }>>`
     SELECT id, slug, active_deployment_id FROM projects WHERE workspace_id = ${input.workspaceId} AND slug = ${file.slug}`;
   const project: LockedProject | null = row
@@ -212,13 +216,29 @@ async function makeActive(
   return applied;
 }
 
-/** The file validated (and checked against the path's slug and `check`), or every error of it. */
-async function checkedFile(input: Pick<DeployInput, 'document' | 'slug' | 'check'>): Promise<ProjectFile> {
+/**
+ * The file validated (and checked against the path's slug, its size, the tests its workspace's plan
+ * allows and `check`), or every error of it.
+ */
+async function checkedFile(
+  db: Db,
+  input: Pick<DeployInput, 'workspaceId' | 'document' | 'slug' | 'check'>,
+): Promise<ProjectFile> {
   const checked = validateProjectFile(input.document);
   const errors = checked.ok ? [] : [...checked.errors];
+  const bytes = Buffer.byteLength(JSON.stringify(input.document) ?? '', 'utf8');
+  if (bytes > DEPLOYMENT_LIMITS.maxProjectFileBytes)
+    errors.push({
+      path: '',
+      message: overCap(
+        'DEPLOYMENT_LIMITS.maxProjectFileBytes',
+        `is ${bytes} bytes as JSON, more than a project file may be`,
+      ),
+    });
   const raw = input.document as { slug?: unknown } | null;
   if (input.slug !== undefined && typeof raw === 'object' && raw !== null && raw.slug !== input.slug)
     errors.push({ path: '/slug', message: `must be "${input.slug}", the project of the request's path` });
+  if (checked.ok && errors.length === 0) errors.push(...(await planErrors(db, input.workspaceId, checked.value)));
   if (checked.ok && errors.length === 0 && input.check) errors.push(...(await input.check(checked.value)));
   if (!checked.ok || errors.length > 0) {
     const overLimit = errors.every((e) => isOverCap(e.message));
@@ -232,14 +252,53 @@ async function checkedFile(input: Pick<DeployInput, 'document' | 'slug' | 'check
   return checked.value;
 }
 
+/** The file's tests over the number its workspace's plan allows in a project, as an error of `/suites`. */
+async function planErrors(db: Db, workspaceId: string, file: ProjectFile): Promise<ProblemFieldError[]> {
+  const workspace = await db.workspace.findUnique({ where: { id: workspaceId }, select: { plan: true } });
+  if (!workspace) return [];
+  const tests = file.suites.reduce((sum, suite) => sum + suite.tests.length, 0);
+  const cap = TESTS_PER_PROJECT[workspace.plan];
+  if (tests <= cap) return [];
+  return [
+    {
+      path: '/suites',
+      message: overCap(
+        `TESTS_PER_PROJECT.${workspace.plan}`,
+        `has ${tests} tests, more than a project of the ${workspace.plan} plan may hold`,
+      ),
+    },
+  ];
+}
+
+/**
+ * Refuses a deployment (`over_limit`) when the project stored {@link DEPLOYMENT_LIMITS.maxDeploymentsPerDay}
+ * in the last 24 hours. Called with the project row locked, so concurrent deployments are counted
+ * one after the other and two cannot both pass at the cap; {@link prune} keeps the last day's rows.
+ */
+async function checkDeploymentsPerDay(tx: DbTx, project: LockedProject): Promise<void> {
+  const [{ recent }] = await tx.$queryRaw<[{ recent: number }]>`
+    SELECT count(*)::int AS recent FROM deployments
+    WHERE project_id = ${project.id} AND created_at > now() - interval '24 hours'`;
+  if (recent < DEPLOYMENT_LIMITS.maxDeploymentsPerDay) return;
+  throw new DeploymentError(
+    'over_limit',
+    overCap(
+      'DEPLOYMENT_LIMITS.maxDeploymentsPerDay',
+      `Project "${project.slug}" stored ${recent} deployments in the last 24 hours, as many as a project may`,
+    ),
+  );
+}
+
 /**
  * Deletes the project's inactive deployments older than the last {@link KEPT_VERSIONS} versions
- * that no run or suite run references (a run's deployment stays readable while the run exists).
+ * and than a day (the day's are counted against {@link DEPLOYMENT_LIMITS.maxDeploymentsPerDay}) that
+ * no run or suite run references (a run's deployment stays readable while the run exists).
  */
 async function prune(tx: DbTx, projectId: string, newest: number): Promise<void> {
   await tx.$executeRaw`
     DELETE FROM deployments d
     WHERE d.project_id = ${projectId} AND d.version <= ${newest - KEPT_VERSIONS}
+      AND d.created_at <= now() - interval '24 hours'
       AND NOT EXISTS (SELECT 1 FROM projects p WHERE p.active_deployment_id = d.id)
       AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.deployment_id = d.id)
       AND NOT EXISTS (SELECT 1 FROM suite_runs s WHERE s.deployment_id = d.id)`;

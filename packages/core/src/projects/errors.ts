@@ -7,7 +7,9 @@ export type DeploymentRefusal =
   /** No such project or deployment in the workspace. */
   | 'not_found'
   /** `If-Match` named another version than the active one. */
-  | 'precondition_failed';
+  | 'precondition_failed'
+  /** The project is over a cap that is not its file's (`DEPLOYMENT_LIMITS.maxDeploymentsPerDay`): the message names it. */
+  | 'over_limit';
 
 /** A refused deployment, activation or managed webhook endpoint; nothing was stored. */
 export class DeploymentError extends Error {

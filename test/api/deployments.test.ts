@@ -412,11 +412,16 @@ describe('rerun', () => {
 });
 
 describe('kept versions', () => {
-  it('keeps the last 50 versions and any a run references; older unreferenced ones are deleted', async () => {
+  it("keeps the last 50 versions, the last day's and any a run references; older unreferenced ones are deleted", async () => {
     const t = await createTenant(api.db, { scopes: ['deploy'] });
     const v1 = bodyOf(await deploy(t.key, project('shop', '/1')), wire.deployment);
     await runOne(t.key, { testId: nth(v1.tests, 0).testId });
     const v2 = bodyOf(await deploy(t.key, project('shop', '/2')), wire.deployment);
+    // Deployments of the last 24 hours are never pruned (they count against maxDeploymentsPerDay).
+    await api.db.deployment.updateMany({
+      where: { id: { in: [v1.id, v2.id] } },
+      data: { createdAt: new Date(Date.now() - 25 * 3600_000) },
+    });
     for (let n = 3; n <= 52; n++) expect((await deploy(t.key, project('shop', `/${n}`))).status).toBe(201);
     const versions = await api.db.deployment.findMany({
       where: { workspaceId: t.workspace.id },

@@ -2,6 +2,7 @@ import type { ErrorRequestHandler, Response } from 'express';
 import {
   overCap,
   PROBLEMS,
+  DEPLOYMENT_LIMITS,
   REQUEST_LIMITS,
   problemType,
   type ApiKeyScope,
@@ -140,14 +141,22 @@ function fromBodyParser(error: unknown): ApiError | null {
       return new ApiError('invalid_body', 'The body is not valid JSON.', {
         errors: [{ path: '', message: 'must be valid JSON' }],
       });
-    case 'entity.too.large':
+    case 'entity.too.large': {
+      // The parser's limit says which cap it is: a deployment's body has a larger one.
+      const deployment = 'limit' in error && error.limit === DEPLOYMENT_LIMITS.maxBodyBytes;
       return new ApiError(
         'payload_too_large',
-        overCap(
-          'REQUEST_LIMITS.maxBodyBytes',
-          `The body is larger than the ${REQUEST_LIMITS.maxBodyBytes / 1024} KB the API accepts.`,
-        ),
+        deployment
+          ? overCap(
+              'DEPLOYMENT_LIMITS.maxBodyBytes',
+              `The body is larger than the ${DEPLOYMENT_LIMITS.maxBodyBytes / (1024 * 1024)} MiB a deployment may be.`,
+            )
+          : overCap(
+              'REQUEST_LIMITS.maxBodyBytes',
+              `The body is larger than the ${REQUEST_LIMITS.maxBodyBytes / 1024} KB the API accepts.`,
+            ),
       );
+    }
     case 'charset.unsupported':
     case 'encoding.unsupported':
       return new ApiError('unsupported_media_type', 'The body must be UTF-8 JSON without content encoding.');

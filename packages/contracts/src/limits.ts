@@ -108,7 +108,7 @@ const LIMIT_GROUPS = {
   TESTS_PER_PROJECT,
 } as const;
 type LimitGroups = typeof LIMIT_GROUPS;
-export type CapName = { [G in keyof LimitGroups]: `${G}.${keyof LimitGroups[G] & string}` }[keyof LimitGroups];
+type CapName = { [G in keyof LimitGroups]: `${G}.${keyof LimitGroups[G] & string}` }[keyof LimitGroups];
 
 /** The value of a cap named like `STEP_LIMITS.maxStepsPerTest`. */
 export function capValue(cap: CapName): number {

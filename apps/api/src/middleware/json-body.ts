@@ -1,29 +1,20 @@
 import express, { type RequestHandler } from 'express';
-import { capValue, overCap } from '@testrun/contracts';
+import { capValue } from '@testrun/contracts';
 import { ApiError } from '../errors';
 
+/** The caps a route's body may be held to (a route declaration's `body.maxBytes`). */
 type BodyCap = 'REQUEST_LIMITS.maxBodyBytes' | 'DEPLOYMENT_LIMITS.maxBodyBytes';
 
 // Run requests are small, so a body near the limit is a mistake; a deployment carries a project file.
-// No content encoding: a compressed body is a 415, never inflated.
+// No content encoding: a compressed body is a 415, never inflated. Over the cap, errors.ts answers
+// 413 naming the cap of the parser's limit.
 const parsers = new Map<BodyCap, RequestHandler>();
 
 function parserFor(cap: BodyCap): RequestHandler {
-  let parser = parsers.get(cap);
-  if (!parser) {
-    const parse = express.json({ limit: capValue(cap), strict: false, type: 'application/json', inflate: false });
-    // Over the cap is a 413 that names this route's cap (the default one is named by errors.ts too).
-    parser = (req, res, next) =>
-      parse(req, res, (error?: unknown) => {
-        const tooLarge =
-          typeof error === 'object' && error !== null && 'type' in error && error.type === 'entity.too.large';
-        if (!tooLarge) return next(error);
-        const size = capValue(cap);
-        const shown = size >= 1024 * 1024 ? `${size / (1024 * 1024)} MiB` : `${size / 1024} KB`;
-        next(new ApiError('payload_too_large', overCap(cap, `The body is larger than the ${shown} the API accepts.`)));
-      });
-    parsers.set(cap, parser);
-  }
+  const known = parsers.get(cap);
+  if (known) return known;
+  const parser = express.json({ limit: capValue(cap), strict: false, type: 'application/json', inflate: false });
+  parsers.set(cap, parser);
   return parser;
 }
 

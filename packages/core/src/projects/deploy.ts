@@ -1,8 +1,5 @@
 import {
-  DEPLOYMENT_LIMITS,
   isOverCap,
-  overCap,
-  TESTS_PER_PROJECT,
   validateProjectFile,
   type Deployment,
   type DeploymentDryRun,
@@ -12,6 +9,7 @@ import {
 import type { Db, DbTx } from '../db';
 import { ID_PREFIX, newId } from '../ids';
 import { applyDocument, testFields, type AppliedProject } from './apply';
+import { checkDeploymentsPerDay, planErrors, sizeErrors } from './caps';
 import { activeDefinitions, canonical, changesOf, plannedTests } from './changes';
 import { DeploymentError } from './errors';
 import { readDeployment } from './reads';
@@ -226,15 +224,7 @@ async function checkedFile(
 ): Promise<ProjectFile> {
   const checked = validateProjectFile(input.document);
   const errors = checked.ok ? [] : [...checked.errors];
-  const bytes = Buffer.byteLength(JSON.stringify(input.document) ?? '', 'utf8');
-  if (bytes > DEPLOYMENT_LIMITS.maxProjectFileBytes)
-    errors.push({
-      path: '',
-      message: overCap(
-        'DEPLOYMENT_LIMITS.maxProjectFileBytes',
-        `is ${bytes} bytes as JSON, more than a project file may be`,
-      ),
-    });
+  errors.push(...sizeErrors(input.document));
   const raw = input.document as { slug?: unknown } | null;
   if (input.slug !== undefined && typeof raw === 'object' && raw !== null && raw.slug !== input.slug)
     errors.push({ path: '/slug', message: `must be "${input.slug}", the project of the request's path` });
@@ -252,46 +242,9 @@ async function checkedFile(
   return checked.value;
 }
 
-/** The file's tests over the number its workspace's plan allows in a project, as an error of `/suites`. */
-async function planErrors(db: Db, workspaceId: string, file: ProjectFile): Promise<ProblemFieldError[]> {
-  const workspace = await db.workspace.findUnique({ where: { id: workspaceId }, select: { plan: true } });
-  if (!workspace) return [];
-  const tests = file.suites.reduce((sum, suite) => sum + suite.tests.length, 0);
-  const cap = TESTS_PER_PROJECT[workspace.plan];
-  if (tests <= cap) return [];
-  return [
-    {
-      path: '/suites',
-      message: overCap(
-        `TESTS_PER_PROJECT.${workspace.plan}`,
-        `has ${tests} tests, more than a project of the ${workspace.plan} plan may hold`,
-      ),
-    },
-  ];
-}
-
-/**
- * Refuses a deployment (`over_limit`) when the project stored {@link DEPLOYMENT_LIMITS.maxDeploymentsPerDay}
- * in the last 24 hours. Called with the project row locked, so concurrent deployments are counted
- * one after the other and two cannot both pass at the cap; {@link prune} keeps the last day's rows.
- */
-async function checkDeploymentsPerDay(tx: DbTx, project: LockedProject): Promise<void> {
-  const [{ recent }] = await tx.$queryRaw<[{ recent: number }]>`
-    SELECT count(*)::int AS recent FROM deployments
-    WHERE project_id = ${project.id} AND created_at > now() - interval '24 hours'`;
-  if (recent < DEPLOYMENT_LIMITS.maxDeploymentsPerDay) return;
-  throw new DeploymentError(
-    'over_limit',
-    overCap(
-      'DEPLOYMENT_LIMITS.maxDeploymentsPerDay',
-      `Project "${project.slug}" stored ${recent} deployments in the last 24 hours, as many as a project may`,
-    ),
-  );
-}
-
 /**
  * Deletes the project's inactive deployments older than the last {@link KEPT_VERSIONS} versions
- * and than a day (the day's are counted against {@link DEPLOYMENT_LIMITS.maxDeploymentsPerDay}) that
+ * and than a day (the day's are counted against `DEPLOYMENT_LIMITS.maxDeploymentsPerDay`) that
  * no run or suite run references (a run's deployment stays readable while the run exists).
  */
 async function prune(tx: DbTx, projectId: string, newest: number): Promise<void> {

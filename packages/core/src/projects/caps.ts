@@ -9,10 +9,8 @@ import type { Db, DbTx } from '../db';
 import { DeploymentError } from './errors';
 import type { LockedProject } from './rows';
 
-/**
- * A deployment's caps (contracts' DEPLOYMENT_LIMITS and TESTS_PER_PROJECT): the file's size and its
- * tests by plan are errors of the file; the deployments per day refuse the deployment.
- */
+// A deployment's caps (contracts' DEPLOYMENT_LIMITS and TESTS_PER_PROJECT): the file's size and its
+// tests by plan are errors of the file; the deployments per day refuse the deployment.
 
 /** The file over {@link DEPLOYMENT_LIMITS.maxProjectFileBytes} as compact JSON, as an error of the whole file. */
 export function sizeErrors(document: unknown): ProblemFieldError[] {

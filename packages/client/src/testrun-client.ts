@@ -1,6 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import {
   isTerminalRunStatus,
+  type Deployment,
+  type DeploymentCreateRequest,
+  type DeploymentDryRun,
+  type DeploymentList,
   type ProjectList,
   type ProjectRunsCreated,
   type Run,
@@ -172,6 +176,46 @@ export class TestrunClient {
     return (await this.transport.request<SecretList>('GET', secretPath(where))).body;
   }
 
+  /**
+   * POST /api/v1/projects/:slug/deployments: stores `request.project` (the project file as JSON) as
+   * the project's next version, active unless `activate` is false (a preview). With `dryRun: true`
+   * the answer is the {@link DeploymentDryRun} (200) and nothing is stored. An invalid file is a
+   * {@link TestrunApiError} 422 `invalid_project` whose `errors` name each fault by JSON pointer
+   * under `/project`. Needs a key with the `preview` scope (`deploy` to activate).
+   */
+  async createDeployment(
+    projectSlug: string,
+    request: DeploymentCreateRequest,
+    options: EnqueueOptions = {},
+  ): Promise<{ body: Deployment | DeploymentDryRun; idempotencyKey: string; replayed: boolean }> {
+    const idempotencyKey = options.idempotencyKey ?? randomUUID();
+    const res = await this.transport.request<Deployment | DeploymentDryRun>('POST', deploymentPath(projectSlug), {
+      body: request,
+      idempotencyKey,
+    });
+    return { body: res.body, idempotencyKey, replayed: res.headers.get('idempotent-replayed') === 'true' };
+  }
+
+  /** GET /api/v1/projects/:slug/deployments: one page of the project's versions, newest first, without their tests. */
+  async listDeployments(projectSlug: string, page: { limit?: number; cursor?: string } = {}): Promise<DeploymentList> {
+    const path = `${deploymentPath(projectSlug)}${listingQuery(page)}`;
+    return (await this.transport.request<DeploymentList>('GET', path)).body;
+  }
+
+  /** GET /api/v1/projects/:slug/deployments/:id: one version, with its tests. */
+  async getDeployment(projectSlug: string, deploymentId: string): Promise<Deployment> {
+    return (await this.transport.request<Deployment>('GET', deploymentPath(projectSlug, deploymentId))).body;
+  }
+
+  /**
+   * POST /api/v1/projects/:slug/deployments/:id/activate: makes that version the active one (a
+   * rollback or a promotion). Activating the active one changes nothing, so it is safe to repeat.
+   */
+  async activateDeployment(projectSlug: string, deploymentId: string): Promise<Deployment> {
+    const path = `${deploymentPath(projectSlug, deploymentId)}/activate`;
+    return (await this.transport.request<Deployment>('POST', path)).body;
+  }
+
   private async readRun(
     runId: string,
     options: RequestOptions,
@@ -263,6 +307,12 @@ function secretPath(where: SecretPlace, name?: string): string {
       ? '/api/v1/secrets'
       : `/api/v1/projects/${encodeURIComponent(where.projectSlug)}/secrets`;
   return name === undefined ? base : `${base}/${encodeURIComponent(name)}`;
+}
+
+/** The URL of a project's deployments, or of the one `deploymentId`. */
+function deploymentPath(projectSlug: string, deploymentId?: string): string {
+  const base = `/api/v1/projects/${encodeURIComponent(projectSlug)}/deployments`;
+  return deploymentId === undefined ? base : `${base}/${encodeURIComponent(deploymentId)}`;
 }
 
 /** A listing's query string: the filters given, statuses comma-separated; the API checks them. */

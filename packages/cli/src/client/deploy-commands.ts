@@ -12,7 +12,7 @@ import {
 } from './connection';
 import type { Output } from './output';
 import { UsageError } from './parse-options';
-import { locateErrors, readProjectSource, type ProjectSource } from './project-source';
+import { formatProjectFileError, locateErrors, readProjectSource, type ProjectSource } from './project-source';
 import { EXIT } from './report';
 
 /** Flags of `testrun deploy`. */
@@ -37,7 +37,7 @@ interface ProjectFlags extends ConnectionFlags {
 export function loadProjectFile(file: string, out: Output): ProjectSource | null {
   const read = readProjectSource(file);
   if (read.ok) return read.source;
-  for (const line of read.lines) out.info(line);
+  for (const e of read.errors) out.info(formatProjectFileError(file, e));
   out.info(`testrun: ${file} is not a valid project file; nothing was deployed`);
   return null;
 }
@@ -49,8 +49,8 @@ export function loadProjectFile(file: string, out: Output): ProjectSource | null
  */
 export function reportDeployFailure(e: unknown, source: ProjectSource, out: Output, json: boolean): number {
   if (!isReportable(e)) throw e;
-  if (e instanceof TestrunApiError && e.status === 422 && e.errors.some((f) => f.path.startsWith('/project'))) {
-    for (const line of locateErrors(source, e.errors)) out.info(line);
+  if (isProjectFileRefusal(e)) {
+    for (const located of locateErrors(source, e.errors)) out.info(formatProjectFileError(source.file, located));
     out.info(`testrun: ${source.file} is not a valid project file (${e.code}); nothing was deployed`);
     if (json)
       out.result(
@@ -67,6 +67,11 @@ export function reportDeployFailure(e: unknown, source: ProjectSource, out: Outp
     return EXIT.error;
   }
   return reportFailure(e, out, json);
+}
+
+/** A 422 that names faults of the project file by JSON pointer (`invalid_project`, `limit_exceeded`). */
+export function isProjectFileRefusal(e: unknown): e is TestrunApiError {
+  return e instanceof TestrunApiError && e.status === 422 && e.errors.some((f) => f.path.startsWith('/project'));
 }
 
 /** Deploys `source` (active, preview or dry run). */

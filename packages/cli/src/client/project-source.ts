@@ -15,18 +15,31 @@ export interface ProjectSource {
   lines: LineCounter;
 }
 
-/** `file:line:column: message`, the form editors and CI annotations read. */
-function located(file: string, lines: LineCounter, offset: number, message: string): string {
+/** A fault of a project file at its place in the file (line and column from 1). */
+export interface ProjectFileError {
+  line: number;
+  column: number;
+  message: string;
+}
+
+function located(lines: LineCounter, offset: number, message: string): ProjectFileError {
   const { line, col } = lines.linePos(offset);
-  return `${file}:${line}:${col}: ${message}`;
+  return { line, column: col, message };
+}
+
+/** `file:line:column: message`, the form editors and compilers print. */
+export function formatProjectFileError(file: string, e: ProjectFileError): string {
+  return `${file}:${e.line}:${e.column}: ${e.message}`;
 }
 
 /**
- * Reads and parses a project file (YAML, so JSON too). Resolves to the source, or to the lines that
- * say what is wrong, each `file:line:column: message`: YAML syntax errors, or a document that is not
- * a mapping with a `slug`. A file that cannot be read is a {@link UsageError}.
+ * Reads and parses a project file (YAML, so JSON too). Resolves to the source, or to what is wrong
+ * at its place: YAML syntax errors, or a document that is not a mapping with a `slug`. A file that
+ * cannot be read is a {@link UsageError}.
  */
-export function readProjectSource(file: string): { ok: true; source: ProjectSource } | { ok: false; lines: string[] } {
+export function readProjectSource(
+  file: string,
+): { ok: true; source: ProjectSource } | { ok: false; errors: ProjectFileError[] } {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -36,14 +49,14 @@ export function readProjectSource(file: string): { ok: true; source: ProjectSour
   const lines = new LineCounter();
   const document = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
   if (document.errors.length > 0)
-    return { ok: false, lines: document.errors.map((e) => located(file, lines, e.pos[0], e.message)) };
+    return { ok: false, errors: document.errors.map((e) => located(lines, e.pos[0], e.message)) };
   const project: unknown = document.toJS();
   if (typeof project !== 'object' || project === null || Array.isArray(project))
-    return { ok: false, lines: [located(file, lines, 0, 'a project file is a mapping (slug, name, baseUrl, suites)')] };
+    return { ok: false, errors: [located(lines, 0, 'a project file is a mapping (slug, name, baseUrl, suites)')] };
   const { slug } = project as { slug?: unknown };
   if (typeof slug !== 'string' || slug === '') {
     const at = isNode(document.contents) ? (document.contents.range?.[0] ?? 0) : 0;
-    return { ok: false, lines: [located(file, lines, at, 'the project file has no `slug`')] };
+    return { ok: false, errors: [located(lines, at, 'the project file has no `slug`')] };
   }
   return { ok: true, source: { file, project: project as Record<string, unknown>, slug, document, lines } };
 }
@@ -74,11 +87,11 @@ function offsetOf(source: ProjectSource, segments: readonly string[]): number {
  * The service's errors of the file (JSON pointers under `/project`), each at its line of the file
  * and led by the field it is about (`name is required`, `action must be one of …`).
  */
-export function locateErrors(source: ProjectSource, errors: readonly ProblemFieldError[]): string[] {
+export function locateErrors(source: ProjectSource, errors: readonly ProblemFieldError[]): ProjectFileError[] {
   return errors.map((e) => {
     const segments = segmentsOf(e.path);
     const field = segments.at(-1);
     const message = field === undefined || /^[0-9]+$/.test(field) ? e.message : `${field} ${e.message}`;
-    return located(source.file, source.lines, offsetOf(source, segments), message);
+    return located(source.lines, offsetOf(source, segments), message);
   });
 }

@@ -29,6 +29,7 @@ import type {
   TestrunClientOptions,
   WaitOptions,
 } from './options';
+import { deploymentPath, listingQuery, secretPath } from './paths';
 import { poll, type PollRead, type PollReadOptions } from './poll';
 import { Transport, waited, type Cached, type RequestOptions } from './transport';
 
@@ -177,11 +178,9 @@ export class TestrunClient {
   }
 
   /**
-   * POST /api/v1/projects/:slug/deployments: stores `request.project` (the project file as JSON) as
-   * the project's next version, active unless `activate` is false (a preview). With `dryRun: true`
-   * the answer is the {@link DeploymentDryRun} (200) and nothing is stored. An invalid file is a
-   * {@link TestrunApiError} 422 `invalid_project` whose `errors` name each fault by JSON pointer
-   * under `/project`. Needs a key with the `preview` scope (`deploy` to activate).
+   * POST /api/v1/projects/:slug/deployments: `request.project` (the project file as JSON) as the
+   * project's next version, active unless `activate` is false (a preview); `dryRun: true` stores
+   * nothing. An invalid file is a 422 `invalid_project` naming each fault by JSON pointer.
    */
   async createDeployment(
     projectSlug: string,
@@ -299,29 +298,3 @@ export class TestrunClient {
 
 /** Where a secret lives: the workspace of the key, or one of its projects. */
 export type SecretPlace = { projectSlug?: string };
-
-/** The URL of the secrets of `where`, or of the one named `name` there. */
-function secretPath(where: SecretPlace, name?: string): string {
-  const base =
-    where.projectSlug === undefined
-      ? '/api/v1/secrets'
-      : `/api/v1/projects/${encodeURIComponent(where.projectSlug)}/secrets`;
-  return name === undefined ? base : `${base}/${encodeURIComponent(name)}`;
-}
-
-/** The URL of a project's deployments, or of the one `deploymentId`. */
-function deploymentPath(projectSlug: string, deploymentId?: string): string {
-  const base = `/api/v1/projects/${encodeURIComponent(projectSlug)}/deployments`;
-  return deploymentId === undefined ? base : `${base}/${encodeURIComponent(deploymentId)}`;
-}
-
-/** A listing's query string: the filters given, statuses comma-separated; the API checks them. */
-function listingQuery(filters: RunListFilters): string {
-  const params = new URLSearchParams();
-  for (const [name, value] of Object.entries(filters)) {
-    if (value === undefined) continue;
-    params.set(name, Array.isArray(value) ? value.join(',') : String(value));
-  }
-  const query = params.toString();
-  return query ? `?${query}` : '';
-}

@@ -55,7 +55,7 @@ export function readProjectSource(
     return { ok: false, errors: [located(lines, 0, 'a project file is a mapping (slug, name, baseUrl, suites)')] };
   const { slug } = project as { slug?: unknown };
   if (typeof slug !== 'string' || slug === '') {
-    const at = isNode(document.contents) ? (document.contents.range?.[0] ?? 0) : 0;
+    const at = isNode(document.contents) ? document.contents.range[0] : 0;
     return { ok: false, errors: [located(lines, at, 'the project file has no `slug`')] };
   }
   return { ok: true, source: { file, project: project as Record<string, unknown>, slug, document, lines } };

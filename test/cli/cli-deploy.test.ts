@@ -187,3 +187,13 @@ it('run --file --suite deploys a preview of the file and runs it, leaving the ac
   expect(bad.code).toBe(2);
   expect(bad.stderr).toMatch(new RegExp(`^${escape(invalid)}:17:\\d+: action must be one of`, 'm'));
 });
+
+it("deploys the Quickstart's examples/shop.yaml as its team would (a dry run here)", async () => {
+  const t = await tenant();
+  const res = await runCliHere(
+    ['deploy', '--file', path.join(__dirname, '../../examples/shop.yaml'), '--dry-run'],
+    t.env,
+  );
+  expect(res).toMatchObject({ code: 0, stderr: '' });
+  expect(res.stdout).toMatch(/^Dry run of shop: \d+ added, 0 removed, 0 changed; nothing stored\.\n {2}\+ smoke\//);
+});

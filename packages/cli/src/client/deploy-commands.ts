@@ -100,7 +100,7 @@ function countChanges(changes: DeploymentChanges): string {
 }
 
 /** What a deployment did, for people: the version (or the dry run), then its changes. */
-export function deploymentText(d: Deployment | DeploymentDryRun): string {
+function deploymentText(d: Deployment | DeploymentDryRun): string {
   if ('dry_run' in d)
     return [
       `Dry run of ${d.project_slug}: ${countChanges(d.changes)}; nothing stored.`,

@@ -119,7 +119,7 @@ function readTarget(file: string): Target {
   const project = core.getInput('project');
   const suite = core.getInput('suite');
   if ([test, project, file].filter((v) => v !== '').length > 1)
-    throw new UsageError('give one of the inputs test, project or file');
+    throw new UsageError('give either test or project or file, not two of them');
   if (suite !== '' && project === '' && file === '') throw new UsageError('suite needs project or file');
   if (test !== '') return { kind: 'test', testId: test };
   if (project === '' && file === '') throw new UsageError('one of the inputs test, project or file is required');

@@ -38,7 +38,7 @@ type Target = { kind: 'test'; testId: string } | { kind: 'suite' | 'project'; pr
 
 function targetOf(flags: RunFlags): Target {
   if ([flags.test, flags.project, flags.file].filter((v) => v !== undefined).length > 1)
-    throw new UsageError('give one of --test, --project or --file');
+    throw new UsageError('give either --test or --project or --file, not two of them');
   if (flags.suite !== undefined && flags.project === undefined && flags.file === undefined)
     throw new UsageError('--suite needs --project or --file');
   for (const [flag, v] of [

@@ -3,10 +3,11 @@
  * runner gives a JavaScript action, against a real API process and a real worker (real Postgres,
  * Redis and Chromium) testing the fixture site.
  */
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { XMLParser } from 'fast-xml-parser';
+import { stringify } from 'yaml';
 import type { Db } from '@testrun/core/db';
 import type { ProjectFile } from '@testrun/contracts';
 import { freePort, protectedPreviewTest, startService, waitReady, type ServiceProcess } from '../cli/cli-harness';
@@ -130,11 +131,13 @@ describe('GitHub Action: action.yml', () => {
       expect.arrayContaining([
         ...['api-url', 'api-key', 'test', 'project', 'suite', 'base-url', 'headers', 'timeout', 'poll-interval'],
         ...['junit', 'trace', 'video', 'screenshots', 'idempotency-key', 'idempotency-scope', 'fail-on'],
+        ...['file', 'deploy'],
       ]),
     );
     expect(Object.keys(action.outputs)).toEqual(
       expect.arrayContaining([
         ...['status', 'suite-run-url', 'exit-code', 'total', 'passed', 'failed', 'error', 'skipped', 'flaky'],
+        ...['deployment-id', 'version'],
       ]),
     );
   });
@@ -280,5 +283,72 @@ describe('GitHub Action: the bundle against the real API', () => {
     expect(step.log).toMatch(/^::warning title=Testrun api_error::The API refused the request: /m);
     expect(step.summary).toContain('Testrun: ⚠️ api_error');
     expect(unmasked(step)).not.toContain('trk_not-a-real-key-000');
+  });
+
+  it('file: deploys a preview of the project file and runs it; deploy: true activates it', async () => {
+    const team = await createTenant(db, { scopes: ['run', 'preview', 'deploy'] });
+    const file = path.join(dir, 'shop.yaml');
+    const shop = projectFile(site.url);
+    writeFileSync(file, stringify({ ...shop, suites: shop.suites.filter((s) => s.slug === 'pass') }));
+    const preview = await runActionStep(
+      inputs({ 'api-key': team.key, project: '', file, suite: 'pass', headers: `Authorization: ${BASIC}` }),
+      { env: workflow() },
+    );
+    expect(preview.code).toBe(0);
+    expect(preview.outputs).toMatchObject({ status: 'passed', total: '2', passed: '2', version: '1' });
+    const deploymentId = preview.outputs['deployment-id'] ?? '';
+    expect(preview.log).toContain(`Deployed a preview of shop: version 1 (${deploymentId})`);
+    const suiteRunId = /srun_\w+/.exec(preview.outputs['suite-run-url'] ?? '')?.[0] ?? '';
+    expect(await db.suiteRun.findUniqueOrThrow({ where: { id: suiteRunId } })).toMatchObject({ deploymentId });
+    const project = await db.project.findFirstOrThrow({ where: { workspaceId: team.workspace.id, slug: 'shop' } });
+    const stored = await db.deployment.findMany({ where: { projectId: project.id }, select: { version: true } });
+    expect(stored).toEqual([{ version: 1 }]);
+
+    const deployed = await runActionStep(
+      inputs({
+        'api-key': team.key,
+        project: '',
+        file,
+        deploy: 'true',
+        suite: 'pass',
+        headers: `Authorization: ${BASIC}`,
+      }),
+      { env: workflow() },
+    );
+    expect(deployed.code).toBe(0);
+    expect(deployed.outputs).toMatchObject({ status: 'passed', version: '2' });
+    expect(deployed.log).toContain(`Deployed and activated shop: version 2 (${deployed.outputs['deployment-id']})`);
+    expect(unmasked(deployed)).not.toContain(team.key);
+  });
+
+  it('file: an invalid project file fails the step with an annotation at the offending line', async () => {
+    const team = await createTenant(db, { scopes: ['run', 'preview'] });
+    const file = path.join(dir, 'invalid.yaml');
+    writeFileSync(
+      file,
+      [
+        'slug: shop',
+        'name: Shop',
+        `baseUrl: ${site.url}`,
+        'suites:',
+        '  - slug: smoke',
+        '    name: Smoke',
+        '    tests:',
+        '      - key: home',
+        '        name: Home',
+        '        steps:',
+        '          - action: teleport',
+        '',
+      ].join('\n'),
+    );
+    const step = await runActionStep(inputs({ 'api-key': team.key, project: '', file }), { env: workflow() });
+    expect(step.code).toBe(1);
+    expect(step.outputs).toMatchObject({ status: 'api_error', total: '0' });
+    expect(step.log).toMatch(
+      new RegExp(
+        `^::error title=Testrun project file,file=${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')},line=11,col=\\d+::`,
+        'm',
+      ),
+    );
   });
 });

@@ -25,8 +25,14 @@ export interface ActionInputs {
   apiKey: string;
   target: Target;
   request: RunCreateRequest;
+  /** `file`: a project file to deploy before the run (its slug is the project), or null. */
+  file: string | null;
+  /** `deploy: true`: the file's deployment is activated; else it is a preview that only this step runs. */
+  deploy: boolean;
   /** `Idempotency-Key` of the enqueue: the input, else derived from the workflow run, else random. */
   idempotencyKey: string | undefined;
+  /** The same for a request completed later (with `file`: once the preview's deploymentId is known). */
+  idempotencyKeyFor: (request: RunCreateRequest) => string | undefined;
   timeoutMs: number;
   pollIntervalMs: number;
   junit: string | null;
@@ -54,7 +60,9 @@ export function readInputs(env: NodeJS.ProcessEnv): ActionInputs {
   const apiUrl = core.getInput('api-url', { required: true });
   if (!/^https?:\/\/[^/]/.test(apiUrl))
     throw new UsageError(`api-url must be an absolute http(s) URL (got "${apiUrl}")`);
-  const target = readTarget();
+  const file = core.getInput('file');
+  const target = readTarget(file);
+  const deploy = readDeploy(file);
   const request: RunCreateRequest =
     target.kind === 'test'
       ? { testId: target.testId }
@@ -88,7 +96,10 @@ export function readInputs(env: NodeJS.ProcessEnv): ActionInputs {
     apiKey,
     target,
     request,
+    file: file === '' ? null : file,
+    deploy,
     idempotencyKey: idempotencyKeyOf(request, env),
+    idempotencyKeyFor: (completed) => idempotencyKeyOf(completed, env),
     timeoutMs,
     pollIntervalMs,
     junit: core.getInput('junit') || null,
@@ -102,15 +113,25 @@ function headerLines(text: string): string[] {
   return text.split(/\r?\n/).filter((line) => line.trim() !== '' && !line.trimStart().startsWith('#'));
 }
 
-function readTarget(): Target {
+/** What to run; with `file`, the project is the file's slug, known once the file is read (here ''). */
+function readTarget(file: string): Target {
   const test = core.getInput('test');
   const project = core.getInput('project');
   const suite = core.getInput('suite');
-  if (test !== '' && project !== '') throw new UsageError('give either test or project, not both');
-  if (suite !== '' && project === '') throw new UsageError('suite needs project');
+  if ([test, project, file].filter((v) => v !== '').length > 1)
+    throw new UsageError('give either test or project or file, not two of them');
+  if (suite !== '' && project === '' && file === '') throw new UsageError('suite needs project or file');
   if (test !== '') return { kind: 'test', testId: test };
-  if (project === '') throw new UsageError('one of the inputs test or project is required');
+  if (project === '' && file === '') throw new UsageError('one of the inputs test, project or file is required');
   return { kind: suite === '' ? 'project' : 'suite', project, suite: suite === '' ? null : suite };
+}
+
+/** `deploy`: `true` or `false` (default), and only with `file`. */
+function readDeploy(file: string): boolean {
+  const deploy = core.getInput('deploy') || 'false';
+  if (deploy !== 'true' && deploy !== 'false') throw new UsageError(`deploy must be true or false (got "${deploy}")`);
+  if (deploy === 'true' && file === '') throw new UsageError('deploy needs file');
+  return deploy === 'true';
 }
 
 function evidenceInput(name: 'trace' | 'video' | 'screenshots'): { [K in typeof name]?: EvidenceMode } {

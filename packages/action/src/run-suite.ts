@@ -10,16 +10,19 @@ import {
   type WaitProgressView,
 } from '@testrun/cli/ci';
 import { formatDuration, type ReportTest, type RunReport } from '@testrun/contracts';
+import { deployFile } from './deploy-file';
 import type { ActionInputs } from './inputs';
 import { saveEnqueued } from './state';
 
 /**
- * Enqueues what the inputs address, records it for the post step, waits for the verdict and
+ * Deploys the input `file` when there is one ({@link deployFile}), enqueues what the inputs address, records it for the post step, waits for the verdict and
  * returns the same report `testrun run --json` prints. API refusals and network faults propagate.
  */
 export async function runSuite(client: TestrunClient, inputs: ActionInputs, now = Date.now): Promise<RunReport> {
   const { target } = inputs;
-  const enqueued = await client.enqueue(inputs.request, { idempotencyKey: inputs.idempotencyKey });
+  await deployFile(client, inputs);
+  const idempotencyKey = inputs.file === null ? inputs.idempotencyKey : inputs.idempotencyKeyFor(inputs.request);
+  const enqueued = await client.enqueue(inputs.request, { idempotencyKey });
   const ids = enqueuedIds(enqueued.body);
   saveEnqueued(ids);
   const replayed = replayedNote(enqueued.replayed);

@@ -7,3 +7,11 @@ export { buildJunitXml } from './client/junit';
 export { parseDuration, parseHeaders, parseRetries, redact, secretsOf, UsageError } from './client/parse-options';
 export { addDetails, exitCodeFor, flakyCount, verdictLine } from './client/report';
 export { enqueuedIds, replayedNote, WaitProgress, type WaitProgressView } from './client/wait-progress';
+export { deploySource, isProjectFileRefusal } from './client/deploy-commands';
+export {
+  formatProjectFileError,
+  locateErrors,
+  readProjectSource,
+  type ProjectFileError,
+  type ProjectSource,
+} from './client/project-source';

@@ -1,6 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import {
   isTerminalRunStatus,
+  type Deployment,
+  type DeploymentCreateRequest,
+  type DeploymentDryRun,
+  type DeploymentList,
   type ProjectList,
   type ProjectRunsCreated,
   type Run,
@@ -25,6 +29,7 @@ import type {
   TestrunClientOptions,
   WaitOptions,
 } from './options';
+import { deploymentPath, listingQuery, secretPath } from './paths';
 import { poll, type PollRead, type PollReadOptions } from './poll';
 import { Transport, waited, type Cached, type RequestOptions } from './transport';
 
@@ -172,6 +177,44 @@ export class TestrunClient {
     return (await this.transport.request<SecretList>('GET', secretPath(where))).body;
   }
 
+  /**
+   * POST /api/v1/projects/:slug/deployments: `request.project` (the project file as JSON) as the
+   * project's next version, active unless `activate` is false (a preview); `dryRun: true` stores
+   * nothing. An invalid file is a 422 `invalid_project` naming each fault by JSON pointer.
+   */
+  async createDeployment(
+    projectSlug: string,
+    request: DeploymentCreateRequest,
+    options: EnqueueOptions = {},
+  ): Promise<{ body: Deployment | DeploymentDryRun; idempotencyKey: string; replayed: boolean }> {
+    const idempotencyKey = options.idempotencyKey ?? randomUUID();
+    const res = await this.transport.request<Deployment | DeploymentDryRun>('POST', deploymentPath(projectSlug), {
+      body: request,
+      idempotencyKey,
+    });
+    return { body: res.body, idempotencyKey, replayed: res.headers.get('idempotent-replayed') === 'true' };
+  }
+
+  /** GET /api/v1/projects/:slug/deployments: one page of the project's versions, newest first, without their tests. */
+  async listDeployments(projectSlug: string, page: { limit?: number; cursor?: string } = {}): Promise<DeploymentList> {
+    const path = `${deploymentPath(projectSlug)}${listingQuery(page)}`;
+    return (await this.transport.request<DeploymentList>('GET', path)).body;
+  }
+
+  /** GET /api/v1/projects/:slug/deployments/:id: one version, with its tests. */
+  async getDeployment(projectSlug: string, deploymentId: string): Promise<Deployment> {
+    return (await this.transport.request<Deployment>('GET', deploymentPath(projectSlug, deploymentId))).body;
+  }
+
+  /**
+   * POST /api/v1/projects/:slug/deployments/:id/activate: makes that version the active one (a
+   * rollback or a promotion). Activating the active one changes nothing, so it is safe to repeat.
+   */
+  async activateDeployment(projectSlug: string, deploymentId: string): Promise<Deployment> {
+    const path = `${deploymentPath(projectSlug, deploymentId)}/activate`;
+    return (await this.transport.request<Deployment>('POST', path)).body;
+  }
+
   private async readRun(
     runId: string,
     options: RequestOptions,
@@ -255,23 +298,3 @@ export class TestrunClient {
 
 /** Where a secret lives: the workspace of the key, or one of its projects. */
 export type SecretPlace = { projectSlug?: string };
-
-/** The URL of the secrets of `where`, or of the one named `name` there. */
-function secretPath(where: SecretPlace, name?: string): string {
-  const base =
-    where.projectSlug === undefined
-      ? '/api/v1/secrets'
-      : `/api/v1/projects/${encodeURIComponent(where.projectSlug)}/secrets`;
-  return name === undefined ? base : `${base}/${encodeURIComponent(name)}`;
-}
-
-/** A listing's query string: the filters given, statuses comma-separated; the API checks them. */
-function listingQuery(filters: RunListFilters): string {
-  const params = new URLSearchParams();
-  for (const [name, value] of Object.entries(filters)) {
-    if (value === undefined) continue;
-    params.set(name, Array.isArray(value) ? value.join(',') : String(value));
-  }
-  const query = params.toString();
-  return query ? `?${query}` : '';
-}

@@ -2,6 +2,7 @@ import { Option, type Command, type CommanderError } from 'commander';
 import { EVIDENCE_MODES } from '@testrun/contracts';
 import { UsageError } from './parse-options';
 import { exitNow, setExitCode, type CommandContext } from './connection';
+import { registerDeployCommands } from './deploy-commands';
 import { registerListCommands } from './list-commands';
 import { runCancelCommand, runRerunCommand, type CancelFlags, type RerunFlags } from './lifecycle-commands';
 import { runRunCommand, type RunFlags } from './run-command';
@@ -24,6 +25,7 @@ export function registerClientCommands(
 
   registerListCommands(program, ctx);
   registerSecretCommands(program, ctx);
+  registerDeployCommands(program, ctx);
 
   for (const command of commands) {
     command.showHelpAfterError(`(see "testrun ${command.name()} --help")`);
@@ -40,7 +42,10 @@ function registerRun(program: Command, ctx: CommandContext): Command {
     .description('Enqueue a test, a suite or a whole project and wait for the verdict')
     .addOption(new Option('--test <id>', 'run one test (its id, tst_…)'))
     .addOption(new Option('--project <slug>', 'run every suite of a project'))
-    .addOption(new Option('--suite <slug>', 'with --project: run only this suite (one suite run)'))
+    .addOption(
+      new Option('--file <file>', "deploy this project file as a preview (needs the 'preview' scope) and run it"),
+    )
+    .addOption(new Option('--suite <slug>', 'with --project or --file: run only this suite (one suite run)'))
     .option('--base-url <url>', 'target URL for this run only (e.g. a preview deployment)')
     .option(
       '--header <"Name: value">',

@@ -7,7 +7,9 @@ import {
 } from '@testrun/contracts';
 import { deriveCiIdempotencyKey } from './ci-idempotency';
 import { openCommand, type CommandContext, type ConnectionFlags } from './connection';
+import { deploySource, loadProjectFile, reportDeployFailure } from './deploy-commands';
 import { enqueueAndFollow, type FollowFlags } from './follow';
+import { EXIT } from './report';
 import { parseDuration, parseRetries, UsageError } from './parse-options';
 import { readSecretInputs, type SecretInputFlags } from './secret-inputs';
 import { enqueuedIds, replayedNote } from './wait-progress';
@@ -16,6 +18,8 @@ import { enqueuedIds, replayedNote } from './wait-progress';
 export interface RunFlags extends ConnectionFlags, SecretInputFlags, FollowFlags {
   test?: string;
   project?: string;
+  /** A project file: deployed as a preview, which is what runs (the project is the file's slug). */
+  file?: string;
   suite?: string;
   baseUrl?: string;
   /** Evidence for this request only (overrides the test's and the project's settings). */
@@ -33,19 +37,24 @@ export interface RunFlags extends ConnectionFlags, SecretInputFlags, FollowFlags
 type Target = { kind: 'test'; testId: string } | { kind: 'suite' | 'project'; project: string; suite: string | null };
 
 function targetOf(flags: RunFlags): Target {
-  if (flags.test !== undefined && flags.project !== undefined)
-    throw new UsageError('give either --test or --project, not both');
-  if (flags.suite !== undefined && flags.project === undefined) throw new UsageError('--suite needs --project');
+  if ([flags.test, flags.project, flags.file].filter((v) => v !== undefined).length > 1)
+    throw new UsageError('give either --test or --project or --file, not two of them');
+  if (flags.suite !== undefined && flags.project === undefined && flags.file === undefined)
+    throw new UsageError('--suite needs --project or --file');
   for (const [flag, v] of [
     ['--test', flags.test],
     ['--project', flags.project],
     ['--suite', flags.suite],
+    ['--file', flags.file],
   ] as const) {
     if (v !== undefined && v.trim() === '') throw new UsageError(`${flag} must not be empty`);
   }
   if (flags.test !== undefined) return { kind: 'test', testId: flags.test };
-  if (flags.project === undefined) throw new UsageError('one of --test ID or --project SLUG is required');
-  return { kind: flags.suite === undefined ? 'project' : 'suite', project: flags.project, suite: flags.suite ?? null };
+  // With --file the project is the file's slug, known once the file is read.
+  const project = flags.project ?? '';
+  if (flags.project === undefined && flags.file === undefined)
+    throw new UsageError('one of --test ID, --project SLUG or --file FILE is required');
+  return { kind: flags.suite === undefined ? 'project' : 'suite', project, suite: flags.suite ?? null };
 }
 
 /** Checks the flags of `testrun run` and builds the request; every problem names its flag. */
@@ -83,12 +92,30 @@ function parseRunFlags(flags: RunFlags, env: NodeJS.ProcessEnv) {
   return { target, request, secrets, timeoutMs, pollIntervalMs };
 }
 
-/** `testrun run`: enqueue, wait, report. Resolves to the exit code. Throws only {@link UsageError}. */
+/**
+ * `testrun run`: enqueue, wait, report. Resolves to the exit code. Throws only {@link UsageError}.
+ * With `--file`, the file is first deployed as a preview (not active) and the runs execute it: the
+ * pull-request flow in one command. An invalid file is printed at its lines and exits 2.
+ */
 export async function runRunCommand(flags: RunFlags, ctx: CommandContext): Promise<number> {
   const { target, request, secrets, timeoutMs, pollIntervalMs } = parseRunFlags(flags, ctx.env);
   const now = ctx.now ?? Date.now;
   const json = Boolean(flags.json);
   const { out, client } = openCommand(flags, { ...ctx, now }, { json, secrets });
+  if (flags.file !== undefined && target.kind !== 'test') {
+    const source = loadProjectFile(flags.file, out);
+    if (source === null) return EXIT.error;
+    try {
+      const preview = await deploySource(client, source, { activate: false, dryRun: false });
+      if ('dry_run' in preview) throw new Error('the API answered a dry run to a deployment');
+      out.info(`Deployed a preview of ${preview.project_slug}: version ${preview.version} (${preview.id})`);
+      target.project = preview.project_slug;
+      request.projectSlug = preview.project_slug;
+      request.deploymentId = preview.id;
+    } catch (e) {
+      return reportDeployFailure(e, source, out, json);
+    }
+  }
   const idempotencyKey =
     flags.idempotencyKey ?? ctx.env.TESTRUN_IDEMPOTENCY_KEY ?? deriveCiIdempotencyKey(ctx.env, request) ?? undefined;
 

@@ -76,14 +76,18 @@ function listing<S extends 'RunList' | 'SuiteRunList'>(operationId: string, path
   });
 }
 
+/** A route on one run or suite run: its operation, path, id parameter, summary and schema. */
+type OneResource<K extends string, S extends ApiSchemaName> = {
+  operationId: string;
+  path: string;
+  param: K;
+  summary: string;
+  schema: S;
+};
+
 /** A GET of a run or a suite run by its id, conditional and long-pollable. */
-function getOne<K extends string, S extends ApiSchemaName>(
-  operationId: string,
-  path: string,
-  param: K,
-  summary: string,
-  schema: S,
-) {
+function getOne<K extends string, S extends ApiSchemaName>(r: OneResource<K, S>) {
+  const { operationId, path, summary } = r;
   return declareRoute({
     operationId,
     method: 'get',
@@ -91,23 +95,18 @@ function getOne<K extends string, S extends ApiSchemaName>(
     summary,
     auth: 'apiKey',
     scope: 'run',
-    params: pathParams(param),
+    params: pathParams(r.param),
     idempotent: false,
     conditionalGet: true,
-    success: { status: 200, description: summary, schema: [schema] },
+    success: { status: 200, description: summary, schema: [r.schema] },
     problems: { '404': ['not_found'] },
     documented: true,
   });
 }
 
 /** A cancel: 202 with the resource as it is right after, 404 for an id of another workspace. */
-function cancel<K extends string, S extends ApiSchemaName>(
-  operationId: string,
-  path: string,
-  param: K,
-  summary: string,
-  schema: S,
-) {
+function cancel<K extends string, S extends ApiSchemaName>(r: OneResource<K, S>) {
+  const { operationId, path, summary } = r;
   return declareRoute({
     operationId,
     method: 'post',
@@ -117,10 +116,14 @@ function cancel<K extends string, S extends ApiSchemaName>(
       'Queued runs end `skipped` with skip_reason `cancelled` at once; running runs are stopped by their worker within seconds and end `error` with error.code `cancelled`; terminal runs are left as they are. Safe to repeat. No body.',
     auth: 'apiKey',
     scope: 'run',
-    params: pathParams(param),
+    params: pathParams(r.param),
     idempotent: false,
     conditionalGet: false,
-    success: { status: 202, description: 'Cancel accepted; the body is the resource right after it', schema: [schema] },
+    success: {
+      status: 202,
+      description: 'Cancel accepted; the body is the resource right after it',
+      schema: [r.schema],
+    },
     problems: { '404': ['not_found'] },
     documented: true,
   });
@@ -184,28 +187,40 @@ export const API_ROUTES = {
   }),
   listRuns: listing('listRuns', '/api/v1/runs', "List the workspace's runs, newest first", 'RunList'),
   createRuns,
-  getRun: getOne('getRun', '/api/v1/runs/{runId}', 'runId', 'Get a run', 'Run'),
-  cancelRun: cancel('cancelRun', '/api/v1/runs/{runId}/cancel', 'runId', 'Cancel a run', 'Run'),
+  getRun: getOne({
+    operationId: 'getRun',
+    path: '/api/v1/runs/{runId}',
+    param: 'runId',
+    summary: 'Get a run',
+    schema: 'Run',
+  }),
+  cancelRun: cancel({
+    operationId: 'cancelRun',
+    path: '/api/v1/runs/{runId}/cancel',
+    param: 'runId',
+    summary: 'Cancel a run',
+    schema: 'Run',
+  }),
   listSuiteRuns: listing(
     'listSuiteRuns',
     '/api/v1/suite-runs',
     "List the workspace's suite runs, newest first, without their per-test entries",
     'SuiteRunList',
   ),
-  getSuiteRun: getOne(
-    'getSuiteRun',
-    '/api/v1/suite-runs/{suiteRunId}',
-    'suiteRunId',
-    'Get a suite run with its counters and one entry per child test',
-    'SuiteRun',
-  ),
-  cancelSuiteRun: cancel(
-    'cancelSuiteRun',
-    '/api/v1/suite-runs/{suiteRunId}/cancel',
-    'suiteRunId',
-    'Cancel every run of a suite run',
-    'SuiteRun',
-  ),
+  getSuiteRun: getOne({
+    operationId: 'getSuiteRun',
+    path: '/api/v1/suite-runs/{suiteRunId}',
+    param: 'suiteRunId',
+    summary: 'Get a suite run with its counters and one entry per child test',
+    schema: 'SuiteRun',
+  }),
+  cancelSuiteRun: cancel({
+    operationId: 'cancelSuiteRun',
+    path: '/api/v1/suite-runs/{suiteRunId}/cancel',
+    param: 'suiteRunId',
+    summary: 'Cancel every run of a suite run',
+    schema: 'SuiteRun',
+  }),
   rerunSuiteRun,
   listProjects: declareRoute({
     operationId: 'listProjects',

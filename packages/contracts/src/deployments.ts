@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Nullable } from './enums';
-import { LISTING_LIMITS, readCursor } from './listings';
+import { LISTING_LIMITS, PAGE_QUERY_FIELDS, readCursor } from './listings';
 import { storableText } from './limits';
 import type { ProblemCode, ProblemFieldError } from './problems';
 import { compileValidator, escapePointer, type Validation } from './validate';
@@ -162,20 +162,7 @@ export const DeploymentDryRun = Type.Object(
 );
 export type DeploymentDryRun = Static<typeof DeploymentDryRun>;
 
-export const DeploymentListQuery = Type.Object(
-  {
-    limit: Type.Optional(
-      Type.String({
-        pattern: '^[0-9]{1,3}$',
-        description: `Page size, 1 to ${LISTING_LIMITS.maxLimit} (default ${LISTING_LIMITS.defaultLimit}).`,
-      }),
-    ),
-    cursor: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 400, description: 'The next_cursor of the previous page, as it was.' }),
-    ),
-  },
-  { additionalProperties: false },
-);
+export const DeploymentListQuery = Type.Object({ ...PAGE_QUERY_FIELDS }, { additionalProperties: false });
 
 /** A page of deployments, checked. */
 export type DeploymentListing = { limit: number; after: { createdAt: Date; id: string } | null; filters: string };

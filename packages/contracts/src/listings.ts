@@ -12,6 +12,20 @@ const slug = (description: string) => Type.String({ minLength: 1, maxLength: 200
 const instant = (description: string) => Type.String({ format: 'date-time', description });
 
 /** The query parameters both listings take. Every value arrives as text. */
+
+/** The query fields every cursor-paged listing takes: the page size and the next page's cursor. */
+export const PAGE_QUERY_FIELDS = {
+  limit: Type.Optional(
+    Type.String({
+      pattern: '^[0-9]{1,3}$',
+      description: `Page size, 1 to ${LISTING_LIMITS.maxLimit} (default ${LISTING_LIMITS.defaultLimit}).`,
+    }),
+  ),
+  cursor: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 400, description: 'The next_cursor of the previous page, as it was.' }),
+  ),
+};
+
 const commonQuery = {
   projectSlug: Type.Optional(slug('Only runs of this project.')),
   suiteSlug: Type.Optional(slug('Only runs of this suite of the project (needs projectSlug).')),
@@ -24,15 +38,7 @@ const commonQuery = {
   ),
   createdAfter: Type.Optional(instant('Only what was created at or after this instant (RFC 3339).')),
   createdBefore: Type.Optional(instant('Only what was created before this instant (RFC 3339).')),
-  limit: Type.Optional(
-    Type.String({
-      pattern: '^[0-9]{1,3}$',
-      description: `Page size, 1 to ${LISTING_LIMITS.maxLimit} (default ${LISTING_LIMITS.defaultLimit}).`,
-    }),
-  ),
-  cursor: Type.Optional(
-    Type.String({ minLength: 1, maxLength: 400, description: 'The next_cursor of the previous page, as it was.' }),
-  ),
+  ...PAGE_QUERY_FIELDS,
 };
 
 export const RunListQuery = Type.Object(

@@ -10,7 +10,7 @@ import {
   type CommandContext,
   type ConnectionFlags,
 } from './connection';
-import type { Output } from './output';
+import { table, type Output } from './output';
 import { UsageError } from './parse-options';
 import { formatProjectFileError, locateErrors, readProjectSource, type ProjectSource } from './project-source';
 import { EXIT } from './report';
@@ -148,16 +148,7 @@ function deploymentsTable({ deployments }: DeploymentList): string {
     d.created_by?.key_name ?? '(operator)',
     countChanges(d.changes),
   ]);
-  const header = ['VERSION', 'ACTIVE', 'DEPLOYMENT ID', 'CREATED', 'BY', 'CHANGES'];
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  return [header, ...rows]
-    .map((r) =>
-      r
-        .map((c, i) => c.padEnd(widths[i] ?? 0))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
+  return table(['VERSION', 'ACTIVE', 'DEPLOYMENT ID', 'CREATED', 'BY', 'CHANGES'], rows);
 }
 
 function parseLimit(value: string | undefined): number | undefined {

@@ -10,6 +10,7 @@ import {
   type CommandContext,
   type ConnectionFlags,
 } from './connection';
+import { table } from './output';
 import { EXIT, statusText } from './report';
 
 /** Flags of `testrun runs` and `testrun suite-runs`: the API's listing filters, by their CLI names. */
@@ -24,19 +25,6 @@ interface ListFlags extends ConnectionFlags {
   limit?: string;
   cursor?: string;
   json?: boolean;
-}
-
-/** Columns padded to their widest cell, two spaces apart: a table that `column`, `awk` and people read. */
-function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  return [header, ...rows]
-    .map((r) =>
-      r
-        .map((cell, i) => cell.padEnd(widths[i] ?? 0))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
 }
 
 const instant = (iso: string | null) => (iso ? `${iso.slice(0, 19).replace('T', ' ')}Z` : '-');

@@ -103,3 +103,16 @@ export class Output {
     return redact(text, this.secrets);
   }
 }
+
+/** Columns padded to their widest cell, two spaces apart: a table that `column`, `awk` and people read. */
+export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  return [header, ...rows]
+    .map((r) =>
+      r
+        .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
+}

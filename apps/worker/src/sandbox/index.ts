@@ -1,0 +1,3 @@
+export { runSandboxed, type SandboxLimits, type SandboxResult, type SandboxSpec } from './run-sandboxed';
+export { checkSandboxSupport } from './support';
+export { SANDBOX_WORKDIR } from './bwrap-args';

@@ -1,0 +1,160 @@
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { bwrapArgs } from './bwrap-args';
+import type { SandboxCgroup } from './cgroups';
+import { sandboxSupport } from './support';
+
+/** What bounds one sandboxed program. */
+export interface SandboxLimits {
+  /** Memory of every process in the sandbox together, /tmp included (it is a tmpfs). */
+  memoryBytes: number;
+  /** Processes and threads at once. */
+  pids: number;
+  /** Fraction of one core. */
+  cpuQuota: number;
+  /** Wall-clock time before it is killed. */
+  wallMs: number;
+  /** stdout and stderr together; past it the sandbox is killed. */
+  outputBytes: number;
+  /** Size of /tmp (default 16 MiB). */
+  tmpBytes?: number;
+}
+
+export interface SandboxSpec {
+  /** The program, as a path inside the sandbox (e.g. /usr/bin/node). */
+  command: string;
+  args: readonly string[];
+  /** Host directories bound read-only at the same path. */
+  readOnlyBinds: readonly string[];
+  /** A private writable directory of the host, the sandbox's /work and working directory. */
+  scratchDir: string;
+  /** The program's whole environment: nothing of the worker's is passed on. */
+  env: Readonly<Record<string, string>>;
+  limits: SandboxLimits;
+  /** Only 'none' today: loopback inside the sandbox, no way out. */
+  network: 'none';
+  /** Aborting kills the sandbox. */
+  signal?: AbortSignal;
+}
+
+export type SandboxLimit = 'memory' | 'pids' | 'time' | 'output';
+
+export interface SandboxResult {
+  /** The sandbox's name, as its cgroups are named (`testrun-sandbox/<id>` under each controller). */
+  id: string;
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  /** The limit that ended the program, if one did. */
+  limit: SandboxLimit | null;
+  /** True when the spec's signal killed it. */
+  aborted: boolean;
+  /** Up to `outputBytes` of each. */
+  stdout: string;
+  stderr: string;
+  peakMemoryBytes?: number;
+}
+
+const DEFAULT_TMP_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Enters every cgroup, then becomes bubblewrap: the program is inside its limits before it runs
+ * (`sh -c TRAMPOLINE sh <n> <procs files...> <bwrap> <args...>`).
+ */
+const TRAMPOLINE =
+  'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done; exec "$@"';
+
+/** Keeps up to `cap` bytes of a stream; reports every byte to `onBytes`. */
+class CappedBuffer {
+  private readonly chunks: Buffer[] = [];
+  private kept = 0;
+  constructor(private readonly cap: number) {}
+  push(chunk: Buffer): void {
+    const room = this.cap - this.kept;
+    if (room <= 0) return;
+    const part = chunk.length > room ? chunk.subarray(0, room) : chunk;
+    this.chunks.push(part);
+    this.kept += part.length;
+  }
+  text(): string {
+    return Buffer.concat(this.chunks).toString('utf8');
+  }
+}
+
+/**
+ * Runs `spec.command` in a new sandbox (bubblewrap namespaces, cgroup limits) and resolves when it
+ * and everything it started are gone and its groups removed. Throws when the machine cannot
+ * sandbox ({@link checkSandboxSupport} says why), never because of what the program did.
+ */
+export async function runSandboxed(spec: SandboxSpec): Promise<SandboxResult> {
+  const support = await sandboxSupport();
+  if (!support.ok) throw new Error(`the sandbox cannot run: ${support.reason}`);
+  const args = bwrapArgs({
+    readOnlyBinds: spec.readOnlyBinds,
+    scratchDir: spec.scratchDir,
+    tmpBytes: spec.limits.tmpBytes ?? DEFAULT_TMP_BYTES,
+    env: spec.env,
+  });
+  const id = `sbx-${randomUUID()}`;
+  const cgroup = await support.cgroups.create(id, spec.limits);
+  try {
+    return await supervise(spec, id, cgroup, [support.bwrap, ...args, '--', spec.command, ...spec.args]);
+  } finally {
+    await cgroup.destroy();
+  }
+}
+
+function supervise(
+  spec: SandboxSpec,
+  id: string,
+  cgroup: SandboxCgroup, command: string[]): Promise<SandboxResult> {
+  const { limits } = spec;
+  const stdout = new CappedBuffer(limits.outputBytes);
+  const stderr = new CappedBuffer(limits.outputBytes);
+  let outputSeen = 0;
+  let limit: SandboxLimit | null = null;
+  let aborted = false;
+  const child = spawn('/bin/sh', ['-c', TRAMPOLINE, 'sh', String(cgroup.procsFiles.length), ...cgroup.procsFiles, ...command], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: {},
+  });
+  const stop = (why: SandboxLimit | 'abort') => {
+    if (why === 'abort') aborted = true;
+    else limit ??= why;
+    child.kill('SIGKILL');
+    // Whatever left bwrap's PID namespace in between is in the groups: the caller's destroy() kills it.
+  };
+  const onOutput = (buffer: CappedBuffer) => (chunk: Buffer) => {
+    buffer.push(chunk);
+    outputSeen += chunk.length;
+    if (outputSeen > limits.outputBytes) stop('output');
+  };
+  child.stdout.on('data', onOutput(stdout));
+  child.stderr.on('data', onOutput(stderr));
+  const timer = setTimeout(() => stop('time'), limits.wallMs);
+  const onAbort = () => stop('abort');
+  if (spec.signal?.aborted) onAbort();
+  spec.signal?.addEventListener('abort', onAbort, { once: true });
+  return new Promise((resolve, reject) => {
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      spec.signal?.removeEventListener('abort', onAbort);
+      reject(error);
+    });
+    child.on('close', (exitCode, signal) => {
+      clearTimeout(timer);
+      spec.signal?.removeEventListener('abort', onAbort);
+      // A memory or pids limit that was reached explains the end better than the time or output that followed.
+      const enforced = cgroup.limitHit();
+      resolve({
+        id,
+        exitCode,
+        signal,
+        limit: enforced ?? limit,
+        aborted,
+        stdout: stdout.text(),
+        stderr: stderr.text(),
+        peakMemoryBytes: cgroup.peakMemoryBytes(),
+      });
+    });
+  });
+}

@@ -28,13 +28,16 @@ afterAll(async () => {
 });
 
 test('a normal program gets its allowed environment, writes its scratch directory and exits 0', async () => {
-  const result = await harness.run(`
+  const result = await harness.run(
+    `
     const fs = require('fs');
     fs.writeFileSync('/work/out.txt', 'written inside');
     console.log(JSON.stringify({ env: process.env, cwd: process.cwd(), uptime: process.uptime() > 0 }));
-  `, { env: { GREETING: 'hello' } });
+  `,
+    { env: { GREETING: 'hello' } },
+  );
   expect(result).toMatchObject({ exitCode: 0, limit: null, aborted: false, stderr: '' });
-  const seen = report<{ env: Record<string, string>; cwd: string }>(result);
+  const seen = report(result) as { env: Record<string, string>; cwd: string };
   expect(seen.env).toEqual({ PATH: '/usr/bin:/bin', GREETING: 'hello', PWD: '/work' });
   expect(seen.cwd).toBe('/work');
   expect(readFileSync(path.join(result.scratchDir, 'out.txt'), 'utf8')).toBe('written inside');
@@ -55,7 +58,7 @@ test("the worker's environment is not visible: process.env, /proc/self/environ, 
     }));
   `);
   expect(result.exitCode).toBe(0);
-  const seen = report<{ env: string; self: string; pids: string[]; environs: string[] }>(result);
+  const seen = report(result) as { env: string; self: string; pids: string[]; environs: string[] };
   for (const text of [seen.env, seen.self, ...seen.environs]) {
     expect(text).not.toContain(SECRET);
     expect(text).not.toContain('TESTRUN_SECRET');
@@ -74,7 +77,16 @@ test('files outside its binds cannot be read: the host /tmp, the repository, /ro
   const otherFile = path.join(harness.base, 'other-scratch', 'theirs.txt');
   await writeFile(otherFile, SECRET);
   try {
-    const targets = [hostSecret, repoSecret, otherFile, '/root', '/home', '/etc/passwd', '/etc/shadow', '/sys/fs/cgroup'];
+    const targets = [
+      hostSecret,
+      repoSecret,
+      otherFile,
+      '/root',
+      '/home',
+      '/etc/passwd',
+      '/etc/shadow',
+      '/sys/fs/cgroup',
+    ];
     const result = await harness.run(`
       const fs = require('fs');
       const targets = ${JSON.stringify(targets)};
@@ -88,7 +100,11 @@ test('files outside its binds cannot be read: the host /tmp, the repository, /ro
       console.log(JSON.stringify({ seen, writable, root: fs.readdirSync('/').sort() }));
     `);
     expect(result.exitCode).toBe(0);
-    const { seen, writable, root } = report<{ seen: Record<string, string>; writable: string; root: string[] }>(result);
+    const { seen, writable, root } = report(result) as {
+      seen: Record<string, string>;
+      writable: string;
+      root: string[];
+    };
     for (const target of targets) expect(seen[target]).toBe('ENOENT');
     expect(writable).toBe('EROFS');
     expect(root).not.toContain('root');
@@ -128,8 +144,15 @@ test('no network: Postgres, Redis, a loopback listener of the test and the outsi
       });
     `);
     expect(result.exitCode).toBe(0);
-    const { outcomes, interfaces } = report<{ outcomes: string[]; interfaces: string[] }>(result);
-    expect(outcomes).toEqual(['ECONNREFUSED', 'ECONNREFUSED', 'ECONNREFUSED', 'ENETUNREACH', 'ENETUNREACH', 'ENETUNREACH']);
+    const { outcomes, interfaces } = report(result) as { outcomes: string[]; interfaces: string[] };
+    expect(outcomes).toEqual([
+      'ECONNREFUSED',
+      'ECONNREFUSED',
+      'ECONNREFUSED',
+      'ENETUNREACH',
+      'ENETUNREACH',
+      'ENETUNREACH',
+    ]);
     expect(interfaces).toEqual(['lo']);
     expect(connections).toBe(0);
   } finally {

@@ -2,14 +2,19 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { runSandboxed, type SandboxLimits, type SandboxResult } from '../../../apps/worker/src/sandbox';
+import {
+  runSandboxed,
+  type SandboxLimits,
+  type SandboxResult,
+  type SandboxSpec,
+} from '../../../apps/worker/src/sandbox';
 
 /*
  * Each test's sandbox: the hostile program is a small Node script in a bundle directory bound
  * read-only, run by the sandboxed /usr/bin/node with a scratch directory of its own.
  */
 
-export const SMALL_LIMITS: SandboxLimits = {
+const SMALL_LIMITS: SandboxLimits = {
   memoryBytes: 128 * 1024 * 1024,
   pids: 64,
   cpuQuota: 0.5,
@@ -42,7 +47,7 @@ export async function sandboxHarness(): Promise<Harness> {
       await writeFile(script, source);
       const scratchDir = path.join(base, options.scratch ?? `scratch-${scripts}`);
       await mkdir(scratchDir, { recursive: true });
-      const result = await runSandboxed({
+      const spec: SandboxSpec = {
         command: process.execPath,
         args: [script],
         readOnlyBinds: [bundle],
@@ -51,7 +56,8 @@ export async function sandboxHarness(): Promise<Harness> {
         limits: { ...SMALL_LIMITS, ...options.limits },
         network: 'none',
         signal: options.signal,
-      });
+      };
+      const result = await runSandboxed(spec);
       expectNothingLeft(result.id, bundle);
       return { ...result, scratchDir };
     },
@@ -60,7 +66,7 @@ export async function sandboxHarness(): Promise<Harness> {
 }
 
 /** The sandbox's groups are removed and no process runs a script of the bundle any more. */
-export function expectNothingLeft(id: string, bundle: string): void {
+function expectNothingLeft(id: string, bundle: string): void {
   for (const controller of ['memory', 'pids', 'cpu']) {
     expect(existsSync(path.join('/sys/fs/cgroup', controller, 'testrun-sandbox', id))).toBe(false);
   }
@@ -77,7 +83,7 @@ export function expectNothingLeft(id: string, bundle: string): void {
 }
 
 /** The last line of stdout, parsed: the programs report what they saw as one JSON line. */
-export function report<T = Record<string, unknown>>(result: SandboxResult): T {
+export function report(result: SandboxResult): unknown {
   const lines = result.stdout.trim().split('\n');
-  return JSON.parse(lines[lines.length - 1] ?? 'null') as T;
+  return JSON.parse(lines[lines.length - 1] ?? 'null');
 }

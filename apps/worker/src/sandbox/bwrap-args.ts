@@ -1,7 +1,7 @@
 import { lstatSync, readlinkSync } from 'node:fs';
 
 /** Where the scratch directory appears inside the sandbox, and its working directory. */
-export const SANDBOX_WORKDIR = '/work';
+const SANDBOX_WORKDIR = '/work';
 
 /** What bubblewrap is given to build the sandbox's file system, namespaces and environment. */
 export interface BwrapLayout {

@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
  */
 
 /** What the cgroups bound. */
-export interface CgroupLimits {
+interface CgroupLimits {
   memoryBytes: number;
   pids: number;
   /** Fraction of one core (0.5 = half a core). */
@@ -93,7 +93,7 @@ async function killAndRemove(dirs: readonly string[]): Promise<void> {
       dirs.map((dir) =>
         rmdir(dir).then(
           () => true,
-          (error: NodeJS.ErrnoException) => error.code === 'ENOENT',
+          (error: unknown) => (error as NodeJS.ErrnoException).code === 'ENOENT',
         ),
       ),
     );
@@ -105,17 +105,23 @@ async function killAndRemove(dirs: readonly string[]): Promise<void> {
 }
 
 /** cgroup v1: one hierarchy per controller (memory, pids, cpu) under `root`. */
-export function cgroupV1(root = '/sys/fs/cgroup'): CgroupDriver {
+function cgroupV1(root = '/sys/fs/cgroup'): CgroupDriver {
   return {
     version: 'v1',
     async create(id, limits) {
       if (!/^[A-Za-z0-9_-]+$/.test(id)) throw new Error(`invalid sandbox id ${id}`);
+      for (const controller of ['memory', 'pids', 'cpu'])
+        await mkdir(path.join(root, controller, PARENT), { recursive: true });
       const memory = path.join(root, 'memory', PARENT, id);
       const pids = path.join(root, 'pids', PARENT, id);
       const cpu = path.join(root, 'cpu', PARENT, id);
       const dirs = [memory, pids, cpu];
+      const made: string[] = [];
       try {
-        for (const dir of dirs) await mkdir(dir, { recursive: true });
+        for (const dir of dirs) {
+          await mkdir(dir);
+          made.push(dir);
+        }
         await writeFile(path.join(memory, 'memory.limit_in_bytes'), String(limits.memoryBytes));
         // With swap accounting, swap counts too: otherwise the limit only moves memory to swap.
         const memsw = path.join(memory, 'memory.memsw.limit_in_bytes');
@@ -125,7 +131,7 @@ export function cgroupV1(root = '/sys/fs/cgroup'): CgroupDriver {
         const quota = Math.max(1000, Math.round(limits.cpuQuota * CFS_PERIOD_US));
         await writeFile(path.join(cpu, 'cpu.cfs_quota_us'), String(quota));
       } catch (error) {
-        await killAndRemove(dirs).catch(() => undefined);
+        await killAndRemove(made).catch(() => undefined);
         throw error;
       }
       return {
@@ -147,9 +153,7 @@ export function cgroupV1(root = '/sys/fs/cgroup'): CgroupDriver {
  * The cgroup driver this machine allows, or why there is none. v1 needs the memory, pids and cpu
  * controllers mounted and a group this process can create and remove.
  */
-export async function detectCgroups(
-  root = '/sys/fs/cgroup',
-): Promise<{ driver: CgroupDriver } | { reason: string }> {
+export async function detectCgroups(root = '/sys/fs/cgroup'): Promise<{ driver: CgroupDriver } | { reason: string }> {
   const missing = ['memory', 'pids', 'cpu'].filter(
     (controller) => !existsSync(path.join(root, controller, 'cgroup.procs')),
   );

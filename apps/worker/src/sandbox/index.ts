@@ -1,3 +1,2 @@
 export { runSandboxed, type SandboxLimits, type SandboxResult, type SandboxSpec } from './run-sandboxed';
 export { checkSandboxSupport } from './support';
-export { SANDBOX_WORKDIR } from './bwrap-args';

@@ -37,7 +37,7 @@ export interface SandboxSpec {
   signal?: AbortSignal;
 }
 
-export type SandboxLimit = 'memory' | 'pids' | 'time' | 'output';
+type SandboxLimit = 'memory' | 'pids' | 'time' | 'output';
 
 export interface SandboxResult {
   /** The sandbox's name, as its cgroups are named (`testrun-sandbox/<id>` under each controller). */
@@ -103,23 +103,25 @@ export async function runSandboxed(spec: SandboxSpec): Promise<SandboxResult> {
   }
 }
 
-function supervise(
-  spec: SandboxSpec,
-  id: string,
-  cgroup: SandboxCgroup, command: string[]): Promise<SandboxResult> {
+function supervise(spec: SandboxSpec, id: string, cgroup: SandboxCgroup, command: string[]): Promise<SandboxResult> {
   const { limits } = spec;
   const stdout = new CappedBuffer(limits.outputBytes);
   const stderr = new CappedBuffer(limits.outputBytes);
   let outputSeen = 0;
   let limit: SandboxLimit | null = null;
   let aborted = false;
-  const child = spawn('/bin/sh', ['-c', TRAMPOLINE, 'sh', String(cgroup.procsFiles.length), ...cgroup.procsFiles, ...command], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: {},
-  });
+  const child = spawn(
+    '/bin/sh',
+    ['-c', TRAMPOLINE, 'sh', String(cgroup.procsFiles.length), ...cgroup.procsFiles, ...command],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: {},
+    },
+  );
   const stop = (why: SandboxLimit | 'abort') => {
+    // A memory or pids limit already reached explains the end better than the time or output that followed.
     if (why === 'abort') aborted = true;
-    else limit ??= why;
+    else limit ??= cgroup.limitHit() ?? why;
     child.kill('SIGKILL');
     // Whatever left bwrap's PID namespace in between is in the groups: the caller's destroy() kills it.
   };
@@ -143,13 +145,12 @@ function supervise(
     child.on('close', (exitCode, signal) => {
       clearTimeout(timer);
       spec.signal?.removeEventListener('abort', onAbort);
-      // A memory or pids limit that was reached explains the end better than the time or output that followed.
-      const enforced = cgroup.limitHit();
+      if (!aborted) limit ??= cgroup.limitHit();
       resolve({
         id,
         exitCode,
         signal,
-        limit: enforced ?? limit,
+        limit,
         aborted,
         stdout: stdout.text(),
         stderr: stderr.text(),

@@ -29,7 +29,13 @@ export interface Harness {
   /** Writes `source` as a script and runs it sandboxed; `scratch` names the scratch directory to use. */
   run(
     source: string,
-    options?: { env?: Record<string, string>; limits?: Partial<SandboxLimits>; scratch?: string; signal?: AbortSignal },
+    options?: {
+      env?: Record<string, string>;
+      limits?: Partial<SandboxLimits>;
+      scratch?: string;
+      signal?: AbortSignal;
+      network?: SandboxSpec['network'];
+    },
   ): Promise<SandboxResult & { scratchDir: string }>;
   close(): Promise<void>;
 }
@@ -54,7 +60,7 @@ export async function sandboxHarness(): Promise<Harness> {
         scratchDir,
         env: { PATH: '/usr/bin:/bin', ...options.env },
         limits: { ...SMALL_LIMITS, ...options.limits },
-        network: 'none',
+        network: options.network ?? 'none',
         signal: options.signal,
       };
       const result = await runSandboxed(spec);

@@ -11,6 +11,8 @@ export interface BwrapLayout {
   scratchDir: string;
   /** Size of the sandbox's /tmp (a tmpfs, charged to its memory group too). */
   tmpBytes: number;
+  /** Further mounts as bubblewrap flags (the relay and the egress proxy's socket), made after /tmp. */
+  mounts?: readonly string[];
   /** The whole environment the program gets. */
   env: Readonly<Record<string, string>>;
 }
@@ -43,6 +45,9 @@ function systemDirArgs(): string[] {
  * scratch directory: nothing of the worker's /work, /root, /home or /tmp.
  */
 export function bwrapArgs(layout: BwrapLayout): string[] {
+  const hidden = layout.readOnlyBinds.find((dir) => dir === SANDBOX_WORKDIR || dir.startsWith(`${SANDBOX_WORKDIR}/`));
+  if (hidden !== undefined)
+    throw new Error(`${hidden} cannot be bound: ${SANDBOX_WORKDIR} is the scratch directory's place`);
   const args = [
     '--unshare-all',
     '--die-with-parent',
@@ -66,6 +71,7 @@ export function bwrapArgs(layout: BwrapLayout): string[] {
     '/tmp',
     // After /tmp, which would otherwise hide a bind below it.
     ...layout.readOnlyBinds.flatMap((dir) => ['--ro-bind', dir, dir]),
+    ...(layout.mounts ?? []),
     '--bind',
     layout.scratchDir,
     SANDBOX_WORKDIR,

@@ -1,5 +1,7 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { bwrapArgs } from './bwrap-args';
 import type { SandboxCgroup } from './cgroups';
 import { sandboxSupport } from './support';
@@ -31,8 +33,11 @@ export interface SandboxSpec {
   /** The program's whole environment: nothing of the worker's is passed on. */
   env: Readonly<Record<string, string>>;
   limits: SandboxLimits;
-  /** Only 'none' today: loopback inside the sandbox, no way out. */
-  network: 'none';
+  /**
+   * 'none': loopback only, no way out. Or the egress proxy's Unix socket: a relay on the sandbox's
+   * 127.0.0.1:`port` carries connections to it, the only way out (HTTP_PROXY for the program to set).
+   */
+  network: 'none' | { proxySocketPath: string; port: number };
   /** Aborting kills the sandbox. */
   signal?: AbortSignal;
 }
@@ -55,6 +60,30 @@ export interface SandboxResult {
 }
 
 const DEFAULT_TMP_BYTES = 16 * 1024 * 1024;
+
+/** The relay, as built JavaScript (also when the worker runs from its sources under jest). */
+const RELAY_DIR = path.resolve(__dirname, '../../dist/sandbox');
+const RELAY_SCRIPT = path.join(RELAY_DIR, 'sandbox-relay.js');
+/** Where the relay and the proxy's socket appear inside the sandbox. */
+const INSIDE_RELAY_DIR = '/run/testrun/relay';
+const PROXY_SOCKET = '/run/testrun/egress.sock';
+
+/** The program's command line inside the sandbox, and what must be bound for it. */
+function programCommand(spec: SandboxSpec): { command: string[]; mounts: string[] } {
+  if (spec.network === 'none') return { command: [spec.command, ...spec.args], mounts: [] };
+  if (!existsSync(RELAY_SCRIPT)) throw new Error(`${RELAY_SCRIPT} is missing (build the worker)`);
+  return {
+    command: [
+      process.execPath,
+      path.join(INSIDE_RELAY_DIR, path.basename(RELAY_SCRIPT)),
+      PROXY_SOCKET,
+      String(spec.network.port),
+      spec.command,
+      ...spec.args,
+    ],
+    mounts: ['--ro-bind', RELAY_DIR, INSIDE_RELAY_DIR, '--bind', spec.network.proxySocketPath, PROXY_SOCKET],
+  };
+}
 
 /**
  * Enters every cgroup, then becomes bubblewrap: the program is inside its limits before it runs
@@ -88,8 +117,10 @@ class CappedBuffer {
 export async function runSandboxed(spec: SandboxSpec): Promise<SandboxResult> {
   const support = await sandboxSupport();
   if (!support.ok) throw new Error(`the sandbox cannot run: ${support.reason}`);
+  const program = programCommand(spec);
   const args = bwrapArgs({
     readOnlyBinds: spec.readOnlyBinds,
+    mounts: program.mounts,
     scratchDir: spec.scratchDir,
     tmpBytes: spec.limits.tmpBytes ?? DEFAULT_TMP_BYTES,
     env: spec.env,
@@ -97,7 +128,7 @@ export async function runSandboxed(spec: SandboxSpec): Promise<SandboxResult> {
   const id = `sbx-${randomUUID()}`;
   const cgroup = await support.cgroups.create(id, spec.limits);
   try {
-    return await supervise(spec, id, cgroup, [support.bwrap, ...args, '--', spec.command, ...spec.args]);
+    return await supervise(spec, id, cgroup, [support.bwrap, ...args, '--', ...program.command]);
   } finally {
     await cgroup.destroy();
   }

@@ -1,4 +1,6 @@
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, rmdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { detectCgroups } from '../../../apps/worker/src/sandbox/cgroups';
@@ -37,5 +39,29 @@ test('a hierarchy where groups cannot be created makes the sandbox refuse', asyn
     expect('reason' in detected && detected.reason).toMatch(/^cannot create a cgroup under /);
   } finally {
     await rm(root, { recursive: true, force: true });
+  }
+});
+
+test("the groups a killed worker left are removed, a live worker's are not", async () => {
+  const dead = spawnSync('true').pid;
+  const live = spawn('sleep', ['60'], { stdio: 'ignore' });
+  const group = (pid: number, controller: string) =>
+    path.join('/sys/fs/cgroup', controller, 'testrun-sandbox', `sbx-${pid}-left`);
+  const controllers = ['memory', 'pids', 'cpu'];
+  try {
+    for (const controller of controllers) {
+      await mkdir(group(dead, controller), { recursive: true });
+      await mkdir(group(live.pid as number, controller), { recursive: true });
+    }
+    expect('driver' in (await detectCgroups())).toBe(true);
+    for (const controller of controllers) {
+      expect(existsSync(group(dead, controller))).toBe(false);
+      expect(existsSync(group(live.pid as number, controller))).toBe(true);
+    }
+  } finally {
+    live.kill('SIGKILL');
+    for (const controller of controllers) {
+      for (const pid of [dead, live.pid as number]) await rmdir(group(pid, controller)).catch(() => undefined);
+    }
   }
 });

@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -104,6 +104,32 @@ async function killAndRemove(dirs: readonly string[]): Promise<void> {
   throw new Error(`sandbox cgroups could not be removed: ${dirs.join(', ')}`);
 }
 
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Removes the groups of workers that are gone (a worker killed with SIGKILL leaves its sandboxes'
+ * empty groups behind; its sandboxes died with it). Group names start `sbx-<worker pid>-`; the
+ * groups of a live worker on the same machine are left alone.
+ */
+async function sweepStale(root: string): Promise<void> {
+  for (const controller of ['memory', 'pids', 'cpu']) {
+    const parent = path.join(root, controller, PARENT);
+    const names = await readdir(parent).catch(() => [] as string[]);
+    for (const name of names) {
+      const pid = /^sbx-(\d+)-/.exec(name)?.[1];
+      if (pid === undefined || Number(pid) === process.pid || isAlive(Number(pid))) continue;
+      await killAndRemove([path.join(parent, name)]).catch(() => undefined);
+    }
+  }
+}
+
 /** cgroup v1: one hierarchy per controller (memory, pids, cpu) under `root`. */
 function cgroupV1(root = '/sys/fs/cgroup'): CgroupDriver {
   return {
@@ -166,6 +192,7 @@ export async function detectCgroups(root = '/sys/fs/cgroup'): Promise<{ driver: 
     };
   }
   const driver = cgroupV1(root);
+  await sweepStale(root);
   try {
     const probe = await driver.create(`probe-${process.pid}-${Date.now()}`, {
       memoryBytes: 64 * 1024 * 1024,

@@ -125,7 +125,8 @@ export async function runSandboxed(spec: SandboxSpec): Promise<SandboxResult> {
     tmpBytes: spec.limits.tmpBytes ?? DEFAULT_TMP_BYTES,
     env: spec.env,
   });
-  const id = `sbx-${randomUUID()}`;
+  // The worker's pid in the name lets a later worker remove the groups this one leaves if it is killed.
+  const id = `sbx-${process.pid}-${randomUUID()}`;
   const cgroup = await support.cgroups.create(id, spec.limits);
   try {
     return await supervise(spec, id, cgroup, [support.bwrap, ...args, '--', ...program.command]);

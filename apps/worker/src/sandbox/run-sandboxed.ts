@@ -90,9 +90,9 @@ function programCommand(spec: SandboxSpec): { command: string[]; mounts: string[
  * (`sh -c TRAMPOLINE sh <n> <procs files...> <bwrap> <args...>`).
  */
 const TRAMPOLINE =
-  'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done; exec "$@"';
+  'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || { echo "sandbox: cannot enter $1" >&2; exit 125; }; shift; n=$((n-1)); done; exec "$@"';
 
-/** Keeps up to `cap` bytes of a stream; reports every byte to `onBytes`. */
+/** Keeps the first `cap` bytes of a stream. */
 class CappedBuffer {
   private readonly chunks: Buffer[] = [];
   private kept = 0;

@@ -1,0 +1,193 @@
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { bwrapArgs } from './bwrap-args';
+import type { SandboxCgroup } from './cgroups';
+import { sandboxSupport } from './support';
+
+/** What bounds one sandboxed program. */
+export interface SandboxLimits {
+  /** Memory of every process in the sandbox together, /tmp included (it is a tmpfs). */
+  memoryBytes: number;
+  /** Processes and threads at once. */
+  pids: number;
+  /** Fraction of one core. */
+  cpuQuota: number;
+  /** Wall-clock time before it is killed. */
+  wallMs: number;
+  /** stdout and stderr together; past it the sandbox is killed. */
+  outputBytes: number;
+  /** Size of /tmp (default 16 MiB). */
+  tmpBytes?: number;
+}
+
+export interface SandboxSpec {
+  /** The program, as a path inside the sandbox (e.g. /usr/bin/node). */
+  command: string;
+  args: readonly string[];
+  /** Host directories bound read-only at the same path. */
+  readOnlyBinds: readonly string[];
+  /** A private writable directory of the host, the sandbox's /work and working directory. */
+  scratchDir: string;
+  /** The program's whole environment: nothing of the worker's is passed on. */
+  env: Readonly<Record<string, string>>;
+  limits: SandboxLimits;
+  /**
+   * 'none': loopback only, no way out. Or the egress proxy's Unix socket: a relay on the sandbox's
+   * 127.0.0.1:`port` carries connections to it, the only way out (HTTP_PROXY for the program to set).
+   */
+  network: 'none' | { proxySocketPath: string; port: number };
+  /** Aborting kills the sandbox. */
+  signal?: AbortSignal;
+}
+
+type SandboxLimit = 'memory' | 'pids' | 'time' | 'output';
+
+export interface SandboxResult {
+  /** The sandbox's name, as its cgroups are named (`testrun-sandbox/<id>` under each controller). */
+  id: string;
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  /** The limit that ended the program, if one did. */
+  limit: SandboxLimit | null;
+  /** True when the spec's signal killed it. */
+  aborted: boolean;
+  /** Up to `outputBytes` of each. */
+  stdout: string;
+  stderr: string;
+  peakMemoryBytes?: number;
+}
+
+const DEFAULT_TMP_BYTES = 16 * 1024 * 1024;
+
+/** The relay, as built JavaScript (also when the worker runs from its sources under jest). */
+const RELAY_DIR = path.resolve(__dirname, '../../dist/sandbox');
+const RELAY_SCRIPT = path.join(RELAY_DIR, 'sandbox-relay.js');
+/** Where the relay and the proxy's socket appear inside the sandbox. */
+const INSIDE_RELAY_DIR = '/run/testrun/relay';
+const PROXY_SOCKET = '/run/testrun/egress.sock';
+
+/** The program's command line inside the sandbox, and what must be bound for it. */
+function programCommand(spec: SandboxSpec): { command: string[]; mounts: string[] } {
+  if (spec.network === 'none') return { command: [spec.command, ...spec.args], mounts: [] };
+  if (!existsSync(RELAY_SCRIPT)) throw new Error(`${RELAY_SCRIPT} is missing (build the worker)`);
+  return {
+    command: [
+      process.execPath,
+      path.join(INSIDE_RELAY_DIR, path.basename(RELAY_SCRIPT)),
+      PROXY_SOCKET,
+      String(spec.network.port),
+      spec.command,
+      ...spec.args,
+    ],
+    mounts: ['--ro-bind', RELAY_DIR, INSIDE_RELAY_DIR, '--bind', spec.network.proxySocketPath, PROXY_SOCKET],
+  };
+}
+
+/**
+ * Enters every cgroup, then becomes bubblewrap: the program is inside its limits before it runs
+ * (`sh -c TRAMPOLINE sh <n> <procs files...> <bwrap> <args...>`).
+ */
+const TRAMPOLINE =
+  'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || { echo "sandbox: cannot enter $1" >&2; exit 125; }; shift; n=$((n-1)); done; exec "$@"';
+
+/** Keeps the first `cap` bytes of a stream. */
+class CappedBuffer {
+  private readonly chunks: Buffer[] = [];
+  private kept = 0;
+  constructor(private readonly cap: number) {}
+  push(chunk: Buffer): void {
+    const room = this.cap - this.kept;
+    if (room <= 0) return;
+    const part = chunk.length > room ? chunk.subarray(0, room) : chunk;
+    this.chunks.push(part);
+    this.kept += part.length;
+  }
+  text(): string {
+    return Buffer.concat(this.chunks).toString('utf8');
+  }
+}
+
+/**
+ * Runs `spec.command` in a new sandbox (bubblewrap namespaces, cgroup limits) and resolves when it
+ * and everything it started are gone and its groups removed. Throws when the machine cannot
+ * sandbox ({@link checkSandboxSupport} says why), never because of what the program did.
+ */
+export async function runSandboxed(spec: SandboxSpec): Promise<SandboxResult> {
+  const support = await sandboxSupport();
+  if (!support.ok) throw new Error(`the sandbox cannot run: ${support.reason}`);
+  const program = programCommand(spec);
+  const args = bwrapArgs({
+    readOnlyBinds: spec.readOnlyBinds,
+    mounts: program.mounts,
+    scratchDir: spec.scratchDir,
+    tmpBytes: spec.limits.tmpBytes ?? DEFAULT_TMP_BYTES,
+    env: spec.env,
+  });
+  // The worker's pid in the name lets a later worker remove the groups this one leaves if it is killed.
+  const id = `sbx-${process.pid}-${randomUUID()}`;
+  const cgroup = await support.cgroups.create(id, spec.limits);
+  try {
+    return await supervise(spec, id, cgroup, [support.bwrap, ...args, '--', ...program.command]);
+  } finally {
+    await cgroup.destroy();
+  }
+}
+
+function supervise(spec: SandboxSpec, id: string, cgroup: SandboxCgroup, command: string[]): Promise<SandboxResult> {
+  const { limits } = spec;
+  const stdout = new CappedBuffer(limits.outputBytes);
+  const stderr = new CappedBuffer(limits.outputBytes);
+  let outputSeen = 0;
+  let limit: SandboxLimit | null = null;
+  let aborted = false;
+  const child = spawn(
+    '/bin/sh',
+    ['-c', TRAMPOLINE, 'sh', String(cgroup.procsFiles.length), ...cgroup.procsFiles, ...command],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: {},
+    },
+  );
+  const stop = (why: SandboxLimit | 'abort') => {
+    // A memory or pids limit already reached explains the end better than the time or output that followed.
+    if (why === 'abort') aborted = true;
+    else limit ??= cgroup.limitHit() ?? why;
+    child.kill('SIGKILL');
+    // Whatever left bwrap's PID namespace in between is in the groups: the caller's destroy() kills it.
+  };
+  const onOutput = (buffer: CappedBuffer) => (chunk: Buffer) => {
+    buffer.push(chunk);
+    outputSeen += chunk.length;
+    if (outputSeen > limits.outputBytes) stop('output');
+  };
+  child.stdout.on('data', onOutput(stdout));
+  child.stderr.on('data', onOutput(stderr));
+  const timer = setTimeout(() => stop('time'), limits.wallMs);
+  const onAbort = () => stop('abort');
+  if (spec.signal?.aborted) onAbort();
+  spec.signal?.addEventListener('abort', onAbort, { once: true });
+  return new Promise((resolve, reject) => {
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      spec.signal?.removeEventListener('abort', onAbort);
+      reject(error);
+    });
+    child.on('close', (exitCode, signal) => {
+      clearTimeout(timer);
+      spec.signal?.removeEventListener('abort', onAbort);
+      if (!aborted) limit ??= cgroup.limitHit();
+      resolve({
+        id,
+        exitCode,
+        signal,
+        limit,
+        aborted,
+        stdout: stdout.text(),
+        stderr: stderr.text(),
+        peakMemoryBytes: cgroup.peakMemoryBytes(),
+      });
+    });
+  });
+}

@@ -1,0 +1,81 @@
+import { once } from 'node:events';
+import { createServer, type IncomingMessage } from 'node:http';
+import { createServer as createTcpServer, type AddressInfo } from 'node:net';
+import path from 'node:path';
+import { checkSandboxSupport } from '../../../apps/worker/src/sandbox';
+import { report, sandboxHarness, type Harness } from './sandbox-harness';
+
+/*
+ * A sandbox given a proxy's Unix socket: the relay on its loopback is the one way out. The proxy
+ * here is the test's own (it answers every request itself and records it); the worker's egress
+ * proxy, with the target policy, is what the worker will give.
+ */
+
+jest.setTimeout(60_000);
+
+const PROXY_PORT = 3128;
+let harness: Harness;
+
+beforeAll(async () => {
+  expect(await checkSandboxSupport()).toBeNull();
+  harness = await sandboxHarness();
+});
+
+afterAll(() => harness.close());
+
+test('an HTTP request through the proxy works; Postgres, Redis and a listener of the test stay unreachable', async () => {
+  const seen: string[] = [];
+  const proxy = createServer((request: IncomingMessage, response) => {
+    seen.push(`${request.method} ${request.url}`);
+    response.end(`proxied ${request.url}`);
+  });
+  const socketPath = path.join(harness.base, 'egress.sock');
+  proxy.listen(socketPath);
+  await once(proxy, 'listening');
+  let connections = 0;
+  const listener = createTcpServer((socket) => {
+    connections += 1;
+    socket.destroy();
+  });
+  listener.listen(0, '127.0.0.1');
+  await once(listener, 'listening');
+  const { port } = listener.address() as AddressInfo;
+  try {
+    const result = await harness.run(
+      `
+      const http = require('http');
+      const net = require('net');
+      const viaProxy = () => new Promise((resolve) => {
+        const url = new URL(process.env.HTTP_PROXY);
+        http.get({ host: url.hostname, port: url.port, path: 'http://example.test/hello' }, (response) => {
+          let body = '';
+          response.on('data', (chunk) => (body += chunk));
+          response.on('end', () => resolve(body));
+        }).on('error', (e) => resolve(e.code));
+      });
+      const direct = (port) => new Promise((resolve) => {
+        const socket = net.connect({ host: '127.0.0.1', port });
+        socket.on('connect', () => { socket.destroy(); resolve('connected'); });
+        socket.on('error', (e) => resolve(e.code));
+      });
+      Promise.all([viaProxy(), direct(5432), direct(6379), direct(${port})]).then((outcomes) => console.log(JSON.stringify(outcomes)));
+    `,
+      {
+        network: { proxySocketPath: socketPath, port: PROXY_PORT },
+        env: { HTTP_PROXY: `http://127.0.0.1:${PROXY_PORT}` },
+      },
+    );
+    expect(result).toMatchObject({ exitCode: 0, limit: null, stderr: '' });
+    expect(report(result)).toEqual([
+      'proxied http://example.test/hello',
+      'ECONNREFUSED',
+      'ECONNREFUSED',
+      'ECONNREFUSED',
+    ]);
+    expect(seen).toEqual(['GET http://example.test/hello']);
+    expect(connections).toBe(0);
+  } finally {
+    proxy.close();
+    listener.close();
+  }
+});

@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -158,4 +158,33 @@ test('no network: Postgres, Redis, a loopback listener of the test and the outsi
   } finally {
     listener.close();
   }
+});
+
+test("the program's variables reach it on a descriptor, never on a command line the host can read", async () => {
+  const value = `login-password-${process.pid}-${Date.now()}`;
+  const running = harness.run(
+    `
+    const fs = require('fs');
+    fs.writeFileSync('/work/ready', '1');
+    setTimeout(() => console.log(JSON.stringify({ same: process.env.LOGIN_PASSWORD === ${JSON.stringify(value)} })), 1500);
+  `,
+    { env: { LOGIN_PASSWORD: value }, scratch: 'env-args' },
+  );
+  const ready = path.join(harness.base, 'env-args', 'ready');
+  for (let i = 0; i < 200 && !existsSync(ready); i += 1) await new Promise((r) => setTimeout(r, 25));
+  expect(existsSync(ready)).toBe(true);
+  // While it runs: no process of the host (the shell, bwrap, the relay, the program) shows the value.
+  const shown = readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(value);
+      } catch {
+        return false;
+      }
+    });
+  expect(shown).toEqual([]);
+  const result = await running;
+  expect(result).toMatchObject({ exitCode: 0, limit: null });
+  expect(report(result)).toEqual({ same: true });
 });

@@ -3,7 +3,7 @@ import { lstatSync, readlinkSync } from 'node:fs';
 /** Where the scratch directory appears inside the sandbox, and its working directory. */
 const SANDBOX_WORKDIR = '/work';
 
-/** What bubblewrap is given to build the sandbox's file system, namespaces and environment. */
+/** What bubblewrap is given to build the sandbox's file system and namespaces (the environment: {@link envArgs}). */
 export interface BwrapLayout {
   /** Host paths bound read-only at the same path (the Node runtime's directory, the bundle). */
   readOnlyBinds: readonly string[];
@@ -13,8 +13,6 @@ export interface BwrapLayout {
   tmpBytes: number;
   /** Further mounts as bubblewrap flags (the relay and the egress proxy's socket), made after /tmp. */
   mounts?: readonly string[];
-  /** The whole environment the program gets. */
-  env: Readonly<Record<string, string>>;
 }
 
 /** The top-level directories that are symlinks into /usr on merged-/usr systems, or directories. */
@@ -78,10 +76,24 @@ export function bwrapArgs(layout: BwrapLayout): string[] {
     '--chdir',
     SANDBOX_WORKDIR,
     '--clearenv',
+    // The program's variables come on this descriptor (envArgs), never on bwrap's command line,
+    // which every process of the host can read in /proc/<pid>/cmdline.
+    '--args',
+    String(ENV_ARGS_FD),
   ];
-  for (const [name, value] of Object.entries(layout.env)) {
+  return args;
+}
+
+/** The descriptor bwrap reads the program's `--setenv` arguments from. */
+export const ENV_ARGS_FD = 3;
+
+/** The program's environment as bwrap's `--setenv` arguments, NUL-separated, for {@link ENV_ARGS_FD}. */
+export function envArgs(env: Readonly<Record<string, string>>): Buffer {
+  const args: string[] = [];
+  for (const [name, value] of Object.entries(env)) {
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new Error(`invalid environment variable name ${name}`);
+    if (value.includes('\0')) throw new Error(`the value of ${name} holds a NUL`);
     args.push('--setenv', name, value);
   }
-  return args;
+  return Buffer.from(args.map((a) => `${a}\0`).join(''));
 }

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { bwrapArgs } from './bwrap-args';
+import { bwrapArgs, ENV_ARGS_FD, envArgs } from './bwrap-args';
 import type { SandboxCgroup } from './cgroups';
 import { sandboxSupport } from './support';
 
@@ -123,7 +123,6 @@ export async function runSandboxed(spec: SandboxSpec): Promise<SandboxResult> {
     mounts: program.mounts,
     scratchDir: spec.scratchDir,
     tmpBytes: spec.limits.tmpBytes ?? DEFAULT_TMP_BYTES,
-    env: spec.env,
   });
   // The worker's pid in the name lets a later worker remove the groups this one leaves if it is killed.
   const id = `sbx-${process.pid}-${randomUUID()}`;
@@ -146,10 +145,16 @@ function supervise(spec: SandboxSpec, id: string, cgroup: SandboxCgroup, command
     '/bin/sh',
     ['-c', TRAMPOLINE, 'sh', String(cgroup.procsFiles.length), ...cgroup.procsFiles, ...command],
     {
-      stdio: ['ignore', 'pipe', 'pipe'],
+      // The fourth descriptor carries the program's environment to bwrap (ENV_ARGS_FD).
+      stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
       env: {},
     },
   );
+  const envPipe = child.stdio[ENV_ARGS_FD];
+  if (envPipe && 'end' in envPipe) {
+    envPipe.on('error', () => {}); // a program that never starts leaves the pipe unread
+    envPipe.end(envArgs(spec.env));
+  }
   const stop = (why: SandboxLimit | 'abort') => {
     // A memory or pids limit already reached explains the end better than the time or output that followed.
     if (why === 'abort') aborted = true;
@@ -162,8 +167,9 @@ function supervise(spec: SandboxSpec, id: string, cgroup: SandboxCgroup, command
     outputSeen += chunk.length;
     if (outputSeen > limits.outputBytes) stop('output');
   };
-  child.stdout.on('data', onOutput(stdout));
-  child.stderr.on('data', onOutput(stderr));
+  // Both are pipes (stdio above); the four-descriptor form of spawn only types them as nullable.
+  child.stdout?.on('data', onOutput(stdout));
+  child.stderr?.on('data', onOutput(stderr));
   const timer = setTimeout(() => stop('time'), limits.wallMs);
   const onAbort = () => stop('abort');
   if (spec.signal?.aborted) onAbort();

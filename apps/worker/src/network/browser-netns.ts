@@ -115,7 +115,8 @@ export async function isolateBrowserNetwork(proxy: EgressProxy): Promise<Browser
       let launcher = launchers.get(chromiumPath);
       if (launcher === undefined) {
         launcher = path.join(dir, `chromium-${launchers.size}`);
-        const command = [bwrap, ...BWRAP_FLAGS, '--', process.execPath, RELAY_SCRIPT, socketPath, relayPort];
+        // Chromium talks to Playwright over fds 3 and 4 (the DevTools pipe): the relay passes them on.
+        const command = [bwrap, ...BWRAP_FLAGS, '--', process.execPath, RELAY_SCRIPT, socketPath, relayPort, '3,4'];
         const script = `#!/bin/sh\nexec ${[...command, chromiumPath].map(shellQuote).join(' ')} "$@"\n`;
         writeFileSync(launcher, script, { mode: 0o700 });
         launchers.set(chromiumPath, launcher);

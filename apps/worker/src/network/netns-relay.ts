@@ -3,21 +3,31 @@ import { connect, createServer, type Socket } from 'node:net';
 import { constants } from 'node:os';
 
 /*
- * Chromium's parent inside the browser's network namespace (see browser-netns.ts):
+ * The parent of a program inside a network namespace of its own: Chromium's (browser-netns.ts) and a
+ * sandbox's given the egress proxy (sandbox/run-sandboxed.ts):
  *
- *   node netns-relay.js <egress proxy socket> <port> <chromium> [chromium flags...]
+ *   node netns-relay.js <egress proxy socket> <port> <fds: 3,4 or -> <command> [args...]
  *
  * The namespace has loopback only, so the relay's 127.0.0.1:<port> is the one thing there the
- * browser can connect to: each connection is carried to the egress proxy's Unix socket, which is
+ * program can connect to: each connection is carried to the egress proxy's Unix socket, which is
  * reachable from inside because a path on the file system belongs to no network namespace. Once it
- * listens (so the browser's first request never finds it missing), it starts Chromium with the
- * stdio and the DevTools pipe (fds 3 and 4) Playwright gave it, and exits as Chromium exits.
+ * listens (so the program's first request never finds it missing), it starts the program with its
+ * stdio and the descriptors named (Chromium: the DevTools pipe, fds 3 and 4, Playwright gave it),
+ * passes on the signals that stop it, and exits as the program exits.
  */
 
-const [socketPath, portText, chromium, ...flags] = process.argv.slice(2);
+const [socketPath, portText, fdsText, command, ...args] = process.argv.slice(2);
 const port = Number(portText);
-if (socketPath === undefined || chromium === undefined || !Number.isInteger(port) || port <= 0) {
-  process.stderr.write('usage: netns-relay <proxy socket> <port> <chromium> [flags...]\n');
+/** The descriptors beyond stdio the program is given: `3,4` (Chromium's DevTools pipe) or `-` (none). */
+const passedFds = fdsText === '-' ? [] : (fdsText ?? '').split(',').map(Number);
+if (
+  socketPath === undefined ||
+  command === undefined ||
+  !Number.isInteger(port) ||
+  port <= 0 ||
+  !passedFds.every((fd) => Number.isInteger(fd) && fd > 2)
+) {
+  process.stderr.write('usage: netns-relay <proxy socket> <port> <fds, e.g. 3,4, or -> <command> [args...]\n');
   process.exit(64);
 }
 
@@ -35,14 +45,14 @@ function relay(client: Socket): void {
   proxy.pipe(client);
 }
 
-function startBrowser(): void {
-  const browser = spawn(chromium as string, flags, { stdio: ['inherit', 'inherit', 'inherit', 3, 4] });
-  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, () => browser.kill(signal));
-  browser.on('error', (error) => {
-    process.stderr.write(`netns-relay: cannot start ${chromium}: ${error.message}\n`);
+function startProgram(): void {
+  const program = spawn(command as string, args, { stdio: ['inherit', 'inherit', 'inherit', ...passedFds] });
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, () => program.kill(signal));
+  program.on('error', (error) => {
+    process.stderr.write(`netns-relay: cannot start ${command}: ${error.message}\n`);
     process.exit(127);
   });
-  browser.on('exit', (code, signal) => {
+  program.on('exit', (code, signal) => {
     process.exit(code ?? 128 + (signal ? constants.signals[signal] : 0));
   });
 }
@@ -52,4 +62,4 @@ server.on('error', (error) => {
   process.stderr.write(`netns-relay: cannot listen on 127.0.0.1:${port}: ${error.message}\n`);
   process.exit(71);
 });
-server.listen(port, '127.0.0.1', startBrowser);
+server.listen(port, '127.0.0.1', startProgram);

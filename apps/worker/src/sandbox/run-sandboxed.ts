@@ -62,8 +62,9 @@ export interface SandboxResult {
 const DEFAULT_TMP_BYTES = 16 * 1024 * 1024;
 
 /** The relay, as built JavaScript (also when the worker runs from its sources under jest). */
-const RELAY_DIR = path.resolve(__dirname, '../../dist/sandbox');
-const RELAY_SCRIPT = path.join(RELAY_DIR, 'sandbox-relay.js');
+/** The relay Chromium's namespace uses too (network/netns-relay.ts), bound read-only with its folder. */
+const RELAY_DIR = path.resolve(__dirname, '../../dist/network');
+const RELAY_SCRIPT = path.join(RELAY_DIR, 'netns-relay.js');
 /** Where the relay and the proxy's socket appear inside the sandbox. */
 const INSIDE_RELAY_DIR = '/run/testrun/relay';
 const PROXY_SOCKET = '/run/testrun/egress.sock';
@@ -78,6 +79,7 @@ function programCommand(spec: SandboxSpec): { command: string[]; mounts: string[
       path.join(INSIDE_RELAY_DIR, path.basename(RELAY_SCRIPT)),
       PROXY_SOCKET,
       String(spec.network.port),
+      '-', // no descriptors beyond stdio
       spec.command,
       ...spec.args,
     ],

@@ -28,6 +28,8 @@ export interface SandboxSpec {
   args: readonly string[];
   /** Host directories bound read-only at the same path. */
   readOnlyBinds: readonly string[];
+  /** Host paths bound read-only at another path inside (`to` must not be under /work). */
+  readOnlyMounts?: readonly { from: string; to: string }[];
   /** A private writable directory of the host, the sandbox's /work and working directory. */
   scratchDir: string;
   /** The program's whole environment: nothing of the worker's is passed on. */
@@ -122,7 +124,7 @@ export async function runSandboxed(spec: SandboxSpec): Promise<SandboxResult> {
   const program = programCommand(spec);
   const args = bwrapArgs({
     readOnlyBinds: spec.readOnlyBinds,
-    mounts: program.mounts,
+    mounts: [...(spec.readOnlyMounts ?? []).flatMap(({ from, to }) => ['--ro-bind', from, to]), ...program.mounts],
     scratchDir: spec.scratchDir,
     tmpBytes: spec.limits.tmpBytes ?? DEFAULT_TMP_BYTES,
   });

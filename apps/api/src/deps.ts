@@ -1,7 +1,7 @@
 import type { ArtifactStore } from '@testrun/core/artifact-store';
 import type { Db } from '@testrun/core/db';
 import type { Logger } from '@testrun/core/logger';
-import type { RunQueue } from '@testrun/core/queue';
+import type { Discover, RunQueue } from '@testrun/core/queue';
 import type { DerivedKeys } from '@testrun/core/secrets';
 import type { ApiConfig } from './config';
 import type { ApiMetrics } from './metrics';
@@ -17,6 +17,8 @@ export type AppDeps = {
   /** The run queue the API adds jobs to (job id = run id). */
   queue: RunQueue;
   store: ArtifactStore;
+  /** Asks a worker to list a Playwright bundle's tests (none: Playwright deployments answer 503). */
+  discover?: Discover;
   keys: DerivedKeys;
   logger: Logger;
   /** The Prometheus metrics the app observes requests into (default a registry of the app's own). */

@@ -5,7 +5,7 @@ import { createPrisma } from '@testrun/core/db';
 import { ConfigError } from '@testrun/core/env';
 import { createLogger, type Logger } from '@testrun/core/logger';
 import { startProbeServer, type ProbeServer } from '@testrun/core/probe-server';
-import { createRunQueue } from '@testrun/core/queue';
+import { createDiscoveryClient, createRedis, createRunQueue } from '@testrun/core/queue';
 import { deriveKeys } from '@testrun/core/secrets';
 import { resolveTargetPolicyConfig } from '@testrun/core/target-policy';
 import { createApp } from './app';
@@ -53,6 +53,7 @@ async function main(): Promise<void> {
   const redis = createApiRedis(config.redisUrl, logger);
   const queue = createRunQueue(redis, config.redisPrefix);
   queue.on('error', (e: Error) => logger.warn('queue error', { error: e.message }));
+  const discovery = createDiscoveryClient(() => createRedis(config.redisUrl), config.redisPrefix);
   const metrics = new ApiMetrics();
   const watcher = new ChangeWatcher(db, logger, config);
   const app = createApp({
@@ -61,6 +62,7 @@ async function main(): Promise<void> {
     db,
     redis,
     queue,
+    discover: discovery.discover,
     store: createArtifactStore(config.artifacts),
     keys: deriveKeys(config.secret),
     logger,
@@ -95,7 +97,7 @@ async function main(): Promise<void> {
     // Stop accepting; idle keep-alive sockets close now, busy ones after their response.
     server.close(() => {
       clearTimeout(force);
-      void Promise.allSettled([queue.close(), db.$disconnect(), metricsServer?.close()]).then(() => {
+      void Promise.allSettled([queue.close(), discovery.close(), db.$disconnect(), metricsServer?.close()]).then(() => {
         redis.disconnect();
         logger.info('stopped');
         process.exit(0);

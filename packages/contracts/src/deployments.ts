@@ -92,6 +92,16 @@ export const DeploymentTest = Type.Object(
     name: Type.String(),
     suiteSlug: Type.String(),
     enabled: Type.Boolean(),
+    location: Type.Optional(
+      Type.Object(
+        {
+          file: Type.String({ description: 'The spec file, relative to the project file.' }),
+          line: Type.Integer(),
+          project: Type.String({ description: "The Playwright project it runs in ('' without projects)." }),
+        },
+        { additionalProperties: false, description: 'Where a Playwright test is declared; absent for a step test.' },
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -116,6 +126,13 @@ const deploymentFields = {
     ),
   ),
   changes: DeploymentChanges,
+  bundle: Nullable(
+    Type.String({ description: 'The Playwright bundle (`sha256:…`) its tests come from; null for step tests only.' }),
+  ),
+  warnings: Type.Array(Type.String(), {
+    description:
+      "What discovery noticed and the service does not apply (a `webServer`, another @playwright/test major.minor than the service's).",
+  }),
 };
 
 export const Deployment = Type.Object(

@@ -22,3 +22,4 @@ export { operationOf } from './openapi-paths';
 export * from './page-events';
 export * from './scopes';
 export * from './secrets';
+export * from './playwright-tests';

@@ -31,6 +31,18 @@ export const JOBS = {
     options: { attempts: 1, removeOnComplete: true, removeOnFail: { age: 24 * 3600 } },
     maxStalledCount: 1,
   },
+  discovery: {
+    queue: 'discovery',
+    name: 'discover',
+    /**
+     * Lists a deployment's Playwright tests (DiscoveryJobPayload in playwright-tests.ts) in a
+     * worker's sandbox; the API waits for its answer while the deployment request is open. A lost
+     * job costs the request an error, never a stored deployment, so BullMQ does not retry it.
+     */
+    options: { attempts: 1, removeOnComplete: { age: 600 }, removeOnFail: { age: 600 } },
+    /** How long the API waits for an answer before it answers 503 `discovery_unavailable`. */
+    waitMs: 120_000,
+  },
   webhook: {
     queue: 'webhooks',
     name: 'deliver',

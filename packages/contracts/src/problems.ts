@@ -186,6 +186,12 @@ export const PROBLEMS = {
     description:
       'The service failed in a way it did not expect. The failure is logged with the request id (X-Request-Id); retrying may help.',
   },
+  discovery_unavailable: {
+    status: 503,
+    title: 'No worker listed the Playwright tests in time',
+    description:
+      "A deployment with Playwright tests is discovered in a worker's sandbox, and no worker answered within the wait (none running, or all busy). Nothing was stored; retry later.",
+  },
   service_unavailable: {
     status: 503,
     title: 'The service is temporarily unavailable',

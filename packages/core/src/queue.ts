@@ -1,6 +1,6 @@
-import { Queue } from 'bullmq';
+import { Queue, QueueEvents } from 'bullmq';
 import { Redis, type RedisOptions } from 'ioredis';
-import { JOBS, type RunJobPayload } from '@testrun/contracts';
+import { JOBS, type DiscoveryJobPayload, type DiscoveryResult, type RunJobPayload } from '@testrun/contracts';
 
 /** A Redis connection fit for BullMQ (workers block, so no per-request retry limit). */
 export function createRedis(url: string, options: RedisOptions = {}): Redis {
@@ -44,4 +44,40 @@ export async function addRunJobs(
       }),
     );
   }
+}
+
+/** Asks a worker to list a bundle's Playwright tests in its sandbox, and waits for the answer. */
+export type Discover = (payload: DiscoveryJobPayload) => Promise<DiscoveryResult>;
+
+/** Why discovery could not answer: no worker took the job, or it failed, within the wait. */
+export class DiscoveryUnavailableError extends Error {}
+
+/**
+ * The API's side of discovery: a job on the discovery queue, and the wait for its answer through
+ * BullMQ's queue events (a connection of their own, made here: they block). `close()` ends both.
+ */
+export function createDiscoveryClient(
+  connect: () => Redis,
+  prefix: string,
+  waitMs: number = JOBS.discovery.waitMs,
+): { discover: Discover; close(): Promise<void> } {
+  const queue = new Queue<DiscoveryJobPayload>(JOBS.discovery.queue, { connection: connect(), prefix });
+  let events: QueueEvents | undefined;
+  return {
+    async discover(payload) {
+      events ??= new QueueEvents(JOBS.discovery.queue, { connection: connect(), prefix });
+      await events.waitUntilReady();
+      const job = await queue.add(JOBS.discovery.name, payload, JOBS.discovery.options);
+      try {
+        return (await job.waitUntilFinished(events, waitMs)) as DiscoveryResult;
+      } catch (error) {
+        // Not taken in time: nobody will want its answer.
+        await job.remove().catch(() => undefined);
+        throw new DiscoveryUnavailableError(error instanceof Error ? error.message : String(error));
+      }
+    },
+    async close() {
+      await Promise.allSettled([queue.close(), events?.close()]);
+    },
+  };
 }

@@ -14,6 +14,7 @@ export function projectsRoutes(deps: AppDeps): ApiRoute[] {
   const { db } = deps;
   const ctx: DeploymentContext = {
     db,
+    discover: deps.discover,
     targetPolicy: enqueuePolicy(deps.config.targetPolicy),
     webhookKey: deps.keys.headers,
   };

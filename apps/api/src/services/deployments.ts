@@ -5,7 +5,16 @@ import {
   type ProjectFile,
 } from '@testrun/contracts';
 import type { Db } from '@testrun/core/db';
-import { activateDeployment, deployProject, DeploymentError, dryRunDeployment } from '@testrun/core/projects';
+import {
+  activateDeployment,
+  deployProject,
+  DeploymentError,
+  dryRunDeployment,
+  expandPlaywrightSuites,
+  playwrightSection,
+  type Expanded,
+} from '@testrun/core/projects';
+import { DiscoveryUnavailableError, type Discover } from '@testrun/core/queue';
 import type { TargetPolicy } from '@testrun/core/target-policy';
 import { ApiError } from '../errors';
 import type { KeepResponse } from './idempotency';
@@ -13,6 +22,8 @@ import { workspacePolicy } from './target-check';
 
 export type DeploymentContext = {
   db: Db;
+  /** Lists a bundle's Playwright tests in a worker's sandbox; without it a Playwright deployment is a 503. */
+  discover: Discover | undefined;
   /** The deployment's target network policy: a base URL or webhook URL it refuses makes the file invalid. */
   targetPolicy: TargetPolicy;
   /** Seals the secrets of webhook endpoints an activated file adds. */
@@ -40,6 +51,7 @@ export async function createDeployment(ctx: DeploymentContext, input: Deployment
     const { deployment } = await deployProject(ctx.db, {
       workspaceId,
       document: request.project,
+      expand: (file) => discovered(ctx, workspaceId, request, file),
       activate: request.activate,
       keyId: input.keyId,
       slug: projectSlug,
@@ -62,6 +74,7 @@ export async function dryRun(ctx: DeploymentContext, input: Omit<DeploymentReque
       document: input.request.project,
       slug: input.projectSlug,
       check: (file) => targetErrors(ctx, input.workspaceId, file),
+      expand: (file) => discovered(ctx, input.workspaceId, input.request, file),
     });
   } catch (e) {
     throw asApiError(e);
@@ -77,6 +90,36 @@ export async function activate(
     return (await activateDeployment(ctx.db, { ...input, webhookKey: ctx.webhookKey })).deployment;
   } catch (e) {
     throw asApiError(e);
+  }
+}
+
+/**
+ * The file's Playwright suites filled with the tests a worker discovers in the request's bundle
+ * (in its sandbox: tenant code never runs in the API), or the errors that keep it from deploying.
+ */
+async function discovered(
+  ctx: DeploymentContext,
+  workspaceId: string,
+  request: ParsedDeploymentRequest,
+  file: ProjectFile,
+): Promise<Expanded> {
+  const section = playwrightSection(file);
+  const bundle = (request as { bundle?: string }).bundle;
+  if (!section) return { file, bundle: null, warnings: [] };
+  if (bundle === undefined)
+    return { errors: [{ path: '/playwright', message: 'needs the request’s `bundle` (testrun deploy packs and uploads it)' }] };
+  if (!ctx.discover)
+    throw new ApiError('discovery_unavailable', 'This service has no worker to discover Playwright tests with.');
+  try {
+    const result = await ctx.discover({ workspaceId, bundle, config: section.config });
+    return expandPlaywrightSuites(file, bundle, result);
+  } catch (e) {
+    if (e instanceof DiscoveryUnavailableError)
+      throw new ApiError(
+        'discovery_unavailable',
+        'No worker listed the bundle’s Playwright tests in time; nothing was stored. Retry later.',
+      );
+    throw e;
   }
 }
 

@@ -12,6 +12,7 @@ import { applyDocument, testFields, type AppliedProject } from './apply';
 import { checkDeploymentsPerDay, planErrors, sizeErrors } from './caps';
 import { activeDefinitions, canonical, changesOf, plannedTests } from './changes';
 import { DeploymentError } from './errors';
+import { playwrightSection, type ExpandedFile } from './playwright';
 import { readDeployment } from './reads';
 import { checkIfMatch, ensureRows, lockProject, rowKey, type LockedProject } from './rows';
 
@@ -35,6 +36,11 @@ export type DeployInput = {
   /** More checks of a valid file (the network policy of its URLs); their errors are listed with the file's. */
   check?: (file: ProjectFile) => Promise<ProblemFieldError[]>;
   /**
+   * Fills a valid file's Playwright suites with the tests discovery finds in its bundle (see
+   * playwright.ts), or lists why it cannot; a file without `playwright:` is not given to it.
+   */
+  expand?: (file: ProjectFile) => Promise<ExpandedFile | { errors: ProblemFieldError[] }>;
+  /**
    * A file identical to the active version's stores no new version: the active one is answered
    * (its file applied again). How `testrun admin project apply` stays idempotent.
    */
@@ -56,7 +62,7 @@ export type Deployed = {
  * version that has it is active. An invalid file stores nothing and lists every error.
  */
 export async function deployProject(db: Db, input: DeployInput): Promise<Deployed> {
-  const file = await checkedFile(db, input);
+  const { file, bundle, warnings } = await checkedFile(db, input);
   const { workspaceId } = input;
   return db.$transaction(
     async (tx) => {
@@ -94,6 +100,8 @@ export async function deployProject(db: Db, input: DeployInput): Promise<Deploye
           createdByKeyId: key?.id ?? null,
           createdByKeyName: key?.name ?? null,
           changes,
+          bundle,
+          warnings,
         },
       });
       await tx.deploymentTest.createMany({
@@ -126,9 +134,9 @@ export async function deployProject(db: Db, input: DeployInput): Promise<Deploye
 /** What deploying the file would change, with the ids its tests would have; stores nothing. */
 export async function dryRunDeployment(
   db: Db,
-  input: Pick<DeployInput, 'workspaceId' | 'document' | 'slug' | 'check'>,
+  input: Pick<DeployInput, 'workspaceId' | 'document' | 'slug' | 'check' | 'expand'>,
 ): Promise<DeploymentDryRun> {
-  const file = await checkedFile(db, input);
+  const { file } = await checkedFile(db, input);
   const [row] = await db.$queryRaw<Array<{ id: string; slug: string; active_deployment_id: string | null }>>`
     SELECT id, slug, active_deployment_id FROM projects WHERE workspace_id = ${input.workspaceId} AND slug = ${file.slug}`;
   const project: LockedProject | null = row
@@ -220,17 +228,26 @@ async function makeActive(
  */
 async function checkedFile(
   db: Db,
-  input: Pick<DeployInput, 'workspaceId' | 'document' | 'slug' | 'check'>,
-): Promise<ProjectFile> {
+  input: Pick<DeployInput, 'workspaceId' | 'document' | 'slug' | 'check' | 'expand'>,
+): Promise<ExpandedFile> {
   const checked = validateProjectFile(input.document);
   const errors = checked.ok ? [] : [...checked.errors];
   errors.push(...sizeErrors(input.document));
   const raw = input.document as { slug?: unknown } | null;
   if (input.slug !== undefined && typeof raw === 'object' && raw !== null && raw.slug !== input.slug)
     errors.push({ path: '/slug', message: `must be "${input.slug}", the project of the request's path` });
-  if (checked.ok && errors.length === 0) errors.push(...(await planErrors(db, input.workspaceId, checked.value)));
   if (checked.ok && errors.length === 0 && input.check) errors.push(...(await input.check(checked.value)));
-  if (!checked.ok || errors.length > 0) {
+  let expanded: ExpandedFile | null = null;
+  if (checked.ok && errors.length === 0) {
+    const made =
+      input.expand && playwrightSection(checked.value)
+        ? await input.expand(checked.value)
+        : { file: checked.value, bundle: null, warnings: [] };
+    if ('errors' in made) errors.push(...made.errors);
+    else expanded = made;
+  }
+  if (expanded && errors.length === 0) errors.push(...(await planErrors(db, input.workspaceId, expanded.file)));
+  if (!expanded || errors.length > 0) {
     const overLimit = errors.every((e) => isOverCap(e.message));
     throw new DeploymentError(
       'invalid',
@@ -239,7 +256,7 @@ async function checkedFile(
       overLimit,
     );
   }
-  return checked.value;
+  return expanded;
 }
 
 /**

@@ -5,4 +5,11 @@ export * from './apply';
 export * from './deploy';
 export * from './reads';
 export * from './runnable';
+export {
+  expandPlaywrightSuites,
+  matchesBundleGlob,
+  playwrightSection,
+  type Expanded,
+  type ExpandedFile,
+} from './playwright';
 export { checkEndpointUrl, newWebhookSecret, syncProjectWebhooks, type AppliedWebhook } from './webhooks';

@@ -14,10 +14,18 @@ type DeploymentRow = {
   created_by_key_id: string | null;
   created_by_key_name: string | null;
   changes: DeploymentChanges;
+  bundle: string | null;
+  warnings: string[];
 };
 
 const DEPLOYMENT_COLUMNS = `d.id, p.slug AS project_slug, d.version, COALESCE(p.active_deployment_id = d.id, false) AS active,
-      d.created_at, d.activated_at, d.created_by_key_id, d.created_by_key_name, d.changes`;
+      d.created_at, d.activated_at, d.created_by_key_id, d.created_by_key_name, d.changes,
+      d.bundle, d.warnings`;
+
+/** A Playwright test's file, line and project, from its stored definition (SQL NULL for a step test). */
+const LOCATION = `CASE WHEN jsonb_typeof(t.steps) = 'object' THEN json_build_object(
+    'file', t.steps->'playwright'->>'file', 'line', (t.steps->'playwright'->>'line')::int,
+    'project', t.steps->'playwright'->>'project') END`;
 
 function toSummary(row: DeploymentRow): Omit<Deployment, 'tests'> {
   return {
@@ -32,6 +40,8 @@ function toSummary(row: DeploymentRow): Omit<Deployment, 'tests'> {
         ? null
         : { key_id: row.created_by_key_id, key_name: row.created_by_key_name ?? '' },
     changes: row.changes,
+    bundle: row.bundle,
+    warnings: row.warnings,
   };
 }
 
@@ -47,8 +57,8 @@ export async function readDeployment(
 ): Promise<Deployment | null> {
   const rows = await db.$queryRawUnsafe<Array<DeploymentRow & { tests: Deployment['tests'] }>>(
     `SELECT ${DEPLOYMENT_COLUMNS},
-      COALESCE((SELECT json_agg(json_build_object('testId', t.test_id, 'key', t.key, 'name', t.name,
-          'suiteSlug', t.suite_slug, 'enabled', t.enabled) ORDER BY t.position)
+      COALESCE((SELECT json_agg(json_strip_nulls(json_build_object('testId', t.test_id, 'key', t.key, 'name', t.name,
+          'suiteSlug', t.suite_slug, 'enabled', t.enabled, 'location', ${LOCATION})) ORDER BY t.position)
         FROM deployment_tests t WHERE t.deployment_id = d.id), '[]'::json) AS tests
     FROM deployments d JOIN projects p ON p.id = d.project_id
     WHERE d.id = $1 AND d.workspace_id = $2 AND p.slug = $3`,

@@ -1,0 +1,121 @@
+import { createHash } from 'node:crypto';
+import { Type, type Static } from '@sinclair/typebox';
+
+// Playwright tests as the service stores them (docs/PLAYWRIGHT.md): a deployment's bundle is
+// discovered in a worker's sandbox, each test it lists becomes a test of the project, and its
+// stored definition (the `steps` column, which holds an array for a step test) is an object
+// naming the test inside the bundle.
+
+export const PlaywrightBrowser = Type.Union([Type.Literal('chromium'), Type.Literal('firefox'), Type.Literal('webkit')]);
+export type PlaywrightBrowser = Static<typeof PlaywrightBrowser>;
+
+/** One test of a bundle, as discovery lists it (`playwright test --list` in the sandbox). */
+export const DiscoveredTest = Type.Object(
+  {
+    /** Path of its spec file, relative to the bundle's root (posix separators). */
+    file: Type.String({ minLength: 1 }),
+    line: Type.Integer({ minimum: 0 }),
+    column: Type.Integer({ minimum: 0 }),
+    /** Describe titles then the test's title: no file, no project. */
+    titlePath: Type.Array(Type.String(), { minItems: 1 }),
+    /** The Playwright project it runs in ('' when the config has none). */
+    project: Type.String(),
+    tags: Type.Array(Type.String()),
+    browser: PlaywrightBrowser,
+    /** Its project is a dependency of another (a setup project): never a run of its own unless selected by project. */
+    setup: Type.Boolean(),
+  },
+  { additionalProperties: false },
+);
+export type DiscoveredTest = Static<typeof DiscoveredTest>;
+
+/** What discovery answers: the tests, the projects and warnings, or why the bundle does not load. */
+export const DiscoveryResult = Type.Union([
+  Type.Object(
+    {
+      tests: Type.Array(DiscoveredTest),
+      projects: Type.Array(
+        Type.Object({ name: Type.String(), dependencies: Type.Array(Type.String()), browser: PlaywrightBrowser }),
+      ),
+      warnings: Type.Array(Type.String()),
+    },
+    { additionalProperties: false },
+  ),
+  Type.Object({ error: Type.String() }, { additionalProperties: false }),
+]);
+export type DiscoveryResult = Static<typeof DiscoveryResult>;
+
+/** A discovery job: ids and the bundle's digest only; the worker reads the bundle from the artifact store. */
+export const DiscoveryJobPayload = Type.Object(
+  {
+    workspaceId: Type.String({ minLength: 1 }),
+    bundle: Type.String({ pattern: '^sha256:[0-9a-f]{64}$' }),
+    /** The Playwright config's path inside the bundle. */
+    config: Type.String({ minLength: 1 }),
+  },
+  { additionalProperties: false },
+);
+export type DiscoveryJobPayload = Static<typeof DiscoveryJobPayload>;
+
+/** The definition a Playwright test stores where a step test stores its steps. */
+export type PlaywrightDefinition = {
+  playwright: {
+    bundle: string;
+    config: string;
+    file: string;
+    line: number;
+    column: number;
+    titlePath: string[];
+    project: string;
+    browser: PlaywrightBrowser;
+    tags: string[];
+  };
+};
+
+/** Whether a stored definition is a Playwright test's (a step test's is an array of steps). */
+export function isPlaywrightDefinition(steps: unknown): steps is PlaywrightDefinition {
+  if (steps === null || typeof steps !== 'object' || Array.isArray(steps)) return false;
+  const inner = (steps as { playwright?: unknown }).playwright;
+  return inner !== null && typeof inner === 'object';
+}
+
+/**
+ * A Playwright test's key in its suite: stable while its file, Playwright project and title path
+ * stay the same (so is its testId, which follows the suite slug and key).
+ */
+export function playwrightTestKey(test: Pick<DiscoveredTest, 'file' | 'project' | 'titlePath'>): string {
+  const digest = createHash('sha256')
+    .update([test.file, test.project, ...test.titlePath].join('\0'))
+    .digest('hex');
+  return `pw-${digest.slice(0, 16)}`;
+}
+
+/** A test's name: its title path as Playwright prints it, without the file. */
+export function playwrightTestName(test: Pick<DiscoveredTest, 'titlePath'>): string {
+  return test.titlePath.join(' › ');
+}
+
+/** How a suite selects Playwright tests (every field narrows; `{}` selects them all). */
+export type PlaywrightSelector = { grep?: string; grepInvert?: string; files?: string[]; project?: string };
+
+/**
+ * The tests a suite's selector picks, in discovery order: `grep` against the title path and tags
+ * (as `playwright test --grep` matches them), `files` globs against the file's path in the bundle,
+ * `project` by name. A setup test (of a project others depend on) is picked only by its project.
+ */
+export function selectPlaywrightTests(
+  selector: PlaywrightSelector,
+  tests: readonly DiscoveredTest[],
+  matchesGlob: (file: string, glob: string) => boolean,
+): DiscoveredTest[] {
+  const grep = selector.grep === undefined ? null : new RegExp(selector.grep);
+  const grepInvert = selector.grepInvert === undefined ? null : new RegExp(selector.grepInvert);
+  return tests.filter((test) => {
+    if (selector.project !== undefined ? test.project !== selector.project : test.setup) return false;
+    const title = [...test.titlePath, ...test.tags].join(' ');
+    if (grep && !grep.test(title)) return false;
+    if (grepInvert && grepInvert.test(title)) return false;
+    if (selector.files && !selector.files.some((glob) => matchesGlob(test.file, glob))) return false;
+    return true;
+  });
+}

@@ -1,0 +1,80 @@
+import picomatch from 'picomatch';
+import {
+  playwrightTestKey,
+  playwrightTestName,
+  selectPlaywrightTests,
+  type DiscoveryResult,
+  type PlaywrightDefinition,
+  type PlaywrightSelector,
+  type ProblemFieldError,
+  type ProjectFile,
+} from '@testrun/contracts';
+
+// A project file's Playwright suites made into tests: discovery (in a worker's sandbox) lists the
+// bundle's tests, each suite's selector picks its own, and every picked test becomes a test of the
+// suite whose stored definition names it in the bundle (docs/PLAYWRIGHT.md).
+
+/** The project file's `playwright:` section, as far as the service reads it here. */
+type PlaywrightSection = { config: string };
+
+/** A suite of the file as its Playwright fields are read here. */
+type SuiteFields = { slug: string; playwright?: PlaywrightSelector; tests?: unknown[] };
+
+/** The file's Playwright section, or null for a file of step tests only. */
+export function playwrightSection(file: ProjectFile): PlaywrightSection | null {
+  const section = (file as { playwright?: PlaywrightSection }).playwright;
+  return section ?? null;
+}
+
+/** Matches a file path of the bundle against a glob of the project file (`**` crosses folders). */
+export function matchesBundleGlob(file: string, glob: string): boolean {
+  return picomatch(glob.replace(/^\.\//, ''), { dot: true })(file);
+}
+
+/** A valid file with its Playwright suites' tests filled in, the bundle they come from and discovery's warnings. */
+export type ExpandedFile = { file: ProjectFile; bundle: string | null; warnings: string[] };
+
+export type Expanded = ExpandedFile | { errors: ProblemFieldError[] };
+
+/**
+ * The file with every Playwright suite's tests filled in from `discovery` (the rest unchanged),
+ * or the errors that make it undeployable: a bundle that does not load, a suite that selects no test.
+ */
+export function expandPlaywrightSuites(file: ProjectFile, bundle: string, discovery: DiscoveryResult): Expanded {
+  const section = playwrightSection(file);
+  if (!section) return { file, bundle: null, warnings: [] };
+  if ('error' in discovery)
+    return { errors: [{ path: '/playwright/config', message: `does not load in the sandbox: ${discovery.error}` }] };
+  const errors: ProblemFieldError[] = [];
+  const suites = (file.suites as SuiteFields[]).map((suite, s) => {
+    if (!suite.playwright) return suite;
+    const picked = selectPlaywrightTests(suite.playwright, discovery.tests, matchesBundleGlob);
+    if (picked.length === 0)
+      errors.push({ path: `/suites/${s}/playwright`, message: 'selects none of the bundle’s Playwright tests' });
+    const tests = picked.map((test) => {
+      const definition: PlaywrightDefinition = {
+        playwright: {
+          bundle,
+          config: section.config,
+          file: test.file,
+          line: test.line,
+          column: test.column,
+          titlePath: test.titlePath,
+          project: test.project,
+          browser: test.browser,
+          tags: test.tags,
+        },
+      };
+      return { key: playwrightTestKey(test), name: playwrightTestName(test).slice(0, 200), steps: definition };
+    });
+    return { ...suite, tests: dedupeByKey(tests) };
+  });
+  if (errors.length > 0) return { errors };
+  return { file: { ...file, suites: suites as ProjectFile['suites'] }, bundle, warnings: discovery.warnings };
+}
+
+/** Two tests with one file, title path and project (a loop declaring the same title): the first one stays. */
+function dedupeByKey<T extends { key: string }>(tests: T[]): T[] {
+  const seen = new Set<string>();
+  return tests.filter((t) => !seen.has(t.key) && seen.add(t.key));
+}

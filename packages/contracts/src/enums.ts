@@ -48,7 +48,14 @@ export type SuiteRunStatus = Static<typeof SuiteRunStatus>;
 
 /** Why a run was never executed (its status is `skipped`). */
 // `cancelled`: a cancel request reached the run before a worker started it.
-export const SKIP_REASONS = ['test_disabled', 'cancelled'] as const;
+export const SKIP_REASONS = [
+  'test_disabled',
+  'cancelled',
+  // A Playwright test skipped by its own code (test.skip(), test.fixme(), a skip annotation).
+  'skipped_in_code',
+  // A Playwright test of a project whose browser is not Chromium.
+  'browser_unavailable',
+] as const;
 export const SkipReason = StringEnum(SKIP_REASONS);
 export type SkipReason = Static<typeof SkipReason>;
 
@@ -66,6 +73,10 @@ export const RUN_ERROR_CODES = [
   'target_blocked',
   // A cancel request stopped the run while it was running.
   'cancelled',
+  // A Playwright test's own code (the test, a hook, a fixture) threw.
+  'test_code_error',
+  // A Playwright setup project the test depends on failed, so it could not run.
+  'setup_failed',
 ] as const;
 export const RunErrorCode = StringEnum(RUN_ERROR_CODES);
 export type RunErrorCode = Static<typeof RunErrorCode>;
@@ -75,7 +86,13 @@ export function isRunErrorCode(code: string | null): code is RunErrorCode {
 }
 
 /** Codes of a run that ended `failed`: the product under test misbehaved. Shown in the view. */
-export const RUN_FAILURE_CODES = ['expectation_failed', 'element_not_found', 'http_error'] as const;
+export const RUN_FAILURE_CODES = [
+  'expectation_failed',
+  'element_not_found',
+  'http_error',
+  // A Playwright test marked `test.fail()` passed.
+  'unexpected_pass',
+] as const;
 export type RunFailureCode = (typeof RUN_FAILURE_CODES)[number];
 
 /** What a run's `outcome_code` column holds: an error code for `error`, a failure code for `failed`. */

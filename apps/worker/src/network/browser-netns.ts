@@ -50,6 +50,8 @@ export class BrowserIsolationError extends Error {
 export interface BrowserNetns {
   /** A launcher for Playwright's `executablePath` that starts `chromiumPath` inside the namespace. */
   wrap(chromiumPath: string): string;
+  /** The egress proxy's Unix socket the namespace's relay dials (a sandbox's relay dials it too). */
+  readonly socketPath: string;
   /** Removes the launchers and the socket's directory (the proxy closes the socket itself). */
   close(): Promise<void>;
 }
@@ -111,6 +113,7 @@ export async function isolateBrowserNetwork(proxy: EgressProxy): Promise<Browser
   }
   const launchers = new Map<string, string>();
   return {
+    socketPath,
     wrap(chromiumPath) {
       let launcher = launchers.get(chromiumPath);
       if (launcher === undefined) {

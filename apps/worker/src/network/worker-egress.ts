@@ -19,6 +19,8 @@ export interface WorkerEgress {
   policy: TargetPolicy;
   /** For BrowserPool's `wrapExecutable`: starts Chromium in its network namespace (none when isolation is off). */
   wrapExecutable: ((executablePath: string) => string) | undefined;
+  /** The proxy's Unix socket (isolation on), the way in from a network namespace; none with isolation off. */
+  socketPath: string | undefined;
   /** Closes the proxy and removes the namespace's launchers and socket. */
   close(): Promise<void>;
 }
@@ -61,6 +63,7 @@ export async function startEgress(
       launchArgs: egressProxyLaunchArgs(proxy.url),
       policy,
       wrapExecutable: undefined,
+      socketPath: undefined,
       close: () => proxy.close(),
     };
   }
@@ -76,6 +79,7 @@ export async function startEgress(
     launchArgs: egressProxyLaunchArgs(proxy.url),
     policy,
     wrapExecutable: (executablePath) => netns.wrap(executablePath),
+    socketPath: netns.socketPath,
     close: async () => {
       await proxy.close();
       await netns.close();

@@ -26,8 +26,13 @@ const CODE_WORDS: Record<RunErrorCode | RunFailureCode | SkipReason, string> = {
   expectation_failed: 'Expectation failed',
   element_not_found: 'Element not found',
   http_error: 'HTTP error',
+  unexpected_pass: 'Passed, but marked test.fail()',
+  test_code_error: "Error in the test's code",
+  setup_failed: 'Setup project failed',
   test_disabled: 'Test disabled',
   cancelled: 'Cancelled',
+  skipped_in_code: 'Skipped in code',
+  browser_unavailable: 'Browser unavailable',
 };
 
 function isKnownCode(code: string): code is keyof typeof CODE_WORDS {

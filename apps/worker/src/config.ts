@@ -50,6 +50,12 @@ export type WorkerConfig = CommonConfig & {
    */
   browserNetworkIsolation: BrowserNetworkIsolation;
   /**
+   * PLAYWRIGHT_TESTS: `on` (the default) discovers and runs teams' Playwright tests, each in a sandbox
+   * (docs/SANDBOX.md) — where the machine cannot sandbox, the worker says why at start and those runs
+   * end `error`; `off` takes no discovery jobs and ends Playwright runs `error`.
+   */
+  playwrightTests: 'on' | 'off';
+  /**
    * What each run may use. WORKER_PAGE_HEAP_MB: JavaScript heap of one page (default 256);
    * WORKER_MAX_PAGES: pages a run may open, popups included (default 20); WORKER_MAX_DIALOGS:
    * dialogs a run may raise (default 50); WORKER_RECORDING_MAX_MB: largest trace or video kept (default 50).
@@ -108,6 +114,7 @@ export function readWorkerConfig(env: Env = process.env): WorkerConfig {
     video: readEnum(env, 'WORKER_VIDEO', ['auto', 'on', 'off'] as const, 'auto'),
     targetPolicy: readTargetPolicyConfig(env, common),
     browserNetworkIsolation: readEnum(env, 'BROWSER_NETWORK_ISOLATION', ['on', 'off'] as const, 'on'),
+    playwrightTests: readEnum(env, 'PLAYWRIGHT_TESTS', ['on', 'off'] as const, 'on'),
     limits: {
       heapBytes: readInt(env, 'WORKER_PAGE_HEAP_MB', 256, { min: 16, max: 16_384 }) * MB,
       maxPages: readInt(env, 'WORKER_MAX_PAGES', 20, { min: 1, max: 1_000 }),

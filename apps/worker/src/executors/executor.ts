@@ -2,6 +2,7 @@
 // lifecycle (claim, retried writes, secrets' mask, egress, cancels, faults, retries, the terminal
 // write: run/) is the same for every kind of test and calls the executor of the run's kind.
 import type { BrowserContext, BrowserContextOptions } from 'playwright';
+import { isPlaywrightDefinition } from '@testrun/contracts';
 import type { Db } from '@testrun/core/db';
 import type { Logger } from '@testrun/core/logger';
 import type { ClaimedRun, RunOutcome } from '@testrun/core/runs';
@@ -12,9 +13,10 @@ import type { ArtifactWriter } from '../run/artifact-writer';
 import type { Retrying } from '../run/claim';
 import type { RunLimits } from '../run/run-limits';
 import type { SecretMask } from '../run/secret-mask';
+import type { PlaywrightRuntime } from './playwright/playwright-deps';
 
 /** The kinds of test a run can hold, one executor each (see {@link Executors}). */
-export type ExecutorKind = 'steps';
+export type ExecutorKind = 'steps' | 'playwright';
 
 /** The executor of each kind: adding a kind of test is one entry here and one module under executors/. */
 export type Executors = Readonly<Record<ExecutorKind, Executor>>;
@@ -60,6 +62,10 @@ export interface ExecutorAttempt {
    * unwind after a cancel or a fault), and `null` once the teardown has begun.
    */
   readonly closeUnder: (close: (() => void) | null) => void;
+  /** The attempt's credentials at the egress proxy (none without a proxy). */
+  readonly proxy: BrowserContextOptions['proxy'];
+  /** The worker's Playwright runtime (bundles, sandbox, egress); none in a worker without it. */
+  readonly playwright: PlaywrightRuntime | undefined;
   /** Tells the lifecycle that the mask grew (a value the run typed into a password field). */
   readonly maskGrew: (mask: SecretMask) => void;
   /** Told once a cancelled attempt's context has been closed (benchmarks). */
@@ -89,7 +95,7 @@ export interface Executor {
   prepare(given: ExecutorRun): Promise<{ prepared: PreparedRun } | { outcome: RunOutcome }>;
 }
 
-/** The kind of a run's test. Every run holds steps today; a run of another kind will say so. */
-export function executorKind(_run: RunRecord): ExecutorKind {
-  return 'steps';
+/** The kind of a run's test: a Playwright test's definition is an object naming it, a step test's a list of steps. */
+export function executorKind(run: RunRecord): ExecutorKind {
+  return isPlaywrightDefinition(run.steps) ? 'playwright' : 'steps';
 }

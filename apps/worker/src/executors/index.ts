@@ -1,10 +1,11 @@
 import { executeRun as executeWith } from '../run/execute-run';
 import type { RunDeps, RunExecution } from '../run/run-deps';
 import type { Executors } from './executor';
+import { playwrightExecutor } from './playwright/playwright-executor';
 import { stepsExecutor } from './steps/steps-executor';
 
 /** The worker's executors, one per kind of test. */
-export const EXECUTORS: Executors = { steps: stepsExecutor };
+export const EXECUTORS: Executors = { steps: stepsExecutor, playwright: playwrightExecutor };
 
 /** What {@link executeRun} needs: RunDeps, whose executors default to {@link EXECUTORS}. */
 export type RunDepsInput = Omit<RunDeps, 'executors'> & Partial<Pick<RunDeps, 'executors'>>;

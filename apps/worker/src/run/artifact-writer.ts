@@ -23,6 +23,19 @@ export type ArtifactOwner = { runId: string; workspaceId: string; attempt: numbe
  * other (a step row carries its own screenshot's id), so they run side by side. flush() waits for
  * all of them and rethrows the first failure.
  */
+/** One step of a Playwright test as a step row: no step-language action, a category and depth instead. */
+export type TreeStepRow = {
+  category: string;
+  depth: number;
+  label: string;
+  target: string;
+  location: string | null;
+  outcome: 'passed' | 'failed' | 'error' | 'skipped';
+  error: string | null;
+  startedAt: Date;
+  durationMs: number;
+};
+
 export class ArtifactWriter {
   private readonly pending: Array<Promise<void>> = [];
   private failure: { error: unknown } | null = null;
@@ -87,6 +100,25 @@ export class ArtifactWriter {
     });
   }
 
+  /** Records a Playwright test's steps, its step tree flattened depth first (see TreeStepRow). */
+  recordTreeSteps(rows: readonly TreeStepRow[]): void {
+    if (rows.length === 0) return;
+    this.enqueue(async () => {
+      await this.retrying(() =>
+        this.db.stepResult.createMany({
+          data: rows.map((row, i) => ({
+            id: newId(ID_PREFIX.step),
+            runId: this.owner.runId,
+            attempt: this.owner.attempt,
+            index: i + 1,
+            ...row,
+            durationMs: Math.max(0, Math.round(row.durationMs)),
+          })),
+        }),
+      );
+    });
+  }
+
   /** Records what the run's pages reported (console errors, exceptions, failed requests), masked by the caller. */
   recordPageEvents(events: readonly PageEvent[]): void {
     if (events.length === 0) return;
@@ -133,7 +165,7 @@ export class ArtifactWriter {
    * Stores a trace or video file now; its row waits for the run's terminal write (`finalRows`),
    * which records it in the same statement, saving a commit on the run's critical path.
    */
-  recordRunFile(kind: Exclude<ArtifactKind, 'screenshot'>, name: string, contentType: string, body: Buffer): void {
+  recordRunFile(kind: ArtifactKind, name: string, contentType: string, body: Buffer): void {
     this.enqueue(async () => {
       const { id, storageKey } = await this.put(name, body);
       this.finalRows.push({

@@ -131,6 +131,8 @@ function executeAttempt(
     openContext: (options) =>
       deps.browser.newContext({ ...options, ...(proxy ? { proxy } : {}), acceptDownloads: false, ...video }),
     closeUnder: parts.closeUnder,
+    proxy,
+    playwright: deps.playwright,
     maskGrew: parts.maskGrew,
     contextCancelled: () => deps.onContextCancelled?.(run.id),
     logger: deps.logger,

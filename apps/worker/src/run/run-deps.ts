@@ -5,6 +5,7 @@ import type { Db } from '@testrun/core/db';
 import type { Logger } from '@testrun/core/logger';
 import type { TargetPolicy } from '@testrun/core/target-policy';
 import type { Executors } from '../executors/executor';
+import type { PlaywrightRuntime } from '../executors/playwright/playwright-deps';
 import type { EgressSource } from '../network/run-target';
 import type { RunCancels } from './run-cancels';
 import type { RunFaults } from './run-faults';
@@ -57,6 +58,8 @@ export interface RunDeps {
    * its owner, and a fault of its ends its attempt `internal_error`. Default none.
    */
   faults?: RunFaults;
+  /** Bundles, sandbox and egress of Playwright runs (service/playwright-tasks.ts). Default none: they end `error`. */
+  playwright?: PlaywrightRuntime;
 }
 
 /** How a call of executeRun ended, for the caller's log and for benchmarks. */

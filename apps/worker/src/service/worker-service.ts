@@ -25,6 +25,7 @@ import {
   scratchDirectory,
   startWebhookWorker,
 } from './service-tasks';
+import { startPlaywright } from './playwright-tasks';
 import { startWorkerHttp } from './worker-http';
 import { WorkerMetrics } from './worker-metrics';
 
@@ -129,7 +130,8 @@ async function startParts(
       })
     : undefined;
   const faults = new RunFaults();
-  const runDeps = runDepsOf(config, options, { ...connections, browser, scratchDir, cancels, faults });
+  const playwright = await startPlaywright(life, config, logger, { ...connections, scratchDir });
+  const runDeps = runDepsOf(config, options, { ...connections, browser, scratchDir, cancels, faults, playwright });
   const worker = await life.task('run worker', () => {
     const value = createRunWorker(runDeps, {
       connection: connections.workerConnection,
@@ -222,7 +224,7 @@ function startReconciler(
 function runDepsOf(
   config: WorkerConfig,
   options: WorkerServiceOptions & { recordVideo: boolean },
-  parts: Pick<RunDeps, 'db' | 'store' | 'scratchDir' | 'cancels' | 'faults'> & {
+  parts: Pick<RunDeps, 'db' | 'store' | 'scratchDir' | 'cancels' | 'faults' | 'playwright'> & {
     browser: BrowserPool;
     egress: { proxy: RunDeps['egress']; policy: RunDeps['targetPolicy'] };
     faults: RunFaults;
@@ -252,5 +254,6 @@ function runDepsOf(
     targetPolicy: parts.egress.policy,
     limits: config.limits,
     writeRetryMs: config.writeRetryMs,
+    playwright: parts.playwright,
   };
 }

@@ -1,0 +1,92 @@
+import { readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import type { ArtifactKind } from '@testrun/contracts';
+import type { RunOutcome } from '@testrun/core/runs';
+import type { ArtifactWriter, TreeStepRow } from '../../run/artifact-writer';
+import type { SecretMask } from '../../run/secret-mask';
+import type { PlaywrightStep, PlaywrightTestResult } from './types';
+
+// A Playwright test's result as the run records it: its steps as step rows, its attachments as
+// artifacts, and its outcome — every text masked.
+
+/** Step rows of one attempt: the tree flattened depth first, at most this many (the rest are dropped). */
+const MAX_STEP_ROWS = 1_000;
+
+/** The step rows of a Playwright test's last attempt, masked. */
+export function stepRows(result: PlaywrightTestResult, startedAt: number, mask: SecretMask): TreeStepRow[] {
+  const rows: TreeStepRow[] = [];
+  const walk = (steps: readonly PlaywrightStep[], depth: number) => {
+    for (const step of steps) {
+      if (rows.length >= MAX_STEP_ROWS) return;
+      rows.push({
+        category: step.category,
+        depth,
+        label: mask.text(step.title).slice(0, 2_000),
+        target: '',
+        location: step.location ? `${step.location.file}:${step.location.line}` : null,
+        outcome: step.error ? (step.category === 'expect' ? 'failed' : 'error') : 'passed',
+        error: step.error ? mask.text(step.error.message).slice(0, 20_000) : null,
+        startedAt: new Date(startedAt + step.startMs),
+        durationMs: step.durationMs,
+      });
+      walk(step.steps, depth + 1);
+    }
+  };
+  walk(result.steps, 0);
+  return rows;
+}
+
+/** How an attachment is kept: screenshots, the trace and the video as the run's artifacts. */
+function artifactKind(name: string, contentType: string): ArtifactKind | null {
+  if (name === 'trace' || contentType === 'application/zip') return 'trace';
+  if (name === 'video' || contentType.startsWith('video/')) return 'video';
+  if (contentType.startsWith('image/')) return 'screenshot';
+  return null;
+}
+
+/**
+ * Stores the result's attachments that are files under the scratch directory (nothing the test
+ * named outside it), up to `maxFileBytes` each. A trace is stored as the test wrote it: Playwright
+ * records what the page was sent, so a run's secret headers can be in it (docs/PLAYWRIGHT.md).
+ */
+export async function storeAttachments(
+  writer: ArtifactWriter,
+  result: PlaywrightTestResult,
+  scratchDir: string,
+  maxFileBytes: number,
+): Promise<string[]> {
+  const notes: string[] = [];
+  for (const attachment of result.attachments) {
+    const kind = artifactKind(attachment.name, attachment.contentType);
+    const file = path.resolve(attachment.path);
+    if (!kind || !file.startsWith(`${path.resolve(scratchDir)}${path.sep}`)) continue;
+    const size = await stat(file).then(
+      (s) => (s.isFile() ? s.size : -1),
+      () => -1,
+    );
+    if (size < 0) continue;
+    if (size > maxFileBytes) {
+      notes.push(`the ${attachment.name} (${size} bytes) is over the ${maxFileBytes}-byte limit and was not kept`);
+      continue;
+    }
+    writer.recordRunFile(kind, path.basename(file), attachment.contentType, await readFile(file));
+  }
+  return notes;
+}
+
+/** The run's outcome from the test's result (codes as docs/WORKER.md's "Playwright tests: outcomes"). */
+export function outcomeOf(result: PlaywrightTestResult, mask: SecretMask): RunOutcome {
+  const resultSummary = mask.text(result.summary);
+  const message = result.errors[0] ? mask.text(result.errors[0].message).slice(0, 4_000) : null;
+  const durationMs = Math.round(result.durationMs);
+  switch (result.status) {
+    case 'passed':
+      return { status: 'passed', resultSummary, durationMs };
+    case 'skipped':
+      return { status: 'skipped', skipReason: result.skipReason ?? 'skipped_in_code', resultSummary, durationMs };
+    case 'failed':
+      return { status: 'failed', code: result.code as never, message, resultSummary, durationMs };
+    case 'error':
+      return { status: 'error', code: result.code as never, message, resultSummary, durationMs };
+  }
+}

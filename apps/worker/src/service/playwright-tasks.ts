@@ -1,0 +1,90 @@
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Worker } from 'bullmq';
+import { JOBS, type DiscoveryJobPayload, type DiscoveryResult } from '@testrun/contracts';
+import type { ArtifactStore } from '@testrun/core/artifact-store';
+import { errorMessage, type Logger } from '@testrun/core/logger';
+import { createRedis } from '@testrun/core/queue';
+import type { WorkerConfig } from '../config';
+import { BundleCache, BundleUnavailableError } from '../executors/playwright/bundle-cache';
+import { discoverTests } from '../executors/playwright/discover';
+import type { PlaywrightRuntime } from '../executors/playwright/playwright-deps';
+import type { WorkerEgress } from '../network/worker-egress';
+import { checkSandboxSupport } from '../sandbox';
+import type { Lifecycle } from './lifecycle';
+
+/**
+ * The worker's Playwright runtime: the sandbox checked (and why not, said loudly), the extracted
+ * bundles' cache, the egress proxy's socket for sandboxes, and the discovery jobs' worker.
+ */
+export async function startPlaywright(
+  life: Lifecycle,
+  config: WorkerConfig,
+  logger: Logger,
+  parts: { store: ArtifactStore; egress: WorkerEgress; scratchDir: string },
+): Promise<PlaywrightRuntime | undefined> {
+  if (config.playwrightTests === 'off') {
+    logger.info('PLAYWRIGHT_TESTS=off: Playwright runs end error and no discovery job is taken');
+    return undefined;
+  }
+  const reason = await checkSandboxSupport();
+  if (reason !== null)
+    logger.error('Playwright tests cannot run on this worker: it cannot sandbox them', { reason });
+  const runtime = await life.task('playwright runtime', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'testrun-bundles-'));
+    const socketPath = parts.egress.socketPath ?? (await listenForSandboxes(parts.egress, dir));
+    const value: PlaywrightRuntime = {
+      bundles: new BundleCache(parts.store, path.join(dir, 'extracted')),
+      sandbox: reason === null ? { ok: true } : { ok: false, reason },
+      egress: { socketPath, port: Number(new URL(parts.egress.proxy.url).port) },
+      limits: {},
+    };
+    return { value, tearDown: () => rm(dir, { recursive: true, force: true }) };
+  });
+  if (reason !== null) return runtime;
+  await life.task('discovery worker', () => {
+    const connection = createRedis(config.redisUrl);
+    const value = new Worker<DiscoveryJobPayload, DiscoveryResult>(
+      JOBS.discovery.queue,
+      async (job) => discover(runtime, parts.scratchDir, job.data),
+      { connection, prefix: config.redisPrefix, concurrency: 1 },
+    );
+    value.on('failed', (job, error) =>
+      logger.warn('discovery failed', { bundle: job?.data.bundle, error: errorMessage(error) }),
+    );
+    value.on('error', (error) => logger.warn('discovery worker error', { error: error.message }));
+    return { value, tearDown: () => value.close().finally(() => connection.disconnect()) };
+  });
+  return runtime;
+}
+
+/** With browser isolation off the proxy has no Unix socket yet: sandboxes get one of their own. */
+async function listenForSandboxes(egress: WorkerEgress, dir: string): Promise<string> {
+  const socketDir = path.join(dir, 'egress');
+  await mkdir(socketDir, { mode: 0o700 });
+  const socketPath = path.join(socketDir, 'egress.sock');
+  await egress.proxy.listenUnix(socketPath);
+  return socketPath;
+}
+
+/** One discovery job: the bundle extracted, then listed in a sandbox of its own. */
+async function discover(
+  runtime: PlaywrightRuntime,
+  scratchRoot: string,
+  job: DiscoveryJobPayload,
+): Promise<DiscoveryResult> {
+  let bundleDir: string;
+  try {
+    bundleDir = await runtime.bundles.ensure(job.workspaceId, job.bundle);
+  } catch (error) {
+    if (error instanceof BundleUnavailableError) return { error: error.message };
+    throw error;
+  }
+  const scratchDir = await mkdtemp(path.join(scratchRoot, 'discovery-'));
+  try {
+    return await discoverTests({ bundleDir, configFile: job.config, scratchDir, limits: runtime.limits });
+  } finally {
+    await rm(scratchDir, { recursive: true, force: true });
+  }
+}

@@ -15,7 +15,7 @@ import {
 import { createArtifactStore } from '@testrun/core/artifact-store';
 import { createPrisma } from '@testrun/core/db';
 import { createLogger, type Logger } from '@testrun/core/logger';
-import { createRunQueue } from '@testrun/core/queue';
+import { createDiscoveryClient, createRedis, createRunQueue } from '@testrun/core/queue';
 import { deriveKeys } from '@testrun/core/secrets';
 import { createApp } from '../../apps/api/src/app';
 import { readApiConfig } from '../../apps/api/src/config';
@@ -38,7 +38,17 @@ export async function startApi(env: Record<string, string> = {}) {
   const queue = createRunQueue(redis, config.redisPrefix);
   queue.on('error', () => undefined);
   const store = createArtifactStore(config.artifacts);
-  const app = createApp({ config, db, redis, queue, store, keys: deriveKeys(config.secret), logger });
+  const discovery = createDiscoveryClient(() => createRedis(config.redisUrl), config.redisPrefix);
+  const app = createApp({
+    config,
+    db,
+    redis,
+    queue,
+    store,
+    discover: discovery.discover,
+    keys: deriveKeys(config.secret),
+    logger,
+  });
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(config.port, '127.0.0.1', () => resolve(s));
   });
@@ -49,6 +59,7 @@ export async function startApi(env: Record<string, string> = {}) {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await queue.close().catch(() => undefined);
+      await discovery.close();
       redis.disconnect();
       await db.$disconnect();
     },

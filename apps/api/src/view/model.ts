@@ -7,7 +7,12 @@ export type LinkSigner = (subject: ViewSubject, id: string) => string;
 /** One executed step of a run's latest attempt. */
 export type ViewStep = {
   index: number;
+  /** The step-language action, or a Playwright step's category (test.step, expect, pw:api, hook, fixture). */
   action: string;
+  /** Depth of a Playwright step in its test's step tree (0 for step-language steps). */
+  depth: number;
+  /** A Playwright step's source location (`file:line`). */
+  location: string | null;
   label: string;
   target: string;
   outcome: StepOutcome;

@@ -70,7 +70,7 @@ const DETAIL_SQL = {
   steps: (
     where: string,
     attempts: Attempts,
-  ) => `SELECT s.run_id AS "runId", s.attempt, s.index, s.action::text AS action,
+  ) => `SELECT s.run_id AS "runId", s.attempt, s.index, COALESCE(s.action::text, s.category) AS action, s.depth, s.location,
     s.label, s.target, s.outcome::text AS outcome, s.error, s.started_at AS "startedAt", s.duration_ms AS "durationMs",
     s.screenshot_id AS "screenshotId", s.expected, s.received, s.page_url AS "pageUrl", s.page_title AS "pageTitle"
     FROM step_results s ${joinRun('s', attempts)} WHERE ${where} ORDER BY s.run_id, s.attempt, s.index`,

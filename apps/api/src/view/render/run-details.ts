@@ -131,8 +131,12 @@ function stepRow(p: Paths, run: ViewRun, s: ViewStep, clock: { t0: number; span:
   const shot = stepScreenshot(run, s);
   return html`<tr class="step step-${s.outcome}">
       <td class="num">${s.index}</td>
-      <th scope="row" class="label">${stepLabel(s.action, redactCredentials(s.label))}</th>
-      <td class="target">${s.target ? html`<code>${redactCredentials(s.target)}</code>` : ''}</td>
+      <th scope="row" class="label" style="padding-left: ${(0.5 + s.depth * 1.25).toFixed(2)}em">
+        ${stepLabel(s.action, redactCredentials(s.label))}
+      </th>
+      <td class="target">
+        ${s.target ? html`<code>${redactCredentials(s.target)}</code>` : s.location ? html`<code class="muted">${s.location}</code>` : ''}
+      </td>
       <td>${chip(s.outcome)}</td>
       <td class="num">${formatDuration(s.durationMs)}</td>
       <td class="bar-cell">

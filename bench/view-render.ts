@@ -41,6 +41,8 @@ function syntheticSuite(): ViewSuiteRun {
       ? Array.from({ length: STEPS_PER_TEST }, (_, s) => ({
           index: s + 1,
           action: 'click',
+          depth: 0,
+          location: null,
           label: `click "text=Button ${s}"`,
           target: `text=Button ${s}`,
           outcome: s === STEPS_PER_TEST - 1 ? status : 'passed',

@@ -1,0 +1,99 @@
+import { createHash } from 'node:crypto';
+import { readdirSync } from 'node:fs';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import * as tar from 'tar';
+
+// What the Playwright end-to-end tests need besides the service: the shop the fixture project
+// (test/fixtures/pw-shop) tests, another origin that records what reaches it, and the bundle.
+
+export const SHOP_PASSWORD = 'pw-Secr3t-7781';
+
+const page = (title: string, body: string) =>
+  `<!doctype html><html><head><title>${title}</title></head><body>${body}</body></html>`;
+
+async function listen(server: Server): Promise<string> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+/** The shop: a login that sets a cookie when the password is right, a catalog behind it, a flaky page, an echo of headers. */
+export async function startShop(): Promise<{ url: string; close(): Promise<void> }> {
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://shop.invalid');
+    const html = (status: number, body: string, headers: Record<string, string> = {}) => {
+      res.writeHead(status, { 'content-type': 'text/html; charset=utf-8', ...headers });
+      res.end(body);
+    };
+    if (url.pathname === '/login' && req.method === 'POST') {
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      req.on('end', () => {
+        const ok = new URLSearchParams(body).get('password') === SHOP_PASSWORD;
+        if (!ok) return html(401, page('Login', '<h1>Wrong password</h1>'));
+        html(303, '', { location: '/catalog', 'set-cookie': 'session=ok; Path=/' });
+      });
+      return;
+    }
+    if (url.pathname === '/login')
+      return html(
+        200,
+        page(
+          'Login',
+          '<form method="post" action="/login"><label>Password <input name="password" type="password"></label><button>Sign in</button></form>',
+        ),
+      );
+    if (url.pathname === '/catalog') {
+      if (!(req.headers.cookie ?? '').includes('session=ok')) return html(302, '', { location: '/login' });
+      const items = ['Red shoes', 'Blue shoes', 'Green shoes'].map((p) => `<li class="product">${p}</li>`).join('');
+      return html(200, page('Catalog', `<h1>Catalog</h1><ul>${items}</ul>`));
+    }
+    if (url.pathname === '/flaky')
+      return html(200, page('Flaky', `<h1>${url.searchParams.get('attempt') === '0' ? 'Not yet' : 'Ready'}</h1>`));
+    if (url.pathname === '/echo-headers') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return res.end(JSON.stringify(req.headers));
+    }
+    html(404, page('Not found', '<h1>Not found</h1>'));
+  });
+  const url = await listen(server);
+  return { url, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}
+
+/** Another origin: it records the headers of every request it gets. */
+export async function startRecorder(): Promise<{ url: string; seen: IncomingHttpHeaders[]; close(): Promise<void> }> {
+  const seen: IncomingHttpHeaders[] = [];
+  const server = createServer((req, res) => {
+    seen.push(req.headers);
+    res.writeHead(200, { 'content-type': 'text/html' });
+    res.end(page('Other', '<h1>Other origin</h1>'));
+  });
+  const url = await listen(server);
+  return { url, seen, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}
+
+function filesUnder(root: string, dir = ''): string[] {
+  return readdirSync(path.join(root, dir), { withFileTypes: true }).flatMap((entry) => {
+    const rel = path.posix.join(dir, entry.name);
+    if (entry.name === '.auth' || entry.name === 'node_modules') return [];
+    return entry.isDirectory() ? filesUnder(root, rel) : [rel];
+  });
+}
+
+/** The fixture project as a bundle (what `testrun deploy` packs): its gzip'd tar and digest. */
+export async function packFixture(root: string, config: string): Promise<{ body: Buffer; digest: string }> {
+  const { writeFileSync, rmSync } = await import('node:fs');
+  const manifest = path.join(root, 'testrun-bundle.json');
+  writeFileSync(manifest, JSON.stringify({ format: 1, config, playwrightVersion: '1.65.1', files: 0 }));
+  try {
+    const files = ['testrun-bundle.json', ...filesUnder(root).filter((f) => f !== 'testrun-bundle.json')].sort();
+    const chunks: Buffer[] = [];
+    const stream = tar.c({ gzip: true, cwd: root, portable: true, mtime: new Date(0) }, files);
+    for await (const chunk of stream as AsyncIterable<Buffer>) chunks.push(chunk);
+    const body = Buffer.concat(chunks);
+    return { body, digest: `sha256:${createHash('sha256').update(body).digest('hex')}` };
+  } finally {
+    rmSync(manifest, { force: true });
+  }
+}

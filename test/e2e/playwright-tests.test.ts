@@ -1,0 +1,148 @@
+import path from 'node:path';
+import type { Db } from '@testrun/core/db';
+import { compileValidator, Deployment } from '@testrun/contracts';
+import { readWorkerConfig } from '../../apps/worker/src/config';
+import { startWorkerService, type WorkerService } from '../../apps/worker/src/service/worker-service';
+import { createTenant, testDb } from '../support/harness';
+import { packFixture, SHOP_PASSWORD, startRecorder, startShop } from './playwright-site';
+import { apiClient, memoryLogger, startApi } from './support';
+
+/**
+ * A team's Playwright project end to end: packed as `testrun deploy` packs it, uploaded, discovered
+ * by the worker in its sandbox, and run per test, per suite and per project by the real worker in
+ * the real sandbox, with a secret that logs in, headers that reach the target only, a setup
+ * project, a retried flaky test, a failing expectation and a project of another browser.
+ */
+jest.setTimeout(300_000);
+
+const FIXTURE = path.resolve(__dirname, '../fixtures/pw-shop');
+const CONFIG = 'e2e/playwright.config.ts';
+const checkDeployment = compileValidator(Deployment);
+
+let db: Db;
+let shop: Awaited<ReturnType<typeof startShop>>;
+let other: Awaited<ReturnType<typeof startRecorder>>;
+let api: Awaited<ReturnType<typeof startApi>>;
+let worker: WorkerService;
+let client: ReturnType<typeof apiClient>;
+let key: string;
+const workerLog = memoryLogger('worker');
+
+beforeAll(async () => {
+  db = testDb();
+  [shop, other, api] = await Promise.all([startShop(), startRecorder(), startApi()]);
+  key = (await createTenant(db, { scopes: ['deploy'] })).key;
+  client = apiClient(api.url, key);
+  worker = await startWorkerService(readWorkerConfig({ ...process.env, WORKER_CONCURRENCY: '1' }), {
+    logger: workerLog.logger,
+    reconcile: false,
+  });
+});
+
+afterAll(async () => {
+  await worker?.stop();
+  await Promise.all([api?.close(), shop?.close(), other?.close()]);
+  await db?.$disconnect();
+});
+
+async function call(method: string, p: string, body?: unknown, raw?: Buffer) {
+  const res = await fetch(`${api.url}${p}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${key}`,
+      ...(raw ? { 'content-type': 'application/octet-stream' } : body ? { 'content-type': 'application/json' } : {}),
+    },
+    body: raw ?? (body ? JSON.stringify(body) : undefined),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? (JSON.parse(text) as unknown) : null };
+}
+
+function projectFile(baseUrl: string) {
+  return {
+    slug: 'pw-shop',
+    name: 'Playwright shop',
+    baseUrl,
+    playwright: { config: CONFIG },
+    suites: [
+      { slug: 'smoke', name: 'Smoke', playwright: { grep: '@smoke' } },
+      { slug: 'chromium', name: 'Chromium', playwright: { project: 'chromium' } },
+      { slug: 'checkout', playwright: { files: ['e2e/tests/checkout.spec.ts'] } },
+      { slug: 'firefox', name: 'Firefox', playwright: { project: 'firefox' } },
+    ],
+  };
+}
+
+async function deploy(): Promise<Deployment> {
+  const { body, digest } = await packFixture(FIXTURE, CONFIG);
+  const uploaded = await call('PUT', `/api/v1/projects/pw-shop/bundles/${digest}`, undefined, body);
+  expect([200, 201]).toContain(uploaded.status);
+  const deployed = await call('POST', '/api/v1/projects/pw-shop/deployments', {
+    project: projectFile(shop.url),
+    bundle: digest,
+  });
+  const checked = checkDeployment(deployed.body);
+  if (deployed.status !== 201 || !checked.ok) throw new Error(`deploy: ${deployed.status} ${JSON.stringify(deployed.body)}`);
+  return checked.value;
+}
+
+it('discovers the tests in the sandbox and keeps their testIds from one deployment to the next', async () => {
+  const first = await deploy();
+  const smoke = first.tests.filter((t) => t.suiteSlug === 'smoke');
+  expect(smoke.map((t) => [t.name, t.location])).toEqual([
+    ['catalog › lists every product @smoke', { file: 'e2e/tests/catalog.spec.ts', line: 5, project: 'chromium' }],
+  ]);
+  const chromium = first.tests.filter((t) => t.suiteSlug === 'chromium').map((t) => t.name);
+  // The setup project's test is not a run of the suites that depend on it.
+  expect(chromium).not.toContain('log in');
+  expect(chromium).toEqual(
+    expect.arrayContaining(['catalog › shows the sale banner', 'checkout › pays', 'headers reach the target only']),
+  );
+  expect(first.bundle).toMatch(/^sha256:/);
+  const second = await deploy();
+  expect(second.tests.map((t) => t.testId)).toEqual(first.tests.map((t) => t.testId));
+});
+
+it('runs each test as a run: outcomes, the secret login, the setup project, a retried flaky test, headers to the target only', async () => {
+  await call('PUT', '/api/v1/projects/pw-shop/secrets/SHOP_PASSWORD', { value: SHOP_PASSWORD });
+  const suiteRunId = await client.createSuiteRun({
+    projectSlug: 'pw-shop',
+    suiteSlug: 'chromium',
+    headers: { 'x-preview-token': 'letmein' },
+    variables: { OTHER_ORIGIN: other.url },
+  });
+  const suite = await client.waitSuiteRun(suiteRunId);
+  const byName = new Map<string, { status: string; code: string | null }>();
+  for (const entry of suite.tests) {
+    const run = await client.getRun(entry.runId);
+    byName.set(run.test_name, { status: run.status, code: run.error?.code ?? null });
+  }
+  expect(Object.fromEntries(byName)).toEqual({
+    'catalog › lists every product @smoke': { status: 'passed', code: null },
+    'catalog › shows the sale banner': { status: 'failed', code: 'expectation_failed' },
+    'checkout › adds to the cart': { status: 'passed', code: null },
+    'checkout › pays': { status: 'passed', code: null },
+    'recovers on a retry @flaky': { status: 'passed', code: null },
+    'headers reach the target only': { status: 'passed', code: null },
+  });
+  expect(other.seen.length).toBeGreaterThan(0);
+  expect(other.seen.some((h) => JSON.stringify(h).includes('letmein'))).toBe(false);
+  // The secret is nowhere the service keeps or prints.
+  const stored = await db.$queryRawUnsafe<Array<{ text: string }>>(
+    `SELECT concat_ws(' ', r.result_summary, r.outcome_message, string_agg(concat_ws(' ', s.label, s.error), ' ')) AS text
+     FROM runs r LEFT JOIN step_results s ON s.run_id = r.id WHERE r.suite_run_id = $1 GROUP BY r.id`,
+    suiteRunId,
+  );
+  expect(stored.map((r) => r.text).join('\n')).not.toContain(SHOP_PASSWORD);
+  expect(workerLog.text()).not.toContain(SHOP_PASSWORD);
+  expect(workerLog.text()).not.toContain('letmein');
+});
+
+it('skips the tests of a project whose browser is not Chromium', async () => {
+  const suite = await client.waitSuiteRun(
+    await client.createSuiteRun({ projectSlug: 'pw-shop', suiteSlug: 'firefox' }),
+  );
+  expect(suite.skipped_count).toBe(suite.total_count);
+  const run = await client.getRun(suite.tests[0]?.runId ?? '');
+  expect([run.status, run.skip_reason]).toEqual(['skipped', 'browser_unavailable']);
+});

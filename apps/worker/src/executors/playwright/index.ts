@@ -1,0 +1,2 @@
+export { discoverTests, playwrightTestKey } from './discover';
+export type * from './types';

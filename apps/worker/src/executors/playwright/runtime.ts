@@ -13,7 +13,8 @@ export const INSIDE = {
   /** The compiled reporter and fixtures (inside/), read only. */
   runtime: '/opt/testrun/playwright',
   browsers: '/opt/ms-playwright',
-  chromium: '/usr/bin/chromium',
+  /** Debian's Chromium binary itself: /usr/bin/chromium is a shell script that reads /etc/chromium.d, absent in the sandbox. */
+  chromium: '/usr/lib/chromium/chromium',
 } as const;
 
 /** Defaults for a sandbox running Playwright and Chromium (each may be overridden). */

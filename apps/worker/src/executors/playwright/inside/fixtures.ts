@@ -37,8 +37,8 @@ function originOf(url: string, base?: string): string | null {
 
 /**
  * The page's requests for the target: fetched without following redirects and given to the page,
- * which follows any redirect itself (and another origin's hop is not routed here): an overridden
- * header would otherwise ride along Chromium's redirects to another origin.
+ * which follows any redirect itself (another origin's hop is not routed here, so it goes without
+ * them): Chromium would otherwise keep overridden headers on the redirects it follows.
  */
 async function routeContext(context: BrowserContext, target: TargetHeaders): Promise<void> {
   const handle = async (route: Route): Promise<void> => {
@@ -47,7 +47,7 @@ async function routeContext(context: BrowserContext, target: TargetHeaders): Pro
       const response = await route.fetch({ headers, maxRedirects: 0 });
       await route.fulfill({ response });
     } catch {
-      await route.abort('connectionrefused').catch(() => undefined);
+      await route.abort('connectionfailed').catch(() => undefined);
     }
   };
   await context.route((url) => url.origin === target.origin, handle);

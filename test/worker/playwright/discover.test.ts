@@ -47,15 +47,17 @@ test('lists every test with its file, title path, project, tags, browser and set
     setup: false,
   });
   expect(catalog).toContainEqual(
-    expect.objectContaining({ titlePath: ['catalog', 'filters @slow'], project: 'firefox', tags: ['@slow'], browser: 'firefox' }),
+    expect.objectContaining({
+      titlePath: ['catalog', 'filters @slow'],
+      project: 'firefox',
+      tags: ['@slow'],
+      browser: 'firefox',
+    }),
   );
   expect(discovery.tests).toContainEqual(
     expect.objectContaining({ file: 'e2e/tests/auth.setup.js', titlePath: ['log in'], project: 'setup', setup: true }),
   );
-  expect(discovery.warnings).toEqual([
-    expect.stringContaining('webServer'),
-    expect.stringContaining('1.48.2'),
-  ]);
+  expect(discovery.warnings).toEqual([expect.stringContaining('webServer'), expect.stringContaining('1.48.2')]);
 });
 
 test('a spec that does not load is an error naming the missing module', async () => {

@@ -75,7 +75,9 @@ export async function serveProxy(dir: string, hosts: Record<string, number>): Pr
     const port = hosts[target.hostname];
     if (port === undefined) {
       refusals.push(`${target.hostname} is not allowed (rule: test_policy)`);
-      res.writeHead(403, { 'content-type': 'text/plain' }).end('This request was blocked by the target network policy.');
+      res
+        .writeHead(403, { 'content-type': 'text/plain' })
+        .end('This request was blocked by the target network policy.');
       return;
     }
     const upstream = httpRequest(

@@ -1,11 +1,5 @@
 import { playwrightTestKey } from './discover';
-import {
-  classifyAttempt,
-  invalidDefinition,
-  limitHit,
-  setupFailed,
-  type PlaywrightOutcome,
-} from './outcome';
+import { classifyAttempt, invalidDefinition, limitHit, setupFailed, type PlaywrightOutcome } from './outcome';
 import { bundlePath, hostPath } from './runtime';
 import type {
   PlaywrightAttempt,

@@ -2,7 +2,14 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { runSandboxed } from '../../sandbox';
-import { INSIDE, PLAYWRIGHT_CLI, playwrightEnv, playwrightPackages, playwrightSandbox, prepareScratch } from './runtime';
+import {
+  INSIDE,
+  PLAYWRIGHT_CLI,
+  playwrightEnv,
+  playwrightPackages,
+  playwrightSandbox,
+  prepareScratch,
+} from './runtime';
 import type { BundleOptions, DiscoveredProject, DiscoveredTest, Discovery, PlaywrightBrowser } from './types';
 
 /** A test's key: 'pw-' + the first 16 hex of sha256(file NUL project NUL titlePath joined by NUL). */

@@ -10,10 +10,14 @@ export interface PlaywrightOutcome {
 
 const ANSI = /\u001b\[[0-9;]*m/g;
 const CRASHED = /Target crashed|Page crashed|page has crashed|browser has disconnected|Browser closed/i;
-const UNREACHABLE = /net::ERR_(?!ABORTED\b|BLOCKED_BY)[A-Z_]+|\b(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ECONNRESET|EHOSTUNREACH|ENETUNREACH|CERT_[A-Z_]+|DEPTH_ZERO_SELF_SIGNED_CERT)\b/;
+const UNREACHABLE =
+  /net::ERR_(?!ABORTED\b|BLOCKED_BY)[A-Z_]+|\b(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ECONNRESET|EHOSTUNREACH|ENETUNREACH|CERT_[A-Z_]+|DEPTH_ZERO_SELF_SIGNED_CERT)\b/;
 /** An action or wait on the page that timed out: the element never became usable. */
-const ACTION_TIMEOUT = /^((Timeout)?Error: )?(locator|page|frame|elementHandle)\.(?!goto|reload|goBack|goForward|waitForURL|waitForLoadState|waitForNavigation|waitForResponse|waitForRequest|waitForEvent|waitForTimeout|waitForFunction)\w+: Timeout \d+ms exceeded/;
+const ACTION_TIMEOUT =
+  /^((Timeout)?Error: )?(locator|page|frame|elementHandle)\.(?!goto|reload|goBack|goForward|waitForURL|waitForLoadState|waitForNavigation|waitForResponse|waitForRequest|waitForEvent|waitForTimeout|waitForFunction)\w+: Timeout \d+ms exceeded/;
 const EXPECT = /^(Error: )?expect\(/;
+/** A navigation the target did not answer in time (as step tests: target_unreachable). */
+const NAVIGATION_TIMEOUT = /^((Timeout)?Error: )?(page|frame)\.(goto|reload|goBack|goForward): Timeout \d+ms exceeded/;
 
 function firstLine(text: string): string {
   return text.replace(ANSI, '').trim().split('\n')[0] ?? '';
@@ -47,7 +51,7 @@ export function failureCode(error: PlaywrightError | undefined, step: Playwright
   const message = (error?.message ?? '').replace(ANSI, '').trim();
   if (CRASHED.test(message)) return 'browser_crashed';
   if (step?.category === 'expect' || EXPECT.test(message)) return 'expectation_failed';
-  if (UNREACHABLE.test(message)) return 'target_unreachable';
+  if (UNREACHABLE.test(message) || NAVIGATION_TIMEOUT.test(message)) return 'target_unreachable';
   if (ACTION_TIMEOUT.test(message)) return 'element_not_found';
   return 'test_code_error';
 }
@@ -72,7 +76,12 @@ function failureSummary(attempt: PlaywrightAttempt, prefix: string): string {
 export function classifyAttempt(attempt: PlaywrightAttempt, blocked: string | null = null): PlaywrightOutcome {
   if (attempt.status === 'skipped') {
     const note = attempt.annotations.find((a) => a.type === 'skip' || a.type === 'fixme');
-    return { status: 'skipped', code: null, skipReason: 'skipped_in_code', summary: note?.description || 'Skipped in code' };
+    return {
+      status: 'skipped',
+      code: null,
+      skipReason: 'skipped_in_code',
+      summary: note?.description || 'Skipped in code',
+    };
   }
   if (blocked !== null)
     return { status: 'error', code: 'target_blocked', summary: `Blocked by the network policy: ${blocked}` };
@@ -102,7 +111,11 @@ export function setupFailed(setupName: string, setupSummary: string): Playwright
 
 /** A selected test the sandbox stopped before it ended. */
 export function limitHit(limit: string): PlaywrightOutcome {
-  return { status: 'error', code: 'resource_limit', summary: `The sandbox's ${limit} limit was hit before the test ended` };
+  return {
+    status: 'error',
+    code: 'resource_limit',
+    summary: `The sandbox's ${limit} limit was hit before the test ended`,
+  };
 }
 
 /** The config or a spec did not load, or the test is no longer in the bundle. */

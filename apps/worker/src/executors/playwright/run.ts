@@ -60,9 +60,7 @@ export async function runPlaywrightTests(
   await prepareScratch(options.bundleDir, options.scratchDir);
   const wrapper = await writeRunFiles(options, tests);
   const collector = new ResultCollector(tests, options.scratchDir, onResult, options.takeBlocked ?? (() => null));
-  const tail = new LineTail(path.join(options.scratchDir, '.testrun', 'results.jsonl'), (line) =>
-    collector.line(line),
-  );
+  const tail = new LineTail(path.join(options.scratchDir, '.testrun', 'results.jsonl'), (line) => collector.line(line));
   tail.start();
   let ending: { limit: string | null; aborted: boolean; stderr: string };
   try {

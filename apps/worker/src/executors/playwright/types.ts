@@ -24,8 +24,7 @@ export interface DiscoveredProject {
 }
 
 export type Discovery =
-  | { tests: DiscoveredTest[]; projects: DiscoveredProject[]; warnings: string[] }
-  | { error: string };
+  { tests: DiscoveredTest[]; projects: DiscoveredProject[]; warnings: string[] } | { error: string };
 
 /** Where the bundle is and how the sandbox is bounded: what discovery and runs share. */
 export interface BundleOptions {

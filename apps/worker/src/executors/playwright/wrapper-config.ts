@@ -31,13 +31,20 @@ export interface WrapperOptions {
   screenshot: string;
 }
 
-function evidenceModes(evidence: PlaywrightEvidence, video: boolean): Pick<WrapperOptions, 'trace' | 'video' | 'screenshot'> {
+function evidenceModes(
+  evidence: PlaywrightEvidence,
+  video: boolean,
+): Pick<WrapperOptions, 'trace' | 'video' | 'screenshot'> {
   if (evidence === 'off') return { trace: 'off', video: 'off', screenshot: 'off' };
   if (evidence === 'on') return { trace: 'on', video: video ? 'on' : 'off', screenshot: 'on' };
   return { trace: 'retain-on-failure', video: video ? 'retain-on-failure' : 'off', screenshot: 'only-on-failure' };
 }
 
-export function wrapperOptions(options: RunPlaywrightOptions, tests: PlaywrightTestRef[], video: boolean): WrapperOptions {
+export function wrapperOptions(
+  options: RunPlaywrightOptions,
+  tests: PlaywrightTestRef[],
+  video: boolean,
+): WrapperOptions {
   return {
     configDir: path.posix.dirname(path.posix.join(INSIDE.bundle, options.configFile)),
     reporter: `${INSIDE.runtime}/reporter.js`,

@@ -35,6 +35,12 @@ function originOf(url: string, base?: string): string | null {
   }
 }
 
+/** Runs `call` as the service's own: not one of the test's steps (Playwright's internal API zone). */
+function internal<T>(owner: object, call: () => Promise<T>): Promise<T> {
+  const wrap = (owner as { _wrapApiCall?: (f: () => Promise<T>, o: { internal: boolean }) => Promise<T> })._wrapApiCall;
+  return wrap ? wrap.call(owner, call, { internal: true }) : call();
+}
+
 /**
  * The page's requests for the target: fetched without following redirects and given to the page,
  * which follows any redirect itself (another origin's hop is not routed here, so it goes without
@@ -44,7 +50,7 @@ async function routeContext(context: BrowserContext, target: TargetHeaders): Pro
   const handle = async (route: Route): Promise<void> => {
     const headers = { ...route.request().headers(), ...target.headers };
     try {
-      const response = await route.fetch({ headers, maxRedirects: 0 });
+      const response = await internal(route, () => route.fetch({ headers, maxRedirects: 0 }));
       await route.fulfill({ response });
     } catch {
       await route.abort('connectionfailed').catch(() => undefined);

@@ -25,6 +25,7 @@ interface Options {
 }
 
 const MAX_OUTPUT = 256 * 1024;
+const RUNTIME_DIR = path.dirname(__filename);
 const STEP_CATEGORIES = new Set(['test.step', 'expect', 'pw:api', 'hook', 'fixture']);
 
 function titlePathOf(test: TestCase): string[] {
@@ -44,6 +45,8 @@ function errorOf(error: TestError): Record<string, unknown> {
 function stepsOf(steps: TestStep[], start: number): unknown[] {
   const out: unknown[] = [];
   for (const step of steps) {
+    // The service's own calls (the fixture that sends the headers) are not the test's steps.
+    if (step.location?.file.startsWith(RUNTIME_DIR)) continue;
     if (!STEP_CATEGORIES.has(step.category)) {
       out.push(...stepsOf(step.steps, start));
       continue;

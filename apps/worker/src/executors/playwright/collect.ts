@@ -1,0 +1,132 @@
+import { playwrightTestKey } from './discover';
+import { classifyAttempt, invalidDefinition, limitHit, setupFailed, type PlaywrightOutcome } from './outcome';
+import { bundlePath, hostPath } from './runtime';
+import type {
+  PlaywrightAttempt,
+  PlaywrightError,
+  PlaywrightStep,
+  PlaywrightTestRef,
+  PlaywrightTestResult,
+} from './types';
+
+interface Identity {
+  file: string;
+  project: string;
+  titlePath: string[];
+}
+
+type ReporterLine =
+  | ({ type: 'attempt'; final: boolean } & Identity & PlaywrightAttempt)
+  | ({ type: 'notRun' } & Identity)
+  | { type: 'error'; error: PlaywrightError }
+  | { type: 'end' };
+
+const ANSI = /\u001b\[[0-9;]*m/g;
+
+function relativeError(error: PlaywrightError): PlaywrightError {
+  const clean = { ...error, message: error.message.replace(ANSI, ''), stack: error.stack?.replace(ANSI, '') };
+  return error.location ? { ...clean, location: { ...error.location, file: bundlePath(error.location.file) } } : clean;
+}
+
+function relativeSteps(steps: PlaywrightStep[]): PlaywrightStep[] {
+  return steps.map((step) => ({
+    ...step,
+    error: step.error ? relativeError(step.error) : undefined,
+    location: step.location ? { ...step.location, file: bundlePath(step.location.file) } : undefined,
+    steps: relativeSteps(step.steps),
+  }));
+}
+
+/** Turns the reporter's lines into each selected test's result, as its last attempt ends. */
+export class ResultCollector {
+  private readonly selected: Map<string, PlaywrightTestRef>;
+  private readonly attempts = new Map<string, PlaywrightAttempt[]>();
+  private readonly done = new Map<string, PlaywrightTestResult>();
+  /** Tests that ran but were not selected (setup projects), by name, and their outcome when they failed. */
+  private readonly failedSetup: { name: string; summary: string }[] = [];
+  private readonly loadErrors: string[] = [];
+
+  constructor(
+    tests: readonly PlaywrightTestRef[],
+    private readonly scratchDir: string,
+    private readonly onResult: (result: PlaywrightTestResult) => void,
+    private readonly takeBlocked: () => string | null,
+  ) {
+    this.selected = new Map(tests.map((test) => [playwrightTestKey(test), test]));
+  }
+
+  line(text: string): void {
+    let line: ReporterLine;
+    try {
+      line = JSON.parse(text) as ReporterLine;
+    } catch {
+      return;
+    }
+    if (line.type === 'error') this.loadErrors.push(line.error.message);
+    if (line.type !== 'attempt') return;
+    const key = playwrightTestKey(line);
+    const attempt: PlaywrightAttempt = {
+      retry: line.retry,
+      status: line.status,
+      expectedStatus: line.expectedStatus,
+      durationMs: line.durationMs,
+      annotations: line.annotations,
+      errors: line.errors.map(relativeError),
+      steps: relativeSteps(line.steps),
+      attachments: line.attachments.map((a) => ({ ...a, path: hostPath(this.scratchDir, a.path) })),
+      stdout: line.stdout,
+      stderr: line.stderr,
+    };
+    const attempts = [...(this.attempts.get(key) ?? []), attempt];
+    this.attempts.set(key, attempts);
+    if (!line.final) return;
+    const blocked = this.takeBlocked();
+    const outcome = classifyAttempt(attempt, blocked);
+    if (!this.selected.has(key)) {
+      if (outcome.status === 'error' || outcome.status === 'failed')
+        this.failedSetup.push({ name: [`[${line.project}]`, ...line.titlePath].join(' › '), summary: outcome.summary });
+      return;
+    }
+    this.finish(key, outcome, attempts);
+  }
+
+  private finish(key: string, outcome: PlaywrightOutcome, attempts: PlaywrightAttempt[]): void {
+    if (this.done.has(key)) return;
+    const last = attempts[attempts.length - 1];
+    const result: PlaywrightTestResult = {
+      key,
+      ...outcome,
+      durationMs: attempts.reduce((sum, a) => sum + a.durationMs, 0),
+      steps: last?.steps ?? [],
+      errors: last?.errors ?? [],
+      attachments: last?.attachments ?? [],
+      stdout: last?.stdout ?? '',
+      stderr: last?.stderr ?? '',
+      attempts,
+    };
+    this.done.set(key, result);
+    this.onResult(result);
+  }
+
+  /**
+   * Once the sandbox is gone: each selected test without a result gets one, from why it did not
+   * end (a limit, a setup test that failed, a bundle that did not load). Not after a cancel.
+   */
+  finishRest(ending: { limit: string | null; aborted: boolean; stderr: string }): PlaywrightTestResult[] {
+    if (!ending.aborted) {
+      for (const key of this.selected.keys()) {
+        if (this.done.has(key)) continue;
+        this.finish(key, this.missingOutcome(ending), this.attempts.get(key) ?? []);
+      }
+    }
+    return [...this.done.values()];
+  }
+
+  private missingOutcome(ending: { limit: string | null; stderr: string }): PlaywrightOutcome {
+    if (ending.limit !== null) return limitHit(ending.limit);
+    const setup = this.failedSetup[0];
+    if (setup) return setupFailed(setup.name, setup.summary);
+    const message = this.loadErrors[0] ?? (ending.stderr.trim() || 'the test was not found in the bundle');
+    return invalidDefinition(message);
+  }
+}

@@ -1,0 +1,125 @@
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { runSandboxed } from '../../sandbox';
+import {
+  INSIDE,
+  PLAYWRIGHT_CLI,
+  playwrightEnv,
+  playwrightPackages,
+  playwrightSandbox,
+  prepareScratch,
+} from './runtime';
+import type { BundleOptions, DiscoveredProject, DiscoveredTest, Discovery, PlaywrightBrowser } from './types';
+
+/** A test's key: 'pw-' + the first 16 hex of sha256(file NUL project NUL titlePath joined by NUL). */
+export function playwrightTestKey(test: { file: string; project: string; titlePath: readonly string[] }): string {
+  const digest = createHash('sha256')
+    .update(`${test.file}\0${test.project}\0${test.titlePath.join('\0')}`)
+    .digest('hex');
+  return `pw-${digest.slice(0, 16)}`;
+}
+
+interface ListLine {
+  type: 'config' | 'test' | 'error';
+  webServer?: boolean;
+  projects?: { name: string; dependencies: string[]; browser: string }[];
+  file?: string;
+  line?: number;
+  column?: number;
+  project?: string;
+  titlePath?: string[];
+  tags?: string[];
+  error?: { message: string };
+}
+
+const BROWSERS = new Set(['chromium', 'firefox', 'webkit']);
+
+function browserOf(name: string): PlaywrightBrowser {
+  return (BROWSERS.has(name) ? name : 'chromium') as PlaywrightBrowser;
+}
+
+/** The bundle's manifest version against the service's: a warning when major.minor differ. */
+async function versionWarning(bundleDir: string): Promise<string | null> {
+  let recorded: string | null = null;
+  try {
+    const manifest = JSON.parse(await readFile(path.join(bundleDir, 'testrun-bundle.json'), 'utf8')) as {
+      playwrightVersion?: string | null;
+    };
+    recorded = manifest.playwrightVersion ?? null;
+  } catch {
+    return null;
+  }
+  const ours = playwrightPackages().version;
+  const minor = (version: string) => version.split('.').slice(0, 2).join('.');
+  if (recorded === null || minor(recorded) === minor(ours)) return null;
+  return `the bundle was made with @playwright/test ${recorded}; the service runs ${ours}, so behaviour may differ`;
+}
+
+/** The lines the list reporter wrote, as discovery's answer. */
+function discoveryOf(lines: ListLine[]): Discovery {
+  const errors = lines.filter((line) => line.type === 'error').map((line) => line.error?.message ?? 'unknown error');
+  if (errors.length > 0) return { error: errors.join('\n\n') };
+  const config = lines.find((line) => line.type === 'config');
+  if (!config) return { error: 'the Playwright config did not load' };
+  const projects: DiscoveredProject[] = (config.projects ?? []).map((project) => ({
+    name: project.name,
+    dependencies: project.dependencies,
+    browser: browserOf(project.browser),
+  }));
+  const setupProjects = new Set(projects.flatMap((project) => project.dependencies));
+  const browsers = new Map(projects.map((project) => [project.name, project.browser]));
+  const tests: DiscoveredTest[] = lines
+    .filter((line) => line.type === 'test')
+    .map((line) => ({
+      file: line.file ?? '',
+      line: line.line ?? 0,
+      column: line.column ?? 0,
+      titlePath: line.titlePath ?? [],
+      project: line.project ?? '',
+      tags: line.tags ?? [],
+      browser: browsers.get(line.project ?? '') ?? 'chromium',
+      setup: setupProjects.has(line.project ?? ''),
+    }));
+  const warnings = config.webServer
+    ? ['the config starts a webServer: the service ignores it and runs the tests against the baseUrl']
+    : [];
+  return { tests, projects, warnings };
+}
+
+function parseLines(text: string): ListLine[] {
+  return text
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => JSON.parse(line) as ListLine);
+}
+
+/**
+ * Lists the tests of the team's Playwright project: `playwright test --list` in the sandbox (no
+ * network), with the service's Playwright and a reporter of ours that writes each test's file,
+ * title path, project, tags and browser. `{ error }` when the config or a spec does not load.
+ */
+export async function discoverTests(options: BundleOptions): Promise<Discovery> {
+  await prepareScratch(options.bundleDir, options.scratchDir);
+  const config = path.posix.join(INSIDE.bundle, options.configFile);
+  // Our reporter, given on the command line, lists to /work/.testrun/list.jsonl (its defaults).
+  const result = await runSandboxed({
+    ...playwrightSandbox('list', options.scratchDir, options.limits),
+    args: [PLAYWRIGHT_CLI, 'test', '--list', '--config', config, '--reporter', `${INSIDE.runtime}/reporter.js`],
+    env: playwrightEnv(),
+    network: 'none',
+    signal: options.signal,
+  });
+  if (result.aborted) return { error: 'discovery was cancelled' };
+  if (result.limit !== null) return { error: `discovery hit the sandbox's ${result.limit} limit` };
+  let lines: ListLine[];
+  try {
+    lines = parseLines(await readFile(path.join(options.scratchDir, '.testrun', 'list.jsonl'), 'utf8'));
+  } catch {
+    return { error: (result.stderr || result.stdout).trim() || `playwright exited with ${result.exitCode}` };
+  }
+  const discovery = discoveryOf(lines);
+  if ('error' in discovery) return discovery;
+  const mismatch = await versionWarning(options.bundleDir);
+  return { ...discovery, warnings: mismatch ? [...discovery.warnings, mismatch] : discovery.warnings };
+}

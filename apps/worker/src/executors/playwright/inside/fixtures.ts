@@ -1,0 +1,117 @@
+/*
+ * Runs INSIDE the sandbox, as the team's `@playwright/test` (a shim package mounted at
+ * /node_modules/@playwright/test re-exports this module): everything of `playwright/test`, with
+ * `test` extended by one automatic fixture that sends the run's headers to the target's origin,
+ * and to no other, from every browser context and API request context the test creates.
+ * It imports nothing but Node and Playwright: the worker's modules are not in the sandbox.
+ */
+import { readFileSync } from 'node:fs';
+import { test as base, type APIRequestContext, type BrowserContext, type Route } from 'playwright/test';
+
+export * from 'playwright/test';
+
+/** Written by the worker next to the run's options (never in the environment or a command line). */
+const HEADERS_FILE = '/work/.testrun/target-headers.json';
+
+interface TargetHeaders {
+  origin: string;
+  headers: Record<string, string>;
+}
+
+function readTargetHeaders(): TargetHeaders | null {
+  try {
+    const parsed = JSON.parse(readFileSync(HEADERS_FILE, 'utf8')) as TargetHeaders;
+    return parsed.origin && Object.keys(parsed.headers).length > 0 ? parsed : null;
+  } catch {
+    return null;
+  }
+}
+
+function originOf(url: string, base?: string): string | null {
+  try {
+    return new URL(url, base).origin;
+  } catch {
+    return null;
+  }
+}
+
+/** Runs `call` as the service's own: not one of the test's steps (Playwright's internal API zone). */
+function internal<T>(owner: object, call: () => Promise<T>): Promise<T> {
+  const wrap = (owner as { _wrapApiCall?: (f: () => Promise<T>, o: { internal: boolean }) => Promise<T> })._wrapApiCall;
+  return wrap ? wrap.call(owner, call, { internal: true }) : call();
+}
+
+/**
+ * The page's requests for the target: fetched without following redirects and given to the page,
+ * which follows any redirect itself (another origin's hop is not routed here, so it goes without
+ * them): Chromium would otherwise keep overridden headers on the redirects it follows.
+ */
+async function routeContext(context: BrowserContext, target: TargetHeaders): Promise<void> {
+  const handle = async (route: Route): Promise<void> => {
+    const headers = { ...route.request().headers(), ...target.headers };
+    try {
+      const response = await internal(route, () => route.fetch({ headers, maxRedirects: 0 }));
+      await route.fulfill({ response });
+    } catch {
+      await route.abort('connectionfailed').catch(() => undefined);
+    }
+  };
+  await context.route((url) => url.origin === target.origin, handle);
+}
+
+type InnerFetch = (options: Record<string, unknown>) => Promise<Awaited<ReturnType<APIRequestContext['fetch']>>>;
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
+/**
+ * An API request context's requests: the headers are added to a request for the target's origin,
+ * and redirects are followed here, hop by hop, so a hop to another origin goes without them.
+ */
+function wrapRequestContext(request: APIRequestContext, target: TargetHeaders, baseURL?: string): void {
+  const holder = request as unknown as { _innerFetch: InnerFetch };
+  const inner = holder._innerFetch.bind(request);
+  holder._innerFetch = async (options) => {
+    if (typeof options.url !== 'string') return inner(options);
+    let url = options.url;
+    let current = { ...options };
+    let left = typeof options.maxRedirects === 'number' ? options.maxRedirects : 20;
+    for (;;) {
+      const toTarget = originOf(url, baseURL) === target.origin;
+      const headers = toTarget
+        ? { ...(current.headers as Record<string, string> | undefined), ...target.headers }
+        : (current.headers as Record<string, string> | undefined);
+      const response = await inner({ ...current, url, headers, maxRedirects: 0 });
+      const location = response.headers().location;
+      if (!REDIRECTS.has(response.status()) || location === undefined || left <= 0) return response;
+      left -= 1;
+      url = new URL(location, new URL(url, baseURL)).toString();
+      if (response.status() === 303 || (response.status() <= 302 && current.method === 'POST'))
+        current = { ...current, method: 'GET', data: undefined, form: undefined, multipart: undefined };
+    }
+  };
+}
+
+interface ClientInstrumentation {
+  addListener(listener: object): void;
+  removeListener(listener: object): void;
+}
+
+export const test = base.extend<{ _testrunTargetHeaders: void }>({
+  _testrunTargetHeaders: [
+    async ({ playwright, baseURL }, use) => {
+      const target = readTargetHeaders();
+      if (!target) return use();
+      const instrumentation = (playwright as unknown as { _instrumentation: ClientInstrumentation })._instrumentation;
+      const listener = {
+        runAfterCreateBrowserContext: (context: BrowserContext) => routeContext(context, target),
+        runAfterCreateRequestContext: async (request: APIRequestContext) =>
+          wrapRequestContext(request, target, baseURL),
+      };
+      instrumentation.addListener(listener);
+      await use();
+      instrumentation.removeListener(listener);
+    },
+    { auto: true, box: true },
+  ],
+});
+
+export default test;

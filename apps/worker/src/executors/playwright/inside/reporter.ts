@@ -1,0 +1,154 @@
+/*
+ * Runs INSIDE the sandbox: the reporter the wrapper config forces. It writes one JSON line per
+ * event to a file under /work, which the worker tails, so each test's attempt reaches the worker
+ * the moment it ends. In list mode (discovery) it writes the projects and tests instead.
+ * It imports nothing but Node: the worker's modules are not in the sandbox.
+ */
+import { appendFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type {
+  FullConfig,
+  Reporter,
+  Suite,
+  TestCase,
+  TestError,
+  TestResult,
+  TestStep,
+} from 'playwright/types/testReporter';
+
+interface Options {
+  mode: 'list' | 'run';
+  /** Where the lines go (a file under /work). */
+  file: string;
+  /** The bundle root, which paths are made relative to. */
+  root: string;
+}
+
+const MAX_OUTPUT = 256 * 1024;
+const RUNTIME_DIR = path.dirname(__filename);
+const STEP_CATEGORIES = new Set(['test.step', 'expect', 'pw:api', 'hook', 'fixture']);
+
+function titlePathOf(test: TestCase): string[] {
+  // ['', project, file, ...describes, title]
+  return test.titlePath().slice(3);
+}
+
+function errorOf(error: TestError): Record<string, unknown> {
+  return {
+    message: error.message ?? error.value ?? 'unknown error',
+    stack: error.stack,
+    location: error.location,
+    snippet: error.snippet,
+  };
+}
+
+function stepsOf(steps: TestStep[], start: number): unknown[] {
+  const out: unknown[] = [];
+  for (const step of steps) {
+    // The service's own calls (the fixture that sends the headers) are not the test's steps.
+    if (step.location?.file.startsWith(RUNTIME_DIR)) continue;
+    if (!STEP_CATEGORIES.has(step.category)) {
+      out.push(...stepsOf(step.steps, start));
+      continue;
+    }
+    out.push({
+      title: step.title,
+      category: step.category,
+      startMs: Math.max(0, step.startTime.getTime() - start),
+      durationMs: step.duration,
+      error: step.error ? errorOf(step.error) : undefined,
+      location: step.location,
+      steps: stepsOf(step.steps, start),
+    });
+  }
+  return out;
+}
+
+function outputOf(chunks: (string | Buffer)[]): string {
+  const text = chunks.map((chunk) => chunk.toString()).join('');
+  return text.length > MAX_OUTPUT ? `${text.slice(0, MAX_OUTPUT)}\n[truncated]` : text;
+}
+
+class TestrunReporter implements Reporter {
+  private suite: Suite | undefined;
+  private readonly finished = new Set<TestCase>();
+
+  private readonly options: Options;
+
+  /** Without options (`--reporter <this file>` when listing): list mode, to /work/.testrun/list.jsonl. */
+  constructor(options: Partial<Options> = {}) {
+    this.options = { mode: 'list', file: '/work/.testrun/list.jsonl', root: '/work/bundle', ...options };
+    writeFileSync(this.options.file, '');
+  }
+
+  printsToStdio(): boolean {
+    return false;
+  }
+
+  private write(line: Record<string, unknown>): void {
+    appendFileSync(this.options.file, `${JSON.stringify(line)}\n`);
+  }
+
+  private identity(test: TestCase): Record<string, unknown> {
+    return {
+      file: path.relative(this.options.root, test.location.file).split(path.sep).join('/'),
+      line: test.location.line,
+      column: test.location.column,
+      project: test.parent.project()?.name ?? '',
+      titlePath: titlePathOf(test),
+    };
+  }
+
+  onBegin(config: FullConfig, suite: Suite): void {
+    this.suite = suite;
+    if (this.options.mode !== 'list') return;
+    const projects = config.projects.map((project) => ({
+      name: project.name,
+      dependencies: project.dependencies,
+      browser: project.use.browserName ?? project.use.defaultBrowserType ?? 'chromium',
+    }));
+    this.write({ type: 'config', webServer: config.webServer !== null, projects });
+    for (const test of suite.allTests()) this.write({ type: 'test', ...this.identity(test), tags: test.tags });
+  }
+
+  onTestEnd(test: TestCase, result: TestResult): void {
+    const final =
+      result.status === 'skipped' ||
+      result.status === 'interrupted' ||
+      result.status === test.expectedStatus ||
+      result.retry >= test.retries;
+    if (final) this.finished.add(test);
+    this.write({
+      type: 'attempt',
+      ...this.identity(test),
+      final,
+      retry: result.retry,
+      status: result.status,
+      expectedStatus: test.expectedStatus,
+      durationMs: result.duration,
+      annotations: test.annotations.map((a) => ({ type: a.type, description: a.description })),
+      errors: result.errors.map(errorOf),
+      steps: stepsOf(result.steps, result.startTime.getTime()),
+      attachments: result.attachments
+        .filter((a) => a.path !== undefined)
+        .map((a) => ({ name: a.name, contentType: a.contentType, path: a.path })),
+      stdout: outputOf(result.stdout),
+      stderr: outputOf(result.stderr),
+    });
+  }
+
+  onError(error: TestError): void {
+    this.write({ type: 'error', error: errorOf(error) });
+  }
+
+  onEnd(): void {
+    if (this.options.mode !== 'run' || !this.suite) return;
+    // Tests that never ran: a setup project they depend on failed, or the run was stopped.
+    for (const test of this.suite.allTests()) {
+      if (!this.finished.has(test)) this.write({ type: 'notRun', ...this.identity(test) });
+    }
+    this.write({ type: 'end' });
+  }
+}
+
+export default TestrunReporter;

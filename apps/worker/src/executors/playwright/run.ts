@@ -1,0 +1,79 @@
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { isVideoAvailable } from '../../run/video';
+import { runSandboxed } from '../../sandbox';
+import { ResultCollector } from './collect';
+import { playwrightTestKey } from './discover';
+import { browserUnavailable } from './outcome';
+import { PLAYWRIGHT_CLI, playwrightEnv, playwrightSandbox, prepareScratch } from './runtime';
+import { LineTail } from './tail';
+import type { PlaywrightTestRef, PlaywrightTestResult, RunPlaywrightOptions } from './types';
+import { WRAPPER_FILE, wrapperOptions, wrapperSource } from './wrapper-config';
+
+/** A test whose project's browser is not Chromium: skipped without running. */
+function unavailable(test: PlaywrightTestRef): PlaywrightTestResult {
+  return {
+    key: playwrightTestKey(test),
+    ...browserUnavailable(test.browser ?? 'another browser'),
+    durationMs: 0,
+    steps: [],
+    errors: [],
+    attachments: [],
+    stdout: '',
+    stderr: '',
+    attempts: [],
+  };
+}
+
+/** Writes the wrapper config, its options and the headers (for the fixture) into the scratch copy. */
+async function writeRunFiles(options: RunPlaywrightOptions, tests: PlaywrightTestRef[]): Promise<string> {
+  const state = path.join(options.scratchDir, '.testrun');
+  const wrapper = path.posix.join(path.posix.dirname(options.configFile), WRAPPER_FILE);
+  await writeFile(path.join(options.scratchDir, 'bundle', wrapper), wrapperSource(options.configFile));
+  await writeFile(path.join(state, 'options.json'), JSON.stringify(wrapperOptions(options, tests, isVideoAvailable())));
+  await writeFile(path.join(state, 'test-list.txt'), '');
+  const headers = options.headers ?? {};
+  if (options.baseUrl !== undefined && Object.keys(headers).length > 0) {
+    const target = { origin: new URL(options.baseUrl).origin, headers };
+    await writeFile(path.join(state, 'target-headers.json'), JSON.stringify(target), { mode: 0o600 });
+  }
+  return wrapper;
+}
+
+/**
+ * Runs the selected tests of a bundle (normally one) in one sandbox with the service's Playwright
+ * Test runner, one Playwright worker, Chromium, and the team's config under ours (wrapper-config.ts).
+ * Setup projects the tests depend on run first, as Playwright runs them. Each selected test's result
+ * reaches `onResult` as soon as its last attempt ends; the promise resolves with all of them once the
+ * sandbox is gone. Aborting `signal` kills the sandbox: the results so far stay, the others are not
+ * reported. Throws only when the machine cannot sandbox.
+ */
+export async function runPlaywrightTests(
+  options: RunPlaywrightOptions,
+  onResult: (result: PlaywrightTestResult) => void,
+): Promise<PlaywrightTestResult[]> {
+  const skipped = options.tests.filter((test) => test.browser !== undefined && test.browser !== 'chromium');
+  const tests = options.tests.filter((test) => !skipped.includes(test));
+  const early = skipped.map(unavailable);
+  for (const result of early) onResult(result);
+  if (tests.length === 0) return early;
+  await prepareScratch(options.bundleDir, options.scratchDir);
+  const wrapper = await writeRunFiles(options, tests);
+  const collector = new ResultCollector(tests, options.scratchDir, onResult, options.takeBlocked ?? (() => null));
+  const tail = new LineTail(path.join(options.scratchDir, '.testrun', 'results.jsonl'), (line) => collector.line(line));
+  tail.start();
+  let ending: { limit: string | null; aborted: boolean; stderr: string };
+  try {
+    const result = await runSandboxed({
+      ...playwrightSandbox('run', options.scratchDir, options.limits),
+      args: [PLAYWRIGHT_CLI, 'test', '--config', `bundle/${wrapper}`, '--test-list', '.testrun/test-list.txt'],
+      env: playwrightEnv(options.env),
+      network: options.network ?? 'none',
+      signal: options.signal,
+    });
+    ending = result;
+  } finally {
+    await tail.stop();
+  }
+  return [...early, ...collector.finishRest(ending)];
+}

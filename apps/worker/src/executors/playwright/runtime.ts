@@ -1,0 +1,145 @@
+import { existsSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { cp, mkdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { playwrightFfmpegPath } from '../../run/video';
+import type { SandboxLimits, SandboxSpec } from '../../sandbox';
+
+/** Where things are inside the sandbox. */
+export const INSIDE = {
+  bundle: '/work/bundle',
+  state: '/work/.testrun',
+  output: '/work/output',
+  /** The compiled reporter and fixtures (inside/), read only. */
+  runtime: '/opt/testrun/playwright',
+  browsers: '/opt/ms-playwright',
+  /** Debian's Chromium binary itself: /usr/bin/chromium is a shell script that reads /etc/chromium.d, absent in the sandbox. */
+  chromium: '/usr/lib/chromium/chromium',
+} as const;
+
+/** Defaults for a sandbox running Playwright and Chromium (each may be overridden). */
+export const PLAYWRIGHT_LIMITS: SandboxLimits = {
+  memoryBytes: 2 * 1024 * 1024 * 1024,
+  pids: 512,
+  cpuQuota: 1,
+  wallMs: 10 * 60_000,
+  outputBytes: 8 * 1024 * 1024,
+  tmpBytes: 64 * 1024 * 1024,
+};
+
+/** The compiled inside/ folder (also when the worker runs from its sources under jest). */
+const INSIDE_BUILD = path.resolve(__dirname, '../../../dist/executors/playwright/inside');
+
+interface Packages {
+  test: string;
+  playwright: string;
+  core: string;
+  version: string;
+}
+
+let packages: Packages | undefined;
+
+/** The service's @playwright/test, playwright and playwright-core: their real directories (pnpm links them). */
+export function playwrightPackages(): Packages {
+  if (packages) return packages;
+  const dirOf = (name: string, from?: string) =>
+    realpathSync(path.dirname(require.resolve(`${name}/package.json`, from ? { paths: [from] } : undefined)));
+  const test = dirOf('@playwright/test');
+  const playwright = dirOf('playwright', test);
+  const core = dirOf('playwright-core', playwright);
+  const { version } = require(path.join(test, 'package.json')) as { version: string };
+  packages = { test, playwright, core, version };
+  return packages;
+}
+
+let shimDir: string | undefined;
+
+/**
+ * A package standing in for `@playwright/test` in runs: everything of `playwright/test`, with
+ * `test` extended by the fixture that sends the headers to the target only (inside/fixtures.ts).
+ */
+function shimPackage(): string {
+  if (shimDir) return shimDir;
+  const dir = mkdtempSync(path.join(tmpdir(), 'testrun-playwright-shim-'));
+  const fixtures = `${INSIDE.runtime}/fixtures.js`;
+  const real = playwrightPackages().test;
+  writeFileSync(
+    path.join(dir, 'package.json'),
+    JSON.stringify({ ...(require(path.join(real, 'package.json')) as object), bin: undefined }),
+  );
+  writeFileSync(path.join(dir, 'index.js'), `module.exports = require(${JSON.stringify(fixtures)});\n`);
+  writeFileSync(
+    path.join(dir, 'index.mjs'),
+    `export * from ${JSON.stringify(fixtures)};\nexport { default } from ${JSON.stringify(fixtures)};\n`,
+  );
+  for (const file of ['index.d.ts', 'reporter.js', 'reporter.mjs', 'reporter.d.ts', 'cli.js'])
+    writeFileSync(path.join(dir, file), readFileSync(path.join(real, file)));
+  shimDir = dir;
+  return dir;
+}
+
+/** The read-only mounts of a sandbox running Playwright: the service's packages and our reporter. */
+export function playwrightMounts(kind: 'list' | 'run'): { from: string; to: string }[] {
+  if (!existsSync(path.join(INSIDE_BUILD, 'reporter.js')))
+    throw new Error(`${INSIDE_BUILD}/reporter.js is missing (build the worker)`);
+  const { test, playwright, core } = playwrightPackages();
+  const mounts = [
+    { from: kind === 'run' ? shimPackage() : test, to: '/node_modules/@playwright/test' },
+    { from: playwright, to: '/node_modules/playwright' },
+    { from: core, to: '/node_modules/playwright-core' },
+    { from: INSIDE_BUILD, to: INSIDE.runtime },
+  ];
+  const ffmpeg = playwrightFfmpegPath();
+  if (kind === 'run' && ffmpeg !== null && existsSync(ffmpeg))
+    mounts.push({ from: path.dirname(ffmpeg), to: `${INSIDE.browsers}/${path.basename(path.dirname(ffmpeg))}` });
+  return mounts;
+}
+
+/** The Playwright CLI inside the sandbox. */
+export const PLAYWRIGHT_CLI = '/node_modules/playwright/cli.js';
+
+/** The sandbox's environment: nothing of the worker's; the test's variables on top. */
+export function playwrightEnv(extra: Readonly<Record<string, string>> = {}): Record<string, string> {
+  return {
+    ...extra,
+    PATH: '/usr/bin:/bin',
+    HOME: '/work/home',
+    TMPDIR: '/work/tmp',
+    PLAYWRIGHT_BROWSERS_PATH: INSIDE.browsers,
+    PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD: '1',
+    FORCE_COLOR: '0',
+    NO_COLOR: '1',
+    CI: '1',
+  };
+}
+
+/** Copies the bundle into the scratch directory (the sandbox's /work/bundle, writable) and makes its folders. */
+export async function prepareScratch(bundleDir: string, scratchDir: string): Promise<void> {
+  await cp(bundleDir, path.join(scratchDir, 'bundle'), { recursive: true, verbatimSymlinks: true });
+  for (const dir of ['.testrun', 'home', 'tmp', 'output']) await mkdir(path.join(scratchDir, dir), { recursive: true });
+}
+
+/** The limits and fixed parts of a Playwright sandbox spec. */
+export function playwrightSandbox(
+  kind: 'list' | 'run',
+  scratchDir: string,
+  limits: Partial<SandboxLimits> | undefined,
+): Pick<SandboxSpec, 'command' | 'readOnlyBinds' | 'readOnlyMounts' | 'scratchDir' | 'limits'> {
+  return {
+    command: process.execPath,
+    readOnlyBinds: [],
+    readOnlyMounts: playwrightMounts(kind),
+    scratchDir,
+    limits: { ...PLAYWRIGHT_LIMITS, ...limits },
+  };
+}
+
+/** A path the sandbox wrote (under /work) as the host sees it. */
+export function hostPath(scratchDir: string, inside: string): string {
+  return inside.startsWith('/work/') ? path.join(scratchDir, inside.slice('/work/'.length)) : inside;
+}
+
+/** A path under the bundle as the bundle root sees it (posix); other paths unchanged. */
+export function bundlePath(inside: string): string {
+  return inside.startsWith(`${INSIDE.bundle}/`) ? inside.slice(INSIDE.bundle.length + 1) : inside;
+}

@@ -1,0 +1,142 @@
+import type { SandboxLimits, SandboxSpec } from '../../sandbox';
+
+export type PlaywrightBrowser = 'chromium' | 'firefox' | 'webkit';
+
+/** One test of the team's Playwright project, as discovery lists it (docs/WORKER.md). */
+export interface DiscoveredTest {
+  /** Relative to the bundle root, posix. */
+  file: string;
+  line: number;
+  column: number;
+  /** describe titles + the test's title: no file, no project. */
+  titlePath: string[];
+  project: string;
+  tags: string[];
+  browser: PlaywrightBrowser;
+  /** Its project is a dependency of another project (a setup project). */
+  setup: boolean;
+}
+
+export interface DiscoveredProject {
+  name: string;
+  dependencies: string[];
+  browser: PlaywrightBrowser;
+}
+
+export type Discovery =
+  { tests: DiscoveredTest[]; projects: DiscoveredProject[]; warnings: string[] } | { error: string };
+
+/** Where the bundle is and how the sandbox is bounded: what discovery and runs share. */
+export interface BundleOptions {
+  /** The extracted bundle on the host (read only: it is copied into the scratch directory). */
+  bundleDir: string;
+  /** The team's config, relative to the bundle root (e.g. e2e/playwright.config.ts). */
+  configFile: string;
+  /** A private, empty host directory: the sandbox's /work. */
+  scratchDir: string;
+  limits?: Partial<SandboxLimits>;
+  signal?: AbortSignal;
+}
+
+/** A test to run: its identity as discovered. */
+export interface PlaywrightTestRef {
+  file: string;
+  project: string;
+  titlePath: string[];
+  /** When given and not chromium, the test is reported skipped (browser_unavailable) without running. */
+  browser?: PlaywrightBrowser;
+}
+
+export type PlaywrightEvidence = 'on' | 'off' | 'retain-on-failure';
+
+export interface RunPlaywrightOptions extends BundleOptions {
+  /** Normally one test; several run in the same sandbox and Playwright worker, in Playwright's order. */
+  tests: PlaywrightTestRef[];
+  /** Passed to runSandboxed (default 'none'). */
+  network?: SandboxSpec['network'];
+  /** `use.proxy` of every context (e.g. `{ server: 'http://127.0.0.1:<relay port>' }`). */
+  proxy?: { server: string; username?: string; password?: string; bypass?: string };
+  /** Variables the test reads as process.env.NAME. */
+  env?: Readonly<Record<string, string>>;
+  /** `use.baseURL`; when absent, the config's. */
+  baseUrl?: string;
+  /** Sent to the target's origin (baseUrl's) only, from the page and from API request contexts. */
+  headers?: Readonly<Record<string, string>>;
+  /** Wins over the config's when defined. */
+  retries?: number;
+  /** Trace, video, screenshot (default 'retain-on-failure'). */
+  evidence?: PlaywrightEvidence;
+  /** The test's time budget: overrides the config's `timeout` when given. */
+  timeoutMs?: number;
+  /**
+   * Called as each test ends: the detail of a request the network policy refused since the previous
+   * call (the egress proxy's report), or null. A refusal makes the test error/target_blocked.
+   */
+  takeBlocked?: () => string | null;
+}
+
+export type PlaywrightStepCategory = 'test.step' | 'expect' | 'pw:api' | 'hook' | 'fixture';
+
+export interface PlaywrightLocation {
+  file: string;
+  line: number;
+  column: number;
+}
+
+export interface PlaywrightStep {
+  title: string;
+  category: PlaywrightStepCategory;
+  startMs: number;
+  durationMs: number;
+  error?: PlaywrightError;
+  location?: PlaywrightLocation;
+  steps: PlaywrightStep[];
+}
+
+export interface PlaywrightError {
+  message: string;
+  stack?: string;
+  location?: PlaywrightLocation;
+  snippet?: string;
+}
+
+export interface PlaywrightAttachment {
+  name: string;
+  contentType: string;
+  /** A host path (under the scratch directory). */
+  path: string;
+}
+
+/** One attempt of a test, as the reporter in the sandbox wrote it. */
+export interface PlaywrightAttempt {
+  retry: number;
+  status: 'passed' | 'failed' | 'timedOut' | 'skipped' | 'interrupted';
+  expectedStatus: 'passed' | 'failed' | 'timedOut' | 'skipped' | 'interrupted';
+  durationMs: number;
+  annotations: { type: string; description?: string }[];
+  errors: PlaywrightError[];
+  steps: PlaywrightStep[];
+  attachments: PlaywrightAttachment[];
+  stdout: string;
+  stderr: string;
+}
+
+export type PlaywrightStatus = 'passed' | 'failed' | 'error' | 'skipped';
+
+export interface PlaywrightTestResult {
+  /** {@link playwrightTestKey} of the test. */
+  key: string;
+  status: PlaywrightStatus;
+  /** The outcome code (docs/WORKER.md, "Playwright tests: outcomes"); null when passed. */
+  code: string | null;
+  skipReason?: 'skipped_in_code' | 'browser_unavailable';
+  summary: string;
+  durationMs: number;
+  steps: PlaywrightStep[];
+  errors: PlaywrightError[];
+  attachments: PlaywrightAttachment[];
+  stdout: string;
+  stderr: string;
+  /** Every attempt, the last one included (retries). */
+  attempts: PlaywrightAttempt[];
+}

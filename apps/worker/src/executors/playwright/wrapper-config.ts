@@ -1,0 +1,122 @@
+import path from 'node:path';
+import { INSIDE } from './runtime';
+import type { PlaywrightEvidence, PlaywrightTestRef, RunPlaywrightOptions } from './types';
+
+/** Chromium's flags in the sandbox (docs/TOOLCHAIN: Debian's Chromium). */
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-dev-shm-usage',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
+
+/** What the wrapper config reads from /work/.testrun/options.json (no secret: headers go elsewhere). */
+export interface WrapperOptions {
+  configDir: string;
+  reporter: string;
+  resultsFile: string;
+  testListFile: string;
+  tests: PlaywrightTestRef[];
+  baseURL: string | null;
+  proxy: RunPlaywrightOptions['proxy'] | null;
+  retries: number | null;
+  timeoutMs: number | null;
+  chromium: string;
+  chromiumArgs: string[];
+  trace: string;
+  video: string;
+  screenshot: string;
+}
+
+function evidenceModes(
+  evidence: PlaywrightEvidence,
+  video: boolean,
+): Pick<WrapperOptions, 'trace' | 'video' | 'screenshot'> {
+  if (evidence === 'off') return { trace: 'off', video: 'off', screenshot: 'off' };
+  if (evidence === 'on') return { trace: 'on', video: video ? 'on' : 'off', screenshot: 'on' };
+  return { trace: 'retain-on-failure', video: video ? 'retain-on-failure' : 'off', screenshot: 'only-on-failure' };
+}
+
+export function wrapperOptions(
+  options: RunPlaywrightOptions,
+  tests: PlaywrightTestRef[],
+  video: boolean,
+): WrapperOptions {
+  return {
+    configDir: path.posix.dirname(path.posix.join(INSIDE.bundle, options.configFile)),
+    reporter: `${INSIDE.runtime}/reporter.js`,
+    resultsFile: `${INSIDE.state}/results.jsonl`,
+    testListFile: `${INSIDE.state}/test-list.txt`,
+    tests,
+    baseURL: options.baseUrl ?? null,
+    proxy: options.proxy ?? null,
+    retries: options.retries ?? null,
+    timeoutMs: options.timeoutMs ?? null,
+    chromium: INSIDE.chromium,
+    chromiumArgs: CHROMIUM_ARGS,
+    ...evidenceModes(options.evidence ?? 'retain-on-failure', video),
+  };
+}
+
+/** The wrapper's file name, next to the team's config (relative paths in the config keep their meaning). */
+export const WRAPPER_FILE = '.testrun.config.ts';
+
+/**
+ * The wrapper config: the team's config with what the service decides forced on it and on each
+ * project (a project's `use` wins over the config's, so both get it). It also writes the test list
+ * (`--test-list`), whose file paths are relative to the config's testDir, known only once loaded.
+ */
+export function wrapperSource(configFile: string): string {
+  const team = `./${path.posix.basename(configFile)}`;
+  return `// Written by Testrun: the team's config with the service's settings.
+import * as loaded from ${JSON.stringify(team)};
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+
+const o = JSON.parse(readFileSync(${JSON.stringify(`${INSIDE.state}/options.json`)}, 'utf8'));
+const team: any = (loaded as any).default ?? loaded;
+const base: any = team.default ?? team;
+
+function forced(use: any = {}, parent: any = {}) {
+  const launch = { ...(parent.launchOptions ?? {}), ...(use.launchOptions ?? {}) };
+  const out: any = { ...use, headless: true, trace: o.trace, video: o.video, screenshot: o.screenshot };
+  delete out.channel;
+  delete out.connectOptions;
+  out.launchOptions = { ...launch, executablePath: o.chromium, args: [...(launch.args ?? []), ...o.chromiumArgs] };
+  if (o.baseURL) out.baseURL = o.baseURL;
+  if (o.proxy) out.proxy = o.proxy;
+  return out;
+}
+
+const rootDir = path.resolve(o.configDir, base.testDir ?? '.');
+writeFileSync(o.testListFile, o.tests.map((t: any) =>
+  ['[' + t.project + ']', path.relative(rootDir, path.join(${JSON.stringify(INSIDE.bundle)}, t.file)), ...t.titlePath].join(' \\u203a ')
+).join('\\n') + '\\n');
+
+const clean = (obj: any) => Object.fromEntries(Object.entries(obj).filter(([, v]) => v !== undefined));
+const retries = (value: any) => (o.retries ?? value);
+const timeout = (value: any) => (o.timeoutMs ?? value);
+
+const { webServer: _ignored, ...rest } = base;
+
+export default clean({
+  ...rest,
+  reporter: [[o.reporter, { mode: 'run', file: o.resultsFile, root: ${JSON.stringify(INSIDE.bundle)} }]],
+  workers: 1,
+  outputDir: ${JSON.stringify(INSIDE.output)},
+  retries: retries(base.retries),
+  timeout: timeout(base.timeout),
+  use: forced(base.use),
+  projects: base.projects?.map((p: any) => clean({
+    ...p,
+    outputDir: ${JSON.stringify(INSIDE.output)},
+    retries: retries(p.retries),
+    timeout: timeout(p.timeout),
+    use: forced(p.use, base.use),
+  })),
+});
+`;
+}

@@ -41,7 +41,9 @@ export type TestApi = {
  * One API app on the jest run's database and Redis, with a Redis prefix of its own (`prefix`
  * defaults to a fresh one per call; pass the same to two apps to make them replicas).
  */
-export function buildTestApi(options: { prefix?: string; env?: Record<string, string>; db?: Db } = {}): TestApi {
+export function buildTestApi(
+  options: { prefix?: string; env?: Record<string, string>; db?: Db; bundleMaxBytes?: number } = {},
+): TestApi {
   const prefix = options.prefix ?? `${process.env.REDIS_PREFIX}-${uniqueTag()}`;
   const config = readApiConfig({
     ...process.env,
@@ -75,6 +77,7 @@ export function buildTestApi(options: { prefix?: string; env?: Record<string, st
     store: new LocalArtifactStore(config.artifactsDir),
     keys: deriveKeys(config.secret),
     now: () => new Date(Date.now() + clock.offsetMs),
+    bundleMaxBytes: options.bundleMaxBytes,
   });
   return {
     app,

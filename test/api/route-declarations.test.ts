@@ -134,8 +134,8 @@ it('documents each flag of a declaration: path parameters, query, body, Idempote
     expect(named('header').includes('Idempotency-Key')).toBe(route.idempotent);
     expect(named('header').includes('If-None-Match')).toBe(route.conditionalGet);
     expect('304' in op.responses).toBe(route.conditionalGet);
-    expect(op.requestBody !== undefined).toBe(route.body !== undefined);
-    expect('415' in op.responses).toBe(route.body !== undefined);
+    expect(op.requestBody !== undefined).toBe(route.body !== undefined || route.rawBody !== undefined);
+    expect('415' in op.responses).toBe(route.body !== undefined || route.rawBody !== undefined);
     expect('400' in op.responses).toBe(
       route.body !== undefined || route.query !== undefined || route.problems['400'] !== undefined,
     );

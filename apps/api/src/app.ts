@@ -1,4 +1,5 @@
 import express, { type Express } from 'express';
+import { BUNDLE_LIMITS } from '@testrun/contracts';
 import type { AppDeps } from './deps';
 import { ApiError, createErrorHandler } from './errors';
 import './locals';
@@ -25,8 +26,9 @@ import { createViewRouter } from './routes/view';
  * existence (404) → limits (422) → 201.
  */
 export function createApp(
-  input: Omit<AppDeps, 'now' | 'metrics' | 'watcher'> & {
+  input: Omit<AppDeps, 'now' | 'metrics' | 'watcher' | 'bundleMaxBytes'> & {
     now?: () => Date;
+    bundleMaxBytes?: number;
     metrics?: ApiMetrics;
     watcher?: ChangeWatcher;
   },
@@ -34,6 +36,7 @@ export function createApp(
   const deps: AppDeps = {
     ...input,
     now: input.now ?? (() => new Date()),
+    bundleMaxBytes: input.bundleMaxBytes ?? BUNDLE_LIMITS.maxBytes,
     metrics: input.metrics ?? new ApiMetrics(),
     watcher: input.watcher ?? new ChangeWatcher(input.db, input.logger, input.config),
   };

@@ -25,6 +25,8 @@ export type AppDeps = {
   metrics: ApiMetrics;
   /** The long polls (`Prefer: wait=N`) of this replica. */
   watcher: ChangeWatcher;
+  /** The largest bundle PUT …/bundles/{digest} stores (default `BUNDLE_LIMITS.maxBytes`; tests lower it). */
+  bundleMaxBytes: number;
   /** The clock of idempotency records (default the system clock); tests move it to expire keys. */
   now: () => Date;
 };

@@ -5,6 +5,8 @@ import { readJson, toApiError } from './responses';
 
 export type RequestOptions = {
   body?: unknown;
+  /** A body of bytes, sent as application/octet-stream (instead of `body`). */
+  bytes?: Uint8Array<ArrayBuffer>;
   idempotencyKey?: string;
   deadline?: number;
   signal?: AbortSignal;
@@ -63,7 +65,7 @@ export class Transport {
 
   /** One request, retried as the class says; with `cached`, a conditional GET whose 304 answers `cached.body`. */
   async request<T>(
-    method: 'GET' | 'POST' | 'PUT' | 'DELETE',
+    method: 'GET' | 'HEAD' | 'POST' | 'PUT' | 'DELETE',
     path: string,
     options: RequestOptions = {},
     cached?: Cached<T>,
@@ -75,10 +77,11 @@ export class Transport {
       'user-agent': o.userAgent,
     };
     if (options.body !== undefined) headers['content-type'] = 'application/json';
+    if (options.bytes !== undefined) headers['content-type'] = 'application/octet-stream';
     if (options.idempotencyKey !== undefined) headers['idempotency-key'] = options.idempotencyKey;
     if (options.waitSeconds !== undefined) headers.prefer = `wait=${options.waitSeconds}`;
     if (cached) headers['if-none-match'] = cached.etag;
-    const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
+    const payload = options.bytes ?? (options.body === undefined ? undefined : JSON.stringify(options.body));
     let faults = 0;
     let rateLimited = 0;
     for (;;) {
@@ -88,7 +91,8 @@ export class Transport {
         const res = await this.send(method, path, headers, payload, options.signal, (options.waitSeconds ?? 0) * 1000);
         const rateLimit = parseRateLimit(res.headers);
         if (rateLimit) this.onRateLimit(rateLimit);
-        if (res.status === 204) return { body: undefined as T, status: 204, headers: res.headers };
+        if (res.status === 204 || (method === 'HEAD' && res.ok))
+          return { body: undefined as T, status: res.status, headers: res.headers };
         if (res.ok) return { body: (await readJson(res)) as T, status: res.status, headers: res.headers };
         if (res.status === 304 && cached) return { body: cached.body, status: 304, headers: res.headers };
         error = await toApiError(res, o.now());
@@ -130,7 +134,7 @@ export class Transport {
     method: string,
     path: string,
     headers: Record<string, string>,
-    body: string | undefined,
+    body: string | Uint8Array<ArrayBuffer> | undefined,
     signal: AbortSignal | undefined,
     /** How long the server may hold the answer on purpose (a long poll), on top of the request time-out. */
     heldMs: number,

@@ -1,3 +1,4 @@
+import { BUNDLE_ROUTES } from './bundle-routes';
 import { DEPLOYMENT_ROUTES } from './deployment-routes';
 import { RunListQuery, SuiteRunListQuery, parseListingQuery } from './listings';
 import { parseRerunRequest } from './rerun-request';
@@ -242,4 +243,5 @@ export const API_ROUTES = {
   setProjectSecret: projectSecrets.set,
   deleteProjectSecret: projectSecrets.delete,
   ...DEPLOYMENT_ROUTES,
+  ...BUNDLE_ROUTES,
 };

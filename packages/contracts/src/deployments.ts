@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { BUNDLE_DIGEST_PATTERN } from './bundles';
 import { Nullable } from './enums';
 import { LISTING_LIMITS, PAGE_QUERY_FIELDS, readCursor } from './listings';
 import { storableText } from './limits';
@@ -28,13 +29,20 @@ export const DeploymentCreateRequest = Type.Object(
     dryRun: Type.Optional(
       Type.Boolean({ description: 'true: validate and answer the changes (200) without storing anything.' }),
     ),
+    bundle: Type.Optional(
+      Type.String({
+        pattern: BUNDLE_DIGEST_PATTERN,
+        description:
+          'The digest of the Playwright bundle uploaded with PUT …/bundles/{digest}: required when the file has a `playwright:` section (422 `invalid_project` naming /bundle when missing or not uploaded to this workspace).',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
 export type DeploymentCreateRequest = Static<typeof DeploymentCreateRequest>;
 
 /** A deployment request, checked: the project file itself is checked by the deployment. */
-export type ParsedDeploymentRequest = { project: unknown; activate: boolean; dryRun: boolean };
+export type ParsedDeploymentRequest = { project: unknown; activate: boolean; dryRun: boolean; bundle?: string };
 
 let validateShape: ((body: unknown) => Validation<DeploymentCreateRequest>) | undefined;
 
@@ -54,8 +62,9 @@ export function parseDeploymentCreateRequest(body: unknown):
       problem: { code: 'invalid_body', detail: storableText(`The body is invalid: ${listed}.`), errors },
     };
   }
-  const { project, activate, dryRun } = shape.value;
-  return { ok: true, value: { project, activate: activate ?? true, dryRun: dryRun ?? false } };
+  const { project, activate, dryRun, bundle } = shape.value;
+  const value = { project, activate: activate ?? true, dryRun: dryRun ?? false };
+  return { ok: true, value: bundle === undefined ? value : { ...value, bundle } };
 }
 
 /** The errors of a project file as a deployment request names them: under /project. */

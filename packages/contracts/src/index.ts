@@ -3,6 +3,8 @@ export * from './problems';
 export * from './runs';
 export * from './run-request';
 export * from './project-file';
+export * from './playwright-project';
+export * from './bundles';
 export * from './variables';
 export * from './evidence';
 export * from './jobs';

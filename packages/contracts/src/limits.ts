@@ -89,6 +89,15 @@ export const DEPLOYMENT_LIMITS = {
 } as const;
 
 /**
+ * Caps of a Playwright bundle (PUT …/bundles/{digest}, `testrun deploy` of a file with `playwright:`):
+ * the CLI refuses to pack a larger one, the API answers 413 `payload_too_large` naming the cap.
+ */
+export const BUNDLE_LIMITS = {
+  /** Largest bundle, its .tar.gz bytes. */
+  maxBytes: 50 * 1024 * 1024,
+} as const;
+
+/**
  * Tests one project file may hold, by the workspace's plan (disabled tests count). Above
  * {@link REQUEST_LIMITS.maxRunsPerRequest} a project is run suite by suite.
  */
@@ -105,6 +114,7 @@ const LIMIT_GROUPS = {
   STEP_LIMITS,
   RETRY_LIMITS,
   DEPLOYMENT_LIMITS,
+  BUNDLE_LIMITS,
   TESTS_PER_PROJECT,
 } as const;
 type LimitGroups = typeof LIMIT_GROUPS;

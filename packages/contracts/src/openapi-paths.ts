@@ -79,7 +79,7 @@ function parameters(route: RouteDeclaration): Record<string, unknown>[] {
 function responses(route: RouteDeclaration): Record<string, unknown> {
   const { status, description, schema = [], created } = route.success;
   const body = schema.length === 1 ? ref(schema[0] as string) : { oneOf: schema.map(ref) };
-  const content = status === 204 ? {} : { content: { 'application/json': { schema: body } } };
+  const content = status === 204 || schema.length === 0 ? {} : { content: { 'application/json': { schema: body } } };
   const out: Record<string, unknown> = {
     [status]: { description, ...content, ...(route.conditionalGet ? { headers: etag } : {}) },
   };
@@ -90,7 +90,7 @@ function responses(route: RouteDeclaration): Record<string, unknown> {
   }
   for (const [code, codes] of Object.entries(route.problems)) out[code] = problemResponse(...codes);
   if (route.query) out['400'] = problemResponse('invalid_query');
-  if (route.body) {
+  if (route.body || route.rawBody) {
     out['413'] = problemResponse('payload_too_large');
     out['415'] = problemResponse('unsupported_media_type');
   }
@@ -110,6 +110,16 @@ export function operationOf(route: RouteDeclaration): Record<string, unknown> {
     ...(params.length > 0 ? { parameters: params } : {}),
     ...(route.body
       ? { requestBody: { required: true, content: { 'application/json': { schema: ref(route.body.schema) } } } }
+      : {}),
+    ...(route.rawBody
+      ? {
+          requestBody: {
+            required: true,
+            content: {
+              [route.rawBody.mediaType]: { schema: { type: 'string', contentMediaType: 'application/gzip' } },
+            },
+          },
+        }
       : {}),
     responses: responses(route),
     ...security(route),

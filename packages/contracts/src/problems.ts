@@ -108,7 +108,7 @@ export const PROBLEMS = {
   payload_too_large: {
     status: 413,
     title: 'The request body is too large',
-    description: 'The request body is larger than 256 KB (2 MiB for a deployment).',
+    description: 'The request body is larger than 256 KB (2 MiB for a deployment, 50 MiB for a Playwright bundle).',
   },
   expectation_failed: {
     status: 417,
@@ -125,6 +125,12 @@ export const PROBLEMS = {
     title: 'The project file is invalid',
     description:
       "The project file of a deployment breaks a rule of its schema, or a rule no schema states (unique suite slugs and test keys, its slug the same as the path's, a base URL or webhook URL the network policy allows). `errors` lists every problem with its JSON Pointer path under /project. Nothing was stored. Fix the file.",
+  },
+  invalid_bundle: {
+    status: 422,
+    title: 'The bundle is not the one named, or not a bundle',
+    description:
+      "The bytes of PUT …/bundles/{digest} do not have the digest the path names (`sha256:` and the SHA-256 of the bytes), or they are not a gzip'd tar with `testrun-bundle.json` at its root. Nothing was stored. Pack it again with `testrun deploy` and upload the bytes unchanged.",
   },
   plan_limit_exceeded: {
     status: 422,

@@ -2,6 +2,7 @@ import { Type, type Static, type TObject, type TProperties } from '@sinclair/typ
 import { EvidenceSettings } from './evidence';
 import { WebhookEvent } from './webhooks';
 import { capOf, RETRY_LIMITS, STEP_LIMITS } from './limits';
+import { PlaywrightSection, PlaywrightSelector, playwrightErrors } from './playwright-project';
 import type { ProblemFieldError } from './problems';
 import { compileValidator, type Validation } from './validate';
 
@@ -172,15 +173,23 @@ export type TestDefinition = Static<typeof TestDefinition>;
 export const SuiteDefinition = Type.Object(
   {
     slug: Type.String({ pattern: SLUG_PATTERN }),
-    name: Type.String({ minLength: 1, maxLength: 200 }),
-    tests: Type.Array(TestDefinition, {
-      maxItems: STEP_LIMITS.maxTestsPerSuite,
-      ...capOf('STEP_LIMITS.maxTestsPerSuite'),
-    }),
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Default: the slug.' })),
+    tests: Type.Optional(
+      Type.Array(TestDefinition, {
+        maxItems: STEP_LIMITS.maxTestsPerSuite,
+        ...capOf('STEP_LIMITS.maxTestsPerSuite'),
+        description: 'Step tests. A suite has exactly one of tests or playwright.',
+      }),
+    ),
+    playwright: Type.Optional(PlaywrightSelector),
   },
   { additionalProperties: false },
 );
-export type SuiteDefinition = Static<typeof SuiteDefinition>;
+/** A suite as validated: its name defaulted to its slug, its step tests (none for a Playwright suite). */
+export type SuiteDefinition = Omit<Static<typeof SuiteDefinition>, 'name' | 'tests'> & {
+  name: string;
+  tests: TestDefinition[];
+};
 
 /**
  * A webhook endpoint the project file manages: it receives the events of this project's runs and
@@ -203,6 +212,7 @@ export const ProjectFile = Type.Object(
     name: Type.String({ minLength: 1, maxLength: 200 }),
     baseUrl: Type.String({ minLength: 1, maxLength: 2_048, format: 'uri', pattern: '^https?://' }),
     evidence: Type.Optional(EvidenceSettings),
+    playwright: Type.Optional(PlaywrightSection),
     suites: Type.Array(SuiteDefinition, {
       maxItems: STEP_LIMITS.maxSuitesPerProject,
       ...capOf('STEP_LIMITS.maxSuitesPerProject'),
@@ -211,7 +221,8 @@ export const ProjectFile = Type.Object(
   },
   { additionalProperties: false },
 );
-export type ProjectFile = Static<typeof ProjectFile>;
+/** A project file as validated: every suite's name and tests filled in ({@link SuiteDefinition}). */
+export type ProjectFile = Omit<Static<typeof ProjectFile>, 'suites'> & { suites: SuiteDefinition[] };
 
 const validateProjectShape = compileValidator(ProjectFile);
 
@@ -221,9 +232,12 @@ const validateProjectShape = compileValidator(ProjectFile);
  */
 export function validateProjectFile(value: unknown): Validation<ProjectFile> {
   const shape = validateProjectShape(value);
-  if (!shape.ok) return shape;
-  const file = shape.value;
-  const errors: ProblemFieldError[] = [];
+  if (!shape.ok) return { ok: false, errors: shape.errors };
+  const errors: ProblemFieldError[] = playwrightErrors(shape.value);
+  const file: ProjectFile = {
+    ...shape.value,
+    suites: shape.value.suites.map((suite) => ({ ...suite, name: suite.name ?? suite.slug, tests: suite.tests ?? [] })),
+  };
   const suiteSlugs = new Set<string>();
   file.suites.forEach((suite, s) => {
     if (suiteSlugs.has(suite.slug))

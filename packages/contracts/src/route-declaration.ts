@@ -1,4 +1,5 @@
 import { Type, type Static, type TObject, type TString } from '@sinclair/typebox';
+import { BundleStored } from './bundles';
 import { Deployment, DeploymentCreateRequest, DeploymentDryRun, DeploymentList } from './deployments';
 import { ProjectList, RunList, SuiteRunList } from './listings';
 import { Problem, ProblemDescription, type ProblemCode, type ProblemFieldError } from './problems';
@@ -33,6 +34,7 @@ export const API_SCHEMAS = {
   SecretSetRequest,
   Secret,
   SecretList,
+  BundleStored,
 };
 export type ApiSchemaName = keyof typeof API_SCHEMAS;
 
@@ -63,7 +65,7 @@ type OpenRoute = { auth: 'none'; scope?: never };
 
 interface RouteBase {
   operationId: string;
-  method: 'get' | 'post' | 'put' | 'delete';
+  method: 'get' | 'head' | 'post' | 'put' | 'delete';
   /** The full path in OpenAPI's form: `/api/v1/runs/{runId}`. */
   path: string;
   summary: string;
@@ -83,6 +85,11 @@ interface RouteBase {
     /** The cap on the body's size (413 naming it); `REQUEST_LIMITS.maxBodyBytes` unless given. */
     maxBytes?: 'REQUEST_LIMITS.maxBodyBytes' | 'DEPLOYMENT_LIMITS.maxBodyBytes';
   };
+  /**
+   * A body of bytes the handler reads as a stream (415 of another media type, 413 over the cap
+   * naming it); the handler checks it. A route has `body` or `rawBody`, not both.
+   */
+  rawBody?: { mediaType: 'application/octet-stream'; maxBytes: 'BUNDLE_LIMITS.maxBytes' };
   /** Honours `Idempotency-Key`: a repeat of the request replays the first answer. */
   idempotent: boolean;
   /** A conditional GET: strong `ETag`, 304 for a matching `If-None-Match`, and `Prefer: wait=N`. */

@@ -1,5 +1,5 @@
 import express, { type RequestHandler } from 'express';
-import { capValue } from '@testrun/contracts';
+import { capValue, overCap } from '@testrun/contracts';
 import { ApiError } from '../errors';
 
 /** The caps a route's body may be held to (a route declaration's `body.maxBytes`). */
@@ -37,4 +37,30 @@ export function jsonBody(cap: BodyCap = 'REQUEST_LIMITS.maxBodyBytes'): RequestH
     },
     parserFor(cap),
   ];
+}
+
+/**
+ * The checks of a body the handler streams (a bundle): its media type (415) and, when the request
+ * says its length, the cap (413 naming `BUNDLE_LIMITS.maxBytes`) before a byte is read; a body
+ * without a length is counted as it is read.
+ */
+export function rawBody(mediaType: string, maxBytes: number): RequestHandler {
+  return (req, _res, next) => {
+    if (!req.is(mediaType)) {
+      throw new ApiError(
+        'unsupported_media_type',
+        `The body must be sent as ${mediaType}, not ${req.get('Content-Type') ?? 'without a Content-Type'}.`,
+      );
+    }
+    if (Number(req.get('Content-Length') ?? '0') > maxBytes) throw bundleTooLarge(maxBytes);
+    next();
+  };
+}
+
+/** 413 for a bundle over the cap, naming it. */
+export function bundleTooLarge(maxBytes: number): ApiError {
+  return new ApiError(
+    'payload_too_large',
+    overCap('BUNDLE_LIMITS.maxBytes', `The bundle is larger than the ${maxBytes} bytes this service accepts.`),
+  );
 }

@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import {
   compileValidator,
@@ -12,7 +13,7 @@ import type { Logger } from '@testrun/core/logger';
 import type { AppDeps } from '../deps';
 import { ApiError } from '../errors';
 import { authOf } from '../middleware/authenticate';
-import { jsonBody } from '../middleware/json-body';
+import { jsonBody, rawBody } from '../middleware/json-body';
 import { readConditionally, type ConditionalRead } from '../services/conditional-get';
 import { requireScope } from '../scopes';
 import { readIdempotencyKey, runIdempotently, type KeepResponse } from '../services/idempotency';
@@ -38,6 +39,8 @@ type RouteContext<D extends RouteDeclaration> = {
   params: RouteParams<D>;
   query: RouteQuery<D>;
   body: RouteBody<D>;
+  /** The request's bytes, unread (routes declared `rawBody`): the handler reads and checks them. */
+  stream: D extends { rawBody: object } ? Readable : undefined;
   /** The workspace of the request's API key (routes declared `auth: 'apiKey'`). */
   workspaceId: D extends { auth: 'apiKey' } ? string : undefined;
   /** The scopes of the request's API key (none on an open route); see {@link requireScope}. */
@@ -108,6 +111,7 @@ export function apiRoute<D extends RouteDeclaration>(deps: AppDeps, declaration:
       params: checkedParams(validParams, req),
       query: checkedQuery(declaration, req),
       body: checkedBody(declaration, req),
+      stream: declaration.rawBody ? req : undefined,
       workspaceId,
       scopes: auth?.scopes ?? [],
       keyId: auth?.keyId,
@@ -141,7 +145,12 @@ export function apiRoute<D extends RouteDeclaration>(deps: AppDeps, declaration:
   const checks = declaration.auth === 'apiKey' ? [scopeCheck(declaration.scope)] : [];
   return {
     declaration,
-    handlers: [...checks, ...(declaration.body ? jsonBody(declaration.body.maxBytes) : []), handle],
+    handlers: [
+      ...checks,
+      ...(declaration.body ? jsonBody(declaration.body.maxBytes) : []),
+      ...(declaration.rawBody ? [rawBody(declaration.rawBody.mediaType, deps.bundleMaxBytes)] : []),
+      handle,
+    ],
   };
 }
 
@@ -205,6 +214,7 @@ async function readConditionalGet<T>(
 
 function send(res: Response, status: number, result: RouteResult): void {
   for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);
+  if (res.req.method === 'HEAD') return void res.status('status' in result ? (result.status ?? status) : status).end();
   if ('notModified' in result) return void res.status(304).end();
   if ('noContent' in result) return void res.status(204).end();
   if ('text' in result) return void res.status(status).send(result.text);

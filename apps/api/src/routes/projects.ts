@@ -7,6 +7,7 @@ import { listProjects } from '../services/projects';
 import { enqueuePolicy } from '../services/target-check';
 import { requireScope } from '../scopes';
 import { apiRoute, type ApiRoute } from './builder';
+import { bundleRoutes } from './bundles';
 import { secretRoutes } from './secrets';
 
 /** GET /api/v1/projects: what the workspace can run; a project's deployments, their versions and activation; its secrets. */
@@ -17,6 +18,7 @@ export function projectsRoutes(deps: AppDeps): ApiRoute[] {
     discover: deps.discover,
     targetPolicy: enqueuePolicy(deps.config.targetPolicy),
     webhookKey: deps.keys.headers,
+    store: deps.store,
   };
   return [
     apiRoute(deps, API_ROUTES.listProjects, async ({ workspaceId }) => ({
@@ -58,5 +60,6 @@ export function projectsRoutes(deps: AppDeps): ApiRoute[] {
       body: await activate(ctx, { workspaceId, ...params, ifMatch }),
     })),
     ...secretRoutes(deps, 'project'),
+    ...bundleRoutes(deps),
   ];
 }

@@ -4,6 +4,7 @@ import {
   type ProblemFieldError,
   type ProjectFile,
 } from '@testrun/contracts';
+import type { ArtifactStore } from '@testrun/core/artifact-store';
 import type { Db } from '@testrun/core/db';
 import {
   activateDeployment,
@@ -17,6 +18,7 @@ import {
 import { DiscoveryUnavailableError, type Discover } from '@testrun/core/queue';
 import type { TargetPolicy } from '@testrun/core/target-policy';
 import { ApiError } from '../errors';
+import { checkDeploymentBundle } from './bundles';
 import type { KeepResponse } from './idempotency';
 import { workspacePolicy } from './target-check';
 
@@ -28,6 +30,8 @@ export type DeploymentContext = {
   targetPolicy: TargetPolicy;
   /** Seals the secrets of webhook endpoints an activated file adds. */
   webhookKey: Buffer;
+  /** Where the workspace's Playwright bundles are (a deployment's `bundle` must be there). */
+  store: ArtifactStore;
 };
 
 export type DeploymentRequest = {
@@ -47,6 +51,7 @@ export type DeploymentRequest = {
 export async function createDeployment(ctx: DeploymentContext, input: DeploymentRequest, keep?: KeepResponse) {
   const { workspaceId, projectSlug, request } = input;
   const check = (file: ProjectFile) => targetErrors(ctx, workspaceId, file);
+  await checkDeploymentBundle(ctx.store, workspaceId, request);
   try {
     const { deployment } = await deployProject(ctx.db, {
       workspaceId,
@@ -68,6 +73,7 @@ export async function createDeployment(ctx: DeploymentContext, input: Deployment
 
 /** A dry run: the changes and ids, nothing stored (so nothing for an Idempotency-Key to keep). */
 export async function dryRun(ctx: DeploymentContext, input: Omit<DeploymentRequest, 'keyId' | 'ifMatch'>) {
+  await checkDeploymentBundle(ctx.store, input.workspaceId, input.request);
   try {
     return await dryRunDeployment(ctx.db, {
       workspaceId: input.workspaceId,

@@ -10,6 +10,7 @@ import {
   type CommandContext,
   type ConnectionFlags,
 } from './connection';
+import { BundleRefusal, bundleOf, describeBundle, ensureUploaded } from '../bundle';
 import { table, type Output } from './output';
 import { UsageError } from './parse-options';
 import { formatProjectFileError, locateErrors, readProjectSource, type ProjectSource } from './project-source';
@@ -48,6 +49,11 @@ export function loadProjectFile(file: string, out: Output): ProjectSource | null
  * as every API failure. Exit 2.
  */
 export function reportDeployFailure(e: unknown, source: ProjectSource, out: Output, json: boolean): number {
+  if (e instanceof BundleRefusal) {
+    for (const reason of e.reasons) out.info(`${source.file}: playwright: ${reason}`);
+    out.info(`testrun: the Playwright bundle of ${source.file} cannot be packed; nothing was deployed`);
+    return EXIT.error;
+  }
   if (!isReportable(e)) throw e;
   if (isProjectFileRefusal(e)) {
     for (const located of locateErrors(source, e.errors)) out.info(formatProjectFileError(source.file, located));
@@ -74,13 +80,28 @@ export function isProjectFileRefusal(e: unknown): e is TestrunApiError {
   return e instanceof TestrunApiError && e.status === 422 && e.errors.some((f) => f.path.startsWith('/project'));
 }
 
-/** Deploys `source` (active, preview or dry run). */
+/**
+ * Deploys `source` (active, preview or dry run). A file with a `playwright:` section is packed into
+ * its bundle first, which is uploaded unless the workspace has it (a dry run packs, says what, and
+ * uploads nothing); a bundle that cannot be packed is a {@link BundleRefusal}.
+ */
 export async function deploySource(
   client: TestrunClient,
   source: ProjectSource,
-  options: { activate: boolean; dryRun: boolean; idempotencyKey?: string },
+  options: { activate: boolean; dryRun: boolean; idempotencyKey?: string; out?: Output },
 ): Promise<Deployment | DeploymentDryRun> {
-  const request = { project: source.project, activate: options.activate, ...(options.dryRun ? { dryRun: true } : {}) };
+  const bundle = await bundleOf(source.file, source.project);
+  if (bundle && options.dryRun) options.out?.info(`Bundle: ${describeBundle(bundle)}; not uploaded (dry run).`);
+  else if (bundle) {
+    const sent = await ensureUploaded(client, source.slug, bundle);
+    options.out?.info(`Bundle: ${describeBundle(bundle)}; ${sent ? 'uploaded' : 'already uploaded'}.`);
+  }
+  const request = {
+    project: source.project,
+    activate: options.activate,
+    ...(options.dryRun ? { dryRun: true } : {}),
+    ...(bundle ? { bundle: bundle.digest } : {}),
+  };
   const idempotency = options.idempotencyKey === undefined ? {} : { idempotencyKey: options.idempotencyKey };
   return (await client.createDeployment(source.slug, request, idempotency)).body;
 }
@@ -127,6 +148,7 @@ async function runDeploy(flags: DeployFlags, ctx: CommandContext): Promise<numbe
     const deployment = await deploySource(client, source, {
       activate: !flags.preview,
       dryRun: Boolean(flags.dryRun),
+      out,
       ...(flags.idempotencyKey === undefined ? {} : { idempotencyKey: flags.idempotencyKey }),
     });
     out.result(json ? JSON.stringify(deployment, null, 2) : deploymentText(deployment));

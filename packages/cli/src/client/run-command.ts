@@ -106,7 +106,7 @@ export async function runRunCommand(flags: RunFlags, ctx: CommandContext): Promi
     const source = loadProjectFile(flags.file, out);
     if (source === null) return EXIT.error;
     try {
-      const preview = await deploySource(client, source, { activate: false, dryRun: false });
+      const preview = await deploySource(client, source, { activate: false, dryRun: false, out });
       if ('dry_run' in preview) throw new Error('the API answered a dry run to a deployment');
       out.info(`Deployed a preview of ${preview.project_slug}: version ${preview.version} (${preview.id})`);
       target.project = preview.project_slug;

@@ -1,0 +1,62 @@
+import type { Readable } from 'node:stream';
+import { isBundleDigest, needsBundle, type ParsedDeploymentRequest } from '@testrun/contracts';
+import type { ArtifactStore } from '@testrun/core/artifact-store';
+import { BundleError, bundleExists, storeBundle } from '@testrun/core/bundles';
+import { ApiError } from '../errors';
+import { bundleTooLarge } from '../middleware/json-body';
+
+/** A path's digest, or 404: a digest not of the form `sha256:<64 hex>` names no bundle. */
+function digestOf(digest: string): string {
+  if (!isBundleDigest(digest)) throw new ApiError('not_found', `"${digest}" is not a bundle digest (sha256:<64 hex>).`);
+  return digest;
+}
+
+/** PUT …/bundles/{digest}: 201 stored, 200 when the workspace had it; 413 / 422 `invalid_bundle` refused. */
+export async function putBundle(
+  store: ArtifactStore,
+  input: { workspaceId: string; digest: string; body: Readable; maxBytes: number },
+) {
+  const digest = digestOf(input.digest);
+  try {
+    const { created, size } = await storeBundle(store, { ...input, digest });
+    return { body: { digest, size }, status: created ? 201 : 200 };
+  } catch (e) {
+    if (!(e instanceof BundleError)) throw e;
+    // The rest of a refused body is not read: the connection closes after the answer.
+    input.body.unpipe();
+    if (e.reason === 'too_large') throw bundleTooLarge(input.maxBytes);
+    throw new ApiError('invalid_bundle', `The bundle is refused: ${e.message}.`);
+  }
+}
+
+/** HEAD …/bundles/{digest}: 200 when the workspace has it, 404 otherwise. */
+export async function headBundle(store: ArtifactStore, workspaceId: string, digest: string) {
+  if (!(await bundleExists(store, workspaceId, digestOf(digest))))
+    throw new ApiError('not_found', `This workspace has no bundle ${digest}.`);
+  return { body: null };
+}
+
+/**
+ * The deployment's check of its `bundle`: a file with a `playwright:` section needs one this
+ * workspace has stored (a dry run: one named) (422 `invalid_project` naming /bundle otherwise). Then, until deployments
+ * discover Playwright tests, such a file is refused.
+ */
+export async function checkDeploymentBundle(
+  store: ArtifactStore,
+  workspaceId: string,
+  request: ParsedDeploymentRequest,
+): Promise<void> {
+  if (!needsBundle(request.project)) return;
+  const refuse = (message: string) =>
+    new ApiError('invalid_project', `The deployment is invalid: /bundle ${message}.`, {
+      errors: [{ path: '/bundle', message }],
+    });
+  if (request.bundle === undefined)
+    throw refuse('is required: the project file has a playwright section (testrun deploy packs and uploads it)');
+  // A dry run uploads nothing first (`testrun deploy --dry-run` packs and says what it would send).
+  if (!request.dryRun && !(await bundleExists(store, workspaceId, request.bundle)))
+    throw refuse(`names a bundle this workspace does not have (upload it with PUT …/bundles/${request.bundle})`);
+  throw new ApiError('invalid_project', 'Playwright suites need discovery, which this service does not do yet.', {
+    errors: [{ path: '/project/playwright', message: 'Playwright suites need discovery' }],
+  });
+}

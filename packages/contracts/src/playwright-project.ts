@@ -1,0 +1,87 @@
+import { Type, type Static } from '@sinclair/typebox';
+import type { ProblemFieldError } from './problems';
+
+// The Playwright side of a project file (docs/PROJECT_FILE.md, "Playwright tests"): the top-level
+// `playwright:` section naming the team's config, and a suite's selector of its tests.
+
+const Glob = Type.String({ minLength: 1, maxLength: 1_000, description: 'A glob, relative to the project file.' });
+const RelativePath = Type.String({
+  minLength: 1,
+  maxLength: 1_000,
+  pattern: '^(?![/\\\\])(?![A-Za-z]:)',
+  description: 'A path relative to the project file.',
+});
+
+/** The top-level `playwright:` section: the team's Playwright Test config and extra files to bundle. */
+export const PlaywrightSection = Type.Object(
+  {
+    config: RelativePath,
+    include: Type.Optional(
+      Type.Array(Glob, { maxItems: 100, description: 'More files to bundle (globs relative to the project file).' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type PlaywrightSection = Static<typeof PlaywrightSection>;
+
+/**
+ * Which Playwright tests a suite runs: tests whose title path or tags match `grep` (and not
+ * `grepInvert`), in files matching `files`, of the config's project `project`. Every criterion
+ * given must hold; `{}` selects every test.
+ */
+export const PlaywrightSelector = Type.Object(
+  {
+    grep: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 1_000, description: 'A JavaScript regular expression source.' }),
+    ),
+    grepInvert: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 1_000, description: 'A JavaScript regular expression source.' }),
+    ),
+    files: Type.Optional(Type.Array(Glob, { minItems: 1, maxItems: 100 })),
+    project: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'A project of the config.' })),
+  },
+  { additionalProperties: false },
+);
+export type PlaywrightSelector = Static<typeof PlaywrightSelector>;
+
+type SuiteShape = { slug: string; tests?: unknown[]; playwright?: PlaywrightSelector };
+
+/**
+ * What the schema cannot say about the Playwright parts of a file: a suite holds exactly one of
+ * `tests` or `playwright` (an empty `tests` beside `playwright` is no step test, which is how a
+ * validated file, whose suites all have `tests`, is read again), a `playwright` suite needs the
+ * top-level section, `grep` and `grepInvert` compile.
+ */
+export function playwrightErrors(file: { playwright?: PlaywrightSection; suites: SuiteShape[] }): ProblemFieldError[] {
+  const errors: ProblemFieldError[] = [];
+  file.suites.forEach((suite, s) => {
+    const at = `/suites/${s}`;
+    const hasTests = suite.tests !== undefined && (suite.playwright === undefined || suite.tests.length > 0);
+    if (hasTests === (suite.playwright !== undefined))
+      errors.push({ path: at, message: 'must have exactly one of tests or playwright' });
+    if (suite.playwright === undefined) return;
+    if (file.playwright === undefined)
+      errors.push({
+        path: `${at}/playwright`,
+        message: 'selects Playwright tests, so the file needs a top-level playwright section (its config)',
+      });
+    for (const field of ['grep', 'grepInvert'] as const) {
+      const source = suite.playwright[field];
+      if (source === undefined) continue;
+      try {
+        new RegExp(source);
+      } catch (e) {
+        errors.push({
+          path: `${at}/playwright/${field}`,
+          message: `is not a valid regular expression (${(e as Error).message})`,
+        });
+      }
+    }
+  });
+  return errors;
+}
+
+/** Whether deploying the file needs a bundle: it has a `playwright:` section. */
+export function needsBundle(file: unknown): boolean {
+  return typeof file === 'object' && file !== null && 'playwright' in file && file.playwright !== undefined;
+}

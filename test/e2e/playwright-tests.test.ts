@@ -52,7 +52,7 @@ async function call(method: string, p: string, body?: unknown, raw?: Buffer) {
       authorization: `Bearer ${key}`,
       ...(raw ? { 'content-type': 'application/octet-stream' } : body ? { 'content-type': 'application/json' } : {}),
     },
-    body: raw ?? (body ? JSON.stringify(body) : undefined),
+    body: raw ? new Uint8Array(raw) : body ? JSON.stringify(body) : undefined,
   });
   const text = await res.text();
   return { status: res.status, body: text ? (JSON.parse(text) as unknown) : null };

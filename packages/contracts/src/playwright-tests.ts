@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Type, type Static } from '@sinclair/typebox';
+import type { PlaywrightSelector } from './playwright-project';
 
 // Playwright tests as the service stores them (docs/PLAYWRIGHT.md): a deployment's bundle is
 // discovered in a worker's sandbox, each test it lists becomes a test of the project, and its
@@ -94,9 +95,6 @@ export function playwrightTestKey(test: Pick<DiscoveredTest, 'file' | 'project' 
 export function playwrightTestName(test: Pick<DiscoveredTest, 'titlePath'>): string {
   return test.titlePath.join(' › ');
 }
-
-/** How a suite selects Playwright tests (every field narrows; `{}` selects them all). */
-export type PlaywrightSelector = { grep?: string; grepInvert?: string; files?: string[]; project?: string };
 
 /**
  * The tests a suite's selector picks, in discovery order: `grep` against the title path and tags

@@ -110,7 +110,7 @@ async function discovered(
   file: ProjectFile,
 ): Promise<Expanded> {
   const section = playwrightSection(file);
-  const bundle = (request as { bundle?: string }).bundle;
+  const { bundle } = request;
   if (!section) return { file, bundle: null, warnings: [] };
   if (bundle === undefined)
     return { errors: [{ path: '/playwright', message: 'needs the request’s `bundle` (testrun deploy packs and uploads it)' }] };

@@ -5,14 +5,10 @@ import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
 import * as tar from 'tar';
 import type { ArtifactStore } from '@testrun/core/artifact-store';
+import { openBundle } from '@testrun/core/bundles';
 
 // Playwright bundles, extracted once per worker and digest: a run or a discovery reads the bundle
 // from the artifact store the first time, checks its digest, and later ones find it extracted.
-
-/** Where a bundle is stored: content-addressed by workspace and digest (`sha256:<hex>`). */
-export function bundleStorageKey(workspaceId: string, digest: string): string {
-  return `bundles/${workspaceId}/${hexOf(digest)}.tar.gz`;
-}
 
 function hexOf(digest: string): string {
   const match = /^sha256:([0-9a-f]{64})$/.exec(digest);
@@ -54,7 +50,7 @@ export class BundleCache {
   }
 
   private async extract(workspaceId: string, digest: string, target: string): Promise<string> {
-    const opened = await this.store.open(bundleStorageKey(workspaceId, digest));
+    const opened = await openBundle(this.store, workspaceId, digest);
     if (!opened) throw new BundleUnavailableError(`bundle ${digest} is not stored for this workspace`);
     const temporary = `${target}.${randomUUID()}.partial`;
     await mkdir(temporary, { recursive: true });

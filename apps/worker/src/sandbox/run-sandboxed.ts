@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { bwrapArgs, dropPrivileges, ENV_ARGS_FD, envArgs } from './bwrap-args';
 import type { SandboxCgroup } from './cgroups';
-import { chownTree, scratchFull } from './scratch';
+import { prepareScratch, scratchFull } from './scratch';
 import { sandboxSupport } from './support';
 
 /** What bounds one sandboxed program. */
@@ -158,7 +158,7 @@ export async function runSandboxed(spec: SandboxSpec): Promise<SandboxResult> {
     tmpBytes,
     shmBytes: spec.limits.shmBytes ?? tmpBytes,
   });
-  await chownTree(spec.scratchDir, uid, uid);
+  await prepareScratch(spec.scratchDir, uid, uid);
   // The worker's pid in the name lets a later worker remove the groups this one leaves if it is killed.
   const id = `sbx-${process.pid}-${randomUUID()}`;
   const cgroup = await support.cgroups.create(id, spec.limits);

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { lchown, readdir, rmdir, statfs } from 'node:fs/promises';
+import { chmod, lchown, readdir, rmdir, statfs } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
@@ -31,7 +31,8 @@ function errorText(error: unknown): string {
  */
 export async function mountScratch(dir: string, bytes: number): Promise<void> {
   if (!Number.isSafeInteger(bytes) || bytes < 4096) throw new Error(`invalid scratch size ${bytes}`);
-  const options = `size=${bytes},mode=0700,nosuid,nodev`;
+  // 0711: bubblewrap, without root's file capabilities, must enter it to make it the working directory.
+  const options = `size=${bytes},mode=0711,nosuid,nodev`;
   try {
     await run('mount', ['-t', 'tmpfs', '-o', options, `${SOURCE_PREFIX}${process.pid}`, path.resolve(dir)], {
       env: {},
@@ -107,8 +108,17 @@ export async function scratchFull(dir: string): Promise<boolean> {
   }
 }
 
-/** Gives `dir` and everything in it (symlinks themselves, not their targets) to `uid`:`gid`. */
-export async function chownTree(dir: string, uid: number, gid: number): Promise<void> {
+/**
+ * Gives the scratch directory and everything in it (symlinks themselves, not their targets) to
+ * `uid`:`gid`; the directory itself becomes 0711, so that bubblewrap (root without its file
+ * capabilities) can enter it while only the sandbox's user lists it.
+ */
+export async function prepareScratch(dir: string, uid: number, gid: number): Promise<void> {
+  await chownTree(dir, uid, gid);
+  await chmod(dir, 0o711);
+}
+
+async function chownTree(dir: string, uid: number, gid: number): Promise<void> {
   await lchown(dir, uid, gid);
   for (const entry of await readdir(dir, { withFileTypes: true })) {
     const child = path.join(dir, entry.name);

@@ -109,10 +109,23 @@ test("files outside its binds cannot be read: the worker's secret file, the repo
   const otherFile = path.join(harness.base, 'other-scratch', 'theirs.txt');
   await writeFile(otherFile, SECRET);
   try {
-    const targets = [hostSecret, repoSecret, otherFile, '/root', '/home', '/etc/passwd', '/etc/shadow', '/sys/fs/cgroup'];
+    const targets = [
+      hostSecret,
+      repoSecret,
+      otherFile,
+      '/root',
+      '/home',
+      '/etc/passwd',
+      '/etc/shadow',
+      '/sys/fs/cgroup',
+    ];
     const result = await harness.runHostile('read-files', [JSON.stringify(targets)]);
     expect(result.exitCode).toBe(0);
-    const { seen, usrWrite, root } = report(result) as { seen: Record<string, string>; usrWrite: string; root: string[] };
+    const { seen, usrWrite, root } = report(result) as {
+      seen: Record<string, string>;
+      usrWrite: string;
+      root: string[];
+    };
     for (const target of targets) expect(seen[target]).toBe('ENOENT');
     expect(usrWrite).toBe('EROFS');
     expect(root).not.toContain('root');

@@ -1,5 +1,5 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import {
@@ -14,8 +14,8 @@ import {
 /*
  * Each test's sandbox: the program is a small Node script run by the sandboxed /usr/bin/node with a
  * scratch directory of its own: either a script the test writes (into a bundle directory bound
- * read-only) or one of the hostile programs of test/fixtures/hostile/ (mounted read-only at
- * /hostile, as a Playwright spec wrapping them would mount its bundle).
+ * read-only) or a script file such as the hostile programs of test/fixtures/hostile/ (its folder
+ * mounted read-only at /program, as a Playwright spec wrapping them would mount its bundle).
  */
 
 const SMALL_LIMITS: SandboxLimits = {
@@ -27,9 +27,10 @@ const SMALL_LIMITS: SandboxLimits = {
   tmpBytes: 4 * 1024 * 1024,
 };
 
-/** The hostile programs, and where they appear inside. */
-export const HOSTILE_DIR = path.resolve(__dirname, '../../fixtures/hostile');
-const INSIDE_HOSTILE_DIR = '/hostile';
+/** The hostile programs. */
+const HOSTILE_DIR = path.resolve(__dirname, '../../fixtures/hostile');
+/** Where the folder of a program file of the host appears inside. */
+const INSIDE_PROGRAM_DIR = '/program';
 
 export interface RunOptions {
   env?: Record<string, string>;
@@ -50,6 +51,8 @@ export interface Harness {
   base: string;
   /** Writes `source` as a script and runs it sandboxed. */
   run(source: string, options?: RunOptions): Promise<HarnessResult>;
+  /** Runs a script file of the host (its folder mounted read-only at /program) with `args`. */
+  runProgram(file: string, args?: readonly string[], options?: RunOptions): Promise<HarnessResult>;
   /** Runs test/fixtures/hostile/<name>.js sandboxed with `args`. */
   runHostile(name: string, args?: readonly string[], options?: RunOptions): Promise<HarnessResult>;
   /** After a hostile run: the test's process (in the worker's place) is fine and a normal program still runs. */
@@ -91,13 +94,15 @@ export async function sandboxHarness(): Promise<Harness> {
     await writeFile(script, source);
     return execute([script], options);
   };
+  const runProgram = (file: string, args: readonly string[] = [], options: RunOptions = {}) =>
+    execute([path.posix.join(INSIDE_PROGRAM_DIR, path.basename(file)), ...args], options, [
+      { from: path.dirname(file), to: INSIDE_PROGRAM_DIR },
+    ]);
   return {
     base,
     run,
-    runHostile: (name, args = [], options = {}) =>
-      execute([path.posix.join(INSIDE_HOSTILE_DIR, `${name}.js`), ...args], options, [
-        { from: HOSTILE_DIR, to: INSIDE_HOSTILE_DIR },
-      ]),
+    runProgram,
+    runHostile: (name, args = [], options = {}) => runProgram(path.join(HOSTILE_DIR, `${name}.js`), args, options),
     async expectHealthy() {
       process.kill(process.pid, 0);
       const result = await run(`console.log(JSON.stringify({ sum: 1 + 1 }));`);
@@ -109,14 +114,6 @@ export async function sandboxHarness(): Promise<Harness> {
       await rm(base, { recursive: true, force: true });
     },
   };
-}
-
-/** A directory only root can enter on the host: a file in it is the worker's secret. */
-export async function privateDir(parent: string, name: string): Promise<string> {
-  const dir = path.join(parent, name);
-  await mkdir(dir, { recursive: true });
-  await chmod(dir, 0o700);
-  return dir;
 }
 
 /** The sandbox's groups are removed and no process of its user is left on the host. */

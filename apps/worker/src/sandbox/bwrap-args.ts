@@ -21,8 +21,20 @@ export interface BwrapLayout {
 /** The top-level directories that are symlinks into /usr on merged-/usr systems, or directories. */
 const SYSTEM_DIRS = ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
 
-/** Files of /etc a program may need: the loader's cache and the CA certificates. Not /etc wholesale. */
-const ETC_FILES = ['/etc/ld.so.cache', '/etc/ssl/certs', '/etc/ca-certificates', '/etc/nsswitch.conf'];
+/**
+ * Files of /etc a program may need: the loader's cache, the CA certificates, fontconfig's
+ * configuration (Chromium renders text with it) and Debian's Chromium launcher settings
+ * (/usr/bin/chromium is a script that reads /etc/chromium.d). Not /etc wholesale: no passwd, hosts, etc.
+ */
+const ETC_FILES = [
+  '/etc/ld.so.cache',
+  '/etc/ssl/certs',
+  '/etc/ca-certificates',
+  '/etc/nsswitch.conf',
+  '/etc/fonts',
+  '/etc/chromium.d',
+  '/etc/chromium',
+];
 
 /** Namespaces: all of --unshare-all's but the user namespace (see {@link bwrapArgs}). */
 const UNSHARE = ['--unshare-ipc', '--unshare-pid', '--unshare-net', '--unshare-uts', '--unshare-cgroup-try'];

@@ -58,6 +58,8 @@ test('a CPU spin is held to its quota and ends with limit time at the wall-clock
     const group = runningCpuGroup();
     if (group === undefined) continue;
     try {
+      // Its limits are written before anything enters it.
+      if (readFileSync(path.join(group, 'cgroup.procs'), 'utf8').trim() === '') continue;
       expect(readFileSync(path.join(group, 'cpu.cfs_quota_us'), 'utf8').trim()).toBe('20000');
       throttled = Number(/nr_throttled (\d+)/.exec(readFileSync(path.join(group, 'cpu.stat'), 'utf8'))?.[1] ?? 0);
     } catch (error) {

@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import path from 'node:path';
@@ -78,9 +78,8 @@ test('the program is not root: a host uid of its own, which owns what it left in
     capBnd: '0000000000000000',
     noNewPrivs: '1',
     // The host's own user namespace: the uid inside is the uid on the host, not a mapping to root.
-    uidMap: expect.stringMatching(/^0\s+0\s+4294967295$/),
+    uidMap: expect.stringMatching(/^0\s+0\s+4294967295$/) as unknown,
   });
-  const { statSync } = await import('node:fs');
   expect(statSync(path.join(result.scratchDir, 'mine.txt')).uid).toBe(result.uid);
 });
 

@@ -49,11 +49,11 @@ function runningCpuGroup(): string | undefined {
 test('a CPU spin is held to its quota and ends with limit time at the wall-clock deadline', async () => {
   const running = harness.runHostile('spin', ['2'], { limits: { wallMs: 2500, cpuQuota: 0.2 } });
   // While it spins in two processes, the group's quota throttles it (the kernel counts the periods).
-  let done = false;
-  const settle = () => (done = true);
+  const state = { done: false };
+  const settle = () => (state.done = true);
   running.then(settle, settle);
   let throttled = 0;
-  while (!done && throttled === 0) {
+  while (!state.done && throttled === 0) {
     await new Promise((r) => setTimeout(r, 25));
     const group = runningCpuGroup();
     if (group === undefined) continue;

@@ -32,7 +32,7 @@ const HOSTILE_DIR = path.resolve(__dirname, '../../fixtures/hostile');
 /** Where the folder of a program file of the host appears inside. */
 const INSIDE_PROGRAM_DIR = '/program';
 
-export interface RunOptions {
+interface RunOptions {
   env?: Record<string, string>;
   limits?: Partial<SandboxLimits>;
   /** The scratch directory's name under {@link Harness.base} (default: a new one per run). */
@@ -44,7 +44,7 @@ export interface RunOptions {
   readOnlyMounts?: SandboxSpec['readOnlyMounts'];
 }
 
-export type HarnessResult = SandboxResult & { scratchDir: string };
+type HarnessResult = SandboxResult & { scratchDir: string };
 
 export interface Harness {
   /** The host directory holding the bundles and scratch directories of this file. */

@@ -81,7 +81,7 @@ test("the scratch tmpfs mounts a killed worker left are unmounted and removed, a
     ] as const) {
       await mkdir(dir);
       // As mountScratch names them: the worker's pid in the source.
-      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', `testrun-scratch-${pid}`, dir]);
+      execFileSync('/usr/bin/mount', ['-t', 'tmpfs', '-o', 'size=1m', `testrun-scratch-${pid}`, dir]);
       await writeFile(path.join(dir, 'left.txt'), 'left by a worker');
     }
     await sweepStaleScratch();
@@ -93,7 +93,7 @@ test("the scratch tmpfs mounts a killed worker left are unmounted and removed, a
     expect(mounted(liveDir)).toBe(false);
   } finally {
     live.kill('SIGKILL');
-    for (const dir of [deadDir, liveDir]) spawnSync('umount', ['-l', dir]);
+    for (const dir of [deadDir, liveDir]) spawnSync('/usr/bin/umount', ['-l', dir]);
     await rm(base, { recursive: true, force: true });
   }
 });
@@ -108,7 +108,7 @@ test('a worker that is not root is refused, saying so', () => {
   // The built worker (jest's global set-up builds it), started as nobody.
   const support = path.resolve(__dirname, '../../../apps/worker/dist/sandbox/support.js');
   const said = execFileSync(
-    'setpriv',
+    '/usr/bin/setpriv',
     [
       '--reuid=65534',
       '--regid=65534',

@@ -15,6 +15,8 @@ import { promisify } from 'node:util';
  */
 
 const run = promisify(execFile);
+/** mount and umount from the system's directories, with nothing else of the worker's environment. */
+const SYSTEM_ENV = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' };
 const SOURCE_PREFIX = 'testrun-scratch-';
 /** statfs f_type of a tmpfs. */
 const TMPFS_MAGIC = 0x01021994;
@@ -35,10 +37,10 @@ export async function mountScratch(dir: string, bytes: number): Promise<void> {
   const options = `size=${bytes},mode=0711,nosuid,nodev`;
   try {
     await run('mount', ['-t', 'tmpfs', '-o', options, `${SOURCE_PREFIX}${process.pid}`, path.resolve(dir)], {
-      env: {},
+      env: SYSTEM_ENV,
     });
   } catch (error) {
-    throw new Error(`cannot mount the scratch tmpfs at ${dir}: ${errorText(error)}`);
+    throw new Error(`cannot mount the scratch tmpfs at ${dir}: ${errorText(error)}`, { cause: error });
   }
 }
 
@@ -48,9 +50,9 @@ export async function unmountScratch(dir: string): Promise<void> {
   if (!scratchMounts().some((mount) => mount.target === target)) return;
   try {
     // Lazy: a process of the host still holding a file open there does not keep the mount alive.
-    await run('umount', ['-l', target], { env: {} });
+    await run('umount', ['-l', target], { env: SYSTEM_ENV });
   } catch (error) {
-    throw new Error(`cannot unmount the scratch tmpfs at ${dir}: ${errorText(error)}`);
+    throw new Error(`cannot unmount the scratch tmpfs at ${dir}: ${errorText(error)}`, { cause: error });
   }
 }
 
@@ -92,7 +94,7 @@ function isAlive(pid: number): boolean {
 export async function sweepStaleScratch(): Promise<void> {
   for (const mount of scratchMounts()) {
     if (!Number.isInteger(mount.pid) || mount.pid === process.pid || isAlive(mount.pid)) continue;
-    await run('umount', ['-l', mount.target], { env: {} }).catch(() => undefined);
+    await run('umount', ['-l', mount.target], { env: SYSTEM_ENV }).catch(() => undefined);
     await rmdir(mount.target).catch(() => undefined);
   }
 }

@@ -152,7 +152,7 @@ function withParents(args: readonly string[]): string[] {
   for (let i = 0; i < args.length; i += 1) {
     const flag = args[i] as string;
     const target = args[i + 2];
-    if (BIND_FLAGS.has(flag) && target !== undefined && args[i - 1] !== '--args') {
+    if (BIND_FLAGS.has(flag) && target !== undefined) {
       const parts = path.posix.normalize(target).split('/').filter(Boolean);
       for (let depth = 1; depth < parts.length; depth += 1) {
         const dir = `/${parts.slice(0, depth).join('/')}`;

@@ -1,14 +1,15 @@
 import { once } from 'node:events';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
-import { createServer, type AddressInfo } from 'node:net';
+import { createServer, type AddressInfo, type Server } from 'node:net';
 import path from 'node:path';
-import { checkSandboxSupport } from '../../../apps/worker/src/sandbox';
+import { checkSandboxSupport, readScratchFile } from '../../../apps/worker/src/sandbox';
 import { report, sandboxHarness, type Harness } from './sandbox-harness';
 
 /*
  * What the sandboxed program can see and reach: its allowed environment and scratch directory,
- * nothing of the worker's environment, files or network.
+ * nothing of the worker's environment, files, processes or network. The hostile programs are
+ * test/fixtures/hostile/*.js; after each, a normal program still runs.
  */
 
 jest.setTimeout(60_000);
@@ -22,53 +23,83 @@ beforeAll(async () => {
   harness = await sandboxHarness();
 });
 
+afterEach(() => harness.expectHealthy());
+
 afterAll(async () => {
   delete process.env.TESTRUN_SECRET;
   await harness.close();
 });
+
+async function countingListener(): Promise<{ server: Server; port: number; connections: () => number }> {
+  let connections = 0;
+  const server = createServer((socket) => {
+    connections += 1;
+    socket.destroy();
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return { server, port: (server.address() as AddressInfo).port, connections: () => connections };
+}
 
 test('a normal program gets its allowed environment, writes its scratch directory and exits 0', async () => {
   const result = await harness.run(
     `
     const fs = require('fs');
     fs.writeFileSync('/work/out.txt', 'written inside');
-    console.log(JSON.stringify({ env: process.env, cwd: process.cwd(), uptime: process.uptime() > 0 }));
+    console.log(JSON.stringify({ env: process.env, cwd: process.cwd(), uid: process.getuid(), gid: process.getgid() }));
   `,
     { env: { GREETING: 'hello' } },
   );
   expect(result).toMatchObject({ exitCode: 0, limit: null, aborted: false, stderr: '' });
-  const seen = report(result) as { env: Record<string, string>; cwd: string };
+  const seen = report(result) as { env: Record<string, string>; cwd: string; uid: number; gid: number };
   expect(seen.env).toEqual({ PATH: '/usr/bin:/bin', GREETING: 'hello', PWD: '/work' });
   expect(seen.cwd).toBe('/work');
   expect(readFileSync(path.join(result.scratchDir, 'out.txt'), 'utf8')).toBe('written inside');
   expect(result.peakMemoryBytes).toBeGreaterThan(0);
 });
 
-test("the worker's environment is not visible: process.env, /proc/self/environ, every /proc/*/environ", async () => {
-  expect(process.env.TESTRUN_SECRET).toBe(SECRET);
+test('the program is not root: a host uid of its own, which owns what it left in the scratch directory', async () => {
   const result = await harness.run(`
     const fs = require('fs');
-    const pids = fs.readdirSync('/proc').filter((entry) => /^\\d+$/.test(entry));
-    const environs = pids.map((pid) => { try { return fs.readFileSync('/proc/' + pid + '/environ', 'latin1'); } catch (e) { return e.code; } });
-    console.log(JSON.stringify({
-      env: JSON.stringify(process.env),
-      self: fs.readFileSync('/proc/self/environ', 'latin1'),
-      pids,
-      environs,
-    }));
+    fs.writeFileSync('/work/mine.txt', 'x');
+    const status = fs.readFileSync('/proc/self/status', 'utf8');
+    const field = (name) => status.split('\\n').find((line) => line.startsWith(name + ':')).split(/\\s+/).slice(1).join(' ');
+    console.log(JSON.stringify({ uid: process.getuid(), gid: process.getgid(), groups: process.getgroups(),
+      capEff: field('CapEff'), capBnd: field('CapBnd'), noNewPrivs: field('NoNewPrivs'), uidMap: fs.readFileSync('/proc/self/uid_map', 'utf8').trim() }));
   `);
   expect(result.exitCode).toBe(0);
-  const seen = report(result) as { env: string; self: string; pids: string[]; environs: string[] };
-  for (const text of [seen.env, seen.self, ...seen.environs]) {
+  const seen = report(result) as Record<string, unknown>;
+  expect(result.uid).toBeGreaterThanOrEqual(1_000_000);
+  expect(seen).toEqual({
+    uid: result.uid,
+    gid: result.uid,
+    groups: [result.uid],
+    capEff: '0000000000000000',
+    capBnd: '0000000000000000',
+    noNewPrivs: '1',
+    // The host's own user namespace: the uid inside is the uid on the host, not a mapping to root.
+    uidMap: expect.stringMatching(/^0\s+0\s+4294967295$/) as unknown,
+  });
+  expect(statSync(path.join(result.scratchDir, 'mine.txt')).uid).toBe(result.uid);
+});
+
+test("the worker's environment is not visible: process.env, /proc/self/environ, every /proc/*/environ and cmdline", async () => {
+  expect(process.env.TESTRUN_SECRET).toBe(SECRET);
+  const result = await harness.runHostile('read-environment');
+  expect(result.exitCode).toBe(0);
+  const seen = report(result) as { env: string; self: string; pids: string[]; environs: string[]; cmdlines: string[] };
+  for (const text of [seen.env, seen.self, ...seen.environs, ...seen.cmdlines]) {
     expect(text).not.toContain(SECRET);
     expect(text).not.toContain('TESTRUN_SECRET');
   }
-  // Its own PID namespace: bubblewrap's init (1) and the program, nothing of the host.
+  // Its own PID namespace: bubblewrap's init (1) and the program, nothing of the host; the init is
+  // not its user, so even its environment is refused.
   expect(seen.pids.map(Number).every((pid) => pid < 10)).toBe(true);
   expect(seen.pids.length).toBeLessThanOrEqual(3);
+  expect(seen.environs[0]).toBe('EACCES');
 });
 
-test('files outside its binds cannot be read: the host /tmp, the repository, /root, another sandbox', async () => {
+test("files outside its binds cannot be read: the worker's secret file, the repository, /root, another scratch", async () => {
   const hostSecret = path.join(harness.base, 'host-secret.txt');
   const repoSecret = path.join(__dirname, `.secret-${process.pid}.txt`);
   await writeFile(hostSecret, SECRET);
@@ -87,26 +118,15 @@ test('files outside its binds cannot be read: the host /tmp, the repository, /ro
       '/etc/shadow',
       '/sys/fs/cgroup',
     ];
-    const result = await harness.run(`
-      const fs = require('fs');
-      const targets = ${JSON.stringify(targets)};
-      const seen = {};
-      for (const target of targets) {
-        try { seen[target] = String(fs.statSync(target).isDirectory() ? fs.readdirSync(target) : fs.readFileSync(target, 'utf8')); }
-        catch (e) { seen[target] = e.code; }
-      }
-      let writable;
-      try { fs.writeFileSync('/usr/evil', 'x'); writable = 'written'; } catch (e) { writable = e.code; }
-      console.log(JSON.stringify({ seen, writable, root: fs.readdirSync('/').sort() }));
-    `);
+    const result = await harness.runHostile('read-files', [JSON.stringify(targets)]);
     expect(result.exitCode).toBe(0);
-    const { seen, writable, root } = report(result) as {
+    const { seen, usrWrite, root } = report(result) as {
       seen: Record<string, string>;
-      writable: string;
+      usrWrite: string;
       root: string[];
     };
     for (const target of targets) expect(seen[target]).toBe('ENOENT');
-    expect(writable).toBe('EROFS');
+    expect(usrWrite).toBe('EROFS');
     expect(root).not.toContain('root');
     expect(root).not.toContain('home');
     expect(root).not.toContain('sys');
@@ -115,48 +135,72 @@ test('files outside its binds cannot be read: the host /tmp, the repository, /ro
   }
 });
 
-test('no network: Postgres, Redis, a loopback listener of the test and the outside are all unreachable', async () => {
-  let connections = 0;
-  const listener = createServer((socket) => {
-    connections += 1;
-    socket.destroy();
-  });
-  listener.listen(0, '127.0.0.1');
-  await once(listener, 'listening');
-  const { port } = listener.address() as AddressInfo;
+test("two sandboxes at once: neither can read the other's scratch files", async () => {
+  const victimSecret = `victim-${SECRET}`;
+  const victim = harness.runHostile('hold-secret', [victimSecret, '4000'], { scratch: 'victim' });
+  const victimDir = path.join(harness.base, 'victim');
+  const ready = path.join(victimDir, 'ready');
+  for (let i = 0; i < 400 && !existsSync(ready); i += 1) await new Promise((r) => setTimeout(r, 25));
+  expect(existsSync(ready)).toBe(true);
+  // The victim's processes as the host numbers them: a /proc/<pid>/root path would lead into its files.
+  const hostPids = readdirSync('/proc').filter((entry) => /^\d+$/.test(entry));
+  const targets = [
+    path.join(victimDir, 'mine.txt'),
+    '/work/../victim/mine.txt',
+    ...hostPids.slice(-20).map((pid) => `/proc/${pid}/root/work/mine.txt`),
+  ];
+  const attacker = await harness.runHostile('read-files', [JSON.stringify(targets)], { scratch: 'attacker' });
+  expect(attacker.exitCode).toBe(0);
+  const { seen } = report(attacker) as { seen: Record<string, string> };
+  for (const text of Object.values(seen)) expect(text).not.toContain(victimSecret);
+  expect(seen[path.join(victimDir, 'mine.txt')]).toBe('ENOENT');
+  const held = await victim;
+  expect(held).toMatchObject({ exitCode: 0, limit: null });
+  expect(readFileSync(path.join(victimDir, 'mine.txt'), 'utf8')).toBe(victimSecret);
+});
+
+test("symlinks it leaves in the scratch directory do not lead the worker's reads out of it", async () => {
+  const hostSecret = path.join(harness.base, 'host-secret-2.txt');
+  await writeFile(hostSecret, SECRET);
+  const result = await harness.runHostile('plant-symlinks', [hostSecret, harness.base], { scratchBytes: 1024 * 1024 });
+  expect(result).toMatchObject({ exitCode: 0, limit: null });
+  // What a plain read would have done: the worker, as root, reads its own secret.
+  expect(readFileSync(path.join(result.scratchDir, 'report.json'), 'utf8')).toBe(SECRET);
+  await expect(readScratchFile(result.scratchDir, 'report.json')).rejects.toMatchObject({ code: 'ELOOP' });
+  await expect(readScratchFile(result.scratchDir, 'out/host-secret-2.txt')).rejects.toThrow(
+    'out/host-secret-2.txt is outside the scratch directory',
+  );
+  await expect(readScratchFile(result.scratchDir, '../host-secret-2.txt')).rejects.toThrow(/outside the scratch/);
+  await expect(readScratchFile(result.scratchDir, 'pipe')).rejects.toThrow(
+    'pipe in the scratch directory is not a regular file',
+  );
+  await writeFile(path.join(result.scratchDir, 'results.jsonl'), '{"ok":true}\n');
+  expect((await readScratchFile(result.scratchDir, 'results.jsonl')).toString()).toBe('{"ok":true}\n');
+  await expect(readScratchFile(result.scratchDir, 'results.jsonl', 4)).rejects.toThrow(/over 4 bytes/);
+});
+
+test('no network: Postgres, Redis, a loopback listener of the test, the metadata address and the outside', async () => {
+  const listener = await countingListener();
   try {
-    const result = await harness.run(`
-      const net = require('net');
-      const dgram = require('dgram');
-      const targets = [['127.0.0.1', 5432], ['127.0.0.1', 6379], ['127.0.0.1', ${port}], ['1.1.1.1', 80], ['10.0.0.1', 443]];
-      const attempt = ([host, port]) => new Promise((resolve) => {
-        const socket = net.connect({ host, port, timeout: 2000 });
-        socket.on('connect', () => { socket.destroy(); resolve('connected'); });
-        socket.on('timeout', () => { socket.destroy(); resolve('timeout'); });
-        socket.on('error', (e) => resolve(e.code));
-      });
-      const udp = () => new Promise((resolve) => {
-        const socket = dgram.createSocket('udp4');
-        socket.send('x', 53, '1.1.1.1', (e) => { socket.close(); resolve(e ? e.code : 'sent'); });
-      });
-      Promise.all([...targets.map(attempt), udp()]).then((outcomes) => {
-        console.log(JSON.stringify({ outcomes, interfaces: Object.keys(require('os').networkInterfaces()) }));
-      });
-    `);
+    // No route out of the sandbox: the connections off the machine fail before a packet leaves.
+    const targets = [
+      ['127.0.0.1', 5432],
+      ['127.0.0.1', 6379],
+      ['127.0.0.1', listener.port],
+      ['169.254.169.254', 80],
+      ['1.1.1.1', 80],
+      ['10.0.0.1', 443],
+    ];
+    const result = await harness.runHostile('connect', [JSON.stringify(targets), JSON.stringify(['1.1.1.1', 53])]);
     expect(result.exitCode).toBe(0);
-    const { outcomes, interfaces } = report(result) as { outcomes: string[]; interfaces: string[] };
-    expect(outcomes).toEqual([
-      'ECONNREFUSED',
-      'ECONNREFUSED',
-      'ECONNREFUSED',
-      'ENETUNREACH',
-      'ENETUNREACH',
-      'ENETUNREACH',
-    ]);
-    expect(interfaces).toEqual(['lo']);
-    expect(connections).toBe(0);
+    expect(report(result)).toEqual({
+      outcomes: ['ECONNREFUSED', 'ECONNREFUSED', 'ECONNREFUSED', 'ENETUNREACH', 'ENETUNREACH', 'ENETUNREACH'],
+      udp: 'ENETUNREACH',
+      interfaces: ['lo'],
+    });
+    expect(listener.connections()).toBe(0);
   } finally {
-    listener.close();
+    listener.server.close();
   }
 });
 

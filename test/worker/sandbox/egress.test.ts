@@ -2,6 +2,8 @@ import { once } from 'node:events';
 import { createServer, type IncomingMessage } from 'node:http';
 import { createServer as createTcpServer, type AddressInfo } from 'node:net';
 import path from 'node:path';
+import { createTargetPolicy, parseTargetRules } from '@testrun/core/target-policy';
+import { EgressProxy } from '../../../apps/worker/src/network/egress-proxy';
 import { checkSandboxSupport } from '../../../apps/worker/src/sandbox';
 import { report, sandboxHarness, type Harness } from './sandbox-harness';
 
@@ -20,6 +22,8 @@ beforeAll(async () => {
   expect(await checkSandboxSupport()).toBeNull();
   harness = await sandboxHarness();
 });
+
+afterEach(() => harness.expectHealthy());
 
 afterAll(() => harness.close());
 
@@ -76,6 +80,78 @@ test('an HTTP request through the proxy works; Postgres, Redis and a listener of
     expect(connections).toBe(0);
   } finally {
     proxy.close();
+    listener.close();
+  }
+});
+
+test("through the worker's egress proxy: the policy refuses Postgres, Redis, a listener of the test and the metadata address", async () => {
+  // Only 127.0.0.2 is allowed (a site of the test there); names are never resolved, so nothing but
+  // loopback is dialled, and the metadata address is refused before any connection.
+  const site = createServer((_request, response) => response.end('allowed'));
+  site.listen(0, '127.0.0.2');
+  await once(site, 'listening');
+  const sitePort = (site.address() as AddressInfo).port;
+  let connections = 0;
+  const listener = createTcpServer((socket) => {
+    connections += 1;
+    socket.destroy();
+  });
+  listener.listen(0, '127.0.0.1');
+  await once(listener, 'listening');
+  const { port } = listener.address() as AddressInfo;
+  const proxy = new EgressProxy({
+    policy: createTargetPolicy({ allow: parseTargetRules('127.0.0.2/32') }),
+    lookup: () => Promise.reject(new Error('no names in this test')),
+  });
+  await proxy.start();
+  const socketPath = path.join(harness.base, 'worker-egress.sock');
+  await proxy.listenUnix(socketPath);
+  const run = proxy.openRun('sandbox-egress-test');
+  const { username, password } = run.proxy;
+  try {
+    const urls = [
+      'http://127.0.0.1:5432/',
+      'http://127.0.0.1:6379/',
+      `http://127.0.0.1:${port}/`,
+      'http://169.254.169.254/latest/meta-data/',
+      `http://127.0.0.2:${sitePort}/`,
+    ];
+    const result = await harness.runHostile('proxy-requests', [JSON.stringify(urls)], {
+      network: { proxySocketPath: socketPath, port: PROXY_PORT },
+      env: { HTTP_PROXY: `http://${username}:${encodeURIComponent(password)}@127.0.0.1:${PROXY_PORT}` },
+    });
+    expect(result).toMatchObject({ exitCode: 0, limit: null, stderr: '' });
+    expect(report(result)).toEqual({ forward: [403, 403, 403, 403, 200], tunnel: [403, 403, 403, 403, 200] });
+    expect(run.blocked.map((blocked) => blocked.rule)).toEqual([
+      'loopback',
+      'loopback',
+      'loopback',
+      'loopback',
+      'loopback',
+      'loopback',
+      'metadata',
+      'metadata',
+    ]);
+    // Raw sockets from the same sandbox still find nothing but the relay.
+    const raw = await harness.runHostile(
+      'connect',
+      [
+        JSON.stringify([
+          ['127.0.0.1', 5432],
+          ['127.0.0.1', port],
+          ['169.254.169.254', 80],
+        ]),
+      ],
+      {
+        network: { proxySocketPath: socketPath, port: PROXY_PORT },
+      },
+    );
+    expect(report(raw)).toMatchObject({ outcomes: ['ECONNREFUSED', 'ECONNREFUSED', 'ENETUNREACH'] });
+    expect(connections).toBe(0);
+  } finally {
+    run.close();
+    await proxy.close();
+    site.close();
     listener.close();
   }
 });

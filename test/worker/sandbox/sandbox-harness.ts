@@ -3,15 +3,19 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import {
+  mountScratch,
   runSandboxed,
+  unmountScratch,
   type SandboxLimits,
   type SandboxResult,
   type SandboxSpec,
 } from '../../../apps/worker/src/sandbox';
 
 /*
- * Each test's sandbox: the hostile program is a small Node script in a bundle directory bound
- * read-only, run by the sandboxed /usr/bin/node with a scratch directory of its own.
+ * Each test's sandbox: the program is a small Node script run by the sandboxed /usr/bin/node with a
+ * scratch directory of its own: either a script the test writes (into a bundle directory bound
+ * read-only) or a script file such as the hostile programs of test/fixtures/hostile/ (its folder
+ * mounted read-only at /program, as a Playwright spec wrapping them would mount its bundle).
  */
 
 const SMALL_LIMITS: SandboxLimits = {
@@ -23,20 +27,36 @@ const SMALL_LIMITS: SandboxLimits = {
   tmpBytes: 4 * 1024 * 1024,
 };
 
+/** The hostile programs. */
+const HOSTILE_DIR = path.resolve(__dirname, '../../fixtures/hostile');
+/** Where the folder of a program file of the host appears inside. */
+const INSIDE_PROGRAM_DIR = '/program';
+
+interface RunOptions {
+  env?: Record<string, string>;
+  limits?: Partial<SandboxLimits>;
+  /** The scratch directory's name under {@link Harness.base} (default: a new one per run). */
+  scratch?: string;
+  /** Mounts a scratch tmpfs of this size first (unmounted by {@link Harness.close}). */
+  scratchBytes?: number;
+  signal?: AbortSignal;
+  network?: SandboxSpec['network'];
+  readOnlyMounts?: SandboxSpec['readOnlyMounts'];
+}
+
+type HarnessResult = SandboxResult & { scratchDir: string };
+
 export interface Harness {
   /** The host directory holding the bundles and scratch directories of this file. */
   base: string;
-  /** Writes `source` as a script and runs it sandboxed; `scratch` names the scratch directory to use. */
-  run(
-    source: string,
-    options?: {
-      env?: Record<string, string>;
-      limits?: Partial<SandboxLimits>;
-      scratch?: string;
-      signal?: AbortSignal;
-      network?: SandboxSpec['network'];
-    },
-  ): Promise<SandboxResult & { scratchDir: string }>;
+  /** Writes `source` as a script and runs it sandboxed. */
+  run(source: string, options?: RunOptions): Promise<HarnessResult>;
+  /** Runs a script file of the host (its folder mounted read-only at /program) with `args`. */
+  runProgram(file: string, args?: readonly string[], options?: RunOptions): Promise<HarnessResult>;
+  /** Runs test/fixtures/hostile/<name>.js sandboxed with `args`. */
+  runHostile(name: string, args?: readonly string[], options?: RunOptions): Promise<HarnessResult>;
+  /** After a hostile run: the test's process (in the worker's place) is fine and a normal program still runs. */
+  expectHealthy(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -44,43 +64,69 @@ export async function sandboxHarness(): Promise<Harness> {
   const base = await mkdtemp(path.join(tmpdir(), 'testrun-sandbox-test-'));
   const bundle = path.join(base, 'bundle');
   await mkdir(bundle);
-  let scripts = 0;
+  const mounted: string[] = [];
+  let runs = 0;
+  const execute = async (command: string[], options: RunOptions, extraMounts: SandboxSpec['readOnlyMounts'] = []) => {
+    runs += 1;
+    const scratchDir = path.join(base, options.scratch ?? `scratch-${runs}`);
+    await mkdir(scratchDir, { recursive: true });
+    if (options.scratchBytes !== undefined) {
+      await mountScratch(scratchDir, options.scratchBytes);
+      mounted.push(scratchDir);
+    }
+    const spec: SandboxSpec = {
+      command: process.execPath,
+      args: command,
+      readOnlyBinds: [bundle],
+      readOnlyMounts: [...extraMounts, ...(options.readOnlyMounts ?? [])],
+      scratchDir,
+      env: { PATH: '/usr/bin:/bin', ...options.env },
+      limits: { ...SMALL_LIMITS, ...options.limits },
+      network: options.network ?? 'none',
+      signal: options.signal,
+    };
+    const result = await runSandboxed(spec);
+    expectNothingLeft(result);
+    return { ...result, scratchDir };
+  };
+  const run = async (source: string, options: RunOptions = {}) => {
+    const script = path.join(bundle, `program-${runs + 1}.js`);
+    await writeFile(script, source);
+    return execute([script], options);
+  };
+  const runProgram = (file: string, args: readonly string[] = [], options: RunOptions = {}) =>
+    execute([path.posix.join(INSIDE_PROGRAM_DIR, path.basename(file)), ...args], options, [
+      { from: path.dirname(file), to: INSIDE_PROGRAM_DIR },
+    ]);
   return {
     base,
-    async run(source, options = {}) {
-      scripts += 1;
-      const script = path.join(bundle, `program-${scripts}.js`);
-      await writeFile(script, source);
-      const scratchDir = path.join(base, options.scratch ?? `scratch-${scripts}`);
-      await mkdir(scratchDir, { recursive: true });
-      const spec: SandboxSpec = {
-        command: process.execPath,
-        args: [script],
-        readOnlyBinds: [bundle],
-        scratchDir,
-        env: { PATH: '/usr/bin:/bin', ...options.env },
-        limits: { ...SMALL_LIMITS, ...options.limits },
-        network: options.network ?? 'none',
-        signal: options.signal,
-      };
-      const result = await runSandboxed(spec);
-      expectNothingLeft(result.id, bundle);
-      return { ...result, scratchDir };
+    run,
+    runProgram,
+    runHostile: (name, args = [], options = {}) => runProgram(path.join(HOSTILE_DIR, `${name}.js`), args, options),
+    async expectHealthy() {
+      process.kill(process.pid, 0);
+      const result = await run(`console.log(JSON.stringify({ sum: 1 + 1 }));`);
+      expect(result).toMatchObject({ exitCode: 0, limit: null, aborted: false, stderr: '' });
+      expect(report(result)).toEqual({ sum: 2 });
     },
-    close: () => rm(base, { recursive: true, force: true }),
+    async close() {
+      for (const dir of mounted) await unmountScratch(dir);
+      await rm(base, { recursive: true, force: true });
+    },
   };
 }
 
-/** The sandbox's groups are removed and no process runs a script of the bundle any more. */
-function expectNothingLeft(id: string, bundle: string): void {
+/** The sandbox's groups are removed and no process of its user is left on the host. */
+function expectNothingLeft(result: SandboxResult): void {
   for (const controller of ['memory', 'pids', 'cpu']) {
-    expect(existsSync(path.join('/sys/fs/cgroup', controller, 'testrun-sandbox', id))).toBe(false);
+    expect(existsSync(path.join('/sys/fs/cgroup', controller, 'testrun-sandbox', result.id))).toBe(false);
   }
   const left = readdirSync('/proc')
     .filter((entry) => /^\d+$/.test(entry))
     .filter((pid) => {
       try {
-        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(bundle);
+        const uids = /^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+        return Number(uids) === result.uid;
       } catch {
         return false;
       }

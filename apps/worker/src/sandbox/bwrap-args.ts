@@ -1,4 +1,5 @@
 import { lstatSync, readlinkSync } from 'node:fs';
+import path from 'node:path';
 
 /** Where the scratch directory appears inside the sandbox, and its working directory. */
 const SANDBOX_WORKDIR = '/work';
@@ -11,6 +12,8 @@ export interface BwrapLayout {
   scratchDir: string;
   /** Size of the sandbox's /tmp (a tmpfs, charged to its memory group too). */
   tmpBytes: number;
+  /** Size of its /dev/shm (a tmpfs as well: Chromium's shared memory without --disable-dev-shm-usage). */
+  shmBytes: number;
   /** Further mounts as bubblewrap flags (the relay and the egress proxy's socket), made after /tmp. */
   mounts?: readonly string[];
 }
@@ -18,8 +21,37 @@ export interface BwrapLayout {
 /** The top-level directories that are symlinks into /usr on merged-/usr systems, or directories. */
 const SYSTEM_DIRS = ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
 
-/** Files of /etc a program may need: the loader's cache and the CA certificates. Not /etc wholesale. */
-const ETC_FILES = ['/etc/ld.so.cache', '/etc/ssl/certs', '/etc/ca-certificates', '/etc/nsswitch.conf'];
+/**
+ * Files of /etc a program may need: the loader's cache, the CA certificates, fontconfig's
+ * configuration (Chromium renders text with it) and Debian's Chromium launcher settings
+ * (/usr/bin/chromium is a script that reads /etc/chromium.d). Not /etc wholesale: no passwd, hosts, etc.
+ */
+const ETC_FILES = [
+  '/etc/ld.so.cache',
+  '/etc/ssl/certs',
+  '/etc/ca-certificates',
+  '/etc/nsswitch.conf',
+  '/etc/fonts',
+  '/etc/chromium.d',
+  '/etc/chromium',
+];
+
+/** Namespaces: all of --unshare-all's but the user namespace (see {@link bwrapArgs}). */
+const UNSHARE = ['--unshare-ipc', '--unshare-pid', '--unshare-net', '--unshare-uts', '--unshare-cgroup-try'];
+/** What setpriv needs to change the user and empty the bounding set; the program has none of them. */
+const DROP_CAPS = ['CAP_SETUID', 'CAP_SETGID', 'CAP_SETPCAP'];
+
+/** The namespaces and capabilities part of {@link bwrapArgs} (also what the support probe runs). */
+export function namespaceArgs(): string[] {
+  return [
+    ...UNSHARE,
+    '--die-with-parent',
+    '--new-session',
+    '--cap-drop',
+    'ALL',
+    ...DROP_CAPS.flatMap((cap) => ['--cap-add', cap]),
+  ];
+}
 
 function systemDirArgs(): string[] {
   const args: string[] = [];
@@ -36,9 +68,11 @@ function systemDirArgs(): string[] {
 }
 
 /**
- * bubblewrap's flags. Every namespace new (network: loopback only; PID: its own /proc; IPC, UTS,
- * cgroup), no capabilities, its own session (no TIOCSTI into the worker's terminal), gone with the
- * worker. The root is an empty tmpfs holding only /usr and the system directories read-only, a few
+ * bubblewrap's flags. Every namespace new but the user namespace (network: loopback only; PID: its
+ * own /proc; IPC, UTS, cgroup), its own session (no TIOCSTI into the worker's terminal), gone with
+ * the worker. Of root's capabilities, bubblewrap's init and the relay keep only what
+ * {@link dropPrivileges} needs to make the program a user of its own: a user namespace made by root
+ * would map the program's uid to the host's root, where a host uid of its own is no one. The root is an empty tmpfs holding only /usr and the system directories read-only, a few
  * files of /etc, the given read-only binds, a fresh /dev and /proc, a size-limited /tmp and the
  * scratch directory: nothing of the worker's /work, /root, /home or /tmp.
  */
@@ -47,11 +81,7 @@ export function bwrapArgs(layout: BwrapLayout): string[] {
   if (hidden !== undefined)
     throw new Error(`${hidden} cannot be bound: ${SANDBOX_WORKDIR} is the scratch directory's place`);
   const args = [
-    '--unshare-all',
-    '--die-with-parent',
-    '--new-session',
-    '--cap-drop',
-    'ALL',
+    ...namespaceArgs(),
     '--hostname',
     'sandbox',
     '--ro-bind',
@@ -63,10 +93,19 @@ export function bwrapArgs(layout: BwrapLayout): string[] {
     '/proc',
     '--dev',
     '/dev',
+    // Writable by everyone, sticky, as on a host: the program is not root.
+    '--perms',
+    '1777',
     '--size',
     String(layout.tmpBytes),
     '--tmpfs',
     '/tmp',
+    '--perms',
+    '1777',
+    '--size',
+    String(layout.shmBytes),
+    '--tmpfs',
+    '/dev/shm',
     // After /tmp, which would otherwise hide a bind below it.
     ...layout.readOnlyBinds.flatMap((dir) => ['--ro-bind', dir, dir]),
     ...(layout.mounts ?? []),
@@ -81,7 +120,51 @@ export function bwrapArgs(layout: BwrapLayout): string[] {
     '--args',
     String(ENV_ARGS_FD),
   ];
-  return args;
+  return withParents(args);
+}
+
+/**
+ * The program's command-line prefix inside: it becomes `uid`:`gid` (no supplementary groups) with
+ * no capability, none inheritable and an empty bounding set; bubblewrap's `no_new_privs` keeps it so.
+ */
+export function dropPrivileges(uid: number, gid: number): string[] {
+  return [
+    '/usr/bin/setpriv',
+    `--reuid=${uid}`,
+    `--regid=${gid}`,
+    '--clear-groups',
+    '--inh-caps=-all',
+    '--bounding-set=-all',
+    '--',
+  ];
+}
+
+/** Binds whose target is the flag's second operand. */
+const BIND_FLAGS = new Set(['--ro-bind', '--ro-bind-try', '--bind', '--bind-try']);
+
+/**
+ * Inserts `--perms 0755 --dir` for every missing ancestor of a bind's target before the bind:
+ * bubblewrap running as root makes them 0700, which the program (not root) could not traverse.
+ */
+function withParents(args: readonly string[]): string[] {
+  const made = new Set(['/', '/usr', '/proc', '/dev', '/tmp', ...SYSTEM_DIRS]);
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i += 1) {
+    const flag = args[i] as string;
+    const target = args[i + 2];
+    if (BIND_FLAGS.has(flag) && target !== undefined) {
+      const parts = path.posix.normalize(target).split('/').filter(Boolean);
+      for (let depth = 1; depth < parts.length; depth += 1) {
+        const dir = `/${parts.slice(0, depth).join('/')}`;
+        if (made.has(dir) || dir.startsWith('/usr/')) continue;
+        made.add(dir);
+        out.push('--perms', '0755', '--dir', dir);
+      }
+      out.push(flag, args[i + 1] as string, target);
+      i += 2;
+    } else out.push(flag);
+  }
+  return out;
 }
 
 /** The descriptor bwrap reads the program's `--setenv` arguments from. */

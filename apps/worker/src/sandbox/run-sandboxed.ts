@@ -2,8 +2,9 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { bwrapArgs, ENV_ARGS_FD, envArgs } from './bwrap-args';
+import { bwrapArgs, dropPrivileges, ENV_ARGS_FD, envArgs } from './bwrap-args';
 import type { SandboxCgroup } from './cgroups';
+import { prepareScratch, scratchFull } from './scratch';
 import { sandboxSupport } from './support';
 
 /** What bounds one sandboxed program. */
@@ -20,6 +21,14 @@ export interface SandboxLimits {
   outputBytes: number;
   /** Size of /tmp (default 16 MiB). */
   tmpBytes?: number;
+  /** Size of /dev/shm (default: as /tmp). */
+  shmBytes?: number;
+  /**
+   * The scratch directory's quota, for the caller's `mountScratch` (scratch.ts): runSandboxed does not
+   * mount it (the caller fills the directory before and reads it after), it only reports a program
+   * that ended with its scratch tmpfs full as limit `disk`.
+   */
+  scratchBytes?: number;
 }
 
 export interface SandboxSpec {
@@ -30,7 +39,11 @@ export interface SandboxSpec {
   readOnlyBinds: readonly string[];
   /** Host paths bound read-only at another path inside (`to` must not be under /work). */
   readOnlyMounts?: readonly { from: string; to: string }[];
-  /** A private writable directory of the host, the sandbox's /work and working directory. */
+  /**
+   * A private writable directory of the host, the sandbox's /work and working directory; given to
+   * the sandbox's user before it starts (with what the caller put there). Bound it with
+   * `mountScratch` (scratch.ts).
+   */
   scratchDir: string;
   /** The program's whole environment: nothing of the worker's is passed on. */
   env: Readonly<Record<string, string>>;
@@ -44,7 +57,7 @@ export interface SandboxSpec {
   signal?: AbortSignal;
 }
 
-type SandboxLimit = 'memory' | 'pids' | 'time' | 'output';
+type SandboxLimit = 'memory' | 'pids' | 'time' | 'output' | 'disk';
 
 export interface SandboxResult {
   /** The sandbox's name, as its cgroups are named (`testrun-sandbox/<id>` under each controller). */
@@ -59,6 +72,8 @@ export interface SandboxResult {
   stdout: string;
   stderr: string;
   peakMemoryBytes?: number;
+  /** The host uid (and gid) the program ran as: what owns the files it left in the scratch directory. */
+  uid?: number;
 }
 
 const DEFAULT_TMP_BYTES = 16 * 1024 * 1024;
@@ -71,9 +86,22 @@ const RELAY_SCRIPT = path.join(RELAY_DIR, 'netns-relay.js');
 const INSIDE_RELAY_DIR = '/run/testrun/relay';
 const PROXY_SOCKET = '/run/testrun/egress.sock';
 
+/**
+ * The host uids the programs run as: one per sandbox, out of every range a distribution gives people
+ * or services (and container user-namespace ranges start at 100000), varied by the worker's pid so
+ * two workers on a machine rarely share one. No /etc/passwd entry is needed.
+ */
+const UID_BASE = 1_000_000;
+let uids = (process.pid % 1000) * 1000;
+function nextUid(): number {
+  uids = (uids + 1) % 1_000_000;
+  return UID_BASE + uids;
+}
+
 /** The program's command line inside the sandbox, and what must be bound for it. */
-function programCommand(spec: SandboxSpec): { command: string[]; mounts: string[] } {
-  if (spec.network === 'none') return { command: [spec.command, ...spec.args], mounts: [] };
+function programCommand(spec: SandboxSpec, uid: number): { command: string[]; mounts: string[] } {
+  const program = [...dropPrivileges(uid, uid), spec.command, ...spec.args];
+  if (spec.network === 'none') return { command: program, mounts: [] };
   if (!existsSync(RELAY_SCRIPT)) throw new Error(`${RELAY_SCRIPT} is missing (build the worker)`);
   return {
     command: [
@@ -82,8 +110,7 @@ function programCommand(spec: SandboxSpec): { command: string[]; mounts: string[
       PROXY_SOCKET,
       String(spec.network.port),
       '-', // no descriptors beyond stdio
-      spec.command,
-      ...spec.args,
+      ...program,
     ],
     mounts: ['--ro-bind', RELAY_DIR, INSIDE_RELAY_DIR, '--bind', spec.network.proxySocketPath, PROXY_SOCKET],
   };
@@ -121,18 +148,27 @@ class CappedBuffer {
 export async function runSandboxed(spec: SandboxSpec): Promise<SandboxResult> {
   const support = await sandboxSupport();
   if (!support.ok) throw new Error(`the sandbox cannot run: ${support.reason}`);
-  const program = programCommand(spec);
+  const uid = nextUid();
+  const program = programCommand(spec, uid);
+  const tmpBytes = spec.limits.tmpBytes ?? DEFAULT_TMP_BYTES;
   const args = bwrapArgs({
     readOnlyBinds: spec.readOnlyBinds,
     mounts: [...(spec.readOnlyMounts ?? []).flatMap(({ from, to }) => ['--ro-bind', from, to]), ...program.mounts],
     scratchDir: spec.scratchDir,
-    tmpBytes: spec.limits.tmpBytes ?? DEFAULT_TMP_BYTES,
+    tmpBytes,
+    shmBytes: spec.limits.shmBytes ?? tmpBytes,
   });
+  await prepareScratch(spec.scratchDir, uid, uid);
   // The worker's pid in the name lets a later worker remove the groups this one leaves if it is killed.
   const id = `sbx-${process.pid}-${randomUUID()}`;
   const cgroup = await support.cgroups.create(id, spec.limits);
   try {
-    return await supervise(spec, id, cgroup, [support.bwrap, ...args, '--', ...program.command]);
+    const result = await supervise(spec, id, cgroup, [support.bwrap, ...args, '--', ...program.command]);
+    // ENOSPC in the scratch directory that ended the program: the scratch quota was its limit.
+    const failed = result.exitCode !== 0 || result.signal !== null;
+    if (failed && result.limit === null && !result.aborted && (await scratchFull(spec.scratchDir)))
+      result.limit = 'disk';
+    return { ...result, uid };
   } finally {
     await cgroup.destroy();
   }

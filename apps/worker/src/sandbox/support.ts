@@ -1,15 +1,19 @@
 import { execFile } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
+import { mkdtemp, rmdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { dropPrivileges, namespaceArgs } from './bwrap-args';
 import { detectCgroups, type CgroupDriver } from './cgroups';
+import { mountScratch, sweepStaleScratch, unmountScratch } from './scratch';
 
 /** Whether this machine can run the sandbox, and if not, why. */
 export type SandboxSupport = { ok: true; bwrap: string; cgroups: CgroupDriver } | { ok: false; reason: string };
 
-function findBwrap(): string | undefined {
-  for (const dir of ['/usr/bin', '/usr/local/bin', '/bin']) {
-    const candidate = path.join(dir, 'bwrap');
+function findExecutable(name: string, dirs: readonly string[]): string | undefined {
+  for (const dir of dirs) {
+    const candidate = path.join(dir, name);
     try {
       accessSync(candidate, constants.X_OK);
       return candidate;
@@ -20,26 +24,64 @@ function findBwrap(): string | undefined {
   return undefined;
 }
 
-/** bubblewrap makes every namespace the sandbox uses, or says why not (a container without the privilege). */
+function firstLine(error: unknown): string {
+  const stderr = typeof error === 'object' && error !== null && 'stderr' in error ? String(error.stderr) : '';
+  return stderr.trim().split('\n')[0] || (error instanceof Error ? error.message : String(error));
+}
+
+/**
+ * bubblewrap makes every namespace the sandbox uses and the program becomes a user of its own
+ * inside, or why not (a container without the privilege, a seccomp or AppArmor profile refusing it).
+ */
 async function probeBwrap(bwrap: string): Promise<string | undefined> {
   try {
-    await promisify(execFile)(
-      bwrap,
-      ['--unshare-all', '--die-with-parent', '--cap-drop', 'ALL', '--ro-bind', '/', '/', '--', '/bin/sh', '-c', ':'],
-      { timeout: 10_000, env: {} },
-    );
+    await promisify(execFile)(bwrap, [...namespaceArgs(), '--ro-bind', '/', '/', '--', '/bin/true'], {
+      timeout: 10_000,
+      env: {},
+    });
+  } catch (error) {
+    return `${bwrap} cannot create the namespaces (${firstLine(error)})`;
+  }
+  try {
+    const drop = dropPrivileges(1_000_000, 1_000_000);
+    await promisify(execFile)(bwrap, [...namespaceArgs(), '--ro-bind', '/', '/', '--', ...drop, '/bin/true'], {
+      timeout: 10_000,
+      env: {},
+    });
     return undefined;
   } catch (error) {
-    const stderr = typeof error === 'object' && error !== null && 'stderr' in error ? String(error.stderr) : '';
-    return stderr.trim().split('\n')[0] || (error instanceof Error ? error.message : String(error));
+    return `the program cannot be made an unprivileged user inside the sandbox with /usr/bin/setpriv (${firstLine(error)})`;
+  }
+}
+
+/** A tmpfs can be mounted for the scratch quota; removes the quota mounts of workers that are gone first. */
+async function probeScratch(): Promise<string | undefined> {
+  await sweepStaleScratch();
+  const dir = await mkdtemp(path.join(tmpdir(), 'testrun-scratch-probe-'));
+  try {
+    await mountScratch(dir, 1024 * 1024);
+    await unmountScratch(dir);
+    return undefined;
+  } catch (error) {
+    return (error as Error).message;
+  } finally {
+    await rmdir(dir).catch(() => undefined);
   }
 }
 
 async function detect(): Promise<SandboxSupport> {
-  const bwrap = findBwrap();
+  const uid = process.getuid?.();
+  if (uid !== 0)
+    return {
+      ok: false,
+      reason: `the worker runs as uid ${uid ?? 'unknown'}, and the sandbox needs root (uid 0) to create cgroups, mount the scratch quota and run tenant code as a user of its own`,
+    };
+  const bwrap = findExecutable('bwrap', ['/usr/bin', '/usr/local/bin', '/bin']);
   if (bwrap === undefined) return { ok: false, reason: 'bwrap (bubblewrap) is not installed' };
-  const failure = await probeBwrap(bwrap);
-  if (failure !== undefined) return { ok: false, reason: `${bwrap} cannot create the namespaces (${failure})` };
+  if (findExecutable('setpriv', ['/usr/bin']) === undefined)
+    return { ok: false, reason: '/usr/bin/setpriv (util-linux) is not installed' };
+  const failure = (await probeBwrap(bwrap)) ?? (await probeScratch());
+  if (failure !== undefined) return { ok: false, reason: failure };
   const cgroups = await detectCgroups();
   if ('reason' in cgroups) return { ok: false, reason: cgroups.reason };
   return { ok: true, bwrap, cgroups: cgroups.driver };
@@ -54,8 +96,9 @@ export function sandboxSupport(): Promise<SandboxSupport> {
 }
 
 /**
- * Why the sandbox cannot run here (no bubblewrap, no namespaces, no usable cgroup controllers, not
- * permitted to create groups), or null when it can: for the worker to report at start-up.
+ * Why the sandbox cannot run here (not root, no bubblewrap or setpriv, namespaces refused, no
+ * scratch tmpfs, no usable cgroup controllers, not permitted to create groups), or null when it can:
+ * for the worker to report at start-up.
  */
 export async function checkSandboxSupport(): Promise<string | null> {
   const support = await sandboxSupport();

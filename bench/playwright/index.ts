@@ -8,7 +8,7 @@
  * while the service cannot deploy a Playwright project yet, its rows read "pending" and why.
  */
 import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { CHROMIUM_ARGS } from '@testrun/worker';
 import { startFixtureSite } from '../../test/fixtures/site';
@@ -28,12 +28,13 @@ const out = (line: string) => process.stdout.write(`${line}\n`);
 const cliPath = () => require.resolve('@playwright/test/cli');
 
 /** `playwright test --workers=K` in `root` to its end; fails unless all `n` tests passed. */
-async function playwrightTest(root: string, k: number, n: number): Promise<Trial> {
+async function playwrightTest(root: string, k: number, n: number, cacheDir: string): Promise<Trial> {
   const reportFile = path.join(root, 'report.json');
   rmSync(reportFile, { force: true });
   const env = {
     ...process.env,
     CHROMIUM_PATH: CHROMIUM,
+    PWTEST_CACHE_DIR: cacheDir,
     BENCH_REPORT_FILE: reportFile,
     BENCH_OUTPUT_DIR: path.join(root, 'test-results'),
   };
@@ -45,14 +46,14 @@ async function playwrightTest(root: string, k: number, n: number): Promise<Trial
   return run;
 }
 
-/** `playwright test --list` of `root`: what listing the tests costs locally, the floor of discovery. */
-async function playwrightList(root: string): Promise<{ wallMs: number; tests: number }> {
-  const run = await runTimed(
-    'pw-list',
-    process.execPath,
-    [cliPath(), 'test', '-c', 'e2e/playwright.config.ts', '--list'],
-    root,
-  );
+/**
+ * `playwright test --list` of `root`: what listing the tests costs locally, the floor of discovery.
+ * Playwright keeps the TypeScript it compiled in `cacheDir` (PWTEST_CACHE_DIR): a new directory is a
+ * cold start, as in a fresh sandbox; the same one again is warm.
+ */
+async function playwrightList(root: string, cacheDir: string): Promise<{ wallMs: number; tests: number }> {
+  const args = [cliPath(), 'test', '-c', 'e2e/playwright.config.ts', '--list'];
+  const run = await runTimed('pw-list', process.execPath, args, root, { ...process.env, PWTEST_CACHE_DIR: cacheDir });
   const total = /Total: (\d+) tests?/.exec(run.output);
   if (run.code !== 0 || !total) throw new Error(`playwright test --list failed:\n${run.output}`);
   return { wallMs: run.wallMs, tests: Number(total[1]) };
@@ -67,14 +68,25 @@ function fmt(values: readonly number[], digits: number, scale = 1): string {
 
 interface Results {
   trials: Map<string, Trial[]>;
-  list: number[];
+  listCold: number[];
+  listWarm: number[];
   listedTests: number;
+  /** One-minute load average before and after: how busy the shared machine was. */
+  load: [number, number];
   deploys: number[];
   pending: string | null;
 }
 
 async function measure(work: string, baseUrl: string): Promise<Results> {
-  const results: Results = { trials: new Map(), list: [], listedTests: 0, deploys: [], pending: null };
+  const results: Results = {
+    trials: new Map(),
+    listCold: [],
+    listWarm: [],
+    listedTests: 0,
+    deploys: [],
+    pending: null,
+    load: [loadavg()[0] ?? 0, 0],
+  };
   const record = (k: number, side: string, trial: Trial) => {
     const key = `${k}:${side}`;
     results.trials.set(key, [...(results.trials.get(key) ?? []), trial]);
@@ -88,12 +100,15 @@ async function measure(work: string, baseUrl: string): Promise<Results> {
   const started = await startPlaywrightService(path.join(suite, 'testrun.yaml'));
   const service: PlaywrightService | null = 'service' in started ? started.service : null;
   if ('pending' in started) results.pending = started.pending.replaceAll(`${work}/`, '');
+  // Both sides steady: the service's worker is warm, and Playwright's compiled TypeScript is cached.
+  const shopCache = path.join(work, 'transform-cache-shop');
+  await playwrightList(suite, shopCache);
   try {
     for (const k of KS) {
       await service?.useWorker(k, { projectSlug: 'bench-pw', suiteSlug: 'all' });
       const sides: Record<string, (() => Promise<Trial>) | null> = {
         service: service ? () => service.runSuite('bench-pw', 'all', N) : null,
-        playwright: () => playwrightTest(suite, k, N),
+        playwright: () => playwrightTest(suite, k, N, shopCache),
       };
       for (let round = 0; round < PAIRS; round++) {
         const order = round % 2 === 0 ? ['playwright', 'service'] : ['service', 'playwright'];
@@ -104,10 +119,15 @@ async function measure(work: string, baseUrl: string): Promise<Results> {
       }
     }
     for (let round = 0; round < DEPLOYS; round++) {
-      const listed = await playwrightList(large);
-      results.list.push(listed.wallMs);
-      results.listedTests = listed.tests;
-      out(`playwright test --list, ${SPECS} specs: ${(listed.wallMs / 1000).toFixed(2)} s`);
+      const cacheDir = path.join(work, `transform-cache-${round}`);
+      const cold = await playwrightList(large, cacheDir);
+      const warm = await playwrightList(large, cacheDir);
+      results.listCold.push(cold.wallMs);
+      results.listWarm.push(warm.wallMs);
+      results.listedTests = cold.tests;
+      out(
+        `playwright test --list, ${SPECS} specs: ${(cold.wallMs / 1000).toFixed(2)} s cold, ${(warm.wallMs / 1000).toFixed(2)} s warm`,
+      );
       if (!service) continue;
       // A changed spec each round, so each deploy packs, uploads and discovers a new bundle.
       appendFileSync(path.join(large, 'e2e/tests/catalog/catalog-000.spec.ts'), `// round ${round}\n`);
@@ -118,6 +138,7 @@ async function measure(work: string, baseUrl: string): Promise<Results> {
   } finally {
     await service?.close();
   }
+  results.load[1] = loadavg()[0] ?? 0;
   return results;
 }
 
@@ -156,13 +177,15 @@ function report(results: Results): string {
 
 \`pnpm bench playwright\` (\`bench/playwright/\`; \`BENCH_PW_TESTS\`, \`BENCH_PW_PAIRS\`, \`BENCH_PW_K\`, \`BENCH_PW_SPECS\`, \`BENCH_PW_DEPLOYS\` change the run).
 
-- ${machineLine()}; measured ${new Date().toISOString().slice(0, 10)} on a machine other processes shared.
+- ${machineLine()}; measured ${new Date().toISOString().slice(0, 10)} on a machine other processes shared
+  (load average ${results.load[0].toFixed(1)} at the start, ${results.load[1].toFixed(1)} at the end: figures are indicative).
 - ${N} tests in one TypeScript spec against the fixture shop's catalog (\`bench/playwright/project.ts\`): open
   the catalog or a product page, search, click a link or "Add to cart", expect the heading, price, status
   or cart total (each click answers after 150 ms, as a page waiting on its API does). Config: Chromium at
   \`${CHROMIUM}\` with the worker's launch flags, \`fullyParallel\`, no retries, trace, video and screenshot off.
 - **playwright test**: \`node node_modules/@playwright/test/cli.js test -c e2e/playwright.config.ts --workers=K\`
-  (\`npx playwright test --workers=K\`), timed from spawn to exit, its CPU from a cgroup v1 \`cpuacct\` group
+  (\`npx playwright test --workers=K\`), its compiled-TypeScript cache warm (one \`--list\` before the rounds),
+  timed from spawn to exit, its CPU from a cgroup v1 \`cpuacct\` group
   of its own (\`cpuacct.usage\`: every process it starts, Chromium's orphaned helpers included).
   **service**: the same project deployed with \`testrun deploy --file testrun.yaml\`, its suite POSTed to
   \`/api/v1/runs\` and followed to its end; CPU of the API, the worker and its sandboxes, and the Postgres backends.
@@ -183,7 +206,8 @@ beside it \`playwright test --list\` of the same project on this machine, what l
 
 | What | Wall (s) | Target |
 |---|---|---|
-| \`playwright test --list\` (local, no sandbox) | ${fmt(results.list, 2, 1000)} | – |
+| \`playwright test --list\` (local, no sandbox), compile cache cold | ${fmt(results.listCold, 2, 1000)} | – |
+| \`playwright test --list\`, compile cache warm | ${fmt(results.listWarm, 2, 1000)} | – |
 | \`testrun deploy\` end to end | ${fmt(results.deploys, 2, 1000)} | ≤ 15 |
 ${pending}
 Pending as well: the sandbox's cost per batch and per test, POST to the first test started (warm), and

@@ -145,7 +145,10 @@ async function measure(work: string, baseUrl: string): Promise<Results> {
 function ratioRow(k: number, results: Results, of: keyof Trial, target: string): string {
   const a = results.trials.get(`${k}:service`) ?? [];
   const b = results.trials.get(`${k}:playwright`) ?? [];
-  const ratios = a.flatMap((t, i) => (b[i] ? [t[of] / (b[i] as Trial)[of]] : []));
+  const ratios = a.flatMap((t, i) => {
+    const other = b[i];
+    return other ? [t[of] / other[of]] : [];
+  });
   return `| ${k} | service / playwright test, ${of === 'wallMs' ? 'wall' : 'CPU'} | ${fmt(ratios, 2)} | ${target} |`;
 }
 
@@ -209,6 +212,10 @@ beside it \`playwright test --list\` of the same project on this machine, what l
 | \`playwright test --list\` (local, no sandbox), compile cache cold | ${fmt(results.listCold, 2, 1000)} | – |
 | \`playwright test --list\`, compile cache warm | ${fmt(results.listWarm, 2, 1000)} | – |
 | \`testrun deploy\` end to end | ${fmt(results.deploys, 2, 1000)} | ≤ 15 |
+
+Playwright compiles a project's TypeScript when it first loads it and caches the result (\`PWTEST_CACHE_DIR\`,
+else a folder of the system's temporary directory): a fresh sandbox starts cold, so discovery and each batch
+pay the cold figure unless the worker keeps that cache per bundle.
 ${pending}
 Pending as well: the sandbox's cost per batch and per test, POST to the first test started (warm), and
 memory per sandbox, which need the service's Playwright executor.

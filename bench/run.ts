@@ -12,6 +12,8 @@ const SCENARIOS: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
   fairness: () => import('./fairness'),
   /** The service against `playwright test` and the floor on the same tests. */
   h2h: () => import('./h2h'),
+  /** A team's Playwright tests: the service against `playwright test --workers=K`, and deploying a 100-spec project. */
+  playwright: () => import('./playwright'),
   /** The floor with the service's duties (egress proxy, on-failure trace) added: where the gap goes. */
   floor: () => import('./h2h').then((h2h) => ({ run: h2h.runFloorGap })),
   /** Read throughput against a bare Express app, and enqueue times of large suites and projects. */

@@ -4,6 +4,7 @@
  * difference of two readings is the CPU the tree burnt in between, including processes that started
  * or ended meanwhile (an ended child's time moves into its parent's cutime once reaped).
  */
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 
 const TICKS_PER_SECOND = 100;
@@ -135,4 +136,42 @@ export class CpuGroup {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }
+}
+
+/**
+ * Runs a command to its end; its output, exit code, wall time and the CPU of its whole process tree:
+ * from a control group of its own where the machine allows one, else from bash's `times` (children
+ * waited for only: a browser killed without being waited for is missed).
+ */
+export async function runTimed(
+  name: string,
+  command: string,
+  args: string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ code: number | null; output: string; wallMs: number; cpuMs: number }> {
+  const group = CpuGroup.create(`testrun-h2h-${name}-${process.pid}`);
+  const script = group ? group.enterCommand : '"$@"; code=$?; times; exit $code';
+  const began = performance.now();
+  const child = spawn('bash', ['-c', script, 'bash', command, ...args], {
+    cwd,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (c: Buffer) => (output += c.toString('utf8')));
+  child.stderr.on('data', (c: Buffer) => (output += c.toString('utf8')));
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  const wallMs = performance.now() - began;
+  if (group) {
+    const cpuMs = group.usageMs();
+    await group.remove();
+    return { code, output, wallMs, cpuMs };
+  }
+  // `times` prints the shell's own times, then its children's: "0m1.234s 0m0.567s".
+  const children = /(\d+)m([\d.]+)s (\d+)m([\d.]+)s$/.exec(output.trimEnd().split('\n').at(-1) ?? '');
+  if (!children) throw new Error(`no CPU times from ${command}:\n${output}`);
+  const cpuMs =
+    (Number(children[1]) * 60 + Number(children[2]) + Number(children[3]) * 60 + Number(children[4])) * 1000;
+  return { code, output, wallMs, cpuMs };
 }

@@ -8,13 +8,12 @@
  * the clock starts, as a deployed worker is. `playwright test` is timed from its start to its exit
  * (launching its browsers is part of what a CI job pays).
  */
-import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { CHROMIUM_ARGS } from '@testrun/worker';
 import { REPO_ROOT } from '../../test/support/processes';
 import { machineLine, spread, writeSection } from '../report';
-import { CpuGroup, treeCpuMs } from './cpu';
+import { CpuGroup, runTimed, treeCpuMs } from './cpu';
 import { CHROMIUM, startBenchService } from './service';
 import { playwrightConfig, playwrightSpec, projectFile, type EvidenceLevel } from './suite';
 import { FORM_DELAY_MS, startFormSite } from './site';
@@ -36,39 +35,6 @@ interface Trial {
 }
 
 const out = (line: string) => process.stdout.write(`${line}\n`);
-
-/**
- * Runs a command to its end; its output, exit code, wall time and the CPU of its whole process tree:
- * from a control group of its own where the machine allows one, else from bash's `times` (children
- * waited for only: a browser killed without being waited for is missed).
- */
-async function runTimed(
-  name: string,
-  command: string,
-  args: string[],
-  cwd: string,
-): Promise<{ code: number | null; output: string; wallMs: number; cpuMs: number }> {
-  const group = CpuGroup.create(`testrun-h2h-${name}-${process.pid}`);
-  const script = group ? group.enterCommand : '"$@"; code=$?; times; exit $code';
-  const began = performance.now();
-  const child = spawn('bash', ['-c', script, 'bash', command, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout.on('data', (c: Buffer) => (output += c.toString('utf8')));
-  child.stderr.on('data', (c: Buffer) => (output += c.toString('utf8')));
-  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
-  const wallMs = performance.now() - began;
-  if (group) {
-    const cpuMs = group.usageMs();
-    await group.remove();
-    return { code, output, wallMs, cpuMs };
-  }
-  // `times` prints the shell's own times, then its children's: "0m1.234s 0m0.567s".
-  const children = /(\d+)m([\d.]+)s (\d+)m([\d.]+)s$/.exec(output.trimEnd().split('\n').at(-1) ?? '');
-  if (!children) throw new Error(`no CPU times from ${command}:\n${output}`);
-  const cpuMs =
-    (Number(children[1]) * 60 + Number(children[2]) + Number(children[3]) * 60 + Number(children[4])) * 1000;
-  return { code, output, wallMs, cpuMs };
-}
 
 async function main(mode: 'h2h' | 'floor'): Promise<void> {
   const SIDES_RUN = mode === 'h2h' ? SIDES : FLOOR_SIDES;

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
-import type { ProjectFile } from '@testrun/contracts';
+import type { ApiKeyScope, ProjectFile } from '@testrun/contracts';
 import { addMember, applyProject, createApiKey, createWorkspace } from '../../packages/admin/src/operations';
 import { createPrisma, type Db } from '@testrun/core/db';
 import { readCommonConfig } from '@testrun/core/env';
@@ -19,8 +19,12 @@ export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Starts the API on `database` with `project` applied to a new workspace. */
-export async function startBenchService(name: string, project: ProjectFile) {
+/** Starts the API on `database` with `project` applied to a new workspace; its key has `scopes` (default `run`). */
+export async function startBenchService(
+  name: string,
+  project: ProjectFile,
+  options: { scopes?: readonly ApiKeyScope[] } = {},
+) {
   const common = readCommonConfig(process.env);
   const dbUrl = new URL(common.databaseUrl);
   const database = `testrun_bench_${name}`;
@@ -35,7 +39,12 @@ export async function startBenchService(name: string, project: ProjectFile) {
   const workspace = await createWorkspace(db, { name: prefix, plan: 'enterprise' });
   const email = `${prefix}@testrun.local`;
   await addMember(db, workspace.id, email);
-  const { key } = await createApiKey(db, { workspaceId: workspace.id, creatorEmail: email, name });
+  const { key } = await createApiKey(db, {
+    workspaceId: workspace.id,
+    creatorEmail: email,
+    name,
+    scopes: options.scopes,
+  });
   await applyProject(db, workspace.id, project);
 
   const port = await freePort();

@@ -1,0 +1,125 @@
+/**
+ * The service's side of the Playwright benchmarks, the seam where the service plugs in: the built
+ * API and a worker (bench/h2h/service.ts), a project deployed with the CLI as a team deploys one
+ * (`testrun deploy --file testrun.yaml`: pack, upload the bundle, discovery in the sandbox), and a
+ * suite run through `POST /api/v1/runs`, followed to its end.
+ *
+ * Until the service runs Playwright projects, {@link startPlaywrightService} answers `pending`
+ * with the reason (the first deploy's error), and the report marks the service's rows pending.
+ */
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import type { ProjectFile } from '@testrun/contracts';
+import { REPO_ROOT } from '../../test/support/processes';
+import { CpuGroup, treeCpuMs } from '../h2h/cpu';
+import { startBenchService } from '../h2h/service';
+
+/** Wall time and CPU of one trial. */
+export interface Trial {
+  wallMs: number;
+  cpuMs: number;
+}
+
+/** What the Playwright benchmarks ask of the service. */
+export interface PlaywrightService {
+  /** `testrun deploy --file FILE` to its end: its wall time. Throws with the CLI's output when it fails. */
+  deploy(file: string): Promise<{ wallMs: number }>;
+  /** Replaces the worker by one with `k` slots, and warms it with one run of `projectSlug`/`suiteSlug`. */
+  useWorker(k: number, warm: { projectSlug: string; suiteSlug: string }): Promise<void>;
+  /** Runs a suite; wall from the POST to the suite run's end, CPU of the API, worker, browsers and Postgres backends. */
+  runSuite(projectSlug: string, suiteSlug: string, expectPassed: number): Promise<Trial>;
+  close(): Promise<void>;
+}
+
+/** A step project the bench workspace starts with: the Playwright projects arrive by deploy. */
+const PLACEHOLDER: ProjectFile = {
+  slug: 'bench-placeholder',
+  name: 'Placeholder',
+  baseUrl: 'http://127.0.0.1:9',
+  suites: [
+    { slug: 'none', name: 'None', tests: [{ key: 'none', name: 'None', steps: [{ action: 'goto', url: '/' }] }] },
+  ],
+};
+
+const CLI = path.join(REPO_ROOT, 'packages', 'cli', 'bin', 'testrun.js');
+
+/** Runs the CLI with the bench key in its environment (never on its command line); its output and wall time. */
+function cli(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; output: string; wallMs: number }> {
+  const began = performance.now();
+  const child = spawn(process.execPath, [CLI, ...args], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (c: Buffer) => (output += c.toString('utf8')));
+  child.stderr.on('data', (c: Buffer) => (output += c.toString('utf8')));
+  return new Promise((resolve) =>
+    child.on('exit', (code) => resolve({ code, output, wallMs: performance.now() - began })),
+  );
+}
+
+/**
+ * The service, with `firstProject` (a testrun.yaml) deployed; or `pending` and why, when the service
+ * cannot deploy or run it yet (the API, the CLI's packer, discovery or the worker's executor).
+ */
+export async function startPlaywrightService(
+  firstProject: string,
+): Promise<{ service: PlaywrightService } | { pending: string }> {
+  const bench = await startBenchService('playwright', PLACEHOLDER, { scopes: ['deploy'] });
+  const group = CpuGroup.create(`testrun-pw-service-${process.pid}`);
+  group?.add(bench.api.child.pid ?? 0);
+  const cliEnv = { TESTRUN_API_URL: bench.apiUrl, TESTRUN_API_KEY: bench.key };
+  // Discovery runs in a worker: one must be up before the first deploy.
+  let worker = bench.spawnWorker(2);
+  group?.add(worker.child.pid ?? 0);
+  const stopWorker = async () => {
+    worker.child.kill('SIGTERM');
+    await worker.exited;
+  };
+
+  const service: PlaywrightService = {
+    deploy: async (file) => {
+      const run = await cli(['deploy', '--file', file], cliEnv);
+      if (run.code !== 0) throw new Error(`testrun deploy --file ${file} exited ${run.code}:\n${run.output}`);
+      return { wallMs: run.wallMs };
+    },
+    useWorker: async (k, warm) => {
+      await stopWorker();
+      worker = bench.spawnWorker(k);
+      group?.add(worker.child.pid ?? 0);
+      await bench.suiteTerminal(await bench.post(warm));
+    },
+    runSuite: async (projectSlug, suiteSlug, expectPassed) => {
+      const pids = [bench.api.child.pid ?? 0, worker.child.pid ?? 0];
+      const pgBefore = await bench.backendPids();
+      const serviceCpu = () => group?.usageMs() ?? treeCpuMs(pids);
+      const cpuBefore = serviceCpu() + treeCpuMs([], pgBefore);
+      const sent = Date.now();
+      const row = await bench.suiteTerminal(await bench.post({ projectSlug, suiteSlug }));
+      const pgAfter = await bench.backendPids();
+      const cpuMs = serviceCpu() + treeCpuMs([], [...new Set([...pgBefore, ...pgAfter])]) - cpuBefore;
+      if (row.passedCount !== expectPassed)
+        throw new Error(`service: ${row.passedCount} of ${expectPassed} passed (${row.status})`);
+      return { wallMs: row.finishedAt.getTime() - sent, cpuMs };
+    },
+    close: async () => {
+      await stopWorker();
+      await bench.close();
+      await group?.remove();
+    },
+  };
+
+  try {
+    await service.deploy(firstProject);
+  } catch (error) {
+    await service.close();
+    const message = error instanceof Error ? error.message : String(error);
+    const reason = message.split('\n').find((line) => line.startsWith('testrun:')) ?? message.split('\n')[1] ?? '';
+    return { pending: reason.trim() || 'the deploy failed' };
+  }
+  return { service };
+}

@@ -38,8 +38,7 @@ export async function headBundle(store: ArtifactStore, workspaceId: string, dige
 
 /**
  * The deployment's check of its `bundle`: a file with a `playwright:` section needs one this
- * workspace has stored (a dry run: one named) (422 `invalid_project` naming /bundle otherwise). Then, until deployments
- * discover Playwright tests, such a file is refused.
+ * workspace has stored (a dry run: one named) (422 `invalid_project` naming /bundle otherwise).
  */
 export async function checkDeploymentBundle(
   store: ArtifactStore,
@@ -56,7 +55,4 @@ export async function checkDeploymentBundle(
   // A dry run uploads nothing first (`testrun deploy --dry-run` packs and says what it would send).
   if (!request.dryRun && !(await bundleExists(store, workspaceId, request.bundle)))
     throw refuse(`names a bundle this workspace does not have (upload it with PUT …/bundles/${request.bundle})`);
-  throw new ApiError('invalid_project', 'Playwright suites need discovery, which this service does not do yet.', {
-    errors: [{ path: '/project/playwright', message: 'Playwright suites need discovery' }],
-  });
 }

@@ -15,6 +15,7 @@ import {
   playwrightSection,
   type Expanded,
 } from '@testrun/core/projects';
+import { bundleExists } from '@testrun/core/bundles';
 import { DiscoveryUnavailableError, type Discover } from '@testrun/core/queue';
 import type { TargetPolicy } from '@testrun/core/target-policy';
 import { ApiError } from '../errors';
@@ -114,6 +115,8 @@ async function discovered(
   if (!section) return { file, bundle: null, warnings: [] };
   if (bundle === undefined)
     return { errors: [{ path: '/playwright', message: 'needs the request’s `bundle` (testrun deploy packs and uploads it)' }] };
+  // A dry run may name a bundle it did not upload: its Playwright suites are then listed without tests.
+  if (request.dryRun && !(await bundleExists(ctx.store, workspaceId, bundle))) return { file, bundle, warnings: [] };
   if (!ctx.discover)
     throw new ApiError('discovery_unavailable', 'This service has no worker to discover Playwright tests with.');
   try {

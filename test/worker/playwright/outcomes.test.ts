@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -119,4 +120,13 @@ test('every row of the outcome table, from one run of the selected tests (the sp
   expect(withHeader(shop)).toEqual(expect.arrayContaining(['/headers', '/echo', '/redirect-out']));
   expect(other.seen.map((s) => s.path)).toEqual(expect.arrayContaining(['/echo', '/pixel.png', '/landing']));
   expect(withHeader(other)).toEqual([]);
+});
+
+test('one selected test: its setup project runs first, and evidence "on" leaves a trace and a screenshot on the host', async () => {
+  const { results } = await run({ tests: [ref('passes')], env: { SHOP_USER: 'alice' }, evidence: 'on' });
+  expect(results.map((r) => [r.key, r.status])).toEqual([[playwrightTestKey(ref('passes')), 'passed']]);
+  const names = results[0]?.attachments.map((a) => a.name) ?? [];
+  expect(names).toEqual(expect.arrayContaining(['trace', 'screenshot']));
+  for (const attachment of results[0]?.attachments ?? []) expect(existsSync(attachment.path)).toBe(true);
+  expect(results[0]?.steps.map((s) => s.category)).toContain('pw:api');
 });

@@ -9,7 +9,7 @@ import path from 'node:path';
  * egress proxy would be) that refuses `blocked.test` and reports each refusal.
  */
 
-export interface Seen {
+interface Seen {
   path: string;
   headers: IncomingHttpHeaders;
 }
@@ -92,14 +92,13 @@ export async function serveProxy(dir: string, hosts: Record<string, number>): Pr
   });
   // CONNECT (Playwright's API requests tunnel plain HTTP too).
   server.on('connect', (req, client) => {
-    const [host = '', portText] = (req.url ?? '').split(':');
+    const [host = ''] = (req.url ?? '').split(':');
     const port = hosts[host];
     if (port === undefined) {
       refusals.push(`${host} is not allowed (rule: test_policy)`);
       client.end('HTTP/1.1 403 Forbidden\r\ncontent-length: 0\r\n\r\n');
       return;
     }
-    void portText;
     const upstream = connect(port, '127.0.0.1', () => {
       client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
       upstream.pipe(client);

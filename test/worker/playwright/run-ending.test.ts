@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import {
@@ -64,7 +64,7 @@ test('a bundle that does not load: error invalid_definition naming the missing m
   expect(results[0]?.summary).toContain('does-not-exist');
 });
 
-test("a test that outlives the sandbox's wall clock: error resource_limit, and the retried attempts are kept", async () => {
+test("a test that outlives the sandbox's wall clock: error resource_limit", async () => {
   const { results } = await run({
     ...outcomes,
     tests: [spin],
@@ -101,4 +101,35 @@ test('a project whose browser is not Chromium is skipped browser_unavailable wit
     expect.objectContaining({ status: 'skipped', code: null, skipReason: 'browser_unavailable' }),
   ]);
   expect(existsSync(path.join(scratchDir, 'bundle'))).toBe(false);
+});
+
+test('a TypeScript config and spec load as under `playwright test`, and the variables reach the test', async () => {
+  const bundleDir = await mkdtemp(path.join(base, 'ts-bundle-'));
+  await mkdir(path.join(bundleDir, 'e2e'));
+  await writeFile(
+    path.join(bundleDir, 'e2e/playwright.config.ts'),
+    "import { defineConfig } from '@playwright/test';\nexport default defineConfig({ testDir: '.', retries: 2 });\n",
+  );
+  await writeFile(
+    path.join(bundleDir, 'e2e/typed.spec.ts'),
+    [
+      "import { expect, test } from '@playwright/test';",
+      'interface Login { user: string }',
+      "test.describe('typed', () => {",
+      "  test('reads its variable', async () => {",
+      "    const login: Login = { user: process.env.SHOP_USER ?? '' };",
+      "    expect(login.user).toBe('alice');",
+      '  });',
+      '});',
+    ].join('\n'),
+  );
+  const typed = { file: 'e2e/typed.spec.ts', project: '', titlePath: ['typed', 'reads its variable'] };
+  const { results } = await run({
+    bundleDir,
+    configFile: 'e2e/playwright.config.ts',
+    tests: [typed],
+    env: { SHOP_USER: 'alice' },
+  });
+  expect(results).toEqual([expect.objectContaining({ key: playwrightTestKey(typed), status: 'passed', code: null })]);
+  expect(results[0]?.attempts).toHaveLength(1);
 });

@@ -1,5 +1,12 @@
 import { playwrightTestKey } from './discover';
-import { classifyAttempt, invalidDefinition, limitHit, setupFailed, type PlaywrightOutcome } from './outcome';
+import {
+  classifyAttempt,
+  invalidDefinition,
+  limitHit,
+  setupFailed,
+  stripAnsi,
+  type PlaywrightOutcome,
+} from './outcome';
 import { bundlePath, hostPath } from './runtime';
 import type {
   PlaywrightAttempt,
@@ -21,10 +28,12 @@ type ReporterLine =
   | { type: 'error'; error: PlaywrightError }
   | { type: 'end' };
 
-const ANSI = /\u001b\[[0-9;]*m/g;
-
 function relativeError(error: PlaywrightError): PlaywrightError {
-  const clean = { ...error, message: error.message.replace(ANSI, ''), stack: error.stack?.replace(ANSI, '') };
+  const clean = {
+    ...error,
+    message: stripAnsi(error.message),
+    stack: error.stack === undefined ? undefined : stripAnsi(error.stack),
+  };
   return error.location ? { ...clean, location: { ...error.location, file: bundlePath(error.location.file) } } : clean;
 }
 

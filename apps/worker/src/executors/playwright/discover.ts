@@ -41,7 +41,7 @@ function browserOf(name: string): PlaywrightBrowser {
 
 /** The bundle's manifest version against the service's: a warning when major.minor differ. */
 async function versionWarning(bundleDir: string): Promise<string | null> {
-  let recorded: string | null = null;
+  let recorded: string | null;
   try {
     const manifest = JSON.parse(await readFile(path.join(bundleDir, 'testrun-bundle.json'), 'utf8')) as {
       playwrightVersion?: string | null;

@@ -1,4 +1,3 @@
 export { discoverTests, playwrightTestKey } from './discover';
 export { runPlaywrightTests } from './run';
-export { PLAYWRIGHT_LIMITS } from './runtime';
 export type * from './types';

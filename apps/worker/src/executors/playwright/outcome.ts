@@ -8,7 +8,12 @@ export interface PlaywrightOutcome {
   summary: string;
 }
 
-const ANSI = /\u001b\[[0-9;]*m/g;
+/** Terminal colours (ESC [ … m), which Playwright may leave in messages. */
+const ANSI = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g');
+
+export function stripAnsi(text: string): string {
+  return text.replace(ANSI, '');
+}
 const CRASHED = /Target crashed|Page crashed|page has crashed|browser has disconnected|Browser closed/i;
 const UNREACHABLE =
   /net::ERR_(?!ABORTED\b|BLOCKED_BY)[A-Z_]+|\b(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ECONNRESET|EHOSTUNREACH|ENETUNREACH|CERT_[A-Z_]+|DEPTH_ZERO_SELF_SIGNED_CERT)\b/;
@@ -47,7 +52,7 @@ function deepest(step: PlaywrightStep): PlaywrightStep {
 }
 
 /** Why a failed attempt failed, from its first error and the step that failed. */
-export function failureCode(error: PlaywrightError | undefined, step: PlaywrightStep | undefined): string {
+function failureCode(error: PlaywrightError | undefined, step: PlaywrightStep | undefined): string {
   const message = (error?.message ?? '').replace(ANSI, '').trim();
   if (CRASHED.test(message)) return 'browser_crashed';
   if (step?.category === 'expect' || EXPECT.test(message)) return 'expectation_failed';

@@ -18,7 +18,7 @@ export const INSIDE = {
 } as const;
 
 /** Defaults for a sandbox running Playwright and Chromium (each may be overridden). */
-export const PLAYWRIGHT_LIMITS: SandboxLimits = {
+const PLAYWRIGHT_LIMITS: SandboxLimits = {
   memoryBytes: 2 * 1024 * 1024 * 1024,
   pids: 512,
   cpuQuota: 1,
@@ -42,12 +42,11 @@ let packages: Packages | undefined;
 /** The service's @playwright/test, playwright and playwright-core: their real directories (pnpm links them). */
 export function playwrightPackages(): Packages {
   if (packages) return packages;
-  const dirOf = (name: string, from?: string) =>
-    realpathSync(path.dirname(require.resolve(`${name}/package.json`, from ? { paths: [from] } : undefined)));
-  const test = dirOf('@playwright/test');
-  const playwright = dirOf('playwright', test);
-  const core = dirOf('playwright-core', playwright);
-  const { version } = require(path.join(test, 'package.json')) as { version: string };
+  const dirOf = (packageJson: string) => realpathSync(path.dirname(packageJson));
+  const test = dirOf(require.resolve('@playwright/test/package.json'));
+  const playwright = dirOf(require.resolve('playwright/package.json', { paths: [test] }));
+  const core = dirOf(require.resolve('playwright-core/package.json', { paths: [playwright] }));
+  const { version } = JSON.parse(readFileSync(path.join(test, 'package.json'), 'utf8')) as { version: string };
   packages = { test, playwright, core, version };
   return packages;
 }
@@ -65,12 +64,19 @@ function shimPackage(): string {
   const real = playwrightPackages().test;
   writeFileSync(
     path.join(dir, 'package.json'),
-    JSON.stringify({ ...(require(path.join(real, 'package.json')) as object), bin: undefined }),
+    JSON.stringify({
+      ...(JSON.parse(readFileSync(path.join(real, 'package.json'), 'utf8')) as object),
+      bin: undefined,
+    }),
   );
-  writeFileSync(path.join(dir, 'index.js'), `module.exports = require(${JSON.stringify(fixtures)});\n`);
+  // `import test from '@playwright/test'` gets `test`, as from the real package.
+  writeFileSync(
+    path.join(dir, 'index.js'),
+    `const m = require(${JSON.stringify(fixtures)});\nmodule.exports = { ...m, default: m.test, __esModule: true };\n`,
+  );
   writeFileSync(
     path.join(dir, 'index.mjs'),
-    `export * from ${JSON.stringify(fixtures)};\nexport { default } from ${JSON.stringify(fixtures)};\n`,
+    `export * from ${JSON.stringify(fixtures)};\nexport { test as default } from ${JSON.stringify(fixtures)};\n`,
   );
   for (const file of ['index.d.ts', 'reporter.js', 'reporter.mjs', 'reporter.d.ts', 'cli.js'])
     writeFileSync(path.join(dir, file), readFileSync(path.join(real, file)));
@@ -79,7 +85,7 @@ function shimPackage(): string {
 }
 
 /** The read-only mounts of a sandbox running Playwright: the service's packages and our reporter. */
-export function playwrightMounts(kind: 'list' | 'run'): { from: string; to: string }[] {
+function playwrightMounts(kind: 'list' | 'run'): { from: string; to: string }[] {
   if (!existsSync(path.join(INSIDE_BUILD, 'reporter.js')))
     throw new Error(`${INSIDE_BUILD}/reporter.js is missing (build the worker)`);
   const { test, playwright, core } = playwrightPackages();

@@ -75,9 +75,9 @@ export interface RunPlaywrightOptions extends BundleOptions {
   takeBlocked?: () => string | null;
 }
 
-export type PlaywrightStepCategory = 'test.step' | 'expect' | 'pw:api' | 'hook' | 'fixture';
+type PlaywrightStepCategory = 'test.step' | 'expect' | 'pw:api' | 'hook' | 'fixture';
 
-export interface PlaywrightLocation {
+interface PlaywrightLocation {
   file: string;
   line: number;
   column: number;
@@ -100,7 +100,7 @@ export interface PlaywrightError {
   snippet?: string;
 }
 
-export interface PlaywrightAttachment {
+interface PlaywrightAttachment {
   name: string;
   contentType: string;
   /** A host path (under the scratch directory). */

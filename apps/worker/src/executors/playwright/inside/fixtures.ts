@@ -95,23 +95,23 @@ interface ClientInstrumentation {
   removeListener(listener: object): void;
 }
 
-export const test = base.extend<{ _testrunTargetHeaders: void }>({
+export const test = base.extend<{ _testrunTargetHeaders: undefined }>({
   _testrunTargetHeaders: [
     async ({ playwright, baseURL }, use) => {
       const target = readTargetHeaders();
-      if (!target) return use();
+      if (!target) return use(undefined);
       const instrumentation = (playwright as unknown as { _instrumentation: ClientInstrumentation })._instrumentation;
       const listener = {
         runAfterCreateBrowserContext: (context: BrowserContext) => routeContext(context, target),
-        runAfterCreateRequestContext: async (request: APIRequestContext) =>
-          wrapRequestContext(request, target, baseURL),
+        runAfterCreateRequestContext: (request: APIRequestContext) => {
+          wrapRequestContext(request, target, baseURL);
+          return Promise.resolve();
+        },
       };
       instrumentation.addListener(listener);
-      await use();
+      await use(undefined);
       instrumentation.removeListener(listener);
     },
     { auto: true, box: true },
   ],
 });
-
-export default test;

@@ -45,5 +45,3 @@ export function describeBundle(bundle: PackedBundle): string {
         : `${(size / 1048576).toFixed(1)} MB`;
   return `${bundle.files} files, ${shown} (${bundle.digest})`;
 }
-
-export type { PackedBundle } from './pack';

@@ -29,8 +29,8 @@ afterAll(async () => {
 async function tarGz(files: Record<string, string | Buffer>, manifest = true): Promise<Buffer> {
   const tar = pack();
   const chunks: Buffer[] = [];
-  tar.on('data', (c: Buffer) => chunks.push(c));
-  const done = new Promise((resolve) => tar.on('end', resolve));
+  tar.on('data', (c: unknown) => chunks.push(c as Buffer));
+  const done = new Promise<void>((resolve) => tar.on('end', () => resolve()));
   const all = manifest
     ? {
         'testrun-bundle.json': JSON.stringify({

@@ -84,7 +84,7 @@ async function entries(bytes: Uint8Array): Promise<Map<string, string>> {
     stream.on('data', (c: unknown) => chunks.push(c as Buffer));
     stream.on('end', () => {
       out.set(
-        `${header.name} ${(header.mode ?? 0).toString(8)} ${header.mtime?.getTime() ?? -1}`,
+        `${header.name} ${header.mode.toString(8)} ${header.mtime.getTime()}`,
         Buffer.concat(chunks).toString('utf8'),
       );
       next();

@@ -42,8 +42,7 @@ export { DEFAULT_POLL_INTERVAL_MS, DEFAULT_WAIT_TIMEOUT_MS } from './poll';
  * 429, after `Retry-After` (else jittered exponential backoff).
  */
 export class TestrunClient {
-  /** @internal The HTTP side (bundles.ts sends with it). */
-  readonly transport: Transport;
+  /** @internal */ readonly transport: Transport;
   /** The most recent rate-limit state the server reported, if it reports one. */
   lastRateLimit: RateLimitInfo | null = null;
 

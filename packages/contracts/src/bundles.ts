@@ -12,7 +12,7 @@ export const BundleDigest = Type.String({
 });
 
 /** Whether a string is a bundle digest (`sha256:<64 lower-case hex>`). */
-export function isBundleDigest(value: unknown): value is string {
+export function isBundleDigest(value: unknown): boolean {
   return typeof value === 'string' && new RegExp(BUNDLE_DIGEST_PATTERN).test(value);
 }
 

@@ -22,8 +22,6 @@ export async function putBundle(
     return { body: { digest, size }, status: created ? 201 : 200 };
   } catch (e) {
     if (!(e instanceof BundleError)) throw e;
-    // The rest of a refused body is not read: the connection closes after the answer.
-    input.body.unpipe();
     if (e.reason === 'too_large') throw bundleTooLarge(input.maxBytes);
     throw new ApiError('invalid_bundle', `The bundle is refused: ${e.message}.`);
   }

@@ -10,7 +10,7 @@ import { globToRegExp, posixRelative, walkFiles } from './walk';
 // dependencies), and the `include` globs; or why it cannot be packed.
 
 /** Spec files: `*.spec.ts`, `*.test.mjs`, … */
-export const SPEC_FILE = /\.(spec|test)\.(ts|tsx|js|mjs|cjs|mts|cts)$/;
+const SPEC_FILE = /\.(spec|test)\.(ts|tsx|js|mjs|cjs|mts|cts)$/;
 const SCANNED = /\.(ts|tsx|mts|cts|js|jsx|mjs|cjs)$/;
 const SKIPPED_DIRS = new Set(['node_modules', '.git']);
 

@@ -18,8 +18,10 @@ export async function bundleOf(
   maxBytes?: number,
 ): Promise<PackedBundle | null> {
   if (!needsBundle(project)) return null;
-  const section = project.playwright as PlaywrightSection;
-  if (typeof section !== 'object' || section === null || typeof section.config !== 'string') return null; // the service names what is wrong with the section
+  const raw: unknown = project.playwright;
+  // A section the schema refuses: the service names what is wrong with it.
+  if (typeof raw !== 'object' || raw === null || typeof (raw as { config?: unknown }).config !== 'string') return null;
+  const section = raw as PlaywrightSection;
   const plan = planBundle(file, section);
   if (plan.refusals.length > 0) throw new BundleRefusal(plan.refusals);
   const packed = await packBundle(plan, maxBytes);
@@ -45,5 +47,3 @@ export function describeBundle(bundle: PackedBundle): string {
         : `${(size / 1048576).toFixed(1)} MB`;
   return `${bundle.files} files, ${shown} (${bundle.digest})`;
 }
-
-export type { PackedBundle } from './pack';

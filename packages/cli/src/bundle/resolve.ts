@@ -42,7 +42,7 @@ const isDir = (p: string) => {
 };
 
 /** The file a path names: itself, with an extension, its TypeScript source, or its directory's entry. */
-export function resolveFile(target: string): string | null {
+function resolveFile(target: string): string | null {
   if (isFile(target)) return target;
   const ext = path.extname(target);
   for (const ts of TS_FOR_JS[ext] ?? [])
@@ -69,7 +69,7 @@ export function readPackageJson(dir: string): Record<string, unknown> | null {
 }
 
 /** A bare specifier's package name and subpath: `@scope/pkg/sub` → `@scope/pkg`, `./sub`. */
-export function splitPackage(specifier: string): { name: string; subpath: string } {
+function splitPackage(specifier: string): { name: string; subpath: string } {
   const parts = specifier.split('/');
   const count = specifier.startsWith('@') ? 2 : 1;
   const rest = parts.slice(count).join('/');

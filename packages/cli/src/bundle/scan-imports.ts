@@ -46,7 +46,7 @@ function readQuoted(src: string, at: number): { end: number; value: string } {
     if (src[i] === '\\') {
       value += src[i + 1] ?? '';
       i += 2;
-    } else value += src[i++];
+    } else value += src[i++] ?? '';
   }
   return { end: Math.min(i + 1, src.length), value };
 }
@@ -67,7 +67,8 @@ function readRegex(src: string, at: number): number {
 }
 
 function mask(src: string): Masked {
-  const code = [...src];
+  // UTF-16 units, as the string's own offsets count them.
+  const code = src.split('');
   const literals = new Map<number, string>();
   // Open template literals: the brace depth of each `${` we are inside.
   const templates: number[] = [];
@@ -83,7 +84,7 @@ function mask(src: string): Masked {
         blank(code, from, j);
         templates.push(depth);
         return j + 2;
-      } else value += src[j];
+      } else value += src[j] ?? '';
       j++;
     }
     if (src[from - 1] === '`') literals.set(from - 1, value);

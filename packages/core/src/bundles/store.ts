@@ -61,7 +61,7 @@ function measured(maxBytes: number) {
 /** Whether a file is a gzip'd tar with the manifest at its root, its JSON an object. */
 async function checkFormat(file: string): Promise<void> {
   const tar = extract();
-  let manifest: Buffer | null = null;
+  const found: { manifest: Buffer | null } = { manifest: null };
   tar.on('entry', (header, entry, next) => {
     const name = header.name.replace(/^\.\//, '');
     if (name !== BUNDLE_MANIFEST || header.type !== 'file') {
@@ -71,7 +71,7 @@ async function checkFormat(file: string): Promise<void> {
     const chunks: Buffer[] = [];
     entry.on('data', (c: unknown) => chunks.push(c as Buffer));
     entry.on('end', () => {
-      manifest = Buffer.concat(chunks);
+      found.manifest = Buffer.concat(chunks);
       next();
     });
   });
@@ -80,10 +80,11 @@ async function checkFormat(file: string): Promise<void> {
   } catch (e) {
     throw new BundleError('invalid_format', `the body is not a gzip'd tar (${(e as Error).message})`);
   }
+  const { manifest } = found;
   if (manifest === null) throw new BundleError('invalid_format', `the bundle has no ${BUNDLE_MANIFEST} at its root`);
   let parsed: unknown;
   try {
-    parsed = JSON.parse((manifest as Buffer).toString('utf8'));
+    parsed = JSON.parse(manifest.toString('utf8'));
   } catch {
     parsed = null;
   }

@@ -89,8 +89,10 @@ async function deploy(): Promise<Deployment> {
 it('discovers the tests in the sandbox and keeps their testIds from one deployment to the next', async () => {
   const first = await deploy();
   const smoke = first.tests.filter((t) => t.suiteSlug === 'smoke');
+  // A grep selects in every project: the Firefox project's copy is a test too (skipped when run).
   expect(smoke.map((t) => [t.name, t.location])).toEqual([
     ['catalog › lists every product @smoke', { file: 'e2e/tests/catalog.spec.ts', line: 5, project: 'chromium' }],
+    ['catalog › lists every product @smoke', { file: 'e2e/tests/catalog.spec.ts', line: 5, project: 'firefox' }],
   ]);
   const chromium = first.tests.filter((t) => t.suiteSlug === 'chromium').map((t) => t.name);
   // The setup project's test is not a run of the suites that depend on it.
@@ -113,9 +115,15 @@ it('runs each test as a run: outcomes, the secret login, the setup project, a re
   });
   const suite = await client.waitSuiteRun(suiteRunId);
   const byName = new Map<string, { status: string; code: string | null }>();
+  const summaries = new Map<string, string>();
   for (const entry of suite.tests) {
     const run = await client.getRun(entry.runId);
-    byName.set(run.test_name, { status: run.status, code: run.error?.code ?? null });
+    const [row] = await db.$queryRawUnsafe<Array<{ code: string | null }>>(
+      'SELECT outcome_code::text AS code FROM runs WHERE id = $1',
+      run.id,
+    );
+    byName.set(run.test_name, { status: run.status, code: row?.code ?? null });
+    summaries.set(run.test_name, run.result_summary);
   }
   expect(Object.fromEntries(byName)).toEqual({
     'catalog › lists every product @smoke': { status: 'passed', code: null },
@@ -125,6 +133,11 @@ it('runs each test as a run: outcomes, the secret login, the setup project, a re
     'recovers on a retry @flaky': { status: 'passed', code: null },
     'headers reach the target only': { status: 'passed', code: null },
   });
+  // The summary names the failing step, the file and the line, as a step test's does.
+  expect(summaries.get('catalog › shows the sale banner')).toMatch(
+    /^Failed at step \d+ \(Expect "toHaveText"\).*e2e\/tests\/catalog\.spec\.ts:16/,
+  );
+  expect(suite.passed_count).toBe(5);
   expect(other.seen.length).toBeGreaterThan(0);
   expect(other.seen.some((h) => JSON.stringify(h).includes('letmein'))).toBe(false);
   // The secret is nowhere the service keeps or prints.

@@ -61,11 +61,18 @@ export function createDiscoveryClient(
   prefix: string,
   waitMs: number = JOBS.discovery.waitMs,
 ): { discover: Discover; close(): Promise<void> } {
-  const queue = new Queue<DiscoveryJobPayload>(JOBS.discovery.queue, { connection: connect(), prefix });
+  // BullMQ leaves a connection it is given open when it closes: both are closed here.
+  const connection = connect();
+  const connections = [connection];
+  const queue = new Queue<DiscoveryJobPayload>(JOBS.discovery.queue, { connection, prefix });
   let events: QueueEvents | undefined;
   return {
     async discover(payload) {
-      events ??= new QueueEvents(JOBS.discovery.queue, { connection: connect(), prefix });
+      if (!events) {
+        const listening = connect();
+        connections.push(listening);
+        events = new QueueEvents(JOBS.discovery.queue, { connection: listening, prefix });
+      }
       await events.waitUntilReady();
       const job = await queue.add(JOBS.discovery.name, payload, JOBS.discovery.options);
       try {
@@ -78,6 +85,7 @@ export function createDiscoveryClient(
     },
     async close() {
       await Promise.allSettled([queue.close(), events?.close()]);
+      for (const connection of connections) connection.disconnect();
     },
   };
 }

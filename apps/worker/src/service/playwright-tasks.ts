@@ -9,6 +9,7 @@ import { createRedis } from '@testrun/core/queue';
 import type { WorkerConfig } from '../config';
 import { BundleCache, BundleUnavailableError } from '../executors/playwright/bundle-cache';
 import { discoverTests } from '../executors/playwright/discover';
+import { withScratch } from '../executors/playwright/scratch-run';
 import type { PlaywrightRuntime } from '../executors/playwright/playwright-deps';
 import type { WorkerEgress } from '../network/worker-egress';
 import { checkSandboxSupport } from '../sandbox';
@@ -81,10 +82,7 @@ async function discover(
     if (error instanceof BundleUnavailableError) return { error: error.message };
     throw error;
   }
-  const scratchDir = await mkdtemp(path.join(scratchRoot, 'discovery-'));
-  try {
-    return await discoverTests({ bundleDir, configFile: job.config, scratchDir, limits: runtime.limits });
-  } finally {
-    await rm(scratchDir, { recursive: true, force: true });
-  }
+  return withScratch(scratchRoot, 'discovery-', (scratchDir) =>
+    discoverTests({ bundleDir, configFile: job.config, scratchDir, limits: runtime.limits }),
+  );
 }

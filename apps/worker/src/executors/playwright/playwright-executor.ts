@@ -1,8 +1,6 @@
 // Playwright Test as an executor (docs/PLAYWRIGHT.md): the run's definition names one test of a
 // bundle the team deployed; the test runs with the service's Playwright Test runner in a sandbox of
 // its own (docs/SANDBOX.md), through the worker's egress proxy, and its result becomes the run's.
-import { mkdtemp, rm } from 'node:fs/promises';
-import path from 'node:path';
 import { isPlaywrightDefinition, type EvidenceMode, type PlaywrightDefinition } from '@testrun/contracts';
 import type { RunOutcome } from '@testrun/core/runs';
 import { invalidDefinitionOutcome } from '../../run/run-outcomes';
@@ -12,6 +10,7 @@ import { BundleUnavailableError } from './bundle-cache';
 import { openPlaywrightSecrets, type PlaywrightSecrets } from './playwright-secrets';
 import { outcomeOf, stepRows, storeAttachments } from './record-result';
 import { runPlaywrightTests } from './run';
+import { withScratch } from './scratch-run';
 import type { PlaywrightEvidence } from './types';
 
 type Definition = PlaywrightDefinition['playwright'];
@@ -53,7 +52,21 @@ async function execute(attempt: ExecutorAttempt, definition: Definition, secrets
     if (error instanceof BundleUnavailableError) return invalidDefinitionOutcome(error.message);
     throw error;
   }
-  const scratchDir = await mkdtemp(path.join(attempt.scratchDir, `pw-${run.id}-${attempt.attempt}-`));
+  return withScratch(attempt.scratchDir, `pw-${run.id}-${attempt.attempt}-`, (scratchDir) =>
+    runInScratch(attempt, definition, secrets, { bundleDir, scratchDir }),
+  );
+}
+
+/** The test run in its sandbox, its steps and attachments recorded, before the scratch directory goes. */
+async function runInScratch(
+  attempt: ExecutorAttempt,
+  definition: Definition,
+  secrets: PlaywrightSecrets,
+  dirs: { bundleDir: string; scratchDir: string },
+): Promise<RunOutcome> {
+  const { run, playwright } = attempt;
+  if (!playwright) return cannotRun('this worker was started without Playwright support');
+  const { bundleDir, scratchDir } = dirs;
   const startedAt = Date.now();
   let seenBlocked = 0;
   const takeBlocked = () => {
@@ -64,7 +77,7 @@ async function execute(attempt: ExecutorAttempt, definition: Definition, secrets
   };
   const { egress } = playwright;
   const proxy = attempt.proxy;
-  try {
+  {
     const [result] = await runPlaywrightTests(
       {
         bundleDir,
@@ -78,6 +91,7 @@ async function execute(attempt: ExecutorAttempt, definition: Definition, secrets
                 server: `http://127.0.0.1:${egress.port}`,
                 username: proxy.username ?? '',
                 password: proxy.password ?? '',
+                bypass: '<-loopback>',
               },
             }
           : {}),
@@ -99,8 +113,6 @@ async function execute(attempt: ExecutorAttempt, definition: Definition, secrets
     const notes = await storeAttachments(attempt.writer, result, scratchDir, attempt.limits.maxRecordingBytes);
     await attempt.writer.flush();
     return withRecordingNotes(outcomeOf(result, secrets.mask), notes);
-  } finally {
-    await rm(scratchDir, { recursive: true, force: true });
   }
 }
 

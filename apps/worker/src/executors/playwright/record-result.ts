@@ -1,8 +1,8 @@
-import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { ArtifactKind } from '@testrun/contracts';
 import type { RunOutcome } from '@testrun/core/runs';
 import type { ArtifactWriter, TreeStepRow } from '../../run/artifact-writer';
+import { readScratchFile } from '../../sandbox';
 import type { SecretMask } from '../../run/secret-mask';
 import type { PlaywrightStep, PlaywrightTestResult } from './types';
 
@@ -58,18 +58,17 @@ export async function storeAttachments(
   const notes: string[] = [];
   for (const attachment of result.attachments) {
     const kind = artifactKind(attachment.name, attachment.contentType);
-    const file = path.resolve(attachment.path);
-    if (!kind || !file.startsWith(`${path.resolve(scratchDir)}${path.sep}`)) continue;
-    const size = await stat(file).then(
-      (s) => (s.isFile() ? s.size : -1),
-      () => -1,
-    );
-    if (size < 0) continue;
-    if (size > maxFileBytes) {
-      notes.push(`the ${attachment.name} (${size} bytes) is over the ${maxFileBytes}-byte limit and was not kept`);
+    if (!kind) continue;
+    // Read without following links, inside the scratch directory only: the test wrote it.
+    let body: Buffer;
+    try {
+      body = await readScratchFile(scratchDir, path.relative(scratchDir, attachment.path), maxFileBytes);
+    } catch (error) {
+      if (/ is over \d+ bytes/.test((error as Error).message))
+        notes.push(`the ${attachment.name} is over the ${maxFileBytes}-byte limit and was not kept`);
       continue;
     }
-    writer.recordRunFile(kind, path.basename(file), attachment.contentType, await readFile(file));
+    writer.recordRunFile(kind, path.basename(attachment.path), attachment.contentType, body);
   }
   return notes;
 }

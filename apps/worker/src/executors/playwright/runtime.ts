@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { cp, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -60,6 +60,8 @@ let shimDir: string | undefined;
 function shimPackage(): string {
   if (shimDir) return shimDir;
   const dir = mkdtempSync(path.join(tmpdir(), 'testrun-playwright-shim-'));
+  // Read by the sandbox's own unprivileged user: mkdtemp makes it 0700.
+  chmodSync(dir, 0o755);
   const fixtures = `${INSIDE.runtime}/fixtures.js`;
   const real = playwrightPackages().test;
   writeFileSync(

@@ -1,0 +1,27 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { DEFAULT_PLAYWRIGHT_SANDBOX_LIMITS, mountScratch, unmountScratch } from '../../sandbox';
+
+/**
+ * Runs `use` with a fresh scratch directory under `parent`: a tmpfs of `bytes` (the sandbox's disk
+ * quota: a test that writes gigabytes fills it, not the worker's disk), unmounted and removed after,
+ * whatever `use` did.
+ */
+export async function withScratch<T>(
+  parent: string,
+  prefix: string,
+  use: (dir: string) => Promise<T>,
+  bytes: number = DEFAULT_PLAYWRIGHT_SANDBOX_LIMITS.scratchBytes,
+): Promise<T> {
+  const dir = await mkdtemp(path.join(parent, prefix));
+  try {
+    await mountScratch(dir, bytes);
+    try {
+      return await use(dir);
+    } finally {
+      await unmountScratch(dir);
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}

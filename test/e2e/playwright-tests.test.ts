@@ -40,9 +40,9 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await worker?.stop();
-  await Promise.all([api?.close(), shop?.close(), other?.close()]);
-  await db?.$disconnect();
+  await worker.stop();
+  await Promise.all([api.close(), shop.close(), other.close()]);
+  await db.$disconnect();
 });
 
 async function call(method: string, p: string, body?: unknown, raw?: Buffer) {
@@ -82,7 +82,8 @@ async function deploy(): Promise<Deployment> {
     bundle: digest,
   });
   const checked = checkDeployment(deployed.body);
-  if (deployed.status !== 201 || !checked.ok) throw new Error(`deploy: ${deployed.status} ${JSON.stringify(deployed.body)}`);
+  if (deployed.status !== 201 || !checked.ok)
+    throw new Error(`deploy: ${deployed.status} ${JSON.stringify(deployed.body)}`);
   return checked.value;
 }
 

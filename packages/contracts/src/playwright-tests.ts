@@ -7,7 +7,11 @@ import type { PlaywrightSelector } from './playwright-project';
 // stored definition (the `steps` column, which holds an array for a step test) is an object
 // naming the test inside the bundle.
 
-export const PlaywrightBrowser = Type.Union([Type.Literal('chromium'), Type.Literal('firefox'), Type.Literal('webkit')]);
+export const PlaywrightBrowser = Type.Union([
+  Type.Literal('chromium'),
+  Type.Literal('firefox'),
+  Type.Literal('webkit'),
+]);
 export type PlaywrightBrowser = Static<typeof PlaywrightBrowser>;
 
 /** One test of a bundle, as discovery lists it (`playwright test --list` in the sandbox). */

@@ -114,7 +114,9 @@ async function discovered(
   const { bundle } = request;
   if (!section) return { file, bundle: null, warnings: [] };
   if (bundle === undefined)
-    return { errors: [{ path: '/playwright', message: 'needs the request’s `bundle` (testrun deploy packs and uploads it)' }] };
+    return {
+      errors: [{ path: '/playwright', message: 'needs the request’s `bundle` (testrun deploy packs and uploads it)' }],
+    };
   // A dry run may name a bundle it did not upload: its Playwright suites are then listed without tests.
   if (request.dryRun && !(await bundleExists(ctx.store, workspaceId, bundle))) return { file, bundle, warnings: [] };
   if (!ctx.discover)

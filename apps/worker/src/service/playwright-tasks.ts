@@ -30,8 +30,7 @@ export async function startPlaywright(
     return undefined;
   }
   const reason = await checkSandboxSupport();
-  if (reason !== null)
-    logger.error('Playwright tests cannot run on this worker: it cannot sandbox them', { reason });
+  if (reason !== null) logger.error('Playwright tests cannot run on this worker: it cannot sandbox them', { reason });
   const runtime = await life.task('playwright runtime', async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'testrun-bundles-'));
     const socketPath = parts.egress.socketPath ?? (await listenForSandboxes(parts.egress, dir));

@@ -41,7 +41,11 @@ function evidenceOf(mode: EvidenceMode): PlaywrightEvidence {
   return mode === 'on' ? 'on' : mode === 'off' ? 'off' : 'retain-on-failure';
 }
 
-async function execute(attempt: ExecutorAttempt, definition: Definition, secrets: PlaywrightSecrets): Promise<RunOutcome> {
+async function execute(
+  attempt: ExecutorAttempt,
+  definition: Definition,
+  secrets: PlaywrightSecrets,
+): Promise<RunOutcome> {
   const { run, playwright } = attempt;
   if (!playwright) return cannotRun('this worker was started without Playwright support');
   if (!playwright.sandbox.ok) return cannotRun(`this worker cannot sandbox tenant code: ${playwright.sandbox.reason}`);

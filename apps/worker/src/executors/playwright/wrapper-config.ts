@@ -59,7 +59,11 @@ export function wrapperOptions(
     // Through a proxy, loopback too goes through it (Chromium sends it direct by default), and WebRTC
     // sends no UDP of its own: the proxy is the only way to the target.
     chromiumArgs: options.proxy
-      ? [...CHROMIUM_ARGS, '--proxy-bypass-list=<-loopback>', '--force-webrtc-ip-handling-policy=disable_non_proxied_udp']
+      ? [
+          ...CHROMIUM_ARGS,
+          '--proxy-bypass-list=<-loopback>',
+          '--force-webrtc-ip-handling-policy=disable_non_proxied_udp',
+        ]
       : CHROMIUM_ARGS,
     ...evidenceModes(options.evidence ?? 'retain-on-failure', video),
   };

@@ -17,6 +17,7 @@ import { ensureDatabase, migrateDatabase } from '@testrun/core/migrate';
 import { TestrunApiError, TestrunClient } from '@testrun/client';
 import type { SuiteRun } from '@testrun/contracts';
 import { demoProjectFile, startFixtureSite } from '../test/fixtures/site';
+import { enqueuePlaywrightDemo } from './demo-playwright';
 import { freePort, serviceEntry } from '../test/support/processes';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -37,12 +38,18 @@ async function ensureTenant(db: Db): Promise<DemoState & { created: boolean }> {
   if (existsSync(STATE_FILE)) {
     const saved = JSON.parse(readFileSync(STATE_FILE, 'utf8')) as DemoState;
     const key = await db.apiKey.findUnique({ where: { hash: hashApiKey(saved.key) } });
-    if (key && key.workspaceId === saved.workspaceId && !key.revokedAt && !key.paused)
+    // A key of an older demo without the `deploy` scope cannot deploy the Playwright example.
+    if (key && key.workspaceId === saved.workspaceId && !key.revokedAt && !key.paused && key.scopes.includes('deploy'))
       return { ...saved, created: false };
   }
   const workspace = await createWorkspace(db, { name: 'Demo', plan: 'team' });
   await addMember(db, workspace.id, DEMO_EMAIL);
-  const { key } = await createApiKey(db, { workspaceId: workspace.id, creatorEmail: DEMO_EMAIL, name: 'demo' });
+  const { key } = await createApiKey(db, {
+    workspaceId: workspace.id,
+    creatorEmail: DEMO_EMAIL,
+    name: 'demo',
+    scopes: ['deploy'],
+  });
   mkdirSync(STATE_DIR, { recursive: true });
   writeFileSync(STATE_FILE, JSON.stringify({ workspaceId: workspace.id, key }, null, 2), { mode: 0o600 });
   return { workspaceId: workspace.id, key, created: true };
@@ -145,15 +152,18 @@ async function main(): Promise<void> {
 
   const client = new TestrunClient({ apiUrl, apiKey: tenant.key, userAgent: 'testrun-demo' });
   let suiteRunId: string;
+  let playwrightRunId: string;
   try {
     suiteRunId = (await client.enqueueSuite('demo-shop', 'smoke')).body.suiteRunId;
+    out(`POST /api/v1/runs -> 201 {"suiteRunId":"${suiteRunId}"}  (step tests)`);
+    playwrightRunId = await enqueuePlaywrightDemo(client, site.url, out);
+    out(`POST /api/v1/runs -> 201 {"suiteRunId":"${playwrightRunId}"}  (Playwright tests)`);
   } catch (error) {
     const answer = error instanceof TestrunApiError ? ` answered ${error.status}` : ' failed';
     process.stderr.write(`POST /api/v1/runs${answer}: ${error instanceof Error ? error.message : String(error)}\n`);
     await shutdown(1);
     return;
   }
-  out(`POST /api/v1/runs -> 201 {"suiteRunId":"${suiteRunId}"}`);
 
   let last = '';
   const showProgress = (progress: SuiteRun) => {
@@ -164,17 +174,13 @@ async function main(): Promise<void> {
     last = line;
   };
   const suiteRun = await client.waitForSuiteRun(suiteRunId, { pollIntervalMs: 1_000, onProgress: showProgress });
-
-  out();
-  for (const test of suiteRun.tests) {
-    const run = await client.getRun(test.runId);
-    out(`  ${run.status.padEnd(8)} ${test.name}`);
-    out(`           ${run.result_summary}`);
-  }
-  out();
-  out(`Suite run ${suiteRun.status}. Details, screenshots and recordings:`);
-  out(`  ${suiteRun.suiteRunUrl}`);
-  out();
+  await printSuiteRun(client, 'Step tests', suiteRun);
+  last = '';
+  const playwrightRun = await client.waitForSuiteRun(playwrightRunId, {
+    pollIntervalMs: 1_000,
+    onProgress: showProgress,
+  });
+  await printSuiteRun(client, 'Playwright tests (examples/playwright)', playwrightRun);
   if (once) {
     // The link is served by the API this command is about to stop: say so, and how to keep it.
     out('--once: the API stops now, so the link above no longer opens. Run `pnpm demo` without');
@@ -184,6 +190,21 @@ async function main(): Promise<void> {
   }
   out('API and worker keep running, so the link above opens; try the API with the key above.');
   out('Ctrl-C stops everything (and the link with it).');
+}
+
+/** A suite run's outcomes, one test a line with its summary, and the link to its view. */
+async function printSuiteRun(client: TestrunClient, title: string, suiteRun: SuiteRun): Promise<void> {
+  out();
+  out(`${title}:`);
+  for (const test of suiteRun.tests) {
+    const run = await client.getRun(test.runId);
+    out(`  ${run.status.padEnd(8)} ${test.name}`);
+    out(`           ${run.result_summary}`);
+  }
+  out();
+  out(`Suite run ${suiteRun.status}. Details, screenshots and recordings:`);
+  out(`  ${suiteRun.suiteRunUrl}`);
+  out();
 }
 
 main().catch((error: unknown) => {

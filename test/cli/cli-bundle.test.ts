@@ -215,9 +215,9 @@ describe('testrun deploy --file with playwright:', () => {
     const first = await runCliHere(['deploy', '--file', file, '--preview'], env);
     expect(first.stderr).toContain(`(${digest}); uploaded.`);
     expect(await bundleExists(store, t.workspace.id, digest)).toBe(true);
-    // Until deployments discover Playwright tests, the service refuses the file after the upload.
+    // This API has no worker to discover the tests with: the upload happened, the deployment is a 503.
     expect(first.code).toBe(2);
-    expect(first.stderr).toContain('need discovery');
+    expect(first.stderr).toContain('discovery_unavailable');
 
     const again = await runCliHere(['deploy', '--file', file, '--preview'], env);
     expect(again.stderr).toContain(`(${digest}); already uploaded.`);

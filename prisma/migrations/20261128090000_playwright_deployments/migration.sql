@@ -5,6 +5,7 @@
 -- AlterTable
 ALTER TABLE "deployments" ADD COLUMN "bundle" TEXT;
 ALTER TABLE "deployments" ADD COLUMN "warnings" JSONB NOT NULL DEFAULT '[]';
+ALTER TABLE "deployments" ALTER COLUMN "warnings" DROP DEFAULT;
 
 -- Outcomes of Playwright tests (docs/WORKER.md, "Playwright tests: outcomes"): an exception of the
 -- test's own code, a setup project that failed, a `test.fail()` that passed; skipped in code, or in

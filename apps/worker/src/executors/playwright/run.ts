@@ -5,7 +5,7 @@ import { runSandboxed } from '../../sandbox';
 import { ResultCollector } from './collect';
 import { playwrightTestKey } from './discover';
 import { browserUnavailable } from './outcome';
-import { PLAYWRIGHT_CLI, playwrightEnv, playwrightSandbox, prepareScratch } from './runtime';
+import { INSIDE, PLAYWRIGHT_CLI, playwrightEnv, playwrightSandbox, prepareScratch } from './runtime';
 import { LineTail } from './tail';
 import type { PlaywrightTestRef, PlaywrightTestResult, RunPlaywrightOptions } from './types';
 import { WRAPPER_FILE, wrapperOptions, wrapperSource } from './wrapper-config';
@@ -66,7 +66,14 @@ export async function runPlaywrightTests(
   try {
     const result = await runSandboxed({
       ...playwrightSandbox('run', options.scratchDir, options.limits),
-      args: [PLAYWRIGHT_CLI, 'test', '--config', `bundle/${wrapper}`, '--test-list', '.testrun/test-list.txt'],
+      args: [
+        PLAYWRIGHT_CLI,
+        'test',
+        '--config',
+        `${INSIDE.bundle}/${wrapper}`,
+        '--test-list',
+        `${INSIDE.state}/test-list.txt`,
+      ],
       env: playwrightEnv(options.env),
       network: options.network ?? 'none',
       signal: options.signal,

@@ -84,6 +84,9 @@ import * as loaded from ${JSON.stringify(team)};
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
+// Relative paths the team's code writes and reads (a setup project's storage state) mean what they
+// mean under \`npx playwright test\` run next to the project file: the bundle's root.
+process.chdir(${JSON.stringify(INSIDE.bundle)});
 const o = JSON.parse(readFileSync(${JSON.stringify(`${INSIDE.state}/options.json`)}, 'utf8'));
 const team: any = (loaded as any).default ?? loaded;
 const base: any = team.default ?? team;

@@ -1,9 +1,6 @@
-import { createHash } from 'node:crypto';
-import { readdirSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
-import * as tar from 'tar';
+import { bundleOf } from '../../packages/cli/src/bundle';
 
 // What the Playwright end-to-end tests need besides the service: the shop the fixture project
 // (test/fixtures/pw-shop) tests, another origin that records what reaches it, and the bundle.
@@ -73,27 +70,9 @@ export async function startRecorder(): Promise<{ url: string; seen: IncomingHttp
   return { url, seen, close: () => new Promise((resolve) => server.close(() => resolve())) };
 }
 
-function filesUnder(root: string, dir = ''): string[] {
-  return readdirSync(path.join(root, dir), { withFileTypes: true }).flatMap((entry) => {
-    const rel = path.posix.join(dir, entry.name);
-    if (entry.name === '.auth' || entry.name === 'node_modules') return [];
-    return entry.isDirectory() ? filesUnder(root, rel) : [rel];
-  });
-}
-
-/** The fixture project as a bundle (what `testrun deploy` packs): its gzip'd tar and digest. */
-export async function packFixture(root: string, config: string): Promise<{ body: Buffer; digest: string }> {
-  const { writeFileSync, rmSync } = await import('node:fs');
-  const manifest = path.join(root, 'testrun-bundle.json');
-  writeFileSync(manifest, JSON.stringify({ format: 1, config, playwrightVersion: '1.65.1', files: 0 }));
-  try {
-    const files = ['testrun-bundle.json', ...filesUnder(root).filter((f) => f !== 'testrun-bundle.json')].sort();
-    const chunks: Buffer[] = [];
-    const stream = tar.c({ gzip: true, cwd: root, portable: true, mtime: new Date(0) }, files);
-    for await (const chunk of stream as AsyncIterable<Buffer>) chunks.push(chunk);
-    const body = Buffer.concat(chunks);
-    return { body, digest: `sha256:${createHash('sha256').update(body).digest('hex')}` };
-  } finally {
-    rmSync(manifest, { force: true });
-  }
+/** The fixture project packed as `testrun deploy --file` packs it (the CLI's own packer): its bytes and digest. */
+export async function packFixture(projectFile: string, project: Record<string, unknown>) {
+  const packed = await bundleOf(projectFile, project);
+  if (!packed) throw new Error('the fixture project has no playwright section');
+  return { body: Buffer.from(packed.bytes), digest: packed.digest };
 }

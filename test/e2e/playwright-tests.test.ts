@@ -74,11 +74,12 @@ function projectFile(baseUrl: string) {
 }
 
 async function deploy(): Promise<Deployment> {
-  const { body, digest } = await packFixture(FIXTURE, CONFIG);
+  const project = projectFile(shop.url);
+  const { body, digest } = await packFixture(path.join(FIXTURE, 'testrun.yaml'), project);
   const uploaded = await call('PUT', `/api/v1/projects/pw-shop/bundles/${digest}`, undefined, body);
   expect([200, 201]).toContain(uploaded.status);
   const deployed = await call('POST', '/api/v1/projects/pw-shop/deployments', {
-    project: projectFile(shop.url),
+    project,
     bundle: digest,
   });
   const checked = checkDeployment(deployed.body);

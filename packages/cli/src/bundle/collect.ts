@@ -9,8 +9,12 @@ import { globToRegExp, posixRelative, walkFiles } from './walk';
 // directory, everything they import (local modules, JSON, npm packages whole with their
 // dependencies), and the `include` globs; or why it cannot be packed.
 
-/** Spec files: `*.spec.ts`, `*.test.mjs`, … */
-const SPEC_FILE = /\.(spec|test)\.(ts|tsx|js|mjs|cjs|mts|cts)$/;
+/**
+ * Spec files (`*.spec.ts`, `*.test.mjs`, …) and setup and teardown files (`auth.setup.ts`,
+ * `global.teardown.ts`, …): what a config's projects match by Playwright's conventions, which no
+ * import reaches (a setup project's test file is named by its `testMatch` only).
+ */
+const SPEC_FILE = /\.(spec|test|setup|teardown)\.(ts|tsx|js|mjs|cjs|mts|cts)$/;
 const SCANNED = /\.(ts|tsx|mts|cts|js|jsx|mjs|cjs)$/;
 const SKIPPED_DIRS = new Set(['node_modules', '.git']);
 

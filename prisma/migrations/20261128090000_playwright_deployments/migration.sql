@@ -1,11 +1,11 @@
 -- Playwright tests: a deployment whose project file has a `playwright:` section names the bundle
 -- it was discovered from (`sha256:…`, in the artifact store) and keeps discovery's warnings (a
--- `webServer` the service ignores, another @playwright/test major.minor than the service's).
+-- `webServer` the service ignores, another @playwright/test major.minor than the service's); read
+-- as [] where null (deployments from before this migration).
 
 -- AlterTable
 ALTER TABLE "deployments" ADD COLUMN "bundle" TEXT;
-ALTER TABLE "deployments" ADD COLUMN "warnings" JSONB NOT NULL DEFAULT '[]';
-ALTER TABLE "deployments" ALTER COLUMN "warnings" DROP DEFAULT;
+ALTER TABLE "deployments" ADD COLUMN "warnings" JSONB;
 
 -- Outcomes of Playwright tests (docs/WORKER.md, "Playwright tests: outcomes"): an exception of the
 -- test's own code, a setup project that failed, a `test.fail()` that passed; skipped in code, or in

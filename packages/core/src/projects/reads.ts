@@ -20,7 +20,7 @@ type DeploymentRow = {
 
 const DEPLOYMENT_COLUMNS = `d.id, p.slug AS project_slug, d.version, COALESCE(p.active_deployment_id = d.id, false) AS active,
       d.created_at, d.activated_at, d.created_by_key_id, d.created_by_key_name, d.changes,
-      d.bundle, d.warnings`;
+      d.bundle, COALESCE(d.warnings, '[]'::jsonb) AS warnings`;
 
 /** A Playwright test's file, line and project, from its stored definition (SQL NULL for a step test). */
 const LOCATION = `CASE WHEN jsonb_typeof(t.steps) = 'object' THEN json_build_object(

@@ -131,7 +131,7 @@ function stepRow(p: Paths, run: ViewRun, s: ViewStep, clock: { t0: number; span:
   const shot = stepScreenshot(run, s);
   return html`<tr class="step step-${s.outcome}">
       <td class="num">${s.index}</td>
-      <th scope="row" class="label" style="padding-left: ${(0.5 + s.depth * 1.25).toFixed(2)}em">
+      <th scope="row" class="label depth-${Math.min(s.depth, 6)}">
         ${stepLabel(s.action, redactCredentials(s.label))}
       </th>
       <td class="target">

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Type, type Static } from '@sinclair/typebox';
+import { BUNDLE_DIGEST_PATTERN } from './bundles';
 import type { PlaywrightSelector } from './playwright-project';
 
 // Playwright tests as the service stores them (docs/PLAYWRIGHT.md): a deployment's bundle is
@@ -54,7 +55,7 @@ export type DiscoveryResult = Static<typeof DiscoveryResult>;
 export const DiscoveryJobPayload = Type.Object(
   {
     workspaceId: Type.String({ minLength: 1 }),
-    bundle: Type.String({ pattern: '^sha256:[0-9a-f]{64}$' }),
+    bundle: Type.String({ pattern: BUNDLE_DIGEST_PATTERN }),
     /** The Playwright config's path inside the bundle. */
     config: Type.String({ minLength: 1 }),
   },
@@ -88,7 +89,7 @@ export function isPlaywrightDefinition(steps: unknown): steps is PlaywrightDefin
  * A Playwright test's key in its suite: stable while its file, Playwright project and title path
  * stay the same (so is its testId, which follows the suite slug and key).
  */
-export function playwrightTestKey(test: Pick<DiscoveredTest, 'file' | 'project' | 'titlePath'>): string {
+export function playwrightTestKey(test: { file: string; project: string; titlePath: readonly string[] }): string {
   const digest = createHash('sha256')
     .update([test.file, test.project, ...test.titlePath].join('\0'))
     .digest('hex');

@@ -37,12 +37,8 @@ const PLAYWRIGHT_DISABLED_FEATURES = [
  */
 const WORKER_DISABLED_FEATURES = ['WebUIOmniboxPopup', 'WebUIOmniboxAimPopup'];
 
-/**
- * Flags every launch gets: no sandbox (containers run as root), nothing that phones home or races
- * the tests, and no per-context browser UI pages. None of them weakens the isolation of one
- * context's pages from another's (each site still gets renderer processes of its own).
- */
-export const CHROMIUM_ARGS: readonly string[] = [
+/** Flags Chromium needs here wherever it runs (the worker's browser, a Playwright run's in the sandbox). */
+export const CHROMIUM_BASE_ARGS: readonly string[] = [
   '--no-sandbox',
   '--disable-gpu',
   '--disable-dev-shm-usage',
@@ -50,6 +46,15 @@ export const CHROMIUM_ARGS: readonly string[] = [
   '--disable-component-update',
   '--disable-sync',
   '--no-first-run',
+];
+
+/**
+ * Flags every launch of the worker's browser gets: no sandbox (containers run as root), nothing that phones home or races
+ * the tests, and no per-context browser UI pages. None of them weakens the isolation of one
+ * context's pages from another's (each site still gets renderer processes of its own).
+ */
+export const CHROMIUM_ARGS: readonly string[] = [
+  ...CHROMIUM_BASE_ARGS,
   '--disable-quic',
   `--disable-features=${[...PLAYWRIGHT_DISABLED_FEATURES, ...WORKER_DISABLED_FEATURES].join(',')}`,
 ];

@@ -78,7 +78,7 @@ export async function openRunSecrets(
 }
 
 /** A stored secret that does not open: sealed under another TESTRUN_SECRET, or not for this workspace/project. */
-function storedSecretsUnreadableOutcome(): RunOutcome {
+export function storedSecretsUnreadableOutcome(): RunOutcome {
   return {
     status: 'error',
     code: 'internal_error',

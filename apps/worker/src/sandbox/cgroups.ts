@@ -104,7 +104,8 @@ async function killAndRemove(dirs: readonly string[]): Promise<void> {
   throw new Error(`sandbox cgroups could not be removed: ${dirs.join(', ')}`);
 }
 
-function isAlive(pid: number): boolean {
+/** Whether a process of that pid exists (a worker that made groups or mounts still runs). */
+export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

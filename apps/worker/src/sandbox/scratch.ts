@@ -1,9 +1,9 @@
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { constants } from 'node:fs';
+import { constants, readFileSync } from 'node:fs';
 import { chmod, lchown, open, readdir, realpath, rmdir, statfs } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { isAlive } from './cgroups';
 
 /*
  * The scratch directory's quota: a tmpfs of a fixed size mounted over the caller's directory for the
@@ -77,15 +77,6 @@ function scratchMounts(): { target: string; pid: number }[] {
     mounts.push({ target: decoded, pid: Number(source.slice(SOURCE_PREFIX.length)) });
   }
   return mounts;
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /**

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
 import * as tar from 'tar';
+import { isBundleDigest } from '@testrun/contracts';
 import type { ArtifactStore } from '@testrun/core/artifact-store';
 import { openBundle } from '@testrun/core/bundles';
 
@@ -11,9 +12,8 @@ import { openBundle } from '@testrun/core/bundles';
 // from the artifact store the first time, checks its digest, and later ones find it extracted.
 
 function hexOf(digest: string): string {
-  const match = /^sha256:([0-9a-f]{64})$/.exec(digest);
-  if (!match) throw new Error(`not a bundle digest: ${digest}`);
-  return match[1] as string;
+  if (!isBundleDigest(digest)) throw new Error(`not a bundle digest: ${digest}`);
+  return digest.slice('sha256:'.length);
 }
 
 /** The bundle is not in the store (never uploaded, or of another workspace), or its bytes are not its digest's. */

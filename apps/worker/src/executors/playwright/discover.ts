@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { playwrightTestKey } from '@testrun/contracts';
 import { runSandboxed } from '../../sandbox';
 import {
   INSIDE,
@@ -11,14 +11,6 @@ import {
   prepareScratch,
 } from './runtime';
 import type { BundleOptions, DiscoveredProject, DiscoveredTest, Discovery, PlaywrightBrowser } from './types';
-
-/** A test's key: 'pw-' + the first 16 hex of sha256(file NUL project NUL titlePath joined by NUL). */
-export function playwrightTestKey(test: { file: string; project: string; titlePath: readonly string[] }): string {
-  const digest = createHash('sha256')
-    .update(`${test.file}\0${test.project}\0${test.titlePath.join('\0')}`)
-    .digest('hex');
-  return `pw-${digest.slice(0, 16)}`;
-}
 
 interface ListLine {
   type: 'config' | 'test' | 'error';
@@ -123,3 +115,6 @@ export async function discoverTests(options: BundleOptions): Promise<Discovery> 
   const mismatch = await versionWarning(options.bundleDir);
   return { ...discovery, warnings: mismatch ? [...discovery.warnings, mismatch] : discovery.warnings };
 }
+
+/** The key discovery gives a test (contracts' playwrightTestKey: results and stored tests agree by it). */
+export { playwrightTestKey };

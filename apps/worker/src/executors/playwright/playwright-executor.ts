@@ -7,6 +7,7 @@ import { invalidDefinitionOutcome } from '../../run/run-outcomes';
 import { withRecordingNotes } from '../../run/run-limits';
 import type { Executor, ExecutorAttempt } from '../executor';
 import { BundleUnavailableError } from './bundle-cache';
+import type { PlaywrightRuntime } from './playwright-deps';
 import { openPlaywrightSecrets, type PlaywrightSecrets } from './playwright-secrets';
 import { outcomeOf, stepRows, storeAttachments } from './record-result';
 import { runPlaywrightTests } from './run';
@@ -57,19 +58,19 @@ async function execute(
     throw error;
   }
   return withScratch(attempt.scratchDir, `pw-${run.id}-${attempt.attempt}-`, (scratchDir) =>
-    runInScratch(attempt, definition, secrets, { bundleDir, scratchDir }),
+    runInScratch(attempt, playwright, definition, secrets, { bundleDir, scratchDir }),
   );
 }
 
 /** The test run in its sandbox, its steps and attachments recorded, before the scratch directory goes. */
 async function runInScratch(
   attempt: ExecutorAttempt,
+  playwright: PlaywrightRuntime,
   definition: Definition,
   secrets: PlaywrightSecrets,
   dirs: { bundleDir: string; scratchDir: string },
 ): Promise<RunOutcome> {
-  const { run, playwright } = attempt;
-  if (!playwright) return cannotRun('this worker was started without Playwright support');
+  const { run } = attempt;
   const { bundleDir, scratchDir } = dirs;
   const startedAt = Date.now();
   let seenBlocked = 0;

@@ -3,6 +3,7 @@ import type { RunOutcome } from '@testrun/core/runs';
 import { loadStoredSecrets, openHeaders, openRunVariables } from '@testrun/core/secrets';
 import type { Retrying } from '../../run/claim';
 import { headersUnreadableOutcome } from '../../run/run-outcomes';
+import { storedSecretsUnreadableOutcome } from '../../run/run-secrets';
 import { SecretMask } from '../../run/secret-mask';
 import type { RunRecord } from '../executor';
 
@@ -41,14 +42,7 @@ export async function openPlaywrightSecrets(
     const stored = await loadStoredSecrets(db, key, run.workspaceId, run.projectId, retry);
     secrets = { ...stored, ...secrets };
   } catch {
-    return {
-      outcome: {
-        status: 'error',
-        code: 'internal_error',
-        message: "a stored secret variable of the run's workspace or project could not be decrypted",
-        resultSummary: 'Error: a stored secret variable could not be decrypted.',
-      },
-    };
+    return { outcome: storedSecretsUnreadableOutcome() };
   }
   const env = Object.fromEntries(
     Object.entries({ ...vars, ...secrets }).filter(([name]) => ENV_NAME.test(name) && !name.startsWith('TESTRUN_')),

@@ -1,30 +1,14 @@
 import type { SandboxLimits, SandboxSpec } from '../../sandbox';
 
-export type PlaywrightBrowser = 'chromium' | 'firefox' | 'webkit';
+import type { DiscoveryResult, PlaywrightBrowser } from '@testrun/contracts';
 
-/** One test of the team's Playwright project, as discovery lists it (docs/WORKER.md). */
-export interface DiscoveredTest {
-  /** Relative to the bundle root, posix. */
-  file: string;
-  line: number;
-  column: number;
-  /** describe titles + the test's title: no file, no project. */
-  titlePath: string[];
-  project: string;
-  tags: string[];
-  browser: PlaywrightBrowser;
-  /** Its project is a dependency of another project (a setup project). */
-  setup: boolean;
-}
+export type { DiscoveredTest, PlaywrightBrowser } from '@testrun/contracts';
 
-export interface DiscoveredProject {
-  name: string;
-  dependencies: string[];
-  browser: PlaywrightBrowser;
-}
+/** What discovery answers: contracts' DiscoveryResult, which the discovery job returns as it is. */
+export type Discovery = DiscoveryResult;
 
-export type Discovery =
-  { tests: DiscoveredTest[]; projects: DiscoveredProject[]; warnings: string[] } | { error: string };
+/** One project of the team's config, as discovery lists it. */
+export type DiscoveredProject = Extract<DiscoveryResult, { projects: unknown }>['projects'][number];
 
 /** Where the bundle is and how the sandbox is bounded: what discovery and runs share. */
 export interface BundleOptions {

@@ -1,18 +1,9 @@
 import path from 'node:path';
+import { CHROMIUM_BASE_ARGS } from '../../browser/browser-pool';
 import { INSIDE } from './runtime';
 import type { PlaywrightEvidence, PlaywrightTestRef, RunPlaywrightOptions } from './types';
 
 /** Chromium's flags in the sandbox (docs/TOOLCHAIN: Debian's Chromium). */
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-dev-shm-usage',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
-
 /** What the wrapper config reads from /work/.testrun/options.json (no secret: headers go elsewhere). */
 export interface WrapperOptions {
   configDir: string;
@@ -25,7 +16,7 @@ export interface WrapperOptions {
   retries: number | null;
   timeoutMs: number | null;
   chromium: string;
-  chromiumArgs: string[];
+  chromiumArgs: readonly string[];
   trace: string;
   video: string;
   screenshot: string;
@@ -60,11 +51,11 @@ export function wrapperOptions(
     // sends no UDP of its own: the proxy is the only way to the target.
     chromiumArgs: options.proxy
       ? [
-          ...CHROMIUM_ARGS,
+          ...CHROMIUM_BASE_ARGS,
           '--proxy-bypass-list=<-loopback>',
           '--force-webrtc-ip-handling-policy=disable_non_proxied_udp',
         ]
-      : CHROMIUM_ARGS,
+      : CHROMIUM_BASE_ARGS,
     ...evidenceModes(options.evidence ?? 'retain-on-failure', video),
   };
 }

@@ -140,6 +140,13 @@ it('runs each test as a run: outcomes, the secret login, the setup project, a re
     /^Failed at step \d+ \(Expect "toHaveText"\).*e2e\/tests\/catalog\.spec\.ts:16/,
   );
   expect(suite.passed_count).toBe(5);
+  // One worker slot: the suite run's tests ran as one batch, in one sandbox (docs/PLAYWRIGHT.md, "Batches").
+  const [batches] = await db.$queryRawUnsafe<Array<{ batches: number; alone: number }>>(
+    `SELECT count(DISTINCT batch_id)::int AS batches, count(*) FILTER (WHERE batch_id IS NULL)::int AS alone
+     FROM runs WHERE suite_run_id = $1`,
+    suiteRunId,
+  );
+  expect(batches).toEqual({ batches: 1, alone: 0 });
   expect(other.seen.length).toBeGreaterThan(0);
   expect(other.seen.some((h) => JSON.stringify(h).includes('letmein'))).toBe(false);
   // The secret is nowhere the service keeps or prints.

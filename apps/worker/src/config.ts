@@ -56,6 +56,11 @@ export type WorkerConfig = CommonConfig & {
    */
   playwrightTests: 'on' | 'off';
   /**
+   * PLAYWRIGHT_BATCH_SIZE: most runs of a suite run one sandbox runs together (docs/PLAYWRIGHT.md,
+   * "Batches"; default 100); 1 runs every test in a sandbox of its own.
+   */
+  playwrightBatchSize: number;
+  /**
    * What each run may use. WORKER_PAGE_HEAP_MB: JavaScript heap of one page (default 256);
    * WORKER_MAX_PAGES: pages a run may open, popups included (default 20); WORKER_MAX_DIALOGS:
    * dialogs a run may raise (default 50); WORKER_RECORDING_MAX_MB: largest trace or video kept (default 50).
@@ -115,6 +120,7 @@ export function readWorkerConfig(env: Env = process.env): WorkerConfig {
     targetPolicy: readTargetPolicyConfig(env, common),
     browserNetworkIsolation: readEnum(env, 'BROWSER_NETWORK_ISOLATION', ['on', 'off'] as const, 'on'),
     playwrightTests: readEnum(env, 'PLAYWRIGHT_TESTS', ['on', 'off'] as const, 'on'),
+    playwrightBatchSize: readInt(env, 'PLAYWRIGHT_BATCH_SIZE', 100, { min: 1, max: 1_000 }),
     limits: {
       heapBytes: readInt(env, 'WORKER_PAGE_HEAP_MB', 256, { min: 16, max: 16_384 }) * MB,
       maxPages: readInt(env, 'WORKER_MAX_PAGES', 20, { min: 1, max: 1_000 }),

@@ -76,6 +76,14 @@ export interface ExecutorAttempt {
   readonly scratchDir: string;
   /** Longest the teardown (trace, context close, video) may take before it is abandoned. */
   readonly teardownMs: number;
+  readonly db: Db;
+  /**
+   * Executes another run, claimed as a member of the Playwright batch `batchId` (its whole
+   * lifecycle: claim, attempts, terminal write); resolves when it has ended.
+   */
+  readonly runBatched: (runId: string, batchId: string) => Promise<unknown>;
+  /** Keeps this run's job (its worker slot) until `work` settles: a batch the attempt leads. */
+  readonly holdJob: (work: Promise<unknown>) => void;
 }
 
 /** A run whose definition was read and whose secrets are open: ready for its attempt. */

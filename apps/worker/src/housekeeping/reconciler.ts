@@ -1,6 +1,6 @@
 import { formatDuration } from '@testrun/contracts';
 import type { ArtifactStore } from '@testrun/core/artifact-store';
-import type { Db } from '@testrun/core/db';
+import { Prisma, type Db } from '@testrun/core/db';
 import { errorMessage, type Logger } from '@testrun/core/logger';
 import { addRunJobs, type RunQueue } from '@testrun/core/queue';
 import { abortRun, CANCELLED_RUNNING_OUTCOME, fairPositions } from '@testrun/core/runs';
@@ -49,6 +49,9 @@ export type ReconcileReport = {
   erasedCopies?: number;
 };
 
+/** A run no live Playwright batch holds: a held run's job is the batch's business (docs/PLAYWRIGHT.md, "Batches"). */
+const NOT_IN_LIVE_BATCH = Prisma.sql`(batch_lease_until IS NULL OR batch_lease_until < now())`;
+
 /** Key of the Postgres advisory lock that lets one worker at a time reconcile ("tr-recon" in ASCII). */
 export const RECONCILER_LOCK_KEY = 0x74722d7265636f6en;
 
@@ -56,6 +59,7 @@ export const RECONCILER_LOCK_KEY = 0x74722d7265636f6en;
  * Keeps Postgres and the queue in agreement, so that no run is lost and none stays non-terminal:
  * - a `queued` run with no live job (Redis restarted or flushed, the API's add failed) gets its job
  *   added again (same job id, so a job that exists is left alone);
+ * (runs a live Playwright batch holds are left to it: their jobs were taken by the batch)
  * - a `running` run whose job is gone gets it added again: the next worker's `startRun` makes it the
  *   next attempt, or ends it `worker_lost` when no attempt is left;
  * - a `running` run whose job failed ends `worker_lost` when its worker was lost too often, else
@@ -195,10 +199,12 @@ export class Reconciler {
     const candidates = await db.$queryRaw<Array<{ id: string; status: 'queued' | 'running'; attempt: number }>>`
       (SELECT id, status::text AS status, attempt FROM runs
         WHERE status = 'queued' AND created_at < now() - make_interval(secs => ${this.queuedGraceMs / 1000})
+          AND ${NOT_IN_LIVE_BATCH}
         ORDER BY created_at LIMIT ${this.batchSize})
       UNION ALL
       (SELECT id, status::text AS status, attempt FROM runs
         WHERE status = 'running' AND started_at < now() - make_interval(secs => ${this.queuedGraceMs / 1000})
+          AND ${NOT_IN_LIVE_BATCH}
         ORDER BY started_at LIMIT ${this.batchSize})`;
     const requeued: string[] = [];
     const lost: string[] = [];

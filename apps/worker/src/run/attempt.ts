@@ -27,6 +27,10 @@ export interface RunContext {
   readonly signal: AbortSignal;
   /** The run as its faults see it (see RunFaults); null when faults are not attributed. */
   readonly owner: RunOwner | null;
+  /** Executes another run as a member of a Playwright batch (executeRun with the batch's id). */
+  readonly runBatched: ExecutorAttempt['runBatched'];
+  /** Keeps the run's job until `work` settles. */
+  readonly hold: ExecutorAttempt['holdJob'];
 }
 
 /** How one attempt ended: its outcome (masked), the writer that holds its rows, its retried writes. */
@@ -139,6 +143,9 @@ function executeAttempt(
     limits: deps.limits ?? DEFAULT_RUN_LIMITS,
     scratchDir: deps.scratchDir,
     teardownMs: deps.teardownTimeoutMs ?? 15_000,
+    runBatched: rc.runBatched,
+    holdJob: rc.hold,
+    db: deps.db,
   };
   return prepared.execute(attempt);
 }

@@ -1,6 +1,6 @@
 import type { Db } from '@testrun/core/db';
 import { errorMessage, type Logger } from '@testrun/core/logger';
-import { abortRun, runClaim, type ClaimedRun } from '@testrun/core/runs';
+import { abortRun, isBatchHeld, runClaim, type ClaimedRun } from '@testrun/core/runs';
 import { retryWrite } from './retry-write';
 import { MAX_RUN_ATTEMPTS, workerLostOutcome } from './run-outcomes';
 
@@ -25,8 +25,8 @@ export function retrying(log: Logger, boundMs: number | undefined, fields: Recor
     });
 }
 
-/** Why a run's job found nothing to run. */
-export type Unclaimable = 'missing' | 'terminal' | 'out_of_attempts';
+/** Why a run's job found nothing to run (`batched`: a Playwright batch holds it, docs/PLAYWRIGHT.md). */
+export type Unclaimable = 'missing' | 'terminal' | 'out_of_attempts' | 'batched';
 
 /**
  * Claims the run, trying again through a Postgres outage for up to `boundMs` (the job's lock in Redis is renewed meanwhile)
@@ -39,14 +39,18 @@ export async function claimRun(
   runId: string,
   log: Logger,
   boundMs?: number,
+  batchId: string | null = null,
 ): Promise<{ claim: ClaimedRun } | { unclaimable: Unclaimable }> {
   const retry = retrying(log, boundMs, { step: 'claim' });
-  const claim = await retry(runClaim(db, runId, MAX_RUN_ATTEMPTS));
+  const claim = await retry(runClaim(db, runId, MAX_RUN_ATTEMPTS, batchId));
   if (claim) return { claim };
   return { unclaimable: await endUnclaimable(db, runId, log, retry) };
 }
 
-/** startRun refused: the run is gone, already terminal, or out of attempts (then it ends worker_lost). */
+/**
+ * startRun refused: the run is gone, already terminal, held by a live Playwright batch, or out of
+ * attempts (then it ends worker_lost).
+ */
 async function endUnclaimable(db: Db, runId: string, log: Logger, retry: Retrying): Promise<Unclaimable> {
   const run = await retry(() => db.run.findUnique({ where: { id: runId }, select: { status: true, attempt: true } }));
   if (!run) {
@@ -54,6 +58,7 @@ async function endUnclaimable(db: Db, runId: string, log: Logger, retry: Retryin
     return 'missing';
   }
   if (run.status !== 'queued' && run.status !== 'running') return 'terminal';
+  if (await retry(() => isBatchHeld(db, runId))) return 'batched';
   // Tried again after a lost reply, abortRun finds the run terminal and returns false: harmless.
   const ended = await retry(() => abortRun(db, runId, workerLostOutcome(run.attempt)));
   if (ended) log.warn('run ended: its worker was lost on every attempt', { attempt: run.attempt });

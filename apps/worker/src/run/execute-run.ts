@@ -18,16 +18,26 @@ import type { RunOwner } from './run-faults';
  * `error`/`internal_error`. Throws only when Postgres itself cannot be written, so that the job
  * fails and the reconciler takes over.
  */
-export async function executeRun(given: RunDeps, runId: string): Promise<RunExecution> {
-  if (!given.faults) return execute(given, runId, null);
-  return given.faults.run(runId, (owner) => execute(given, runId, owner));
+export async function executeRun(given: RunDeps, runId: string, batchId: string | null = null): Promise<RunExecution> {
+  if (!given.faults) return execute(given, runId, null, batchId);
+  return given.faults.run(runId, (owner) => execute(given, runId, owner, batchId));
 }
 
-async function execute(given: RunDeps, runId: string, owner: RunOwner | null): Promise<RunExecution> {
+/**
+ * `batchId`: the run is a member of that Playwright batch, claimed as its test begins in the batch's
+ * sandbox (executors/playwright/batch.ts). Work an executor holds the job for (a batch it leads)
+ * is awaited in `held` of the execution.
+ */
+async function execute(
+  given: RunDeps,
+  runId: string,
+  owner: RunOwner | null,
+  batchId: string | null,
+): Promise<RunExecution> {
   const began = performance.now();
   // One statement claims the run, moves its suite counters and returns the snapshot to execute; it
   // is tried again through a Postgres outage, like the result writes.
-  const claimed = await claimRun(given.db, runId, given.logger.child({ runId }), given.writeRetryMs);
+  const claimed = await claimRun(given.db, runId, given.logger.child({ runId }), given.writeRetryMs, batchId);
   if ('unclaimable' in claimed) return { kind: 'not_runnable', reason: claimed.unclaimable };
   // From here every line logged for the run carries the id of the API request that created it.
   const { requestId } = claimed.claim;
@@ -41,13 +51,17 @@ async function execute(given: RunDeps, runId: string, owner: RunOwner | null): P
     clock: new BrowserClock(),
     signal: deps.cancels?.track(runId) ?? new AbortController().signal,
     owner,
+    runBatched: (member, batch) => executeRun(given, member, batch),
+    hold: (work) => held.push(work.then(noop, noop)),
   };
+  const held: Promise<void>[] = [];
   rc.log.info('run started', { attempt: claim.attempt, retry: claim.retry, workspaceId: claim.workspaceId });
   try {
     // A cancel asked before this claim (the message came when no worker had the run) ends it now.
     const check = retrying(rc.log, deps.writeRetryMs, { attempt: claim.attempt });
     if (await check(() => isCancelRequested(deps.db, runId))) deps.cancels?.cancel(runId);
-    return await attempts(rc, claim.attempt, claim.retry, began);
+    const execution = await attempts(rc, claim.attempt, claim.retry, began);
+    return { ...execution, held: Promise.all(held).then(noop) };
   } finally {
     deps.cancels?.release(runId);
   }
@@ -58,7 +72,7 @@ async function execute(given: RunDeps, runId: string, owner: RunOwner | null): P
  * retries left is recorded and the next begins (retryRun), the last one ends the run. A cancelled
  * run is never tried again.
  */
-async function attempts(rc: RunContext, first: number, firstRetry: number, began: number): Promise<RunExecution> {
+async function attempts(rc: RunContext, first: number, firstRetry: number, began: number): Promise<Finished> {
   const { deps, run, log } = rc;
   let [attempt, testRetry] = [first, firstRetry];
   for (;;) {
@@ -102,3 +116,7 @@ async function attempts(rc: RunContext, first: number, firstRetry: number, began
     return { kind: 'finished', status: outcome.status, code, attempt, recorded, timings };
   }
 }
+
+function noop(): void {}
+
+type Finished = Extract<RunExecution, { kind: 'finished' }>;

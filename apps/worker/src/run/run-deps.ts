@@ -1,3 +1,4 @@
+import type { Unclaimable } from './claim';
 import type { BrowserContext, BrowserContextOptions } from 'playwright';
 import type { RunErrorCode, RunFailureCode, TerminalRunStatus } from '@testrun/contracts';
 import type { ArtifactStore } from '@testrun/core/artifact-store';
@@ -72,8 +73,10 @@ export type RunExecution =
       attempt: number;
       recorded: boolean;
       timings: RunTimings;
+      /** Settles when the work the run's executor holds its job for has ended (a Playwright batch it leads). */
+      held?: Promise<void>;
     }
-  | { kind: 'not_runnable'; reason: 'missing' | 'terminal' | 'out_of_attempts' };
+  | { kind: 'not_runnable'; reason: Unclaimable };
 
 /** Where the time of one run went: `browserMs` is time spent awaiting Playwright. */
 export type RunTimings = { totalMs: number; browserMs: number };

@@ -7,6 +7,7 @@ import type { ArtifactStore } from '@testrun/core/artifact-store';
 import { errorMessage, type Logger } from '@testrun/core/logger';
 import { createRedis } from '@testrun/core/queue';
 import type { WorkerConfig } from '../config';
+import { BatchRegistry } from '../executors/playwright/batch';
 import { BundleCache, BundleUnavailableError } from '../executors/playwright/bundle-cache';
 import { discoverTests } from '../executors/playwright/discover';
 import { withScratch } from '../executors/playwright/scratch-run';
@@ -39,6 +40,9 @@ export async function startPlaywright(
       sandbox: reason === null ? { ok: true } : { ok: false, reason },
       egress: { socketPath, port: Number(new URL(parts.egress.proxy.url).port) },
       limits: {},
+      batches: new BatchRegistry(),
+      batching: { share: config.concurrency, maxRuns: config.playwrightBatchSize },
+      openEgress: (id, policy) => parts.egress.proxy.openRun(id, { policy }),
     };
     return { value, tearDown: () => rm(dir, { recursive: true, force: true }) };
   });

@@ -47,6 +47,8 @@ export function createRunWorker(deps: RunDeps, options: RunWorkerOptions): Worke
       const execution = await executeRun(deps, payload.value.runId).catch((error: unknown) => {
         throw notRecordedError(error);
       });
+      // A Playwright batch this run led keeps the job (and the worker's slot) until it has ended.
+      if (execution.kind === 'finished') await execution.held;
       options.onRunDone?.(payload.value.runId, execution);
       return execution.kind === 'finished'
         ? { status: execution.status, attempt: execution.attempt }

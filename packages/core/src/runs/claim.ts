@@ -19,7 +19,12 @@ import { CLAIMED_COLUMNS, claimedRun, startRun, type ClaimedRow, type ClaimedRun
  * delivery counters over, so two deliveries could share a number, whereas only the transaction that
  * wrote a row version has its id; and it needs no claim-token column (no migration).
  */
-export function runClaim(db: Db, runId: string, maxAttempts: number): () => Promise<ClaimedRun | null> {
+export function runClaim(
+  db: Db,
+  runId: string,
+  maxAttempts: number,
+  batchId: string | null = null,
+): () => Promise<ClaimedRun | null> {
   let previous: string | null = null;
   return async () => {
     if (previous !== null) {
@@ -30,7 +35,7 @@ export function runClaim(db: Db, runId: string, maxAttempts: number): () => Prom
     return db.$transaction(async (tx) => {
       const [own] = await tx.$queryRaw<Array<{ xid: string }>>`SELECT txid_current()::text AS xid`;
       previous = own?.xid ?? null;
-      return startRun(tx, runId, maxAttempts);
+      return startRun(tx, runId, maxAttempts, batchId);
     });
   };
 }

@@ -12,3 +12,4 @@ export * from './suite-run-copy';
 export * from './listing';
 export * from './rerun';
 export * from './counts';
+export * from './batch';

@@ -165,11 +165,13 @@ export type ClaimedRun = {
   retry: number;
   /** Test attempts allowed after a failed or error one. */
   retries: number;
+  /** The suite run the run belongs to; null for a run of one test. */
+  suiteRunId: string | null;
 };
 
 /** The columns of a claimed run's snapshot, as `r.<column>`. */
 export const CLAIMED_COLUMNS =
-  'r.id, r.attempt, r.workspace_id, r.project_id, r.base_url, r.headers_sealed, r.variables_sealed, r.steps, r.timeout_ms, r.evidence, r.request_id, r.retry, r.retries';
+  'r.id, r.attempt, r.workspace_id, r.project_id, r.base_url, r.headers_sealed, r.variables_sealed, r.steps, r.timeout_ms, r.evidence, r.request_id, r.retry, r.retries, r.suite_run_id';
 
 /** A row of {@link CLAIMED_COLUMNS}, with the status the run had before the claim when it is known. */
 export type ClaimedRow = {
@@ -187,6 +189,7 @@ export type ClaimedRow = {
   request_id: string | null;
   retry: number;
   retries: number;
+  suite_run_id: string | null;
 };
 
 export function claimedRun(row: ClaimedRow): ClaimedRun {
@@ -205,6 +208,7 @@ export function claimedRun(row: ClaimedRow): ClaimedRun {
     requestId: row.request_id,
     retry: row.retry,
     retries: row.retries,
+    suiteRunId: row.suite_run_id,
   };
 }
 
@@ -212,22 +216,30 @@ export function claimedRun(row: ClaimedRow): ClaimedRun {
  * Claims a run for a worker: `queued` → `running`, or a `running` run whose worker was lost taken
  * over by a new attempt while attempts remain (`maxAttempts` counts claims: a test retry takes a
  * new attempt too, see retryRun, so claims are `attempt - retry`); returns the new attempt and the run's snapshot in
- * the same statement. Null when the run is terminal or out of attempts (the caller then ends it).
+ * the same statement. Null when the run is terminal or out of attempts (the caller then ends it),
+ * and while a Playwright batch other than `batchId` holds its lease (batch.ts).
  * A worker that must survive a lost reply claims through `runClaim` (claim-run.ts) instead.
  */
-export async function startRun(tx: DbTx, runId: string, maxAttempts: number): Promise<ClaimedRun | null> {
-  const rows = await tx.$queryRawUnsafe<Array<ClaimedRow & Pick<MovedRow, 'suite_run_id' | 'new_status'>>>(
+export async function startRun(
+  tx: DbTx,
+  runId: string,
+  maxAttempts: number,
+  batchId: string | null = null,
+): Promise<ClaimedRun | null> {
+  const rows = await tx.$queryRawUnsafe<Array<ClaimedRow & Pick<MovedRow, 'new_status'>>>(
     `WITH p AS (SELECT id, status AS prev_status FROM runs WHERE id = $1 FOR UPDATE),
      u AS (
        UPDATE runs r SET status = 'running'::"RunStatus", attempt = r.attempt + 1,
          started_at = CASE WHEN r.retry = 0 THEN now() ELSE r.started_at END,
          deadline_at = now() + make_interval(secs => r.timeout_ms / 1000.0), result_summary = 'Running.'
        FROM p WHERE r.id = p.id AND r.status IN ('queued', 'running') AND r.attempt - r.retry < $2
-       RETURNING ${CLAIMED_COLUMNS}, r.suite_run_id, p.prev_status, r.status AS new_status),
+         AND (r.batch_lease_until IS NULL OR r.batch_lease_until < now() OR r.batch_id = $3)
+       RETURNING ${CLAIMED_COLUMNS}, p.prev_status, r.status AS new_status),
      s AS (${SUITE_MOVE} RETURNING s.id)
      SELECT * FROM u`,
     runId,
     maxAttempts,
+    batchId,
   );
   const row = rows[0];
   return row ? claimedRun(row) : null;

@@ -25,6 +25,7 @@ interface Identity {
 type ReporterLine =
   | ({ type: 'attempt'; final: boolean } & Identity & PlaywrightAttempt)
   | ({ type: 'notRun' } & Identity)
+  | ({ type: 'begin' } & Identity)
   | { type: 'error'; error: PlaywrightError }
   | { type: 'end' };
 
@@ -60,6 +61,7 @@ export class ResultCollector {
     private readonly scratchDir: string,
     private readonly onResult: (result: PlaywrightTestResult) => void,
     private readonly takeBlocked: () => string | null,
+    private readonly onBegin: (key: string) => void = () => undefined,
   ) {
     this.selected = new Map(tests.map((test) => [playwrightTestKey(test), test]));
   }
@@ -72,6 +74,7 @@ export class ResultCollector {
       return;
     }
     if (line.type === 'error') this.loadErrors.push(line.error.message);
+    if (line.type === 'begin' && this.selected.has(playwrightTestKey(line))) this.onBegin(playwrightTestKey(line));
     if (line.type !== 'attempt') return;
     const key = playwrightTestKey(line);
     const attempt: PlaywrightAttempt = {

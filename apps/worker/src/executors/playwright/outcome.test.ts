@@ -93,6 +93,15 @@ describe('classifyAttempt', () => {
     });
   });
 
+  it('a test Playwright skipped itself (its serial group failed before it) says so', () => {
+    expect(classifyAttempt(attempt({ status: 'skipped', annotations: [] }))).toEqual({
+      status: 'skipped',
+      code: null,
+      skipReason: 'skipped_in_code',
+      summary: 'Skipped by Playwright: an earlier test of its serial group did not pass',
+    });
+  });
+
   it('a refusal of the network policy wins over what the test made of it', () => {
     const given = attempt({ errors: [{ message: 'Error: expect(locator).toHaveText(expected) failed' }] });
     expect(classifyAttempt(given, 'blocked.test is denied (rule: deny_list)')).toEqual({

@@ -85,7 +85,10 @@ export function classifyAttempt(attempt: PlaywrightAttempt, blocked: string | nu
       status: 'skipped',
       code: null,
       skipReason: 'skipped_in_code',
-      summary: note?.description || 'Skipped in code',
+      // No skip annotation: Playwright skipped it itself, after a failure in its serial group.
+      summary: note
+        ? note.description || 'Skipped in code'
+        : 'Skipped by Playwright: an earlier test of its serial group did not pass',
     };
   }
   if (blocked !== null)

@@ -1,4 +1,7 @@
+import type { TargetPolicy } from '@testrun/core/target-policy';
+import type { RunEgress } from '../../network/egress-proxy';
 import type { SandboxLimits } from '../../sandbox';
+import type { BatchRegistry } from './batch';
 import type { BundleCache } from './bundle-cache';
 
 /**
@@ -16,4 +19,13 @@ export interface PlaywrightRuntime {
   egress: { socketPath: string; port: number } | null;
   /** Bounds of each sandbox (a run's wall clock comes from its time budget). */
   limits: Partial<SandboxLimits>;
+  /** This worker's batches, by member run (batch.ts). */
+  batches: BatchRegistry;
+  /**
+   * How a suite run's tests are shared into batches: between `share` batches (the worker's
+   * concurrency), at most `maxRuns` runs each (PLAYWRIGHT_BATCH_SIZE; 1: every test alone).
+   */
+  batching: { share: number; maxRuns: number };
+  /** Opens a batch's own way out through the egress proxy (none: the leader's attempt's). */
+  openEgress?: (id: string, policy: TargetPolicy | undefined) => RunEgress;
 }

@@ -1,18 +1,23 @@
 // Playwright Test as an executor (docs/PLAYWRIGHT.md): the run's definition names one test of a
 // bundle the team deployed; the test runs with the service's Playwright Test runner in a sandbox of
 // its own (docs/SANDBOX.md), through the worker's egress proxy, and its result becomes the run's.
+// The first attempt of a run of a suite run leads a batch (batch.ts) of the suite run's other
+// queued runs of the bundle, or is a member of one: the tests then share one sandbox.
 import { isPlaywrightDefinition, type EvidenceMode, type PlaywrightDefinition } from '@testrun/contracts';
 import type { RunOutcome } from '@testrun/core/runs';
 import { invalidDefinitionOutcome } from '../../run/run-outcomes';
 import { withRecordingNotes } from '../../run/run-limits';
 import type { Executor, ExecutorAttempt } from '../executor';
+import type { Db } from '@testrun/core/db';
+import { PlaywrightBatch, reserveMembers, type BatchMember } from './batch';
 import { BundleUnavailableError } from './bundle-cache';
 import type { PlaywrightRuntime } from './playwright-deps';
 import { openPlaywrightSecrets, type PlaywrightSecrets } from './playwright-secrets';
 import { outcomeOf, stepRows, storeAttachments } from './record-result';
 import { runPlaywrightTests } from './run';
+import type { RunEgress } from '../../network/egress-proxy';
 import { withScratch } from './scratch-run';
-import type { PlaywrightEvidence } from './types';
+import type { PlaywrightEvidence, PlaywrightTestResult, RunPlaywrightOptions } from './types';
 
 type Definition = PlaywrightDefinition['playwright'];
 
@@ -33,7 +38,7 @@ export const playwrightExecutor: Executor = {
     const opened = await openPlaywrightSecrets(db, headersKey, run, retry);
     if ('outcome' in opened) return opened;
     const { secrets } = opened;
-    return { prepared: { mask: secrets.mask, execute: (attempt) => execute(attempt, definition, secrets) } };
+    return { prepared: { mask: secrets.mask, execute: (attempt) => execute(attempt, definition, secrets, db) } };
   },
 };
 
@@ -46,10 +51,13 @@ async function execute(
   attempt: ExecutorAttempt,
   definition: Definition,
   secrets: PlaywrightSecrets,
+  db: Db,
 ): Promise<RunOutcome> {
   const { run, playwright } = attempt;
   if (!playwright) return cannotRun('this worker was started without Playwright support');
   if (!playwright.sandbox.ok) return cannotRun(`this worker cannot sandbox tenant code: ${playwright.sandbox.reason}`);
+  const joined = playwright.batches.take(run.id);
+  if (joined) return recordMember(attempt, joined.member, joined.batch, secrets);
   let bundleDir: string;
   try {
     bundleDir = await playwright.bundles.ensure(run.workspaceId, definition.bundle);
@@ -57,67 +65,178 @@ async function execute(
     if (error instanceof BundleUnavailableError) return invalidDefinitionOutcome(error.message);
     throw error;
   }
+  const given = { attempt, playwright, definition, secrets, bundleDir };
+  if (run.suiteRunId !== null) {
+    const reserved = await reserveMembers(db, run.id, playwright.batching);
+    if (reserved) return leadBatch(given, db, reserved);
+  }
   return withScratch(attempt.scratchDir, `pw-${run.id}-${attempt.attempt}-`, (scratchDir) =>
-    runInScratch(attempt, playwright, definition, secrets, { bundleDir, scratchDir }),
+    runAlone(given, scratchDir),
   );
 }
 
-/** The test run in its sandbox, its steps and attachments recorded, before the scratch directory goes. */
-async function runInScratch(
-  attempt: ExecutorAttempt,
-  playwright: PlaywrightRuntime,
-  definition: Definition,
-  secrets: PlaywrightSecrets,
-  dirs: { bundleDir: string; scratchDir: string },
-): Promise<RunOutcome> {
-  const { run } = attempt;
-  const { bundleDir, scratchDir } = dirs;
-  const startedAt = Date.now();
-  let seenBlocked = 0;
-  const takeBlocked = () => {
-    const blocked = attempt.blocked ?? [];
-    const next = blocked[seenBlocked];
-    seenBlocked = blocked.length;
+interface Given {
+  attempt: ExecutorAttempt;
+  playwright: PlaywrightRuntime;
+  definition: Definition;
+  secrets: PlaywrightSecrets;
+  bundleDir: string;
+}
+
+/** Reads an egress's refusals one test at a time: the first since the previous call, or null. */
+function refusals(blocked: () => readonly { host: string; port: number; detail: string }[] | undefined) {
+  let seen = 0;
+  return () => {
+    const list = blocked() ?? [];
+    const next = list[seen];
+    seen = list.length;
     return next ? `${next.host}:${next.port} (${next.detail})` : null;
   };
+}
+
+/** What a sandbox of the run's tests is given, whoever's tests they are. */
+function sandboxOptions(
+  given: Given,
+  proxy: ExecutorAttempt['proxy'],
+  blocked: () => readonly { host: string; port: number; detail: string }[] | undefined,
+): Omit<RunPlaywrightOptions, 'tests' | 'scratchDir'> {
+  const { attempt, playwright, definition, secrets, bundleDir } = given;
+  const { run } = attempt;
   const { egress } = playwright;
-  const proxy = attempt.proxy;
-  {
-    const [result] = await runPlaywrightTests(
-      {
-        bundleDir,
-        configFile: definition.config,
-        scratchDir,
-        tests: [{ file: definition.file, project: definition.project, titlePath: definition.titlePath }],
-        network: egress ? { proxySocketPath: egress.socketPath, port: egress.port } : 'none',
-        ...(egress && proxy
-          ? {
-              proxy: {
-                server: `http://127.0.0.1:${egress.port}`,
-                username: proxy.username ?? '',
-                password: proxy.password ?? '',
-                bypass: '<-loopback>',
-              },
-            }
-          : {}),
-        env: secrets.env,
-        baseUrl: run.baseUrl,
-        headers: secrets.headers,
-        // A run's own retries (per request or test) win: Playwright then retries nothing itself.
-        ...(run.retries > 0 ? { retries: 0 } : {}),
-        evidence: evidenceOf(run.evidence.trace),
-        timeoutMs: run.timeoutMs,
-        signal: attempt.signal,
-        limits: playwright.limits,
-        takeBlocked,
-      },
-      () => undefined,
-    );
-    if (!result) return cannotRun('the Playwright run reported no result for the test');
-    attempt.writer.recordTreeSteps(stepRows(result, startedAt, secrets.mask));
-    const notes = await storeAttachments(attempt.writer, result, scratchDir, attempt.limits.maxRecordingBytes);
-    await attempt.writer.flush();
-    return withRecordingNotes(outcomeOf(result, secrets.mask), notes);
+  return {
+    bundleDir,
+    configFile: definition.config,
+    network: egress ? { proxySocketPath: egress.socketPath, port: egress.port } : 'none',
+    ...(egress && proxy
+      ? {
+          proxy: {
+            server: `http://127.0.0.1:${egress.port}`,
+            username: proxy.username ?? '',
+            password: proxy.password ?? '',
+            bypass: '<-loopback>',
+          },
+        }
+      : {}),
+    env: secrets.env,
+    baseUrl: run.baseUrl,
+    headers: secrets.headers,
+    // A run's own retries (per request or test) win: Playwright then retries nothing itself.
+    ...(run.retries > 0 ? { retries: 0 } : {}),
+    evidence: evidenceOf(run.evidence.trace),
+    timeoutMs: run.timeoutMs,
+    limits: playwright.limits,
+    takeBlocked: refusals(blocked),
+  };
+}
+
+/** The run's test alone in its sandbox, its steps and attachments recorded, before the scratch directory goes. */
+async function runAlone(given: Given, scratchDir: string): Promise<RunOutcome> {
+  const { attempt, definition, secrets } = given;
+  const startedAt = Date.now();
+  const [result] = await runPlaywrightTests(
+    {
+      ...sandboxOptions(given, attempt.proxy, () => attempt.blocked),
+      scratchDir,
+      tests: [{ file: definition.file, project: definition.project, titlePath: definition.titlePath }],
+      signal: attempt.signal,
+    },
+    () => undefined,
+  );
+  if (!result) return cannotRun('the Playwright run reported no result for the test');
+  return recordResult(attempt, result, { startedAt, scratchDir, secrets });
+}
+
+/** Records a test's steps and attachments and returns the run's outcome from its result. */
+async function recordResult(
+  attempt: ExecutorAttempt,
+  result: PlaywrightTestResult,
+  at: { startedAt: number; scratchDir: string; secrets: PlaywrightSecrets },
+): Promise<RunOutcome> {
+  attempt.writer.recordTreeSteps(stepRows(result, at.startedAt, at.secrets.mask));
+  const notes = await storeAttachments(attempt.writer, result, at.scratchDir, attempt.limits.maxRecordingBytes);
+  await attempt.writer.flush();
+  return withRecordingNotes(outcomeOf(result, at.secrets.mask), notes);
+}
+
+/** A member's attempt: waits for its test's result in the batch's sandbox (or its cancel), then records it. */
+async function recordMember(
+  attempt: ExecutorAttempt,
+  member: BatchMember,
+  batch: PlaywrightBatch,
+  secrets: PlaywrightSecrets,
+): Promise<RunOutcome> {
+  const cancelled = new Promise<null>((resolve) => {
+    if (attempt.signal.aborted) resolve(null);
+    attempt.signal.addEventListener('abort', () => resolve(null), { once: true });
+  });
+  const result = await Promise.race([member.result, cancelled]);
+  if (attempt.signal.aborted) return cannotRun('cancelled');
+  if (!result) return cannotRun('the Playwright batch ended without a result for the test');
+  return recordResult(attempt, result, { startedAt: member.beganAt, scratchDir: batch.scratchDir, secrets });
+}
+
+/**
+ * Leads a batch: its tests run in one sandbox, kept by this run's job until every member has ended;
+ * this run's own result is recorded as its test ends, like any member's.
+ */
+async function leadBatch(
+  given: Given,
+  db: Db,
+  reserved: { batchId: string; members: Map<string, Definition> },
+): Promise<RunOutcome> {
+  const { attempt, playwright, definition } = given;
+  const { run } = attempt;
+  let leaderDone: () => void = () => undefined;
+  const recorded = new Promise<void>((resolve) => {
+    leaderDone = resolve;
+  });
+  const egress: RunEgress | undefined = playwright.openEgress?.(`batch-${reserved.batchId}`, attempt.policy);
+  const batch = new PlaywrightBatch(
+    reserved.batchId,
+    {
+      db,
+      logger: attempt.logger,
+      leader: { runId: run.id, definition, recorded },
+      runBatched: attempt.runBatched,
+      egress,
+    },
+    reserved.members,
+  );
+  playwright.batches.add(batch);
+  attempt.logger.info('Playwright batch started', { runId: run.id, batchId: batch.id, runs: batch.runIds().length });
+  const tests = batch.tests();
+  const work = withScratch(attempt.scratchDir, `pw-batch-${run.id}-`, async (scratchDir) => {
+    batch.scratchDir = scratchDir;
+    const options = sandboxOptions(given, egress?.proxy ?? attempt.proxy, () => egress?.blocked ?? attempt.blocked);
+    const wallMs = Math.min(4 * 3_600_000, Math.max(10 * 60_000, tests.length * run.timeoutMs * 2));
+    try {
+      await runPlaywrightTests(
+        {
+          ...options,
+          scratchDir,
+          tests,
+          signal: batch.abort.signal,
+          limits: { ...playwright.limits, wallMs },
+          onBegin: (key) => batch.began(key),
+        },
+        (result) => batch.ended(result),
+      );
+    } finally {
+      const freed = await batch.end();
+      if (freed.length > 0)
+        attempt.logger.warn('Playwright batch ended with runs it did not run; freed', { batchId: batch.id, freed });
+    }
+  }).finally(() => playwright.batches.remove(batch));
+  attempt.holdJob(
+    work.catch((error: unknown) =>
+      attempt.logger.error('Playwright batch failed', { batchId: batch.id, error: String(error) }),
+    ),
+  );
+  const own = playwright.batches.take(run.id);
+  try {
+    return own ? await recordMember(attempt, own.member, batch, given.secrets) : cannotRun('the batch lost its leader');
+  } finally {
+    leaderDone();
   }
 }
 

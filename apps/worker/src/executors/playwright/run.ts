@@ -43,7 +43,8 @@ async function writeRunFiles(options: RunPlaywrightOptions, tests: PlaywrightTes
 /**
  * Runs the selected tests of a bundle (normally one) in one sandbox with the service's Playwright
  * Test runner, one Playwright worker, Chromium, and the team's config under ours (wrapper-config.ts).
- * Setup projects the tests depend on run first, as Playwright runs them. Each selected test's result
+ * Setup projects the tests depend on run first, as Playwright runs them. `onBegin` hears each
+ * selected test start (its first attempt). Each selected test's result
  * reaches `onResult` as soon as its last attempt ends; the promise resolves with all of them once the
  * sandbox is gone. Aborting `signal` kills the sandbox: the results so far stay, the others are not
  * reported. Throws only when the machine cannot sandbox.
@@ -59,7 +60,13 @@ export async function runPlaywrightTests(
   if (tests.length === 0) return early;
   await prepareScratch(options.bundleDir, options.scratchDir);
   const wrapper = await writeRunFiles(options, tests);
-  const collector = new ResultCollector(tests, options.scratchDir, onResult, options.takeBlocked ?? (() => null));
+  const collector = new ResultCollector(
+    tests,
+    options.scratchDir,
+    onResult,
+    options.takeBlocked ?? (() => null),
+    options.onBegin,
+  );
   const tail = new LineTail(path.join(options.scratchDir, '.testrun', 'results.jsonl'), (line) => collector.line(line));
   tail.start();
   let ending: { limit: string | null; aborted: boolean; stderr: string };

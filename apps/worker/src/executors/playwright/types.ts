@@ -57,6 +57,8 @@ export interface RunPlaywrightOptions extends BundleOptions {
    * call (the egress proxy's report), or null. A refusal makes the test error/target_blocked.
    */
   takeBlocked?: () => string | null;
+  /** Told the key of each selected test as its first attempt begins (a batch claims its run then). */
+  onBegin?: (key: string) => void;
 }
 
 type PlaywrightStepCategory = 'test.step' | 'expect' | 'pw:api' | 'hook' | 'fixture';

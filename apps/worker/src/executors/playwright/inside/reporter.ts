@@ -111,6 +111,10 @@ class TestrunReporter implements Reporter {
     for (const test of suite.allTests()) this.write({ type: 'test', ...this.identity(test), tags: test.tags });
   }
 
+  onTestBegin(test: TestCase, result: TestResult): void {
+    if (result.retry === 0) this.write({ type: 'begin', ...this.identity(test) });
+  }
+
   onTestEnd(test: TestCase, result: TestResult): void {
     const final =
       result.status === 'skipped' ||

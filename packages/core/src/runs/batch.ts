@@ -1,0 +1,104 @@
+import type { Db } from '../db';
+
+/*
+ * Playwright batches (docs/PLAYWRIGHT.md, "Batches"): the worker that claims a Playwright run of a
+ * suite run reserves the suite run's other queued Playwright runs that can share its sandbox (same
+ * bundle, config, target, time budget, retries and evidence policy), whole spec files at a time, so
+ * a serial group is never split. A reserved run carries the batch's id and a lease the batch renews;
+ * while the lease lives only that batch claims it (startRun) and the reconciler leaves its job alone.
+ * When the worker dies the lease lapses and the runs' jobs run them as any other.
+ */
+
+/** How long a reservation lives without being renewed. */
+export const BATCH_LEASE_MS = 60_000;
+
+/** What decides a batch: the claimed run that leads it, and how its suite run is shared out. */
+export interface BatchRequest {
+  batchId: string;
+  leaderId: string;
+  /** Runs a worker runs at once: the suite run's runs are shared between that many batches. */
+  share: number;
+  /** Most runs in one batch, the leader included. */
+  maxRuns: number;
+}
+
+interface Candidate {
+  id: string;
+  file: string;
+  /** In the leader's spec file: always in its batch (a serial group stays whole). */
+  same: boolean;
+}
+
+/**
+ * Reserves the runs that join the leader's batch and returns their ids (the leader, reserved too so
+ * that the batch's lease counts it, not among them).
+ * Candidates are the suite run's queued runs of the same bundle and settings not reserved by a live
+ * batch; the batch takes the leader's spec file first, then whole files in queue order, up to its
+ * share (the candidates and the leader divided by the ways still free) or `maxRuns`.
+ */
+export async function reserveBatch(db: Db, request: BatchRequest): Promise<string[]> {
+  return db.$transaction(async (tx) => {
+    const candidates = await tx.$queryRaw<Candidate[]>`
+      SELECT r.id, r.steps->'playwright'->>'file' AS file,
+        (r.steps->'playwright'->>'file' = l.steps->'playwright'->>'file') AS same
+      FROM runs l JOIN runs r ON r.suite_run_id = l.suite_run_id AND r.id <> l.id
+      WHERE l.id = ${request.leaderId} AND r.status = 'queued' AND r.retry = 0
+        AND (r.batch_lease_until IS NULL OR r.batch_lease_until < now())
+        AND r.steps->'playwright'->>'bundle' = l.steps->'playwright'->>'bundle'
+        AND r.steps->'playwright'->>'config' = l.steps->'playwright'->>'config'
+        AND r.steps->'playwright'->>'browser' = 'chromium'
+        AND r.base_url = l.base_url AND r.timeout_ms = l.timeout_ms AND r.retries = l.retries
+        AND r.evidence IS NOT DISTINCT FROM l.evidence
+      ORDER BY 3 DESC, r.position
+      FOR UPDATE OF r SKIP LOCKED`;
+    if (candidates.length === 0) return [];
+    const [live] = await tx.$queryRaw<Array<{ batches: number }>>`
+      SELECT count(DISTINCT r.batch_id)::int AS batches
+      FROM runs l JOIN runs r ON r.suite_run_id = l.suite_run_id
+      WHERE l.id = ${request.leaderId} AND r.batch_lease_until >= now() AND r.status IN ('queued', 'running')`;
+    const ways = Math.max(1, request.share - (live?.batches ?? 0));
+    const size = Math.min(request.maxRuns, Math.ceil((candidates.length + 1) / ways)) - 1;
+    const ids = wholeFiles(candidates, size);
+    if (ids.length === 0) return [];
+    await tx.$executeRaw`
+      UPDATE runs SET batch_id = ${request.batchId},
+        batch_lease_until = now() + make_interval(secs => ${BATCH_LEASE_MS / 1000})
+      WHERE id = ANY(${[request.leaderId, ...ids]}::text[])`;
+    return ids;
+  });
+}
+
+/** The leader's file's candidates, then whole files in order while fewer than `size` are taken. */
+function wholeFiles(candidates: readonly Candidate[], size: number): string[] {
+  const ids = candidates.filter((c) => c.same).map((c) => c.id);
+  const files: string[] = [];
+  for (const candidate of candidates)
+    if (!candidate.same && !files.includes(candidate.file)) files.push(candidate.file);
+  for (const file of files) {
+    if (ids.length >= size) break;
+    ids.push(...candidates.filter((c) => c.file === file).map((c) => c.id));
+  }
+  return ids;
+}
+
+/** Renews the lease of the batch's runs that have not ended; returns how many there are. */
+export async function renewBatch(db: Db, batchId: string): Promise<number> {
+  return db.$executeRaw`
+    UPDATE runs SET batch_lease_until = now() + make_interval(secs => ${BATCH_LEASE_MS / 1000})
+    WHERE batch_id = ${batchId} AND status IN ('queued', 'running')`;
+}
+
+/** Frees the batch's runs that have not ended (their jobs, or the reconciler, run them); returns their ids. */
+export async function releaseBatch(db: Db, batchId: string): Promise<string[]> {
+  const rows = await db.$queryRaw<Array<{ id: string }>>`
+    UPDATE runs SET batch_id = NULL, batch_lease_until = NULL
+    WHERE batch_id = ${batchId} AND status IN ('queued', 'running') RETURNING id`;
+  return rows.map((row) => row.id);
+}
+
+/** Whether a batch's live lease holds the run (then its own job leaves it to the batch). */
+export async function isBatchHeld(db: Db, runId: string): Promise<boolean> {
+  const rows = await db.$queryRaw<Array<{ held: boolean }>>`
+    SELECT batch_lease_until >= now() AS held FROM runs WHERE id = ${runId}`;
+  return rows[0]?.held === true;
+}

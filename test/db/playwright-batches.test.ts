@@ -1,0 +1,127 @@
+import { Redis } from 'ioredis';
+import type { Db } from '@testrun/core/db';
+import { createLogger } from '@testrun/core/logger';
+import { createRunQueue, type RunQueue } from '@testrun/core/queue';
+import { releaseBatch, renewBatch, reserveBatch, startRun } from '@testrun/core/runs';
+import { Reconciler } from '@testrun/worker';
+import { applySampleProject, createTenant, insertSuiteRuns, sampleProject, testDb } from '../support/harness';
+import { present } from '../support/present';
+
+/*
+ * Playwright batches against real Postgres (docs/PLAYWRIGHT.md, "Batches"): which queued runs a
+ * batch reserves, that only the batch claims them while its lease lives, and that a lapsed lease
+ * (its worker died) gives them back to their jobs and the reconciler.
+ */
+let db: Db;
+let redis: Redis;
+let queue: RunQueue;
+const logger = createLogger({ service: 'test', level: 'error' });
+
+beforeAll(() => {
+  db = testDb();
+  redis = new Redis(present(process.env.REDIS_URL, 'REDIS_URL'), { maxRetriesPerRequest: null });
+  queue = createRunQueue(redis, present(process.env.REDIS_PREFIX, 'REDIS_PREFIX'));
+});
+afterAll(async () => {
+  await queue.close();
+  redis.disconnect();
+  await db.$disconnect();
+});
+
+/** Six queued Playwright runs of one suite run: two tests in each of a.spec, b.spec, c.spec. */
+type Six = [string, string, string, string, string, string];
+
+async function playwrightSuiteRun(): Promise<Six> {
+  const t = await createTenant(db);
+  const applied = await applySampleProject(db, t.workspace.id, sampleProject(`p-${t.tag}`, { count: 6 }));
+  const [suite] = applied.suites;
+  if (!suite) throw new Error('the sample project has no suite');
+  const { runIds } = await insertSuiteRuns(db, t.workspace.id, suite.id, { baseUrl: 'http://127.0.0.1:2' });
+  for (const [i, id] of runIds.entries()) {
+    const file = `${'abc'[Math.floor(i / 2)]}.spec.ts`;
+    const playwright = { bundle: `sha256:${'0'.repeat(64)}`, config: 'playwright.config.ts', file, line: i + 1 };
+    await db.run.update({
+      where: { id },
+      data: {
+        steps: {
+          playwright: { ...playwright, column: 1, titlePath: [`t${i}`], project: 'app', browser: 'chromium', tags: [] },
+        },
+        createdAt: new Date(Date.now() - 60_000),
+      },
+    });
+  }
+  const [a1, a2, b1, b2, c1, c2] = runIds;
+  if (!a1 || !a2 || !b1 || !b2 || !c1 || !c2) throw new Error('the sample suite run does not have six runs');
+  return [a1, a2, b1, b2, c1, c2];
+}
+
+const claim = (id: string, batchId: string | null = null) => db.$transaction((tx) => startRun(tx, id, 3, batchId));
+
+test("a batch takes the leader's file whole, then whole files up to its share; a second batch takes the rest", async () => {
+  const [a1, a2, b1, b2, c1, c2] = await playwrightSuiteRun();
+  expect(await claim(a1)).not.toBeNull();
+  // Six runs between two batches: three each, the leader's file first, then b.spec whole.
+  expect(await reserveBatch(db, { batchId: 'batch-1', leaderId: a1, share: 2, maxRuns: 100 })).toEqual([a2, b1, b2]);
+  // b1 is held: its own job does not claim it; the batch does.
+  expect(await claim(b1)).toBeNull();
+  expect(await claim(b1, 'batch-1')).toEqual(expect.objectContaining({ id: b1, attempt: 1 }));
+  // The other worker slot leads the rest: one way left, so it takes all that is free.
+  expect(await claim(c1)).not.toBeNull();
+  expect(await reserveBatch(db, { batchId: 'batch-2', leaderId: c1, share: 2, maxRuns: 100 })).toEqual([c2]);
+  const rows = await db.run.findMany({
+    where: { id: { in: [a1, a2, b1, b2, c1, c2] } },
+    orderBy: { position: 'asc' },
+  });
+  expect(rows.map((r) => r.batchId)).toEqual(['batch-1', 'batch-1', 'batch-1', 'batch-1', 'batch-2', 'batch-2']);
+  // The lease counts the runs not ended; a release frees them (the leader ended; b2 never began).
+  await db.run.update({ where: { id: a1 }, data: { status: 'passed', finishedAt: new Date() } });
+  expect(await renewBatch(db, 'batch-1')).toBe(3);
+  expect((await releaseBatch(db, 'batch-1')).sort()).toEqual([a2, b1, b2].sort());
+  expect(await claim(b2)).not.toBeNull();
+});
+
+test('a batch of size 1 reserves nothing; runs of another bundle or of another suite run are never taken', async () => {
+  const [a1, a2, b1] = await playwrightSuiteRun();
+  const other = await playwrightSuiteRun();
+  await db.run.update({
+    where: { id: b1 },
+    data: {
+      steps: {
+        playwright: {
+          bundle: `sha256:${'1'.repeat(64)}`,
+          config: 'playwright.config.ts',
+          file: 'b.spec.ts',
+          line: 1,
+          column: 1,
+          titlePath: ['x'],
+          project: 'app',
+          browser: 'chromium',
+          tags: [],
+        },
+      },
+    },
+  });
+  await claim(a1);
+  expect(await reserveBatch(db, { batchId: 'solo', leaderId: a1, share: 1, maxRuns: 1 })).toEqual([a2]);
+  const taken = await reserveBatch(db, { batchId: 'wide', leaderId: a1, share: 1, maxRuns: 100 });
+  expect(taken).not.toContain(b1);
+  expect(taken.some((id) => other.includes(id))).toBe(false);
+});
+
+test('the reconciler leaves the jobs of held runs alone, and gives a lapsed batch its runs back', async () => {
+  const [a1, a2, b1] = await playwrightSuiteRun();
+  await claim(a1);
+  await reserveBatch(db, { batchId: 'dies', leaderId: a1, share: 1, maxRuns: 100 });
+  await claim(a2, 'dies');
+  const reconciler = new Reconciler({ db, queue, logger, queuedGraceMs: 1_000 });
+  await db.run.update({ where: { id: a2 }, data: { startedAt: new Date(Date.now() - 60_000) } });
+  const held = await reconciler.runOnce();
+  expect(held.requeued).not.toContain(a2);
+  expect(held.requeued).not.toContain(b1);
+  // The batch's worker died: its lease lapses, and the runs go back to their jobs.
+  await db.run.updateMany({ where: { batchId: 'dies' }, data: { batchLeaseUntil: new Date(Date.now() - 1_000) } });
+  const lapsed = await reconciler.runOnce();
+  expect(lapsed.requeued).toEqual(expect.arrayContaining([a2, b1]));
+  expect(await claim(a2)).toEqual(expect.objectContaining({ id: a2, attempt: 2 }));
+  for (const id of lapsed.requeued) await queue.remove(id);
+});

@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import path from 'node:path';
 import {
   mountScratch,
@@ -86,7 +87,7 @@ export async function sandboxHarness(): Promise<Harness> {
       signal: options.signal,
     };
     const result = await runSandboxed(spec);
-    expectNothingLeft(result);
+    await expectNothingLeft(result);
     return { ...result, scratchDir };
   };
   const run = async (source: string, options: RunOptions = {}) => {
@@ -116,22 +117,33 @@ export async function sandboxHarness(): Promise<Harness> {
   };
 }
 
-/** The sandbox's groups are removed and no process of its user is left on the host. */
-function expectNothingLeft(result: SandboxResult): void {
+/** The processes of a user on the host, each with its state (`Z`: killed, waiting to be reaped). */
+function processesOf(uid: number): { pid: string; state: string }[] {
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .flatMap((pid) => {
+      try {
+        const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+        if (Number(/^Uid:\s+(\d+)/m.exec(status)?.[1]) !== uid) return [];
+        return [{ pid, state: /^State:\s+(\S)/m.exec(status)?.[1] ?? '?' }];
+      } catch {
+        return [];
+      }
+    });
+}
+
+/**
+ * The sandbox's groups are removed and no process of its user is left on the host. A fork bomb's
+ * last children can still be zombies when the groups go (killed, out of the groups, not yet
+ * reaped by the host's init): they must be gone soon after, and none may be alive.
+ */
+async function expectNothingLeft(result: SandboxResult): Promise<void> {
   for (const controller of ['memory', 'pids', 'cpu']) {
     expect(existsSync(path.join('/sys/fs/cgroup', controller, 'testrun-sandbox', result.id))).toBe(false);
   }
-  const left = readdirSync('/proc')
-    .filter((entry) => /^\d+$/.test(entry))
-    .filter((pid) => {
-      try {
-        const uids = /^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
-        return Number(uids) === result.uid;
-      } catch {
-        return false;
-      }
-    });
-  expect(left).toEqual([]);
+  expect(processesOf(result.uid).filter((p) => p.state !== 'Z')).toEqual([]);
+  for (let tries = 0; tries < 100 && processesOf(result.uid).length > 0; tries += 1) await sleep(100);
+  expect(processesOf(result.uid)).toEqual([]);
 }
 
 /** The last line of stdout, parsed: the programs report what they saw as one JSON line. */

@@ -1,5 +1,5 @@
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, rmdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -105,8 +105,12 @@ test('a scratch quota mount is refused with the reason when the directory does n
 });
 
 test('a worker that is not root is refused, saying so', () => {
-  // The built worker (jest's global set-up builds it), started as nobody.
-  const support = path.resolve(__dirname, '../../../apps/worker/dist/sandbox/support.js');
+  // The built worker's sandbox module (jest's global set-up builds it), started as nobody: copied to
+  // a directory anybody can read, since the checkout may sit under one only root can enter.
+  const copy = mkdtempSync(path.join(tmpdir(), 'testrun-support-'));
+  cpSync(path.resolve(__dirname, '../../../apps/worker/dist/sandbox'), copy, { recursive: true });
+  chmodSync(copy, 0o755);
+  const support = path.join(copy, 'support.js');
   const said = execFileSync(
     '/usr/bin/setpriv',
     [
@@ -119,6 +123,7 @@ test('a worker that is not root is refused, saying so', () => {
     ],
     { encoding: 'utf8', env: {} },
   );
+  rmSync(copy, { recursive: true, force: true });
   expect(said).toBe(
     'the worker runs as uid 65534, and the sandbox needs root (uid 0) to create cgroups, mount the scratch quota and run tenant code as a user of its own',
   );

@@ -69,6 +69,12 @@ describe('classifyAttempt', () => {
       'error',
       'target_unreachable',
     ],
+    [
+      'an API request the target did not answer in time',
+      attempt({ errors: [{ message: 'Error: apiRequestContext.get: Timeout 1500ms exceeded.' }] }),
+      'error',
+      'target_unreachable',
+    ],
     ['a crash', attempt({ errors: [{ message: 'Error: locator.click: Target crashed' }] }), 'error', 'browser_crashed'],
     ['its own code', attempt({ errors: [{ message: 'Error: boom' }] }), 'error', 'test_code_error'],
   ])('%s', (_name, given, status, code) => {

@@ -21,8 +21,9 @@ const UNREACHABLE =
 const ACTION_TIMEOUT =
   /^((Timeout)?Error: )?(locator|page|frame|elementHandle)\.(?!goto|reload|goBack|goForward|waitForURL|waitForLoadState|waitForNavigation|waitForResponse|waitForRequest|waitForEvent|waitForTimeout|waitForFunction)\w+: Timeout \d+ms exceeded/;
 const EXPECT = /^(Error: )?expect\(/;
-/** A navigation the target did not answer in time (as step tests: target_unreachable). */
-const NAVIGATION_TIMEOUT = /^((Timeout)?Error: )?(page|frame)\.(goto|reload|goBack|goForward): Timeout \d+ms exceeded/;
+/** A navigation or API request the target did not answer in time (as step tests: target_unreachable). */
+const NAVIGATION_TIMEOUT =
+  /^((Timeout)?Error: )?((page|frame)\.(goto|reload|goBack|goForward)|apiRequestContext\.\w+): Timeout \d+ms exceeded/;
 
 function firstLine(text: string): string {
   return text.replace(ANSI, '').trim().split('\n')[0] ?? '';

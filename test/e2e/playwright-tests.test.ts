@@ -5,7 +5,7 @@ import { readWorkerConfig } from '../../apps/worker/src/config';
 import { startWorkerService, type WorkerService } from '../../apps/worker/src/service/worker-service';
 import { createTenant, testDb } from '../support/harness';
 import { packFixture, SHOP_PASSWORD, startRecorder, startShop } from './playwright-site';
-import { apiClient, memoryLogger, startApi } from './support';
+import { apiClient, memoryLogger, startApi, waitUntil } from './support';
 
 /**
  * A team's Playwright project end to end: packed as `testrun deploy` packs it, uploaded, discovered
@@ -158,6 +158,30 @@ it('runs each test as a run: outcomes, the secret login, the setup project, a re
   expect(stored.map((r) => r.text).join('\n')).not.toContain(SHOP_PASSWORD);
   expect(workerLog.text()).not.toContain(SHOP_PASSWORD);
   expect(workerLog.text()).not.toContain('letmein');
+});
+
+it('a suite run cancelled while its batch runs: every open run ends cancelled, and the worker carries on', async () => {
+  const request = {
+    projectSlug: 'pw-shop',
+    suiteSlug: 'chromium',
+    headers: { 'x-preview-token': 'letmein' },
+    variables: { OTHER_ORIGIN: other.url },
+  };
+  const suiteRunId = await client.createSuiteRun(request);
+  await waitUntil(async () => (await client.getSuiteRun(suiteRunId)).status === 'running');
+  expect((await call('POST', `/api/v1/suite-runs/${suiteRunId}/cancel`)).status).toBe(202);
+  const cancelled = await client.waitSuiteRun(suiteRunId);
+  const runs = await Promise.all(cancelled.tests.map((t) => client.getRun(t.runId)));
+  // Whatever had ended stays as it ended; everything else was cancelled, running or waiting its turn.
+  const open = runs.filter((r) => r.status !== 'passed' && r.status !== 'failed');
+  expect(open.length).toBeGreaterThan(0);
+  for (const run of open)
+    expect([run.status, run.skip_reason ?? run.error?.code]).toEqual(
+      run.status === 'skipped' ? ['skipped', 'cancelled'] : ['error', 'cancelled'],
+    );
+  // The worker carries on: the next suite run runs in full.
+  const next = await client.waitSuiteRun(await client.createSuiteRun(request));
+  expect([next.passed_count, next.failed_count]).toEqual([5, 1]);
 });
 
 it('skips the tests of a project whose browser is not Chromium', async () => {

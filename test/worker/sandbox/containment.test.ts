@@ -1,10 +1,8 @@
-import { once } from 'node:events';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
-import { createServer, type AddressInfo, type Server } from 'node:net';
 import path from 'node:path';
 import { checkSandboxSupport, readScratchFile } from '../../../apps/worker/src/sandbox';
-import { report, sandboxHarness, type Harness } from './sandbox-harness';
+import { countingListener, report, sandboxHarness, type Harness } from './sandbox-harness';
 
 /*
  * What the sandboxed program can see and reach: its allowed environment and scratch directory,
@@ -29,17 +27,6 @@ afterAll(async () => {
   delete process.env.TESTRUN_SECRET;
   await harness.close();
 });
-
-async function countingListener(): Promise<{ server: Server; port: number; connections: () => number }> {
-  let connections = 0;
-  const server = createServer((socket) => {
-    connections += 1;
-    socket.destroy();
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  return { server, port: (server.address() as AddressInfo).port, connections: () => connections };
-}
 
 test('a normal program gets its allowed environment, writes its scratch directory and exits 0', async () => {
   const result = await harness.run(

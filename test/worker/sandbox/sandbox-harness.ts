@@ -1,6 +1,8 @@
+import { once } from 'node:events';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { createServer, type AddressInfo, type Server } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import path from 'node:path';
 import {
@@ -150,4 +152,18 @@ async function expectNothingLeft(result: SandboxResult): Promise<void> {
 export function report(result: SandboxResult): unknown {
   const lines = result.stdout.trim().split('\n');
   return JSON.parse(lines[lines.length - 1] ?? 'null');
+}
+
+/** A TCP listener of the host on `host` (a loopback address) that counts and drops the connections it accepts. */
+export async function countingListener(
+  host = '127.0.0.1',
+): Promise<{ server: Server; port: number; connections: () => number }> {
+  let connections = 0;
+  const server = createServer((socket) => {
+    connections += 1;
+    socket.destroy();
+  });
+  server.listen(0, host);
+  await once(server, 'listening');
+  return { server, port: (server.address() as AddressInfo).port, connections: () => connections };
 }

@@ -47,6 +47,12 @@ function relativeSteps(steps: PlaywrightStep[]): PlaywrightStep[] {
   }));
 }
 
+/**
+ * Playwright's error for a test whose worker process died under it: the sandbox's memory limit
+ * (its OOM kill) does that, which is known only once the sandbox is gone.
+ */
+const WORKER_DIED = /worker process exited unexpectedly/;
+
 /** Turns the reporter's lines into each selected test's result, as its last attempt ends. */
 export class ResultCollector {
   private readonly selected: Map<string, PlaywrightTestRef>;
@@ -55,6 +61,8 @@ export class ResultCollector {
   /** Tests that ran but were not selected (setup projects), by name, and their outcome when they failed. */
   private readonly failedSetup: { name: string; summary: string }[] = [];
   private readonly loadErrors: string[] = [];
+  /** Selected tests whose worker died under them, reported once the sandbox's limit is known. */
+  private readonly died = new Map<string, PlaywrightOutcome>();
 
   constructor(
     tests: readonly PlaywrightTestRef[],
@@ -99,6 +107,10 @@ export class ResultCollector {
         this.failedSetup.push({ name: [`[${line.project}]`, ...line.titlePath].join(' › '), summary: outcome.summary });
       return;
     }
+    if (WORKER_DIED.test(attempt.errors[0]?.message ?? '')) {
+      this.died.set(key, outcome);
+      return;
+    }
     this.finish(key, outcome, attempts);
   }
 
@@ -122,9 +134,12 @@ export class ResultCollector {
 
   /**
    * Once the sandbox is gone: each selected test without a result gets one, from why it did not
-   * end (a limit, a setup test that failed, a bundle that did not load). Not after a cancel.
+   * end (a limit, a setup test that failed, a bundle that did not load). Not after a cancel. A test
+   * whose worker died under it is reported now: resource_limit when a limit was hit (the OOM kill).
    */
   finishRest(ending: { limit: string | null; aborted: boolean; stderr: string }): PlaywrightTestResult[] {
+    for (const [key, outcome] of this.died)
+      this.finish(key, ending.limit === null ? outcome : limitHit(ending.limit), this.attempts.get(key) ?? []);
     if (!ending.aborted) {
       for (const key of this.selected.keys()) {
         if (this.done.has(key)) continue;

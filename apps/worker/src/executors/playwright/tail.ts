@@ -1,7 +1,12 @@
+import { constants } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
 
-/** Reads the lines appended to a file as they come (the reporter in the sandbox writes them). */
+/**
+ * Reads the lines appended to a file as they come (the reporter in the sandbox writes them). The
+ * file is the sandbox's to replace: only a regular file is read, never through a symlink, and
+ * opening it never blocks (a FIFO would hold the read, and the run, forever).
+ */
 export class LineTail {
   private offset = 0;
   private rest = '';
@@ -17,7 +22,8 @@ export class LineTail {
 
   start(): void {
     this.timer = setInterval(() => {
-      this.reading = this.reading.then(() => this.read());
+      // A failed read is retried at the next tick; it must not become an unhandled rejection.
+      this.reading = this.reading.then(() => this.read()).catch(() => {});
     }, this.intervalMs);
   }
 
@@ -33,11 +39,12 @@ export class LineTail {
   private async read(): Promise<void> {
     let handle: FileHandle;
     try {
-      handle = await open(this.file, 'r');
+      handle = await open(this.file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
     } catch {
-      return; // not written yet
+      return; // not written yet, or a symlink
     }
     try {
+      if (!(await handle.stat()).isFile()) return;
       for (;;) {
         const buffer = Buffer.alloc(64 * 1024);
         const { bytesRead } = await handle.read(buffer, 0, buffer.length, this.offset);

@@ -1,0 +1,274 @@
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import { chmod, cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import {
+  playwrightTestKey,
+  runPlaywrightTests,
+  type PlaywrightTestResult,
+  type RunPlaywrightOptions,
+} from '../../../apps/worker/src/executors/playwright';
+import { withScratch } from '../../../apps/worker/src/executors/playwright/scratch-run';
+import { checkSandboxSupport, readScratchFile, type SandboxLimits } from '../../../apps/worker/src/sandbox';
+import { countingListener } from '../sandbox/sandbox-harness';
+import { serveProxy, serveSite, type Proxy, type Site } from './pw-harness';
+
+/*
+ * Tenant code that attacks the sandbox, as Playwright specs (test/fixtures/playwright/hostile/, which
+ * run the hostile programs of test/fixtures/hostile/ or require them into the test's own process),
+ * run by runPlaywrightTests as the worker's executor runs them: the real runner, the real sandbox,
+ * a scratch tmpfs, a proxy on a Unix socket as the only way out. Each spec reports what it saw as an
+ * annotation; this process stands in for the worker and must come out of each run unharmed.
+ */
+
+jest.setTimeout(120_000);
+
+const MiB = 1024 * 1024;
+const FIXTURE = path.join(__dirname, '../../fixtures/playwright/hostile');
+const PROGRAMS = path.join(__dirname, '../../fixtures/hostile');
+const RELAY_PORT = 3128;
+const CANARY = `testrun-canary-${process.pid}-${Date.now()}`;
+const OTHER_SECRET = `other-run-${CANARY}`;
+const OTHER_FILE = 'theirs.txt';
+/** Small enough to hit fast (the runner without a browser needs ~200 MB); the wall clock leaves a busy machine time to start it. */
+const SMALL: SandboxLimits = { memoryBytes: 384 * MiB, pids: 64, cpuQuota: 1, wallMs: 20_000, outputBytes: MiB };
+
+let base: string;
+let bundleDir: string;
+let otherScratch: string;
+let canaryFile: string;
+let site: Site;
+let proxy: Proxy;
+let api: Awaited<ReturnType<typeof countingListener>>;
+
+beforeAll(async () => {
+  expect(await checkSandboxSupport()).toBeNull();
+  process.env.TESTRUN_CANARY_SECRET = CANARY;
+  // Readable by anyone: only the sandbox's walls keep the canary and the other run's files from it.
+  base = await mkdtemp(path.join(tmpdir(), 'testrun-pw-hostile-'));
+  await chmod(base, 0o755);
+  bundleDir = path.join(base, 'bundle');
+  await cp(FIXTURE, bundleDir, { recursive: true });
+  await cp(PROGRAMS, path.join(bundleDir, 'programs'), { recursive: true });
+  canaryFile = path.join(base, 'canary.txt');
+  await writeFile(canaryFile, CANARY, { mode: 0o644 });
+  // Another run's scratch directory, as it would be beside this one.
+  otherScratch = path.join(base, 'scratch-other');
+  await mkdir(path.join(otherScratch, 'bundle'), { recursive: true });
+  await writeFile(path.join(otherScratch, OTHER_FILE), OTHER_SECRET, { mode: 0o644 });
+  await writeFile(path.join(otherScratch, 'bundle', OTHER_FILE), OTHER_SECRET, { mode: 0o644 });
+  site = await serveSite();
+  proxy = await serveProxy(base, { 'shop.test': Number(new URL(site.origin).port) });
+  // The API's stand-in: a listener of the host on another loopback address.
+  api = await countingListener('127.0.0.2');
+});
+
+afterEach(() => {
+  // The worker's place: alive, its memory bounded, no sandbox group of its own left.
+  process.kill(process.pid, 0);
+  expect(process.memoryUsage().rss).toBeLessThan(1024 * MiB);
+  const groups = readdirSync('/sys/fs/cgroup/memory/testrun-sandbox').filter((name) =>
+    name.startsWith(`sbx-${process.pid}-`),
+  );
+  expect(groups).toEqual([]);
+  expect(api.connections()).toBe(0);
+});
+
+afterAll(async () => {
+  delete process.env.TESTRUN_CANARY_SECRET;
+  for (const server of [site.server, proxy.server, api.server]) server.close();
+  await rm(base, { recursive: true, force: true });
+});
+
+/** Every refusal since the last test ended (the harness's proxy hands them out one at a time). */
+function takeBlocked(): string | null {
+  const first = proxy.takeBlocked();
+  while (proxy.takeBlocked() !== null);
+  return first;
+}
+
+const THROUGH_PROXY: () => Partial<RunPlaywrightOptions> = () => ({
+  network: { proxySocketPath: proxy.socketPath, port: RELAY_PORT },
+  proxy: { server: `http://127.0.0.1:${RELAY_PORT}` },
+  baseUrl: 'http://shop.test',
+  takeBlocked,
+  env: { HOSTILE_PROXY: `http://127.0.0.1:${RELAY_PORT}` },
+});
+
+interface Run {
+  /** Each title's result. */
+  results: Record<string, PlaywrightTestResult | undefined>;
+  /** The notes the specs left in /work, read as the worker reads the sandbox's files. */
+  notes: Record<string, unknown>;
+}
+
+/** Runs `titles` of `file` in one sandbox, in a scratch tmpfs of `scratchBytes` (as the executor does). */
+async function run(
+  file: string,
+  titles: string[],
+  options: Partial<RunPlaywrightOptions> = {},
+  scratchBytes = 64 * MiB,
+): Promise<Run> {
+  const ref = (title: string) => ({ file, project: '', titlePath: [title] });
+  return withScratch(
+    base,
+    'scratch-',
+    async (scratchDir) => {
+      const results = await runPlaywrightTests(
+        {
+          bundleDir,
+          configFile: 'playwright.config.js',
+          scratchDir,
+          evidence: 'off',
+          tests: titles.map(ref),
+          ...options,
+          env: {
+            SHOP_USER: 'alice',
+            HOSTILE_CANARY_FILE: canaryFile,
+            HOSTILE_OTHER_SCRATCH: otherScratch,
+            HOSTILE_OTHER_FILE: OTHER_FILE,
+            HOSTILE_API: JSON.stringify(['127.0.0.2', api.port]),
+            ...options.env,
+          },
+        },
+        () => {},
+      );
+      const byKey = new Map(results.map((r) => [r.key, r]));
+      const notes: Record<string, unknown> = {};
+      for (const name of ['kill-parent.json', 'kill-all.json', 'fifo.json']) {
+        const text = await readScratchFile(scratchDir, name).then(String, () => null);
+        if (text !== null) notes[name] = JSON.parse(text.trim().split('\n').pop() ?? 'null');
+      }
+      return { results: Object.fromEntries(titles.map((t) => [t, byKey.get(playwrightTestKey(ref(t)))])), notes };
+    },
+    scratchBytes,
+  );
+}
+
+/** What a spec reported (its annotation). */
+function seen(result: PlaywrightTestResult | undefined): unknown {
+  const note = result?.attempts.at(-1)?.annotations.find((a) => a.type === 'seen');
+  return JSON.parse(note?.description ?? 'null');
+}
+
+interface EnvironmentSeen {
+  env: string;
+  self: string;
+  init: string;
+  canaryFile: string;
+  /** read-environment.js's report. */
+  program: { environs: string[] };
+}
+
+const ENVIRONMENT = 'reads the environment of the worker';
+const SCRATCH = "reads another run's scratch files";
+const SOCKETS = 'connects to Postgres, Redis and the API with raw sockets and fetch';
+const PROXIED = 'asks the proxy, the request fixture and the page for the API';
+const NORMAL = 'a normal test after them still passes';
+
+test("the worker's environment and files, another run's files, Postgres, Redis and the API: none reachable, and a normal test passes after", async () => {
+  const { results } = await run('leaks.spec.js', [ENVIRONMENT, SCRATCH, SOCKETS, PROXIED, NORMAL], THROUGH_PROXY());
+  const env = seen(results[ENVIRONMENT]) as EnvironmentSeen;
+  expect(results[ENVIRONMENT]?.status).toBe('passed');
+  // What it could read: its own variables, here and in the environs of the runner's processes.
+  expect(JSON.parse(env.env)).toMatchObject({ SHOP_USER: 'alice' });
+  expect(env.self).toContain('SHOP_USER=alice');
+  expect(env.program.environs.filter((text) => text.includes('SHOP_USER=alice')).length).toBeGreaterThan(1);
+  expect(env.init).toBe('EACCES');
+  expect(env.canaryFile).toBe('ENOENT');
+  expect(JSON.stringify(env)).not.toContain(CANARY);
+  expect(JSON.stringify(env)).not.toContain('TESTRUN_CANARY_SECRET');
+
+  const scratch = seen(results[SCRATCH]) as { seen: Record<string, string>; found: Record<string, string> };
+  expect(results[SCRATCH]?.status).toBe('passed');
+  for (const code of Object.values(scratch.seen)) expect(code).toBe('ENOENT');
+  // The scan found its own file of that name, and nothing else anywhere.
+  expect(scratch.found).toEqual({ '/work/tmp/theirs.txt': 'mine' });
+  expect(JSON.stringify(scratch)).not.toContain(OTHER_SECRET);
+
+  expect(results[SOCKETS]?.summary).toBe('Passed');
+  expect(seen(results[SOCKETS])).toEqual({
+    // Postgres, Redis, the API; and a listener of the spec's own, which both ways reach.
+    sockets: { outcomes: ['ECONNREFUSED', 'ECONNREFUSED', 'ECONNREFUSED', 'connected'], udp: null, interfaces: ['lo'] },
+    fetches: ['ECONNREFUSED', 'ECONNREFUSED', 'ECONNREFUSED', 204],
+  });
+
+  // Through the relay, the request fixture and the page, the proxy refuses the API's address.
+  expect(results[PROXIED]).toMatchObject({ status: 'error', code: 'target_blocked' });
+  expect(results[PROXIED]?.summary).toContain('127.0.0.2 is not allowed');
+  expect(seen(results[PROXIED])).toEqual({ proxied: { forward: [403], tunnel: [403] }, request: 403, page: 403 });
+
+  expect(results[NORMAL]).toMatchObject({ status: 'passed', code: null });
+  expect(site.seen.map((s) => s.path)).toContain('/');
+});
+
+test("with network 'none': raw sockets, fetch, the request fixture and the page reach nothing outside", async () => {
+  const { results } = await run('leaks.spec.js', [SOCKETS, PROXIED]);
+  expect(seen(results[SOCKETS])).toMatchObject({
+    sockets: { outcomes: ['ECONNREFUSED', 'ECONNREFUSED', 'ECONNREFUSED', 'connected'], interfaces: ['lo'] },
+    fetches: ['ECONNREFUSED', 'ECONNREFUSED', 'ECONNREFUSED', 204],
+  });
+  expect(results[PROXIED]?.status).toBe('passed');
+  expect(seen(results[PROXIED])).toEqual({
+    proxied: null,
+    request: expect.stringContaining(`ECONNREFUSED 127.0.0.2:${api.port}`) as unknown,
+    page: expect.stringContaining('net::ERR_CONNECTION_REFUSED') as unknown,
+  });
+});
+
+const LIMITS: [string, Partial<SandboxLimits>, string][] = [
+  ['allocates memory without bound', {}, 'memory'],
+  // The test's budget (timeoutMs below) outlasts the sandbox's wall clock: the limit ends it.
+  ['forks without bound', {}, 'pids'],
+  ['spins the CPU forever', {}, 'time'],
+  ['writes gigabytes to its working directory and /tmp', { tmpBytes: 16 * MiB }, 'disk'],
+  ['floods stdout', {}, 'output'],
+];
+
+test.each(LIMITS)('%s: the sandbox ends it, error resource_limit (%#)', async (title, limits, limit) => {
+  const fill = `testrun-hostile-fill-${process.pid}`;
+  const { results } = await run(
+    'limits.spec.js',
+    [title],
+    { limits: { ...SMALL, ...limits }, timeoutMs: 60_000, env: { HOSTILE_TMP_FILL: `/tmp/${fill}` } },
+    32 * MiB,
+  );
+  expect(results[title]).toMatchObject({ status: 'error', code: 'resource_limit' });
+  expect(results[title]?.summary).toBe(`The sandbox's ${limit} limit was hit before the test ended`);
+  expect(existsSync(path.join('/tmp', fill))).toBe(false);
+});
+
+test('killing its parent, then every process it can: only the sandbox dies, each run ends with an error', async () => {
+  const sentinel = spawn('sleep', ['60'], { stdio: 'ignore' });
+  try {
+    const parent = await run('kill.spec.js', ['kills its parent']);
+    expect(parent.notes['kill-parent.json']).toEqual({ ppid: expect.any(Number) as unknown });
+    expect(parent.results['kills its parent']?.status).toBe('error');
+    const all = await run('kill.spec.js', ['kills every process it can'], {
+      env: { HOSTILE_HOST_PID: String(sentinel.pid) },
+    });
+    // The host's process is not in its PID namespace; pid 1 is not its user; its parent and the
+    // runner are, and die.
+    expect(all.notes['kill-all.json']).toMatchObject({
+      tries: { host: 'ESRCH', parent: 'sent', init: 'EPERM', all: 'sent' },
+    });
+    expect(all.results['kills every process it can']?.status).toBe('error');
+    expect(sentinel.exitCode).toBeNull();
+    process.kill(sentinel.pid as number, 0);
+  } finally {
+    sentinel.kill('SIGKILL');
+  }
+});
+
+test('a FIFO in place of the results file: the worker does not block on it, the run ends', async () => {
+  const title = 'leaves a FIFO where the worker reads the results';
+  const { results, notes } = await run('kill.spec.js', [title], { limits: { wallMs: 20_000 } });
+  expect(notes['fifo.json']).toEqual({ planted: true });
+  expect(results[title]?.status).toBe('error');
+});
+
+test('after every attack, a normal test through the proxy still passes', async () => {
+  const { results } = await run('leaks.spec.js', [NORMAL], THROUGH_PROXY());
+  expect(results[NORMAL]).toMatchObject({ status: 'passed', code: null });
+});

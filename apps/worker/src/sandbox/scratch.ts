@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { constants, readFileSync } from 'node:fs';
+import { constants, readFileSync, statfsSync } from 'node:fs';
 import { chmod, lchown, open, readdir, realpath, rmdir, statfs } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -94,12 +94,24 @@ export async function sweepStaleScratch(): Promise<void> {
 /** Whether `dir` is a tmpfs with (almost) no room left: a program that ended there most likely ran out of it. */
 export async function scratchFull(dir: string): Promise<boolean> {
   try {
-    const stats = await statfs(dir);
-    if (stats.type !== TMPFS_MAGIC || stats.blocks === 0) return false;
-    return stats.bavail <= Math.max(16, stats.blocks / 100);
+    return isFull(await statfs(dir));
   } catch {
     return false;
   }
+}
+
+/** {@link scratchFull}, at once: for a reader that cannot wait (a test's result as it arrives). */
+export function scratchFullNow(dir: string): boolean {
+  try {
+    return isFull(statfsSync(dir));
+  } catch {
+    return false;
+  }
+}
+
+function isFull(stats: { type: number; blocks: number; bavail: number }): boolean {
+  if (stats.type !== TMPFS_MAGIC || stats.blocks === 0) return false;
+  return stats.bavail <= Math.max(16, stats.blocks / 100);
 }
 
 /**

@@ -1,3 +1,4 @@
+import { scratchFullNow } from '../../sandbox';
 import { playwrightTestKey } from './discover';
 import {
   classifyAttempt,
@@ -105,6 +106,12 @@ export class ResultCollector {
     if (!this.selected.has(key)) {
       if (outcome.status === 'error' || outcome.status === 'failed')
         this.failedSetup.push({ name: [`[${line.project}]`, ...line.titlePath].join(' › '), summary: outcome.summary });
+      return;
+    }
+    // The test ended with the scratch quota spent (it wrote it full, or one before it did): the
+    // sandbox's disk limit, whatever the test made of it.
+    if (outcome.status !== 'skipped' && scratchFullNow(this.scratchDir)) {
+      this.finish(key, limitHit('disk'), attempts);
       return;
     }
     if (WORKER_DIED.test(attempt.errors[0]?.message ?? '')) {

@@ -140,6 +140,13 @@ it('runs each test as a run: outcomes, the secret login, the setup project, a re
     /^Failed at step \d+ \(Expect "toHaveText"\).*e2e\/tests\/catalog\.spec\.ts:16/,
   );
   expect(suite.passed_count).toBe(5);
+  // The failing step shows the lines of the team's TypeScript around the error, the line marked.
+  const banner = suite.tests.find((t) => summaries.get(t.name)?.startsWith('Failed'));
+  const [failingStep] = await db.$queryRawUnsafe<Array<{ error: string }>>(
+    `SELECT error FROM step_results WHERE run_id = $1 AND error IS NOT NULL ORDER BY depth DESC LIMIT 1`,
+    banner?.runId,
+  );
+  expect(failingStep?.error).toMatch(/> 16 \|\s+await expect\(page\.locator\('#banner'\)\)\.toHaveText\('Sale!'\);/);
   // One worker slot: the suite run's tests ran as one batch, in one sandbox (docs/PLAYWRIGHT.md, "Batches").
   const [batches] = await db.$queryRawUnsafe<Array<{ batches: number; alone: number }>>(
     `SELECT count(DISTINCT batch_id)::int AS batches, count(*) FILTER (WHERE batch_id IS NULL)::int AS alone

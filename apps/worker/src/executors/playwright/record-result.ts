@@ -4,6 +4,7 @@ import type { RunOutcome } from '@testrun/core/runs';
 import type { ArtifactWriter, TreeStepRow } from '../../run/artifact-writer';
 import { readScratchFile } from '../../sandbox';
 import type { SecretMask } from '../../run/secret-mask';
+import { failingStep, stripAnsi } from './outcome';
 import type { PlaywrightStep, PlaywrightTestResult } from './types';
 
 // A Playwright test's result as the run records it: its steps as step rows, its attachments as
@@ -15,6 +16,15 @@ const MAX_STEP_ROWS = 1_000;
 /** The step rows of a Playwright test's last attempt, masked. */
 export function stepRows(result: PlaywrightTestResult, startedAt: number, mask: SecretMask): TreeStepRow[] {
   const rows: TreeStepRow[] = [];
+  // The failing step shows the source lines around the error, from the team's TypeScript
+  // (Playwright maps them through the bundle's source): the step's own, else the test's error's.
+  const failing = failingStep(result.steps)?.step;
+  const errorText = (step: PlaywrightStep): string | null => {
+    if (!step.error) return null;
+    const snippet = step.error.snippet ?? (step === failing ? result.errors[0]?.snippet : undefined);
+    const text = snippet ? `${step.error.message}\n\n${stripAnsi(snippet)}` : step.error.message;
+    return mask.text(text).slice(0, 20_000);
+  };
   const walk = (steps: readonly PlaywrightStep[], depth: number) => {
     for (const step of steps) {
       if (rows.length >= MAX_STEP_ROWS) return;
@@ -25,7 +35,7 @@ export function stepRows(result: PlaywrightTestResult, startedAt: number, mask: 
         target: '',
         location: step.location ? `${step.location.file}:${step.location.line}` : null,
         outcome: step.error ? (step.category === 'expect' ? 'failed' : 'error') : 'passed',
-        error: step.error ? mask.text(step.error.message).slice(0, 20_000) : null,
+        error: errorText(step),
         startedAt: new Date(startedAt + step.startMs),
         durationMs: step.durationMs,
       });

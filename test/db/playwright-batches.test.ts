@@ -1,4 +1,5 @@
 import { Redis } from 'ioredis';
+import { Client } from 'pg';
 import type { Db } from '@testrun/core/db';
 import { createLogger } from '@testrun/core/logger';
 import { createRunQueue, type RunQueue } from '@testrun/core/queue';
@@ -124,4 +125,24 @@ test('the reconciler leaves the jobs of held runs alone, and gives a lapsed batc
   expect(lapsed.requeued).toEqual(expect.arrayContaining([a2, b1]));
   expect(await claim(a2)).toEqual(expect.objectContaining({ id: a2, attempt: 2 }));
   for (const id of lapsed.requeued) await queue.remove(id);
+});
+
+test("a cancel holding the leader while it locks the batch's runs never deadlocks with the reservation", async () => {
+  const [a1, a2, b1] = await playwrightSuiteRun();
+  await claim(a1);
+  // A cancel locks runs in id order: here the leader first, then a run the batch would take.
+  const cancel = new Client({ connectionString: process.env.DATABASE_URL });
+  await cancel.connect();
+  try {
+    await cancel.query('BEGIN');
+    await cancel.query('SELECT id FROM runs WHERE id = $1 FOR UPDATE', [a1]);
+    const reserving = reserveBatch(db, { batchId: 'racing', leaderId: a1, share: 1, maxRuns: 100 });
+    // Give the reservation time to reach its locks (a deadlock would show as an error of either).
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await cancel.query('SELECT id FROM runs WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE', [[a2, b1]]);
+    await cancel.query('COMMIT');
+    expect(await reserving).toEqual(expect.arrayContaining([a2, b1]));
+  } finally {
+    await cancel.end();
+  }
 });

@@ -19,7 +19,17 @@ describe('readWorkerConfig', () => {
       redisPrefix: 'testrun',
       limits: { heapBytes: 256 * 1024 * 1024, maxPages: 20, maxDialogs: 50, maxRecordingBytes: 50 * 1024 * 1024 },
       http: null,
+      playwrightTests: 'on',
+      playwrightSandbox: 'on',
+      playwrightBatchSize: 100,
     });
+  });
+
+  it('runs tenant code unsandboxed only when PLAYWRIGHT_SANDBOX=off says so; batches of 1 to 1000', () => {
+    expect(readWorkerConfig({ ...BASE, PLAYWRIGHT_SANDBOX: 'off' }).playwrightSandbox).toBe('off');
+    expect(() => readWorkerConfig({ ...BASE, PLAYWRIGHT_SANDBOX: 'no' })).toThrow(ConfigError);
+    expect(readWorkerConfig({ ...BASE, PLAYWRIGHT_BATCH_SIZE: '1' }).playwrightBatchSize).toBe(1);
+    expect(() => readWorkerConfig({ ...BASE, PLAYWRIGHT_BATCH_SIZE: '0' })).toThrow(ConfigError);
   });
 
   it('opens the HTTP server only when WORKER_HTTP_PORT is set', () => {

@@ -61,6 +61,12 @@ export type WorkerConfig = CommonConfig & {
    */
   playwrightBatchSize: number;
   /**
+   * PLAYWRIGHT_SANDBOX: `on` (the default) runs tenant code only in the sandbox; `off` runs it
+   * without one, for a single-tenant install whose machine cannot sandbox (docs/SANDBOX.md,
+   * "Opting out"), logged at start as an error.
+   */
+  playwrightSandbox: 'on' | 'off';
+  /**
    * What each run may use. WORKER_PAGE_HEAP_MB: JavaScript heap of one page (default 256);
    * WORKER_MAX_PAGES: pages a run may open, popups included (default 20); WORKER_MAX_DIALOGS:
    * dialogs a run may raise (default 50); WORKER_RECORDING_MAX_MB: largest trace or video kept (default 50).
@@ -121,6 +127,7 @@ export function readWorkerConfig(env: Env = process.env): WorkerConfig {
     browserNetworkIsolation: readEnum(env, 'BROWSER_NETWORK_ISOLATION', ['on', 'off'] as const, 'on'),
     playwrightTests: readEnum(env, 'PLAYWRIGHT_TESTS', ['on', 'off'] as const, 'on'),
     playwrightBatchSize: readInt(env, 'PLAYWRIGHT_BATCH_SIZE', 100, { min: 1, max: 1_000 }),
+    playwrightSandbox: readEnum(env, 'PLAYWRIGHT_SANDBOX', ['on', 'off'] as const, 'on'),
     limits: {
       heapBytes: readInt(env, 'WORKER_PAGE_HEAP_MB', 256, { min: 16, max: 16_384 }) * MB,
       maxPages: readInt(env, 'WORKER_MAX_PAGES', 20, { min: 1, max: 1_000 }),

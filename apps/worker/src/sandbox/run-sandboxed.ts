@@ -124,7 +124,7 @@ const TRAMPOLINE =
   'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || { echo "sandbox: cannot enter $1" >&2; exit 125; }; shift; n=$((n-1)); done; exec "$@"';
 
 /** Keeps the first `cap` bytes of a stream. */
-class CappedBuffer {
+export class CappedBuffer {
   private readonly chunks: Buffer[] = [];
   private kept = 0;
   constructor(private readonly cap: number) {}

@@ -10,7 +10,7 @@ import type { WorkerConfig } from '../config';
 import { BatchRegistry } from '../executors/playwright/batch';
 import { BundleCache, BundleUnavailableError } from '../executors/playwright/bundle-cache';
 import { discoverTests } from '../executors/playwright/discover';
-import { withScratch } from '../executors/playwright/scratch-run';
+import { scratchBytes, withScratch } from '../executors/playwright/scratch-run';
 import type { PlaywrightRuntime } from '../executors/playwright/playwright-deps';
 import type { WorkerEgress } from '../network/worker-egress';
 import { checkSandboxSupport } from '../sandbox';
@@ -30,14 +30,14 @@ export async function startPlaywright(
     logger.info('PLAYWRIGHT_TESTS=off: Playwright runs end error and no discovery job is taken');
     return undefined;
   }
-  const reason = await checkSandboxSupport();
-  if (reason !== null) logger.error('Playwright tests cannot run on this worker: it cannot sandbox them', { reason });
+  const reason = await sandboxReason(config, logger);
   const runtime = await life.task('playwright runtime', async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'testrun-bundles-'));
     const socketPath = parts.egress.socketPath ?? (await listenForSandboxes(parts.egress, dir));
     const value: PlaywrightRuntime = {
       bundles: new BundleCache(parts.store, path.join(dir, 'extracted')),
       sandbox: reason === null ? { ok: true } : { ok: false, reason },
+      isolation: config.playwrightSandbox === 'off' ? 'none' : 'sandbox',
       egress: { socketPath, port: Number(new URL(parts.egress.proxy.url).port) },
       limits: {},
       batches: new BatchRegistry(),
@@ -63,6 +63,22 @@ export async function startPlaywright(
   return runtime;
 }
 
+/**
+ * Why this worker cannot run tenant code (null: it can), said at start: the sandbox's support, or
+ * nothing when the operator opted out of the sandbox (PLAYWRIGHT_SANDBOX=off), said louder still.
+ */
+async function sandboxReason(config: WorkerConfig, logger: Logger): Promise<string | null> {
+  if (config.playwrightSandbox === 'off') {
+    logger.error(
+      'PLAYWRIGHT_SANDBOX=off: teams\' Playwright code runs WITHOUT a sandbox, as this worker\'s user, able to read its files and reach its network; for a single-tenant install only (docs/SANDBOX.md, "Opting out")',
+    );
+    return null;
+  }
+  const reason = await checkSandboxSupport();
+  if (reason !== null) logger.error('Playwright tests cannot run on this worker: it cannot sandbox them', { reason });
+  return reason;
+}
+
 /** With browser isolation off the proxy has no Unix socket yet: sandboxes get one of their own. */
 async function listenForSandboxes(egress: WorkerEgress, dir: string): Promise<string> {
   const socketDir = path.join(dir, 'egress');
@@ -85,7 +101,17 @@ async function discover(
     if (error instanceof BundleUnavailableError) return { error: error.message };
     throw error;
   }
-  return withScratch(scratchRoot, 'discovery-', (scratchDir) =>
-    discoverTests({ bundleDir, configFile: job.config, scratchDir, limits: runtime.limits }),
+  return withScratch(
+    scratchRoot,
+    'discovery-',
+    (scratchDir) =>
+      discoverTests({
+        bundleDir,
+        configFile: job.config,
+        scratchDir,
+        limits: runtime.limits,
+        isolation: runtime.isolation,
+      }),
+    scratchBytes(runtime),
   );
 }

@@ -38,6 +38,9 @@ interface Candidate {
  */
 export async function reserveBatch(db: Db, request: BatchRequest): Promise<string[]> {
   return db.$transaction(async (tx) => {
+    // The leader first, then only rows no one holds (SKIP LOCKED): this waits for nothing while it
+    // holds anything, so it never deadlocks with a cancel or a claim (they lock in id order).
+    await tx.$queryRaw`SELECT id FROM runs WHERE id = ${request.leaderId} FOR UPDATE`;
     const candidates = await tx.$queryRaw<Candidate[]>`
       SELECT r.id, r.steps->'playwright'->>'file' AS file,
         (r.steps->'playwright'->>'file' = l.steps->'playwright'->>'file') AS same
@@ -81,18 +84,33 @@ function wholeFiles(candidates: readonly Candidate[], size: number): string[] {
   return ids;
 }
 
-/** Renews the lease of the batch's runs that have not ended; returns how many there are. */
+/**
+ * Renews the lease of the batch's runs that have not ended; returns how many there are. A run
+ * someone holds right now (a cancel, its claim) is left for the next renewal: waiting for it could
+ * deadlock, and the lease outlives many renewals.
+ */
 export async function renewBatch(db: Db, batchId: string): Promise<number> {
-  return db.$executeRaw`
+  await db.$executeRaw`
+    WITH free AS (
+      SELECT id FROM runs WHERE batch_id = ${batchId} AND status IN ('queued', 'running')
+      ORDER BY id FOR UPDATE SKIP LOCKED)
     UPDATE runs SET batch_lease_until = now() + make_interval(secs => ${BATCH_LEASE_MS / 1000})
-    WHERE batch_id = ${batchId} AND status IN ('queued', 'running')`;
+    WHERE id IN (SELECT id FROM free)`;
+  const [live] = await db.$queryRaw<Array<{ n: number }>>`
+    SELECT count(*)::int AS n FROM runs WHERE batch_id = ${batchId} AND status IN ('queued', 'running')`;
+  return live?.n ?? 0;
 }
 
-/** Frees the batch's runs that have not ended (their jobs, or the reconciler, run them); returns their ids. */
+/**
+ * Frees the batch's runs that have not ended (their jobs, or the reconciler, run them); returns
+ * their ids. Locks them in id order, as a cancel does.
+ */
 export async function releaseBatch(db: Db, batchId: string): Promise<string[]> {
   const rows = await db.$queryRaw<Array<{ id: string }>>`
+    WITH open AS (
+      SELECT id FROM runs WHERE batch_id = ${batchId} AND status IN ('queued', 'running') ORDER BY id FOR UPDATE)
     UPDATE runs SET batch_id = NULL, batch_lease_until = NULL
-    WHERE batch_id = ${batchId} AND status IN ('queued', 'running') RETURNING id`;
+    WHERE id IN (SELECT id FROM open) RETURNING id`;
   return rows.map((row) => row.id);
 }
 

@@ -8,7 +8,7 @@ import {
   stripAnsi,
   type PlaywrightOutcome,
 } from './outcome';
-import { bundlePath, hostPath } from './runtime';
+import { bundlePath, hostPath, INSIDE, type Layout } from './runtime';
 import type {
   PlaywrightAttempt,
   PlaywrightError,
@@ -30,21 +30,23 @@ type ReporterLine =
   | { type: 'error'; error: PlaywrightError }
   | { type: 'end' };
 
-function relativeError(error: PlaywrightError): PlaywrightError {
+function relativeError(error: PlaywrightError, layout: Layout): PlaywrightError {
   const clean = {
     ...error,
     message: stripAnsi(error.message),
     stack: error.stack === undefined ? undefined : stripAnsi(error.stack),
   };
-  return error.location ? { ...clean, location: { ...error.location, file: bundlePath(error.location.file) } } : clean;
+  return error.location
+    ? { ...clean, location: { ...error.location, file: bundlePath(error.location.file, layout) } }
+    : clean;
 }
 
-function relativeSteps(steps: PlaywrightStep[]): PlaywrightStep[] {
+function relativeSteps(steps: PlaywrightStep[], layout: Layout): PlaywrightStep[] {
   return steps.map((step) => ({
     ...step,
-    error: step.error ? relativeError(step.error) : undefined,
-    location: step.location ? { ...step.location, file: bundlePath(step.location.file) } : undefined,
-    steps: relativeSteps(step.steps),
+    error: step.error ? relativeError(step.error, layout) : undefined,
+    location: step.location ? { ...step.location, file: bundlePath(step.location.file, layout) } : undefined,
+    steps: relativeSteps(step.steps, layout),
   }));
 }
 
@@ -71,6 +73,7 @@ export class ResultCollector {
     private readonly onResult: (result: PlaywrightTestResult) => void,
     private readonly takeBlocked: () => string | null,
     private readonly onBegin: (key: string) => void = () => undefined,
+    private readonly layout: Layout = INSIDE,
   ) {
     this.selected = new Map(tests.map((test) => [playwrightTestKey(test), test]));
   }
@@ -92,9 +95,9 @@ export class ResultCollector {
       expectedStatus: line.expectedStatus,
       durationMs: line.durationMs,
       annotations: line.annotations,
-      errors: line.errors.map(relativeError),
-      steps: relativeSteps(line.steps),
-      attachments: line.attachments.map((a) => ({ ...a, path: hostPath(this.scratchDir, a.path) })),
+      errors: line.errors.map((e) => relativeError(e, this.layout)),
+      steps: relativeSteps(line.steps, this.layout),
+      attachments: line.attachments.map((a) => ({ ...a, path: hostPath(this.scratchDir, a.path, this.layout) })),
       stdout: line.stdout,
       stderr: line.stderr,
     };

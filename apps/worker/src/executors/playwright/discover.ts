@@ -1,15 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { playwrightTestKey } from '@testrun/contracts';
-import { runSandboxed } from '../../sandbox';
-import {
-  INSIDE,
-  PLAYWRIGHT_CLI,
-  playwrightEnv,
-  playwrightPackages,
-  playwrightSandbox,
-  prepareScratch,
-} from './runtime';
+import { layoutOf, playwrightEnv, playwrightPackages, prepareScratch, runPlaywrightCli } from './runtime';
 import type { BundleOptions, DiscoveredProject, DiscoveredTest, Discovery, PlaywrightBrowser } from './types';
 
 interface ListLine {
@@ -92,16 +84,17 @@ function parseLines(text: string): ListLine[] {
  * title path, project, tags and browser. `{ error }` when the config or a spec does not load.
  */
 export async function discoverTests(options: BundleOptions): Promise<Discovery> {
-  await prepareScratch(options.bundleDir, options.scratchDir);
-  const config = path.posix.join(INSIDE.bundle, options.configFile);
-  // Our reporter, given on the command line, lists to /work/.testrun/list.jsonl (its defaults).
-  const result = await runSandboxed({
-    ...playwrightSandbox('list', options.scratchDir, options.limits),
-    args: [PLAYWRIGHT_CLI, 'test', '--list', '--config', config, '--reporter', `${INSIDE.runtime}/reporter.js`],
-    env: playwrightEnv(),
-    network: 'none',
-    signal: options.signal,
-  });
+  await prepareScratch(options.bundleDir, options.scratchDir, options.isolation);
+  const layout = layoutOf(options.isolation ?? 'sandbox', options.scratchDir);
+  const config = path.posix.join(layout.bundle, options.configFile);
+  // Our reporter, given on the command line, lists to <state>/list.jsonl (its defaults).
+  const result = await runPlaywrightCli(
+    'list',
+    options,
+    ['test', '--list', '--config', config, '--reporter', `${layout.runtime}/reporter.js`],
+    playwrightEnv({}, layout),
+    'none',
+  );
   if (result.aborted) return { error: 'discovery was cancelled' };
   if (result.limit !== null) return { error: `discovery hit the sandbox's ${result.limit} limit` };
   let lines: ListLine[];

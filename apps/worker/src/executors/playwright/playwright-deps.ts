@@ -3,6 +3,7 @@ import type { RunEgress } from '../../network/egress-proxy';
 import type { SandboxLimits } from '../../sandbox';
 import type { BatchRegistry } from './batch';
 import type { BundleCache } from './bundle-cache';
+import type { Isolation } from './runtime';
 
 /**
  * What a worker gives Playwright runs and discovery (service/playwright-tasks.ts): its bundles, the
@@ -15,6 +16,8 @@ export interface PlaywrightRuntime {
    * end `error` saying so, unless the operator opted out of the sandbox).
    */
   sandbox: { ok: true } | { ok: false; reason: string };
+  /** 'none' when the operator opted out of the sandbox (PLAYWRIGHT_SANDBOX=off): tenant code runs unsandboxed. */
+  isolation: Isolation;
   /** The egress proxy's Unix socket and port: the relay in each sandbox dials it. Null: no network at all. */
   egress: { socketPath: string; port: number } | null;
   /** Bounds of each sandbox (a run's wall clock comes from its time budget). */

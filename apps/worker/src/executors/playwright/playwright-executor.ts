@@ -16,7 +16,7 @@ import { openPlaywrightSecrets, type PlaywrightSecrets } from './playwright-secr
 import { outcomeOf, stepRows, storeAttachments } from './record-result';
 import { runPlaywrightTests } from './run';
 import type { RunEgress } from '../../network/egress-proxy';
-import { withScratch } from './scratch-run';
+import { scratchBytes, withScratch } from './scratch-run';
 import type { PlaywrightEvidence, PlaywrightTestResult, RunPlaywrightOptions } from './types';
 
 type Definition = PlaywrightDefinition['playwright'];
@@ -70,8 +70,11 @@ async function execute(
     const reserved = await reserveMembers(db, run.id, playwright.batching);
     if (reserved) return leadBatch(given, db, reserved);
   }
-  return withScratch(attempt.scratchDir, `pw-${run.id}-${attempt.attempt}-`, (scratchDir) =>
-    runAlone(given, scratchDir),
+  return withScratch(
+    attempt.scratchDir,
+    `pw-${run.id}-${attempt.attempt}-`,
+    (scratchDir) => runAlone(given, scratchDir),
+    scratchBytes(playwright),
   );
 }
 
@@ -125,6 +128,7 @@ function sandboxOptions(
     evidence: evidenceOf(run.evidence.trace),
     timeoutMs: run.timeoutMs,
     limits: playwright.limits,
+    isolation: playwright.isolation,
     takeBlocked: refusals(blocked),
   };
 }
@@ -205,28 +209,33 @@ async function leadBatch(
   playwright.batches.add(batch);
   attempt.logger.info('Playwright batch started', { runId: run.id, batchId: batch.id, runs: batch.runIds().length });
   const tests = batch.tests();
-  const work = withScratch(attempt.scratchDir, `pw-batch-${run.id}-`, async (scratchDir) => {
-    batch.scratchDir = scratchDir;
-    const options = sandboxOptions(given, egress?.proxy ?? attempt.proxy, () => egress?.blocked ?? attempt.blocked);
-    const wallMs = Math.min(4 * 3_600_000, Math.max(10 * 60_000, tests.length * run.timeoutMs * 2));
-    try {
-      await runPlaywrightTests(
-        {
-          ...options,
-          scratchDir,
-          tests,
-          signal: batch.abort.signal,
-          limits: { ...playwright.limits, wallMs },
-          onBegin: (key) => batch.began(key),
-        },
-        (result) => batch.ended(result),
-      );
-    } finally {
-      const freed = await batch.end();
-      if (freed.length > 0)
-        attempt.logger.warn('Playwright batch ended with runs it did not run; freed', { batchId: batch.id, freed });
-    }
-  }).finally(() => playwright.batches.remove(batch));
+  const work = withScratch(
+    attempt.scratchDir,
+    `pw-batch-${run.id}-`,
+    async (scratchDir) => {
+      batch.scratchDir = scratchDir;
+      const options = sandboxOptions(given, egress?.proxy ?? attempt.proxy, () => egress?.blocked ?? attempt.blocked);
+      const wallMs = Math.min(4 * 3_600_000, Math.max(10 * 60_000, tests.length * run.timeoutMs * 2));
+      try {
+        await runPlaywrightTests(
+          {
+            ...options,
+            scratchDir,
+            tests,
+            signal: batch.abort.signal,
+            limits: { ...playwright.limits, wallMs },
+            onBegin: (key) => batch.began(key),
+          },
+          (result) => batch.ended(result),
+        );
+      } finally {
+        const freed = await batch.end();
+        if (freed.length > 0)
+          attempt.logger.warn('Playwright batch ended with runs it did not run; freed', { batchId: batch.id, freed });
+      }
+    },
+    scratchBytes(playwright),
+  ).finally(() => playwright.batches.remove(batch));
   attempt.holdJob(
     work.catch((error: unknown) =>
       attempt.logger.error('Playwright batch failed', { batchId: batch.id, error: String(error) }),

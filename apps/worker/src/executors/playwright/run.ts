@@ -1,11 +1,10 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { isVideoAvailable } from '../../run/video';
-import { runSandboxed } from '../../sandbox';
 import { ResultCollector } from './collect';
 import { playwrightTestKey } from './discover';
 import { browserUnavailable } from './outcome';
-import { INSIDE, PLAYWRIGHT_CLI, playwrightEnv, playwrightSandbox, prepareScratch } from './runtime';
+import { layoutOf, playwrightEnv, prepareScratch, runPlaywrightCli, type Layout } from './runtime';
 import { LineTail } from './tail';
 import type { PlaywrightTestRef, PlaywrightTestResult, RunPlaywrightOptions } from './types';
 import { WRAPPER_FILE, wrapperOptions, wrapperSource } from './wrapper-config';
@@ -26,11 +25,16 @@ function unavailable(test: PlaywrightTestRef): PlaywrightTestResult {
 }
 
 /** Writes the wrapper config, its options and the headers (for the fixture) into the scratch copy. */
-async function writeRunFiles(options: RunPlaywrightOptions, tests: PlaywrightTestRef[]): Promise<string> {
+async function writeRunFiles(
+  options: RunPlaywrightOptions,
+  tests: PlaywrightTestRef[],
+  layout: Layout,
+): Promise<string> {
   const state = path.join(options.scratchDir, '.testrun');
   const wrapper = path.posix.join(path.posix.dirname(options.configFile), WRAPPER_FILE);
-  await writeFile(path.join(options.scratchDir, 'bundle', wrapper), wrapperSource(options.configFile));
-  await writeFile(path.join(state, 'options.json'), JSON.stringify(wrapperOptions(options, tests, isVideoAvailable())));
+  await writeFile(path.join(options.scratchDir, 'bundle', wrapper), wrapperSource(options.configFile, layout));
+  const wrapped = wrapperOptions(options, tests, isVideoAvailable(), layout);
+  await writeFile(path.join(state, 'options.json'), JSON.stringify(wrapped));
   await writeFile(path.join(state, 'test-list.txt'), '');
   const headers = options.headers ?? {};
   if (options.baseUrl !== undefined && Object.keys(headers).length > 0) {
@@ -58,34 +62,28 @@ export async function runPlaywrightTests(
   const early = skipped.map(unavailable);
   for (const result of early) onResult(result);
   if (tests.length === 0) return early;
-  await prepareScratch(options.bundleDir, options.scratchDir);
-  const wrapper = await writeRunFiles(options, tests);
+  await prepareScratch(options.bundleDir, options.scratchDir, options.isolation);
+  const layout = layoutOf(options.isolation ?? 'sandbox', options.scratchDir);
+  const wrapper = await writeRunFiles(options, tests, layout);
   const collector = new ResultCollector(
     tests,
     options.scratchDir,
     onResult,
     options.takeBlocked ?? (() => null),
     options.onBegin,
+    layout,
   );
   const tail = new LineTail(path.join(options.scratchDir, '.testrun', 'results.jsonl'), (line) => collector.line(line));
   tail.start();
   let ending: { limit: string | null; aborted: boolean; stderr: string };
   try {
-    const result = await runSandboxed({
-      ...playwrightSandbox('run', options.scratchDir, options.limits),
-      args: [
-        PLAYWRIGHT_CLI,
-        'test',
-        '--config',
-        `${INSIDE.bundle}/${wrapper}`,
-        '--test-list',
-        `${INSIDE.state}/test-list.txt`,
-      ],
-      env: playwrightEnv(options.env),
-      network: options.network ?? 'none',
-      signal: options.signal,
-    });
-    ending = result;
+    ending = await runPlaywrightCli(
+      'run',
+      options,
+      ['test', '--config', `${layout.bundle}/${wrapper}`, '--test-list', `${layout.state}/test-list.txt`],
+      playwrightEnv(options.env, layout),
+      options.network ?? 'none',
+    );
   } finally {
     await tail.stop();
   }

@@ -1,12 +1,14 @@
 import { chmodSync, existsSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
-import { cp, mkdir } from 'node:fs/promises';
+import { cp, mkdir, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { playwrightFfmpegPath } from '../../run/video';
-import type { SandboxLimits, SandboxSpec } from '../../sandbox';
+import { runSandboxed, runUnsandboxed, type SandboxLimits, type SandboxResult, type SandboxSpec } from '../../sandbox';
 
 /** Where things are inside the sandbox. */
 export const INSIDE = {
+  work: '/work',
+  nodeModules: '/node_modules',
   bundle: '/work/bundle',
   state: '/work/.testrun',
   output: '/work/output',
@@ -51,18 +53,20 @@ export function playwrightPackages(): Packages {
   return packages;
 }
 
-let shimDir: string | undefined;
+const shimDirs = new Map<string, string>();
 
 /**
  * A package standing in for `@playwright/test` in runs: everything of `playwright/test`, with
- * `test` extended by the fixture that sends the headers to the target only (inside/fixtures.ts).
+ * `test` extended by the fixture that sends the headers to the target only (inside/fixtures.ts),
+ * found under `runtimeDir` (the sandbox's mount of inside/, or the build's own without one).
  */
-function shimPackage(): string {
-  if (shimDir) return shimDir;
+function shimPackage(runtimeDir: string = INSIDE.runtime): string {
+  const made = shimDirs.get(runtimeDir);
+  if (made) return made;
   const dir = mkdtempSync(path.join(tmpdir(), 'testrun-playwright-shim-'));
   // Read by the sandbox's own unprivileged user: mkdtemp makes it 0700.
   chmodSync(dir, 0o755);
-  const fixtures = `${INSIDE.runtime}/fixtures.js`;
+  const fixtures = `${runtimeDir}/fixtures.js`;
   const real = playwrightPackages().test;
   writeFileSync(
     path.join(dir, 'package.json'),
@@ -82,17 +86,17 @@ function shimPackage(): string {
   );
   for (const file of ['index.d.ts', 'reporter.js', 'reporter.mjs', 'reporter.d.ts', 'cli.js'])
     writeFileSync(path.join(dir, file), readFileSync(path.join(real, file)));
-  shimDir = dir;
+  shimDirs.set(runtimeDir, dir);
   return dir;
 }
 
 /** The read-only mounts of a sandbox running Playwright: the service's packages and our reporter. */
-function playwrightMounts(kind: 'list' | 'run'): { from: string; to: string }[] {
+function playwrightMounts(kind: 'list' | 'run', runtimeDir: string = INSIDE.runtime): { from: string; to: string }[] {
   if (!existsSync(path.join(INSIDE_BUILD, 'reporter.js')))
     throw new Error(`${INSIDE_BUILD}/reporter.js is missing (build the worker)`);
   const { test, playwright, core } = playwrightPackages();
   const mounts = [
-    { from: kind === 'run' ? shimPackage() : test, to: '/node_modules/@playwright/test' },
+    { from: kind === 'run' ? shimPackage(runtimeDir) : test, to: '/node_modules/@playwright/test' },
     { from: playwright, to: '/node_modules/playwright' },
     { from: core, to: '/node_modules/playwright-core' },
     { from: INSIDE_BUILD, to: INSIDE.runtime },
@@ -104,16 +108,22 @@ function playwrightMounts(kind: 'list' | 'run'): { from: string; to: string }[] 
 }
 
 /** The Playwright CLI inside the sandbox. */
-export const PLAYWRIGHT_CLI = '/node_modules/playwright/cli.js';
+const PLAYWRIGHT_CLI = '/node_modules/playwright/cli.js';
 
 /** The sandbox's environment: nothing of the worker's; the test's variables on top. */
-export function playwrightEnv(extra: Readonly<Record<string, string>> = {}): Record<string, string> {
+export function playwrightEnv(
+  extra: Readonly<Record<string, string>> = {},
+  layout: Layout = INSIDE,
+): Record<string, string> {
   return {
     ...extra,
     PATH: '/usr/bin:/bin',
-    HOME: '/work/home',
-    TMPDIR: '/work/tmp',
-    PLAYWRIGHT_BROWSERS_PATH: INSIDE.browsers,
+    HOME: `${layout.work}/home`,
+    TMPDIR: `${layout.work}/tmp`,
+    // Where our reporter and fixture find the run's files (inside/): the sandbox's paths by default.
+    TESTRUN_STATE_DIR: layout.state,
+    TESTRUN_BUNDLE_DIR: layout.bundle,
+    PLAYWRIGHT_BROWSERS_PATH: layout.browsers,
     PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD: '1',
     FORCE_COLOR: '0',
     NO_COLOR: '1',
@@ -121,14 +131,29 @@ export function playwrightEnv(extra: Readonly<Record<string, string>> = {}): Rec
   };
 }
 
-/** Copies the bundle into the scratch directory (the sandbox's /work/bundle, writable) and makes its folders. */
-export async function prepareScratch(bundleDir: string, scratchDir: string): Promise<void> {
+/**
+ * Copies the bundle into the scratch directory (the sandbox's /work/bundle, writable) and makes its
+ * folders; without a sandbox, also the node_modules the sandbox would mount (links to the service's
+ * packages and the shim), where Node finds them from the bundle.
+ */
+export async function prepareScratch(
+  bundleDir: string,
+  scratchDir: string,
+  isolation: Isolation = 'sandbox',
+): Promise<void> {
   await cp(bundleDir, path.join(scratchDir, 'bundle'), { recursive: true, verbatimSymlinks: true });
   for (const dir of ['.testrun', 'home', 'tmp', 'output']) await mkdir(path.join(scratchDir, dir), { recursive: true });
+  if (isolation === 'sandbox') return;
+  for (const { from, to } of playwrightMounts('run', INSIDE_BUILD)) {
+    if (!to.startsWith(`${INSIDE.nodeModules}/`)) continue;
+    const link = path.join(scratchDir, 'node_modules', to.slice(INSIDE.nodeModules.length + 1));
+    await mkdir(path.dirname(link), { recursive: true });
+    await symlink(from, link);
+  }
 }
 
 /** The limits and fixed parts of a Playwright sandbox spec. */
-export function playwrightSandbox(
+function playwrightSandbox(
   kind: 'list' | 'run',
   scratchDir: string,
   limits: Partial<SandboxLimits> | undefined,
@@ -142,12 +167,50 @@ export function playwrightSandbox(
   };
 }
 
-/** A path the sandbox wrote (under /work) as the host sees it. */
-export function hostPath(scratchDir: string, inside: string): string {
-  return inside.startsWith('/work/') ? path.join(scratchDir, inside.slice('/work/'.length)) : inside;
+/** A path the sandbox wrote (under /work) as the host sees it (unchanged without a sandbox). */
+export function hostPath(scratchDir: string, inside: string, layout: Layout = INSIDE): string {
+  return inside.startsWith(`${layout.work}/`) ? path.join(scratchDir, inside.slice(layout.work.length + 1)) : inside;
 }
 
 /** A path under the bundle as the bundle root sees it (posix); other paths unchanged. */
-export function bundlePath(inside: string): string {
-  return inside.startsWith(`${INSIDE.bundle}/`) ? inside.slice(INSIDE.bundle.length + 1) : inside;
+export function bundlePath(inside: string, layout: Layout = INSIDE): string {
+  return inside.startsWith(`${layout.bundle}/`) ? inside.slice(layout.bundle.length + 1) : inside;
+}
+
+/** Where Playwright runs tenant code: in the sandbox (always, unless the operator opted out: PLAYWRIGHT_SANDBOX=off). */
+export type Isolation = 'sandbox' | 'none';
+
+/** Where the run's files, the service's packages and the browsers are, as the Playwright process sees them. */
+export type Layout = { readonly [K in keyof typeof INSIDE]: string };
+
+/** The sandbox's paths ({@link INSIDE}), or without a sandbox the host's: the scratch directory and the worker's build. */
+export function layoutOf(isolation: Isolation, scratchDir: string): Layout {
+  if (isolation === 'sandbox') return INSIDE;
+  const ffmpeg = playwrightFfmpegPath();
+  return {
+    work: scratchDir,
+    nodeModules: path.join(scratchDir, 'node_modules'),
+    bundle: path.join(scratchDir, 'bundle'),
+    state: path.join(scratchDir, '.testrun'),
+    output: path.join(scratchDir, 'output'),
+    runtime: INSIDE_BUILD,
+    browsers: ffmpeg ? path.dirname(path.dirname(ffmpeg)) : INSIDE.browsers,
+    chromium: INSIDE.chromium,
+  };
+}
+
+/** Runs the Playwright CLI (`args` after it) in the sandbox, or without one when the operator opted out. */
+export function runPlaywrightCli(
+  kind: 'list' | 'run',
+  options: { isolation?: Isolation; scratchDir: string; limits?: Partial<SandboxLimits>; signal?: AbortSignal },
+  args: readonly string[],
+  env: Record<string, string>,
+  network: SandboxSpec['network'],
+): Promise<SandboxResult> {
+  const spec = playwrightSandbox(kind, options.scratchDir, options.limits);
+  if (options.isolation === 'none') {
+    const cli = path.join(options.scratchDir, 'node_modules', 'playwright', 'cli.js');
+    return runUnsandboxed({ ...spec, args: [cli, ...args], env, signal: options.signal });
+  }
+  return runSandboxed({ ...spec, args: [PLAYWRIGHT_CLI, ...args], env, network, signal: options.signal });
 }

@@ -1,19 +1,27 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { DEFAULT_PLAYWRIGHT_SANDBOX_LIMITS, mountScratch, unmountScratch } from '../../sandbox';
+import type { PlaywrightRuntime } from './playwright-deps';
 
 /**
  * Runs `use` with a fresh scratch directory under `parent`: a tmpfs of `bytes` (the sandbox's disk
  * quota: a test that writes gigabytes fills it, not the worker's disk), unmounted and removed after,
- * whatever `use` did.
+ * whatever `use` did. `bytes` null: a plain directory (no sandbox, PLAYWRIGHT_SANDBOX=off).
  */
 export async function withScratch<T>(
   parent: string,
   prefix: string,
   use: (dir: string) => Promise<T>,
-  bytes: number = DEFAULT_PLAYWRIGHT_SANDBOX_LIMITS.scratchBytes,
+  bytes: number | null = DEFAULT_PLAYWRIGHT_SANDBOX_LIMITS.scratchBytes,
 ): Promise<T> {
   const dir = await mkdtemp(path.join(parent, prefix));
+  if (bytes === null) {
+    try {
+      return await use(dir);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
   try {
     await mountScratch(dir, bytes);
     try {
@@ -24,4 +32,9 @@ export async function withScratch<T>(
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/** The scratch quota of a sandbox; none without one (PLAYWRIGHT_SANDBOX=off). */
+export function scratchBytes(playwright: Pick<PlaywrightRuntime, 'isolation'>): number | null {
+  return playwright.isolation === 'none' ? null : DEFAULT_PLAYWRIGHT_SANDBOX_LIMITS.scratchBytes;
 }

@@ -1,4 +1,5 @@
 import type { SandboxLimits, SandboxSpec } from '../../sandbox';
+import type { Isolation } from './runtime';
 
 import type { DiscoveryResult, PlaywrightBrowser } from '@testrun/contracts';
 
@@ -20,6 +21,8 @@ export interface BundleOptions {
   scratchDir: string;
   limits?: Partial<SandboxLimits>;
   signal?: AbortSignal;
+  /** 'none' runs without the sandbox (PLAYWRIGHT_SANDBOX=off, docs/SANDBOX.md "Opting out"). Default 'sandbox'. */
+  isolation?: Isolation;
 }
 
 /** A test to run: its identity as discovered. */

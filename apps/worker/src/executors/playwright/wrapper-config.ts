@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { CHROMIUM_BASE_ARGS } from '../../browser/browser-pool';
-import { INSIDE } from './runtime';
+import { INSIDE, type Layout } from './runtime';
 import type { PlaywrightEvidence, PlaywrightTestRef, RunPlaywrightOptions } from './types';
 
 /** Chromium's flags in the sandbox (docs/TOOLCHAIN: Debian's Chromium). */
@@ -35,18 +35,19 @@ export function wrapperOptions(
   options: RunPlaywrightOptions,
   tests: PlaywrightTestRef[],
   video: boolean,
+  layout: Layout = INSIDE,
 ): WrapperOptions {
   return {
-    configDir: path.posix.dirname(path.posix.join(INSIDE.bundle, options.configFile)),
-    reporter: `${INSIDE.runtime}/reporter.js`,
-    resultsFile: `${INSIDE.state}/results.jsonl`,
-    testListFile: `${INSIDE.state}/test-list.txt`,
+    configDir: path.posix.dirname(path.posix.join(layout.bundle, options.configFile)),
+    reporter: `${layout.runtime}/reporter.js`,
+    resultsFile: `${layout.state}/results.jsonl`,
+    testListFile: `${layout.state}/test-list.txt`,
     tests,
     baseURL: options.baseUrl ?? null,
     proxy: options.proxy ?? null,
     retries: options.retries ?? null,
     timeoutMs: options.timeoutMs ?? null,
-    chromium: INSIDE.chromium,
+    chromium: layout.chromium,
     // Through a proxy, loopback too goes through it (Chromium sends it direct by default), and WebRTC
     // sends no UDP of its own: the proxy is the only way to the target.
     chromiumArgs: options.proxy
@@ -68,7 +69,7 @@ export const WRAPPER_FILE = '.testrun.config.ts';
  * project (a project's `use` wins over the config's, so both get it). It also writes the test list
  * (`--test-list`), whose file paths are relative to the config's testDir, known only once loaded.
  */
-export function wrapperSource(configFile: string): string {
+export function wrapperSource(configFile: string, layout: Layout = INSIDE): string {
   const team = `./${path.posix.basename(configFile)}`;
   return `// Written by Testrun: the team's config with the service's settings.
 import * as loaded from ${JSON.stringify(team)};
@@ -77,8 +78,8 @@ import path from 'node:path';
 
 // Relative paths the team's code writes and reads (a setup project's storage state) mean what they
 // mean under \`npx playwright test\` run next to the project file: the bundle's root.
-process.chdir(${JSON.stringify(INSIDE.bundle)});
-const o = JSON.parse(readFileSync(${JSON.stringify(`${INSIDE.state}/options.json`)}, 'utf8'));
+process.chdir(${JSON.stringify(layout.bundle)});
+const o = JSON.parse(readFileSync(${JSON.stringify(`${layout.state}/options.json`)}, 'utf8'));
 const team: any = (loaded as any).default ?? loaded;
 const base: any = team.default ?? team;
 
@@ -95,7 +96,7 @@ function forced(use: any = {}, parent: any = {}) {
 
 const rootDir = path.resolve(o.configDir, base.testDir ?? '.');
 writeFileSync(o.testListFile, o.tests.map((t: any) =>
-  ['[' + t.project + ']', path.relative(rootDir, path.join(${JSON.stringify(INSIDE.bundle)}, t.file)), ...t.titlePath].join(' \\u203a ')
+  ['[' + t.project + ']', path.relative(rootDir, path.join(${JSON.stringify(layout.bundle)}, t.file)), ...t.titlePath].join(' \\u203a ')
 ).join('\\n') + '\\n');
 
 const clean = (obj: any) => Object.fromEntries(Object.entries(obj).filter(([, v]) => v !== undefined));
@@ -106,15 +107,15 @@ const { webServer: _ignored, ...rest } = base;
 
 export default clean({
   ...rest,
-  reporter: [[o.reporter, { mode: 'run', file: o.resultsFile, root: ${JSON.stringify(INSIDE.bundle)} }]],
+  reporter: [[o.reporter, { mode: 'run', file: o.resultsFile, root: ${JSON.stringify(layout.bundle)} }]],
   workers: 1,
-  outputDir: ${JSON.stringify(INSIDE.output)},
+  outputDir: ${JSON.stringify(layout.output)},
   retries: retries(base.retries),
   timeout: timeout(base.timeout),
   use: forced(base.use),
   projects: base.projects?.map((p: any) => clean({
     ...p,
-    outputDir: ${JSON.stringify(INSIDE.output)},
+    outputDir: ${JSON.stringify(layout.output)},
     retries: retries(p.retries),
     timeout: timeout(p.timeout),
     use: forced(p.use, base.use),

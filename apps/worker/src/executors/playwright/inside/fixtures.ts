@@ -11,7 +11,7 @@ import { test as base, type APIRequestContext, type BrowserContext, type Route }
 export * from 'playwright/test';
 
 /** Written by the worker next to the run's options (never in the environment or a command line). */
-const HEADERS_FILE = '/work/.testrun/target-headers.json';
+const HEADERS_FILE = `${process.env.TESTRUN_STATE_DIR ?? '/work/.testrun'}/target-headers.json`;
 
 interface TargetHeaders {
   origin: string;

@@ -75,9 +75,11 @@ class TestrunReporter implements Reporter {
 
   private readonly options: Options;
 
-  /** Without options (`--reporter <this file>` when listing): list mode, to /work/.testrun/list.jsonl. */
+  /** Without options (`--reporter <this file>` when listing): list mode, to <state>/list.jsonl. */
   constructor(options: Partial<Options> = {}) {
-    this.options = { mode: 'list', file: '/work/.testrun/list.jsonl', root: '/work/bundle', ...options };
+    const state = process.env.TESTRUN_STATE_DIR ?? '/work/.testrun';
+    const root = process.env.TESTRUN_BUNDLE_DIR ?? '/work/bundle';
+    this.options = { mode: 'list', file: `${state}/list.jsonl`, root, ...options };
     writeFileSync(this.options.file, '');
   }
 

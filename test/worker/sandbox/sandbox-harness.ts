@@ -141,9 +141,11 @@ async function expectNothingLeft(result: SandboxResult): Promise<void> {
   for (const controller of ['memory', 'pids', 'cpu']) {
     expect(existsSync(path.join('/sys/fs/cgroup', controller, 'testrun-sandbox', result.id))).toBe(false);
   }
-  expect(processesOf(result.uid).filter((p) => p.state !== 'Z')).toEqual([]);
-  for (let tries = 0; tries < 100 && processesOf(result.uid).length > 0; tries += 1) await sleep(100);
-  expect(processesOf(result.uid)).toEqual([]);
+  const uid = result.uid;
+  if (uid === undefined) throw new Error(`sandbox ${result.id} reported no uid`);
+  expect(processesOf(uid).filter((p) => p.state !== 'Z')).toEqual([]);
+  for (let tries = 0; tries < 100 && processesOf(uid).length > 0; tries += 1) await sleep(100);
+  expect(processesOf(uid)).toEqual([]);
 }
 
 /** The last line of stdout, parsed: the programs report what they saw as one JSON line. */

@@ -10,7 +10,6 @@ import type { Logger } from '@testrun/core/logger';
 import { errorMessage } from '@testrun/core/logger';
 import { releaseBatch, renewBatch, reserveBatch } from '@testrun/core/runs';
 import type { RunEgress } from '../../network/egress-proxy';
-import type { ExecutorAttempt } from '../executor';
 import { playwrightTestKey } from './discover';
 import type { PlaywrightTestRef, PlaywrightTestResult } from './types';
 
@@ -37,8 +36,8 @@ export interface BatchSetup {
   db: Db;
   logger: Logger;
   leader: { runId: string; definition: Definition; recorded: Promise<unknown> };
-  /** Starts a member's lifecycle (ExecutorAttempt.runBatched). */
-  runBatched: ExecutorAttempt['runBatched'];
+  /** Starts a member's lifecycle (ExecutorAttempt.runBatched, its signature repeated: no import cycle). */
+  runBatched: (runId: string, batchId: string) => Promise<unknown>;
   /** The batch's own way out through the egress proxy (closed when the batch ends). */
   egress: RunEgress | undefined;
 }

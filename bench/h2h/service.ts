@@ -116,8 +116,9 @@ export async function startBenchService(
     post,
     suiteTerminal,
     backendPids,
-    /** A worker process with `concurrency` slots. */
-    spawnWorker: (concurrency: number) => spawnService('worker', { ...env, WORKER_CONCURRENCY: String(concurrency) }),
+    /** A worker process with `concurrency` slots, and `extra` in its environment. */
+    spawnWorker: (concurrency: number, extra: Record<string, string> = {}) =>
+      spawnService('worker', { ...env, ...extra, WORKER_CONCURRENCY: String(concurrency) }),
     close: async () => {
       api.child.kill('SIGTERM');
       await api.exited;

@@ -13,19 +13,31 @@ import type { ProjectFile } from '@testrun/contracts';
 import { REPO_ROOT } from '../../test/support/processes';
 import { CpuGroup, treeCpuMs } from '../h2h/cpu';
 import { startBenchService } from '../h2h/service';
+import { sampleSandboxMemory } from './sandbox-memory';
 
 /** Wall time and CPU of one trial. */
 export interface Trial {
   wallMs: number;
   cpuMs: number;
+  /** Service only: the suite run's `created_at` to its first run's `started_at`. */
+  firstStartMs?: number;
+  /** Service only: the peak memory of each sandbox the suite run used (empty where unreadable). */
+  sandboxPeaks?: number[];
 }
 
 /** What the Playwright benchmarks ask of the service. */
 export interface PlaywrightService {
   /** `testrun deploy --file FILE` to its end: its wall time. Throws with the CLI's output when it fails. */
   deploy(file: string): Promise<{ wallMs: number }>;
-  /** Replaces the worker by one with `k` slots, and warms it with one run of `projectSlug`/`suiteSlug`. */
-  useWorker(k: number, warm: { projectSlug: string; suiteSlug: string }): Promise<void>;
+  /**
+   * Replaces the worker by one with `k` slots (`env` added to its environment), and warms it with one
+   * run of `projectSlug`/`suiteSlug`, or of its first test alone with `oneTest`.
+   */
+  useWorker(
+    k: number,
+    warm: { projectSlug: string; suiteSlug: string; oneTest?: boolean },
+    env?: Record<string, string>,
+  ): Promise<void>;
   /** Runs a suite; wall from the POST to the suite run's end, CPU of the API, worker, browsers and Postgres backends. */
   runSuite(projectSlug: string, suiteSlug: string, expectPassed: number): Promise<Trial>;
   close(): Promise<void>;
@@ -87,24 +99,41 @@ export async function startPlaywrightService(
       if (run.code !== 0) throw new Error(`testrun deploy --file ${file} exited ${run.code}:\n${run.output}`);
       return { wallMs: run.wallMs };
     },
-    useWorker: async (k, warm) => {
+    useWorker: async (k, warm, env = {}) => {
       await stopWorker();
-      worker = bench.spawnWorker(k);
+      worker = bench.spawnWorker(k, env);
       group?.add(worker.child.pid ?? 0);
-      await bench.suiteTerminal(await bench.post(warm));
+      if (!warm.oneTest) {
+        await bench.suiteTerminal(await bench.post({ projectSlug: warm.projectSlug, suiteSlug: warm.suiteSlug }));
+        return;
+      }
+      const test = await bench.db.test.findFirstOrThrow({
+        where: { workspaceId: bench.workspaceId, project: { slug: warm.projectSlug }, enabled: true },
+        orderBy: { position: 'asc' },
+        select: { id: true },
+      });
+      const runId = await bench.post({ testId: test.id });
+      while ((await bench.db.run.findUniqueOrThrow({ where: { id: runId } })).finishedAt === null)
+        await new Promise((resolve) => setTimeout(resolve, 100));
     },
     runSuite: async (projectSlug, suiteSlug, expectPassed) => {
       const pids = [bench.api.child.pid ?? 0, worker.child.pid ?? 0];
       const pgBefore = await bench.backendPids();
       const serviceCpu = () => group?.usageMs() ?? treeCpuMs(pids);
       const cpuBefore = serviceCpu() + treeCpuMs([], pgBefore);
+      const memory = sampleSandboxMemory(worker.child.pid ?? 0);
       const sent = Date.now();
-      const row = await bench.suiteTerminal(await bench.post({ projectSlug, suiteSlug }));
+      const id = await bench.post({ projectSlug, suiteSlug });
+      const row = await bench.suiteTerminal(id);
+      const sandboxPeaks = memory.stop();
+      const first = await bench.db.run.aggregate({ where: { suiteRunId: id }, _min: { startedAt: true } });
+      const created = await bench.db.suiteRun.findUniqueOrThrow({ where: { id }, select: { createdAt: true } });
+      const firstStartMs = (first._min.startedAt?.getTime() ?? NaN) - created.createdAt.getTime();
       const pgAfter = await bench.backendPids();
       const cpuMs = serviceCpu() + treeCpuMs([], [...new Set([...pgBefore, ...pgAfter])]) - cpuBefore;
       if (row.passedCount !== expectPassed)
         throw new Error(`service: ${row.passedCount} of ${expectPassed} passed (${row.status})`);
-      return { wallMs: row.finishedAt.getTime() - sent, cpuMs };
+      return { wallMs: row.finishedAt.getTime() - sent, cpuMs, firstStartMs, sandboxPeaks };
     },
     close: async () => {
       await stopWorker();
@@ -118,6 +147,9 @@ export async function startPlaywrightService(
   } catch (error) {
     await service.close();
     const message = error instanceof Error ? error.message : String(error);
+    process.stderr.write(
+      `the first deploy failed: ${message}\nthe API said:\n${bench.api.output()}\nthe worker said:\n${worker.output()}\n`,
+    );
     const reason = message.split('\n').find((line) => line.startsWith('testrun:')) ?? message.split('\n')[1] ?? '';
     return { pending: reason.trim() || 'the deploy failed' };
   }

@@ -1,0 +1,84 @@
+/**
+ * The service-side figures of `pnpm bench playwright` beside the head-to-head: POST to the first test
+ * started, the peak memory of each sandbox, and what batching saves against one sandbox per test
+ * (PLAYWRIGHT_BATCH_SIZE=1) at K=2.
+ */
+import { spread } from '../report';
+import type { PlaywrightService, Trial } from './service';
+
+/** Where the K=2 trials with one sandbox per test are kept in the results' trials. */
+const BATCH1_SIDE = 'service-batch1';
+
+/** Median (min–max), or "not measured". */
+function fmt(values: readonly number[], digits: number, scale = 1): string {
+  const finite = values.filter(Number.isFinite);
+  if (finite.length === 0) return 'not measured';
+  const { median, min, max } = spread(finite.map((v) => v / scale));
+  return `${median.toFixed(digits)} (${min.toFixed(digits)}–${max.toFixed(digits)})`;
+}
+
+/**
+ * `trials` runs of the suite by a warm worker of 2 slots that runs every test in a sandbox of its own
+ * (warmed by one run of a single test, not of the whole suite: that alone would cost one trial).
+ */
+export async function measureBatch1(
+  service: PlaywrightService,
+  trials: number,
+  n: number,
+  record: (side: string, trial: Trial) => void,
+): Promise<void> {
+  if (trials < 1) return;
+  await service.useWorker(
+    2,
+    { projectSlug: 'bench-pw', suiteSlug: 'all', oneTest: true },
+    { PLAYWRIGHT_BATCH_SIZE: '1' },
+  );
+  for (let i = 0; i < trials; i++) record(BATCH1_SIDE, await service.runSuite('bench-pw', 'all', n));
+}
+
+/** The section's tables of the service's own figures, from the trials by `k:side`. */
+export function extrasReport(trials: ReadonlyMap<string, Trial[]>, ks: readonly number[], n: number): string {
+  const rows: string[] = [];
+  for (const k of ks) {
+    const service = trials.get(`${k}:service`) ?? [];
+    const peaks = service.flatMap((t) => t.sandboxPeaks ?? []);
+    const perTrial = service.map((t) => t.sandboxPeaks?.length ?? NaN);
+    rows.push(
+      `| ${k} | ${fmt(
+        service.map((t) => t.firstStartMs ?? NaN),
+        0,
+      )} | ${fmt(perTrial, 0)} | ${fmt(peaks, 0, 1024 * 1024)} |`,
+    );
+  }
+  const batched = trials.get('2:service') ?? [];
+  const alone = trials.get(`2:${BATCH1_SIDE}`) ?? [];
+  const batchRow = (label: string, list: readonly Trial[]) =>
+    `| ${label} | ${list.length} | ${fmt(
+      list.map((t) => t.wallMs),
+      1,
+      1000,
+    )} | ${fmt(
+      list.map((t) => t.cpuMs / n),
+      0,
+    )} | ${fmt(
+      list.map((t) => t.sandboxPeaks?.length ?? NaN),
+      0,
+    )} |`;
+  return `Service side of the same trials: from the suite run's \`created_at\` (the POST) to the earliest
+\`started_at\` of its runs (the first test claimed in its sandbox), the sandboxes a suite run used, and the
+peak of each sandbox's memory cgroup (\`memory.max_usage_in_bytes\`, Chromium, the runner and the
+sandbox's tmpfs; sampled every 200 ms while the suite runs):
+
+| K | POST → first test started (ms) | Sandboxes per suite run | Peak memory per sandbox (MiB) |
+|---|---|---|---|
+${rows.join('\n')}
+
+Batching against one sandbox per test, K=2, the same ${n} tests (\`PLAYWRIGHT_BATCH_SIZE=1\`: a worker of its
+own, warmed by one single-test run; the batched rows are the K=2 service trials above):
+
+| Worker | Trials | Wall (s) | CPU per test (ms) | Sandboxes per suite run |
+|---|---|---|---|---|
+${batchRow('batched (`PLAYWRIGHT_BATCH_SIZE=100`, the default)', batched)}
+${batchRow('one sandbox per test (`PLAYWRIGHT_BATCH_SIZE=1`)', alone)}
+`;
+}

@@ -146,3 +146,15 @@ test("a cancel holding the leader while it locks the batch's runs never deadlock
     await cancel.end();
   }
 });
+
+test('tests Playwright may run apart from their file (parallel) are shared out one by one', async () => {
+  const runs = await playwrightSuiteRun();
+  for (const id of runs)
+    await db.$executeRaw`UPDATE runs SET steps = jsonb_set(steps, '{playwright,parallel}', 'true') WHERE id = ${id}`;
+  const [a1, a2, b1, b2, c1, c2] = runs;
+  await claim(a1);
+  // Six runs, two ways: three in each batch, whatever their files.
+  expect(await reserveBatch(db, { batchId: 'parallel-1', leaderId: a1, share: 2, maxRuns: 100 })).toEqual([a2, b1]);
+  await claim(b2);
+  expect(await reserveBatch(db, { batchId: 'parallel-2', leaderId: b2, share: 2, maxRuns: 100 })).toEqual([c1, c2]);
+});

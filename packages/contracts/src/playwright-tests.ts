@@ -30,6 +30,11 @@ export const DiscoveredTest = Type.Object(
     browser: PlaywrightBrowser,
     /** Its project is a dependency of another (a setup project): never a run of its own unless selected by project. */
     setup: Type.Boolean(),
+    /**
+     * Playwright may run it in a worker apart from its file's other tests (`fullyParallel` or a
+     * `parallel` describe, and no serial group or beforeAll/afterAll around it); absent: false.
+     */
+    parallel: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
 );
@@ -75,6 +80,8 @@ export type PlaywrightDefinition = {
     project: string;
     browser: PlaywrightBrowser;
     tags: string[];
+    /** As discovered: a batch may take it apart from its file (docs/PLAYWRIGHT.md, "Batches"). */
+    parallel?: boolean;
   };
 };
 

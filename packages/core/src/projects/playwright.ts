@@ -63,6 +63,7 @@ export function expandPlaywrightSuites(file: ProjectFile, bundle: string, discov
           project: test.project,
           browser: test.browser,
           tags: test.tags,
+          ...(test.parallel ? { parallel: true } : {}),
         },
       };
       return { key: playwrightTestKey(test), name: playwrightTestName(test).slice(0, 200), steps: definition };

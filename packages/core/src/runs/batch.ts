@@ -4,7 +4,8 @@ import type { Db } from '../db';
  * Playwright batches (docs/PLAYWRIGHT.md, "Batches"): the worker that claims a Playwright run of a
  * suite run reserves the suite run's other queued Playwright runs that can share its sandbox (same
  * bundle, config, target, time budget, retries and evidence policy), whole spec files at a time, so
- * a serial group is never split. A reserved run carries the batch's id and a lease the batch renews;
+ * a serial group is never split; a test Playwright may run apart from its file (`parallel`) is
+ * taken alone, so a fully parallel file is shared out like Playwright's workers share it. A reserved run carries the batch's id and a lease the batch renews;
  * while the lease lives only that batch claims it (startRun) and the reconciler leaves its job alone.
  * When the worker dies the lease lapses and the runs' jobs run them as any other.
  */
@@ -24,6 +25,7 @@ export interface BatchRequest {
 
 interface Candidate {
   id: string;
+  /** Its spec file; its own id for a test Playwright may run apart from its file (`parallel`). */
   file: string;
   /** In the leader's spec file: always in its batch (a serial group stays whole). */
   same: boolean;
@@ -42,8 +44,10 @@ export async function reserveBatch(db: Db, request: BatchRequest): Promise<strin
     // holds anything, so it never deadlocks with a cancel or a claim (they lock in id order).
     await tx.$queryRaw`SELECT id FROM runs WHERE id = ${request.leaderId} FOR UPDATE`;
     const candidates = await tx.$queryRaw<Candidate[]>`
-      SELECT r.id, r.steps->'playwright'->>'file' AS file,
-        (r.steps->'playwright'->>'file' = l.steps->'playwright'->>'file') AS same
+      SELECT r.id,
+        CASE WHEN (r.steps->'playwright'->>'parallel')::boolean THEN r.id ELSE r.steps->'playwright'->>'file' END AS file,
+        (r.steps->'playwright'->>'file' = l.steps->'playwright'->>'file'
+          AND (r.steps->'playwright'->>'parallel') IS DISTINCT FROM 'true') AS same
       FROM runs l JOIN runs r ON r.suite_run_id = l.suite_run_id AND r.id <> l.id
       WHERE l.id = ${request.leaderId} AND r.status = 'queued' AND r.retry = 0
         AND (r.batch_lease_until IS NULL OR r.batch_lease_until < now())

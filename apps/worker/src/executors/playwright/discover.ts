@@ -14,6 +14,7 @@ interface ListLine {
   project?: string;
   titlePath?: string[];
   tags?: string[];
+  parallel?: boolean;
   error?: { message: string };
 }
 
@@ -64,6 +65,7 @@ function discoveryOf(lines: ListLine[]): Discovery {
       tags: line.tags ?? [],
       browser: browsers.get(line.project ?? '') ?? 'chromium',
       setup: setupProjects.has(line.project ?? ''),
+      ...(line.parallel ? { parallel: true } : {}),
     }));
   const warnings = config.webServer
     ? ['the config starts a webServer: the service ignores it and runs the tests against the baseUrl']

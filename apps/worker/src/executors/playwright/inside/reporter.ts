@@ -69,6 +69,28 @@ function outputOf(chunks: (string | Buffer)[]): string {
   return text.length > MAX_OUTPUT ? `${text.slice(0, MAX_OUTPUT)}\n[truncated]` : text;
 }
 
+/** Playwright's own suite fields, which its reporter API does not name (pinned @playwright/test). */
+interface SuiteModes {
+  _parallelMode?: 'none' | 'default' | 'serial' | 'parallel';
+  _hooks?: { type: string }[];
+}
+
+/**
+ * Whether Playwright may run the test in a worker apart from its file's other tests: inside a
+ * parallel scope (`fullyParallel`, a `parallel` describe), with no serial or default-mode group and
+ * no beforeAll/afterAll around it, as Playwright's own grouping decides.
+ */
+function runsApart(test: TestCase): boolean {
+  let parallel = false;
+  for (let parent: Suite | undefined = test.parent; parent; parent = parent.parent) {
+    const modes = parent as unknown as SuiteModes;
+    if (modes._parallelMode === 'serial' || modes._parallelMode === 'default') return false;
+    if ((modes._hooks ?? []).some((hook) => hook.type === 'beforeAll' || hook.type === 'afterAll')) return false;
+    parallel ||= modes._parallelMode === 'parallel';
+  }
+  return parallel;
+}
+
 class TestrunReporter implements Reporter {
   private suite: Suite | undefined;
   private readonly finished = new Set<TestCase>();
@@ -110,7 +132,8 @@ class TestrunReporter implements Reporter {
       browser: project.use.browserName ?? project.use.defaultBrowserType ?? 'chromium',
     }));
     this.write({ type: 'config', webServer: config.webServer !== null, projects });
-    for (const test of suite.allTests()) this.write({ type: 'test', ...this.identity(test), tags: test.tags });
+    for (const test of suite.allTests())
+      this.write({ type: 'test', ...this.identity(test), tags: test.tags, parallel: runsApart(test) });
   }
 
   onTestBegin(test: TestCase, result: TestResult): void {

@@ -223,7 +223,8 @@ function report(results: Results): string {
   timed from spawn to exit, its CPU from a cgroup v1 \`cpuacct\` group
   of its own (\`cpuacct.usage\`: every process it starts, Chromium's orphaned helpers included).
   **service**: the same project deployed with \`testrun deploy --file testrun.yaml\`, its suite POSTed to
-  \`/api/v1/runs\` and followed to its end; CPU of the API, the worker and its sandboxes, and the Postgres backends.
+  \`/api/v1/runs\` with the same evidence (\`evidence\`: trace, video and screenshots \`off\`) and followed to its
+  end; CPU of the API, the worker and its sandboxes, and the Postgres backends.
 - ${PAIRS} rounds per K, the two sides alternating which goes first. Figures: median (min–max)${
     PAIRS % 2 === 0 ? '; with an even count the median is the lower middle value' : ''
   }.

@@ -123,7 +123,9 @@ export async function startPlaywrightService(
       const cpuBefore = serviceCpu() + treeCpuMs([], pgBefore);
       const memory = sampleSandboxMemory(worker.child.pid ?? 0);
       const sent = Date.now();
-      const id = await bench.post({ projectSlug, suiteSlug });
+      // The same evidence as the \`playwright test\` side: trace, video and screenshots off.
+      const evidence = { trace: 'off', video: 'off', screenshots: 'off' };
+      const id = await bench.post({ projectSlug, suiteSlug, evidence });
       const row = await bench.suiteTerminal(id);
       const sandboxPeaks = memory.stop();
       const first = await bench.db.run.aggregate({ where: { suiteRunId: id }, _min: { startedAt: true } });

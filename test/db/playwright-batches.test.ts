@@ -1,12 +1,11 @@
-import { Redis } from 'ioredis';
 import { Client } from 'pg';
 import type { Db } from '@testrun/core/db';
 import { createLogger } from '@testrun/core/logger';
-import { createRunQueue, type RunQueue } from '@testrun/core/queue';
+import type { RunQueue } from '@testrun/core/queue';
 import { releaseBatch, renewBatch, reserveBatch, startRun } from '@testrun/core/runs';
 import { Reconciler } from '@testrun/worker';
-import { applySampleProject, createTenant, insertSuiteRuns, sampleProject, testDb } from '../support/harness';
-import { present } from '../support/present';
+import { applySampleProject, createTenant, insertSuiteRuns, sampleProject } from '../support/harness';
+import { openQueueAndDb } from '../support/queue-and-db';
 
 /*
  * Playwright batches against real Postgres (docs/PLAYWRIGHT.md, "Batches"): which queued runs a
@@ -14,20 +13,14 @@ import { present } from '../support/present';
  * (its worker died) gives them back to their jobs and the reconciler.
  */
 let db: Db;
-let redis: Redis;
 let queue: RunQueue;
+let close: () => Promise<void>;
 const logger = createLogger({ service: 'test', level: 'error' });
 
 beforeAll(() => {
-  db = testDb();
-  redis = new Redis(present(process.env.REDIS_URL, 'REDIS_URL'), { maxRetriesPerRequest: null });
-  queue = createRunQueue(redis, present(process.env.REDIS_PREFIX, 'REDIS_PREFIX'));
+  ({ db, queue, close } = openQueueAndDb());
 });
-afterAll(async () => {
-  await queue.close();
-  redis.disconnect();
-  await db.$disconnect();
-});
+afterAll(() => close());
 
 /** Six queued Playwright runs of one suite run: two tests in each of a.spec, b.spec, c.spec. */
 type Six = [string, string, string, string, string, string];

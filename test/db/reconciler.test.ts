@@ -1,29 +1,23 @@
-import { Redis } from 'ioredis';
 import type { Db } from '@testrun/core/db';
 import { createLogger } from '@testrun/core/logger';
-import { addRunJobs, createRunQueue, type RunQueue } from '@testrun/core/queue';
+import { addRunJobs, type RunQueue } from '@testrun/core/queue';
 import { finishRun, startRun } from '@testrun/core/runs';
 import { Client } from 'pg';
 import { Reconciler, RECONCILER_LOCK_KEY } from '@testrun/worker';
-import { applySampleProject, createTenant, insertSuiteRuns, sampleProject, testDb } from '../support/harness';
+import { applySampleProject, createTenant, insertSuiteRuns, sampleProject } from '../support/harness';
 import { present } from '../support/present';
+import { openQueueAndDb } from '../support/queue-and-db';
 
 /** The reconciler against real Postgres and Redis: what it repairs, and that one pass runs at a time. */
 let db: Db;
-let redis: Redis;
 let queue: RunQueue;
+let close: () => Promise<void>;
 const logger = createLogger({ service: 'test', level: 'error' });
 
 beforeAll(() => {
-  db = testDb();
-  redis = new Redis(present(process.env.REDIS_URL, 'REDIS_URL'), { maxRetriesPerRequest: null });
-  queue = createRunQueue(redis, present(process.env.REDIS_PREFIX, 'REDIS_PREFIX'));
+  ({ db, queue, close } = openQueueAndDb());
 });
-afterAll(async () => {
-  await queue.close();
-  redis.disconnect();
-  await db.$disconnect();
-});
+afterAll(() => close());
 
 async function queuedRuns(count: number, createdSecondsAgo = 60) {
   const t = await createTenant(db);

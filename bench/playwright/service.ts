@@ -123,7 +123,7 @@ export async function startPlaywrightService(
       const cpuBefore = serviceCpu() + treeCpuMs([], pgBefore);
       const memory = sampleSandboxMemory(worker.child.pid ?? 0);
       const sent = Date.now();
-      // The same evidence as the \`playwright test\` side: trace, video and screenshots off.
+      // The same evidence as the `playwright test` side: trace, video and screenshots off.
       const evidence = { trace: 'off', video: 'off', screenshots: 'off' };
       const id = await bench.post({ projectSlug, suiteSlug, evidence });
       const row = await bench.suiteTerminal(id);
@@ -133,8 +133,16 @@ export async function startPlaywrightService(
       const firstStartMs = (first._min.startedAt?.getTime() ?? NaN) - created.createdAt.getTime();
       const pgAfter = await bench.backendPids();
       const cpuMs = serviceCpu() + treeCpuMs([], [...new Set([...pgBefore, ...pgAfter])]) - cpuBefore;
-      if (row.passedCount !== expectPassed)
-        throw new Error(`service: ${row.passedCount} of ${expectPassed} passed (${row.status})`);
+      if (row.passedCount !== expectPassed) {
+        const why = await bench.db.run.findMany({
+          where: { suiteRunId: id, status: { not: 'passed' } },
+          select: { resultSummary: true },
+          distinct: ['resultSummary'],
+          take: 3,
+        });
+        const reasons = why.map((r) => r.resultSummary).join(' | ');
+        throw new Error(`service: ${row.passedCount} of ${expectPassed} passed (${row.status}): ${reasons}`);
+      }
       return { wallMs: row.finishedAt.getTime() - sent, cpuMs, firstStartMs, sandboxPeaks };
     },
     close: async () => {

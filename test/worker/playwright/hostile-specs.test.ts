@@ -22,7 +22,7 @@ import { serveProxy, serveSite, type Proxy, type Site } from './pw-harness';
  * annotation; this process stands in for the worker and must come out of each run unharmed.
  */
 
-jest.setTimeout(120_000);
+jest.setTimeout(240_000);
 
 const MiB = 1024 * 1024;
 const FIXTURE = path.join(__dirname, '../../fixtures/playwright/hostile');
@@ -32,7 +32,9 @@ const CANARY = `testrun-canary-${process.pid}-${Date.now()}`;
 const OTHER_SECRET = `other-run-${CANARY}`;
 const OTHER_FILE = 'theirs.txt';
 /** Small enough to hit fast (the runner without a browser needs ~200 MB); the wall clock leaves a busy machine time to start it. */
-const SMALL: SandboxLimits = { memoryBytes: 384 * MiB, pids: 64, cpuQuota: 1, wallMs: 20_000, outputBytes: MiB };
+// The wall clock is long: a loaded machine may take many seconds to start the runner, and each
+// attack but the CPU spin (which the clock ends, below) reaches its own limit first.
+const SMALL: SandboxLimits = { memoryBytes: 384 * MiB, pids: 64, cpuQuota: 1, wallMs: 150_000, outputBytes: MiB };
 
 let base: string;
 let bundleDir: string;
@@ -220,8 +222,8 @@ test("with network 'none': raw sockets, fetch, the request fixture and the page 
 const LIMITS: [string, Partial<SandboxLimits>, string][] = [
   ['allocates memory without bound', {}, 'memory'],
   // The test's budget (timeoutMs below) outlasts the sandbox's wall clock: the limit ends it.
-  ['forks without bound', {}, 'pids'],
-  ['spins the CPU forever', {}, 'time'],
+  ['forks without bound', { wallMs: 20_000 }, 'pids'],
+  ['spins the CPU forever', { wallMs: 20_000 }, 'time'],
   ['writes gigabytes to its working directory and /tmp', { tmpBytes: 16 * MiB }, 'disk'],
   ['floods stdout', {}, 'output'],
 ];
@@ -231,7 +233,7 @@ test.each(LIMITS)('%s: the sandbox ends it, error resource_limit (%#)', async (t
   const { results } = await run(
     'limits.spec.js',
     [title],
-    { limits: { ...SMALL, ...limits }, timeoutMs: 60_000, env: { HOSTILE_TMP_FILL: `/tmp/${fill}` } },
+    { limits: { ...SMALL, ...limits }, timeoutMs: 200_000, env: { HOSTILE_TMP_FILL: `/tmp/${fill}` } },
     32 * MiB,
   );
   expect(results[title]).toMatchObject({ status: 'error', code: 'resource_limit' });

@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { cp, mkdir, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -87,6 +87,8 @@ function shimPackage(runtimeDir: string = INSIDE.runtime): string {
   for (const file of ['index.d.ts', 'reporter.js', 'reporter.mjs', 'reporter.d.ts', 'cli.js'])
     writeFileSync(path.join(dir, file), readFileSync(path.join(real, file)));
   shimDirs.set(runtimeDir, dir);
+  // Made once per process, gone with it.
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
   return dir;
 }
 

@@ -6,6 +6,7 @@ import { bwrapArgs, dropPrivileges, ENV_ARGS_FD, envArgs } from './bwrap-args';
 import type { SandboxCgroup } from './cgroups';
 import { prepareScratch, scratchFull } from './scratch';
 import { sandboxSupport } from './support';
+import { superviseChild, type ChildEnding } from './supervise';
 
 /** What bounds one sandboxed program. */
 export interface SandboxLimits {
@@ -57,20 +58,9 @@ export interface SandboxSpec {
   signal?: AbortSignal;
 }
 
-type SandboxLimit = 'memory' | 'pids' | 'time' | 'output' | 'disk';
-
-export interface SandboxResult {
+export interface SandboxResult extends ChildEnding {
   /** The sandbox's name, as its cgroups are named (`testrun-sandbox/<id>` under each controller). */
   id: string;
-  exitCode: number | null;
-  signal: NodeJS.Signals | null;
-  /** The limit that ended the program, if one did. */
-  limit: SandboxLimit | null;
-  /** True when the spec's signal killed it. */
-  aborted: boolean;
-  /** Up to `outputBytes` of each. */
-  stdout: string;
-  stderr: string;
   peakMemoryBytes?: number;
   /** The host uid (and gid) the program ran as: what owns the files it left in the scratch directory. */
   uid?: number;
@@ -123,23 +113,6 @@ function programCommand(spec: SandboxSpec, uid: number): { command: string[]; mo
 const TRAMPOLINE =
   'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || { echo "sandbox: cannot enter $1" >&2; exit 125; }; shift; n=$((n-1)); done; exec "$@"';
 
-/** Keeps the first `cap` bytes of a stream. */
-export class CappedBuffer {
-  private readonly chunks: Buffer[] = [];
-  private kept = 0;
-  constructor(private readonly cap: number) {}
-  push(chunk: Buffer): void {
-    const room = this.cap - this.kept;
-    if (room <= 0) return;
-    const part = chunk.length > room ? chunk.subarray(0, room) : chunk;
-    this.chunks.push(part);
-    this.kept += part.length;
-  }
-  text(): string {
-    return Buffer.concat(this.chunks).toString('utf8');
-  }
-}
-
 /**
  * Runs `spec.command` in a new sandbox (bubblewrap namespaces, cgroup limits) and resolves when it
  * and everything it started are gone and its groups removed. Throws when the machine cannot
@@ -174,13 +147,12 @@ export async function runSandboxed(spec: SandboxSpec): Promise<SandboxResult> {
   }
 }
 
-function supervise(spec: SandboxSpec, id: string, cgroup: SandboxCgroup, command: string[]): Promise<SandboxResult> {
-  const { limits } = spec;
-  const stdout = new CappedBuffer(limits.outputBytes);
-  const stderr = new CappedBuffer(limits.outputBytes);
-  let outputSeen = 0;
-  let limit: SandboxLimit | null = null;
-  let aborted = false;
+async function supervise(
+  spec: SandboxSpec,
+  id: string,
+  cgroup: SandboxCgroup,
+  command: string[],
+): Promise<SandboxResult> {
   const child = spawn(
     '/bin/sh',
     ['-c', TRAMPOLINE, 'sh', String(cgroup.procsFiles.length), ...cgroup.procsFiles, ...command],
@@ -195,45 +167,12 @@ function supervise(spec: SandboxSpec, id: string, cgroup: SandboxCgroup, command
     envPipe.on('error', () => {}); // a program that never starts leaves the pipe unread
     envPipe.end(envArgs(spec.env));
   }
-  const stop = (why: SandboxLimit | 'abort') => {
-    // A memory or pids limit already reached explains the end better than the time or output that followed.
-    if (why === 'abort') aborted = true;
-    else limit ??= cgroup.limitHit() ?? why;
-    child.kill('SIGKILL');
+  const ending = await superviseChild(child, {
+    limits: spec.limits,
+    signal: spec.signal,
     // Whatever left bwrap's PID namespace in between is in the groups: the caller's destroy() kills it.
-  };
-  const onOutput = (buffer: CappedBuffer) => (chunk: Buffer) => {
-    buffer.push(chunk);
-    outputSeen += chunk.length;
-    if (outputSeen > limits.outputBytes) stop('output');
-  };
-  // Both are pipes (stdio above); the four-descriptor form of spawn only types them as nullable.
-  child.stdout?.on('data', onOutput(stdout));
-  child.stderr?.on('data', onOutput(stderr));
-  const timer = setTimeout(() => stop('time'), limits.wallMs);
-  const onAbort = () => stop('abort');
-  if (spec.signal?.aborted) onAbort();
-  spec.signal?.addEventListener('abort', onAbort, { once: true });
-  return new Promise((resolve, reject) => {
-    child.on('error', (error) => {
-      clearTimeout(timer);
-      spec.signal?.removeEventListener('abort', onAbort);
-      reject(error);
-    });
-    child.on('close', (exitCode, signal) => {
-      clearTimeout(timer);
-      spec.signal?.removeEventListener('abort', onAbort);
-      if (!aborted) limit ??= cgroup.limitHit();
-      resolve({
-        id,
-        exitCode,
-        signal,
-        limit,
-        aborted,
-        stdout: stdout.text(),
-        stderr: stderr.text(),
-        peakMemoryBytes: cgroup.peakMemoryBytes(),
-      });
-    });
+    kill: () => child.kill('SIGKILL'),
+    limitHit: () => cgroup.limitHit(),
   });
+  return { id, ...ending, peakMemoryBytes: cgroup.peakMemoryBytes() };
 }

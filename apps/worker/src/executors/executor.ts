@@ -76,7 +76,6 @@ export interface ExecutorAttempt {
   readonly scratchDir: string;
   /** Longest the teardown (trace, context close, video) may take before it is abandoned. */
   readonly teardownMs: number;
-  readonly db: Db;
   /**
    * Executes another run, claimed as a member of the Playwright batch `batchId` (its whole
    * lifecycle: claim, attempts, terminal write); resolves when it has ended.

@@ -145,7 +145,6 @@ function executeAttempt(
     teardownMs: deps.teardownTimeoutMs ?? 15_000,
     runBatched: rc.runBatched,
     holdJob: rc.hold,
-    db: deps.db,
   };
   return prepared.execute(attempt);
 }

@@ -25,8 +25,8 @@ export interface BatchRequest {
 
 interface Candidate {
   id: string;
-  /** Its spec file; its own id for a test Playwright may run apart from its file (`parallel`). */
-  file: string;
+  /** What it goes into a batch with: its spec file, or its own id for a test Playwright may run apart from its file (`parallel`). */
+  group: string;
   /** In the leader's spec file: always in its batch (a serial group stays whole). */
   same: boolean;
 }
@@ -45,7 +45,7 @@ export async function reserveBatch(db: Db, request: BatchRequest): Promise<strin
     await tx.$queryRaw`SELECT id FROM runs WHERE id = ${request.leaderId} FOR UPDATE`;
     const candidates = await tx.$queryRaw<Candidate[]>`
       SELECT r.id,
-        CASE WHEN (r.steps->'playwright'->>'parallel')::boolean THEN r.id ELSE r.steps->'playwright'->>'file' END AS file,
+        CASE WHEN (r.steps->'playwright'->>'parallel')::boolean THEN r.id ELSE r.steps->'playwright'->>'file' END AS "group",
         (r.steps->'playwright'->>'file' = l.steps->'playwright'->>'file'
           AND (r.steps->'playwright'->>'parallel') IS DISTINCT FROM 'true') AS same
       FROM runs l JOIN runs r ON r.suite_run_id = l.suite_run_id AND r.id <> l.id
@@ -75,15 +75,15 @@ export async function reserveBatch(db: Db, request: BatchRequest): Promise<strin
   });
 }
 
-/** The leader's file's candidates, then whole files in order while fewer than `size` are taken. */
+/** The leader's file's candidates, then whole groups (files, or one parallel test) in order while fewer than `size` are taken. */
 function wholeFiles(candidates: readonly Candidate[], size: number): string[] {
   const ids = candidates.filter((c) => c.same).map((c) => c.id);
-  const files: string[] = [];
+  const groups: string[] = [];
   for (const candidate of candidates)
-    if (!candidate.same && !files.includes(candidate.file)) files.push(candidate.file);
-  for (const file of files) {
+    if (!candidate.same && !groups.includes(candidate.group)) groups.push(candidate.group);
+  for (const group of groups) {
     if (ids.length >= size) break;
-    ids.push(...candidates.filter((c) => c.file === file).map((c) => c.id));
+    ids.push(...candidates.filter((c) => c.group === group).map((c) => c.id));
   }
   return ids;
 }

@@ -4,7 +4,7 @@
 // own lifecycle: it is claimed when its test begins, and its result is recorded and its status
 // written as its test ends (the suite run's counters move as the batch goes).
 import { randomUUID } from 'node:crypto';
-import type { PlaywrightDefinition } from '@testrun/contracts';
+import { isPlaywrightDefinition, type PlaywrightDefinition } from '@testrun/contracts';
 import type { Db } from '@testrun/core/db';
 import type { Logger } from '@testrun/core/logger';
 import { errorMessage } from '@testrun/core/logger';
@@ -79,10 +79,7 @@ export async function reserveMembers(
   if (ids.length === 0) return null;
   const rows = await db.run.findMany({ where: { id: { in: ids } }, select: { id: true, steps: true } });
   const members = new Map<string, Definition>();
-  for (const row of rows) {
-    const steps = row.steps as PlaywrightDefinition | null;
-    if (steps && typeof steps === 'object' && 'playwright' in steps) members.set(row.id, steps.playwright);
-  }
+  for (const row of rows) if (isPlaywrightDefinition(row.steps)) members.set(row.id, row.steps.playwright);
   return { batchId, members };
 }
 

@@ -86,9 +86,12 @@ export class ResultCollector {
       return;
     }
     if (line.type === 'error') this.loadErrors.push(line.error.message);
-    if (line.type === 'begin' && this.selected.has(playwrightTestKey(line))) this.onBegin(playwrightTestKey(line));
-    if (line.type !== 'attempt') return;
+    if (line.type !== 'begin' && line.type !== 'attempt') return;
     const key = playwrightTestKey(line);
+    if (line.type === 'begin') {
+      if (this.selected.has(key)) this.onBegin(key);
+      return;
+    }
     const attempt: PlaywrightAttempt = {
       retry: line.retry,
       status: line.status,

@@ -9,13 +9,15 @@ import { invalidDefinitionOutcome } from '../../run/run-outcomes';
 import { withRecordingNotes } from '../../run/run-limits';
 import type { Executor, ExecutorAttempt } from '../executor';
 import type { Db } from '@testrun/core/db';
+import { errorMessage } from '@testrun/core/logger';
+import { DEFAULT_PLAYWRIGHT_SANDBOX_LIMITS } from '../../sandbox';
 import { PlaywrightBatch, reserveMembers, type BatchMember } from './batch';
 import { BundleUnavailableError } from './bundle-cache';
 import type { PlaywrightRuntime } from './playwright-deps';
 import { openPlaywrightSecrets, type PlaywrightSecrets } from './playwright-secrets';
 import { outcomeOf, stepRows, storeAttachments } from './record-result';
 import { runPlaywrightTests } from './run';
-import type { RunEgress } from '../../network/egress-proxy';
+import type { BlockedRequest, RunEgress } from '../../network/egress-proxy';
 import { scratchBytes, withScratch } from './scratch-run';
 import type { PlaywrightEvidence, PlaywrightTestResult, RunPlaywrightOptions } from './types';
 
@@ -87,7 +89,7 @@ interface Given {
 }
 
 /** Reads an egress's refusals one test at a time: the first since the previous call, or null. */
-function refusals(blocked: () => readonly { host: string; port: number; detail: string }[] | undefined) {
+function refusals(blocked: () => readonly BlockedRequest[] | undefined) {
   let seen = 0;
   return () => {
     const list = blocked() ?? [];
@@ -101,7 +103,7 @@ function refusals(blocked: () => readonly { host: string; port: number; detail: 
 function sandboxOptions(
   given: Given,
   proxy: ExecutorAttempt['proxy'],
-  blocked: () => readonly { host: string; port: number; detail: string }[] | undefined,
+  blocked: () => readonly BlockedRequest[] | undefined,
 ): Omit<RunPlaywrightOptions, 'tests' | 'scratchDir'> {
   const { attempt, playwright, definition, secrets, bundleDir } = given;
   const { run } = attempt;
@@ -215,7 +217,9 @@ async function leadBatch(
     async (scratchDir) => {
       batch.scratchDir = scratchDir;
       const options = sandboxOptions(given, egress?.proxy ?? attempt.proxy, () => egress?.blocked ?? attempt.blocked);
-      const wallMs = Math.min(4 * 3_600_000, Math.max(10 * 60_000, tests.length * run.timeoutMs * 2));
+      // A batch's wall clock grows with its tests: twice their time budgets, at least a run's.
+      const single = DEFAULT_PLAYWRIGHT_SANDBOX_LIMITS.wallMs;
+      const wallMs = Math.min(4 * 3_600_000, Math.max(single, tests.length * run.timeoutMs * 2));
       try {
         await runPlaywrightTests(
           {
@@ -238,7 +242,7 @@ async function leadBatch(
   ).finally(() => playwright.batches.remove(batch));
   attempt.holdJob(
     work.catch((error: unknown) =>
-      attempt.logger.error('Playwright batch failed', { batchId: batch.id, error: String(error) }),
+      attempt.logger.error('Playwright batch failed', { batchId: batch.id, error: errorMessage(error) }),
     ),
   );
   const own = playwright.batches.take(run.id);

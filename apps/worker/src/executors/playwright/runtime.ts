@@ -98,9 +98,9 @@ function playwrightMounts(kind: 'list' | 'run', runtimeDir: string = INSIDE.runt
     throw new Error(`${INSIDE_BUILD}/reporter.js is missing (build the worker)`);
   const { test, playwright, core } = playwrightPackages();
   const mounts = [
-    { from: kind === 'run' ? shimPackage(runtimeDir) : test, to: '/node_modules/@playwright/test' },
-    { from: playwright, to: '/node_modules/playwright' },
-    { from: core, to: '/node_modules/playwright-core' },
+    { from: kind === 'run' ? shimPackage(runtimeDir) : test, to: `${INSIDE.nodeModules}/@playwright/test` },
+    { from: playwright, to: `${INSIDE.nodeModules}/playwright` },
+    { from: core, to: `${INSIDE.nodeModules}/playwright-core` },
     { from: INSIDE_BUILD, to: INSIDE.runtime },
   ];
   const ffmpeg = playwrightFfmpegPath();
@@ -108,9 +108,6 @@ function playwrightMounts(kind: 'list' | 'run', runtimeDir: string = INSIDE.runt
     mounts.push({ from: path.dirname(ffmpeg), to: `${INSIDE.browsers}/${path.basename(path.dirname(ffmpeg))}` });
   return mounts;
 }
-
-/** The Playwright CLI inside the sandbox. */
-const PLAYWRIGHT_CLI = '/node_modules/playwright/cli.js';
 
 /** The sandbox's environment: nothing of the worker's; the test's variables on top. */
 export function playwrightEnv(
@@ -146,9 +143,10 @@ export async function prepareScratch(
   await cp(bundleDir, path.join(scratchDir, 'bundle'), { recursive: true, verbatimSymlinks: true });
   for (const dir of ['.testrun', 'home', 'tmp', 'output']) await mkdir(path.join(scratchDir, dir), { recursive: true });
   if (isolation === 'sandbox') return;
+  const { nodeModules } = layoutOf(isolation, scratchDir);
   for (const { from, to } of playwrightMounts('run', INSIDE_BUILD)) {
     if (!to.startsWith(`${INSIDE.nodeModules}/`)) continue;
-    const link = path.join(scratchDir, 'node_modules', to.slice(INSIDE.nodeModules.length + 1));
+    const link = path.join(nodeModules, to.slice(INSIDE.nodeModules.length + 1));
     await mkdir(path.dirname(link), { recursive: true });
     await symlink(from, link);
   }
@@ -209,10 +207,9 @@ export function runPlaywrightCli(
   env: Record<string, string>,
   network: SandboxSpec['network'],
 ): Promise<SandboxResult> {
-  const spec = playwrightSandbox(kind, options.scratchDir, options.limits);
-  if (options.isolation === 'none') {
-    const cli = path.join(options.scratchDir, 'node_modules', 'playwright', 'cli.js');
-    return runUnsandboxed({ ...spec, args: [cli, ...args], env, signal: options.signal });
-  }
-  return runSandboxed({ ...spec, args: [PLAYWRIGHT_CLI, ...args], env, network, signal: options.signal });
+  const isolation = options.isolation ?? 'sandbox';
+  const cli = `${layoutOf(isolation, options.scratchDir).nodeModules}/playwright/cli.js`;
+  const spec = { ...playwrightSandbox(kind, options.scratchDir, options.limits), args: [cli, ...args], env };
+  if (isolation === 'none') return runUnsandboxed({ ...spec, signal: options.signal });
+  return runSandboxed({ ...spec, network, signal: options.signal });
 }

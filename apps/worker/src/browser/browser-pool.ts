@@ -59,6 +59,16 @@ export const CHROMIUM_ARGS: readonly string[] = [
   `--disable-features=${[...PLAYWRIGHT_DISABLED_FEATURES, ...WORKER_DISABLED_FEATURES].join(',')}`,
 ];
 
+/**
+ * Every feature the worker's `--disable-features` names, Playwright's and the worker's own: a
+ * Playwright run's browser in the sandbox gets them too, with the team's own added
+ * (wrapper-config.ts), or each of its browser contexts pays for an omnibox renderer.
+ */
+export const CHROMIUM_DISABLED_FEATURES: readonly string[] = [
+  ...PLAYWRIGHT_DISABLED_FEATURES,
+  ...WORKER_DISABLED_FEATURES,
+];
+
 /** Options of {@link BrowserPool}. */
 export interface BrowserPoolOptions {
   /**

@@ -1,9 +1,8 @@
 import path from 'node:path';
-import { CHROMIUM_BASE_ARGS } from '../../browser/browser-pool';
+import { CHROMIUM_BASE_ARGS, CHROMIUM_DISABLED_FEATURES } from '../../browser/browser-pool';
 import { INSIDE, type Layout } from './runtime';
 import type { PlaywrightEvidence, PlaywrightTestRef, RunPlaywrightOptions } from './types';
 
-/** Chromium's flags in the sandbox (docs/TOOLCHAIN: Debian's Chromium). */
 /** What the wrapper config reads from /work/.testrun/options.json (no secret: headers go elsewhere). */
 export interface WrapperOptions {
   configDir: string;
@@ -17,6 +16,8 @@ export interface WrapperOptions {
   timeoutMs: number | null;
   chromium: string;
   chromiumArgs: readonly string[];
+  /** Chromium features turned off, with any the team's `launchOptions.args` turn off added (one switch: Chromium keeps the last). */
+  disabledFeatures: readonly string[];
   trace: string;
   video: string;
   screenshot: string;
@@ -57,6 +58,7 @@ export function wrapperOptions(
           '--force-webrtc-ip-handling-policy=disable_non_proxied_udp',
         ]
       : CHROMIUM_BASE_ARGS,
+    disabledFeatures: CHROMIUM_DISABLED_FEATURES,
     ...evidenceModes(options.evidence ?? 'retain-on-failure', video),
   };
 }
@@ -88,7 +90,11 @@ function forced(use: any = {}, parent: any = {}) {
   const out: any = { ...use, headless: true, trace: o.trace, video: o.video, screenshot: o.screenshot };
   delete out.channel;
   delete out.connectOptions;
-  out.launchOptions = { ...launch, executablePath: o.chromium, args: [...(launch.args ?? []), ...o.chromiumArgs] };
+  const own: string[] = launch.args ?? [];
+  const off = (arg: string) => arg.startsWith('--disable-features=');
+  const features = [...o.disabledFeatures, ...own.filter(off).flatMap((arg) => arg.slice(arg.indexOf('=') + 1).split(','))];
+  const args = [...own.filter((arg) => !off(arg)), ...o.chromiumArgs, '--disable-features=' + [...new Set(features)].join(',')];
+  out.launchOptions = { ...launch, executablePath: o.chromium, args };
   if (o.baseURL) out.baseURL = o.baseURL;
   if (o.proxy) out.proxy = o.proxy;
   return out;

@@ -1,0 +1,46 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { runPlaywrightTests } from '../../../apps/worker/src/executors/playwright';
+import { checkSandboxSupport } from '../../../apps/worker/src/sandbox';
+
+/*
+ * The Chromium a Playwright run starts in the sandbox gets the worker's flags: without the
+ * `--disable-features` the worker's own browser has, every browser context loaded the omnibox popup
+ * as a renderer of its own, and a run cost twice the CPU of `playwright test` (docs/BENCHMARKS.md).
+ * A team's own flags stay, its disabled features merged into the one switch Chromium reads.
+ */
+
+jest.setTimeout(120_000);
+
+let base: string;
+
+beforeAll(async () => {
+  expect(await checkSandboxSupport()).toBeNull();
+  base = await mkdtemp(path.join(tmpdir(), 'testrun-pw-flags-'));
+});
+
+afterAll(() => rm(base, { recursive: true, force: true }));
+
+test("the sandbox's browser runs with the worker's disabled features and the team's flags", async () => {
+  const [result] = await runPlaywrightTests(
+    {
+      bundleDir: path.join(__dirname, '../../fixtures/playwright/flags'),
+      configFile: 'e2e/playwright.config.js',
+      scratchDir: await mkdtemp(path.join(base, 'scratch-')),
+      tests: [
+        {
+          file: 'e2e/flags.spec.js',
+          project: 'app',
+          titlePath: ['the browser gets the service flags and the team flags'],
+        },
+      ],
+      network: 'none',
+      evidence: 'off',
+    },
+    () => undefined,
+  );
+  // On a failure the diff shows the spec's own assertion that failed.
+  const error = result?.errors.map((e) => e.message).join('\n') ?? '';
+  expect({ status: result?.status, error }).toEqual({ status: 'passed', error: '' });
+});

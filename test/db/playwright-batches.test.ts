@@ -140,6 +140,31 @@ test("a cancel holding the leader while it locks the batch's runs never deadlock
   }
 });
 
+test('a leader that finds the candidates held by another reserving leader waits for it, then takes its share', async () => {
+  const [a1, a2, b1, b2, c1, c2] = await playwrightSuiteRun();
+  await claim(a1);
+  await claim(c1);
+  // Another leader's reservation in flight: it holds every candidate while it picks its share.
+  const other = new Client({ connectionString: process.env.DATABASE_URL });
+  await other.connect();
+  try {
+    await other.query('BEGIN');
+    await other.query('SELECT id FROM runs WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE', [[a2, b1, b2, c2]]);
+    const reserving = reserveBatch(db, { batchId: 'second', leaderId: c1, share: 2, maxRuns: 100 });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    // It reserved a2, b1 and b2 for its leader a1, and lets go.
+    await other.query(
+      `UPDATE runs SET batch_id = 'first', batch_lease_until = now() + interval '1 minute' WHERE id = ANY($1::text[])`,
+      [[a1, a2, b1, b2]],
+    );
+    await other.query('COMMIT');
+    // Not nothing, as if no run were left: c2, what the first batch left.
+    expect(await reserving).toEqual([c2]);
+  } finally {
+    await other.end();
+  }
+});
+
 test('tests Playwright may run apart from their file (parallel) are shared out one by one', async () => {
   const runs = await playwrightSuiteRun();
   for (const id of runs)

@@ -45,6 +45,19 @@ test('a normal program gets its allowed environment, writes its scratch director
   expect(result.peakMemoryBytes).toBeGreaterThan(0);
 });
 
+test("the program's time zone is the host's, found without reading the zone database", async () => {
+  const result = await harness.run(`
+    const fs = require('fs');
+    const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+    // Without the link ICU (in Node and in Chromium) opens each file of /usr/share/zoneinfo to find it.
+    console.log(JSON.stringify({ zone, link: fs.readlinkSync('/etc/localtime') }));
+  `);
+  expect(result.exitCode).toBe(0);
+  const seen = report(result) as { zone: string; link: string };
+  expect(seen.zone).toBe(Intl.DateTimeFormat().resolvedOptions().timeZone);
+  expect(seen.link).toMatch(/^\/usr\/share\/zoneinfo\//);
+});
+
 test('the program is not root: a host uid of its own, which owns what it left in the scratch directory', async () => {
   const result = await harness.run(`
     const fs = require('fs');

@@ -1,4 +1,7 @@
-import { bwrapArgs, dropPrivileges } from './bwrap-args';
+import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { bwrapArgs, dropPrivileges, localtimeArgs } from './bwrap-args';
 
 const layout = {
   readOnlyBinds: ['/tmp/runs/r1/bundle'],
@@ -46,4 +49,25 @@ test('the program becomes a user of its own with no capability left', () => {
     '--bounding-set=-all',
     '--',
   ]);
+});
+
+test("/etc/localtime is the host's zone: its symlink, its file, or UTC where it has none", () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'testrun-localtime-'));
+  try {
+    symlinkSync('/usr/share/zoneinfo/Europe/Berlin', path.join(dir, 'link'));
+    expect(localtimeArgs(path.join(dir, 'link'))).toEqual([
+      '--symlink',
+      '/usr/share/zoneinfo/Europe/Berlin',
+      '/etc/localtime',
+    ]);
+    writeFileSync(path.join(dir, 'file'), 'TZif');
+    expect(localtimeArgs(path.join(dir, 'file'))).toEqual(['--ro-bind', path.join(dir, 'file'), '/etc/localtime']);
+    expect(localtimeArgs(path.join(dir, 'none'))).toEqual([
+      '--symlink',
+      '/usr/share/zoneinfo/Etc/UTC',
+      '/etc/localtime',
+    ]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -1,4 +1,4 @@
-import type { Db } from '../db';
+import { Prisma, type Db, type DbTx } from '../db';
 
 /*
  * Playwright batches (docs/PLAYWRIGHT.md, "Batches"): the worker that claims a Playwright run of a
@@ -39,6 +39,42 @@ interface Candidate {
  * share (the candidates and the leader divided by the ways still free) or `maxRuns`.
  */
 export async function reserveBatch(db: Db, request: BatchRequest): Promise<string[]> {
+  for (let attempt = 1; ; attempt++) {
+    const reserved = await tryReserve(db, request, attempt === CONTENDED_TRIES);
+    if (reserved !== 'contended') return reserved;
+    // Another leader of the suite run is reserving (its transaction lasts milliseconds): once it
+    // has, this one takes its share of what is left, instead of running alone.
+    await new Promise((resolve) => setTimeout(resolve, 20 + Math.random() * 40));
+  }
+}
+
+/** How often a reservation that finds candidates held by someone else tries again (about a second in all). */
+const CONTENDED_TRIES = 25;
+
+/** The leader's suite run's queued runs of the same bundle and settings that no live batch holds (`r`; `l` the leader). */
+function candidatesOf(leaderId: string): Prisma.Sql {
+  return Prisma.sql`
+      FROM runs l JOIN runs r ON r.suite_run_id = l.suite_run_id AND r.id <> l.id
+      WHERE l.id = ${leaderId} AND r.status = 'queued' AND r.retry = 0
+        AND (r.batch_lease_until IS NULL OR r.batch_lease_until < now())
+        AND r.steps->'playwright'->>'bundle' = l.steps->'playwright'->>'bundle'
+        AND r.steps->'playwright'->>'config' = l.steps->'playwright'->>'config'
+        AND r.steps->'playwright'->>'browser' = 'chromium'
+        AND r.base_url = l.base_url AND r.timeout_ms = l.timeout_ms AND r.retries = l.retries
+        AND r.evidence IS NOT DISTINCT FROM l.evidence`;
+}
+
+/** How many candidates there are, held by someone or not (no lock taken). */
+async function candidateCount(tx: DbTx, leaderId: string): Promise<number> {
+  const [row] = await tx.$queryRaw<Array<{ n: number }>>`SELECT count(*)::int AS n ${candidatesOf(leaderId)}`;
+  return row?.n ?? 0;
+}
+
+/**
+ * One try of {@link reserveBatch}: 'contended' when candidates are held by another transaction
+ * (another leader reserving, a claim, a cancel) and `last` is false: it then reserves nothing.
+ */
+async function tryReserve(db: Db, request: BatchRequest, last: boolean): Promise<string[] | 'contended'> {
   return db.$transaction(async (tx) => {
     // The leader first, then only rows no one holds (SKIP LOCKED): this waits for nothing while it
     // holds anything, so it never deadlocks with a cancel or a claim (they lock in id order).
@@ -48,16 +84,10 @@ export async function reserveBatch(db: Db, request: BatchRequest): Promise<strin
         CASE WHEN (r.steps->'playwright'->>'parallel')::boolean THEN r.id ELSE r.steps->'playwright'->>'file' END AS "group",
         (r.steps->'playwright'->>'file' = l.steps->'playwright'->>'file'
           AND (r.steps->'playwright'->>'parallel') IS DISTINCT FROM 'true') AS same
-      FROM runs l JOIN runs r ON r.suite_run_id = l.suite_run_id AND r.id <> l.id
-      WHERE l.id = ${request.leaderId} AND r.status = 'queued' AND r.retry = 0
-        AND (r.batch_lease_until IS NULL OR r.batch_lease_until < now())
-        AND r.steps->'playwright'->>'bundle' = l.steps->'playwright'->>'bundle'
-        AND r.steps->'playwright'->>'config' = l.steps->'playwright'->>'config'
-        AND r.steps->'playwright'->>'browser' = 'chromium'
-        AND r.base_url = l.base_url AND r.timeout_ms = l.timeout_ms AND r.retries = l.retries
-        AND r.evidence IS NOT DISTINCT FROM l.evidence
+      ${candidatesOf(request.leaderId)}
       ORDER BY 3 DESC, r.position
       FOR UPDATE OF r SKIP LOCKED`;
+    if (!last && (await candidateCount(tx, request.leaderId)) > candidates.length) return 'contended';
     if (candidates.length === 0) return [];
     const [live] = await tx.$queryRaw<Array<{ batches: number }>>`
       SELECT count(DISTINCT r.batch_id)::int AS batches

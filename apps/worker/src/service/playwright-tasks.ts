@@ -111,6 +111,7 @@ async function discover(
         scratchDir,
         limits: runtime.limits,
         isolation: runtime.isolation,
+        transformCache: runtime.bundles.transformDir(bundleDir),
       }),
     scratchBytes(runtime),
   );

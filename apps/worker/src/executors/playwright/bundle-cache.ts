@@ -11,6 +11,9 @@ import { openBundle } from '@testrun/core/bundles';
 // Playwright bundles, extracted once per worker and digest: a run or a discovery reads the bundle
 // from the artifact store the first time, checks its digest, and later ones find it extracted.
 
+/** Beside a bundle's directory: what Playwright compiled of it. */
+const TRANSFORM_SUFFIX = '.transform';
+
 function hexOf(digest: string): string {
   if (!isBundleDigest(digest)) throw new Error(`not a bundle digest: ${digest}`);
   return digest.slice('sha256:'.length);
@@ -28,6 +31,11 @@ export class BundleCache {
     private readonly dir: string,
     private readonly keep = 20,
   ) {}
+
+  /** Where the TypeScript Playwright compiled for the bundle extracted in `bundleDir` is kept (transform-cache.ts). */
+  transformDir(bundleDir: string): string {
+    return `${bundleDir}${TRANSFORM_SUFFIX}`;
+  }
 
   /** The directory the workspace's bundle is extracted in (read it only: runs copy it first). */
   async ensure(workspaceId: string, digest: string): Promise<string> {
@@ -81,14 +89,16 @@ export class BundleCache {
 
   /** Removes the least recently used bundles of a workspace past {@link keep}. */
   private async prune(workspaceDir: string): Promise<void> {
-    const names = (await readdir(workspaceDir)).filter((n) => !n.endsWith('.partial'));
+    const names = (await readdir(workspaceDir)).filter((n) => !n.endsWith('.partial') && !n.endsWith(TRANSFORM_SUFFIX));
     if (names.length <= this.keep) return;
     const aged = await Promise.all(
       names.map(async (name) => ({ name, at: (await stat(path.join(workspaceDir, name))).mtimeMs })),
     );
     aged.sort((a, b) => a.at - b.at);
-    for (const { name } of aged.slice(0, aged.length - this.keep))
+    for (const { name } of aged.slice(0, aged.length - this.keep)) {
       await rm(path.join(workspaceDir, name), { recursive: true, force: true });
+      await rm(path.join(workspaceDir, `${name}${TRANSFORM_SUFFIX}`), { recursive: true, force: true });
+    }
   }
 }
 

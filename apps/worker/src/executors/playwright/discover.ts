@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { playwrightTestKey } from '@testrun/contracts';
 import { layoutOf, playwrightEnv, playwrightPackages, prepareScratch, runPlaywrightCli } from './runtime';
+import { keepTransformCache, seedTransformCache } from './transform-cache';
 import type { BundleOptions, DiscoveredProject, DiscoveredTest, Discovery, PlaywrightBrowser } from './types';
 
 interface ListLine {
@@ -87,6 +88,7 @@ function parseLines(text: string): ListLine[] {
  */
 export async function discoverTests(options: BundleOptions): Promise<Discovery> {
   await prepareScratch(options.bundleDir, options.scratchDir, options.isolation);
+  await seedTransformCache(options.transformCache, options.scratchDir);
   const layout = layoutOf(options.isolation ?? 'sandbox', options.scratchDir);
   const config = path.posix.join(layout.bundle, options.configFile);
   // Our reporter, given on the command line, lists to <state>/list.jsonl (its defaults).
@@ -98,6 +100,7 @@ export async function discoverTests(options: BundleOptions): Promise<Discovery> 
     'none',
   );
   if (result.aborted) return { error: 'discovery was cancelled' };
+  await keepTransformCache(options.scratchDir, options.transformCache);
   if (result.limit !== null) return { error: `discovery hit the sandbox's ${result.limit} limit` };
   let lines: ListLine[];
   try {

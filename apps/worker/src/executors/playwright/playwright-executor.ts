@@ -110,6 +110,7 @@ function sandboxOptions(
   const { egress } = playwright;
   return {
     bundleDir,
+    transformCache: playwright.bundles.transformDir(bundleDir),
     configFile: definition.config,
     network: egress ? { proxySocketPath: egress.socketPath, port: egress.port } : 'none',
     ...(egress && proxy

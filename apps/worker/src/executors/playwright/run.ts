@@ -6,6 +6,7 @@ import { playwrightTestKey } from './discover';
 import { browserUnavailable } from './outcome';
 import { layoutOf, playwrightEnv, prepareScratch, runPlaywrightCli, type Layout } from './runtime';
 import { LineTail } from './tail';
+import { keepTransformCache, seedTransformCache } from './transform-cache';
 import type { PlaywrightTestRef, PlaywrightTestResult, RunPlaywrightOptions } from './types';
 import { WRAPPER_FILE, wrapperOptions, wrapperSource } from './wrapper-config';
 
@@ -63,6 +64,7 @@ export async function runPlaywrightTests(
   for (const result of early) onResult(result);
   if (tests.length === 0) return early;
   await prepareScratch(options.bundleDir, options.scratchDir, options.isolation);
+  await seedTransformCache(options.transformCache, options.scratchDir);
   const layout = layoutOf(options.isolation ?? 'sandbox', options.scratchDir);
   const wrapper = await writeRunFiles(options, tests, layout);
   const collector = new ResultCollector(
@@ -87,5 +89,6 @@ export async function runPlaywrightTests(
   } finally {
     await tail.stop();
   }
+  await keepTransformCache(options.scratchDir, options.transformCache);
   return [...early, ...collector.finishRest(ending)];
 }

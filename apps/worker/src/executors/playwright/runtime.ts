@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { playwrightFfmpegPath } from '../../run/video';
 import { runSandboxed, runUnsandboxed, type SandboxLimits, type SandboxResult, type SandboxSpec } from '../../sandbox';
+import { TRANSFORM_DIR } from './transform-cache';
 
 /** Where things are inside the sandbox. */
 export const INSIDE = {
@@ -127,6 +128,8 @@ export function playwrightEnv(
     FORCE_COLOR: '0',
     NO_COLOR: '1',
     CI: '1',
+    // What Playwright compiled, seeded from earlier sandboxes of the bundle (transform-cache.ts).
+    PLAYWRIGHT_TRANSFORM_CACHE_DIR: `${layout.work}/${TRANSFORM_DIR}`,
   };
 }
 

@@ -23,6 +23,8 @@ export interface BundleOptions {
   signal?: AbortSignal;
   /** 'none' runs without the sandbox (PLAYWRIGHT_SANDBOX=off, docs/SANDBOX.md "Opting out"). Default 'sandbox'. */
   isolation?: Isolation;
+  /** The host directory keeping the TypeScript Playwright compiled for this bundle (transform-cache.ts); none: compiled afresh. */
+  transformCache?: string;
 }
 
 /** A test to run: its identity as discovered. */

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -23,11 +24,12 @@ beforeAll(async () => {
 afterAll(() => rm(base, { recursive: true, force: true }));
 
 test("the sandbox's browser runs with the worker's disabled features and the team's flags", async () => {
+  const scratchDir = await mkdtemp(path.join(base, 'scratch-'));
   const [result] = await runPlaywrightTests(
     {
       bundleDir: path.join(__dirname, '../../fixtures/playwright/flags'),
       configFile: 'e2e/playwright.config.js',
-      scratchDir: await mkdtemp(path.join(base, 'scratch-')),
+      scratchDir,
       tests: [
         {
           file: 'e2e/flags.spec.js',
@@ -43,4 +45,8 @@ test("the sandbox's browser runs with the worker's disabled features and the tea
   // On a failure the diff shows the spec's own assertion that failed.
   const error = result?.errors.map((e) => e.message).join('\n') ?? '';
   expect({ status: result?.status, error }).toEqual({ status: 'passed', error: '' });
+  // Chromium's fontconfig found the system's font caches (/var/cache/fontconfig, read only) valid:
+  // it wrote none of its own under the sandbox's home.
+  expect(existsSync('/var/cache/fontconfig')).toBe(true);
+  expect(existsSync(path.join(scratchDir, 'home', '.cache', 'fontconfig'))).toBe(false);
 });

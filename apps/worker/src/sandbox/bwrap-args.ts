@@ -37,6 +37,13 @@ const ETC_FILES = [
 ];
 
 /**
+ * The system's fontconfig caches (font names and metrics of /usr/share/fonts, nothing secret):
+ * without them Chromium's fontconfig scans every font again and writes caches of its own under the
+ * sandbox's home, for every sandbox.
+ */
+const SYSTEM_CACHES = ['/var/cache/fontconfig'];
+
+/**
  * /etc/localtime as a symlink into /usr/share/zoneinfo, as the host has it (UTC where the host has
  * none, as the C library assumes). Without one, ICU in every Node and Chromium process of the
  * sandbox opened each of the ~3,700 files of /usr/share/zoneinfo to find out which zone it is in.
@@ -106,6 +113,7 @@ export function bwrapArgs(layout: BwrapLayout): string[] {
     ...systemDirArgs(),
     ...ETC_FILES.flatMap((file) => ['--ro-bind-try', file, file]),
     ...localtimeArgs(),
+    ...SYSTEM_CACHES.flatMap((dir) => ['--ro-bind-try', dir, dir]),
     '--proc',
     '/proc',
     '--dev',

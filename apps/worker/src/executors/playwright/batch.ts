@@ -11,6 +11,7 @@ import { errorMessage } from '@testrun/core/logger';
 import { releaseBatch, renewBatch, reserveBatch } from '@testrun/core/runs';
 import type { RunEgress } from '../../network/egress-proxy';
 import { playwrightTestKey } from './discover';
+import { interruptTest } from './interrupt';
 import type { PlaywrightTestRef, PlaywrightTestResult } from './types';
 
 type Definition = PlaywrightDefinition['playwright'];
@@ -103,6 +104,8 @@ export class PlaywrightBatch {
   private readonly tick: NodeJS.Timeout;
   /** Scratch directory of the running sandbox: members read their attachments from it. */
   scratchDir = '';
+  /** The sandbox's control directory (interrupt.ts), once it runs. */
+  controlDir: string | undefined;
 
   constructor(
     readonly id: string,
@@ -147,6 +150,15 @@ export class PlaywrightBatch {
         error: errorMessage(error),
       });
     });
+  }
+
+  /** The member's run was cancelled: its test, if the sandbox has not ended it, is stopped there. */
+  async interrupt(runId: string): Promise<void> {
+    const member = this.members.get(runId);
+    if (!member || this.controlDir === undefined) return;
+    await interruptTest(this.controlDir, member.test).catch((error: unknown) =>
+      this.setup.logger.warn('could not stop a test of a Playwright batch', { runId, error: errorMessage(error) }),
+    );
   }
 
   /** A test ended: its run takes the result (a test reported without a begin, e.g. skipped, begins now). */

@@ -13,6 +13,7 @@ import { errorMessage } from '@testrun/core/logger';
 import { DEFAULT_PLAYWRIGHT_SANDBOX_LIMITS } from '../../sandbox';
 import { PlaywrightBatch, reserveMembers, type BatchMember } from './batch';
 import { BundleUnavailableError } from './bundle-cache';
+import { makeControlDir } from './interrupt';
 import type { PlaywrightRuntime } from './playwright-deps';
 import { openPlaywrightSecrets, type PlaywrightSecrets } from './playwright-secrets';
 import { outcomeOf, stepRows, storeAttachments } from './record-result';
@@ -177,7 +178,11 @@ async function recordMember(
     attempt.signal.addEventListener('abort', () => resolve(null), { once: true });
   });
   const result = await Promise.race([member.result, cancelled]);
-  if (attempt.signal.aborted) return cannotRun('cancelled');
+  if (attempt.signal.aborted) {
+    // Its test stops in the sandbox too; the batch's other tests carry on.
+    await batch.interrupt(member.runId);
+    return cannotRun('cancelled');
+  }
   if (!result) return cannotRun('the Playwright batch ended without a result for the test');
   return recordResult(attempt, result, { startedAt: member.beganAt, scratchDir: batch.scratchDir, secrets });
 }
@@ -217,6 +222,8 @@ async function leadBatch(
     `pw-batch-${run.id}-`,
     async (scratchDir) => {
       batch.scratchDir = scratchDir;
+      const control = await makeControlDir(attempt.scratchDir);
+      batch.controlDir = control.dir;
       const options = sandboxOptions(given, egress?.proxy ?? attempt.proxy, () => egress?.blocked ?? attempt.blocked);
       // A batch's wall clock grows with its tests: twice their time budgets, at least a run's.
       const single = DEFAULT_PLAYWRIGHT_SANDBOX_LIMITS.wallMs;
@@ -228,12 +235,14 @@ async function leadBatch(
             scratchDir,
             tests,
             signal: batch.abort.signal,
+            controlDir: control.dir,
             limits: { ...playwright.limits, wallMs },
             onBegin: (key) => batch.began(key),
           },
           (result) => batch.ended(result),
         );
       } finally {
+        await control.remove();
         const freed = await batch.end();
         if (freed.length > 0)
           attempt.logger.warn('Playwright batch ended with runs it did not run; freed', { batchId: batch.id, freed });

@@ -20,6 +20,9 @@ export const INSIDE = {
   chromium: '/usr/lib/chromium/chromium',
 } as const;
 
+/** Where the sandbox sees the worker's control directory (interrupt.ts), read only. */
+const INSIDE_CONTROL = '/opt/testrun/control';
+
 /** Defaults for a sandbox running Playwright and Chromium (each may be overridden). */
 const PLAYWRIGHT_LIMITS: SandboxLimits = {
   memoryBytes: 2 * 1024 * 1024 * 1024,
@@ -160,11 +163,13 @@ function playwrightSandbox(
   kind: 'list' | 'run',
   scratchDir: string,
   limits: Partial<SandboxLimits> | undefined,
+  controlDir: string | undefined,
 ): Pick<SandboxSpec, 'command' | 'readOnlyBinds' | 'readOnlyMounts' | 'scratchDir' | 'limits'> {
+  const control = controlDir === undefined ? [] : [{ from: controlDir, to: INSIDE_CONTROL }];
   return {
     command: process.execPath,
     readOnlyBinds: [],
-    readOnlyMounts: playwrightMounts(kind),
+    readOnlyMounts: [...playwrightMounts(kind), ...control],
     scratchDir,
     limits: { ...PLAYWRIGHT_LIMITS, ...limits },
   };
@@ -205,14 +210,25 @@ export function layoutOf(isolation: Isolation, scratchDir: string): Layout {
 /** Runs the Playwright CLI (`args` after it) in the sandbox, or without one when the operator opted out. */
 export function runPlaywrightCli(
   kind: 'list' | 'run',
-  options: { isolation?: Isolation; scratchDir: string; limits?: Partial<SandboxLimits>; signal?: AbortSignal },
+  options: {
+    isolation?: Isolation;
+    scratchDir: string;
+    limits?: Partial<SandboxLimits>;
+    signal?: AbortSignal;
+    controlDir?: string;
+  },
   args: readonly string[],
   env: Record<string, string>,
   network: SandboxSpec['network'],
 ): Promise<SandboxResult> {
   const isolation = options.isolation ?? 'sandbox';
   const cli = `${layoutOf(isolation, options.scratchDir).nodeModules}/playwright/cli.js`;
-  const spec = { ...playwrightSandbox(kind, options.scratchDir, options.limits), args: [cli, ...args], env };
+  const sandbox = playwrightSandbox(kind, options.scratchDir, options.limits, options.controlDir);
+  const control: Record<string, string> =
+    options.controlDir === undefined
+      ? {}
+      : { TESTRUN_CONTROL_DIR: isolation === 'none' ? options.controlDir : INSIDE_CONTROL };
+  const spec = { ...sandbox, args: [cli, ...args], env: { ...env, ...control } };
   if (isolation === 'none') return runUnsandboxed({ ...spec, signal: options.signal });
   return runSandboxed({ ...spec, network, signal: options.signal });
 }

@@ -39,6 +39,11 @@ export interface PlaywrightTestRef {
 export type PlaywrightEvidence = 'on' | 'off' | 'retain-on-failure';
 
 export interface RunPlaywrightOptions extends BundleOptions {
+  /**
+   * A host directory only the worker writes, which the sandbox sees read only (interrupt.ts): where
+   * the worker names the tests to stop. None: the tests cannot be stopped one by one.
+   */
+  controlDir?: string;
   /** Normally one test; several run in the same sandbox and Playwright worker, in Playwright's order. */
   tests: PlaywrightTestRef[];
   /** Passed to runSandboxed (default 'none'). */

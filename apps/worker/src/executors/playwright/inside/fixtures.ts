@@ -6,6 +6,7 @@
  * It imports nothing but Node and Playwright: the worker's modules are not in the sandbox.
  */
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { test as base, type APIRequestContext, type BrowserContext, type Route } from 'playwright/test';
 
 export * from 'playwright/test';
@@ -95,7 +96,39 @@ interface ClientInstrumentation {
   removeListener(listener: object): void;
 }
 
-export const test = base.extend<{ _testrunTargetHeaders: undefined }>({
+/** Where the worker names tests to stop (executors/playwright/interrupt.ts), when it can. */
+const CONTROL_DIR = process.env.TESTRUN_CONTROL_DIR;
+const BUNDLE_DIR = process.env.TESTRUN_BUNDLE_DIR ?? '/work/bundle';
+
+/** Whether the worker named this test (its line as interrupt.ts writes it) to stop. */
+function interrupted(line: string): boolean {
+  try {
+    return readFileSync(`${CONTROL_DIR}/interrupt.jsonl`, 'utf8').split('\n').includes(line);
+  } catch {
+    return false;
+  }
+}
+
+export const test = base.extend<{ _testrunTargetHeaders: undefined; _testrunInterrupt: undefined }>({
+  // While the test runs, a Playwright worker whose test the worker named ends itself at once: its
+  // browser goes with it, and Playwright's runner goes on with the next tests in a new worker.
+  _testrunInterrupt: [
+    async ({ _testrunTargetHeaders: _headers }, use, testInfo) => {
+      if (CONTROL_DIR === undefined) return use(undefined);
+      const file = path.relative(BUNDLE_DIR, testInfo.file).split(path.sep).join('/');
+      const line = JSON.stringify([file, testInfo.project.name, testInfo.titlePath.slice(1)]);
+      if (interrupted(line)) process.kill(process.pid, 'SIGKILL');
+      const poll = setInterval(() => {
+        if (interrupted(line)) process.kill(process.pid, 'SIGKILL');
+      }, 200);
+      try {
+        await use(undefined);
+      } finally {
+        clearInterval(poll);
+      }
+    },
+    { auto: true, box: true },
+  ],
   _testrunTargetHeaders: [
     async ({ playwright, baseURL }, use) => {
       const target = readTargetHeaders();

@@ -11,10 +11,10 @@ import type { PlaywrightTestRef } from './types';
  */
 
 /** The file in the control directory, one JSON line per test to stop. */
-export const INTERRUPT_FILE = 'interrupt.jsonl';
+const INTERRUPT_FILE = 'interrupt.jsonl';
 
 /** The line naming a test: what inside/fixtures.ts computes from its TestInfo. */
-export function interruptLine(test: Pick<PlaywrightTestRef, 'file' | 'project' | 'titlePath'>): string {
+function interruptLine(test: Pick<PlaywrightTestRef, 'file' | 'project' | 'titlePath'>): string {
   return JSON.stringify([test.file, test.project, test.titlePath]);
 }
 

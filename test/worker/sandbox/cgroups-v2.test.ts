@@ -198,7 +198,7 @@ describe('refusals, each naming what is missing and what an operator must do', (
   test("controllers the parent does not enable for the worker's cgroup", async () => {
     const own = await layOut({ ownControllers: 'cpu io\n' });
     expect(await reason()).toMatch(
-      `the cgroup v2 controllers memory, pids are not enabled for the worker's cgroup ${own}: enable them in ${path.dirname(own)}/cgroup.subtree_control (+memory +pids +cpu), or run the worker as root in a cgroup namespace of its own`,
+      `the cgroup v2 controllers memory, pids are not enabled for the worker's cgroup ${own}: enable them in ${path.dirname(own)}/cgroup.subtree_control (+memory +pids +cpu); the worker (root) needs its cgroup delegated to it and /sys/fs/cgroup writable: a privileged container on a cgroup v2 Kubernetes node`,
     );
   });
 
@@ -206,7 +206,7 @@ describe('refusals, each naming what is missing and what an operator must do', (
     await layOut();
     expect(await reason(fakeKernel(true, 'EROFS'))).toMatch(
       new RegExp(
-        `^the cgroup2 mount at ${root} is read-only \\(a container that is not privileged\\): run the worker as root in a cgroup namespace of its own \\(docker run --cgroupns=private;`,
+        `^the cgroup2 mount at ${root} is read-only \\(a container that is not privileged\\): the worker \\(root\\) needs its cgroup delegated to it and /sys/fs/cgroup writable: a privileged container on a cgroup v2 Kubernetes node, docker run --privileged --cgroupns=private,`,
       ),
     );
     expect(await reason(fakeKernel(true, 'EACCES'))).toMatch(

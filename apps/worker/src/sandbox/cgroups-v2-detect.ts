@@ -26,7 +26,7 @@ const NEEDED = ['memory', 'pids', 'cpu'] as const;
 /** The leaf the worker's cgroup's processes move to. */
 const LEAF = 'testrun-worker';
 const DELEGATE_HINT =
-  'run the worker as root in a cgroup namespace of its own (docker run --cgroupns=private; Kubernetes: a privileged container on a cgroup v2 node) with /sys/fs/cgroup mounted read-write';
+  'the worker (root) needs its cgroup delegated to it and /sys/fs/cgroup writable: a privileged container on a cgroup v2 Kubernetes node, docker run --privileged --cgroupns=private, or a systemd unit with Delegate=yes (docs/SANDBOX.md, "Kubernetes")';
 
 function words(file: string): string[] {
   try {
@@ -123,7 +123,7 @@ export async function detectV2(root: string, host: CgroupV2Host = KERNEL_HOST): 
   const notEnabled = missingIn(path.join(own.dir, 'cgroup.controllers'));
   if (notEnabled.length > 0)
     return {
-      reason: `the cgroup v2 controllers ${notEnabled.join(', ')} are not enabled for the worker's cgroup ${own.dir}: enable them in ${path.dirname(own.dir)}/cgroup.subtree_control (+memory +pids +cpu), or ${DELEGATE_HINT}`,
+      reason: `the cgroup v2 controllers ${notEnabled.join(', ')} are not enabled for the worker's cgroup ${own.dir}: enable them in ${path.dirname(own.dir)}/cgroup.subtree_control (+memory +pids +cpu); ${DELEGATE_HINT}`,
     };
   const refused = await delegate(root, own.dir, host.fs);
   if (refused !== undefined) return { reason: refused };

@@ -67,7 +67,7 @@ function cgroupV1(root: string): CgroupDriver {
 }
 
 /** The v1 controllers the sandbox needs that are not mounted under `root`. */
-export function missingV1Controllers(root: string): string[] {
+function missingV1Controllers(root: string): string[] {
   return CONTROLLERS.filter((controller) => !existsSync(path.join(root, controller, 'cgroup.procs')));
 }
 

@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
  */
 
 /** What the cgroups bound. */
-export interface CgroupLimits {
+interface CgroupLimits {
   memoryBytes: number;
   pids: number;
   /** Fraction of one core (0.5 = half a core). */

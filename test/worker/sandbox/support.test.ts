@@ -3,7 +3,7 @@ import { chmodSync, cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from
 import { mkdir, mkdtemp, rm, rmdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { detectCgroups } from '../../../apps/worker/src/sandbox/cgroups';
+import { detectCgroups } from '../../../apps/worker/src/sandbox/cgroups-detect';
 import { checkSandboxSupport, mountScratch, unmountScratch } from '../../../apps/worker/src/sandbox';
 import { sweepStaleScratch } from '../../../apps/worker/src/sandbox/scratch';
 
@@ -20,7 +20,11 @@ test('without the cgroup controllers the sandbox refuses, naming what is missing
   try {
     await mkdir(path.join(root, 'unified'));
     expect(await detectCgroups(root)).toEqual({
-      reason: `the cgroup v1 controllers memory, pids, cpu are not mounted under ${root} (cgroup v2 is present, and not supported yet)`,
+      reason: `the cgroup v1 controllers memory, pids, cpu are not mounted under ${root}, and ${root} is not a cgroup2 mount (its cgroup v2 hierarchy is only ${root}/unified, beside v1, without those controllers): boot with systemd.unified_cgroup_hierarchy=1 for cgroup v2, or mount the v1 controllers`,
+    });
+    await rm(path.join(root, 'unified'), { recursive: true });
+    expect(await detectCgroups(root)).toEqual({
+      reason: `the cgroup v1 controllers memory, pids, cpu are not mounted under ${root}`,
     });
   } finally {
     await rm(root, { recursive: true, force: true });

@@ -1,12 +1,12 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, readdir, readFile, rmdir, writeFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { readdir, readFile, rmdir } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /*
- * The sandbox's resource limits, as control groups. Only cgroup v1 is written today (this machine
- * mounts memory, pids and cpu as v1 hierarchies under /sys/fs/cgroup); a v2 driver is a second
- * implementation of `CgroupDriver` chosen by `detectCgroups`.
+ * The sandbox's resource limits, as control groups: what every cgroup driver gives the sandbox and
+ * the file handling they share. cgroups-v1.ts writes the v1 hierarchies (one per controller),
+ * cgroups-v2.ts the unified one; cgroups-detect.ts picks the one this machine has.
  */
 
 /** What the cgroups bound. */
@@ -35,21 +35,34 @@ export interface CgroupDriver {
   create(id: string, limits: CgroupLimits): Promise<SandboxCgroup>;
 }
 
-/** The parent of every sandbox's group, under each controller's hierarchy. */
-const PARENT = 'testrun-sandbox';
-const CFS_PERIOD_US = 100_000;
+/** The driver this machine allows, or why there is none (for the start-up refusal). */
+export type CgroupDetection = { driver: CgroupDriver } | { reason: string };
 
-function readNumber(file: string): number | undefined {
+/** The CFS period both versions give the CPU quota in (100 ms). */
+export const CFS_PERIOD_US = 100_000;
+
+/** The quota of `cpuQuota` cores per {@link CFS_PERIOD_US}, at least 1 ms. */
+export function cpuQuotaUs(cpuQuota: number): number {
+  return Math.max(1000, Math.round(cpuQuota * CFS_PERIOD_US));
+}
+
+/** A sandbox's id, as its groups are named: nothing that could climb out of the parent. */
+export function checkId(id: string): void {
+  if (!/^[A-Za-z0-9_-]+$/.test(id)) throw new Error(`invalid sandbox id ${id}`);
+}
+
+export function readNumber(file: string): number | undefined {
   try {
-    const value = Number(readFileSync(file, 'utf8').trim());
+    const text = readFileSync(file, 'utf8').trim();
+    const value = text === '' ? NaN : Number(text);
     return Number.isFinite(value) ? value : undefined;
   } catch {
     return undefined;
   }
 }
 
-/** `key value` lines (memory.oom_control, pids.events) as a map. */
-function readKeyed(file: string): Map<string, number> {
+/** `key value` lines (memory.oom_control, memory.events, pids.events) as a map. */
+export function readKeyed(file: string): Map<string, number> {
   const values = new Map<string, number>();
   try {
     for (const line of readFileSync(file, 'utf8').split('\n')) {
@@ -62,7 +75,8 @@ function readKeyed(file: string): Map<string, number> {
   return values;
 }
 
-async function pidsIn(dir: string): Promise<number[]> {
+/** The pids listed in a group's cgroup.procs (none when it is gone). */
+export async function pidsIn(dir: string): Promise<number[]> {
   try {
     const text = await readFile(path.join(dir, 'cgroup.procs'), 'utf8');
     return text
@@ -75,23 +89,37 @@ async function pidsIn(dir: string): Promise<number[]> {
   }
 }
 
+/** SIGKILLs each process listed in the group; how many there were. */
+export async function killEach(dir: string): Promise<number> {
+  const pids = await pidsIn(dir);
+  for (const pid of pids) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // Already gone.
+    }
+  }
+  return pids.length;
+}
+
+/** How a driver empties and removes its groups. */
+export interface GroupRemoval {
+  /** Kills what is in one group, resolving to how many processes were seen (0 when unknown). */
+  kill(dir: string): Promise<number>;
+  /** Removes an empty group (`rmdir`; EBUSY while it still holds processes). */
+  remove(dir: string): Promise<void>;
+}
+
+const PLAIN_REMOVAL: GroupRemoval = { kill: killEach, remove: rmdir };
+
 /** Kills what is in `dirs` until they are empty (a fork bomb refills them for a moment) and removes them. */
-async function killAndRemove(dirs: readonly string[]): Promise<void> {
+export async function killAndRemove(dirs: readonly string[], removal: GroupRemoval = PLAIN_REMOVAL): Promise<void> {
   for (let round = 0; round < 200; round += 1) {
     let left = 0;
-    for (const dir of dirs) {
-      for (const pid of await pidsIn(dir)) {
-        left += 1;
-        try {
-          process.kill(pid, 'SIGKILL');
-        } catch {
-          // Already gone.
-        }
-      }
-    }
+    for (const dir of dirs) left += await removal.kill(dir);
     const removed = await Promise.all(
       dirs.map((dir) =>
-        rmdir(dir).then(
+        removal.remove(dir).then(
           () => true,
           (error: unknown) => (error as NodeJS.ErrnoException).code === 'ENOENT',
         ),
@@ -115,94 +143,16 @@ export function isAlive(pid: number): boolean {
 }
 
 /**
- * Removes the groups of workers that are gone (a worker killed with SIGKILL leaves its sandboxes'
- * empty groups behind; its sandboxes died with it). Group names start `sbx-<worker pid>-`; the
- * groups of a live worker on the same machine are left alone.
+ * Removes the groups under `parent` of workers that are gone (a worker killed with SIGKILL leaves
+ * its sandboxes' empty groups behind; its sandboxes died with it). Group names start
+ * `sbx-<worker pid>-`; the groups of a live worker on the same machine are left alone.
  */
-async function sweepStale(root: string): Promise<void> {
-  for (const controller of ['memory', 'pids', 'cpu']) {
-    const parent = path.join(root, controller, PARENT);
-    const names = await readdir(parent).catch(() => [] as string[]);
-    for (const name of names) {
-      const pid = /^sbx-(\d+)-/.exec(name)?.[1];
-      if (pid === undefined || Number(pid) === process.pid || isAlive(Number(pid))) continue;
-      await killAndRemove([path.join(parent, name)]).catch(() => undefined);
-    }
+export async function sweepStale(parent: string, removalFor?: (dir: string) => GroupRemoval): Promise<void> {
+  const names = await readdir(parent).catch(() => [] as string[]);
+  for (const name of names) {
+    const pid = /^sbx-(\d+)-/.exec(name)?.[1];
+    if (pid === undefined || Number(pid) === process.pid || isAlive(Number(pid))) continue;
+    const dir = path.join(parent, name);
+    await killAndRemove([dir], removalFor?.(dir)).catch(() => undefined);
   }
-}
-
-/** cgroup v1: one hierarchy per controller (memory, pids, cpu) under `root`. */
-function cgroupV1(root = '/sys/fs/cgroup'): CgroupDriver {
-  return {
-    version: 'v1',
-    async create(id, limits) {
-      if (!/^[A-Za-z0-9_-]+$/.test(id)) throw new Error(`invalid sandbox id ${id}`);
-      for (const controller of ['memory', 'pids', 'cpu'])
-        await mkdir(path.join(root, controller, PARENT), { recursive: true });
-      const memory = path.join(root, 'memory', PARENT, id);
-      const pids = path.join(root, 'pids', PARENT, id);
-      const cpu = path.join(root, 'cpu', PARENT, id);
-      const dirs = [memory, pids, cpu];
-      const made: string[] = [];
-      try {
-        for (const dir of dirs) {
-          await mkdir(dir);
-          made.push(dir);
-        }
-        await writeFile(path.join(memory, 'memory.limit_in_bytes'), String(limits.memoryBytes));
-        // With swap accounting, swap counts too: otherwise the limit only moves memory to swap.
-        const memsw = path.join(memory, 'memory.memsw.limit_in_bytes');
-        if (existsSync(memsw)) await writeFile(memsw, String(limits.memoryBytes));
-        await writeFile(path.join(pids, 'pids.max'), String(limits.pids));
-        await writeFile(path.join(cpu, 'cpu.cfs_period_us'), String(CFS_PERIOD_US));
-        const quota = Math.max(1000, Math.round(limits.cpuQuota * CFS_PERIOD_US));
-        await writeFile(path.join(cpu, 'cpu.cfs_quota_us'), String(quota));
-      } catch (error) {
-        await killAndRemove(made).catch(() => undefined);
-        throw error;
-      }
-      return {
-        procsFiles: dirs.map((dir) => path.join(dir, 'cgroup.procs')),
-        limitHit() {
-          const oom = readKeyed(path.join(memory, 'memory.oom_control'));
-          if ((oom.get('oom_kill') ?? 0) > 0 || oom.get('under_oom') === 1) return 'memory';
-          if ((readKeyed(path.join(pids, 'pids.events')).get('max') ?? 0) > 0) return 'pids';
-          return null;
-        },
-        peakMemoryBytes: () => readNumber(path.join(memory, 'memory.max_usage_in_bytes')),
-        destroy: () => killAndRemove(dirs),
-      };
-    },
-  };
-}
-
-/**
- * The cgroup driver this machine allows, or why there is none. v1 needs the memory, pids and cpu
- * controllers mounted and a group this process can create and remove.
- */
-export async function detectCgroups(root = '/sys/fs/cgroup'): Promise<{ driver: CgroupDriver } | { reason: string }> {
-  const missing = ['memory', 'pids', 'cpu'].filter(
-    (controller) => !existsSync(path.join(root, controller, 'cgroup.procs')),
-  );
-  if (missing.length > 0) {
-    const v2 = existsSync(path.join(root, 'cgroup.controllers')) || existsSync(path.join(root, 'unified'));
-    return {
-      reason:
-        `the cgroup v1 controllers ${missing.join(', ')} are not mounted under ${root}` +
-        (v2 ? ' (cgroup v2 is present, and not supported yet)' : ''),
-    };
-  }
-  const driver = cgroupV1(root);
-  await sweepStale(root);
-  try {
-    const probe = await driver.create(`probe-${process.pid}-${Date.now()}`, {
-      memoryBytes: 64 * 1024 * 1024,
-      pids: 8,
-      cpuQuota: 0.1,
-    });
-    await probe.destroy();
-  } catch (error) {
-    return { reason: `cannot create a cgroup under ${root} (${(error as Error).message})` };
-  }
-  return { driver };
 }

@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { dropPrivileges, namespaceArgs } from './bwrap-args';
-import { detectCgroups, type CgroupDriver } from './cgroups';
+import type { CgroupDriver } from './cgroups';
+import { detectCgroups } from './cgroups-detect';
 import { mountScratch, sweepStaleScratch, unmountScratch } from './scratch';
 
 /** Whether this machine can run the sandbox, and if not, why. */
@@ -97,7 +98,8 @@ export function sandboxSupport(): Promise<SandboxSupport> {
 
 /**
  * Why the sandbox cannot run here (not root, no bubblewrap or setpriv, namespaces refused, no
- * scratch tmpfs, no usable cgroup controllers, not permitted to create groups), or null when it can:
+ * scratch tmpfs, no usable cgroup controllers (v1 or v2), the worker's cgroup not delegated to it, not
+ * permitted to create groups), or null when it can:
  * for the worker to report at start-up.
  */
 export async function checkSandboxSupport(): Promise<string | null> {

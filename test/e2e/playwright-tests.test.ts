@@ -190,7 +190,8 @@ it("a test the config's retries try again: each try an attempt of the run, passe
   await call('PUT', '/api/v1/projects/pw-shop/secrets/SHOP_PASSWORD', { value: SHOP_PASSWORD });
   const test = await db.test.findFirstOrThrow({
     where: { workspaceId, name: 'recovers on a retry @flaky' },
-    select: { id: true } });
+    select: { id: true },
+  });
   const run = await client.waitRun(await client.createRun({ testId: test.id }));
   expect(run).toMatchObject({ status: 'passed', flaky: true, attempts: 2, retries: 0, error: null });
   expect(run.result_summary).toMatch(

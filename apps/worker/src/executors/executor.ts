@@ -69,7 +69,10 @@ export interface ExecutorAttempt {
    * under an execution number of its own. Returns the next try's writer; null, recording nothing,
    * when the run was ended or taken over meanwhile.
    */
-  readonly nextTry: (ended: RetriedOutcome, ran: { startedAt: Date; finishedAt: Date }) => Promise<ArtifactWriter | null>;
+  readonly nextTry: (
+    ended: RetriedOutcome,
+    ran: { startedAt: Date; finishedAt: Date },
+  ) => Promise<ArtifactWriter | null>;
   /** The attempt's credentials at the egress proxy (none without a proxy). */
   readonly proxy: BrowserContextOptions['proxy'];
   /** The worker's Playwright runtime (bundles, sandbox, egress); none in a worker without it. */

@@ -38,7 +38,13 @@ export interface RunContext {
  * and the execution number the outcome is of with the tries recorded before it (`tried`: a test
  * its own runner retried within the attempt, each earlier try an attempt of the run of its own).
  */
-export type AttemptResult = { outcome: RunOutcome; writer: ArtifactWriter; retry: Retrying; attempt: number; tried: number };
+export type AttemptResult = {
+  outcome: RunOutcome;
+  writer: ArtifactWriter;
+  retry: Retrying;
+  attempt: number;
+  tried: number;
+};
 
 /**
  * One test attempt under execution number `attempt`: the executor prepares the run, the target

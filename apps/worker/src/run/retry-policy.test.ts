@@ -38,7 +38,7 @@ describe('flakySummary', () => {
 
   it("names a Playwright config's retries, which the run's own retries do not count", () => {
     expect(flakySummary('Passed', 1, null, 'Failed at step 2 (Expect "toHaveText"): x')).toBe(
-      "Passed on retry 1 (its Playwright config's retries); the first attempt failed at step 2 (Expect \"toHaveText\"): x. Passed",
+      'Passed on retry 1 (its Playwright config\'s retries); the first attempt failed at step 2 (Expect "toHaveText"): x. Passed',
     );
   });
 });

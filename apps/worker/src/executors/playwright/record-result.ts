@@ -88,7 +88,10 @@ export async function storeAttachments(
 }
 
 /** The run's outcome from the test's result (codes as docs/WORKER.md's "Playwright tests: outcomes"). */
-export function outcomeOf(result: Omit<PlaywrightTestResult, 'key' | 'steps' | 'attempts' | 'attachments' | 'stdout' | 'stderr'>, mask: SecretMask): RunOutcome {
+export function outcomeOf(
+  result: Omit<PlaywrightTestResult, 'key' | 'steps' | 'attempts' | 'attachments' | 'stdout' | 'stderr'>,
+  mask: SecretMask,
+): RunOutcome {
   const resultSummary = mask.text(result.summary);
   const message = result.errors[0] ? mask.text(result.errors[0].message).slice(0, 4_000) : null;
   const durationMs = Math.round(result.durationMs);

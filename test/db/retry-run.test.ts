@@ -92,4 +92,28 @@ describe('retryRun', () => {
     // Lost again: no claim is left, whatever the retries.
     expect(await startRun(db, runId, 2)).toBeNull();
   });
+
+  it("records a try the test's runner retried (a Playwright config's): past the run's retries, with the try's own times, the deadline kept", async () => {
+    const { runId } = await runWithRetries(0);
+    present(await startRun(db, runId, 2), 'the claim');
+    const before = await db.run.findUniqueOrThrow({ where: { id: runId } });
+    // Without the runner's word, a run with no retries left is not retried.
+    expect(await retryRun(db, runId, 1, failed)).toBeNull();
+    const ran = { startedAt: new Date(Date.now() - 5_000), finishedAt: new Date(Date.now() - 3_000) };
+    expect(await retryRun(db, runId, 1, failed, [], ran)).toEqual({ attempt: 2, retry: 1 });
+    const run = await db.run.findUniqueOrThrow({ where: { id: runId } });
+    expect(run).toMatchObject({
+      status: 'running',
+      attempt: 2,
+      retry: 1,
+      retries: 0,
+      resultSummary: 'Running: retry 1.',
+    });
+    expect(run.deadlineAt).toEqual(before.deadlineAt);
+    expect(await db.runAttempt.findMany({ where: { runId } })).toEqual([
+      expect.objectContaining({ retry: 0, attempt: 1, status: 'failed', ...ran, durationMs: 2_000 }),
+    ]);
+    // Passed now: the run is flaky (passed with retry > 0), whatever its own retries.
+    expect(await finishRun(db, runId, 2, { status: 'passed', resultSummary: 'Passed' })).toBe(true);
+  });
 });

@@ -1,9 +1,11 @@
 import path from 'node:path';
+import { parseAlternateLink } from '@testrun/client';
 import type { Db } from '@testrun/core/db';
 import { compileValidator, Deployment } from '@testrun/contracts';
 import { readWorkerConfig } from '../../apps/worker/src/config';
 import { startWorkerService, type WorkerService } from '../../apps/worker/src/service/worker-service';
 import { createTenant, testDb } from '../support/harness';
+import { present } from '../support/present';
 import { packFixture, SHOP_PASSWORD, startRecorder, startShop } from './playwright-site';
 import { apiClient, memoryLogger, startApi, waitUntil } from './support';
 
@@ -26,12 +28,14 @@ let api: Awaited<ReturnType<typeof startApi>>;
 let worker: WorkerService;
 let client: ReturnType<typeof apiClient>;
 let key: string;
+let workspaceId: string;
 const workerLog = memoryLogger('worker');
 
 beforeAll(async () => {
   db = testDb();
   [shop, other, api] = await Promise.all([startShop(), startRecorder(), startApi()]);
-  key = (await createTenant(db, { scopes: ['deploy'] })).key;
+  const tenant = await createTenant(db, { scopes: ['deploy'] });
+  [key, workspaceId] = [tenant.key, tenant.workspace.id];
   client = apiClient(api.url, key);
   worker = await startWorkerService(readWorkerConfig({ ...process.env, WORKER_CONCURRENCY: '1' }), {
     logger: workerLog.logger,
@@ -140,6 +144,14 @@ it('runs each test as a run: outcomes, the secret login, the setup project, a re
     /^Failed at step \d+ \(Expect "toHaveText"\).*e2e\/tests\/catalog\.spec\.ts:16/,
   );
   expect(suite.passed_count).toBe(5);
+  // The config's `retries: 1`: the test that passed on its second try is flaky, each try an attempt.
+  expect(suite.flaky_count).toBe(1);
+  expect(suite.tests.filter((t) => t.attempts > 1).map((t) => [t.name, t.flaky])).toEqual(
+    expect.arrayContaining([
+      ['recovers on a retry @flaky', true],
+      ['catalog › shows the sale banner', false],
+    ]),
+  );
   // The failing step shows the lines of the team's TypeScript around the error, the line marked.
   const banner = suite.tests.find((t) => summaries.get(t.name)?.startsWith('Failed'));
   const [failingStep] = await db.$queryRawUnsafe<Array<{ error: string }>>(
@@ -165,6 +177,45 @@ it('runs each test as a run: outcomes, the secret login, the setup project, a re
   expect(stored.map((r) => r.text).join('\n')).not.toContain(SHOP_PASSWORD);
   expect(workerLog.text()).not.toContain(SHOP_PASSWORD);
   expect(workerLog.text()).not.toContain('letmein');
+});
+
+/** The run's page for people, through the view link of GET run. */
+async function viewPage(runId: string): Promise<string> {
+  const res = await fetch(`${api.url}/api/v1/runs/${runId}`, { headers: { authorization: `Bearer ${key}` } });
+  const { pathname, search } = new URL(present(parseAlternateLink(res.headers.get('link')), 'the view link'));
+  return (await fetch(`${api.url}${pathname}${search}`)).text();
+}
+
+it("a test the config's retries try again: each try an attempt of the run, passed and flaky; a request's retries: 0 turns them off", async () => {
+  await call('PUT', '/api/v1/projects/pw-shop/secrets/SHOP_PASSWORD', { value: SHOP_PASSWORD });
+  const test = await db.test.findFirstOrThrow({
+    where: { workspaceId, name: 'recovers on a retry @flaky' },
+    select: { id: true },
+  });
+  const run = await client.waitRun(await client.createRun({ testId: test.id }));
+  expect(run).toMatchObject({ status: 'passed', flaky: true, attempts: 2, retries: 0, error: null });
+  expect(run.result_summary).toMatch(
+    /^Passed on retry 1 \(its Playwright config's retries\); the first attempt failed at step \d+ \(Expect "toHaveText"\)/,
+  );
+  expect(run.previous_attempts).toEqual([expect.objectContaining({ attempt: 1, status: 'failed', error: null })]);
+  // Each try keeps its own steps under an execution number of its own: the first's failed, the second's passed.
+  const steps = await db.stepResult.findMany({ where: { runId: run.id }, select: { attempt: true, outcome: true } });
+  const outcomes = (attempt: number) => new Set(steps.filter((s) => s.attempt === attempt).map((s) => s.outcome));
+  expect([...outcomes(1)]).toContain('failed');
+  expect([...outcomes(2)]).toEqual(['passed']);
+  expect(steps.every((s) => s.attempt === 1 || s.attempt === 2)).toBe(true);
+  // The failed try's evidence (its trace, its screenshot) is kept under its own execution number.
+  const artifacts = await db.artifact.findMany({ where: { runId: run.id }, select: { attempt: true } });
+  expect(artifacts.length).toBeGreaterThan(0);
+  expect(artifacts.every((a) => a.attempt === 1)).toBe(true);
+  // The view shows both attempts as tabs, and marks the run flaky.
+  const page = await viewPage(run.id);
+  expect(page).toContain('data-flaky-mark');
+  expect(page).toMatch(/>Run <span class="chip chip-failed"/);
+  expect(page).toMatch(/>Retry #1 <span class="chip chip-passed"/);
+  // A request's explicit `retries: 0` wins over the config's: one try, which failed.
+  const once = await client.waitRun(await client.createRun({ testId: test.id, retries: 0 }));
+  expect(once).toMatchObject({ status: 'failed', flaky: false, attempts: 1, previous_attempts: [] });
 });
 
 it('a suite run cancelled while its batch runs: every open run ends cancelled, and the worker carries on', async () => {

@@ -91,7 +91,7 @@ export const RunCreateRequest = Type.Object(
         maximum: RETRY_LIMITS.maxRetries,
         ...capOf('RETRY_LIMITS.maxRetries'),
         description:
-          "How many times each run's test is attempted again after a failed or error attempt; overrides the tests' `retries` of the project file for this request.",
+          "How many times each run's test is attempted again after a failed or error attempt; overrides the tests' `retries` of the project file for this request, and a Playwright test's config `retries` (0 included: `retries: 0` turns the config's off).",
       }),
     ),
   },
@@ -171,14 +171,17 @@ export const Run = Type.Object(
     attempts: Type.Integer({
       minimum: 0,
       description:
-        'How many times the test was attempted: 0 before a worker starts it, then 1 plus its retries so far. A worker lost and replaced mid-run does not count as another attempt.',
+        "How many times the test was attempted: 0 before a worker starts it, then 1 plus its retries so far (the service's, or the tries a Playwright test's config made). A worker lost and replaced mid-run does not count as another attempt.",
     }),
     retries: Type.Integer({
       minimum: 0,
       maximum: RETRY_LIMITS.maxRetries,
-      description: "Retries allowed after a failed or error attempt: the request's, else the test's.",
+      description:
+        "Retries the service allows after a failed or error attempt: the request's, else the test's. A Playwright test retried by its config's `retries` has its tries as attempts too (in `attempts` and `previous_attempts`), not counted here.",
     }),
-    flaky: Type.Boolean({ description: 'True when the run passed after a failed or error attempt.' }),
+    flaky: Type.Boolean({
+      description: "True when the run passed after a failed or error attempt (a Playwright config's retries included).",
+    }),
     previous_attempts: Type.Array(RunAttempt, {
       description:
         'The attempts before the current one, oldest first (each failed or ended in error and was retried); the run itself is its last attempt.',

@@ -56,6 +56,7 @@ export type ViewRun = {
   retry: number;
   /** Retries the run is allowed after a failed or error attempt. */
   retries: number;
+  /** Steps the test's definition lists; 0 for a Playwright test, whose steps are known as they run. */
   plannedSteps: number;
   createdAt: Date;
   startedAt: Date | null;

@@ -5,7 +5,7 @@ import type { BrowserContext, BrowserContextOptions } from 'playwright';
 import { isPlaywrightDefinition } from '@testrun/contracts';
 import type { Db } from '@testrun/core/db';
 import type { Logger } from '@testrun/core/logger';
-import type { ClaimedRun, RunOutcome } from '@testrun/core/runs';
+import type { ClaimedRun, RetriedOutcome, RunOutcome } from '@testrun/core/runs';
 import type { TargetPolicy } from '@testrun/core/target-policy';
 import type { BrowserClock } from '../browser/browser-clock';
 import type { BlockedRequest } from '../network/egress-proxy';
@@ -62,6 +62,17 @@ export interface ExecutorAttempt {
    * unwind after a cancel or a fault), and `null` once the teardown has begun.
    */
   readonly closeUnder: (close: (() => void) | null) => void;
+  /**
+   * For a test its own runner retried within the attempt (a Playwright config's retries): records
+   * the try under way as an attempt of the run that ended as `ended` when `ran` says, as a retry of
+   * the service's is (run_attempts, with the trace and video its writer stored), and begins the next
+   * under an execution number of its own. Returns the next try's writer; null, recording nothing,
+   * when the run was ended or taken over meanwhile.
+   */
+  readonly nextTry: (
+    ended: RetriedOutcome,
+    ran: { startedAt: Date; finishedAt: Date },
+  ) => Promise<ArtifactWriter | null>;
   /** The attempt's credentials at the egress proxy (none without a proxy). */
   readonly proxy: BrowserContextOptions['proxy'];
   /** The worker's Playwright runtime (bundles, sandbox, egress); none in a worker without it. */

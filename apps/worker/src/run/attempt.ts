@@ -1,7 +1,7 @@
 import type { BrowserContextOptions } from 'playwright';
 import { recordsEvidence } from '@testrun/contracts';
 import { errorMessage, type Logger } from '@testrun/core/logger';
-import { CANCELLED_RUNNING_OUTCOME, type RunOutcome } from '@testrun/core/runs';
+import { CANCELLED_RUNNING_OUTCOME, retryRun, type RunOutcome } from '@testrun/core/runs';
 import type { BrowserClock } from '../browser/browser-clock';
 import type { Executor, ExecutorAttempt, PreparedRun, RunRecord } from '../executors/executor';
 import { baseUrlBlockedOutcome, refusalOf, runPolicy } from '../network/run-target';
@@ -33,8 +33,18 @@ export interface RunContext {
   readonly hold: ExecutorAttempt['holdJob'];
 }
 
-/** How one attempt ended: its outcome (masked), the writer that holds its rows, its retried writes. */
-export type AttemptResult = { outcome: RunOutcome; writer: ArtifactWriter; retry: Retrying };
+/**
+ * How one attempt ended: its outcome (masked), the writer that holds its rows, its retried writes,
+ * and the execution number the outcome is of with the tries recorded before it (`tried`: a test
+ * its own runner retried within the attempt, each earlier try an attempt of the run of its own).
+ */
+export type AttemptResult = {
+  outcome: RunOutcome;
+  writer: ArtifactWriter;
+  retry: Retrying;
+  attempt: number;
+  tried: number;
+};
 
 /**
  * One test attempt under execution number `attempt`: the executor prepares the run, the target
@@ -44,12 +54,20 @@ export type AttemptResult = { outcome: RunOutcome; writer: ArtifactWriter; retry
 export async function runAttempt(rc: RunContext, attempt: number): Promise<AttemptResult> {
   const { deps, run, log, signal, owner } = rc;
   const retry = retrying(log, deps.writeRetryMs, { attempt });
-  const writer = new ArtifactWriter(
-    deps.db,
-    deps.store,
-    { runId: run.id, workspaceId: run.workspaceId, attempt },
-    retry,
-  );
+  const writerOf = (execution: number) =>
+    new ArtifactWriter(deps.db, deps.store, { runId: run.id, workspaceId: run.workspaceId, attempt: execution }, retry);
+  // The try under way: the attempt's own, then each try its test's runner made after it (nextTry).
+  let current = { writer: writerOf(attempt), attempt, tried: 0 };
+  const nextTry: ExecutorAttempt['nextTry'] = async (ended, ran) => {
+    const was = current;
+    await was.writer.flush();
+    const next = await retry(() => retryRun(deps.db, run.id, was.attempt, ended, was.writer.finalRows, ran));
+    if (!next) return null;
+    log.info('test try did not pass; its runner tried again', { attempt: was.attempt, status: ended.status });
+    current = { writer: writerOf(next.attempt), attempt: next.attempt, tried: was.tried + 1 };
+    return current.writer;
+  };
+  const { writer } = current;
   // What the attempt learns as it goes, held here and handed over by the executor's calls: the mask
   // of the secrets it opened, and how to close its browser context under it.
   let mask = new SecretMask([]);
@@ -67,7 +85,7 @@ export async function runAttempt(rc: RunContext, attempt: number): Promise<Attem
     outcome = signal.aborted
       ? { status: 'error', ...CANCELLED_RUNNING_OUTCOME }
       : await untilCancelled(
-          untilFaulted(prepareAndExecute(rc, { attempt, writer, retry, maskGrew, closeUnder }), owner, under),
+          untilFaulted(prepareAndExecute(rc, { attempt, writer, retry, maskGrew, closeUnder, nextTry }), owner, under),
           under,
         );
   } catch (error) {
@@ -77,11 +95,14 @@ export async function runAttempt(rc: RunContext, attempt: number): Promise<Attem
   // Whatever a step made of its context being closed under it, the run was cancelled.
   if (signal.aborted && outcome.status !== 'passed')
     outcome = { status: 'error', ...CANCELLED_RUNNING_OUTCOME, step: outcome.step ?? null };
-  return { outcome: maskOutcome(mask, outcome), writer, retry };
+  const ran = current;
+  return { outcome: maskOutcome(mask, outcome), writer: ran.writer, retry, attempt: ran.attempt, tried: ran.tried };
 }
 
 /** The attempt's own parts, made by {@link runAttempt}. */
-type AttemptParts = Pick<ExecutorAttempt, 'attempt' | 'writer' | 'maskGrew' | 'closeUnder'> & { retry: Retrying };
+type AttemptParts = Pick<ExecutorAttempt, 'attempt' | 'writer' | 'maskGrew' | 'closeUnder' | 'nextTry'> & {
+  retry: Retrying;
+};
 
 /** Prepares the run (definition, secrets), checks its base URL against the policy and executes it through its egress. */
 async function prepareAndExecute(rc: RunContext, parts: AttemptParts): Promise<RunOutcome> {
@@ -135,6 +156,7 @@ function executeAttempt(
     openContext: (options) =>
       deps.browser.newContext({ ...options, ...(proxy ? { proxy } : {}), acceptDownloads: false, ...video }),
     closeUnder: parts.closeUnder,
+    nextTry: parts.nextTry,
     proxy,
     playwright: deps.playwright,
     maskGrew: parts.maskGrew,

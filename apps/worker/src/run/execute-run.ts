@@ -76,8 +76,11 @@ async function attempts(rc: RunContext, first: number, firstRetry: number, began
   const { deps, run, log } = rc;
   let [attempt, testRetry] = [first, firstRetry];
   for (;;) {
-    const { writer, retry, outcome: attempted } = await runAttempt(rc, attempt);
-    let outcome: RunOutcome = attempted;
+    const ran = await runAttempt(rc, attempt);
+    const { writer, retry } = ran;
+    // Tries the test's own runner made within the attempt were recorded as attempts of their own.
+    [attempt, testRetry] = [ran.attempt, testRetry + ran.tried];
+    let outcome: RunOutcome = ran.outcome;
     // A cancelled attempt (its outcome is `cancelled` by now) is never retried: see retry-policy.ts.
     const retried = retriedOutcome(outcome, testRetry, run.retries);
     if (retried) {
@@ -92,7 +95,13 @@ async function attempts(rc: RunContext, first: number, firstRetry: number, began
       const firstSummary = await retry(() => firstAttemptSummary(deps.db, run.id));
       outcome = {
         ...outcome,
-        resultSummary: flakySummary(outcome.resultSummary, testRetry, run.retries, firstSummary),
+        // Past the run's own retries, the retries were the test's runner's (its config's).
+        resultSummary: flakySummary(
+          outcome.resultSummary,
+          testRetry,
+          testRetry <= run.retries ? run.retries : null,
+          firstSummary,
+        ),
       };
     }
     // A retry refused (the run ended or was taken over meanwhile) records nothing more.

@@ -35,4 +35,10 @@ describe('flakySummary', () => {
       'Passed on retry 1 of 1; the first attempt ended in error: the browser could not be started for this run. Passed: 1 step in 1 s.',
     );
   });
+
+  it("names a Playwright config's retries, which the run's own retries do not count", () => {
+    expect(flakySummary('Passed', 1, null, 'Failed at step 2 (Expect "toHaveText"): x')).toBe(
+      'Passed on retry 1 (its Playwright config\'s retries); the first attempt failed at step 2 (Expect "toHaveText"): x. Passed',
+    );
+  });
 });

@@ -23,11 +23,13 @@ export function retriedOutcome(outcome: RunOutcome, retry: number, retries: numb
 
 /**
  * The result summary of a run that passed on retry `retry` of `retries`, saying what the first
- * attempt did: `Passed on retry 1 of 2; the first attempt failed at step 3 (…): …`.
+ * attempt did: `Passed on retry 1 of 2; the first attempt failed at step 3 (…): …`. `retries` null:
+ * the test's own runner retried it (a Playwright config's retries), which the service does not count.
  */
-export function flakySummary(passed: string, retry: number, retries: number, first: string | null): string {
+export function flakySummary(passed: string, retry: number, retries: number | null, first: string | null): string {
   const why = first ? `; the first attempt ${lowerFirst(first.replace(/\.$/, ''))}` : '';
-  return `Passed on retry ${retry} of ${retries}${why}. ${passed}`;
+  const of = retries === null ? " (its Playwright config's retries)" : ` of ${retries}`;
+  return `Passed on retry ${retry}${of}${why}. ${passed}`;
 }
 
 /** "Failed at step 3 …" → "failed at step 3 …"; "Error: …" → "ended in error: …". */

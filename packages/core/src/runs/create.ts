@@ -106,7 +106,7 @@ export async function insertRuns(tx: DbTx, input: RunsToCreate): Promise<Created
   const inserted = await tx.$executeRaw`
     INSERT INTO runs (id, workspace_id, project_id, suite_id, test_id, suite_run_id, position, status, base_url,
       headers_sealed, variables_sealed, test_name, steps, timeout_ms, evidence, result_summary, skip_reason, finished_at,
-      request_id, retries, deployment_id)
+      request_id, retries, retries_requested, deployment_id)
     SELECT r.id, ${workspaceId}::text, t.project_id, t.suite_id, t.id, ${suiteRunId}::text, r.p,
       CASE WHEN r.e THEN 'queued' ELSE 'skipped' END::"RunStatus", r.u, decode(r.h, 'base64'), decode(r.v, 'base64'),
       COALESCE(d.name, t.name), COALESCE(d.steps, t.steps), COALESCE(d.timeout_ms, t.timeout_ms),
@@ -114,7 +114,7 @@ export async function insertRuns(tx: DbTx, input: RunsToCreate): Promise<Created
       CASE WHEN r.e THEN ${QUEUED_SUMMARY}::text ELSE ${DISABLED_SUMMARY}::text END,
       CASE WHEN r.e THEN NULL ELSE 'test_disabled' END::"SkipReason",
       CASE WHEN r.e THEN NULL ELSE ${now}::timestamptz END, ${input.requestId ?? null}::text,
-      COALESCE(${input.retries ?? null}::int, d.retries, t.retries), ${deploymentId}::text
+      COALESCE(${input.retries ?? null}::int, d.retries, t.retries), ${input.retries != null}, ${deploymentId}::text
     FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS r(id text, t text, p int, e boolean, u text, h text, v text, x int)
     JOIN tests t ON t.id = r.t AND t.workspace_id = ${workspaceId}::text
     LEFT JOIN deployment_tests d ON d.deployment_id = ${definitionsOf}::text AND d.test_id = t.id`;

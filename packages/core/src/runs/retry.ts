@@ -29,6 +29,11 @@ export type NextAttempt = {
  * no longer running under that attempt (ended or taken over meanwhile) or has no retry left. The
  * ended attempt's last artifacts (trace, video) are recorded in the same statement either way, as
  * finishRun does.
+ *
+ * `tried`: the attempt was a try the test's own runner made and retried within one execution (a
+ * Playwright config's retries, docs/PLAYWRIGHT.md): it is recorded with the times it ran, the run's
+ * `retries` (the service's allowance) is not consulted, and its time budget is left as it is (the
+ * next try has run already, within the same execution).
  */
 export async function retryRun(
   tx: DbTx,
@@ -36,22 +41,27 @@ export async function retryRun(
   attempt: number,
   outcome: RetriedOutcome,
   artifacts: readonly ArtifactRow[] = [],
+  tried: { startedAt: Date; finishedAt: Date } | null = null,
 ): Promise<NextAttempt | null> {
   const rows = await tx.$queryRawUnsafe<NextAttempt[]>(
     `WITH u AS (
        UPDATE runs r SET attempt = r.attempt + 1, retry = r.retry + 1,
-         deadline_at = now() + make_interval(secs => r.timeout_ms / 1000.0),
-         result_summary = 'Running: retry ' || (r.retry + 1) || ' of ' || r.retries || '.'
-       WHERE r.id = $1 AND r.status = 'running' AND r.attempt = $2 AND r.retry < r.retries
+         deadline_at = CASE WHEN $9::boolean THEN r.deadline_at
+           ELSE now() + make_interval(secs => r.timeout_ms / 1000.0) END,
+         result_summary = 'Running: retry ' || (r.retry + 1) || CASE WHEN $9::boolean THEN ''
+           ELSE ' of ' || r.retries END || '.'
+       WHERE r.id = $1 AND r.status = 'running' AND r.attempt = $2 AND ($9::boolean OR r.retry < r.retries)
        RETURNING r.id, r.attempt, r.retry, r.started_at),
      a AS (
        INSERT INTO run_attempts (run_id, retry, attempt, status, result_summary, outcome_code, outcome_message,
          outcome_step, started_at, finished_at, duration_ms)
        SELECT u.id, u.retry - 1, u.attempt - 1, $3::"RunStatus", $4, $5::"RunOutcomeCode", $6, $7::int,
-         b.began, now(), GREATEST(0, (EXTRACT(EPOCH FROM (now() - b.began)) * 1000)::int)
+         b.began, b.ended, GREATEST(0, (EXTRACT(EPOCH FROM (b.ended - b.began)) * 1000)::int)
        FROM u CROSS JOIN LATERAL (
          -- An attempt starts when the one before it ended (the first, when the run started).
-         SELECT GREATEST(u.started_at, (SELECT max(x.finished_at) FROM run_attempts x WHERE x.run_id = u.id)) AS began) b
+         SELECT COALESCE($10::timestamptz,
+           GREATEST(u.started_at, (SELECT max(x.finished_at) FROM run_attempts x WHERE x.run_id = u.id))) AS began,
+           COALESCE($11::timestamptz, now()) AS ended) b
        RETURNING run_id),
      f AS (${insertArtifactsSql(8)})
      SELECT u.attempt, u.retry FROM u`,
@@ -63,6 +73,9 @@ export async function retryRun(
     outcome.message ?? null,
     outcome.step ?? null,
     JSON.stringify(artifacts),
+    tried !== null,
+    tried?.startedAt ?? null,
+    tried?.finishedAt ?? null,
   );
   return rows[0] ?? null;
 }

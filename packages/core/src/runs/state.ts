@@ -165,13 +165,15 @@ export type ClaimedRun = {
   retry: number;
   /** Test attempts allowed after a failed or error one. */
   retries: number;
+  /** Whether the request gave `retries` (0 included): a Playwright run then makes no retries of its config's. */
+  retriesRequested: boolean;
   /** The suite run the run belongs to; null for a run of one test. */
   suiteRunId: string | null;
 };
 
 /** The columns of a claimed run's snapshot, as `r.<column>`. */
 export const CLAIMED_COLUMNS =
-  'r.id, r.attempt, r.workspace_id, r.project_id, r.base_url, r.headers_sealed, r.variables_sealed, r.steps, r.timeout_ms, r.evidence, r.request_id, r.retry, r.retries, r.suite_run_id';
+  'r.id, r.attempt, r.workspace_id, r.project_id, r.base_url, r.headers_sealed, r.variables_sealed, r.steps, r.timeout_ms, r.evidence, r.request_id, r.retry, r.retries, r.retries_requested, r.suite_run_id';
 
 /** A row of {@link CLAIMED_COLUMNS}, with the status the run had before the claim when it is known. */
 export type ClaimedRow = {
@@ -189,6 +191,7 @@ export type ClaimedRow = {
   request_id: string | null;
   retry: number;
   retries: number;
+  retries_requested: boolean;
   suite_run_id: string | null;
 };
 
@@ -208,6 +211,7 @@ export function claimedRun(row: ClaimedRow): ClaimedRun {
     requestId: row.request_id,
     retry: row.retry,
     retries: row.retries,
+    retriesRequested: row.retries_requested,
     suiteRunId: row.suite_run_id,
   };
 }

@@ -15,7 +15,7 @@ import { scopeSql, type RunScope } from './scope';
 export const RUN_SELECT = `SELECT id, suite_run_id AS "suiteRunId", position, test_name AS "testName", status::text AS status,
   result_summary AS "resultSummary", outcome_code::text AS "outcomeCode", outcome_message AS "outcomeMessage",
   outcome_step AS "outcomeStep", skip_reason::text AS "skipReason", base_url AS "baseUrl", attempt, retry, retries,
-  jsonb_array_length(steps) AS "plannedSteps", created_at AS "createdAt", started_at AS "startedAt",
+  CASE WHEN jsonb_typeof(steps) = 'array' THEN jsonb_array_length(steps) ELSE 0 END AS "plannedSteps", created_at AS "createdAt", started_at AS "startedAt",
   finished_at AS "finishedAt", duration_ms AS "durationMs", artifacts_expired_at AS "artifactsExpiredAt"
   FROM runs`;
 

@@ -58,7 +58,8 @@ function viewerCaption(run: ViewRun, a: ViewArtifact): string {
  */
 function viewerAttributes(run: ViewRun, a: ViewArtifact): SafeHtml {
   const order = viewerSequence(run).findIndex((s) => s.id === a.id);
-  const title = run.retries > 0 ? `${run.testName}, attempt ${run.retry + 1}` : run.testName;
+  // A run with attempts (its own retries, or its Playwright config's) names the attempt.
+  const title = run.retries > 0 || run.retry > 0 ? `${run.testName}, attempt ${run.retry + 1}` : run.testName;
   return html`data-viewer="${run.id}:${run.retry}" data-viewer-order="${order}" data-viewer-title="${title}"
   data-viewer-caption="${viewerCaption(run, a)}"`;
 }

@@ -14,9 +14,13 @@ function flakyMark(run: Pick<ViewRun, 'status' | 'retry'>): SafeHtml | '' {
   return isFlaky(run) ? html` <span class="chip chip-flaky" data-flaky-mark>flaky</span>` : '';
 }
 
-/** "2 of up to 3": the test attempt the run is at, and how many it may take. */
+/**
+ * "2 of up to 3": the test attempt the run is at, and how many it may take; past the run's own
+ * retries, the tries its Playwright config made (how many it allows is the config's).
+ */
 function attemptText(run: ViewRun): string {
   if (!run.attempt) return '–';
+  if (run.retry > run.retries) return `${run.retry + 1}, as its Playwright config retries`;
   return run.retries > 0 ? `${run.retry + 1} of up to ${run.retries + 1}` : '1';
 }
 

@@ -6,7 +6,6 @@
 import { isPlaywrightDefinition, type EvidenceMode, type PlaywrightDefinition } from '@testrun/contracts';
 import type { RunOutcome } from '@testrun/core/runs';
 import { invalidDefinitionOutcome } from '../../run/run-outcomes';
-import { withRecordingNotes } from '../../run/run-limits';
 import type { Executor, ExecutorAttempt } from '../executor';
 import type { Db } from '@testrun/core/db';
 import { errorMessage } from '@testrun/core/logger';
@@ -16,7 +15,7 @@ import { BundleUnavailableError } from './bundle-cache';
 import { makeControlDir } from './interrupt';
 import type { PlaywrightRuntime } from './playwright-deps';
 import { openPlaywrightSecrets, type PlaywrightSecrets } from './playwright-secrets';
-import { outcomeOf, stepRows, storeAttachments } from './record-result';
+import { recordTries } from './record-tries';
 import { runPlaywrightTests } from './run';
 import type { BlockedRequest, RunEgress } from '../../network/egress-proxy';
 import { scratchBytes, withScratch } from './scratch-run';
@@ -127,8 +126,9 @@ function sandboxOptions(
     env: secrets.env,
     baseUrl: run.baseUrl,
     headers: secrets.headers,
-    // A run's own retries (per request or test) win: Playwright then retries nothing itself.
-    ...(run.retries > 0 ? { retries: 0 } : {}),
+    // A run's own retries (per request or test) win, and so does a request's `retries: 0`:
+    // Playwright then retries nothing itself.
+    ...(run.retries > 0 || run.retriesRequested ? { retries: 0 } : {}),
     evidence: evidenceOf(run.evidence.trace),
     timeoutMs: run.timeoutMs,
     limits: playwright.limits,
@@ -154,16 +154,13 @@ async function runAlone(given: Given, scratchDir: string): Promise<RunOutcome> {
   return recordResult(attempt, result, { startedAt, scratchDir, secrets });
 }
 
-/** Records a test's steps and attachments and returns the run's outcome from its result. */
-async function recordResult(
+/** Records a test's tries (their steps and attachments) and returns the run's outcome from its result. */
+function recordResult(
   attempt: ExecutorAttempt,
   result: PlaywrightTestResult,
   at: { startedAt: number; scratchDir: string; secrets: PlaywrightSecrets },
 ): Promise<RunOutcome> {
-  attempt.writer.recordTreeSteps(stepRows(result, at.startedAt, at.secrets.mask));
-  const notes = await storeAttachments(attempt.writer, result, at.scratchDir, attempt.limits.maxRecordingBytes);
-  await attempt.writer.flush();
-  return withRecordingNotes(outcomeOf(result, at.secrets.mask), notes);
+  return recordTries(attempt, result, { startedAt: at.startedAt, scratchDir: at.scratchDir, mask: at.secrets.mask });
 }
 
 /** A member's attempt: waits for its test's result in the batch's sandbox (or its cancel), then records it. */

@@ -5,7 +5,7 @@ import type { ArtifactWriter, TreeStepRow } from '../../run/artifact-writer';
 import { readScratchFile } from '../../sandbox';
 import type { SecretMask } from '../../run/secret-mask';
 import { failingStep, stripAnsi } from './outcome';
-import type { PlaywrightStep, PlaywrightTestResult } from './types';
+import type { PlaywrightAttempt, PlaywrightStep, PlaywrightTestResult } from './types';
 
 // A Playwright test's result as the run records it: its steps as step rows, its attachments as
 // artifacts, and its outcome — every text masked.
@@ -13,8 +13,12 @@ import type { PlaywrightStep, PlaywrightTestResult } from './types';
 /** Step rows of one attempt: the tree flattened depth first, at most this many (the rest are dropped). */
 const MAX_STEP_ROWS = 1_000;
 
-/** The step rows of a Playwright test's last attempt, masked. */
-export function stepRows(result: PlaywrightTestResult, startedAt: number, mask: SecretMask): TreeStepRow[] {
+/** The step rows of one try of a Playwright test (the result's: its last), masked. */
+export function stepRows(
+  result: Pick<PlaywrightAttempt, 'steps' | 'errors'>,
+  startedAt: number,
+  mask: SecretMask,
+): TreeStepRow[] {
   const rows: TreeStepRow[] = [];
   // The failing step shows the source lines around the error, from the team's TypeScript
   // (Playwright maps them through the bundle's source): the step's own, else the test's error's.
@@ -61,7 +65,7 @@ function artifactKind(name: string, contentType: string): ArtifactKind | null {
  */
 export async function storeAttachments(
   writer: ArtifactWriter,
-  result: PlaywrightTestResult,
+  result: Pick<PlaywrightAttempt, 'attachments'>,
   scratchDir: string,
   maxFileBytes: number,
 ): Promise<string[]> {
@@ -84,7 +88,10 @@ export async function storeAttachments(
 }
 
 /** The run's outcome from the test's result (codes as docs/WORKER.md's "Playwright tests: outcomes"). */
-export function outcomeOf(result: PlaywrightTestResult, mask: SecretMask): RunOutcome {
+export function outcomeOf(
+  result: Omit<PlaywrightTestResult, 'key' | 'steps' | 'attempts' | 'attachments' | 'stdout' | 'stderr'>,
+  mask: SecretMask,
+): RunOutcome {
   const resultSummary = mask.text(result.summary);
   const message = result.errors[0] ? mask.text(result.errors[0].message).slice(0, 4_000) : null;
   const durationMs = Math.round(result.durationMs);

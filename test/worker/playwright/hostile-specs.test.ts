@@ -253,6 +253,20 @@ test("forks without bound until the test's own timeout: the process limit names 
   expect(results[title]?.attempts.at(-1)?.status).toBe('timedOut');
 });
 
+const HUGE = 'reports a result larger than the worker reads';
+const AFTER_HUGE = 'passes after a result too large';
+
+test("a result over the worker's cap: dropped unread, the test ends on the output limit, the next test's result comes", async () => {
+  const { results } = await run('limits.spec.js', [HUGE, AFTER_HUGE]);
+  expect(results[HUGE]).toMatchObject({
+    status: 'error',
+    code: 'resource_limit',
+    summary:
+      "The sandbox's output limit was hit: the test's result (its steps, errors, annotations and output) was over 4 MiB",
+  });
+  expect(results[AFTER_HUGE]).toMatchObject({ status: 'passed', code: null });
+});
+
 const AFTER_KILL = 'runs after a test that kills the runner';
 
 test('killing its parent, then every process it can: only the sandbox dies, each run ends with an error', async () => {

@@ -4,6 +4,7 @@ import {
   classifyAttempt,
   invalidDefinition,
   limitHit,
+  resultTooLarge,
   runnerKilled,
   runnerKilledBefore,
   setupFailed,
@@ -11,6 +12,7 @@ import {
   type PlaywrightOutcome,
 } from './outcome';
 import { bundlePath, hostPath, INSIDE, type Layout } from './runtime';
+import { MAX_LINE_BYTES, type OversizedLine } from './tail';
 import type {
   PlaywrightAttempt,
   PlaywrightError,
@@ -30,7 +32,30 @@ type ReporterLine =
   | ({ type: 'notRun' } & Identity)
   | ({ type: 'begin' } & Identity)
   | { type: 'error'; error: PlaywrightError }
-  | { type: 'end' };
+  | { type: 'end' }
+  | OversizedLine;
+
+const JSON_STRING = String.raw`"(?:[^"\\]|\\.)*"`;
+/** The identity the reporter writes first in an attempt's line, as the head of one over the cap has it. */
+const ATTEMPT_IDENTITY = new RegExp(
+  String.raw`^\{"type":"attempt","file":(${JSON_STRING}),"line":\d+,"column":\d+,"project":(${JSON_STRING}),` +
+    String.raw`"titlePath":(\[(?:${JSON_STRING}(?:,${JSON_STRING})*)?\])`,
+);
+
+/** Whose attempt a line over the cap was, from its head; null when the head does not say. */
+function identityOf(head: string): Identity | null {
+  const match = ATTEMPT_IDENTITY.exec(head);
+  if (!match?.[1] || !match[2] || !match[3]) return null;
+  try {
+    return {
+      file: JSON.parse(match[1]) as string,
+      project: JSON.parse(match[2]) as string,
+      titlePath: JSON.parse(match[3]) as string[],
+    };
+  } catch {
+    return null;
+  }
+}
 
 function relativeError(error: PlaywrightError, layout: Layout): PlaywrightError {
   const clean = {
@@ -94,6 +119,7 @@ export class ResultCollector {
     }
     if (line.type === 'error') this.loadErrors.push(line.error.message);
     if (line.type === 'end') this.ended = true;
+    if (line.type === 'oversized') this.oversized(line);
     if (line.type !== 'begin' && line.type !== 'attempt') return;
     const key = playwrightTestKey(line);
     if (line.type === 'begin') {
@@ -134,6 +160,18 @@ export class ResultCollector {
       return;
     }
     this.finish(key, outcome, attempts);
+  }
+
+  /**
+   * A line over the cap (tail.ts), dropped unread: the test whose result it was (its head names it;
+   * else the last test that began without a result, the one running) ends on the output limit.
+   */
+  private oversized(line: OversizedLine): void {
+    const identity = identityOf(line.head);
+    const key = identity ? playwrightTestKey(identity) : this.begun.findLast((begun) => !this.done.has(begun));
+    if (key === undefined || !this.selected.has(key)) return;
+    this.takeBlocked();
+    this.finish(key, resultTooLarge(MAX_LINE_BYTES), this.attempts.get(key) ?? []);
   }
 
   /**

@@ -136,6 +136,16 @@ export function limitHit(limit: string): PlaywrightOutcome {
   };
 }
 
+/** A test whose result (one line of the reporter's) was over what the worker reads of one. */
+export function resultTooLarge(maxBytes: number): PlaywrightOutcome {
+  const mib = Math.round(maxBytes / (1024 * 1024));
+  return {
+    status: 'error',
+    code: 'resource_limit',
+    summary: `The sandbox's output limit was hit: the test's result (its steps, errors, annotations and output) was over ${mib} MiB`,
+  };
+}
+
 /**
  * The Playwright runner stopped while the test ran, without reporting its result, and no limit
  * stopped it: the test's code killed it (it alone runs in the sandbox beside it).

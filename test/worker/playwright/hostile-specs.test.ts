@@ -220,12 +220,12 @@ test("with network 'none': raw sockets, fetch, the request fixture and the page 
 });
 
 const LIMITS: [string, Partial<SandboxLimits>, string][] = [
-  ['allocates memory without bound', {}, 'memory'],
+  ['allocates memory without bound', {}, 'memory limit'],
   // The test's budget (timeoutMs below) outlasts the sandbox's wall clock: the limit ends it.
-  ['forks without bound', { wallMs: 20_000 }, 'pids'],
-  ['spins the CPU forever', { wallMs: 20_000 }, 'time'],
-  ['writes gigabytes to its working directory and /tmp', { tmpBytes: 16 * MiB }, 'disk'],
-  ['floods stdout', {}, 'output'],
+  ['forks without bound', { wallMs: 20_000 }, 'process limit (processes and threads)'],
+  ['spins the CPU forever', { wallMs: 20_000 }, 'wall-clock limit'],
+  ['writes gigabytes to its working directory and /tmp', { tmpBytes: 16 * MiB }, 'disk limit (its scratch space)'],
+  ['floods stdout', {}, 'output limit'],
 ];
 
 test.each(LIMITS)('%s: the sandbox ends it, error resource_limit (%#)', async (title, limits, limit) => {
@@ -237,16 +237,54 @@ test.each(LIMITS)('%s: the sandbox ends it, error resource_limit (%#)', async (t
     32 * MiB,
   );
   expect(results[title]).toMatchObject({ status: 'error', code: 'resource_limit' });
-  expect(results[title]?.summary).toBe(`The sandbox's ${limit} limit was hit before the test ended`);
+  expect(results[title]?.summary).toBe(`The sandbox's ${limit} was hit before the test ended`);
   expect(existsSync(path.join('/tmp', fill))).toBe(false);
 });
+
+test("forks without bound until the test's own timeout: the process limit names it, not the timeout", async () => {
+  // The config's 30 s timeout ends the test while the sandbox's wall clock still runs: Playwright
+  // reports it timed out, and the process limit its groups reached while it ran is what it ends on.
+  const title = 'forks without bound';
+  const { results } = await run('limits.spec.js', [title], { limits: SMALL }, 32 * MiB);
+  expect(results[title]).toMatchObject({ status: 'error', code: 'resource_limit' });
+  expect(results[title]?.summary).toBe(
+    "The sandbox's process limit (processes and threads) was hit before the test ended",
+  );
+  expect(results[title]?.attempts.at(-1)?.status).toBe('timedOut');
+});
+
+const HUGE = 'reports a result larger than the worker reads';
+const AFTER_HUGE = 'passes after a result too large';
+
+test("a result over the worker's cap: dropped unread, the test ends on the output limit, the next test's result comes", async () => {
+  const { results } = await run('limits.spec.js', [HUGE, AFTER_HUGE]);
+  expect(results[HUGE]).toMatchObject({
+    status: 'error',
+    code: 'resource_limit',
+    summary:
+      "The sandbox's output limit was hit: the test's result (its steps, errors, annotations and output) was over 4 MiB",
+  });
+  expect(results[AFTER_HUGE]).toMatchObject({ status: 'passed', code: null });
+});
+
+const AFTER_KILL = 'runs after a test that kills the runner';
 
 test('killing its parent, then every process it can: only the sandbox dies, each run ends with an error', async () => {
   const sentinel = spawn('sleep', ['60'], { stdio: 'ignore' });
   try {
-    const parent = await run('kill.spec.js', ['kills its parent']);
+    const parent = await run('kill.spec.js', ['kills its parent', AFTER_KILL]);
     expect(parent.notes['kill-parent.json']).toEqual({ ppid: expect.any(Number) as unknown });
-    expect(parent.results['kills its parent']?.status).toBe('error');
+    // The bundle loaded and the test began: its code killed the runner, and the test after it never ran.
+    expect(parent.results['kills its parent']).toMatchObject({
+      status: 'error',
+      code: 'test_code_error',
+      summary: "The test's code killed the Playwright runner: it stopped while the test ran, without its result",
+    });
+    expect(parent.results[AFTER_KILL]).toMatchObject({
+      status: 'error',
+      code: 'test_code_error',
+      summary: 'Not run: the code of "kills its parent", which ran before it, killed the Playwright runner',
+    });
     const all = await run('kill.spec.js', ['kills every process it can'], {
       env: { HOSTILE_HOST_PID: String(sentinel.pid) },
     });
@@ -255,7 +293,7 @@ test('killing its parent, then every process it can: only the sandbox dies, each
     expect(all.notes['kill-all.json']).toMatchObject({
       tries: { host: 'ESRCH', parent: 'sent', init: 'EPERM', all: 'sent' },
     });
-    expect(all.results['kills every process it can']?.status).toBe('error');
+    expect(all.results['kills every process it can']).toMatchObject({ status: 'error', code: 'test_code_error' });
     expect(sentinel.exitCode).toBeNull();
     process.kill(sentinel.pid as number, 0);
   } finally {

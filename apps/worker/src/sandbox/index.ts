@@ -1,5 +1,5 @@
 export { DEFAULT_PLAYWRIGHT_SANDBOX_LIMITS } from './limits';
-export { runSandboxed, type SandboxLimits, type SandboxResult, type SandboxSpec } from './run-sandboxed';
+export { groupLimitNow, runSandboxed, type SandboxLimits, type SandboxResult, type SandboxSpec } from './run-sandboxed';
 export { mountScratch, readScratchFile, scratchFullNow, unmountScratch } from './scratch';
 export { checkSandboxSupport } from './support';
 export { runUnsandboxed } from './unsandboxed';

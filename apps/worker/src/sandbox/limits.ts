@@ -3,26 +3,44 @@ import type { SandboxLimits } from './run-sandboxed';
 const MiB = 1024 * 1024;
 
 /**
- * The limits of a sandbox holding one Playwright Test run: Node (the test runner and the team's
- * code) and Debian's Chromium with its renderer, GPU and network helper processes. docs/SANDBOX.md
- * ("Limits for a Playwright run") gives the reasoning. `wallMs` is a ceiling: the caller gives the
- * test's own budget (its timeout × attempts, plus the browser's start) when it knows it.
+ * The one definition of the limits of a sandbox holding a Playwright Test run (a discovery, or a
+ * batch of tests run one after another, one page at a time): Node (the test runner and its
+ * Playwright worker, with the team's code) and Debian's Chromium with its GPU, network and renderer
+ * processes. runtime.ts applies them to every Playwright sandbox (a caller may override each);
+ * scratch-run.ts mounts `scratchBytes`. docs/SANDBOX.md ("Limits for a Playwright run") gives the
+ * measurements behind them.
  */
 export const DEFAULT_PLAYWRIGHT_SANDBOX_LIMITS = {
-  /** Node with the runner (~150 MiB) + Chromium's browser, GPU, network and one renderer (~500-900 MiB), /tmp and /dev/shm. */
+  /**
+   * Measured: one sandbox running a 20-test batch of a shop suite peaks at 385–460 MiB (the runner,
+   * its worker, Chromium and one renderer, and what they wrote to the tmpfs mounts, which are its
+   * memory too). 1.5 GiB leaves room for all three tmpfs quotas full (640 MiB, so a full disk is
+   * reported as `disk`, not `memory`) and for a heavier application's renderer besides.
+   */
   memoryBytes: 1536 * MiB,
-  /** Chromium alone starts ~25 processes of ~20 threads each; Node ~12 threads, workers and helpers more. */
+  /** Processes and threads: a batch peaks at 127–132 (15 processes); a fork bomb stops here, at ~4× that. */
   pids: 512,
   /** One core: a worker runs several sandboxes (WORKER_CONCURRENCY), each a run at a time. */
   cpuQuota: 1,
-  /** Ten minutes: the bound when the caller has no budget of its own. */
+  /** Ten minutes: the bound when the caller has no budget of its own (a batch gives one per test). */
   wallMs: 10 * 60 * 1000,
-  /** The reporter writes results to a file under /work; stdout and stderr are the test's console. */
-  outputBytes: 16 * MiB,
-  /** Chromium's profile and Playwright's temporary files (and shared memory with --disable-dev-shm-usage). */
-  tmpBytes: 256 * MiB,
-  /** Chromium's shared memory when it uses /dev/shm. */
-  shmBytes: 256 * MiB,
-  /** The bundle copy, storage state, traces, videos and screenshots (`mountScratch`). */
+  /**
+   * stdout and stderr, the worker holding up to this much of each: the results go to a file under
+   * /work and each test's console into its result, so what is left is the runner's and Chromium's
+   * own messages (kilobytes) and programs a test starts with its stdio inherited.
+   */
+  outputBytes: 8 * MiB,
+  /**
+   * /tmp: only what tenant code writes there by name. Chromium's profile and its shared memory
+   * (`--disable-dev-shm-usage`) go to TMPDIR, /work/tmp, in the scratch quota; a batch leaves /tmp empty.
+   */
+  tmpBytes: 64 * MiB,
+  /** /dev/shm: Chromium does not use it (`--disable-dev-shm-usage`); as /tmp, for tenant code. */
+  shmBytes: 64 * MiB,
+  /**
+   * The scratch tmpfs (`mountScratch`): the bundle copy, HOME, TMPDIR (Chromium's profile and shared
+   * memory), the results file, and the traces, videos and screenshots of every test of a batch, kept
+   * until the batch ends (a few MiB a failed test).
+   */
   scratchBytes: 512 * MiB,
 } as const satisfies Required<SandboxLimits>;

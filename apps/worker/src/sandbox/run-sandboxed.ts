@@ -113,6 +113,18 @@ function programCommand(spec: SandboxSpec, uid: number): { command: string[]; mo
 const TRAMPOLINE =
   'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || { echo "sandbox: cannot enter $1" >&2; exit 125; }; shift; n=$((n-1)); done; exec "$@"';
 
+/** The groups of each sandbox while it runs, by its scratch directory ({@link groupLimitNow}). */
+const running = new Map<string, SandboxCgroup>();
+
+/**
+ * While a sandbox runs in `scratchDir`: the limit its groups have enforced so far (a memory OOM, a
+ * fork refused at `pids`), for a caller that attributes it before the program ends. Null when none
+ * was reached, or no sandbox runs there.
+ */
+export function groupLimitNow(scratchDir: string): 'memory' | 'pids' | null {
+  return running.get(path.resolve(scratchDir))?.limitHit() ?? null;
+}
+
 /**
  * Runs `spec.command` in a new sandbox (bubblewrap namespaces, cgroup limits) and resolves when it
  * and everything it started are gone and its groups removed. Throws when the machine cannot
@@ -135,6 +147,7 @@ export async function runSandboxed(spec: SandboxSpec): Promise<SandboxResult> {
   // The worker's pid in the name lets a later worker remove the groups this one leaves if it is killed.
   const id = `sbx-${process.pid}-${randomUUID()}`;
   const cgroup = await support.cgroups.create(id, spec.limits);
+  running.set(path.resolve(spec.scratchDir), cgroup);
   try {
     const result = await supervise(spec, id, cgroup, [support.bwrap, ...args, '--', ...program.command]);
     // ENOSPC in the scratch directory that ended the program: the scratch quota was its limit.
@@ -143,6 +156,7 @@ export async function runSandboxed(spec: SandboxSpec): Promise<SandboxResult> {
       result.limit = 'disk';
     return { ...result, uid };
   } finally {
+    running.delete(path.resolve(spec.scratchDir));
     await cgroup.destroy();
   }
 }

@@ -1,14 +1,18 @@
-import { scratchFullNow } from '../../sandbox';
+import { groupLimitNow, scratchFullNow } from '../../sandbox';
 import { playwrightTestKey } from './discover';
 import {
   classifyAttempt,
   invalidDefinition,
   limitHit,
+  resultTooLarge,
+  runnerKilled,
+  runnerKilledBefore,
   setupFailed,
   stripAnsi,
   type PlaywrightOutcome,
 } from './outcome';
 import { bundlePath, hostPath, INSIDE, type Layout } from './runtime';
+import { MAX_LINE_BYTES, type OversizedLine } from './tail';
 import type {
   PlaywrightAttempt,
   PlaywrightError,
@@ -28,7 +32,30 @@ type ReporterLine =
   | ({ type: 'notRun' } & Identity)
   | ({ type: 'begin' } & Identity)
   | { type: 'error'; error: PlaywrightError }
-  | { type: 'end' };
+  | { type: 'end' }
+  | OversizedLine;
+
+const JSON_STRING = String.raw`"(?:[^"\\]|\\.)*"`;
+/** The identity the reporter writes first in an attempt's line, as the head of one over the cap has it. */
+const ATTEMPT_IDENTITY = new RegExp(
+  String.raw`^\{"type":"attempt","file":(${JSON_STRING}),"line":\d+,"column":\d+,"project":(${JSON_STRING}),` +
+    String.raw`"titlePath":(\[(?:${JSON_STRING}(?:,${JSON_STRING})*)?\])`,
+);
+
+/** Whose attempt a line over the cap was, from its head; null when the head does not say. */
+function identityOf(head: string): Identity | null {
+  const match = ATTEMPT_IDENTITY.exec(head);
+  if (!match?.[1] || !match[2] || !match[3]) return null;
+  try {
+    return {
+      file: JSON.parse(match[1]) as string,
+      project: JSON.parse(match[2]) as string,
+      titlePath: JSON.parse(match[3]) as string[],
+    };
+  } catch {
+    return null;
+  }
+}
 
 function relativeError(error: PlaywrightError, layout: Layout): PlaywrightError {
   const clean = {
@@ -66,6 +93,11 @@ export class ResultCollector {
   private readonly loadErrors: string[] = [];
   /** Selected tests whose worker died under them, reported once the sandbox's limit is known. */
   private readonly died = new Map<string, PlaywrightOutcome>();
+  /** Selected tests that began, in order; whether the runner reported its end. */
+  private readonly begun: string[] = [];
+  private ended = false;
+  /** Whether the sandbox's groups had reached a limit when the previous test ended. */
+  private groupLimitSeen = false;
 
   constructor(
     tests: readonly PlaywrightTestRef[],
@@ -86,10 +118,14 @@ export class ResultCollector {
       return;
     }
     if (line.type === 'error') this.loadErrors.push(line.error.message);
+    if (line.type === 'end') this.ended = true;
+    if (line.type === 'oversized') this.oversized(line);
     if (line.type !== 'begin' && line.type !== 'attempt') return;
     const key = playwrightTestKey(line);
     if (line.type === 'begin') {
-      if (this.selected.has(key)) this.onBegin(key);
+      if (!this.selected.has(key)) return;
+      this.begun.push(key);
+      this.onBegin(key);
       return;
     }
     const attempt: PlaywrightAttempt = {
@@ -109,15 +145,14 @@ export class ResultCollector {
     if (!line.final) return;
     const blocked = this.takeBlocked();
     const outcome = classifyAttempt(attempt, blocked);
+    const limit = this.limitAtEnd(outcome);
     if (!this.selected.has(key)) {
       if (outcome.status === 'error' || outcome.status === 'failed')
         this.failedSetup.push({ name: [`[${line.project}]`, ...line.titlePath].join(' › '), summary: outcome.summary });
       return;
     }
-    // The test ended with the scratch quota spent (it wrote it full, or one before it did): the
-    // sandbox's disk limit, whatever the test made of it.
-    if (outcome.status !== 'skipped' && scratchFullNow(this.scratchDir)) {
-      this.finish(key, limitHit('disk'), attempts);
+    if (limit !== null) {
+      this.finish(key, limitHit(limit), attempts);
       return;
     }
     if (WORKER_DIED.test(attempt.errors[0]?.message ?? '')) {
@@ -125,6 +160,33 @@ export class ResultCollector {
       return;
     }
     this.finish(key, outcome, attempts);
+  }
+
+  /**
+   * A line over the cap (tail.ts), dropped unread: the test whose result it was (its head names it;
+   * else the last test that began without a result, the one running) ends on the output limit.
+   */
+  private oversized(line: OversizedLine): void {
+    const identity = identityOf(line.head);
+    const key = identity ? playwrightTestKey(identity) : this.begun.findLast((begun) => !this.done.has(begun));
+    if (key === undefined || !this.selected.has(key)) return;
+    this.takeBlocked();
+    this.finish(key, resultTooLarge(MAX_LINE_BYTES), this.attempts.get(key) ?? []);
+  }
+
+  /**
+   * The sandbox limit a test that just ended is to be reported as, whatever the test made of it:
+   * the scratch quota spent (it wrote it full, or one before it did); a memory or process limit its
+   * groups reached while it ran (a fork bomb the test's own timeout outlasted), or reached before
+   * it and it did not pass (the sandbox is at its limit still). Null when none.
+   */
+  private limitAtEnd(outcome: PlaywrightOutcome): string | null {
+    const groups = groupLimitNow(this.scratchDir);
+    const reachedNow = groups !== null && !this.groupLimitSeen;
+    this.groupLimitSeen ||= groups !== null;
+    if (outcome.status === 'skipped') return null;
+    if (scratchFullNow(this.scratchDir)) return 'disk';
+    return reachedNow || outcome.status !== 'passed' ? groups : null;
   }
 
   private finish(key: string, outcome: PlaywrightOutcome, attempts: PlaywrightAttempt[]): void {
@@ -147,25 +209,37 @@ export class ResultCollector {
 
   /**
    * Once the sandbox is gone: each selected test without a result gets one, from why it did not
-   * end (a limit, a setup test that failed, a bundle that did not load). Not after a cancel. A test
-   * whose worker died under it is reported now: resource_limit when a limit was hit (the OOM kill).
+   * end (a limit, a setup test that failed, the runner killed by a test, a bundle that did not
+   * load). Not after a cancel. A test whose worker died under it is reported now: resource_limit
+   * when a limit was hit (the OOM kill).
    */
   finishRest(ending: { limit: string | null; aborted: boolean; stderr: string }): PlaywrightTestResult[] {
     for (const [key, outcome] of this.died)
       this.finish(key, ending.limit === null ? outcome : limitHit(ending.limit), this.attempts.get(key) ?? []);
     if (!ending.aborted) {
+      // Tests began and the runner never reported its end: the last that began without its result
+      // was running when it stopped.
+      const killer = this.ended ? undefined : this.begun.findLast((key) => !this.done.has(key));
       for (const key of this.selected.keys()) {
         if (this.done.has(key)) continue;
-        this.finish(key, this.missingOutcome(ending), this.attempts.get(key) ?? []);
+        this.finish(key, this.missingOutcome(key, killer, ending), this.attempts.get(key) ?? []);
       }
     }
     return [...this.done.values()];
   }
 
-  private missingOutcome(ending: { limit: string | null; stderr: string }): PlaywrightOutcome {
+  private missingOutcome(
+    key: string,
+    killer: string | undefined,
+    ending: { limit: string | null; stderr: string },
+  ): PlaywrightOutcome {
     if (ending.limit !== null) return limitHit(ending.limit);
     const setup = this.failedSetup[0];
     if (setup) return setupFailed(setup.name, setup.summary);
+    // No limit stopped the runner under a test: that test's code killed it (it alone runs beside it).
+    if (killer === key) return runnerKilled();
+    const ref = killer === undefined ? undefined : this.selected.get(killer);
+    if (ref) return runnerKilledBefore(ref.titlePath.join(' › '));
     const message = this.loadErrors[0] ?? (ending.stderr.trim() || 'the test was not found in the bundle');
     return invalidDefinition(message);
   }

@@ -118,12 +118,52 @@ export function setupFailed(setupName: string, setupSummary: string): Playwright
   return { status: 'error', code: 'setup_failed', summary: `Setup test "${setupName}" failed: ${setupSummary}` };
 }
 
-/** A selected test the sandbox stopped before it ended. */
+/** Each sandbox limit (sandbox/supervise.ts's SandboxLimit) as a summary names it. */
+const LIMIT_NAMES: Readonly<Record<string, string>> = {
+  memory: 'memory limit',
+  pids: 'process limit (processes and threads)',
+  time: 'wall-clock limit',
+  output: 'output limit',
+  disk: 'disk limit (its scratch space)',
+};
+
+/** A selected test the sandbox stopped, or one that reached a limit of the sandbox while it ran. */
 export function limitHit(limit: string): PlaywrightOutcome {
   return {
     status: 'error',
     code: 'resource_limit',
-    summary: `The sandbox's ${limit} limit was hit before the test ended`,
+    summary: `The sandbox's ${LIMIT_NAMES[limit] ?? `${limit} limit`} was hit before the test ended`,
+  };
+}
+
+/** A test whose result (one line of the reporter's) was over what the worker reads of one. */
+export function resultTooLarge(maxBytes: number): PlaywrightOutcome {
+  const mib = Math.round(maxBytes / (1024 * 1024));
+  return {
+    status: 'error',
+    code: 'resource_limit',
+    summary: `The sandbox's output limit was hit: the test's result (its steps, errors, annotations and output) was over ${mib} MiB`,
+  };
+}
+
+/**
+ * The Playwright runner stopped while the test ran, without reporting its result, and no limit
+ * stopped it: the test's code killed it (it alone runs in the sandbox beside it).
+ */
+export function runnerKilled(): PlaywrightOutcome {
+  return {
+    status: 'error',
+    code: 'test_code_error',
+    summary: "The test's code killed the Playwright runner: it stopped while the test ran, without its result",
+  };
+}
+
+/** A selected test that never ran: the runner was killed while an earlier test of its batch ran. */
+export function runnerKilledBefore(name: string): PlaywrightOutcome {
+  return {
+    status: 'error',
+    code: 'test_code_error',
+    summary: `Not run: the code of "${name}", which ran before it, killed the Playwright runner`,
   };
 }
 

@@ -3,7 +3,14 @@ import { cp, mkdir, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { playwrightFfmpegPath } from '../../run/video';
-import { runSandboxed, runUnsandboxed, type SandboxLimits, type SandboxResult, type SandboxSpec } from '../../sandbox';
+import {
+  DEFAULT_PLAYWRIGHT_SANDBOX_LIMITS,
+  runSandboxed,
+  runUnsandboxed,
+  type SandboxLimits,
+  type SandboxResult,
+  type SandboxSpec,
+} from '../../sandbox';
 import { TRANSFORM_DIR } from './transform-cache';
 
 /** Where things are inside the sandbox. */
@@ -22,16 +29,6 @@ export const INSIDE = {
 
 /** Where the sandbox sees the worker's control directory (interrupt.ts), read only. */
 const INSIDE_CONTROL = '/opt/testrun/control';
-
-/** Defaults for a sandbox running Playwright and Chromium (each may be overridden). */
-const PLAYWRIGHT_LIMITS: SandboxLimits = {
-  memoryBytes: 2 * 1024 * 1024 * 1024,
-  pids: 512,
-  cpuQuota: 1,
-  wallMs: 10 * 60_000,
-  outputBytes: 8 * 1024 * 1024,
-  tmpBytes: 64 * 1024 * 1024,
-};
 
 /** The compiled inside/ folder (also when the worker runs from its sources under jest). */
 const INSIDE_BUILD = path.resolve(__dirname, '../../../dist/executors/playwright/inside');
@@ -158,7 +155,7 @@ export async function prepareScratch(
   }
 }
 
-/** The limits and fixed parts of a Playwright sandbox spec. */
+/** The limits (sandbox/limits.ts, each overridable) and fixed parts of a Playwright sandbox spec. */
 function playwrightSandbox(
   kind: 'list' | 'run',
   scratchDir: string,
@@ -171,7 +168,7 @@ function playwrightSandbox(
     readOnlyBinds: [],
     readOnlyMounts: [...playwrightMounts(kind), ...control],
     scratchDir,
-    limits: { ...PLAYWRIGHT_LIMITS, ...limits },
+    limits: { ...DEFAULT_PLAYWRIGHT_SANDBOX_LIMITS, ...limits },
   };
 }
 

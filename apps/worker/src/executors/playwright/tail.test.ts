@@ -1,0 +1,45 @@
+import { appendFile, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { LineTail } from './tail';
+
+let dir: string;
+
+beforeEach(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'testrun-tail-'));
+});
+
+afterEach(() => rm(dir, { recursive: true, force: true }));
+
+/** Every line the tail hands on after `writes` are appended, each read before the next is written. */
+async function tailed(writes: string[], maxLineBytes: number): Promise<string[]> {
+  const file = path.join(dir, 'results.jsonl');
+  const lines: string[] = [];
+  const tail = new LineTail(file, (line) => lines.push(line), 60_000, maxLineBytes);
+  for (const text of writes) {
+    await appendFile(file, text);
+    // Reads what is there so far, as a poll would.
+    await (tail as unknown as { read(): Promise<void> }).read();
+  }
+  await tail.stop();
+  return lines;
+}
+
+test('lines split across reads and writes come whole, in order; the last one without its newline too', async () => {
+  const long = 'é'.repeat(100_000); // 200 KB: over several 64 KiB reads, characters cut between them
+  const lines = await tailed(['{"a":1}\n{"b":', `"${long}"}\n\n`, '{"c":3}'], 1024 * 1024);
+  expect(lines).toEqual(['{"a":1}', `{"b":"${long}"}`, '{"c":3}']);
+});
+
+test('a line over the cap is dropped as it comes: its head and length reach the reader, the next line whole', async () => {
+  const head = '{"type":"attempt","file":"shop.spec.js"';
+  const big = `${head},"steps":"${'x'.repeat(300_000)}"}`;
+  const lines = await tailed([`{"a":1}\n${big.slice(0, 100_000)}`, `${big.slice(100_000)}\n{"b":2}\n`], 128 * 1024);
+  expect(lines).toHaveLength(3);
+  expect(lines[0]).toBe('{"a":1}');
+  const dropped = JSON.parse(lines[1] ?? '') as { type: string; bytes: number; head: string };
+  expect(dropped).toMatchObject({ type: 'oversized', bytes: Buffer.byteLength(big) });
+  expect(dropped.head.startsWith(head)).toBe(true);
+  expect(dropped.head.length).toBe(64 * 1024);
+  expect(lines[2]).toBe('{"b":2}');
+});

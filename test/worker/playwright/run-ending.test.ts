@@ -74,7 +74,7 @@ test("a test that outlives the sandbox's wall clock: error resource_limit", asyn
   expect(results).toEqual([
     expect.objectContaining({ key: playwrightTestKey(spin), status: 'error', code: 'resource_limit' }),
   ]);
-  expect(results[0]?.summary).toContain('time');
+  expect(results[0]?.summary).toContain('wall-clock limit');
 });
 
 test('cancel: the sandbox is killed, nothing is reported for the test that did not end', async () => {

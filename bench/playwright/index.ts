@@ -248,9 +248,9 @@ beside it \`playwright test --list\` of the same project on this machine, what l
 | \`playwright test --list\`, compile cache warm | ${fmt(results.listWarm, 2, 1000)} | – | |
 | \`testrun deploy\` end to end | ${fmt(results.deploys, 2, 1000)} | ≤ 15 | ${verdict(results.deploys, 15_000)} |
 
-Playwright compiles a project's TypeScript when it first loads it and caches the result (\`PWTEST_CACHE_DIR\`,
-else a folder of the system's temporary directory): a fresh sandbox starts cold, so discovery and each batch
-pay the cold figure unless the worker keeps that cache per bundle.
+Playwright compiles a project's TypeScript when it first loads it and caches the result
+(\`PLAYWRIGHT_TRANSFORM_CACHE_DIR\`): the worker keeps that cache per bundle and seeds each sandbox with it
+(docs/PLAYWRIGHT.md, "Batches"), so only the first sandbox of a bundle on a worker pays the cold figure.
 ${pending}
 ${extrasReport(results.trials, KS, N)}`;
 }

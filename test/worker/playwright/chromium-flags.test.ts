@@ -1,9 +1,6 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { runPlaywrightTests } from '../../../apps/worker/src/executors/playwright';
-import { checkSandboxSupport } from '../../../apps/worker/src/sandbox';
+import { runFixture, sandboxDir } from './sandbox-dir';
 
 /*
  * The Chromium a Playwright run starts in the sandbox gets the worker's flags: without the
@@ -14,34 +11,17 @@ import { checkSandboxSupport } from '../../../apps/worker/src/sandbox';
 
 jest.setTimeout(120_000);
 
-let base: string;
-
-beforeAll(async () => {
-  expect(await checkSandboxSupport()).toBeNull();
-  base = await mkdtemp(path.join(tmpdir(), 'testrun-pw-flags-'));
-});
-
-afterAll(() => rm(base, { recursive: true, force: true }));
+const dir = sandboxDir('flags');
 
 test("the sandbox's browser runs with the worker's disabled features and the team's flags", async () => {
-  const scratchDir = await mkdtemp(path.join(base, 'scratch-'));
-  const [result] = await runPlaywrightTests(
-    {
-      bundleDir: path.join(__dirname, '../../fixtures/playwright/flags'),
-      configFile: 'e2e/playwright.config.js',
-      scratchDir,
-      tests: [
-        {
-          file: 'e2e/flags.spec.js',
-          project: 'app',
-          titlePath: ['the browser gets the service flags and the team flags'],
-        },
-      ],
-      network: 'none',
-      evidence: 'off',
-    },
-    () => undefined,
-  );
+  const scratchDir = await dir.scratch();
+  const [result] = await runFixture('flags', {
+    configFile: 'e2e/playwright.config.js',
+    scratchDir,
+    tests: [
+      { file: 'e2e/flags.spec.js', project: 'app', titlePath: ['the browser gets the service flags and the team flags'] },
+    ],
+  });
   // On a failure the diff shows the spec's own assertion that failed.
   const error = result?.errors.map((e) => e.message).join('\n') ?? '';
   expect({ status: result?.status, error }).toEqual({ status: 'passed', error: '' });

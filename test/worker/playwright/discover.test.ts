@@ -1,26 +1,13 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { discoverTests, playwrightTestKey } from '../../../apps/worker/src/executors/playwright';
-import { checkSandboxSupport } from '../../../apps/worker/src/sandbox';
+import { sandboxDir } from './sandbox-dir';
 
 /* Discovery of a team's Playwright project: `playwright test --list` in the real sandbox. */
 
 jest.setTimeout(120_000);
 
 const FIXTURES = path.join(__dirname, '../../fixtures/playwright');
-let base: string;
-
-beforeAll(async () => {
-  expect(await checkSandboxSupport()).toBeNull();
-  base = await mkdtemp(path.join(tmpdir(), 'testrun-pw-discover-'));
-});
-
-afterAll(() => rm(base, { recursive: true, force: true }));
-
-async function scratch(): Promise<string> {
-  return mkdtemp(path.join(base, 'scratch-'));
-}
+const { scratch } = sandboxDir('discover');
 
 test('lists every test with its file, title path, project, tags, browser and setup flag, and warns', async () => {
   const discovery = await discoverTests({

@@ -1,9 +1,6 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { playwrightTestKey, runPlaywrightTests } from '../../../apps/worker/src/executors/playwright';
+import { playwrightTestKey } from '../../../apps/worker/src/executors/playwright';
 import { interruptTest, makeControlDir } from '../../../apps/worker/src/executors/playwright/interrupt';
-import { checkSandboxSupport } from '../../../apps/worker/src/sandbox';
+import { runFixture, sandboxDir } from './sandbox-dir';
 
 /*
  * One test of a sandbox stopped while the others carry on (a cancelled run of a batch,
@@ -13,35 +10,22 @@ import { checkSandboxSupport } from '../../../apps/worker/src/sandbox';
 
 jest.setTimeout(120_000);
 
-let base: string;
-
-beforeAll(async () => {
-  expect(await checkSandboxSupport()).toBeNull();
-  base = await mkdtemp(path.join(tmpdir(), 'testrun-pw-interrupt-'));
-});
-
-afterAll(() => rm(base, { recursive: true, force: true }));
+const dir = sandboxDir('interrupt');
 
 test('a test the worker names stops at once; the next test of the sandbox runs and passes', async () => {
   const long = { file: 'e2e/interrupt.spec.js', project: 'app', titlePath: ['checkout', 'waits a long time'] };
   const after = { file: 'e2e/interrupt.spec.js', project: 'app', titlePath: ['runs after it'] };
-  const control = await makeControlDir(base);
+  const control = await makeControlDir(dir.base());
   try {
-    const results = await runPlaywrightTests(
-      {
-        bundleDir: path.join(__dirname, '../../fixtures/playwright/interrupt'),
-        configFile: 'e2e/playwright.config.js',
-        scratchDir: await mkdtemp(path.join(base, 'scratch-')),
-        controlDir: control.dir,
-        tests: [long, after],
-        network: 'none',
-        evidence: 'off',
-        onBegin: (key) => {
-          if (key === playwrightTestKey(long)) void interruptTest(control.dir, long);
-        },
+    const results = await runFixture('interrupt', {
+      configFile: 'e2e/playwright.config.js',
+      scratchDir: await dir.scratch(),
+      controlDir: control.dir,
+      tests: [long, after],
+      onBegin: (key) => {
+        if (key === playwrightTestKey(long)) void interruptTest(control.dir, long);
       },
-      () => undefined,
-    );
+    });
     const byKey = new Map(results.map((r) => [r.key, r]));
     // Left alone, the long test passes after a minute; stopped, its worker is gone.
     const stopped = byKey.get(playwrightTestKey(long));

@@ -1,10 +1,8 @@
 import { createHash } from 'node:crypto';
-import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, mkdtemp, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { runPlaywrightTests } from '../../../apps/worker/src/executors/playwright';
 import { keepTransformCache, TRANSFORM_DIR } from '../../../apps/worker/src/executors/playwright/transform-cache';
-import { checkSandboxSupport } from '../../../apps/worker/src/sandbox';
+import { sandboxDir, runFixture } from './sandbox-dir';
 
 /*
  * What Playwright compiled of a bundle's TypeScript in one sandbox is kept beside the bundle and
@@ -14,28 +12,15 @@ import { checkSandboxSupport } from '../../../apps/worker/src/sandbox';
 
 jest.setTimeout(120_000);
 
-let base: string;
-
-beforeAll(async () => {
-  expect(await checkSandboxSupport()).toBeNull();
-  base = await mkdtemp(path.join(tmpdir(), 'testrun-pw-transform-'));
-});
-
-afterAll(() => rm(base, { recursive: true, force: true }));
+const dir = sandboxDir('transform');
 
 async function run(kept: string) {
-  const [result] = await runPlaywrightTests(
-    {
-      bundleDir: path.join(__dirname, '../../fixtures/playwright/typescript'),
-      configFile: 'e2e/playwright.config.ts',
-      scratchDir: await mkdtemp(path.join(base, 'scratch-')),
-      transformCache: kept,
-      tests: [{ file: 'e2e/greeting.spec.ts', project: 'app', titlePath: ['greets'] }],
-      network: 'none',
-      evidence: 'off',
-    },
-    () => undefined,
-  );
+  const [result] = await runFixture('typescript', {
+    configFile: 'e2e/playwright.config.ts',
+    scratchDir: await dir.scratch(),
+    transformCache: kept,
+    tests: [{ file: 'e2e/greeting.spec.ts', project: 'app', titlePath: ['greets'] }],
+  });
   return result;
 }
 
@@ -53,7 +38,7 @@ async function keptFiles(kept: string, needle: string): Promise<{ files: string[
 }
 
 test('the second sandbox of a bundle loads what the first compiled', async () => {
-  const kept = path.join(base, 'bundle.transform');
+  const kept = path.join(dir.base(), 'bundle.transform');
   expect((await run(kept))?.status).toBe('passed');
   const { files, holding } = await keptFiles(kept, 'function greeting');
   // The config, the spec and its helper, each with its source map.
@@ -72,8 +57,8 @@ test('the second sandbox of a bundle loads what the first compiled', async () =>
 });
 
 test('only regular files of the cache layout are kept, none through a link, none replaced', async () => {
-  const scratch = await mkdtemp(path.join(base, 'keep-'));
-  const kept = path.join(base, 'kept');
+  const scratch = await mkdtemp(path.join(dir.base(), 'keep-'));
+  const kept = path.join(dir.base(), 'kept');
   const cache = path.join(scratch, TRANSFORM_DIR);
   await mkdir(path.join(cache, 'ab'), { recursive: true });
   await mkdir(path.join(kept, 'ab'), { recursive: true });

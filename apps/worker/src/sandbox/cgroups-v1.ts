@@ -6,6 +6,7 @@ import {
   checkId,
   cpuQuotaUs,
   killAndRemove,
+  probeDriver,
   readKeyed,
   readNumber,
   sweepStale,
@@ -80,16 +81,5 @@ export async function detectV1(root: string): Promise<CgroupDetection> {
   if (missing.length > 0)
     return { reason: `the cgroup v1 controllers ${missing.join(', ')} are not mounted under ${root}` };
   for (const controller of CONTROLLERS) await sweepStale(path.join(root, controller, PARENT));
-  const driver = cgroupV1(root);
-  try {
-    const probe = await driver.create(`probe-${process.pid}-${Date.now()}`, {
-      memoryBytes: 64 * 1024 * 1024,
-      pids: 8,
-      cpuQuota: 0.1,
-    });
-    await probe.destroy();
-  } catch (error) {
-    return { reason: `cannot create a cgroup under ${root} (${(error as Error).message})` };
-  }
-  return { driver };
+  return probeDriver(cgroupV1(root), root);
 }

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { appendFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { pidsIn, sweepStale, type CgroupDetection } from './cgroups';
+import { pidsIn, probeDriver, sweepStale, type CgroupDetection } from './cgroups';
 import { cgroupV2, KERNEL_FS, removalOf, type CgroupFs } from './cgroups-v2';
 
 /*
@@ -128,16 +128,5 @@ export async function detectV2(root: string, host: CgroupV2Host = KERNEL_HOST): 
   const refused = await delegate(root, own.dir, host.fs);
   if (refused !== undefined) return { reason: refused };
   await sweepStale(own.dir, (dir) => removalOf(host.fs, dir));
-  const driver = cgroupV2(own.dir, host.fs);
-  try {
-    const probe = await driver.create(`probe-${process.pid}-${Date.now()}`, {
-      memoryBytes: 64 * 1024 * 1024,
-      pids: 8,
-      cpuQuota: 0.1,
-    });
-    await probe.destroy();
-  } catch (error) {
-    return { reason: `cannot create a cgroup under ${own.dir} (${(error as Error).message})` };
-  }
-  return { driver };
+  return probeDriver(cgroupV2(own.dir, host.fs), own.dir);
 }

@@ -38,6 +38,24 @@ export interface CgroupDriver {
 /** The driver this machine allows, or why there is none (for the start-up refusal). */
 export type CgroupDetection = { driver: CgroupDriver } | { reason: string };
 
+/**
+ * The driver once it has made and removed a small probe group under `where`: the check at start-up
+ * that the worker may create groups there. Otherwise why not.
+ */
+export async function probeDriver(driver: CgroupDriver, where: string): Promise<CgroupDetection> {
+  try {
+    const probe = await driver.create(`probe-${process.pid}-${Date.now()}`, {
+      memoryBytes: 64 * 1024 * 1024,
+      pids: 8,
+      cpuQuota: 0.1,
+    });
+    await probe.destroy();
+  } catch (error) {
+    return { reason: `cannot create a cgroup under ${where} (${(error as Error).message})` };
+  }
+  return { driver };
+}
+
 /** The CFS period both versions give the CPU quota in (100 ms). */
 export const CFS_PERIOD_US = 100_000;
 

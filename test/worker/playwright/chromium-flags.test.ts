@@ -19,7 +19,11 @@ test("the sandbox's browser runs with the worker's disabled features and the tea
     configFile: 'e2e/playwright.config.js',
     scratchDir,
     tests: [
-      { file: 'e2e/flags.spec.js', project: 'app', titlePath: ['the browser gets the service flags and the team flags'] },
+      {
+        file: 'e2e/flags.spec.js',
+        project: 'app',
+        titlePath: ['the browser gets the service flags and the team flags'],
+      },
     ],
   });
   // On a failure the diff shows the spec's own assertion that failed.

@@ -32,6 +32,13 @@ describe('readWorkerConfig', () => {
     expect(() => readWorkerConfig({ ...BASE, PLAYWRIGHT_BATCH_SIZE: '0' })).toThrow(ConfigError);
   });
 
+  it("caps a sandbox's cores only when SANDBOX_CPU_CORES says so", () => {
+    expect(readWorkerConfig(BASE).sandboxCpuCores).toBeUndefined();
+    expect(readWorkerConfig({ ...BASE, SANDBOX_CPU_CORES: '1' }).sandboxCpuCores).toBe(1);
+    expect(() => readWorkerConfig({ ...BASE, SANDBOX_CPU_CORES: '0' })).toThrow(ConfigError);
+    expect(() => readWorkerConfig({ ...BASE, SANDBOX_CPU_CORES: '0.5' })).toThrow(ConfigError);
+  });
+
   it('opens the HTTP server only when WORKER_HTTP_PORT is set', () => {
     expect(readWorkerConfig({ ...BASE, WORKER_HTTP_PORT: '9464' }).http).toEqual({ port: 9464, host: '0.0.0.0' });
     expect(readWorkerConfig({ ...BASE, WORKER_HTTP_PORT: '0', WORKER_HTTP_HOST: '127.0.0.1' }).http).toEqual({

@@ -61,6 +61,12 @@ export type WorkerConfig = CommonConfig & {
    */
   playwrightBatchSize: number;
   /**
+   * SANDBOX_CPU_CORES: the most cores one sandbox may use (its CFS quota; default: every core this
+   * worker sees, so a sandbox borrows the cores the others leave idle, and concurrent sandboxes
+   * share by equal weight). docs/SANDBOX.md, "Limits for a Playwright run".
+   */
+  sandboxCpuCores: number | undefined;
+  /**
    * PLAYWRIGHT_SANDBOX: `on` (the default) runs tenant code only in the sandbox; `off` runs it
    * without one, for a single-tenant install whose machine cannot sandbox (docs/SANDBOX.md,
    * "Opting out"), logged at start as an error.
@@ -127,6 +133,7 @@ export function readWorkerConfig(env: Env = process.env): WorkerConfig {
     browserNetworkIsolation: readEnum(env, 'BROWSER_NETWORK_ISOLATION', ['on', 'off'] as const, 'on'),
     playwrightTests: readEnum(env, 'PLAYWRIGHT_TESTS', ['on', 'off'] as const, 'on'),
     playwrightBatchSize: readInt(env, 'PLAYWRIGHT_BATCH_SIZE', 100, { min: 1, max: 1_000 }),
+    sandboxCpuCores: env.SANDBOX_CPU_CORES ? readInt(env, 'SANDBOX_CPU_CORES', 1, { min: 1, max: 1_024 }) : undefined,
     playwrightSandbox: readEnum(env, 'PLAYWRIGHT_SANDBOX', ['on', 'off'] as const, 'on'),
     limits: {
       heapBytes: readInt(env, 'WORKER_PAGE_HEAP_MB', 256, { min: 16, max: 16_384 }) * MB,

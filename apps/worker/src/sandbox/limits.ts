@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import type { SandboxLimits } from './run-sandboxed';
 
 const MiB = 1024 * 1024;
@@ -20,8 +21,13 @@ export const DEFAULT_PLAYWRIGHT_SANDBOX_LIMITS = {
   memoryBytes: 1536 * MiB,
   /** Processes and threads: a batch peaks at 127–132 (15 processes); a fork bomb stops here, at ~4× that. */
   pids: 512,
-  /** One core: a worker runs several sandboxes (WORKER_CONCURRENCY), each a run at a time. */
-  cpuQuota: 1,
+  /**
+   * Every core the worker sees, as a cap (SANDBOX_CPU_CORES lowers it): concurrent sandboxes share
+   * the cores by the scheduler's equal weights, so a sandbox spinning gets its share when the others
+   * are busy, and while one is starting or waiting the others borrow its idle core (a cap of one
+   * core each left that core idle; docs/BENCHMARKS.md has the A/B).
+   */
+  cpuQuota: availableParallelism(),
   /** Ten minutes: the bound when the caller has no budget of its own (a batch gives one per test). */
   wallMs: 10 * 60 * 1000,
   /**

@@ -39,7 +39,7 @@ export async function startPlaywright(
       sandbox: reason === null ? { ok: true } : { ok: false, reason },
       isolation: config.playwrightSandbox === 'off' ? 'none' : 'sandbox',
       egress: { socketPath, port: Number(new URL(parts.egress.proxy.url).port) },
-      limits: {},
+      limits: config.sandboxCpuCores === undefined ? {} : { cpuQuota: config.sandboxCpuCores },
       batches: new BatchRegistry(),
       batching: { share: config.concurrency, maxRuns: config.playwrightBatchSize },
       openEgress: (id, policy) => parts.egress.proxy.openRun(id, { policy }),

@@ -24,9 +24,16 @@ export function percentile(values: readonly number[], p: number): number {
   return value;
 }
 
-/** Median, smallest and largest of a non-empty sample. */
+/**
+ * Median, smallest and largest of a non-empty sample. The median of an even count is the mean of
+ * the two middle values (the nearest-rank median would report the smaller: the best of two trials).
+ */
 export function spread(values: readonly number[]): { median: number; min: number; max: number } {
-  return { median: percentile(values, 50), min: Math.min(...values), max: Math.max(...values) };
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length / 2;
+  const median = Number.isInteger(mid) ? ((sorted[mid - 1] ?? NaN) + (sorted[mid] ?? NaN)) / 2 : percentile(values, 50);
+  if (Number.isNaN(median)) throw new Error('spread of an empty sample');
+  return { median, min: sorted[0] ?? NaN, max: sorted.at(-1) ?? NaN };
 }
 
 /** The first element of `items`, or an error naming what was expected. */

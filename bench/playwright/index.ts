@@ -226,7 +226,7 @@ function report(results: Results): string {
   \`/api/v1/runs\` with the same evidence (\`evidence\`: trace, video and screenshots \`off\`) and followed to its
   end; CPU of the API, the worker and its sandboxes, and the Postgres backends.
 - ${PAIRS} rounds per K, the two sides alternating which goes first. Figures: median (min–max)${
-    PAIRS % 2 === 0 ? '; with an even count the median is the lower middle value' : ''
+    PAIRS % 2 === 0 ? '; with an even count the median is the mean of the two middle values' : ''
   }.
 
 | K | Side | Wall (s) | CPU per test (ms) |

@@ -13,7 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 interface CgroupLimits {
   memoryBytes: number;
   pids: number;
-  /** Fraction of one core (0.5 = half a core). */
+  /** Cores, as a CFS quota (0.5 = half a core, 2 = two cores). */
   cpuQuota: number;
 }
 

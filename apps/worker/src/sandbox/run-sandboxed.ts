@@ -14,7 +14,7 @@ export interface SandboxLimits {
   memoryBytes: number;
   /** Processes and threads at once. */
   pids: number;
-  /** Fraction of one core. */
+  /** Cores, as a CFS quota (0.5 = half a core, 2 = two cores). */
   cpuQuota: number;
   /** Wall-clock time before it is killed. */
   wallMs: number;

@@ -99,7 +99,8 @@ describe('retryRun', () => {
     const before = await db.run.findUniqueOrThrow({ where: { id: runId } });
     // Without the runner's word, a run with no retries left is not retried.
     expect(await retryRun(db, runId, 1, failed)).toBeNull();
-    const ran = { startedAt: new Date(Date.now() - 5_000), finishedAt: new Date(Date.now() - 3_000) };
+    const now = Date.now();
+    const ran = { startedAt: new Date(now - 5_000), finishedAt: new Date(now - 3_000) };
     expect(await retryRun(db, runId, 1, failed, [], ran)).toEqual({ attempt: 2, retry: 1 });
     const run = await db.run.findUniqueOrThrow({ where: { id: runId } });
     expect(run).toMatchObject({

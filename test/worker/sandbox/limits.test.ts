@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statfsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { checkSandboxSupport } from '../../../apps/worker/src/sandbox';
+import { checkSandboxSupport, groupLimitNow } from '../../../apps/worker/src/sandbox';
 import { report, sandboxHarness, type Harness } from './sandbox-harness';
 
 /*
@@ -29,6 +29,7 @@ afterAll(() => harness.close());
 test('memory without bound ends with limit memory', async () => {
   const result = await harness.runHostile('allocate', [], { limits: { memoryBytes: 96 * MiB } });
   expect(result.limit).toBe('memory');
+  expect(groupLimitNow(result.scratchDir)).toBe('memory');
   expect(result.exitCode).not.toBe(0);
   expect(result.peakMemoryBytes).toBeGreaterThan(80 * MiB);
   expect(result.peakMemoryBytes).toBeLessThanOrEqual(96 * MiB);
@@ -37,6 +38,10 @@ test('memory without bound ends with limit memory', async () => {
 test('forking without bound ends with limit pids', async () => {
   const result = await harness.runHostile('fork-bomb', [], { limits: { pids: 24, wallMs: 2500 } });
   expect(result.limit).toBe('pids');
+  // Its groups are gone, and the limit they reached is still told: a result line read after the
+  // sandbox ended is attributed to it (a fork bomb a test's own timeout outlasted).
+  expect(groupLimitNow(result.scratchDir)).toBe('pids');
+  expect(groupLimitNow(path.join(result.scratchDir, 'elsewhere'))).toBeNull();
 });
 
 /** The CPU group of this worker's running sandbox (there is one at a time in this file). */

@@ -115,14 +115,32 @@ const TRAMPOLINE =
 
 /** The groups of each sandbox while it runs, by its scratch directory ({@link groupLimitNow}). */
 const running = new Map<string, SandboxCgroup>();
+/**
+ * The limit each of the latest sandboxes to end had reached, by scratch directory: the caller reads
+ * what the program wrote last after its groups are gone (a result line read once the sandbox ended).
+ */
+const ended = new Map<string, 'memory' | 'pids' | null>();
+/** How many ended sandboxes {@link ended} remembers: far more than end at once on one worker. */
+const ENDED_KEPT = 256;
 
 /**
- * While a sandbox runs in `scratchDir`: the limit its groups have enforced so far (a memory OOM, a
- * fork refused at `pids`), for a caller that attributes it before the program ends. Null when none
- * was reached, or no sandbox runs there.
+ * The limit a sandbox's groups have enforced so far (a memory OOM, a fork refused at `pids`), for a
+ * caller that attributes it before the program ends or just after: while it runs in `scratchDir`,
+ * or as it was when it ended there. Null when none was reached, or no sandbox ran there.
  */
 export function groupLimitNow(scratchDir: string): 'memory' | 'pids' | null {
-  return running.get(path.resolve(scratchDir))?.limitHit() ?? null;
+  const dir = path.resolve(scratchDir);
+  return running.get(dir)?.limitHit() ?? ended.get(dir) ?? null;
+}
+
+/** Remembers the limit the sandbox in `dir` ended with, forgetting the oldest beyond {@link ENDED_KEPT}. */
+function rememberEnded(dir: string, limit: 'memory' | 'pids' | null): void {
+  ended.delete(dir);
+  ended.set(dir, limit);
+  for (const oldest of ended.keys()) {
+    if (ended.size <= ENDED_KEPT) break;
+    ended.delete(oldest);
+  }
 }
 
 /**
@@ -156,6 +174,7 @@ export async function runSandboxed(spec: SandboxSpec): Promise<SandboxResult> {
       result.limit = 'disk';
     return { ...result, uid };
   } finally {
+    rememberEnded(path.resolve(spec.scratchDir), cgroup.limitHit());
     running.delete(path.resolve(spec.scratchDir));
     await cgroup.destroy();
   }

@@ -30,10 +30,11 @@ export function percentile(values: readonly number[], p: number): number {
  */
 export function spread(values: readonly number[]): { median: number; min: number; max: number } {
   const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length / 2;
-  const median = Number.isInteger(mid) ? ((sorted[mid - 1] ?? NaN) + (sorted[mid] ?? NaN)) / 2 : percentile(values, 50);
-  if (Number.isNaN(median)) throw new Error('spread of an empty sample');
-  return { median, min: sorted[0] ?? NaN, max: sorted.at(-1) ?? NaN };
+  // The middle value twice for an odd count; the two middle values for an even one.
+  const lower = sorted[Math.ceil(sorted.length / 2) - 1];
+  const upper = sorted[Math.floor(sorted.length / 2)];
+  if (lower === undefined || upper === undefined) throw new Error('spread of an empty sample');
+  return { median: (lower + upper) / 2, min: sorted[0] ?? lower, max: sorted.at(-1) ?? upper };
 }
 
 /** The first element of `items`, or an error naming what was expected. */

@@ -1,6 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import {
   playwrightTestKey,
@@ -8,7 +7,7 @@ import {
   type PlaywrightTestResult,
   type RunPlaywrightOptions,
 } from '../../../apps/worker/src/executors/playwright';
-import { checkSandboxSupport } from '../../../apps/worker/src/sandbox';
+import { sandboxDir } from './sandbox-dir';
 
 /*
  * The outcomes of tests that could not end on their own, in the real sandbox: a setup project that
@@ -19,20 +18,13 @@ import { checkSandboxSupport } from '../../../apps/worker/src/sandbox';
 jest.setTimeout(180_000);
 
 const FIXTURES = path.join(__dirname, '../../fixtures/playwright');
-let base: string;
-
-beforeAll(async () => {
-  expect(await checkSandboxSupport()).toBeNull();
-  base = await mkdtemp(path.join(tmpdir(), 'testrun-pw-ending-'));
-});
-
-afterAll(() => rm(base, { recursive: true, force: true }));
+const dir = sandboxDir('ending');
 
 async function run(
   options: Omit<RunPlaywrightOptions, 'scratchDir'>,
 ): Promise<{ results: PlaywrightTestResult[]; streamed: PlaywrightTestResult[]; scratchDir: string }> {
   const streamed: PlaywrightTestResult[] = [];
-  const scratchDir = await mkdtemp(path.join(base, 'scratch-'));
+  const scratchDir = await dir.scratch();
   const results = await runPlaywrightTests({ evidence: 'off', ...options, scratchDir }, (r) => streamed.push(r));
   return { results, streamed, scratchDir };
 }
@@ -104,7 +96,7 @@ test('a project whose browser is not Chromium is skipped browser_unavailable wit
 });
 
 test('a TypeScript config and spec load as under `playwright test`, and the variables reach the test', async () => {
-  const bundleDir = await mkdtemp(path.join(base, 'ts-bundle-'));
+  const bundleDir = await mkdtemp(path.join(dir.base(), 'ts-bundle-'));
   await mkdir(path.join(bundleDir, 'e2e'));
   await writeFile(
     path.join(bundleDir, 'e2e/playwright.config.ts'),

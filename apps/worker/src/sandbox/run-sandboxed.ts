@@ -165,7 +165,8 @@ export async function runSandboxed(spec: SandboxSpec): Promise<SandboxResult> {
   // The worker's pid in the name lets a later worker remove the groups this one leaves if it is killed.
   const id = `sbx-${process.pid}-${randomUUID()}`;
   const cgroup = await support.cgroups.create(id, spec.limits);
-  running.set(path.resolve(spec.scratchDir), cgroup);
+  const dir = path.resolve(spec.scratchDir);
+  running.set(dir, cgroup);
   try {
     const result = await supervise(spec, id, cgroup, [support.bwrap, ...args, '--', ...program.command]);
     // ENOSPC in the scratch directory that ended the program: the scratch quota was its limit.
@@ -174,8 +175,8 @@ export async function runSandboxed(spec: SandboxSpec): Promise<SandboxResult> {
       result.limit = 'disk';
     return { ...result, uid };
   } finally {
-    rememberEnded(path.resolve(spec.scratchDir), cgroup.limitHit());
-    running.delete(path.resolve(spec.scratchDir));
+    rememberEnded(dir, cgroup.limitHit());
+    running.delete(dir);
     await cgroup.destroy();
   }
 }

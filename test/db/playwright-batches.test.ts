@@ -176,3 +176,26 @@ test('tests Playwright may run apart from their file (parallel) are shared out o
   await claim(b2);
   expect(await reserveBatch(db, { batchId: 'parallel-2', leaderId: b2, share: 2, maxRuns: 100 })).toEqual([c1, c2]);
 });
+
+test('runs that joined the leader (one Playwright worker each) take their share with it, their files whole, stamped with the batch', async () => {
+  const [a1, a2, b1, b2, c1, c2] = await playwrightSuiteRun();
+  // This worker's two slots claimed a1 and b1 at the same moment: b1 joins a1's batch.
+  await claim(a1);
+  await claim(b1);
+  // Two workers of a share of 3: two thirds of the six runs, a.spec and b.spec whole.
+  const joined = { batchId: 'joined', leaderId: a1, joined: [b1], share: 3, maxRuns: 100 };
+  expect(await reserveBatch(db, joined)).toEqual([a2, b2]);
+  // The third slot leads what is left.
+  await claim(c1);
+  expect(await reserveBatch(db, { batchId: 'rest', leaderId: c1, share: 3, maxRuns: 100 })).toEqual([c2]);
+  const rows = await db.run.findMany({ where: { id: { in: [a1, a2, b1, b2] } } });
+  expect(rows.map((r) => r.batchId)).toEqual(['joined', 'joined', 'joined', 'joined']);
+  // Nothing queued is left to share, yet the leader and a joined run still make a batch.
+  const [d1, , e1] = await playwrightSuiteRun();
+  await claim(d1);
+  await claim(e1);
+  await db.$executeRaw`UPDATE runs SET status = 'skipped', finished_at = now()
+    WHERE suite_run_id = (SELECT suite_run_id FROM runs WHERE id = ${d1}) AND status = 'queued'`;
+  expect(await reserveBatch(db, { batchId: 'pair', leaderId: d1, joined: [e1], share: 2, maxRuns: 100 })).toEqual([]);
+  expect(await renewBatch(db, 'pair')).toBe(2);
+});

@@ -1,5 +1,6 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { compileValidator, Deployment } from '@testrun/contracts';
 import { bundleOf } from '../../packages/cli/src/bundle';
 
 // What the Playwright end-to-end tests need besides the service: the shop the fixture project
@@ -71,8 +72,37 @@ export async function startRecorder(): Promise<{ url: string; seen: IncomingHttp
 }
 
 /** The fixture project packed as `testrun deploy --file` packs it (the CLI's own packer): its bytes and digest. */
-export async function packFixture(projectFile: string, project: Record<string, unknown>) {
+async function packFixture(projectFile: string, project: Record<string, unknown>) {
   const packed = await bundleOf(projectFile, project);
   if (!packed) throw new Error('the fixture project has no playwright section');
   return { body: Buffer.from(packed.bytes), digest: packed.digest };
+}
+
+const checkDeployment = compileValidator(Deployment);
+
+/** Uploads the fixture project's bundle and deploys it through the API, as `testrun deploy` does. */
+export async function deployFixture(
+  apiUrl: string,
+  key: string,
+  projectFile: string,
+  project: Record<string, unknown> & { slug: string },
+): Promise<Deployment> {
+  const { body, digest } = await packFixture(projectFile, project);
+  const authorization = `Bearer ${key}`;
+  const base = `${apiUrl}/api/v1/projects/${project.slug}`;
+  const uploaded = await fetch(`${base}/bundles/${digest}`, {
+    method: 'PUT',
+    headers: { authorization, 'content-type': 'application/octet-stream' },
+    body: new Uint8Array(body),
+  });
+  if (uploaded.status !== 200 && uploaded.status !== 201) throw new Error(`upload: ${uploaded.status}`);
+  const deployed = await fetch(`${base}/deployments`, {
+    method: 'POST',
+    headers: { authorization, 'content-type': 'application/json' },
+    body: JSON.stringify({ project, bundle: digest }),
+  });
+  const answer = (await deployed.json()) as unknown;
+  const checked = checkDeployment(answer);
+  if (deployed.status !== 201 || !checked.ok) throw new Error(`deploy: ${deployed.status} ${JSON.stringify(answer)}`);
+  return checked.value;
 }

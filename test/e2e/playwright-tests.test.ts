@@ -1,12 +1,12 @@
 import path from 'node:path';
 import { parseAlternateLink } from '@testrun/client';
 import type { Db } from '@testrun/core/db';
-import { compileValidator, Deployment } from '@testrun/contracts';
+import type { Deployment } from '@testrun/contracts';
 import { readWorkerConfig } from '../../apps/worker/src/config';
 import { startWorkerService, type WorkerService } from '../../apps/worker/src/service/worker-service';
 import { createTenant, testDb } from '../support/harness';
 import { present } from '../support/present';
-import { packFixture, SHOP_PASSWORD, startRecorder, startShop } from './playwright-site';
+import { deployFixture, SHOP_PASSWORD, startRecorder, startShop } from './playwright-site';
 import { apiClient, memoryLogger, startApi, waitUntil } from './support';
 
 /**
@@ -19,7 +19,6 @@ jest.setTimeout(300_000);
 
 const FIXTURE = path.resolve(__dirname, '../fixtures/pw-shop');
 const CONFIG = 'e2e/playwright.config.ts';
-const checkDeployment = compileValidator(Deployment);
 
 let db: Db;
 let shop: Awaited<ReturnType<typeof startShop>>;
@@ -49,14 +48,11 @@ afterAll(async () => {
   await db.$disconnect();
 });
 
-async function call(method: string, p: string, body?: unknown, raw?: Buffer) {
+async function call(method: string, p: string, body?: unknown) {
   const res = await fetch(`${api.url}${p}`, {
     method,
-    headers: {
-      authorization: `Bearer ${key}`,
-      ...(raw ? { 'content-type': 'application/octet-stream' } : body ? { 'content-type': 'application/json' } : {}),
-    },
-    body: raw ? new Uint8Array(raw) : body ? JSON.stringify(body) : undefined,
+    headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
   });
   const text = await res.text();
   return { status: res.status, body: text ? (JSON.parse(text) as unknown) : null };
@@ -77,19 +73,8 @@ function projectFile(baseUrl: string) {
   };
 }
 
-async function deploy(): Promise<Deployment> {
-  const project = projectFile(shop.url);
-  const { body, digest } = await packFixture(path.join(FIXTURE, 'testrun.yaml'), project);
-  const uploaded = await call('PUT', `/api/v1/projects/pw-shop/bundles/${digest}`, undefined, body);
-  expect([200, 201]).toContain(uploaded.status);
-  const deployed = await call('POST', '/api/v1/projects/pw-shop/deployments', {
-    project,
-    bundle: digest,
-  });
-  const checked = checkDeployment(deployed.body);
-  if (deployed.status !== 201 || !checked.ok)
-    throw new Error(`deploy: ${deployed.status} ${JSON.stringify(deployed.body)}`);
-  return checked.value;
+function deploy(): Promise<Deployment> {
+  return deployFixture(api.url, key, path.join(FIXTURE, 'testrun.yaml'), projectFile(shop.url));
 }
 
 it('discovers the tests in the sandbox and keeps their testIds from one deployment to the next', async () => {

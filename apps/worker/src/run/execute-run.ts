@@ -35,10 +35,29 @@ async function execute(
   batchId: string | null,
 ): Promise<RunExecution> {
   const began = performance.now();
+  // A job's run is on its way to its executor until it gets there: a Playwright batch's leader
+  // waits for it (executors/playwright/gather.ts).
+  const arrivals = batchId === null ? given.playwright?.arrivals : undefined;
+  arrivals?.begin(runId);
+  try {
+    return await claimAndRun(given, runId, owner, batchId, began);
+  } finally {
+    arrivals?.arrived(runId);
+  }
+}
+
+async function claimAndRun(
+  given: RunDeps,
+  runId: string,
+  owner: RunOwner | null,
+  batchId: string | null,
+  began: number,
+): Promise<RunExecution> {
   // One statement claims the run, moves its suite counters and returns the snapshot to execute; it
   // is tried again through a Postgres outage, like the result writes.
   const claimed = await claimRun(given.db, runId, given.logger.child({ runId }), given.writeRetryMs, batchId);
   if ('unclaimable' in claimed) return { kind: 'not_runnable', reason: claimed.unclaimable };
+  if (executorKind(claimed.claim) !== 'playwright') given.playwright?.arrivals.arrived(runId);
   // From here every line logged for the run carries the id of the API request that created it.
   const { requestId } = claimed.claim;
   const deps = requestId ? { ...given, logger: given.logger.child({ requestId }) } : given;

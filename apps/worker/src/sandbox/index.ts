@@ -1,4 +1,4 @@
-export { DEFAULT_PLAYWRIGHT_SANDBOX_LIMITS } from './limits';
+export { DEFAULT_PLAYWRIGHT_SANDBOX_LIMITS, limitsForWorkers } from './limits';
 export { groupLimitNow, runSandboxed, type SandboxLimits, type SandboxResult, type SandboxSpec } from './run-sandboxed';
 export { mountScratch, readScratchFile, scratchFullNow, unmountScratch } from './scratch';
 export { checkSandboxSupport } from './support';

@@ -50,3 +50,14 @@ export const DEFAULT_PLAYWRIGHT_SANDBOX_LIMITS = {
    */
   scratchBytes: 512 * MiB,
 } as const satisfies Required<SandboxLimits>;
+
+/**
+ * The limits of a sandbox that runs `workers` Playwright workers at once (a batch holding as many of
+ * the worker's slots): the memory and processes of as many sandboxes of one, the rest as one.
+ */
+export function limitsForWorkers(limits: Partial<SandboxLimits>, workers: number): Partial<SandboxLimits> {
+  if (workers <= 1) return limits;
+  const memoryBytes = limits.memoryBytes ?? DEFAULT_PLAYWRIGHT_SANDBOX_LIMITS.memoryBytes;
+  const pids = limits.pids ?? DEFAULT_PLAYWRIGHT_SANDBOX_LIMITS.pids;
+  return { ...limits, memoryBytes: memoryBytes * workers, pids: pids * workers };
+}

@@ -10,6 +10,7 @@ import type { WorkerConfig } from '../config';
 import { BatchRegistry } from '../executors/playwright/batch';
 import { BundleCache, BundleUnavailableError } from '../executors/playwright/bundle-cache';
 import { discoverTests } from '../executors/playwright/discover';
+import { Arrivals, Gatherings } from '../executors/playwright/gather';
 import { scratchBytes, withScratch } from '../executors/playwright/scratch-run';
 import type { PlaywrightRuntime } from '../executors/playwright/playwright-deps';
 import type { WorkerEgress } from '../network/worker-egress';
@@ -42,6 +43,8 @@ export async function startPlaywright(
       limits: config.sandboxCpuCores === undefined ? {} : { cpuQuota: config.sandboxCpuCores },
       batches: new BatchRegistry(),
       batching: { share: config.concurrency, maxRuns: config.playwrightBatchSize },
+      arrivals: new Arrivals(),
+      gatherings: new Gatherings(),
       openEgress: (id, policy) => parts.egress.proxy.openRun(id, { policy }),
     };
     return { value, tearDown: () => rm(dir, { recursive: true, force: true }) };

@@ -19,8 +19,13 @@ export interface BatchRequest {
   leaderId: string;
   /** Runs a worker runs at once: the suite run's runs are shared between that many batches. */
   share: number;
-  /** Most runs in one batch, the leader included. */
+  /** Most runs in one batch a Playwright worker of it, the leader included. */
   maxRuns: number;
+  /**
+   * The suite run's runs this worker claimed at the same moment, which join the leader's batch (each
+   * a Playwright worker of it more, holding its own slot): stamped with the batch like the leader.
+   */
+  joined?: readonly string[];
 }
 
 interface Candidate {
@@ -32,8 +37,8 @@ interface Candidate {
 }
 
 /**
- * Reserves the runs that join the leader's batch and returns their ids (the leader, reserved too so
- * that the batch's lease counts it, not among them).
+ * Reserves the runs that join the leader's batch and returns their ids (the leader and the joined
+ * runs, reserved too so that the batch's lease counts them, not among them).
  * Candidates are the suite run's queued runs of the same bundle and settings not reserved by a live
  * batch; the batch takes the leader's spec file first, then whole files in queue order, up to its
  * share (the candidates and the leader divided by the ways still free) or `maxRuns`.
@@ -76,31 +81,37 @@ async function candidateCount(tx: DbTx, leaderId: string): Promise<number> {
  */
 async function tryReserve(db: Db, request: BatchRequest, last: boolean): Promise<string[] | 'contended'> {
   return db.$transaction(async (tx) => {
-    // The leader first, then only rows no one holds (SKIP LOCKED): this waits for nothing while it
-    // holds anything, so it never deadlocks with a cancel or a claim (they lock in id order).
-    await tx.$queryRaw`SELECT id FROM runs WHERE id = ${request.leaderId} FOR UPDATE`;
+    // The leader and the joined runs first, in id order as a cancel locks them, then only rows no
+    // one holds (SKIP LOCKED): this never deadlocks with a cancel or a claim.
+    const running = [request.leaderId, ...(request.joined ?? [])];
+    await tx.$queryRaw`SELECT id FROM runs WHERE id = ANY(${running}::text[]) ORDER BY id FOR UPDATE`;
+    // A file of the leader's or a joined run's is taken whole (a serial group is never split).
     const candidates = await tx.$queryRaw<Candidate[]>`
       SELECT r.id,
         CASE WHEN (r.steps->'playwright'->>'parallel')::boolean THEN r.id ELSE r.steps->'playwright'->>'file' END AS "group",
-        (r.steps->'playwright'->>'file' = l.steps->'playwright'->>'file'
+        (r.steps->'playwright'->>'file' IN (
+            SELECT j.steps->'playwright'->>'file' FROM runs j WHERE j.id = ANY(${running}::text[]))
           AND (r.steps->'playwright'->>'parallel') IS DISTINCT FROM 'true') AS same
       ${candidatesOf(request.leaderId)}
       ORDER BY 3 DESC, r.position
       FOR UPDATE OF r SKIP LOCKED`;
     if (!last && (await candidateCount(tx, request.leaderId)) > candidates.length) return 'contended';
-    if (candidates.length === 0) return [];
+    if (candidates.length === 0 && running.length === 1) return [];
     const [live] = await tx.$queryRaw<Array<{ batches: number }>>`
       SELECT count(DISTINCT r.batch_id)::int AS batches
       FROM runs l JOIN runs r ON r.suite_run_id = l.suite_run_id
       WHERE l.id = ${request.leaderId} AND r.batch_lease_until >= now() AND r.status IN ('queued', 'running')`;
-    const ways = Math.max(1, request.share - (live?.batches ?? 0));
-    const size = Math.min(request.maxRuns, Math.ceil((candidates.length + 1) / ways)) - 1;
+    // A batch of W workers (the leader and the runs that joined it) takes W of the ways still free.
+    const workers = running.length;
+    const ways = Math.max(workers, request.share - (live?.batches ?? 0));
+    const total = candidates.length + workers;
+    const size = Math.min(request.maxRuns * workers, Math.ceil((total * workers) / ways)) - workers;
     const ids = wholeFiles(candidates, size);
-    if (ids.length === 0) return [];
+    if (ids.length === 0 && workers === 1) return [];
     await tx.$executeRaw`
       UPDATE runs SET batch_id = ${request.batchId},
         batch_lease_until = now() + make_interval(secs => ${BATCH_LEASE_MS / 1000})
-      WHERE id = ANY(${[request.leaderId, ...ids]}::text[])`;
+      WHERE id = ANY(${[...running, ...ids]}::text[])`;
     return ids;
   });
 }

@@ -27,16 +27,26 @@ export interface BatchMember {
   settle: (result: PlaywrightTestResult | null) => void;
   /** When its test began (ms since the epoch); its steps' times count from it. */
   beganAt: number;
-  /** Its lifecycle once started (the leader's is the job's own). */
+  /** Its lifecycle once started (the leader's and a joined run's is the job's own: until its result is recorded). */
   lifecycle: Promise<unknown> | null;
+  /** Whether its test has begun (or was reported without a begin). */
+  begun: boolean;
   taken: boolean;
+}
+
+/** A run its own job brought to the batch (the leader, or a run that joined it, gather.ts): its test, and when its result has been recorded. */
+export interface JoinedRun {
+  runId: string;
+  definition: Definition;
+  recorded: Promise<unknown>;
 }
 
 /** What a batch needs of the worker: which runs it is, where it runs, how it reaches the network. */
 export interface BatchSetup {
   db: Db;
   logger: Logger;
-  leader: { runId: string; definition: Definition; recorded: Promise<unknown> };
+  /** The runs its jobs brought to it, the leader first (gather.ts): one Playwright worker each. */
+  running: readonly JoinedRun[];
   /** Starts a member's lifecycle (ExecutorAttempt.runBatched). */
   runBatched: (runId: string, batchId: string) => Promise<unknown>;
   /** The batch's own way out through the egress proxy (closed when the batch ends). */
@@ -72,7 +82,7 @@ export class BatchRegistry {
 export async function reserveMembers(
   db: Db,
   leaderId: string,
-  sizing: { share: number; maxRuns: number },
+  sizing: { share: number; maxRuns: number; joined?: readonly string[] },
 ): Promise<{ batchId: string; members: Map<string, Definition> } | null> {
   if (sizing.maxRuns < 2) return null;
   const batchId = randomUUID();
@@ -93,7 +103,16 @@ function newMember(runId: string, definition: Definition): BatchMember {
   const result = new Promise<PlaywrightTestResult | null>((resolve) => {
     settle = resolve;
   });
-  return { runId, test: refOf(definition), result, settle, beganAt: Date.now(), lifecycle: null, taken: false };
+  return {
+    runId,
+    test: refOf(definition),
+    result,
+    settle,
+    beganAt: Date.now(),
+    lifecycle: null,
+    begun: false,
+    taken: false,
+  };
 }
 
 /** One batch: its members, the abort of its sandbox, and the lease its ticks renew. */
@@ -112,7 +131,7 @@ export class PlaywrightBatch {
     private readonly setup: BatchSetup,
     definitions: ReadonlyMap<string, Definition>,
   ) {
-    const all = new Map([[setup.leader.runId, setup.leader.definition], ...definitions]);
+    const all = new Map([...setup.running.map((r) => [r.runId, r.definition] as const), ...definitions]);
     for (const [runId, definition] of all) {
       const member = newMember(runId, definition);
       const key = playwrightTestKey(member.test);
@@ -120,8 +139,10 @@ export class PlaywrightBatch {
       this.members.set(runId, member);
       this.byKey.set(key, member);
     }
-    const leader = this.members.get(setup.leader.runId);
-    if (leader) leader.lifecycle = setup.leader.recorded;
+    for (const run of setup.running) {
+      const member = this.members.get(run.runId);
+      if (member) member.lifecycle = run.recorded;
+    }
     this.tick = setInterval(() => void this.renew(), TICK_MS);
     this.tick.unref();
   }
@@ -141,8 +162,10 @@ export class PlaywrightBatch {
   /** A test began: its run's lifecycle starts (it claims the run; its attempt takes the result). */
   began(key: string): void {
     const member = this.byKey.get(key);
-    if (!member || member.lifecycle) return;
+    if (!member || member.begun) return;
+    member.begun = true;
     member.beganAt = Date.now();
+    if (member.lifecycle) return;
     member.lifecycle = this.setup.runBatched(member.runId, this.id).catch((error: unknown) => {
       this.setup.logger.error('a run of a Playwright batch failed in the worker', {
         runId: member.runId,

@@ -3,6 +3,7 @@ import type { RunEgress } from '../../network/egress-proxy';
 import type { SandboxLimits } from '../../sandbox';
 import type { BatchRegistry } from './batch';
 import type { BundleCache } from './bundle-cache';
+import type { Arrivals, Gatherings } from './gather';
 import type { Isolation } from './runtime';
 
 /**
@@ -29,6 +30,10 @@ export interface PlaywrightRuntime {
    * concurrency), at most `maxRuns` runs each (PLAYWRIGHT_BATCH_SIZE; 1: every test alone).
    */
   batching: { share: number; maxRuns: number };
+  /** The runs this worker's jobs are bringing to their executor, which a batch's leader waits for (gather.ts). */
+  arrivals: Arrivals;
+  /** The batches being gathered, which runs of the same suite run join (gather.ts). */
+  gatherings: Gatherings;
   /** Opens a batch's own way out through the egress proxy (none: the leader's attempt's). */
   openEgress?: (id: string, policy: TargetPolicy | undefined) => RunEgress;
 }

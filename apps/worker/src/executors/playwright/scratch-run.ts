@@ -34,7 +34,7 @@ export async function withScratch<T>(
   }
 }
 
-/** The scratch quota of a sandbox; none without one (PLAYWRIGHT_SANDBOX=off). */
-export function scratchBytes(playwright: Pick<PlaywrightRuntime, 'isolation'>): number | null {
-  return playwright.isolation === 'none' ? null : DEFAULT_PLAYWRIGHT_SANDBOX_LIMITS.scratchBytes;
+/** The scratch quota of a sandbox of `workers` Playwright workers (each its own); none without a sandbox (PLAYWRIGHT_SANDBOX=off). */
+export function scratchBytes(playwright: Pick<PlaywrightRuntime, 'isolation'>, workers = 1): number | null {
+  return playwright.isolation === 'none' ? null : DEFAULT_PLAYWRIGHT_SANDBOX_LIMITS.scratchBytes * workers;
 }

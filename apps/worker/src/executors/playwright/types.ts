@@ -44,8 +44,10 @@ export interface RunPlaywrightOptions extends BundleOptions {
    * the worker names the tests to stop. None: the tests cannot be stopped one by one.
    */
   controlDir?: string;
-  /** Normally one test; several run in the same sandbox and Playwright worker, in Playwright's order. */
+  /** Normally one test; several run in the same sandbox, in Playwright's order. */
   tests: PlaywrightTestRef[];
+  /** Playwright workers running them (a batch holding as many of the worker's slots). Default 1. */
+  workers?: number;
   /** Passed to runSandboxed (default 'none'). */
   network?: SandboxSpec['network'];
   /** `use.proxy` of every context (e.g. `{ server: 'http://127.0.0.1:<relay port>' }`). */

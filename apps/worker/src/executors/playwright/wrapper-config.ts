@@ -10,6 +10,7 @@ export interface WrapperOptions {
   resultsFile: string;
   testListFile: string;
   tests: PlaywrightTestRef[];
+  workers: number;
   baseURL: string | null;
   proxy: RunPlaywrightOptions['proxy'] | null;
   retries: number | null;
@@ -44,6 +45,7 @@ export function wrapperOptions(
     resultsFile: `${layout.state}/results.jsonl`,
     testListFile: `${layout.state}/test-list.txt`,
     tests,
+    workers: options.workers ?? 1,
     baseURL: options.baseUrl ?? null,
     proxy: options.proxy ?? null,
     retries: options.retries ?? null,
@@ -114,7 +116,7 @@ const { webServer: _ignored, ...rest } = base;
 export default clean({
   ...rest,
   reporter: [[o.reporter, { mode: 'run', file: o.resultsFile, root: ${JSON.stringify(layout.bundle)} }]],
-  workers: 1,
+  workers: o.workers,
   outputDir: ${JSON.stringify(layout.output)},
   retries: retries(base.retries),
   timeout: timeout(base.timeout),

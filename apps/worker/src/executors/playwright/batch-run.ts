@@ -1,0 +1,193 @@
+// A run of a suite run in a batch (docs/PLAYWRIGHT.md, "Batches"): the run joins the batch of a
+// leader this worker is gathering (gather.ts), or leads one: the runs that joined it (one
+// Playwright worker each) and the suite run's queued runs it reserves (batch.ts) run in one
+// sandbox, and each run's result is recorded as its test ends.
+import type { Db } from '@testrun/core/db';
+import { errorMessage } from '@testrun/core/logger';
+import type { RunOutcome } from '@testrun/core/runs';
+import type { ExecutorAttempt } from '../executor';
+import type { RunEgress } from '../../network/egress-proxy';
+import { DEFAULT_PLAYWRIGHT_SANDBOX_LIMITS, limitsForWorkers } from '../../sandbox';
+import { PlaywrightBatch, reserveMembers, type BatchMember, type JoinedRun } from './batch';
+import { gatherKey, GATHER_BOUND_MS, type Gathering } from './gather';
+import { cannotRun, recordResult, runAlone, sandboxOptions, type Definition, type Given } from './given';
+import { makeControlDir } from './interrupt';
+import type { PlaywrightSecrets } from './playwright-secrets';
+import { runPlaywrightTests } from './run';
+import { scratchBytes, withScratch } from './scratch-run';
+
+/** A promise and its resolve: when a run's own result has been recorded. */
+function recording(): { done: () => void; promise: Promise<void> } {
+  let done: () => void = () => undefined;
+  const promise = new Promise<void>((resolve) => {
+    done = resolve;
+  });
+  return { done, promise };
+}
+
+/**
+ * Runs the attempt of a run of a suite run: in the batch of a leader gathering its suite run's runs
+ * (its job keeps its slot for the batch: one Playwright worker more), or as the leader of one.
+ */
+export async function runInBatch(given: Given, db: Db): Promise<RunOutcome> {
+  const { attempt, playwright, definition } = given;
+  const { run } = attempt;
+  const key = gatherKey(run, definition);
+  const own = recording();
+  const joining = playwright.gatherings.join(key, { runId: run.id, definition, recorded: own.promise });
+  playwright.arrivals.arrived(run.id);
+  if (!joining) return lead(given, db, key);
+  try {
+    const gathered = await joining;
+    const member = gathered && playwright.batches.take(run.id);
+    if (gathered && member) {
+      attempt.holdJob(gathered.work);
+      return await recordMember(attempt, member.member, gathered.batch, given.secrets);
+    }
+  } finally {
+    own.done();
+  }
+  return runAlone(given);
+}
+
+/**
+ * Leads a batch: waits for the runs this worker took with it to join, reserves its share of the
+ * suite run's queued runs, and runs them all in one sandbox with a Playwright worker per slot held.
+ */
+async function lead(given: Given, db: Db, key: string): Promise<RunOutcome> {
+  const { attempt, playwright } = given;
+  const gathering = playwright.gatherings.lead(key);
+  try {
+    await playwright.arrivals.settled(GATHER_BOUND_MS, () => gathering.joined.length + 1 >= playwright.batching.share);
+  } finally {
+    gathering.close();
+  }
+  let reserved: Awaited<ReturnType<typeof reserveMembers>>;
+  try {
+    const joined = gathering.joined.map((r) => r.runId);
+    reserved = await reserveMembers(db, attempt.run.id, { ...playwright.batching, joined });
+  } catch (error) {
+    gathering.resolve(null);
+    throw error;
+  }
+  if (!reserved) {
+    gathering.resolve(null);
+    return runAlone(given);
+  }
+  return leadBatch(given, db, reserved, gathering);
+}
+
+/** A member's attempt: waits for its test's result in the batch's sandbox (or its cancel), then records it. */
+export async function recordMember(
+  attempt: ExecutorAttempt,
+  member: BatchMember,
+  batch: PlaywrightBatch,
+  secrets: PlaywrightSecrets,
+): Promise<RunOutcome> {
+  const cancelled = new Promise<null>((resolve) => {
+    if (attempt.signal.aborted) resolve(null);
+    attempt.signal.addEventListener('abort', () => resolve(null), { once: true });
+  });
+  const result = await Promise.race([member.result, cancelled]);
+  if (attempt.signal.aborted) {
+    // Its test stops in the sandbox too; the batch's other tests carry on.
+    await batch.interrupt(member.runId);
+    return cannotRun('cancelled');
+  }
+  if (!result) return cannotRun('the Playwright batch ended without a result for the test');
+  return recordResult(attempt, result, { startedAt: member.beganAt, scratchDir: batch.scratchDir, secrets });
+}
+
+/**
+ * Leads a batch: its tests run in one sandbox, with a Playwright worker for the leader and each run
+ * that joined it, kept by their jobs until every member has ended; each run's own result is
+ * recorded as its test ends, like any member's.
+ */
+async function leadBatch(
+  given: Given,
+  db: Db,
+  reserved: { batchId: string; members: Map<string, Definition> },
+  gathering: Gathering,
+): Promise<RunOutcome> {
+  const { attempt, playwright, definition } = given;
+  const { run } = attempt;
+  const own = recording();
+  const running: JoinedRun[] = [{ runId: run.id, definition, recorded: own.promise }, ...gathering.joined];
+  const workers = running.length;
+  let batch: PlaywrightBatch;
+  let work: Promise<unknown>;
+  try {
+    const egress: RunEgress | undefined = playwright.openEgress?.(`batch-${reserved.batchId}`, attempt.policy);
+    batch = new PlaywrightBatch(
+      reserved.batchId,
+      { db, logger: attempt.logger, running, runBatched: attempt.runBatched, egress },
+      reserved.members,
+    );
+    playwright.batches.add(batch);
+    attempt.logger.info('Playwright batch started', {
+      runId: run.id,
+      batchId: batch.id,
+      runs: batch.runIds().length,
+      workers,
+    });
+    work = runBatch(given, batch, egress, workers).finally(() => playwright.batches.remove(batch));
+  } catch (error) {
+    gathering.resolve(null);
+    own.done();
+    throw error;
+  }
+  gathering.resolve({ batch, work });
+  attempt.holdJob(
+    work.catch((error: unknown) =>
+      attempt.logger.error('Playwright batch failed', { batchId: batch.id, error: errorMessage(error) }),
+    ),
+  );
+  const taken = playwright.batches.take(run.id);
+  try {
+    return taken
+      ? await recordMember(attempt, taken.member, batch, given.secrets)
+      : cannotRun('the batch lost its leader');
+  } finally {
+    own.done();
+  }
+}
+
+/** The batch's sandbox: its tests with `workers` Playwright workers, then the batch ended (its unrun runs freed). */
+function runBatch(given: Given, batch: PlaywrightBatch, egress: RunEgress | undefined, workers: number) {
+  const { attempt, playwright } = given;
+  const tests = batch.tests();
+  return withScratch(
+    attempt.scratchDir,
+    `pw-batch-${attempt.run.id}-`,
+    async (scratchDir) => {
+      batch.scratchDir = scratchDir;
+      const control = await makeControlDir(attempt.scratchDir);
+      batch.controlDir = control.dir;
+      const options = sandboxOptions(given, egress?.proxy ?? attempt.proxy, () => egress?.blocked ?? attempt.blocked);
+      // A batch's wall clock grows with its tests: twice their time budgets, at least a run's.
+      const single = DEFAULT_PLAYWRIGHT_SANDBOX_LIMITS.wallMs;
+      const wallMs = Math.min(4 * 3_600_000, Math.max(single, tests.length * attempt.run.timeoutMs * 2));
+      try {
+        await runPlaywrightTests(
+          {
+            ...options,
+            scratchDir,
+            tests,
+            workers,
+            signal: batch.abort.signal,
+            controlDir: control.dir,
+            limits: { ...limitsForWorkers(playwright.limits, workers), wallMs },
+            onBegin: (key) => batch.began(key),
+          },
+          (result) => batch.ended(result),
+        );
+      } finally {
+        await control.remove();
+        const freed = await batch.end();
+        if (freed.length > 0)
+          attempt.logger.warn('Playwright batch ended with runs it did not run; freed', { batchId: batch.id, freed });
+      }
+    },
+    scratchBytes(playwright, workers),
+  );
+}

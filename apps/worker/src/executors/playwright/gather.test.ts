@@ -1,0 +1,51 @@
+import { Arrivals, Gatherings } from './gather';
+
+describe('Arrivals', () => {
+  it('settles at once when no run is on its way, and once the last one arrives otherwise', async () => {
+    const arrivals = new Arrivals();
+    await arrivals.settled(60_000, () => false);
+    arrivals.begin('a');
+    arrivals.begin('b');
+    let settled = false;
+    const waiting = arrivals.settled(60_000, () => false).then(() => (settled = true));
+    arrivals.arrived('a');
+    await Promise.resolve();
+    expect(settled).toBe(false);
+    // Arriving twice counts once.
+    arrivals.arrived('a');
+    await Promise.resolve();
+    expect(settled).toBe(false);
+    arrivals.arrived('b');
+    await waiting;
+    expect(settled).toBe(true);
+  });
+
+  it('settles when enough have gathered, or at its bound while a run is still on its way', async () => {
+    const arrivals = new Arrivals();
+    arrivals.begin('slow');
+    let enough = false;
+    const waiting = arrivals.settled(60_000, () => enough);
+    enough = true;
+    arrivals.begin('other');
+    arrivals.arrived('other');
+    await waiting;
+    // 'slow' never arrives: the bound ends the wait.
+    await arrivals.settled(20, () => false);
+  });
+});
+
+describe('Gatherings', () => {
+  it('lets runs of the same key join an open gathering and tells them its batch; a closed one takes nobody', async () => {
+    const gatherings = new Gatherings();
+    const run = (runId: string) => ({ runId, definition: {} as never, recorded: Promise.resolve() });
+    expect(gatherings.join('k', run('early'))).toBeNull();
+    const gathering = gatherings.lead('k');
+    const joined = gatherings.join('k', run('b'));
+    expect(gatherings.join('other', run('c'))).toBeNull();
+    gathering.close();
+    expect(gatherings.join('k', run('late'))).toBeNull();
+    expect(gathering.joined.map((r) => r.runId)).toEqual(['b']);
+    gathering.resolve(null);
+    await expect(joined).resolves.toBeNull();
+  });
+});

@@ -13,7 +13,7 @@ describe('scratch directories', () => {
     const other = path.join(root, 'something-else');
     for (const dir of [dead, parent, other]) mkdirSync(dir);
 
-    expect(await sweepStaleScratchDirs(root)).toEqual([dead]);
+    expect(await sweepStaleScratchDirs(root)).toEqual({ removed: [dead], failed: [] });
     expect([mine, dead, parent, other].map((dir) => existsSync(dir))).toEqual([true, false, true, true]);
   });
 });

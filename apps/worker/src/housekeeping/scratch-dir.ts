@@ -21,19 +21,27 @@ function isAlive(pid: number): boolean {
 
 /**
  * Removes the scratch directories of worker processes that are gone (killed before they could
- * clean up, say). Directories of live processes, and anything not named like ours, are left alone.
- * Returns the directories removed.
+ * clean up, say). Directories of live processes, and anything not named like ours, are left alone;
+ * so is one that cannot be removed (still a mount point, say), with the reason in `failed`: a stale
+ * directory never stops a worker from starting.
  */
-export async function sweepStaleScratchDirs(root: string = os.tmpdir()): Promise<string[]> {
+export async function sweepStaleScratchDirs(
+  root: string = os.tmpdir(),
+): Promise<{ removed: string[]; failed: { dir: string; reason: string }[] }> {
   const removed: string[] = [];
+  const failed: { dir: string; reason: string }[] = [];
   for (const name of await readdir(root).catch(() => [])) {
     const match = new RegExp(`^${PREFIX}(\\d+)-`).exec(name);
     if (!match) continue;
     const pid = Number(match[1]);
     if (pid === process.pid || isAlive(pid)) continue;
     const dir = path.join(root, name);
-    await rm(dir, { recursive: true, force: true });
-    removed.push(dir);
+    try {
+      await rm(dir, { recursive: true, force: true });
+      removed.push(dir);
+    } catch (error) {
+      failed.push({ dir, reason: error instanceof Error ? error.message : String(error) });
+    }
   }
-  return removed;
+  return { removed, failed };
 }

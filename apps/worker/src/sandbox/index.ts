@@ -1,5 +1,5 @@
 export { DEFAULT_PLAYWRIGHT_SANDBOX_LIMITS, limitsForWorkers } from './limits';
 export { groupLimitNow, runSandboxed, type SandboxLimits, type SandboxResult, type SandboxSpec } from './run-sandboxed';
-export { mountScratch, readScratchFile, scratchFullNow, unmountScratch } from './scratch';
+export { mountScratch, readScratchFile, scratchFullNow, sweepStaleScratch, unmountScratch } from './scratch';
 export { checkSandboxSupport } from './support';
 export { runUnsandboxed } from './unsandboxed';

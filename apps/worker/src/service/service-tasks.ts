@@ -15,6 +15,7 @@ import type { WorkerConfig } from '../config';
 import { makeScratchDir, sweepStaleScratchDirs } from '../housekeeping/scratch-dir';
 import { startEgress, type WorkerEgress } from '../network/worker-egress';
 import { memoryArgs } from '../run/run-limits';
+import { sweepStaleScratch } from '../sandbox';
 import { createWebhookWorker } from '../webhooks/webhook-worker';
 import type { Lifecycle, TearDown } from './lifecycle';
 import { foldRepeats } from './repeated-errors';
@@ -116,8 +117,12 @@ export function launchBrowser(
  */
 export function scratchDirectory(life: Lifecycle, options: WorkerServiceOptions): Promise<string> {
   return life.task('scratch directory', async () => {
-    for (const dir of await sweepStaleScratchDirs())
-      options.logger.info("removed a stopped worker's scratch directory", { dir });
+    // A killed worker's scratch quota mounts first: its directory cannot go while one is mounted in it.
+    await sweepStaleScratch();
+    const { removed, failed } = await sweepStaleScratchDirs();
+    for (const dir of removed) options.logger.info("removed a stopped worker's scratch directory", { dir });
+    for (const { dir, reason } of failed)
+      options.logger.warn("cannot remove a stopped worker's scratch directory; left as it is", { dir, reason });
     const value = await makeScratchDir();
     // Runs handed back are abandoned here (another worker starts them again): their files can go too.
     return { value, tearDown: () => rm(value, { recursive: true, force: true }) };

@@ -47,7 +47,8 @@ async function writeRunFiles(
 
 /**
  * Runs the selected tests of a bundle (normally one) in one sandbox with the service's Playwright
- * Test runner, one Playwright worker, Chromium, and the team's config under ours (wrapper-config.ts).
+ * Test runner, `workers` Playwright workers (default one), Chromium, and the team's config under
+ * ours (wrapper-config.ts).
  * Setup projects the tests depend on run first, as Playwright runs them. `onBegin` hears each
  * selected test start (its first attempt). Each selected test's result
  * reaches `onResult` as soon as its last attempt ends; the promise resolves with all of them once the

@@ -47,7 +47,10 @@ export function extrasReport(trials: ReadonlyMap<string, Trial[]>, ks: readonly 
       `| ${k} | ${fmt(
         service.map((t) => t.firstStartMs ?? NaN),
         0,
-      )} | ${fmt(perTrial, 0)} | ${fmt(peaks, 0, 1024 * 1024)} |`,
+      )} | ${fmt(perTrial, 0)} | ${fmt(peaks, 0, 1024 * 1024)} | ${fmt(
+        service.map((t) => t.tailMs ?? NaN),
+        0,
+      )} |`,
     );
   }
   const batched = trials.get('2:service') ?? [];
@@ -67,10 +70,12 @@ export function extrasReport(trials: ReadonlyMap<string, Trial[]>, ks: readonly 
   return `Service side of the same trials: from the suite run's \`created_at\` (the POST) to the earliest
 \`started_at\` of its runs (the first test claimed in its sandbox), the sandboxes a suite run used, and the
 peak of each sandbox's memory cgroup (\`memory.max_usage_in_bytes\`, Chromium, the runner and the
-sandbox's tmpfs; sampled every 200 ms while the suite runs):
+sandbox's tmpfs; sampled every 200 ms while the suite runs), and how long its sandboxes outlive the
+verdict (the runner and its browsers shutting down; the trial's CPU counts it, and the next trial starts
+once the worker has no sandbox left):
 
-| K | POST → first test started (ms) | Sandboxes per suite run | Peak memory per sandbox (MiB) |
-|---|---|---|---|
+| K | POST → first test started (ms) | Sandboxes per suite run | Peak memory per sandbox (MiB) | Sandboxes gone after the verdict (ms) |
+|---|---|---|---|---|
 ${rows.join('\n')}
 
 Batching against one sandbox per test, K=2, the same ${n} tests (\`PLAYWRIGHT_BATCH_SIZE=1\`: a worker of its

@@ -95,7 +95,7 @@ async function measure(work: string, baseUrl: string): Promise<Results> {
     const extra =
       trial.firstStartMs === undefined
         ? ''
-        : `, first test ${trial.firstStartMs} ms after the POST, sandbox peaks ${(trial.sandboxPeaks ?? []).map((p) => `${(p / 2 ** 20).toFixed(0)} MiB`).join(' ')}`;
+        : `, first test ${trial.firstStartMs} ms after the POST, sandbox peaks ${(trial.sandboxPeaks ?? []).map((p) => `${(p / 2 ** 20).toFixed(0)} MiB`).join(' ')}, sandboxes gone ${trial.tailMs} ms after the verdict`;
     out(`K=${k} ${side}: ${(trial.wallMs / 1000).toFixed(2)} s wall, ${(trial.cpuMs / 1000).toFixed(1)} CPU-s${extra}`);
   };
   const suite = path.join(work, 'shop');
@@ -224,7 +224,8 @@ function report(results: Results): string {
   of its own (\`cpuacct.usage\`: every process it starts, Chromium's orphaned helpers included).
   **service**: the same project deployed with \`testrun deploy --file testrun.yaml\`, its suite POSTed to
   \`/api/v1/runs\` with the same evidence (\`evidence\`: trace, video and screenshots \`off\`) and followed to its
-  end; CPU of the API, the worker and its sandboxes, and the Postgres backends.
+  verdict (wall); CPU of the API, the worker and its sandboxes, and the Postgres backends, until its last
+  sandbox is gone (the runner's shut-down after the last result included, as on the other side).
 - ${PAIRS} rounds per K, the two sides alternating which goes first. Figures: median (min–max)${
     PAIRS % 2 === 0 ? '; with an even count the median is the mean of the two middle values' : ''
   }.

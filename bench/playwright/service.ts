@@ -13,7 +13,7 @@ import type { ProjectFile } from '@testrun/contracts';
 import { REPO_ROOT } from '../../test/support/processes';
 import { CpuGroup, treeCpuMs } from '../h2h/cpu';
 import { startBenchService } from '../h2h/service';
-import { sampleSandboxMemory } from './sandbox-memory';
+import { sampleSandboxMemory, sandboxesGone } from './sandbox-memory';
 
 /** Wall time and CPU of one trial. */
 export interface Trial {
@@ -23,6 +23,8 @@ export interface Trial {
   firstStartMs?: number;
   /** Service only: the peak memory of each sandbox the suite run used (empty where unreadable). */
   sandboxPeaks?: number[];
+  /** Service only: from the verdict to the end of the suite run's last sandbox (its runner's shut-down). */
+  tailMs?: number;
 }
 
 /** What the Playwright benchmarks ask of the service. */
@@ -105,6 +107,7 @@ export async function startPlaywrightService(
       group?.add(worker.child.pid ?? 0);
       if (!warm.oneTest) {
         await bench.suiteTerminal(await bench.post({ projectSlug: warm.projectSlug, suiteSlug: warm.suiteSlug }));
+        await sandboxesGone(worker.child.pid ?? 0);
         return;
       }
       const test = await bench.db.test.findFirstOrThrow({
@@ -115,6 +118,7 @@ export async function startPlaywrightService(
       const runId = await bench.post({ testId: test.id });
       while ((await bench.db.run.findUniqueOrThrow({ where: { id: runId } })).finishedAt === null)
         await new Promise((resolve) => setTimeout(resolve, 100));
+      await sandboxesGone(worker.child.pid ?? 0);
     },
     runSuite: async (projectSlug, suiteSlug, expectPassed) => {
       const pids = [bench.api.child.pid ?? 0, worker.child.pid ?? 0];
@@ -127,6 +131,12 @@ export async function startPlaywrightService(
       const evidence = { trace: 'off', video: 'off', screenshots: 'off' };
       const id = await bench.post({ projectSlug, suiteSlug, evidence });
       const row = await bench.suiteTerminal(id);
+      // Its wall time ends with the verdict; its CPU and memory with its sandboxes, whose runners and
+      // browsers shut down after the last result: the next trial starts on an idle worker.
+      const ended = Date.now();
+      if (!(await sandboxesGone(worker.child.pid ?? 0)))
+        throw new Error('service: a sandbox was still running 60 s after the suite run ended');
+      const tailMs = Date.now() - ended;
       const sandboxPeaks = memory.stop();
       const first = await bench.db.run.aggregate({ where: { suiteRunId: id }, _min: { startedAt: true } });
       const created = await bench.db.suiteRun.findUniqueOrThrow({ where: { id }, select: { createdAt: true } });
@@ -143,7 +153,7 @@ export async function startPlaywrightService(
         const reasons = why.map((r) => r.resultSummary).join(' | ');
         throw new Error(`service: ${row.passedCount} of ${expectPassed} passed (${row.status}): ${reasons}`);
       }
-      return { wallMs: row.finishedAt.getTime() - sent, cpuMs, firstStartMs, sandboxPeaks };
+      return { wallMs: row.finishedAt.getTime() - sent, cpuMs, firstStartMs, sandboxPeaks, tailMs };
     },
     close: async () => {
       await stopWorker();

@@ -60,15 +60,19 @@ afterAll(async () => {
   await new Promise((resolve) => taken.close(resolve));
 });
 
-it('closes the database, the Redis connections, the egress proxy and the browser when a late part fails', async () => {
-  const port = (taken.address() as AddressInfo).port;
-  const { logger, text } = memoryLogger('worker');
-  const config = readWorkerConfig({
+/** A worker's config whose start fails late: its HTTP port is taken. */
+function lateFailing() {
+  return readWorkerConfig({
     ...process.env,
-    WORKER_HTTP_PORT: String(port),
+    WORKER_HTTP_PORT: String((taken.address() as AddressInfo).port),
     WORKER_HTTP_HOST: '127.0.0.1',
     WORKER_VIDEO: 'off',
   });
+}
+
+it('closes the database, the Redis connections, the egress proxy and the browser when a late part fails', async () => {
+  const { logger, text } = memoryLogger('worker');
+  const config = lateFailing();
   const baseline = openHandles();
   await expect(startWorkerService(config, { logger, reconcile: false })).rejects.toThrow(/EADDRINUSE/);
 
@@ -94,12 +98,7 @@ it("unmounts a killed worker's scratch quota before removing its scratch directo
   mkdirSync(batch, { recursive: true });
   execFileSync('/usr/bin/mount', ['-t', 'tmpfs', '-o', 'size=1m', `testrun-scratch-${dead}`, batch]);
   writeFileSync(path.join(batch, 'trace.zip'), 'left by the killed worker');
-  const config = readWorkerConfig({
-    ...process.env,
-    WORKER_HTTP_PORT: String((taken.address() as AddressInfo).port),
-    WORKER_HTTP_HOST: '127.0.0.1',
-    WORKER_VIDEO: 'off',
-  });
+  const config = lateFailing();
   try {
     // It gets as far as the taken port: the stale directory did not stop it.
     await expect(

@@ -59,13 +59,16 @@ export interface Gathering {
   resolve(gathered: Gathered): void;
 }
 
+/** An open gathering, with the promise its joined runs wait on. */
+type Open = Gathering & { told: Promise<Gathered> };
+
 /** The open gatherings of this worker, by what a batch's runs share (gatherKey). */
 export class Gatherings {
-  private readonly open = new Map<string, Gathering>();
+  private readonly open = new Map<string, Open>();
 
   /** Joins the open gathering of `key`: its batch to come; null when none is open (the caller leads). */
   join(key: string, run: JoinedRun): Promise<Gathered> | null {
-    const gathering = this.open.get(key) as (Gathering & { told: Promise<Gathered> }) | undefined;
+    const gathering = this.open.get(key);
     if (!gathering) return null;
     gathering.joined.push(run);
     return gathering.told;
@@ -77,12 +80,13 @@ export class Gatherings {
     const told = new Promise<Gathered>((resolve) => {
       tell = resolve;
     });
-    const gathering = { joined: [] as JoinedRun[], told, resolve: (gathered: Gathered) => tell(gathered) };
+    const resolve = (gathered: Gathered) => tell(gathered);
+    const gathering: Open = { joined: [], told, resolve };
     this.open.set(key, gathering);
     const close = () => {
       if (this.open.get(key) === gathering) this.open.delete(key);
     };
-    return { ...gathering, close, joined: gathering.joined };
+    return { joined: gathering.joined, resolve, close };
   }
 }
 

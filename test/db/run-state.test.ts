@@ -1,4 +1,4 @@
-import type { Db } from '@testrun/core/db';
+import type { Db, DbTx } from '@testrun/core/db';
 import { abortRun, canTransition, deriveSuiteStatus, finishRun, startRun } from '@testrun/core/runs';
 import { countStatuses, RUN_STATUSES } from '@testrun/contracts';
 import { applySampleProject, createTenant, insertSuiteRuns, sampleProject, testDb } from '../support/harness';
@@ -40,7 +40,35 @@ async function expectConsistent(suiteRunId: string) {
   expect(suiteRun.status).toBe(deriveSuiteStatus(counts));
   const terminal = !['queued', 'running'].includes(suiteRun.status);
   expect(suiteRun.finishedAt !== null).toBe(terminal);
+  // It spans its runs: from the first start (or earlier, when a queued run was ended) to the last finish.
+  const times = (pick: (r: (typeof suiteRun.runs)[number]) => Date | null) =>
+    suiteRun.runs.map(pick).flatMap((t) => (t ? [t.getTime()] : []));
+  const starts = times((r) => r.startedAt);
+  if (starts.length > 0) expect(suiteRun.startedAt?.getTime()).toBeLessThanOrEqual(Math.min(...starts));
+  if (terminal) expect(suiteRun.finishedAt?.getTime()).toBe(Math.max(...times((r) => r.finishedAt)));
   return suiteRun;
+}
+
+/**
+ * Runs `early` in a transaction that began before `late`'s (so its now() is the earlier) but
+ * reaches the suite run after `late` committed.
+ */
+async function outOfOrder(early: (tx: DbTx) => Promise<unknown>, late: (tx: DbTx) => Promise<unknown>) {
+  let begun = () => {};
+  const began = new Promise<void>((resolve) => (begun = resolve));
+  let go = () => {};
+  const proceed = new Promise<void>((resolve) => (go = resolve));
+  const first = db.$transaction(async (tx) => {
+    await tx.$queryRaw`SELECT now()`;
+    begun();
+    await proceed;
+    await early(tx);
+  });
+  await began;
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  await db.$transaction((tx) => late(tx));
+  go();
+  await first;
 }
 
 /** A small deterministic generator, so a failure replays. */
@@ -92,6 +120,25 @@ describe('run state machine', () => {
     expect(results.filter(Boolean)).toHaveLength(runs.length);
     const final = await expectConsistent(suiteRunId);
     expect(final.passedCount + final.failedCount + final.errorCount).toBe(6);
+  });
+
+  it('spans its runs when transactions reach the suite run in another order than they began', async () => {
+    const suiteRunId = await createSuiteRun(2, 0);
+    const [a, b] = await db.run.findMany({ where: { suiteRunId }, orderBy: { position: 'asc' } });
+    if (!a || !b) throw new Error('two runs expected');
+    await outOfOrder(
+      (tx) => startRun(tx, a.id, 2),
+      (tx) => startRun(tx, b.id, 2),
+    );
+    const started = await expectConsistent(suiteRunId);
+    expect(started.startedAt).toEqual(started.runs.find((r) => r.id === a.id)?.startedAt);
+    await outOfOrder(
+      (tx) => finishRun(tx, a.id, 1, { status: 'passed', resultSummary: 'a' }),
+      (tx) => finishRun(tx, b.id, 1, { status: 'passed', resultSummary: 'b' }),
+    );
+    const finished = await expectConsistent(suiteRunId);
+    expect(finished.status).toBe('passed');
+    expect(finished.finishedAt).toEqual(finished.runs.find((r) => r.id === b.id)?.finishedAt);
   });
 
   it('claims return the snapshot and refuse a run out of attempts', async () => {

@@ -2,7 +2,7 @@
 // and the Redis channel on which a cancel reaches the worker that runs a run.
 import type { Redis } from 'ioredis';
 import type { AbortOutcome } from './state';
-import { SUITE_MOVE } from './state';
+import { MOVED_COLUMNS, SUITE_MOVE } from './state';
 import type { Db, DbTx } from '../db';
 
 /** The result_summary of a run cancelled before a worker started it. */
@@ -47,7 +47,7 @@ export async function cancelRuns(tx: DbTx, workspaceId: string, runIds: readonly
          UPDATE runs r SET status = 'skipped'::"RunStatus", skip_reason = $2::"SkipReason", result_summary = $3,
            finished_at = now(), headers_sealed = NULL, variables_sealed = NULL, cancel_requested_at = now()
          FROM p WHERE r.id = p.id AND r.status = 'queued'
-         RETURNING r.id, r.suite_run_id, p.prev_status, r.status AS new_status, r.attempt),
+         RETURNING ${MOVED_COLUMNS}),
        s AS (${SUITE_MOVE} RETURNING s.id)
        SELECT u.id FROM u`,
       run.id,

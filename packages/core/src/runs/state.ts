@@ -17,12 +17,23 @@ export function canTransition(from: RunStatus, to: RunStatus): boolean {
   return RUN_TRANSITIONS[from].includes(to);
 }
 
+/** The moved run's times, as `u` returns them to SUITE_MOVE. */
+const RUN_TIMES = 'r.started_at AS run_started_at, r.finished_at AS run_finished_at';
+
+/** What an UPDATE of `runs r` joined to `p` (the run's status before, `prev_status`) returns for SUITE_MOVE. */
+export const MOVED_COLUMNS = `r.id, r.suite_run_id, p.prev_status, r.status AS new_status, r.attempt, ${RUN_TIMES}`;
+
 /**
  * The suite-run update that moves one child from `u.prev_status` to `u.new_status`, as SQL over a
  * CTE `u`. In an UPDATE's SET every column reads the row as it was, so each counter's new value is
  * spelled out and the aggregate status is derived from those new values, with the rule of
  * deriveSuiteStatus. Under READ COMMITTED a concurrent update of the same suite run waits for the
  * row lock and then re-evaluates against the newest row, so counters never lose an increment.
+ *
+ * The times come from the run's own (`u.run_started_at`, `u.run_finished_at`), never from this
+ * statement's clock: a transaction's now() is when it began, and two transactions may take the
+ * suite run's lock in the other order. So the start is the earliest of its runs' starts, and the
+ * finish the latest of their finishes (kept as they come in `last_run_finished_at`).
  */
 function suiteMoveSql(): string {
   const next = (c: RunStatus) => `(s.${c}_count - (u.prev_status = '${c}')::int + (u.new_status = '${c}')::int)`;
@@ -43,8 +54,11 @@ function suiteMoveSql(): string {
   return `UPDATE suite_runs s SET
       ${RUN_STATUSES.map((c) => `${c}_count = ${next(c)}`).join(',\n      ')},
       status = (${status})::"RunStatus",
-      started_at = COALESCE(s.started_at, CASE WHEN u.prev_status = 'queued' THEN now() END),
-      finished_at = CASE WHEN (${status}) IN ('passed', 'failed', 'error', 'skipped') THEN COALESCE(s.finished_at, now()) ELSE NULL END
+      started_at = CASE WHEN u.prev_status = 'queued' THEN LEAST(s.started_at, COALESCE(u.run_started_at, now()))
+        ELSE s.started_at END,
+      last_run_finished_at = GREATEST(s.last_run_finished_at, u.run_finished_at),
+      finished_at = CASE WHEN (${status}) IN ('passed', 'failed', 'error', 'skipped')
+        THEN COALESCE(s.finished_at, GREATEST(s.last_run_finished_at, u.run_finished_at), now()) ELSE NULL END
     FROM u WHERE s.id = u.suite_run_id AND u.prev_status <> u.new_status`;
 }
 
@@ -101,7 +115,7 @@ export async function finishRun(
          outcome_message = $5, outcome_step = $6::int, skip_reason = $7::"SkipReason", finished_at = now(), headers_sealed = NULL, variables_sealed = NULL,
          duration_ms = COALESCE($8::int, (EXTRACT(EPOCH FROM (now() - r.started_at)) * 1000)::int)
        FROM p WHERE r.id = p.id AND r.status = 'running' AND r.attempt = $9
-       RETURNING r.id, r.suite_run_id, p.prev_status, r.status AS new_status, r.attempt),
+       RETURNING ${MOVED_COLUMNS}),
      s AS (${SUITE_MOVE} RETURNING s.id),
      a AS (${insertArtifactsSql(10)})
      SELECT u.id FROM u`,
@@ -132,7 +146,7 @@ export async function abortRun(tx: DbTx, runId: string, outcome: AbortOutcome): 
          outcome_step = $5::int, finished_at = now(), headers_sealed = NULL, variables_sealed = NULL,
          duration_ms = CASE WHEN r.started_at IS NULL THEN NULL ELSE (EXTRACT(EPOCH FROM (now() - r.started_at)) * 1000)::int END
        FROM p WHERE r.id = p.id AND r.status IN ('queued', 'running')
-       RETURNING r.id, r.suite_run_id, p.prev_status, r.status AS new_status, r.attempt),
+       RETURNING ${MOVED_COLUMNS}),
      s AS (${SUITE_MOVE} RETURNING s.id)
      SELECT u.id FROM u`,
     runId,
@@ -238,7 +252,7 @@ export async function startRun(
          deadline_at = now() + make_interval(secs => r.timeout_ms / 1000.0), result_summary = 'Running.'
        FROM p WHERE r.id = p.id AND r.status IN ('queued', 'running') AND r.attempt - r.retry < $2
          AND (r.batch_lease_until IS NULL OR r.batch_lease_until < now() OR r.batch_id = $3)
-       RETURNING ${CLAIMED_COLUMNS}, p.prev_status, r.status AS new_status),
+       RETURNING ${CLAIMED_COLUMNS}, p.prev_status, r.status AS new_status, ${RUN_TIMES}),
      s AS (${SUITE_MOVE} RETURNING s.id)
      SELECT * FROM u`,
     runId,

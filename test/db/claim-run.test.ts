@@ -8,10 +8,10 @@ import { applySampleProject, createTenant, insertSuiteRuns, sampleProject, testD
 import { present } from '../support/present';
 
 /**
- * A claim whose COMMIT reaches Postgres but whose reply never comes back (the connection cut right
- * after the commit, through a loopback proxy in front of the test database): the worker's claim,
- * tried again, recognises the attempt it committed instead of taking a second one. The same cut
- * under a plain retried startRun takes attempt 2, which shows the cut lands after the commit.
+ * A claim that commits in Postgres but whose reply never comes back (the connection cut right after
+ * the statement, through a loopback proxy in front of the test database): the worker's claim, tried
+ * again, recognises the attempt it committed instead of taking a second one. The same cut under a
+ * plain retried startRun takes attempt 2, which shows the cut lands after the commit.
  */
 let db: Db;
 beforeAll(() => {
@@ -21,15 +21,20 @@ afterAll(async () => {
   await db.$disconnect();
 });
 
-/** A TCP proxy to the test database that, when armed, swallows the reply to the next COMMIT and cuts. */
+/**
+ * A TCP proxy to the test database that, when armed with a marker, cuts the connection at the next
+ * message holding it (a statement's text): after Postgres replied (`reply`: it committed, an implicit
+ * transaction commits before its reply; the reply is swallowed), or before it reaches Postgres.
+ */
+type Cut = 'reply' | 'request';
 async function commitCutter(): Promise<{
   url: string;
-  arm: () => void;
+  arm: (marker: string, cut?: Cut) => void;
   cuts: () => number;
   close: () => Promise<void>;
 }> {
   const target = new URL(present(process.env.DATABASE_URL, 'DATABASE_URL'));
-  let armed = false;
+  let armed: { marker: string; cut: Cut } | null = null;
   let cuts = 0;
   const sockets = new Set<Socket>();
   const server: Server = createServer((client) => {
@@ -37,8 +42,15 @@ async function commitCutter(): Promise<{
     sockets.add(client).add(upstream);
     let committing = false;
     client.on('data', (chunk: Buffer) => {
-      if (armed && chunk.includes('COMMIT')) {
-        armed = false;
+      if (armed !== null && chunk.includes(armed.marker)) {
+        const { cut } = armed;
+        armed = null;
+        if (cut === 'request') {
+          cuts += 1;
+          client.destroy();
+          upstream.destroy();
+          return;
+        }
         committing = true;
       }
       upstream.write(chunk);
@@ -69,7 +81,7 @@ async function commitCutter(): Promise<{
   url.port = String(address.port);
   return {
     url: url.toString(),
-    arm: () => (armed = true),
+    arm: (marker, cut = 'reply') => (armed = { marker, cut }),
     cuts: () => cuts,
     close: async () => {
       for (const s of sockets) s.destroy();
@@ -86,7 +98,9 @@ async function queuedRun(): Promise<{ runId: string; suiteRunId: string }> {
   return { runId: present(created.runIds[0], 'a run'), suiteRunId: present(created.suiteRunId, 'a suite run') };
 }
 
-async function withCutter(check: (cutDb: Db, arm: () => void, cuts: () => number) => Promise<void>): Promise<void> {
+async function withCutter(
+  check: (cutDb: Db, arm: (marker: string, cut?: Cut) => void, cuts: () => number) => Promise<void>,
+): Promise<void> {
   const cutter = await commitCutter();
   const cutDb = createPrisma({ databaseUrl: cutter.url, max: 1 });
   try {
@@ -101,7 +115,7 @@ it('a claim whose commit reply was lost recognises its own attempt when tried ag
   const { runId, suiteRunId } = await queuedRun();
   await withCutter(async (cutDb, arm, cuts) => {
     await cutDb.$queryRaw`SELECT 1`;
-    arm();
+    arm('claim_token');
     const claimed = await claimRun(cutDb, runId, createLogger({ service: 'test', level: 'error' }), 10_000);
     expect(cuts()).toBe(1);
     expect(claimed).toMatchObject({ claim: { id: runId, attempt: 1, prevStatus: null } });
@@ -115,12 +129,24 @@ it('the same cut under a plain retried startRun takes a second attempt (what the
   const { runId } = await queuedRun();
   await withCutter(async (cutDb, arm, cuts) => {
     await cutDb.$queryRaw`SELECT 1`;
-    arm();
-    const claim = await retryWrite(() => cutDb.$transaction((tx) => startRun(tx, runId, 2)), {
+    arm('claim_token');
+    const claim = await retryWrite(() => startRun(cutDb, runId, 2), {
       boundMs: 10_000,
       firstDelayMs: 10,
     });
     expect(cuts()).toBe(1);
     expect(claim).toMatchObject({ attempt: 2, prevStatus: 'running' });
   });
+});
+
+it('a claim whose first try never reached Postgres claims the run on the next', async () => {
+  const { runId } = await queuedRun();
+  await withCutter(async (cutDb, arm, cuts) => {
+    await cutDb.$queryRaw`SELECT 1`;
+    arm('claim_token', 'request');
+    const claimed = await claimRun(cutDb, runId, createLogger({ service: 'test', level: 'error' }), 10_000);
+    expect(cuts()).toBe(1);
+    expect(claimed).toMatchObject({ claim: { id: runId, attempt: 1, prevStatus: 'queued' } });
+  });
+  expect(await db.run.findUniqueOrThrow({ where: { id: runId } })).toMatchObject({ status: 'running', attempt: 1 });
 });

@@ -1,10 +1,10 @@
 // One run's lifecycle, whatever defines its test: claim, attempts (run/attempt.ts), retries, the
 // terminal write. What a kind of test does in an attempt is its executor's (executors/).
-import { finishRun, isCancelRequested, firstAttemptSummary, retryRun, type RunOutcome } from '@testrun/core/runs';
+import { finishRun, firstAttemptSummary, retryRun, type RunOutcome } from '@testrun/core/runs';
 import { BrowserClock } from '../browser/browser-clock';
 import { executorKind } from '../executors/executor';
 import { runAttempt, type RunContext } from './attempt';
-import { claimRun, retrying } from './claim';
+import { claimRun } from './claim';
 import type { RunDeps, RunExecution } from './run-deps';
 import { flakySummary, retriedOutcome } from './retry-policy';
 import type { RunOwner } from './run-faults';
@@ -77,8 +77,7 @@ async function claimAndRun(
   rc.log.info('run started', { attempt: claim.attempt, retry: claim.retry, workspaceId: claim.workspaceId });
   try {
     // A cancel asked before this claim (the message came when no worker had the run) ends it now.
-    const check = retrying(rc.log, deps.writeRetryMs, { attempt: claim.attempt });
-    if (await check(() => isCancelRequested(deps.db, runId))) deps.cancels?.cancel(runId);
+    if (claim.cancelRequested) deps.cancels?.cancel(runId);
     const execution = await attempts(rc, claim.attempt, claim.retry, began);
     return { ...execution, held: Promise.all(held).then(noop) };
   } finally {

@@ -3,7 +3,7 @@
 import type { Redis } from 'ioredis';
 import type { AbortOutcome } from './state';
 import { MOVED_COLUMNS, SUITE_MOVE } from './state';
-import type { Db, DbTx } from '../db';
+import type { DbTx } from '../db';
 
 /** The result_summary of a run cancelled before a worker started it. */
 export const CANCELLED_QUEUED_SUMMARY = 'Skipped: cancelled before it started.';
@@ -62,13 +62,6 @@ export async function cancelRuns(tx: DbTx, workspaceId: string, runIds: readonly
       WHERE id = ANY(${stopping}::text[]) AND status = 'running'`;
   }
   return { skipped, stopping };
-}
-
-/** True when a cancel was asked for the run (read by a worker right after it claimed it). */
-export async function isCancelRequested(db: Db, runId: string): Promise<boolean> {
-  const rows = await db.$queryRaw<Array<{ requested: boolean }>>`
-    SELECT cancel_requested_at IS NOT NULL AS requested FROM runs WHERE id = ${runId}`;
-  return rows[0]?.requested ?? false;
 }
 
 /** The Redis pub/sub channel of cancels, under the deployment's REDIS_PREFIX. */

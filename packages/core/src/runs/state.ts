@@ -183,11 +183,13 @@ export type ClaimedRun = {
   retriesRequested: boolean;
   /** The suite run the run belongs to; null for a run of one test. */
   suiteRunId: string | null;
+  /** Whether a cancel was asked before the claim (when no worker had the run to stop). */
+  cancelRequested: boolean;
 };
 
 /** The columns of a claimed run's snapshot, as `r.<column>`. */
 export const CLAIMED_COLUMNS =
-  'r.id, r.attempt, r.workspace_id, r.project_id, r.base_url, r.headers_sealed, r.variables_sealed, r.steps, r.timeout_ms, r.evidence, r.request_id, r.retry, r.retries, r.retries_requested, r.suite_run_id';
+  'r.id, r.attempt, r.workspace_id, r.project_id, r.base_url, r.headers_sealed, r.variables_sealed, r.steps, r.timeout_ms, r.evidence, r.request_id, r.retry, r.retries, r.retries_requested, r.suite_run_id, r.cancel_requested_at IS NOT NULL AS cancel_requested';
 
 /** A row of {@link CLAIMED_COLUMNS}, with the status the run had before the claim when it is known. */
 export type ClaimedRow = {
@@ -207,6 +209,7 @@ export type ClaimedRow = {
   retries: number;
   retries_requested: boolean;
   suite_run_id: string | null;
+  cancel_requested: boolean;
 };
 
 export function claimedRun(row: ClaimedRow): ClaimedRun {
@@ -227,6 +230,7 @@ export function claimedRun(row: ClaimedRow): ClaimedRun {
     retries: row.retries,
     retriesRequested: row.retries_requested,
     suiteRunId: row.suite_run_id,
+    cancelRequested: row.cancel_requested,
   };
 }
 
@@ -236,28 +240,33 @@ export function claimedRun(row: ClaimedRow): ClaimedRun {
  * new attempt too, see retryRun, so claims are `attempt - retry`); returns the new attempt and the run's snapshot in
  * the same statement. Null when the run is terminal or out of attempts (the caller then ends it),
  * and while a Playwright batch other than `batchId` holds its lease (batch.ts).
- * A worker that must survive a lost reply claims through `runClaim` (claim-run.ts) instead.
+ * `token`: the claim's own (runClaim); a run that already carries it is not claimed again. A worker
+ * that must survive a lost reply claims through `runClaim` (claim.ts) instead.
  */
 export async function startRun(
   tx: DbTx,
   runId: string,
   maxAttempts: number,
   batchId: string | null = null,
+  token: string | null = null,
 ): Promise<ClaimedRun | null> {
   const rows = await tx.$queryRawUnsafe<Array<ClaimedRow & Pick<MovedRow, 'new_status'>>>(
     `WITH p AS (SELECT id, status AS prev_status FROM runs WHERE id = $1 FOR UPDATE),
      u AS (
        UPDATE runs r SET status = 'running'::"RunStatus", attempt = r.attempt + 1,
          started_at = CASE WHEN r.retry = 0 THEN now() ELSE r.started_at END,
-         deadline_at = now() + make_interval(secs => r.timeout_ms / 1000.0), result_summary = 'Running.'
+         deadline_at = now() + make_interval(secs => r.timeout_ms / 1000.0), result_summary = 'Running.',
+         claim_token = $4
        FROM p WHERE r.id = p.id AND r.status IN ('queued', 'running') AND r.attempt - r.retry < $2
          AND (r.batch_lease_until IS NULL OR r.batch_lease_until < now() OR r.batch_id = $3)
+         AND ($4::text IS NULL OR r.claim_token IS DISTINCT FROM $4)
        RETURNING ${CLAIMED_COLUMNS}, p.prev_status, r.status AS new_status, ${RUN_TIMES}),
      s AS (${SUITE_MOVE} RETURNING s.id)
      SELECT * FROM u`,
     runId,
     maxAttempts,
     batchId,
+    token,
   );
   const row = rows[0];
   return row ? claimedRun(row) : null;

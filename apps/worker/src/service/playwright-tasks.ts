@@ -43,7 +43,7 @@ export async function startPlaywright(
       limits: config.sandboxCpuCores === undefined ? {} : { cpuQuota: config.sandboxCpuCores },
       batches: new BatchRegistry(),
       batching: { share: config.concurrency, maxRuns: config.playwrightBatchSize },
-      arrivals: new Arrivals(),
+      arrivals: new Arrivals(config.concurrency),
       gatherings: new Gatherings(),
       openEgress: (id, policy) => parts.egress.proxy.openRun(id, { policy }),
     };

@@ -42,17 +42,24 @@ export function createRunWorker(deps: RunDeps, options: RunWorkerOptions): Worke
           `invalid run job payload: ${payload.errors.map((e) => `${e.path} ${e.message}`).join('; ')}`,
         );
       }
-      // executeRun throws only when the run could not be recorded: the job fails saying why, and the
-      // reconciler ends the run with that reason (never `worker_lost`: this worker is alive).
-      const execution = await executeRun(deps, payload.value.runId).catch((error: unknown) => {
-        throw notRecordedError(error);
-      });
-      // A Playwright batch this run led keeps the job (and the worker's slot) until it has ended.
-      if (execution.kind === 'finished') await execution.held;
-      options.onRunDone?.(payload.value.runId, execution);
-      return execution.kind === 'finished'
-        ? { status: execution.status, attempt: execution.attempt }
-        : { skipped: execution.reason };
+      // A Playwright batch's leader sees which of this worker's slots hold a job (gather.ts).
+      const arrivals = deps.playwright?.arrivals;
+      arrivals?.jobBegan();
+      try {
+        // executeRun throws only when the run could not be recorded: the job fails saying why, and the
+        // reconciler ends the run with that reason (never `worker_lost`: this worker is alive).
+        const execution = await executeRun(deps, payload.value.runId).catch((error: unknown) => {
+          throw notRecordedError(error);
+        });
+        // A Playwright batch this run led keeps the job (and the worker's slot) until it has ended.
+        if (execution.kind === 'finished') await execution.held;
+        options.onRunDone?.(payload.value.runId, execution);
+        return execution.kind === 'finished'
+          ? { status: execution.status, attempt: execution.attempt }
+          : { skipped: execution.reason };
+      } finally {
+        arrivals?.jobEnded();
+      }
     },
     {
       connection: options.connection,

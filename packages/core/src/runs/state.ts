@@ -185,6 +185,8 @@ export type ClaimedRun = {
   suiteRunId: string | null;
   /** Whether a cancel was asked before the claim (when no worker had the run to stop). */
   cancelRequested: boolean;
+  /** How many of its suite run's runs were still queued right after a first claim; null when not known. */
+  suiteQueued: number | null;
 };
 
 /** The columns of a claimed run's snapshot, as `r.<column>`. */
@@ -210,6 +212,7 @@ export type ClaimedRow = {
   retries_requested: boolean;
   suite_run_id: string | null;
   cancel_requested: boolean;
+  suite_queued?: number | null;
 };
 
 export function claimedRun(row: ClaimedRow): ClaimedRun {
@@ -231,6 +234,7 @@ export function claimedRun(row: ClaimedRow): ClaimedRun {
     retriesRequested: row.retries_requested,
     suiteRunId: row.suite_run_id,
     cancelRequested: row.cancel_requested,
+    suiteQueued: row.suite_queued ?? null,
   };
 }
 
@@ -261,8 +265,8 @@ export async function startRun(
          AND (r.batch_lease_until IS NULL OR r.batch_lease_until < now() OR r.batch_id = $3)
          AND ($4::text IS NULL OR r.claim_token IS DISTINCT FROM $4)
        RETURNING ${CLAIMED_COLUMNS}, p.prev_status, r.status AS new_status, ${RUN_TIMES}),
-     s AS (${SUITE_MOVE} RETURNING s.id)
-     SELECT * FROM u`,
+     s AS (${SUITE_MOVE} RETURNING s.queued_count)
+     SELECT u.*, (SELECT s.queued_count FROM s) AS suite_queued FROM u`,
     runId,
     maxAttempts,
     batchId,

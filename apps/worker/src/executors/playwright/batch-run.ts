@@ -9,7 +9,7 @@ import type { ExecutorAttempt } from '../executor';
 import type { RunEgress } from '../../network/egress-proxy';
 import { DEFAULT_PLAYWRIGHT_SANDBOX_LIMITS, limitsForWorkers } from '../../sandbox';
 import { PlaywrightBatch, reserveMembers, type BatchMember, type JoinedRun } from './batch';
-import { gatherKey, GATHER_BOUND_MS, type Gathering } from './gather';
+import { gatherKey, GATHER_BOUND_MS, GATHER_GRACE_MS, type Gathering } from './gather';
 import { cannotRun, recordResult, runAlone, sandboxOptions, type Definition, type Given } from './given';
 import { makeControlDir } from './interrupt';
 import type { PlaywrightSecrets } from './playwright-secrets';
@@ -58,7 +58,10 @@ async function lead(given: Given, db: Db, key: string): Promise<RunOutcome> {
   const { attempt, playwright } = given;
   const gathering = playwright.gatherings.lead(key);
   try {
-    await playwright.arrivals.settled(GATHER_BOUND_MS, () => gathering.joined.length + 1 >= playwright.batching.share);
+    const enough = () => gathering.joined.length + 1 >= playwright.batching.share;
+    // While its suite run has runs queued, an idle slot of this worker is about to take one of them.
+    const graceMs = (attempt.run.suiteQueued ?? 0) > 0 ? GATHER_GRACE_MS : 0;
+    await playwright.arrivals.settled(GATHER_BOUND_MS, enough, graceMs);
   } finally {
     gathering.close();
   }

@@ -34,6 +34,35 @@ describe('Arrivals', () => {
   });
 });
 
+describe('Arrivals with idle slots', () => {
+  it('waits, within its grace, for a job to come to an idle slot and for its run to arrive', async () => {
+    const arrivals = new Arrivals(2);
+    arrivals.jobBegan();
+    let settled = false;
+    const waiting = arrivals.settled(60_000, () => false, 60_000).then(() => (settled = true));
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(settled).toBe(false);
+    arrivals.jobBegan();
+    arrivals.begin('b');
+    await Promise.resolve();
+    expect(settled).toBe(false);
+    arrivals.arrived('b');
+    await waiting;
+    expect(settled).toBe(true);
+  });
+
+  it('settles at the end of its grace when a slot stays idle, and at once with none idle or no grace', async () => {
+    const arrivals = new Arrivals(2);
+    arrivals.jobBegan();
+    await arrivals.settled(60_000, () => false, 20);
+    await arrivals.settled(60_000, () => false);
+    arrivals.jobBegan();
+    await arrivals.settled(60_000, () => false, 60_000);
+    arrivals.jobEnded();
+    arrivals.jobEnded();
+  });
+});
+
 describe('Gatherings', () => {
   it('lets runs of the same key join an open gathering and tells them its batch; a closed one takes nobody', async () => {
     const gatherings = new Gatherings();

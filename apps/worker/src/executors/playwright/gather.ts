@@ -14,12 +14,33 @@ type Definition = PlaywrightDefinition['playwright'];
 export const GATHER_BOUND_MS = 1_000;
 
 /**
+ * How long a leader waits for a job to come to an idle slot of this worker while its suite run has
+ * runs queued: the queue hands a worker's slots their jobs one after the other, a few milliseconds
+ * apart, and a leader whose claim was quicker would otherwise start alone.
+ */
+export const GATHER_GRACE_MS = 100;
+
+/**
  * The runs this worker's jobs have taken and not yet brought to their executor (being claimed, their
- * secrets opened): a leader waits until none is on its way, so that those of its suite run join it.
+ * secrets opened), and how many of its `slots` hold a job: a leader waits until none is on its way
+ * (and, for a while, until no slot is idle), so that those of its suite run join it.
  */
 export class Arrivals {
   private readonly pending = new Set<string>();
   private readonly waiters = new Set<() => void>();
+  private jobs = 0;
+
+  constructor(private readonly slots = 1) {}
+
+  /** A slot took a job (its run's `begin` follows). */
+  jobBegan(): void {
+    this.jobs += 1;
+  }
+
+  /** A slot's job ended: the slot is idle again. */
+  jobEnded(): void {
+    this.jobs -= 1;
+  }
 
   begin(runId: string): void {
     this.pending.add(runId);
@@ -31,19 +52,29 @@ export class Arrivals {
     for (const waiter of this.waiters) waiter();
   }
 
-  /** Resolves once no run is on its way or `enough()` holds, after `boundMs` at the latest. */
-  async settled(boundMs: number, enough: () => boolean): Promise<void> {
-    if (this.pending.size === 0 || enough()) return;
+  /**
+   * Resolves once `enough()` holds, or no run is on its way and, for `graceMs`, no slot is idle;
+   * after `boundMs` at the latest.
+   */
+  async settled(boundMs: number, enough: () => boolean, graceMs = 0): Promise<void> {
+    let graceOver = graceMs <= 0;
+    const ready = () => enough() || (this.pending.size === 0 && (graceOver || this.jobs >= this.slots));
+    if (ready()) return;
     await new Promise<void>((resolve) => {
       const done = () => {
-        clearTimeout(timer);
+        clearTimeout(bound);
+        clearTimeout(grace);
         this.waiters.delete(check);
         resolve();
       };
       const check = () => {
-        if (this.pending.size === 0 || enough()) done();
+        if (ready()) done();
       };
-      const timer = setTimeout(done, boundMs);
+      const bound = setTimeout(done, boundMs);
+      const grace = setTimeout(() => {
+        graceOver = true;
+        check();
+      }, graceMs);
       this.waiters.add(check);
     });
   }

@@ -50,6 +50,9 @@ export function extrasReport(trials: ReadonlyMap<string, Trial[]>, ks: readonly 
       )} | ${fmt(perTrial, 0)} | ${fmt(peaks, 0, 1024 * 1024)} | ${fmt(
         service.map((t) => t.tailMs ?? NaN),
         0,
+      )} | ${fmt(
+        service.map((t) => (t.statements ?? NaN) / n),
+        1,
       )} |`,
     );
   }
@@ -72,10 +75,12 @@ export function extrasReport(trials: ReadonlyMap<string, Trial[]>, ks: readonly 
 peak of each sandbox's memory cgroup (\`memory.max_usage_in_bytes\`, Chromium, the runner and the
 sandbox's tmpfs; sampled every 200 ms while the suite runs), and how long its sandboxes outlive the
 verdict (the runner and its browsers shutting down; the trial's CPU counts it, and the next trial starts
-once the worker has no sandbox left):
+once the worker has no sandbox left), and the statements the worker's Postgres client sent for the suite
+run, per test (\`bench/playwright/count-statements.cjs\`, preloaded into the worker: every claim, result
+write, batch reservation and lease renewal, and the worker's periodic housekeeping meanwhile):
 
-| K | POST → first test started (ms) | Sandboxes per suite run | Peak memory per sandbox (MiB) | Sandboxes gone after the verdict (ms) |
-|---|---|---|---|---|
+| K | POST → first test started (ms) | Sandboxes per suite run | Peak memory per sandbox (MiB) | Sandboxes gone after the verdict (ms) | Worker's Postgres statements per test |
+|---|---|---|---|---|---|
 ${rows.join('\n')}
 
 Batching against one sandbox per test, K=2, the same ${n} tests (\`PLAYWRIGHT_BATCH_SIZE=1\`: a worker of its

@@ -95,7 +95,7 @@ async function measure(work: string, baseUrl: string): Promise<Results> {
     const extra =
       trial.firstStartMs === undefined
         ? ''
-        : `, first test ${trial.firstStartMs} ms after the POST, sandbox peaks ${(trial.sandboxPeaks ?? []).map((p) => `${(p / 2 ** 20).toFixed(0)} MiB`).join(' ')}, sandboxes gone ${trial.tailMs} ms after the verdict`;
+        : `, first test ${trial.firstStartMs} ms after the POST, sandbox peaks ${(trial.sandboxPeaks ?? []).map((p) => `${(p / 2 ** 20).toFixed(0)} MiB`).join(' ')}, sandboxes gone ${trial.tailMs} ms after the verdict, ${trial.statements} worker statements`;
     out(`K=${k} ${side}: ${(trial.wallMs / 1000).toFixed(2)} s wall, ${(trial.cpuMs / 1000).toFixed(1)} CPU-s${extra}`);
   };
   const suite = path.join(work, 'shop');

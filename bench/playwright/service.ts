@@ -8,6 +8,8 @@
  * with the reason (the first deploy's error), and the report marks the service's rows pending.
  */
 import { spawn } from 'node:child_process';
+import { readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { ProjectFile } from '@testrun/contracts';
 import { REPO_ROOT } from '../../test/support/processes';
@@ -25,6 +27,8 @@ export interface Trial {
   sandboxPeaks?: number[];
   /** Service only: from the verdict to the end of the suite run's last sandbox (its runner's shut-down). */
   tailMs?: number;
+  /** Service only: the statements the worker's Postgres client sent for the suite run (count-statements.cjs). */
+  statements?: number;
 }
 
 /** What the Playwright benchmarks ask of the service. */
@@ -57,6 +61,33 @@ const PLACEHOLDER: ProjectFile = {
 
 const CLI = path.join(REPO_ROOT, 'packages', 'cli', 'bin', 'testrun.js');
 
+/** The worker's environment that counts its Postgres statements into `file` (count-statements.cjs). */
+function countingStatements(file: string): Record<string, string> {
+  const preload = path.join(__dirname, 'count-statements.cjs');
+  return {
+    NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --require ${preload}`.trim(),
+    TESTRUN_BENCH_STATEMENTS: file,
+  };
+}
+
+/** The count in `file`, once it has not moved for 150 ms (the preload rewrites it every 50 ms while it moves). */
+async function settledCount(file: string): Promise<number> {
+  const read = () => {
+    try {
+      return Number(readFileSync(file, 'utf8'));
+    } catch {
+      return 0;
+    }
+  };
+  let last = read();
+  for (;;) {
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    const now = read();
+    if (now === last) return now;
+    last = now;
+  }
+}
+
 /** Runs the CLI with the bench key in its environment (never on its command line); its output and wall time. */
 function cli(
   args: string[],
@@ -88,7 +119,12 @@ export async function startPlaywrightService(
   group?.add(bench.api.child.pid ?? 0);
   const cliEnv = { TESTRUN_API_URL: bench.apiUrl, TESTRUN_API_KEY: bench.key };
   // Discovery runs in a worker: one must be up before the first deploy.
-  let worker = bench.spawnWorker(2);
+  const statementsFile = path.join(tmpdir(), `testrun-bench-statements-${process.pid}`);
+  const spawnWorker = (k: number, env: Record<string, string> = {}) => {
+    rmSync(statementsFile, { force: true });
+    return bench.spawnWorker(k, { ...env, ...countingStatements(statementsFile) });
+  };
+  let worker = spawnWorker(2);
   group?.add(worker.child.pid ?? 0);
   const stopWorker = async () => {
     worker.child.kill('SIGTERM');
@@ -103,7 +139,7 @@ export async function startPlaywrightService(
     },
     useWorker: async (k, warm, env = {}) => {
       await stopWorker();
-      worker = bench.spawnWorker(k, env);
+      worker = spawnWorker(k, env);
       group?.add(worker.child.pid ?? 0);
       if (!warm.oneTest) {
         await bench.suiteTerminal(await bench.post({ projectSlug: warm.projectSlug, suiteSlug: warm.suiteSlug }));
@@ -122,6 +158,7 @@ export async function startPlaywrightService(
     },
     runSuite: async (projectSlug, suiteSlug, expectPassed) => {
       const pids = [bench.api.child.pid ?? 0, worker.child.pid ?? 0];
+      const statementsBefore = await settledCount(statementsFile);
       const pgBefore = await bench.backendPids();
       const serviceCpu = () => group?.usageMs() ?? treeCpuMs(pids);
       const cpuBefore = serviceCpu() + treeCpuMs([], pgBefore);
@@ -143,6 +180,7 @@ export async function startPlaywrightService(
       const firstStartMs = (first._min.startedAt?.getTime() ?? NaN) - created.createdAt.getTime();
       const pgAfter = await bench.backendPids();
       const cpuMs = serviceCpu() + treeCpuMs([], [...new Set([...pgBefore, ...pgAfter])]) - cpuBefore;
+      const statements = (await settledCount(statementsFile)) - statementsBefore;
       if (row.passedCount !== expectPassed) {
         const why = await bench.db.run.findMany({
           where: { suiteRunId: id, status: { not: 'passed' } },
@@ -153,10 +191,11 @@ export async function startPlaywrightService(
         const reasons = why.map((r) => r.resultSummary).join(' | ');
         throw new Error(`service: ${row.passedCount} of ${expectPassed} passed (${row.status}): ${reasons}`);
       }
-      return { wallMs: row.finishedAt.getTime() - sent, cpuMs, firstStartMs, sandboxPeaks, tailMs };
+      return { wallMs: row.finishedAt.getTime() - sent, cpuMs, firstStartMs, sandboxPeaks, tailMs, statements };
     },
     close: async () => {
       await stopWorker();
+      rmSync(statementsFile, { force: true });
       await bench.close();
       await group?.remove();
     },

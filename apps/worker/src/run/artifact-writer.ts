@@ -2,7 +2,7 @@ import type { ArtifactKind, Step } from '@testrun/contracts';
 import { artifactKey, type ArtifactStore } from '@testrun/core/artifact-store';
 import type { Db } from '@testrun/core/db';
 import { ID_PREFIX, newId } from '@testrun/core/ids';
-import type { ArtifactRow } from '@testrun/core/runs';
+import { insertStepRows, type ArtifactRow } from '@testrun/core/runs';
 import type { PageEvent } from '../browser/page-events';
 import { describeStep, describeTarget, type StepOutcomeResult } from '../executors/steps';
 import { truncate } from '../executors/steps/format';
@@ -76,8 +76,8 @@ export class ArtifactWriter {
     this.enqueue(async () => {
       const screenshotId = shot ? await this.storeScreenshot(index, shot) : null;
       await this.retrying(() =>
-        this.db.stepResult.create({
-          data: {
+        insertStepRows(this.db, [
+          {
             id: newId(ID_PREFIX.step),
             runId: this.owner.runId,
             attempt: this.owner.attempt,
@@ -95,7 +95,7 @@ export class ArtifactWriter {
             pageUrl: page?.url ?? null,
             pageTitle: page?.title ?? null,
           },
-        }),
+        ]),
       );
     });
   }
@@ -105,8 +105,9 @@ export class ArtifactWriter {
     if (rows.length === 0) return;
     this.enqueue(async () => {
       await this.retrying(() =>
-        this.db.stepResult.createMany({
-          data: rows.map((row, i) => ({
+        insertStepRows(
+          this.db,
+          rows.map((row, i) => ({
             id: newId(ID_PREFIX.step),
             runId: this.owner.runId,
             attempt: this.owner.attempt,
@@ -114,7 +115,7 @@ export class ArtifactWriter {
             ...row,
             durationMs: Math.max(0, Math.round(row.durationMs)),
           })),
-        }),
+        ),
       );
     });
   }
@@ -142,8 +143,9 @@ export class ArtifactWriter {
     const now = new Date();
     this.enqueue(async () => {
       await this.retrying(() =>
-        this.db.stepResult.createMany({
-          data: steps.slice(lastRun).map((step, offset) => ({
+        insertStepRows(
+          this.db,
+          steps.slice(lastRun).map((step, offset) => ({
             id: newId(ID_PREFIX.step),
             runId: this.owner.runId,
             attempt: this.owner.attempt,
@@ -156,7 +158,7 @@ export class ArtifactWriter {
             startedAt: now,
             durationMs: 0,
           })),
-        }),
+        ),
       );
     });
   }

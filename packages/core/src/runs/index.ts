@@ -13,3 +13,4 @@ export * from './listing';
 export * from './rerun';
 export * from './counts';
 export * from './batch';
+export * from './step-rows';

@@ -14,7 +14,7 @@ import { cannotRun, recordResult, runAlone, sandboxOptions, type Definition, typ
 import { makeControlDir } from './interrupt';
 import type { PlaywrightSecrets } from './playwright-secrets';
 import { runPlaywrightTests } from './run';
-import { scratchBytes, withScratch } from './scratch-run';
+import { SCRATCH_PREFIX, scratchBytes, withScratch } from './scratch-run';
 
 /** A promise and its resolve: when a run's own result has been recorded. */
 function recording(): { done: () => void; promise: Promise<void> } {
@@ -161,7 +161,7 @@ function runBatch(given: Given, batch: PlaywrightBatch, egress: RunEgress | unde
   const tests = batch.tests();
   return withScratch(
     attempt.scratchDir,
-    `pw-batch-${attempt.run.id}-`,
+    SCRATCH_PREFIX.batch,
     async (scratchDir) => {
       batch.scratchDir = scratchDir;
       const control = await makeControlDir(attempt.scratchDir);

@@ -8,7 +8,7 @@ import type { PlaywrightRuntime } from './playwright-deps';
 import type { PlaywrightSecrets } from './playwright-secrets';
 import { recordTries } from './record-tries';
 import { runPlaywrightTests } from './run';
-import { scratchBytes, withScratch } from './scratch-run';
+import { SCRATCH_PREFIX, scratchBytes, withScratch } from './scratch-run';
 import type { PlaywrightEvidence, PlaywrightTestResult, RunPlaywrightOptions } from './types';
 
 export type Definition = PlaywrightDefinition['playwright'];
@@ -79,10 +79,9 @@ export function sandboxOptions(
 /** The run's test alone in a sandbox of its own, its steps and attachments recorded before its scratch directory goes. */
 export function runAlone(given: Given): Promise<RunOutcome> {
   const { attempt, playwright, definition, secrets } = given;
-  const { run } = attempt;
   return withScratch(
     attempt.scratchDir,
-    `pw-${run.id}-${attempt.attempt}-`,
+    SCRATCH_PREFIX.run,
     async (scratchDir) => {
       const startedAt = Date.now();
       const [result] = await runPlaywrightTests(

@@ -4,6 +4,13 @@ import { DEFAULT_PLAYWRIGHT_SANDBOX_LIMITS, mountScratch, unmountScratch } from 
 import type { PlaywrightRuntime } from './playwright-deps';
 
 /**
+ * The scratch directory names of a Playwright run and of a batch: short, because without the sandbox
+ * (PLAYWRIGHT_SANDBOX=off) Chromium's singleton socket goes under the scratch directory's `tmp`, and a
+ * Unix socket's path holds at most 107 bytes (`<worker scratch>/<name>/tmp/org.chromium.Chromium.XXXXXX/SingletonSocket`).
+ */
+export const SCRATCH_PREFIX = { run: 'pwr-', batch: 'pwb-' } as const;
+
+/**
  * Runs `use` with a fresh scratch directory under `parent`: a tmpfs of `bytes` (the sandbox's disk
  * quota: a test that writes gigabytes fills it, not the worker's disk), unmounted and removed after,
  * whatever `use` did. `bytes` null: a plain directory (no sandbox, PLAYWRIGHT_SANDBOX=off).

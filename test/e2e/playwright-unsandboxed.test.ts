@@ -1,0 +1,61 @@
+import path from 'node:path';
+import type { Db } from '@testrun/core/db';
+import { readWorkerConfig } from '../../apps/worker/src/config';
+import { startWorkerService, type WorkerService } from '../../apps/worker/src/service/worker-service';
+import { createTenant, testDb } from '../support/harness';
+import { deployFixture, startRecorder } from './playwright-site';
+import { apiClient, memoryLogger, startApi } from './support';
+
+/**
+ * A worker with PLAYWRIGHT_SANDBOX=off (docs/SANDBOX.md, "Opting out") runs a suite run's batch and a
+ * single test's run to their verdicts. Without the sandbox, Chromium keeps its singleton socket under
+ * the run's scratch directory on the host: the worker's scratch names must leave that Unix socket's
+ * path under 108 bytes (it did not, and every Playwright run of such a worker failed to launch its
+ * browser).
+ */
+jest.setTimeout(180_000);
+
+const FIXTURE = path.resolve(__dirname, '../fixtures/pw-workers');
+
+let db: Db;
+let site: Awaited<ReturnType<typeof startRecorder>>;
+let api: Awaited<ReturnType<typeof startApi>>;
+let worker: WorkerService;
+const workerLog = memoryLogger('worker');
+
+beforeAll(async () => {
+  db = testDb();
+  [site, api] = await Promise.all([startRecorder(), startApi()]);
+  const env = { ...process.env, WORKER_CONCURRENCY: '2', PLAYWRIGHT_SANDBOX: 'off' };
+  worker = await startWorkerService(readWorkerConfig(env), { logger: workerLog.logger, reconcile: false });
+});
+
+afterAll(async () => {
+  await worker.stop();
+  await Promise.all([api.close(), site.close()]);
+  await db.$disconnect();
+});
+
+it('runs a suite run and a single test without the sandbox', async () => {
+  const tenant = await createTenant(db, { scopes: ['deploy'] });
+  const project = {
+    slug: 'pw-unsandboxed',
+    name: 'Unsandboxed',
+    baseUrl: site.url,
+    playwright: { config: 'e2e/playwright.config.ts' },
+    suites: [{ slug: 'plain', name: 'Plain', playwright: { files: ['e2e/tests/plain.spec.ts'] } }],
+  };
+  await deployFixture(api.url, tenant.key, path.join(FIXTURE, 'testrun.yaml'), project);
+  const client = apiClient(api.url, tenant.key);
+  const suite = await client.waitSuiteRun(
+    await client.createSuiteRun({ projectSlug: 'pw-unsandboxed', suiteSlug: 'plain' }),
+  );
+  expect(suite.tests.map((t) => [t.name, t.status])).toEqual([
+    ['plain 1', 'passed'],
+    ['plain 2', 'passed'],
+  ]);
+  const { test_id: testId } = await client.getRun(suite.tests[0]?.runId ?? '');
+  const run = await client.waitRun(await client.createRun({ testId }));
+  expect([run.status, run.result_summary]).toEqual(['passed', expect.any(String)]);
+  expect(workerLog.text()).toMatch(/PLAYWRIGHT_SANDBOX=off/);
+});

@@ -1,7 +1,7 @@
 /**
  * The service-side figures of `pnpm bench playwright` beside the head-to-head: POST to the first test
- * started, the peak memory of each sandbox, and what batching saves against one sandbox per test
- * (PLAYWRIGHT_BATCH_SIZE=1) at K=2.
+ * started, the peak memory of each sandbox, what batching saves against one sandbox per test
+ * (PLAYWRIGHT_BATCH_SIZE=1) at K=2, and what the sandbox itself costs (PLAYWRIGHT_SANDBOX=off) at K=2.
  */
 import { spread } from '../report';
 import type { PlaywrightService, Trial } from './service';
@@ -34,6 +34,66 @@ export async function measureBatch1(
     { PLAYWRIGHT_BATCH_SIZE: '1' },
   );
   for (let i = 0; i < trials; i++) record(BATCH1_SIDE, await service.runSuite('bench-pw', 'all', n));
+}
+
+/** Where the K=2 trials of the sandbox's A/B are kept in the results' trials. */
+const SANDBOXED_SIDE = 'ab-sandbox';
+const UNSANDBOXED_SIDE = 'ab-nosandbox';
+
+/**
+ * What the sandbox costs a suite run: `rounds` alternating pairs at K=2 of a worker that sandboxes
+ * its Playwright runs (the default) and one with PLAYWRIGHT_SANDBOX=off (the same runner, proxy and
+ * batches, without the namespaces, the cgroups, the scratch tmpfs and the relay into the sandbox's
+ * network), each a fresh worker warmed by one run of the suite.
+ */
+export async function measureSandboxCost(
+  service: PlaywrightService,
+  rounds: number,
+  n: number,
+  record: (side: string, trial: Trial) => void,
+): Promise<void> {
+  const warm = { projectSlug: 'bench-pw', suiteSlug: 'all' };
+  const sides: Array<{ side: string; env: Record<string, string> }> = [
+    { side: SANDBOXED_SIDE, env: {} },
+    { side: UNSANDBOXED_SIDE, env: { PLAYWRIGHT_SANDBOX: 'off' } },
+  ];
+  for (let round = 0; round < rounds; round++) {
+    for (const { side, env } of round % 2 === 0 ? sides : [...sides].reverse()) {
+      await service.useWorker(2, warm, env);
+      record(side, await service.runSuite('bench-pw', 'all', n));
+    }
+  }
+}
+
+/** The A/B table of measureSandboxCost's trials, with the ratios of each round's pair. */
+function sandboxCostReport(trials: ReadonlyMap<string, Trial[]>, n: number): string {
+  const on = trials.get(`2:${SANDBOXED_SIDE}`) ?? [];
+  const off = trials.get(`2:${UNSANDBOXED_SIDE}`) ?? [];
+  const ratios = (of: 'wallMs' | 'cpuMs') =>
+    on.flatMap((t, i) => {
+      const other = off[i];
+      return other ? [t[of] / other[of]] : [];
+    });
+  const row = (label: string, list: readonly Trial[]) =>
+    `| ${label} | ${list.length} | ${fmt(
+      list.map((t) => t.wallMs),
+      1,
+      1000,
+    )} | ${fmt(
+      list.map((t) => t.cpuMs / n),
+      0,
+    )} |`;
+  return `What the sandbox costs a suite run, K=2, the same ${n} tests: alternating pairs of a worker that
+sandboxes its Playwright runs and one with \`PLAYWRIGHT_SANDBOX=off\` (the same runner, egress proxy and
+batches, without namespaces, cgroups, the scratch tmpfs and the relay), each a fresh worker warmed by one
+run of the suite:
+
+| Worker | Trials | Wall (s) | CPU per test (ms) |
+|---|---|---|---|
+${row('sandboxed (the default)', on)}
+${row('`PLAYWRIGHT_SANDBOX=off`', off)}
+| sandboxed / off, paired by round | ${Math.min(on.length, off.length)} | ${fmt(ratios('wallMs'), 3)} | ${fmt(ratios('cpuMs'), 3)} |
+`;
 }
 
 /** The section's tables of the service's own figures, from the trials by `k:side`. */
@@ -90,5 +150,6 @@ own, warmed by one single-test run; the batched rows are the K=2 service trials 
 |---|---|---|---|---|
 ${batchRow('batched (`PLAYWRIGHT_BATCH_SIZE=100`, the default)', batched)}
 ${batchRow('one sandbox per test (`PLAYWRIGHT_BATCH_SIZE=1`)', alone)}
-`;
+
+${sandboxCostReport(trials, n)}`;
 }

@@ -17,7 +17,7 @@ import { runTimed } from '../h2h/cpu';
 import { CHROMIUM } from '../h2h/service';
 import { writeLargeProject, writeShopSuite } from './project';
 import { startPlaywrightService, type PlaywrightService, type Trial } from './service';
-import { extrasReport, measureBatch1 } from './extras';
+import { extrasReport, measureBatch1, measureSandboxCost } from './extras';
 
 const N = Number(process.env.BENCH_PW_TESTS ?? 40);
 const PAIRS = Number(process.env.BENCH_PW_PAIRS ?? 3);
@@ -25,6 +25,7 @@ const KS = (process.env.BENCH_PW_K ?? '2,4').split(',').map(Number);
 const SPECS = Number(process.env.BENCH_PW_SPECS ?? 100);
 const DEPLOYS = Number(process.env.BENCH_PW_DEPLOYS ?? 3);
 const BATCH1 = Number(process.env.BENCH_PW_BATCH1 ?? 1);
+const NOSANDBOX = Number(process.env.BENCH_PW_NOSANDBOX ?? 2);
 
 const out = (line: string) => process.stdout.write(`${line}\n`);
 const cliPath = () => require.resolve('@playwright/test/cli');
@@ -141,6 +142,10 @@ async function measure(work: string, baseUrl: string): Promise<Results> {
       results.deploys.push(deployed.wallMs);
       out(`testrun deploy, ${SPECS} specs: ${(deployed.wallMs / 1000).toFixed(2)} s`);
     }
+    if (service)
+      await measureSandboxCost(service, NOSANDBOX, N, (side, trial) => record(2, side, trial)).catch((error: unknown) =>
+        out(`the sandbox's cost: not measured (${error instanceof Error ? error.message : String(error)})`),
+      );
     // The last and dearest figure: when it fails, the others are still written.
     if (service)
       await measureBatch1(service, BATCH1, N, (side, trial) => record(2, side, trial)).catch((error: unknown) =>
@@ -168,6 +173,7 @@ function command(): string {
     ['BENCH_PW_SPECS', SPECS],
     ['BENCH_PW_DEPLOYS', DEPLOYS],
     ['BENCH_PW_BATCH1', BATCH1],
+    ['BENCH_PW_NOSANDBOX', NOSANDBOX],
   ];
   return `${env.map(([name, value]) => `${name}=${value}`).join(' ')} pnpm bench playwright`;
 }
@@ -209,7 +215,7 @@ function report(results: Results): string {
     : '';
   return `## Playwright tests
 
-\`pnpm bench playwright\` (\`bench/playwright/\`; \`BENCH_PW_TESTS\`, \`BENCH_PW_PAIRS\`, \`BENCH_PW_K\`, \`BENCH_PW_SPECS\`, \`BENCH_PW_DEPLOYS\`, \`BENCH_PW_BATCH1\` change the run). These figures:
+\`pnpm bench playwright\` (\`bench/playwright/\`; \`BENCH_PW_TESTS\`, \`BENCH_PW_PAIRS\`, \`BENCH_PW_K\`, \`BENCH_PW_SPECS\`, \`BENCH_PW_DEPLOYS\`, \`BENCH_PW_BATCH1\`, \`BENCH_PW_NOSANDBOX\` change the run). These figures:
 \`${command()}\`.
 
 - ${machineLine()}; measured ${new Date().toISOString().slice(0, 10)} on a machine other processes shared

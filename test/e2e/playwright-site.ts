@@ -1,7 +1,12 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { compileValidator, Deployment } from '@testrun/contracts';
+import type { Db } from '@testrun/core/db';
+import { readWorkerConfig } from '../../apps/worker/src/config';
+import { startWorkerService, type WorkerService } from '../../apps/worker/src/service/worker-service';
 import { bundleOf } from '../../packages/cli/src/bundle';
+import { testDb } from '../support/harness';
+import { memoryLogger, startApi } from './support';
 
 // What the Playwright end-to-end tests need besides the service: the shop the fixture project
 // (test/fixtures/pw-shop) tests, another origin that records what reaches it, and the bundle.
@@ -105,4 +110,36 @@ export async function deployFixture(
   const checked = checkDeployment(answer);
   if (deployed.status !== 201 || !checked.ok) throw new Error(`deploy: ${deployed.status} ${JSON.stringify(answer)}`);
   return checked.value;
+}
+
+/** What {@link usePlaywrightWorker} starts for a test file. */
+export interface PlaywrightWorkerParts {
+  db: Db;
+  site: Awaited<ReturnType<typeof startRecorder>>;
+  api: Awaited<ReturnType<typeof startApi>>;
+  worker: WorkerService;
+  workerLog: ReturnType<typeof memoryLogger>;
+}
+
+/**
+ * The parts of a Playwright end-to-end file, started before its tests and stopped after them: the
+ * test database, a site that records what reaches it, the API, and a worker with `env` added to the
+ * environment (no reconciler).
+ */
+export function usePlaywrightWorker(env: Record<string, string>): PlaywrightWorkerParts {
+  const parts = { workerLog: memoryLogger('worker') } as PlaywrightWorkerParts;
+  beforeAll(async () => {
+    parts.db = testDb();
+    [parts.site, parts.api] = await Promise.all([startRecorder(), startApi()]);
+    parts.worker = await startWorkerService(readWorkerConfig({ ...process.env, ...env }), {
+      logger: parts.workerLog.logger,
+      reconcile: false,
+    });
+  });
+  afterAll(async () => {
+    await parts.worker.stop();
+    await Promise.all([parts.api.close(), parts.site.close()]);
+    await parts.db.$disconnect();
+  });
+  return parts;
 }

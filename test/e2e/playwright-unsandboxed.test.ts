@@ -1,10 +1,7 @@
 import path from 'node:path';
-import type { Db } from '@testrun/core/db';
-import { readWorkerConfig } from '../../apps/worker/src/config';
-import { startWorkerService, type WorkerService } from '../../apps/worker/src/service/worker-service';
-import { createTenant, testDb } from '../support/harness';
-import { deployFixture, startRecorder } from './playwright-site';
-import { apiClient, memoryLogger, startApi } from './support';
+import { createTenant } from '../support/harness';
+import { deployFixture, usePlaywrightWorker } from './playwright-site';
+import { apiClient } from './support';
 
 /**
  * A worker with PLAYWRIGHT_SANDBOX=off (docs/SANDBOX.md, "Opting out") runs a suite run's batch and a
@@ -17,36 +14,19 @@ jest.setTimeout(180_000);
 
 const FIXTURE = path.resolve(__dirname, '../fixtures/pw-workers');
 
-let db: Db;
-let site: Awaited<ReturnType<typeof startRecorder>>;
-let api: Awaited<ReturnType<typeof startApi>>;
-let worker: WorkerService;
-const workerLog = memoryLogger('worker');
-
-beforeAll(async () => {
-  db = testDb();
-  [site, api] = await Promise.all([startRecorder(), startApi()]);
-  const env = { ...process.env, WORKER_CONCURRENCY: '2', PLAYWRIGHT_SANDBOX: 'off' };
-  worker = await startWorkerService(readWorkerConfig(env), { logger: workerLog.logger, reconcile: false });
-});
-
-afterAll(async () => {
-  await worker.stop();
-  await Promise.all([api.close(), site.close()]);
-  await db.$disconnect();
-});
+const parts = usePlaywrightWorker({ WORKER_CONCURRENCY: '2', PLAYWRIGHT_SANDBOX: 'off' });
 
 it('runs a suite run and a single test without the sandbox', async () => {
-  const tenant = await createTenant(db, { scopes: ['deploy'] });
+  const tenant = await createTenant(parts.db, { scopes: ['deploy'] });
   const project = {
     slug: 'pw-unsandboxed',
     name: 'Unsandboxed',
-    baseUrl: site.url,
+    baseUrl: parts.site.url,
     playwright: { config: 'e2e/playwright.config.ts' },
     suites: [{ slug: 'plain', name: 'Plain', playwright: { files: ['e2e/tests/plain.spec.ts'] } }],
   };
-  await deployFixture(api.url, tenant.key, path.join(FIXTURE, 'testrun.yaml'), project);
-  const client = apiClient(api.url, tenant.key);
+  await deployFixture(parts.api.url, tenant.key, path.join(FIXTURE, 'testrun.yaml'), project);
+  const client = apiClient(parts.api.url, tenant.key);
   const suite = await client.waitSuiteRun(
     await client.createSuiteRun({ projectSlug: 'pw-unsandboxed', suiteSlug: 'plain' }),
   );
@@ -57,5 +37,5 @@ it('runs a suite run and a single test without the sandbox', async () => {
   const { test_id: testId } = await client.getRun(suite.tests[0]?.runId ?? '');
   const run = await client.waitRun(await client.createRun({ testId }));
   expect([run.status, run.result_summary]).toEqual(['passed', expect.any(String)]);
-  expect(workerLog.text()).toMatch(/PLAYWRIGHT_SANDBOX=off/);
+  expect(parts.workerLog.text()).toMatch(/PLAYWRIGHT_SANDBOX=off/);
 });

@@ -1,10 +1,7 @@
 import path from 'node:path';
-import type { Db } from '@testrun/core/db';
-import { readWorkerConfig } from '../../apps/worker/src/config';
-import { startWorkerService, type WorkerService } from '../../apps/worker/src/service/worker-service';
-import { createTenant, testDb } from '../support/harness';
-import { deployFixture, startRecorder } from './playwright-site';
-import { apiClient, memoryLogger, startApi } from './support';
+import { createTenant } from '../support/harness';
+import { deployFixture, usePlaywrightWorker } from './playwright-site';
+import { apiClient } from './support';
 
 /**
  * A suite run on a worker of two slots (docs/PLAYWRIGHT.md, "Batches"): the runs the two slots take
@@ -15,39 +12,19 @@ import { apiClient, memoryLogger, startApi } from './support';
 jest.setTimeout(180_000);
 
 const FIXTURE = path.resolve(__dirname, '../fixtures/pw-workers');
-
-let db: Db;
-let site: Awaited<ReturnType<typeof startRecorder>>;
-let api: Awaited<ReturnType<typeof startApi>>;
-let worker: WorkerService;
-const workerLog = memoryLogger('worker');
-
-beforeAll(async () => {
-  db = testDb();
-  [site, api] = await Promise.all([startRecorder(), startApi()]);
-  worker = await startWorkerService(readWorkerConfig({ ...process.env, WORKER_CONCURRENCY: '2' }), {
-    logger: workerLog.logger,
-    reconcile: false,
-  });
-});
-
-afterAll(async () => {
-  await worker.stop();
-  await Promise.all([api.close(), site.close()]);
-  await db.$disconnect();
-});
+const parts = usePlaywrightWorker({ WORKER_CONCURRENCY: '2' });
 
 it("runs a suite run's tests in one sandbox with a Playwright worker for each slot", async () => {
-  const tenant = await createTenant(db, { scopes: ['deploy'] });
+  const tenant = await createTenant(parts.db, { scopes: ['deploy'] });
   const project = {
     slug: 'pw-workers',
     name: 'Two workers',
-    baseUrl: site.url,
+    baseUrl: parts.site.url,
     playwright: { config: 'e2e/playwright.config.ts' },
     suites: [{ slug: 'all', name: 'All', playwright: { project: 'chromium' } }],
   };
-  await deployFixture(api.url, tenant.key, path.join(FIXTURE, 'testrun.yaml'), project);
-  const client = apiClient(api.url, tenant.key);
+  await deployFixture(parts.api.url, tenant.key, path.join(FIXTURE, 'testrun.yaml'), project);
+  const client = apiClient(parts.api.url, tenant.key);
   const suiteRunId = await client.createSuiteRun({ projectSlug: 'pw-workers', suiteSlug: 'all' });
   const suite = await client.waitSuiteRun(suiteRunId);
   const runs = await Promise.all(suite.tests.map((t) => client.getRun(t.runId)));
@@ -60,11 +37,11 @@ it("runs a suite run's tests in one sandbox with a Playwright worker for each sl
     'plain 2': ['passed', expect.any(String)],
   });
   // One batch held both slots: every run of the suite run is its member.
-  const [batches] = await db.$queryRawUnsafe<Array<{ batches: number; alone: number }>>(
+  const [batches] = await parts.db.$queryRawUnsafe<Array<{ batches: number; alone: number }>>(
     `SELECT count(DISTINCT batch_id)::int AS batches, count(*) FILTER (WHERE batch_id IS NULL)::int AS alone
      FROM runs WHERE suite_run_id = $1`,
     suiteRunId,
   );
   expect(batches).toEqual({ batches: 1, alone: 0 });
-  expect(workerLog.text()).toMatch(/Playwright batch started.*"workers":2/);
+  expect(parts.workerLog.text()).toMatch(/Playwright batch started.*"workers":2/);
 });

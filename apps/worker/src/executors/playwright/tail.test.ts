@@ -43,3 +43,29 @@ test('a line over the cap is dropped as it comes: its head and length reach the 
   expect(dropped.head.length).toBe(64 * 1024);
   expect(lines[2]).toBe('{"b":2}');
 });
+
+test('a line appended is read when it is written, not at the next poll', async () => {
+  const file = path.join(dir, 'results.jsonl');
+  const lines: string[] = [];
+  let heard = () => {};
+  // Polls every 10 minutes: only the directory's watch can bring the lines within the test's time.
+  const tail = new LineTail(
+    file,
+    (line) => {
+      lines.push(line);
+      heard();
+    },
+    600_000,
+  );
+  tail.start();
+  try {
+    for (const line of ['{"a":1}', '{"b":2}']) {
+      const arrived = new Promise<void>((resolve) => (heard = resolve));
+      await appendFile(file, `${line}\n`);
+      await arrived;
+    }
+    expect(lines).toEqual(['{"a":1}', '{"b":2}']);
+  } finally {
+    await tail.stop();
+  }
+});

@@ -1,5 +1,6 @@
-import { constants } from 'node:fs';
+import { constants, watch, type FSWatcher } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
+import path from 'node:path';
 
 /**
  * The longest line the worker holds: a test's result is one line, and the team's code decides
@@ -9,6 +10,11 @@ import { open, type FileHandle } from 'node:fs/promises';
 export const MAX_LINE_BYTES = 4 * 1024 * 1024;
 /** How much of a line over the cap is kept, to tell whose it was (the reporter writes the test's identity first). */
 const HEAD_BYTES = 64 * 1024;
+/**
+ * The least time between two reads a change of the file's directory wakes: a test that churns that
+ * directory (it is the sandbox's to write) makes the worker read at most this often.
+ */
+const MIN_WAKE_MS = 20;
 
 /** What a line over the cap becomes: the reporter's line type the collector reads it as. */
 export interface OversizedLine {
@@ -25,6 +31,10 @@ export interface OversizedLine {
  * opening it never blocks (a FIFO would hold the read, and the run, forever). A line longer than
  * `maxLineBytes` is not held: its bytes are dropped as they come, and `onLine` gets an
  * {@link OversizedLine} (as JSON) in its place.
+ *
+ * A change of the file's directory wakes a read at once (so a test's result is recorded, and its
+ * verdict known, as soon as the reporter wrote it), and the file is read every `intervalMs` besides,
+ * where the directory cannot be watched.
  */
 export class LineTail {
   private offset = 0;
@@ -34,6 +44,9 @@ export class LineTail {
   private dropped: { head: string } | null = null;
   private timer: NodeJS.Timeout | undefined;
   private reading: Promise<void> = Promise.resolve();
+  private watcher: FSWatcher | undefined;
+  private woken: NodeJS.Timeout | undefined;
+  private lastRead = 0;
 
   constructor(
     private readonly file: string,
@@ -43,18 +56,42 @@ export class LineTail {
   ) {}
 
   start(): void {
-    this.timer = setInterval(() => {
-      // A failed read is retried at the next tick; it must not become an unhandled rejection.
-      this.reading = this.reading.then(() => this.read()).catch(() => {});
-    }, this.intervalMs);
+    this.timer = setInterval(() => this.readNext(), this.intervalMs);
+    try {
+      this.watcher = watch(path.dirname(this.file), { persistent: false }, () => this.wake());
+      this.watcher.on('error', () => this.watcher?.close());
+    } catch {
+      // No watch (the directory is not there yet, or no inotify): the interval reads.
+    }
   }
 
   /** Stops polling and reads what is left (a last line without its newline included). */
   async stop(): Promise<void> {
     clearInterval(this.timer);
+    this.timer = undefined;
+    clearTimeout(this.woken);
+    this.woken = undefined;
+    this.watcher?.close();
     await this.reading;
     await this.read();
     this.endLine();
+  }
+
+  /** Reads next, after the read in progress. */
+  private readNext(): void {
+    this.lastRead = Date.now();
+    // A failed read is retried at the next one; it must not become an unhandled rejection.
+    this.reading = this.reading.then(() => this.read()).catch(() => {});
+  }
+
+  /** A change in the directory: a read soon, one at a time and at most every MIN_WAKE_MS. */
+  private wake(): void {
+    if (this.woken !== undefined || this.timer === undefined) return;
+    const wait = Math.max(0, this.lastRead + MIN_WAKE_MS - Date.now());
+    this.woken = setTimeout(() => {
+      this.woken = undefined;
+      this.readNext();
+    }, wait);
   }
 
   private async read(): Promise<void> {

@@ -17,6 +17,26 @@ function fmt(values: readonly number[], digits: number, scale = 1): string {
   return `${median.toFixed(digits)} (${min.toFixed(digits)}–${max.toFixed(digits)})`;
 }
 
+/** `a[i]`'s figure over `b[i]`'s, for each round both sides measured. */
+export function pairedRatios(a: readonly Trial[], b: readonly Trial[], of: 'wallMs' | 'cpuMs'): number[] {
+  return a.flatMap((t, i) => {
+    const other = b[i];
+    return other ? [t[of] / other[of]] : [];
+  });
+}
+
+/** A table row's cells of `list`: its trials, their wall time (s) and CPU per test (ms). */
+function trialCells(list: readonly Trial[], n: number): string {
+  return `${list.length} | ${fmt(
+    list.map((t) => t.wallMs),
+    1,
+    1000,
+  )} | ${fmt(
+    list.map((t) => t.cpuMs / n),
+    0,
+  )}`;
+}
+
 /**
  * `trials` runs of the suite by a warm worker of 2 slots that runs every test in a sandbox of its own
  * (warmed by one run of a single test, not of the whole suite: that alone would cost one trial).
@@ -69,20 +89,8 @@ export async function measureSandboxCost(
 function sandboxCostReport(trials: ReadonlyMap<string, Trial[]>, n: number): string {
   const on = trials.get(`2:${SANDBOXED_SIDE}`) ?? [];
   const off = trials.get(`2:${UNSANDBOXED_SIDE}`) ?? [];
-  const ratios = (of: 'wallMs' | 'cpuMs') =>
-    on.flatMap((t, i) => {
-      const other = off[i];
-      return other ? [t[of] / other[of]] : [];
-    });
-  const row = (label: string, list: readonly Trial[]) =>
-    `| ${label} | ${list.length} | ${fmt(
-      list.map((t) => t.wallMs),
-      1,
-      1000,
-    )} | ${fmt(
-      list.map((t) => t.cpuMs / n),
-      0,
-    )} |`;
+  const ratios = (of: 'wallMs' | 'cpuMs') => pairedRatios(on, off, of);
+  const row = (label: string, list: readonly Trial[]) => `| ${label} | ${trialCells(list, n)} |`;
   return `What the sandbox costs a suite run, K=2, the same ${n} tests: alternating pairs of a worker that
 sandboxes its Playwright runs and one with \`PLAYWRIGHT_SANDBOX=off\` (the same runner, egress proxy and
 batches, without namespaces, cgroups, the scratch tmpfs and the relay), each a fresh worker warmed by one
@@ -119,14 +127,7 @@ export function extrasReport(trials: ReadonlyMap<string, Trial[]>, ks: readonly 
   const batched = trials.get('2:service') ?? [];
   const alone = trials.get(`2:${BATCH1_SIDE}`) ?? [];
   const batchRow = (label: string, list: readonly Trial[]) =>
-    `| ${label} | ${list.length} | ${fmt(
-      list.map((t) => t.wallMs),
-      1,
-      1000,
-    )} | ${fmt(
-      list.map((t) => t.cpuMs / n),
-      0,
-    )} | ${fmt(
+    `| ${label} | ${trialCells(list, n)} | ${fmt(
       list.map((t) => t.sandboxPeaks?.length ?? NaN),
       0,
     )} |`;

@@ -17,7 +17,7 @@ import { runTimed } from '../h2h/cpu';
 import { CHROMIUM } from '../h2h/service';
 import { writeLargeProject, writeShopSuite } from './project';
 import { startPlaywrightService, type PlaywrightService, type Trial } from './service';
-import { extrasReport, measureBatch1, measureSandboxCost } from './extras';
+import { extrasReport, measureBatch1, measureSandboxCost, pairedRatios } from './extras';
 
 const N = Number(process.env.BENCH_PW_TESTS ?? 40);
 const PAIRS = Number(process.env.BENCH_PW_PAIRS ?? 3);
@@ -181,10 +181,7 @@ function command(): string {
 function ratioRow(k: number, results: Results, of: 'wallMs' | 'cpuMs', target: number, label: string): string {
   const a = results.trials.get(`${k}:service`) ?? [];
   const b = results.trials.get(`${k}:playwright`) ?? [];
-  const ratios = a.flatMap((t, i) => {
-    const other = b[i];
-    return other ? [t[of] / other[of]] : [];
-  });
+  const ratios = pairedRatios(a, b, of);
   const what = of === 'wallMs' ? 'wall' : 'CPU';
   return `| ${k} | service / playwright test, ${what} | ${fmt(ratios, 2)} | ${label} | ${verdict(ratios, target)} |`;
 }

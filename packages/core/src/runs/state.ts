@@ -51,14 +51,16 @@ function suiteMoveSql(): string {
       WHEN ${error} > 0 THEN 'error'
       WHEN ${skipped} = s.total_count THEN 'skipped'
       ELSE 'passed' END`;
+  // The latest finish among the suite run's runs, this move's included.
+  const lastFinish = 'GREATEST(s.last_run_finished_at, u.run_finished_at)';
   return `UPDATE suite_runs s SET
       ${RUN_STATUSES.map((c) => `${c}_count = ${next(c)}`).join(',\n      ')},
       status = (${status})::"RunStatus",
       started_at = CASE WHEN u.prev_status = 'queued' THEN LEAST(s.started_at, COALESCE(u.run_started_at, now()))
         ELSE s.started_at END,
-      last_run_finished_at = GREATEST(s.last_run_finished_at, u.run_finished_at),
+      last_run_finished_at = ${lastFinish},
       finished_at = CASE WHEN (${status}) IN ('passed', 'failed', 'error', 'skipped')
-        THEN COALESCE(s.finished_at, GREATEST(s.last_run_finished_at, u.run_finished_at), now()) ELSE NULL END
+        THEN COALESCE(s.finished_at, ${lastFinish}, now()) ELSE NULL END
     FROM u WHERE s.id = u.suite_run_id AND u.prev_status <> u.new_status`;
 }
 

@@ -71,10 +71,12 @@ export class Arrivals {
         if (ready()) done();
       };
       const bound = setTimeout(done, boundMs);
-      const grace = setTimeout(() => {
-        graceOver = true;
-        check();
-      }, graceMs);
+      const grace = graceOver
+        ? undefined
+        : setTimeout(() => {
+            graceOver = true;
+            check();
+          }, graceMs);
       this.waiters.add(check);
     });
   }

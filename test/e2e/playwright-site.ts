@@ -64,11 +64,20 @@ export async function startShop(): Promise<{ url: string; close(): Promise<void>
   return { url, close: () => new Promise((resolve) => server.close(() => resolve())) };
 }
 
-/** Another origin: it records the headers of every request it gets. */
+/** Another origin: it records the headers of every request it gets; `/cached…` answers are cacheable, and count their URL's requests. */
 export async function startRecorder(): Promise<{ url: string; seen: IncomingHttpHeaders[]; close(): Promise<void> }> {
   const seen: IncomingHttpHeaders[] = [];
+  const hits = new Map<string, number>();
   const server = createServer((req, res) => {
     seen.push(req.headers);
+    if (req.url?.startsWith('/cached')) {
+      // Cacheable for ten minutes; the body counts the requests that reached the site for this URL.
+      const count = (hits.get(req.url) ?? 0) + 1;
+      hits.set(req.url, count);
+      res.writeHead(200, { 'content-type': 'text/plain', 'cache-control': 'max-age=600' });
+      res.end(String(count));
+      return;
+    }
     res.writeHead(200, { 'content-type': 'text/html' });
     res.end(page('Other', '<h1>Other origin</h1>'));
   });

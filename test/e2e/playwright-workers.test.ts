@@ -35,6 +35,7 @@ it("runs a suite run's tests in one sandbox with a Playwright worker for each sl
     'right carries on': ['passed', expect.any(String)],
     'plain 1': ['passed', expect.any(String)],
     'plain 2': ['passed', expect.any(String)],
+    'the browser keeps its HTTP cache': ['passed', expect.any(String)],
   });
   // One batch held both slots: every run of the suite run is its member.
   const [batches] = await parts.db.$queryRawUnsafe<Array<{ batches: number; alone: number }>>(

@@ -375,9 +375,11 @@ function viaProxy(options: {
   method?: string;
   path: string;
   auth?: string;
+  /** Another of the proxy's listeners (a run's own). Default: the proxy's. */
+  proxyUrl?: string;
 }): Promise<{ status: number; socket: Socket }> {
   return new Promise((resolve, reject) => {
-    const url = new URL(proxy.url);
+    const url = new URL(options.proxyUrl ?? proxy.url);
     const req = httpRequest({
       host: url.hostname,
       port: url.port,
@@ -437,6 +439,39 @@ describe('credentials', () => {
       expect(Buffer.concat(chunks).toString()).toMatch(/^HTTP\/1\.1 200[\s\S]*\r\nfixture-data\r\n/);
     } finally {
       egress.close();
+    }
+  });
+});
+
+describe("a run's own listener", () => {
+  it("takes requests without credentials as the run's, keeps to its policy whatever credentials they show, and closes", async () => {
+    const other = proxy.openRun('run_other');
+    const own = await proxy.openRunListener('run_own', { policy: createTargetPolicy({}) });
+    const open = await proxy.openRunListener('run_open');
+    const proxyUrl = own.url ?? '';
+    const borrowed = `${other.proxy.username}:${other.proxy.password}`;
+    try {
+      expect(own.socketPath).toBeUndefined();
+      // The run's policy opens nothing: the allowed fixture is loopback, refused for it, even with another run's credentials.
+      expect((await viaProxy({ path: `${fixtureOrigin}/data`, proxyUrl })).status).toBe(403);
+      expect((await viaProxy({ path: `${fixtureOrigin}/data`, proxyUrl, auth: borrowed })).status).toBe(403);
+      const tunnel = await viaProxy({ method: 'CONNECT', path: `127.0.0.1:${fixture.port}`, proxyUrl, auth: borrowed });
+      expect(tunnel.status).toBe(403);
+      tunnel.socket.destroy();
+      expect(own.blocked.map((b) => b.rule)).toEqual(['loopback', 'loopback', 'loopback']);
+      expect(other.blocked).toEqual([]);
+      // A listener whose run has the proxy's policy reaches it, with no credentials at all.
+      const seen = fixture.requests.length;
+      expect((await viaProxy({ path: `${fixtureOrigin}/data`, proxyUrl: open.url })).status).toBe(200);
+      expect(fixture.requests.length).toBe(seen + 1);
+      open.close();
+      await expect(viaProxy({ path: `${fixtureOrigin}/data`, proxyUrl: open.url })).rejects.toMatchObject({
+        code: 'ECONNREFUSED',
+      });
+    } finally {
+      other.close();
+      own.close();
+      open.close();
     }
   });
 });

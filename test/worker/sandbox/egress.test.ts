@@ -155,3 +155,48 @@ test("through the worker's egress proxy: the policy refuses Postgres, Redis, a l
     listener.close();
   }
 });
+
+test("a run's own listener of the egress proxy: what the sandbox sends there is that run's, with no credentials and whatever credentials it shows", async () => {
+  const site = createServer((_request, response) => response.end('allowed'));
+  site.listen(0, '127.0.0.2');
+  await once(site, 'listening');
+  const url = `http://127.0.0.2:${(site.address() as AddressInfo).port}/`;
+  const proxy = new EgressProxy({
+    policy: createTargetPolicy({ allow: parseTargetRules('127.0.0.2/32') }),
+    lookup: () => Promise.reject(new Error('no names in this test')),
+  });
+  await proxy.start();
+  // Another run may reach the site; the sandbox's run may not (a policy that opens nothing).
+  const other = proxy.openRun('another-run');
+  const socketPath = path.join(harness.base, 'own.sock');
+  const own = await proxy.openRunListener('own-run', { policy: createTargetPolicy({}), socketPath });
+  const open = await proxy.openRunListener('open-run', { socketPath: path.join(harness.base, 'open.sock') });
+  const { username, password } = other.proxy;
+  try {
+    const network = { proxySocketPath: socketPath, port: PROXY_PORT };
+    const plain = await harness.runHostile('proxy-requests', [JSON.stringify([url])], {
+      network,
+      env: { HTTP_PROXY: `http://127.0.0.1:${PROXY_PORT}` },
+    });
+    const borrowed = await harness.runHostile('proxy-requests', [JSON.stringify([url])], {
+      network,
+      env: { HTTP_PROXY: `http://${username}:${encodeURIComponent(password)}@127.0.0.1:${PROXY_PORT}` },
+    });
+    expect(report(plain)).toEqual({ forward: [403], tunnel: [403] });
+    expect(report(borrowed)).toEqual({ forward: [403], tunnel: [403] });
+    expect(own.blocked.map((blocked) => blocked.rule)).toEqual(['loopback', 'loopback', 'loopback', 'loopback']);
+    expect(other.blocked).toEqual([]);
+    // The same request on a listener whose run may reach the site goes through, without credentials.
+    const allowed = await harness.runHostile('proxy-requests', [JSON.stringify([url])], {
+      network: { proxySocketPath: path.join(harness.base, 'open.sock'), port: PROXY_PORT },
+      env: { HTTP_PROXY: `http://127.0.0.1:${PROXY_PORT}` },
+    });
+    expect(report(allowed)).toEqual({ forward: [200], tunnel: [200] });
+  } finally {
+    own.close();
+    open.close();
+    other.close();
+    await proxy.close();
+    site.close();
+  }
+});

@@ -1,4 +1,3 @@
-import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
@@ -11,12 +10,19 @@ import {
   type LookupAll,
   type TargetRefusal,
 } from '@testrun/core/target-policy';
-import type { BlockedRequest, EgressProxyOptions, OpenRunOptions, RunEgress, RunEntry } from './egress-types';
+import type {
+  BlockedRequest,
+  EgressProxyOptions,
+  OpenRunOptions,
+  RunEgress,
+  RunEntry,
+  RunListener,
+} from './egress-types';
+import { EgressRuns } from './egress-runs';
 import {
   AUTH_REQUIRED_BODY,
   BLOCKED_BODY,
   connectChecked,
-  digest,
   forwardRequest,
   netErrorOf,
   rawResponse,
@@ -33,7 +39,7 @@ import {
  * address takes as much code as the two handlers below.
  */
 
-export type { BlockedRequest, EgressProxyOptions, OpenRunOptions, RunEgress } from './egress-types';
+export type { BlockedRequest, EgressProxyOptions, OpenRunOptions, RunEgress, RunListener } from './egress-types';
 export { EGRESS_ERROR_HEADER, egressProxyLaunchArgs } from './proxy-wire';
 
 const MAX_BLOCKED_KEPT = 100;
@@ -47,13 +53,15 @@ const MAX_BLOCKED_KEPT = 100;
  * Chromium is launched with {@link egressProxyLaunchArgs} (so even loopback and the default
  * context go through it), and each run's context with its own credentials from {@link openRun}
  * (Playwright's per-context `proxy`), which is how the proxy knows whose request it sees. A
- * request without valid credentials is refused.
+ * request without valid credentials is refused. A browser that is one run's alone (a Playwright
+ * sandbox's) is given a listener of the run's own instead ({@link openRunListener}): what comes
+ * through it is that run's, with no credentials.
  */
 export class EgressProxy {
   private readonly server: Server;
   private readonly lookup: LookupAll;
   private readonly connectTimeoutMs: number;
-  private readonly runs = new Map<string, RunEntry>();
+  private readonly runs: EgressRuns;
   private listeningUrl: string | undefined;
   private unixServer: NetServer | undefined;
 
@@ -61,6 +69,7 @@ export class EgressProxy {
     this.lookup = options.lookup ?? systemLookup;
     this.connectTimeoutMs = options.connectTimeoutMs ?? 30_000;
     this.server = createServer();
+    this.runs = new EgressRuns(options.policy, (socket) => this.server.emit('connection', socket));
     this.server.on('request', (req: IncomingMessage, res: ServerResponse) => {
       this.handleRequest(req, res).catch(() => res.destroy());
     });
@@ -99,34 +108,22 @@ export class EgressProxy {
 
   /** Gives a run credentials of its own. The run calls `close()` on the result when it ends. */
   openRun(runId: string, options: OpenRunOptions = {}): RunEgress {
-    if (runId === '' || runId.includes(':'))
-      throw new Error('a run id for the egress proxy must be non-empty and have no ":"');
-    if (this.runs.has(runId)) throw new Error(`run ${runId} already has egress open`);
-    const token = randomBytes(24).toString('base64url');
-    const entry: RunEntry = {
-      runId,
-      tokenDigest: digest(token),
-      policy: options.policy ?? this.options.policy,
-      onBlocked: options.onBlocked,
-      blocked: [],
-      sockets: new Set(),
-    };
-    this.runs.set(runId, entry);
-    return {
-      proxy: { server: this.url, username: runId, password: token },
-      blocked: entry.blocked,
-      close: () => {
-        if (this.runs.get(runId) !== entry) return;
-        this.runs.delete(runId);
-        for (const socket of entry.sockets) socket.destroy();
-      },
-    };
+    return this.runs.open(runId, options, this.url);
+  }
+
+  /**
+   * Gives a run a listener of its own, on the Unix socket at `socketPath` or else on an ephemeral
+   * port of 127.0.0.1: every connection made there is the run's, with no credentials asked. For a
+   * browser that is the run's alone (a Playwright sandbox's): Playwright intercepts every request of
+   * a context that has proxy credentials, and turns its HTTP cache off, to answer the proxy's challenge.
+   */
+  openRunListener(runId: string, options: OpenRunOptions & { socketPath?: string } = {}): Promise<RunListener> {
+    return this.runs.listen(runId, options);
   }
 
   /** Stops listening and cuts every connection. */
   async close(): Promise<void> {
-    for (const entry of this.runs.values()) for (const socket of entry.sockets) socket.destroy();
-    this.runs.clear();
+    this.runs.closeAll();
     const unix = this.unixServer;
     this.unixServer = undefined;
     const unixClosed = unix?.listening ? once(unix, 'close') : undefined;
@@ -138,17 +135,6 @@ export class EgressProxy {
       await closed;
     }
     await unixClosed;
-  }
-
-  private authenticate(header: string | undefined): RunEntry | undefined {
-    const match = header === undefined ? null : /^basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header);
-    if (!match) return undefined;
-    const decoded = Buffer.from(match[1] ?? '', 'base64').toString('utf8');
-    const colon = decoded.indexOf(':');
-    if (colon < 0) return undefined;
-    const entry = this.runs.get(decoded.slice(0, colon));
-    if (!entry) return undefined;
-    return timingSafeEqual(entry.tokenDigest, digest(decoded.slice(colon + 1))) ? entry : undefined;
   }
 
   /** Resolves and judges the target; reports a refusal. `undefined` when the name did not resolve. */
@@ -177,15 +163,9 @@ export class EgressProxy {
     this.options.onBlocked?.(blocked);
   }
 
-  private track(run: RunEntry, socket: Duplex): void {
-    if (run.sockets.has(socket)) return;
-    run.sockets.add(socket);
-    socket.once('close', () => run.sockets.delete(socket));
-  }
-
   /** A plain HTTP request in absolute form (`GET http://host/path`). */
   private async handleRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const run = this.authenticate(req.headers['proxy-authorization']);
+    const run = this.runs.of(req);
     if (!run) {
       res.writeHead(407, {
         'proxy-authenticate': 'Basic realm="testrun"',
@@ -234,15 +214,15 @@ export class EgressProxy {
       unreachable(res, netErrorOf(error));
       return;
     }
-    this.track(run, socket);
-    this.track(run, req.socket);
+    this.runs.track(run, socket);
+    this.runs.track(run, req.socket);
     forwardRequest(req, res, url, socket);
   }
 
   /** A tunnel (`CONNECT host:port`): HTTPS, and WebSockets of either scheme. */
   private async handleConnect(req: IncomingMessage, client: Duplex, head: Buffer): Promise<void> {
     client.on('error', () => client.destroy());
-    const run = this.authenticate(req.headers['proxy-authorization']);
+    const run = this.runs.of(req);
     if (!run) {
       client.end(
         rawResponse('407 Proxy Authentication Required', AUTH_REQUIRED_BODY, [
@@ -251,7 +231,7 @@ export class EgressProxy {
       );
       return;
     }
-    this.track(run, client);
+    this.runs.track(run, client);
     let url: URL;
     try {
       // Only the authority matters; the scheme just lets the URL parser canonicalise host and port.
@@ -274,7 +254,7 @@ export class EgressProxy {
       client.end(rawResponse('502 Bad Gateway', UNREACHABLE_BODY));
       return;
     }
-    this.track(run, upstream);
+    this.runs.track(run, upstream);
     if (client.destroyed) {
       upstream.destroy();
       return;

@@ -48,6 +48,18 @@ export interface RunEgress {
   close(): void;
 }
 
+/** A run's own listener on the proxy ({@link EgressProxy.openRunListener}): no credentials, it is the run's. */
+export interface RunListener {
+  /** `http://127.0.0.1:<port>` of a listener on loopback; none for one on a Unix socket. */
+  readonly url: string | undefined;
+  /** The Unix socket it listens on, when asked for one. */
+  readonly socketPath: string | undefined;
+  /** Refused requests in order (the first 100 are kept). */
+  readonly blocked: readonly BlockedRequest[];
+  /** Stops listening, forgets the run and cuts its open connections. */
+  close(): void;
+}
+
 /** What the proxy holds of one open run. */
 export interface RunEntry {
   runId: string;

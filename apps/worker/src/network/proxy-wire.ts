@@ -100,7 +100,8 @@ function endToEndHeaders(raw: readonly string[]): string[] {
 export async function connectChecked(target: CheckedTarget, timeoutMs: number): Promise<Socket> {
   let lastError: unknown = new Error('no address to connect to');
   for (const { address } of target.addresses) {
-    const socket = connect({ host: address, port: target.port });
+    // noDelay: a request's small writes go at once, not after the target acknowledges the last one.
+    const socket = connect({ host: address, port: target.port, noDelay: true });
     try {
       await withTimeout(once(socket, 'connect'), timeoutMs, `connecting to ${target.host}`);
       return socket;

@@ -13,6 +13,7 @@ import { discoverTests } from '../executors/playwright/discover';
 import { Arrivals, Gatherings } from '../executors/playwright/gather';
 import { scratchBytes, withScratch } from '../executors/playwright/scratch-run';
 import type { PlaywrightRuntime } from '../executors/playwright/playwright-deps';
+import type { Isolation } from '../executors/playwright/runtime';
 import type { WorkerEgress } from '../network/worker-egress';
 import { checkSandboxSupport } from '../sandbox';
 import type { Lifecycle } from './lifecycle';
@@ -34,18 +35,20 @@ export async function startPlaywright(
   const reason = await sandboxReason(config, logger);
   const runtime = await life.task('playwright runtime', async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'testrun-bundles-'));
-    const socketPath = parts.egress.socketPath ?? (await listenForSandboxes(parts.egress, dir));
+    const isolation = config.playwrightSandbox === 'off' ? 'none' : 'sandbox';
     const value: PlaywrightRuntime = {
       bundles: new BundleCache(parts.store, path.join(dir, 'extracted')),
       sandbox: reason === null ? { ok: true } : { ok: false, reason },
-      isolation: config.playwrightSandbox === 'off' ? 'none' : 'sandbox',
-      egress: { socketPath, port: Number(new URL(parts.egress.proxy.url).port) },
+      isolation,
+      egress: {
+        port: Number(new URL(parts.egress.proxy.url).port),
+        open: await sandboxEgress(parts.egress, isolation, dir),
+      },
       limits: config.sandboxCpuCores === undefined ? {} : { cpuQuota: config.sandboxCpuCores },
       batches: new BatchRegistry(),
       batching: { share: config.concurrency, maxRuns: config.playwrightBatchSize },
       arrivals: new Arrivals(config.concurrency),
       gatherings: new Gatherings(),
-      openEgress: (id, policy) => parts.egress.proxy.openRun(id, { policy }),
     };
     return { value, tearDown: () => rm(dir, { recursive: true, force: true }) };
   });
@@ -82,13 +85,23 @@ async function sandboxReason(config: WorkerConfig, logger: Logger): Promise<stri
   return reason;
 }
 
-/** With browser isolation off the proxy has no Unix socket yet: sandboxes get one of their own. */
-async function listenForSandboxes(egress: WorkerEgress, dir: string): Promise<string> {
+/**
+ * How a sandbox gets its own listener of the egress proxy: a Unix socket in a folder only the
+ * worker reads (bound into that sandbox alone, where its relay dials it), or without a sandbox a
+ * port of loopback.
+ */
+async function sandboxEgress(
+  egress: WorkerEgress,
+  isolation: Isolation,
+  dir: string,
+): Promise<NonNullable<PlaywrightRuntime['egress']>['open']> {
+  if (isolation === 'none') return (id, policy) => egress.proxy.openRunListener(id, { policy });
   const socketDir = path.join(dir, 'egress');
   await mkdir(socketDir, { mode: 0o700 });
-  const socketPath = path.join(socketDir, 'egress.sock');
-  await egress.proxy.listenUnix(socketPath);
-  return socketPath;
+  let opened = 0;
+  // Short names: a Unix socket's path has at most 107 bytes.
+  return (id, policy) =>
+    egress.proxy.openRunListener(id, { policy, socketPath: path.join(socketDir, `${++opened}.sock`) });
 }
 
 /** One discovery job: the bundle extracted, then listed in a sandbox of its own. */

@@ -6,7 +6,7 @@ import type { Db } from '@testrun/core/db';
 import { errorMessage } from '@testrun/core/logger';
 import type { RunOutcome } from '@testrun/core/runs';
 import type { ExecutorAttempt } from '../executor';
-import type { RunEgress } from '../../network/egress-proxy';
+import type { RunListener } from '../../network/egress-proxy';
 import { DEFAULT_PLAYWRIGHT_SANDBOX_LIMITS, limitsForWorkers } from '../../sandbox';
 import { PlaywrightBatch, reserveMembers, type BatchMember, type JoinedRun } from './batch';
 import { gatherKey, GATHER_BOUND_MS, GATHER_GRACE_MS, type Gathering } from './gather';
@@ -120,7 +120,7 @@ async function leadBatch(
   let batch: PlaywrightBatch;
   let work: Promise<unknown>;
   try {
-    const egress: RunEgress | undefined = playwright.openEgress?.(`batch-${reserved.batchId}`, attempt.policy);
+    const egress = await playwright.egress?.open(`batch-${reserved.batchId}`, attempt.policy);
     batch = new PlaywrightBatch(
       reserved.batchId,
       { db, logger: attempt.logger, running, runBatched: attempt.runBatched, egress },
@@ -156,7 +156,7 @@ async function leadBatch(
 }
 
 /** The batch's sandbox: its tests with `workers` Playwright workers, then the batch ended (its unrun runs freed). */
-function runBatch(given: Given, batch: PlaywrightBatch, egress: RunEgress | undefined, workers: number) {
+function runBatch(given: Given, batch: PlaywrightBatch, egress: RunListener | undefined, workers: number) {
   const { attempt, playwright } = given;
   const tests = batch.tests();
   return withScratch(
@@ -166,7 +166,7 @@ function runBatch(given: Given, batch: PlaywrightBatch, egress: RunEgress | unde
       batch.scratchDir = scratchDir;
       const control = await makeControlDir(attempt.scratchDir);
       batch.controlDir = control.dir;
-      const options = sandboxOptions(given, egress?.proxy ?? attempt.proxy, () => egress?.blocked ?? attempt.blocked);
+      const options = sandboxOptions(given, egress);
       // A batch's wall clock grows with its tests: twice their time budgets, at least a run's.
       const single = DEFAULT_PLAYWRIGHT_SANDBOX_LIMITS.wallMs;
       const wallMs = Math.min(4 * 3_600_000, Math.max(single, tests.length * attempt.run.timeoutMs * 2));

@@ -9,7 +9,7 @@ import type { Db } from '@testrun/core/db';
 import type { Logger } from '@testrun/core/logger';
 import { errorMessage } from '@testrun/core/logger';
 import { releaseBatch, renewBatch, reserveBatch } from '@testrun/core/runs';
-import type { RunEgress } from '../../network/egress-proxy';
+import type { RunListener } from '../../network/egress-proxy';
 import { playwrightTestKey } from './discover';
 import { interruptTest } from './interrupt';
 import type { PlaywrightTestRef, PlaywrightTestResult } from './types';
@@ -50,7 +50,7 @@ export interface BatchSetup {
   /** Starts a member's lifecycle (ExecutorAttempt.runBatched). */
   runBatched: (runId: string, batchId: string) => Promise<unknown>;
   /** The batch's own way out through the egress proxy (closed when the batch ends). */
-  egress: RunEgress | undefined;
+  egress: RunListener | undefined;
 }
 
 /** The batches of this worker by member run id: a member's attempt finds its batch here. */

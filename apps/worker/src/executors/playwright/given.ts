@@ -3,7 +3,7 @@
 import type { EvidenceMode, PlaywrightDefinition } from '@testrun/contracts';
 import type { RunOutcome } from '@testrun/core/runs';
 import type { ExecutorAttempt } from '../executor';
-import type { BlockedRequest } from '../../network/egress-proxy';
+import type { RunListener } from '../../network/egress-proxy';
 import type { PlaywrightRuntime } from './playwright-deps';
 import type { PlaywrightSecrets } from './playwright-secrets';
 import { recordTries } from './record-tries';
@@ -28,40 +28,54 @@ function evidenceOf(mode: EvidenceMode): PlaywrightEvidence {
 }
 
 /** Reads an egress's refusals one test at a time: the first since the previous call, or null. */
-function refusals(blocked: () => readonly BlockedRequest[] | undefined) {
+function refusals(egress: RunListener | undefined) {
   let seen = 0;
   return () => {
-    const list = blocked() ?? [];
+    const list = egress?.blocked ?? [];
     const next = list[seen];
     seen = list.length;
     return next ? `${next.host}:${next.port} (${next.detail})` : null;
   };
 }
 
-/** What a sandbox of the run's tests is given, whoever's tests they are. */
+/**
+ * Runs `work` with a way out of its own through the egress proxy (none when the worker gives its
+ * sandboxes no network), named `id`, closed when `work` ends.
+ */
+async function withEgress<T>(
+  given: Given,
+  id: string,
+  work: (egress: RunListener | undefined) => Promise<T>,
+): Promise<T> {
+  const egress = await given.playwright.egress?.open(id, given.attempt.policy);
+  try {
+    return await work(egress);
+  } finally {
+    egress?.close();
+  }
+}
+
+/**
+ * What a sandbox of the run's tests is given, whoever's tests they are. Its browser reaches the
+ * network through `egress`, a listener of the proxy that is the sandbox's own (no credentials: with
+ * them, Playwright would intercept every request and turn the HTTP cache off).
+ */
 export function sandboxOptions(
   given: Given,
-  proxy: ExecutorAttempt['proxy'],
-  blocked: () => readonly BlockedRequest[] | undefined,
+  egress: RunListener | undefined,
 ): Omit<RunPlaywrightOptions, 'tests' | 'scratchDir'> {
   const { attempt, playwright, definition, secrets, bundleDir } = given;
   const { run } = attempt;
-  const { egress } = playwright;
+  const port = playwright.egress?.port;
+  // In a sandbox the relay on its loopback carries the browser's connections to the socket.
+  const server = egress?.socketPath !== undefined ? `http://127.0.0.1:${port}` : egress?.url;
   return {
     bundleDir,
     transformCache: playwright.bundles.transformDir(bundleDir),
     configFile: definition.config,
-    network: egress ? { proxySocketPath: egress.socketPath, port: egress.port } : 'none',
-    ...(egress && proxy
-      ? {
-          proxy: {
-            server: `http://127.0.0.1:${egress.port}`,
-            username: proxy.username ?? '',
-            password: proxy.password ?? '',
-            bypass: '<-loopback>',
-          },
-        }
-      : {}),
+    network:
+      egress?.socketPath !== undefined && port !== undefined ? { proxySocketPath: egress.socketPath, port } : 'none',
+    ...(server !== undefined ? { proxy: { server, bypass: '<-loopback>' } } : {}),
     env: secrets.env,
     baseUrl: run.baseUrl,
     headers: secrets.headers,
@@ -72,7 +86,7 @@ export function sandboxOptions(
     timeoutMs: run.timeoutMs,
     limits: playwright.limits,
     isolation: playwright.isolation,
-    takeBlocked: refusals(blocked),
+    takeBlocked: refusals(egress),
   };
 }
 
@@ -84,14 +98,12 @@ export function runAlone(given: Given): Promise<RunOutcome> {
     SCRATCH_PREFIX.run,
     async (scratchDir) => {
       const startedAt = Date.now();
-      const [result] = await runPlaywrightTests(
-        {
-          ...sandboxOptions(given, attempt.proxy, () => attempt.blocked),
-          scratchDir,
-          tests: [{ file: definition.file, project: definition.project, titlePath: definition.titlePath }],
-          signal: attempt.signal,
-        },
-        () => undefined,
+      const tests = [{ file: definition.file, project: definition.project, titlePath: definition.titlePath }];
+      const [result] = await withEgress(given, `sandbox-${attempt.run.id}.${attempt.attempt}`, (egress) =>
+        runPlaywrightTests(
+          { ...sandboxOptions(given, egress), scratchDir, tests, signal: attempt.signal },
+          () => undefined,
+        ),
       );
       if (!result) return cannotRun('the Playwright run reported no result for the test');
       return recordResult(attempt, result, { startedAt, scratchDir, secrets });

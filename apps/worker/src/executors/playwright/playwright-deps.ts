@@ -1,5 +1,5 @@
 import type { TargetPolicy } from '@testrun/core/target-policy';
-import type { RunEgress } from '../../network/egress-proxy';
+import type { RunListener } from '../../network/egress-proxy';
 import type { SandboxLimits } from '../../sandbox';
 import type { BatchRegistry } from './batch';
 import type { BundleCache } from './bundle-cache';
@@ -19,8 +19,12 @@ export interface PlaywrightRuntime {
   sandbox: { ok: true } | { ok: false; reason: string };
   /** 'none' when the operator opted out of the sandbox (PLAYWRIGHT_SANDBOX=off): tenant code runs unsandboxed. */
   isolation: Isolation;
-  /** The egress proxy's Unix socket and port: the relay in each sandbox dials it. Null: no network at all. */
-  egress: { socketPath: string; port: number } | null;
+  /**
+   * The way out of each sandbox: the port its relay listens on (Chromium's proxy there), and `open`,
+   * which gives a sandbox a listener of the egress proxy of its own (a Unix socket the relay dials,
+   * or a port of loopback without a sandbox) under a name and a policy. Null: no network at all.
+   */
+  egress: { port: number; open: (id: string, policy: TargetPolicy | undefined) => Promise<RunListener> } | null;
   /** Bounds of each sandbox (a run's wall clock comes from its time budget). */
   limits: Partial<SandboxLimits>;
   /** This worker's batches, by member run (batch.ts). */
@@ -34,6 +38,4 @@ export interface PlaywrightRuntime {
   arrivals: Arrivals;
   /** The batches being gathered, which runs of the same suite run join (gather.ts). */
   gatherings: Gatherings;
-  /** Opens a batch's own way out through the egress proxy (none: the leader's attempt's). */
-  openEgress?: (id: string, policy: TargetPolicy | undefined) => RunEgress;
 }

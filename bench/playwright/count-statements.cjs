@@ -1,7 +1,8 @@
 // Preloaded into the bench's worker (NODE_OPTIONS=--require): counts the statements its Postgres
-// client (pg, under Prisma's adapter) sends, and keeps the count in the file named by
-// TESTRUN_BENCH_STATEMENTS, rewritten at most every 50 ms while it changes. Only the worker process
-// counts (its sandboxes run with an environment of their own).
+// client (pg, under Prisma's adapter) sends, and writes the count to the file named by
+// TESTRUN_BENCH_STATEMENTS when sent SIGUSR2 (a file rewritten on a timer cost the worker a
+// measurable share of its CPU in a trial). Only the worker process counts (its sandboxes run with
+// an environment of their own).
 'use strict';
 const fs = require('node:fs');
 const Module = require('node:module');
@@ -9,14 +10,11 @@ const Module = require('node:module');
 const file = process.env.TESTRUN_BENCH_STATEMENTS;
 if (file && /worker[/\\]dist[/\\]main\.js$/.test(process.argv[1] ?? '')) {
   let count = 0;
-  let written = -1;
-  const write = () => {
-    if (written === count) return;
-    written = count;
-    fs.writeFileSync(file, String(count));
-  };
-  setInterval(write, 50).unref();
-  process.on('exit', write);
+  // Written to a temporary name, then renamed: the reader never sees a half-written count.
+  process.on('SIGUSR2', () => {
+    fs.writeFileSync(`${file}.part`, String(count));
+    fs.renameSync(`${file}.part`, file);
+  });
   const load = Module._load;
   Module._load = function (request, ...rest) {
     const loaded = load.call(this, request, ...rest);

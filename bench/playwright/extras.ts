@@ -104,6 +104,57 @@ ${row('`PLAYWRIGHT_SANDBOX=off`', off)}
 `;
 }
 
+/**
+ * Where the wall time of the head-to-head's trials went, each side's median of each phase (phases.ts)
+ * and the service's minus playwright test's, paired by round.
+ */
+function phasesReport(trials: ReadonlyMap<string, Trial[]>, ks: readonly number[]): string {
+  // Seconds, but a test's own duration in milliseconds.
+  const columns = [
+    ['headMs', 2, 1000],
+    ['bodyMs', 2, 1000],
+    ['endMs', 2, 1000],
+    ['testMs', 0, 1],
+  ] as const;
+  const rows = ks.flatMap((k) => {
+    const service = trials.get(`${k}:service`) ?? [];
+    const local = trials.get(`${k}:playwright`) ?? [];
+    const cells = (list: readonly Trial[]) =>
+      columns.map(([p, digits, scale]) =>
+        fmt(
+          list.map((t) => t.phases?.[p] ?? NaN),
+          digits,
+          scale,
+        ),
+      );
+    const gaps = columns.map(([p, digits, scale]) =>
+      fmt(
+        service.flatMap((t, i) => {
+          const other = local[i]?.phases;
+          return t.phases && other ? [t.phases[p] - other[p]] : [];
+        }),
+        digits,
+        scale,
+      ),
+    );
+    return [
+      `| ${k} | \`playwright test\` | ${cells(local).join(' | ')} |`,
+      `| ${k} | service | ${cells(service).join(' | ')} |`,
+      `| ${k} | service − playwright test, paired | ${gaps.join(' | ')} |`,
+    ];
+  });
+  return `Where the wall time goes, both sides alike: the start (the spawn of \`playwright test\`, or the POST) to
+the first test's start, the first test's start to the last test's end, and that to the end (the exit, or
+the suite run's verdict); and a test's own duration, the mean over the trial's tests. \`playwright test\`'s
+test times are its JSON report's, the service's its steps' (a test's first step starts as the test does,
+its last ends as it ends):
+
+| K | Side | Start → first test (s) | First test → last test's end (s) | Last test's end → end (s) | A test (ms) |
+|---|---|---|---|---|---|
+${rows.join('\n')}
+`;
+}
+
 /** The section's tables of the service's own figures, from the trials by `k:side`. */
 export function extrasReport(trials: ReadonlyMap<string, Trial[]>, ks: readonly number[], n: number): string {
   const rows: string[] = [];
@@ -113,7 +164,7 @@ export function extrasReport(trials: ReadonlyMap<string, Trial[]>, ks: readonly 
     const perTrial = service.map((t) => t.sandboxPeaks?.length ?? NaN);
     rows.push(
       `| ${k} | ${fmt(
-        service.map((t) => t.firstStartMs ?? NaN),
+        service.map((t) => t.phases?.headMs ?? NaN),
         0,
       )} | ${fmt(perTrial, 0)} | ${fmt(peaks, 0, 1024 * 1024)} | ${fmt(
         service.map((t) => t.tailMs ?? NaN),
@@ -131,8 +182,9 @@ export function extrasReport(trials: ReadonlyMap<string, Trial[]>, ks: readonly 
       list.map((t) => t.sandboxPeaks?.length ?? NaN),
       0,
     )} |`;
-  return `Service side of the same trials: from the suite run's \`created_at\` (the POST) to the earliest
-\`started_at\` of its runs (the first test claimed in its sandbox), the sandboxes a suite run used, and the
+  return `${phasesReport(trials, ks)}
+Service side of the same trials: from the POST to the first test's start in its sandbox (its first
+step's \`started_at\`), the sandboxes a suite run used, and the
 peak of each sandbox's memory cgroup (\`memory.max_usage_in_bytes\`, Chromium, the runner and the
 sandbox's tmpfs; sampled every 200 ms while the suite runs), and how long its sandboxes outlive the
 verdict (the runner and its browsers shutting down; the trial's CPU counts it, and the next trial starts

@@ -17,6 +17,7 @@ import { runTimed } from '../h2h/cpu';
 import { CHROMIUM } from '../h2h/service';
 import { writeLargeProject, writeShopSuite } from './project';
 import { startPlaywrightService, type PlaywrightService, type Trial } from './service';
+import { reportPhases } from './phases';
 import { extrasReport, measureBatch1, measureSandboxCost, pairedRatios } from './extras';
 
 const N = Number(process.env.BENCH_PW_TESTS ?? 40);
@@ -42,11 +43,12 @@ async function playwrightTest(root: string, k: number, n: number, cacheDir: stri
     BENCH_OUTPUT_DIR: path.join(root, 'test-results'),
   };
   const args = [cliPath(), 'test', '-c', 'e2e/playwright.config.ts', `--workers=${k}`];
+  const began = Date.now();
   const run = await runTimed(`pw-${k}`, process.execPath, args, root, env);
   const stats = (JSON.parse(readFileSync(reportFile, 'utf8')) as { stats: { expected: number } }).stats;
   if (run.code !== 0 || stats.expected !== n)
     throw new Error(`playwright test: ${stats.expected} of ${n} passed (exit ${run.code}):\n${run.output}`);
-  return run;
+  return { ...run, phases: reportPhases(reportFile, began, began + run.wallMs) };
 }
 
 /**
@@ -93,10 +95,13 @@ async function measure(work: string, baseUrl: string): Promise<Results> {
   const record = (k: number, side: string, trial: Trial) => {
     const key = `${k}:${side}`;
     results.trials.set(key, [...(results.trials.get(key) ?? []), trial]);
+    const phases = trial.phases
+      ? `, phases ${[trial.phases.headMs, trial.phases.bodyMs, trial.phases.endMs].map((ms) => (ms / 1000).toFixed(2)).join(' / ')} s, ${trial.phases.testMs.toFixed(0)} ms a test`
+      : '';
     const extra =
-      trial.firstStartMs === undefined
-        ? ''
-        : `, first test ${trial.firstStartMs} ms after the POST, sandbox peaks ${(trial.sandboxPeaks ?? []).map((p) => `${(p / 2 ** 20).toFixed(0)} MiB`).join(' ')}, sandboxes gone ${trial.tailMs} ms after the verdict, ${trial.statements} worker statements`;
+      trial.sandboxPeaks === undefined
+        ? phases
+        : `${phases}, sandbox peaks ${(trial.sandboxPeaks ?? []).map((p) => `${(p / 2 ** 20).toFixed(0)} MiB`).join(' ')}, sandboxes gone ${trial.tailMs} ms after the verdict, ${trial.statements} worker statements`;
     out(`K=${k} ${side}: ${(trial.wallMs / 1000).toFixed(2)} s wall, ${(trial.cpuMs / 1000).toFixed(1)} CPU-s${extra}`);
   };
   const suite = path.join(work, 'shop');

@@ -15,14 +15,15 @@ import type { ProjectFile } from '@testrun/contracts';
 import { REPO_ROOT } from '../../test/support/processes';
 import { CpuGroup, treeCpuMs } from '../h2h/cpu';
 import { startBenchService } from '../h2h/service';
+import { suiteRunPhases, type Phases } from './phases';
 import { sampleSandboxMemory, sandboxesGone } from './sandbox-memory';
 
 /** Wall time and CPU of one trial. */
 export interface Trial {
   wallMs: number;
   cpuMs: number;
-  /** Service only: the suite run's `created_at` to its first run's `started_at`. */
-  firstStartMs?: number;
+  /** Where its wall time went: to the first test's start, to the last test's end, to the end (phases.ts). */
+  phases?: Phases;
   /** Service only: the peak memory of each sandbox the suite run used (empty where unreadable). */
   sandboxPeaks?: number[];
   /** Service only: from the verdict to the end of the suite run's last sandbox (its runner's shut-down). */
@@ -70,22 +71,19 @@ function countingStatements(file: string): Record<string, string> {
   };
 }
 
-/** The count in `file`, once it has not moved for 150 ms (the preload rewrites it every 50 ms while it moves). */
-async function settledCount(file: string): Promise<number> {
-  const read = () => {
+/** The count the worker `pid` has sent so far: asked by SIGUSR2, read from `file` (count-statements.cjs). */
+async function statementCount(pid: number, file: string): Promise<number> {
+  rmSync(file, { force: true });
+  process.kill(pid, 'SIGUSR2');
+  for (let i = 0; i < 200; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
     try {
       return Number(readFileSync(file, 'utf8'));
     } catch {
-      return 0;
+      // Not written yet.
     }
-  };
-  let last = read();
-  for (;;) {
-    await new Promise((resolve) => setTimeout(resolve, 150));
-    const now = read();
-    if (now === last) return now;
-    last = now;
   }
+  throw new Error('the worker did not write its statement count within 2 s');
 }
 
 /** Runs the CLI with the bench key in its environment (never on its command line); its output and wall time. */
@@ -158,7 +156,7 @@ export async function startPlaywrightService(
     },
     runSuite: async (projectSlug, suiteSlug, expectPassed) => {
       const pids = [bench.api.child.pid ?? 0, worker.child.pid ?? 0];
-      const statementsBefore = await settledCount(statementsFile);
+      const statementsBefore = await statementCount(worker.child.pid ?? 0, statementsFile);
       const pgBefore = await bench.backendPids();
       const serviceCpu = () => group?.usageMs() ?? treeCpuMs(pids);
       const cpuBefore = serviceCpu() + treeCpuMs([], pgBefore);
@@ -175,12 +173,10 @@ export async function startPlaywrightService(
         throw new Error('service: a sandbox was still running 60 s after the suite run ended');
       const tailMs = Date.now() - ended;
       const sandboxPeaks = memory.stop();
-      const first = await bench.db.run.aggregate({ where: { suiteRunId: id }, _min: { startedAt: true } });
-      const created = await bench.db.suiteRun.findUniqueOrThrow({ where: { id }, select: { createdAt: true } });
-      const firstStartMs = (first._min.startedAt?.getTime() ?? NaN) - created.createdAt.getTime();
+      const phases = await suiteRunPhases(bench.db, id, sent, row.finishedAt.getTime());
       const pgAfter = await bench.backendPids();
       const cpuMs = serviceCpu() + treeCpuMs([], [...new Set([...pgBefore, ...pgAfter])]) - cpuBefore;
-      const statements = (await settledCount(statementsFile)) - statementsBefore;
+      const statements = (await statementCount(worker.child.pid ?? 0, statementsFile)) - statementsBefore;
       if (row.passedCount !== expectPassed) {
         const why = await bench.db.run.findMany({
           where: { suiteRunId: id, status: { not: 'passed' } },
@@ -191,7 +187,7 @@ export async function startPlaywrightService(
         const reasons = why.map((r) => r.resultSummary).join(' | ');
         throw new Error(`service: ${row.passedCount} of ${expectPassed} passed (${row.status}): ${reasons}`);
       }
-      return { wallMs: row.finishedAt.getTime() - sent, cpuMs, firstStartMs, sandboxPeaks, tailMs, statements };
+      return { wallMs: row.finishedAt.getTime() - sent, cpuMs, phases, sandboxPeaks, tailMs, statements };
     },
     close: async () => {
       await stopWorker();

@@ -97,11 +97,15 @@ export function runAlone(given: Given): Promise<RunOutcome> {
     attempt.scratchDir,
     SCRATCH_PREFIX.run,
     async (scratchDir) => {
-      const startedAt = Date.now();
+      // Its steps' times count from the test's start, not the sandbox's (which is a second or more earlier).
+      let startedAt = Date.now();
+      const onBegin = () => {
+        startedAt = Date.now();
+      };
       const tests = [{ file: definition.file, project: definition.project, titlePath: definition.titlePath }];
       const [result] = await withEgress(given, `sandbox-${attempt.run.id}.${attempt.attempt}`, (egress) =>
         runPlaywrightTests(
-          { ...sandboxOptions(given, egress), scratchDir, tests, signal: attempt.signal },
+          { ...sandboxOptions(given, egress), scratchDir, tests, signal: attempt.signal, onBegin },
           () => undefined,
         ),
       );

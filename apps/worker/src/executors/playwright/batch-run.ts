@@ -11,19 +11,11 @@ import { DEFAULT_PLAYWRIGHT_SANDBOX_LIMITS, limitsForWorkers } from '../../sandb
 import { PlaywrightBatch, reserveMembers, type BatchMember, type JoinedRun } from './batch';
 import { gatherKey, GATHER_BOUND_MS, GATHER_GRACE_MS, type Gathering } from './gather';
 import { cannotRun, recordResult, runAlone, sandboxOptions, type Definition, type Given } from './given';
+import { deferred } from './deferred';
 import { makeControlDir } from './interrupt';
 import type { PlaywrightSecrets } from './playwright-secrets';
 import { runPlaywrightTests } from './run';
 import { SCRATCH_PREFIX, scratchBytes, withScratch } from './scratch-run';
-
-/** A promise and its resolve: when a run's own result has been recorded. */
-function recording(): { done: () => void; promise: Promise<void> } {
-  let done: () => void = () => undefined;
-  const promise = new Promise<void>((resolve) => {
-    done = resolve;
-  });
-  return { done, promise };
-}
 
 /**
  * Runs the attempt of a run of a suite run: in the batch of a leader gathering its suite run's runs
@@ -33,7 +25,8 @@ export async function runInBatch(given: Given, db: Db): Promise<RunOutcome> {
   const { attempt, playwright, definition } = given;
   const { run } = attempt;
   const key = gatherKey(run, definition);
-  const own = recording();
+  // Resolved when the run's own result has been recorded.
+  const own = deferred<undefined>();
   const joining = playwright.gatherings.join(key, { runId: run.id, definition, recorded: own.promise });
   playwright.arrivals.arrived(run.id);
   if (!joining) return lead(given, db, key);
@@ -45,7 +38,7 @@ export async function runInBatch(given: Given, db: Db): Promise<RunOutcome> {
       return await recordMember(attempt, member.member, gathered.batch, given.secrets);
     }
   } finally {
-    own.done();
+    own.resolve(undefined);
   }
   return runAlone(given);
 }
@@ -114,7 +107,7 @@ async function leadBatch(
 ): Promise<RunOutcome> {
   const { attempt, playwright, definition } = given;
   const { run } = attempt;
-  const own = recording();
+  const own = deferred<undefined>();
   const running: JoinedRun[] = [{ runId: run.id, definition, recorded: own.promise }, ...gathering.joined];
   const workers = running.length;
   let batch: PlaywrightBatch;
@@ -136,7 +129,7 @@ async function leadBatch(
     work = runBatch(given, batch, egress, workers).finally(() => playwright.batches.remove(batch));
   } catch (error) {
     gathering.resolve(null);
-    own.done();
+    own.resolve(undefined);
     throw error;
   }
   gathering.resolve({ batch, work });
@@ -151,7 +144,7 @@ async function leadBatch(
       ? await recordMember(attempt, taken.member, batch, given.secrets)
       : cannotRun('the batch lost its leader');
   } finally {
-    own.done();
+    own.resolve(undefined);
   }
 }
 

@@ -10,6 +10,7 @@ import type { Logger } from '@testrun/core/logger';
 import { errorMessage } from '@testrun/core/logger';
 import { releaseBatch, renewBatch, reserveBatch } from '@testrun/core/runs';
 import type { RunListener } from '../../network/egress-proxy';
+import { deferred } from './deferred';
 import { playwrightTestKey } from './discover';
 import { interruptTest } from './interrupt';
 import type { PlaywrightTestRef, PlaywrightTestResult } from './types';
@@ -99,10 +100,7 @@ function refOf(definition: Definition): PlaywrightTestRef {
 }
 
 function newMember(runId: string, definition: Definition): BatchMember {
-  let settle: (result: PlaywrightTestResult | null) => void = () => undefined;
-  const result = new Promise<PlaywrightTestResult | null>((resolve) => {
-    settle = resolve;
-  });
+  const { promise: result, resolve: settle } = deferred<PlaywrightTestResult | null>();
   return {
     runId,
     test: refOf(definition),

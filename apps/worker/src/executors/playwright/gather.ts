@@ -7,6 +7,7 @@
 // worker a slot.
 import type { PlaywrightDefinition } from '@testrun/contracts';
 import type { JoinedRun, PlaywrightBatch } from './batch';
+import { deferred } from './deferred';
 
 type Definition = PlaywrightDefinition['playwright'];
 
@@ -109,11 +110,7 @@ export class Gatherings {
 
   /** Opens the gathering of `key` for a leader; `close` it before its batch starts. */
   lead(key: string): Gathering & { close: () => void } {
-    let tell: (gathered: Gathered) => void = () => undefined;
-    const told = new Promise<Gathered>((resolve) => {
-      tell = resolve;
-    });
-    const resolve = (gathered: Gathered) => tell(gathered);
+    const { promise: told, resolve } = deferred<Gathered>();
     const gathering: Open = { joined: [], told, resolve };
     this.open.set(key, gathering);
     const close = () => {

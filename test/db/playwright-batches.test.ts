@@ -4,6 +4,7 @@ import { createLogger } from '@testrun/core/logger';
 import type { RunQueue } from '@testrun/core/queue';
 import { releaseBatch, renewBatch, reserveBatch, startRun } from '@testrun/core/runs';
 import { Reconciler } from '@testrun/worker';
+import { claimRun } from '../../apps/worker/src/run/claim';
 import { applySampleProject, createTenant, insertSuiteRuns, sampleProject } from '../support/harness';
 import { openQueueAndDb } from '../support/queue-and-db';
 
@@ -56,8 +57,9 @@ test("a batch takes the leader's file whole, then whole files up to its share; a
   expect(await claim(a1)).not.toBeNull();
   // Six runs between two batches: three each, the leader's file first, then b.spec whole.
   expect(await reserveBatch(db, { batchId: 'batch-1', leaderId: a1, share: 2, maxRuns: 100 })).toEqual([a2, b1, b2]);
-  // b1 is held: its own job does not claim it; the batch does.
+  // b1 is held: its own job does not claim it (and says why, in one read), the batch does.
   expect(await claim(b1)).toBeNull();
+  expect(await claimRun(db, b1, logger)).toEqual({ unclaimable: 'batched' });
   expect(await claim(b1, 'batch-1')).toEqual(expect.objectContaining({ id: b1, attempt: 1 }));
   // The other worker slot leads the rest: one way left, so it takes all that is free.
   expect(await claim(c1)).not.toBeNull();
@@ -72,6 +74,9 @@ test("a batch takes the leader's file whole, then whole files up to its share; a
   expect(await renewBatch(db, 'batch-1')).toBe(3);
   expect((await releaseBatch(db, 'batch-1')).sort()).toEqual([a2, b1, b2].sort());
   expect(await claim(b2)).not.toBeNull();
+  // A job whose run ended, or is gone, finds nothing to run either.
+  expect(await claimRun(db, a1, logger)).toEqual({ unclaimable: 'terminal' });
+  expect(await claimRun(db, 'no-such-run', logger)).toEqual({ unclaimable: 'missing' });
 });
 
 test('a batch of size 1 reserves nothing; runs of another bundle or of another suite run are never taken', async () => {

@@ -1,6 +1,6 @@
 import type { Db } from '@testrun/core/db';
 import { errorMessage, type Logger } from '@testrun/core/logger';
-import { abortRun, isBatchHeld, runClaim, type ClaimedRun } from '@testrun/core/runs';
+import { abortRun, runClaim, unclaimedRunState, type ClaimedRun } from '@testrun/core/runs';
 import { retryWrite } from './retry-write';
 import { MAX_RUN_ATTEMPTS, workerLostOutcome } from './run-outcomes';
 
@@ -52,13 +52,13 @@ export async function claimRun(
  * attempts (then it ends worker_lost).
  */
 async function endUnclaimable(db: Db, runId: string, log: Logger, retry: Retrying): Promise<Unclaimable> {
-  const run = await retry(() => db.run.findUnique({ where: { id: runId }, select: { status: true, attempt: true } }));
+  const run = await retry(() => unclaimedRunState(db, runId));
   if (!run) {
     log.warn('job for a run that does not exist');
     return 'missing';
   }
   if (run.status !== 'queued' && run.status !== 'running') return 'terminal';
-  if (await retry(() => isBatchHeld(db, runId))) return 'batched';
+  if (run.batchHeld) return 'batched';
   // Tried again after a lost reply, abortRun finds the run terminal and returns false: harmless.
   const ended = await retry(() => abortRun(db, runId, workerLostOutcome(run.attempt)));
   if (ended) log.warn('run ended: its worker was lost on every attempt', { attempt: run.attempt });

@@ -73,8 +73,6 @@ export interface ExecutorAttempt {
     ended: RetriedOutcome,
     ran: { startedAt: Date; finishedAt: Date },
   ) => Promise<ArtifactWriter | null>;
-  /** The attempt's credentials at the egress proxy (none without a proxy). */
-  readonly proxy: BrowserContextOptions['proxy'];
   /** The worker's Playwright runtime (bundles, sandbox, egress); none in a worker without it. */
   readonly playwright: PlaywrightRuntime | undefined;
   /** Tells the lifecycle that the mask grew (a value the run typed into a password field). */

@@ -127,7 +127,7 @@ async function prepareAndExecute(rc: RunContext, parts: AttemptParts): Promise<R
   }
 }
 
-/** The network an attempt goes out through. */
+/** The network an attempt goes out through (`proxy`: the credentials its browser contexts carry). */
 type AttemptNetwork = Pick<ExecutorAttempt, 'policy' | 'blocked'> & { proxy: BrowserContextOptions['proxy'] };
 
 /** Builds the executor's view of the attempt, once, and executes it. */
@@ -157,7 +157,6 @@ function executeAttempt(
       deps.browser.newContext({ ...options, ...(proxy ? { proxy } : {}), acceptDownloads: false, ...video }),
     closeUnder: parts.closeUnder,
     nextTry: parts.nextTry,
-    proxy,
     playwright: deps.playwright,
     maskGrew: parts.maskGrew,
     contextCancelled: () => deps.onContextCancelled?.(run.id),

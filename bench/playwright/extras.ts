@@ -17,12 +17,18 @@ function fmt(values: readonly number[], digits: number, scale = 1): string {
   return `${median.toFixed(digits)} (${min.toFixed(digits)}–${max.toFixed(digits)})`;
 }
 
-/** `a[i]`'s figure over `b[i]`'s, for each round both sides measured. */
-export function pairedRatios(a: readonly Trial[], b: readonly Trial[], of: 'wallMs' | 'cpuMs'): number[] {
+/** `f` of `a[i]` and `b[i]`, for each round both sides measured (and `f` could compare). */
+function paired(a: readonly Trial[], b: readonly Trial[], f: (x: Trial, y: Trial) => number | undefined): number[] {
   return a.flatMap((t, i) => {
     const other = b[i];
-    return other ? [t[of] / other[of]] : [];
+    const value = other && f(t, other);
+    return value === undefined ? [] : [value];
   });
+}
+
+/** `a[i]`'s figure over `b[i]`'s, for each round both sides measured. */
+export function pairedRatios(a: readonly Trial[], b: readonly Trial[], of: 'wallMs' | 'cpuMs'): number[] {
+  return paired(a, b, (x, y) => x[of] / y[of]);
 }
 
 /** A table row's cells of `list`: its trials, their wall time (s) and CPU per test (ms). */
@@ -129,10 +135,7 @@ function phasesReport(trials: ReadonlyMap<string, Trial[]>, ks: readonly number[
       );
     const gaps = columns.map(([p, digits, scale]) =>
       fmt(
-        service.flatMap((t, i) => {
-          const other = local[i]?.phases;
-          return t.phases && other ? [t.phases[p] - other[p]] : [];
-        }),
+        paired(service, local, (x, y) => (x.phases && y.phases ? x.phases[p] - y.phases[p] : undefined)),
         digits,
         scale,
       ),

@@ -3,6 +3,7 @@ import { createPrisma, type Db } from '@testrun/core/db';
 import { createLogger } from '@testrun/core/logger';
 import { startRun } from '@testrun/core/runs';
 import { claimRun } from '../../apps/worker/src/run/claim';
+import { MAX_RUN_ATTEMPTS } from '../../apps/worker/src/run/run-outcomes';
 import { retryWrite } from '../../apps/worker/src/run/retry-write';
 import { applySampleProject, createTenant, insertSuiteRuns, sampleProject, testDb } from '../support/harness';
 import { present } from '../support/present';
@@ -149,4 +150,16 @@ it('a claim whose first try never reached Postgres claims the run on the next', 
     expect(claimed).toMatchObject({ claim: { id: runId, attempt: 1, prevStatus: 'queued' } });
   });
   expect(await db.run.findUniqueOrThrow({ where: { id: runId } })).toMatchObject({ status: 'running', attempt: 1 });
+});
+
+it('a running run out of attempts is ended worker_lost by the claim that cannot take it', async () => {
+  const { runId } = await queuedRun();
+  // Its workers were lost on every attempt the worker allows: the claim's statement says so.
+  await db.run.update({ where: { id: runId }, data: { status: 'running', attempt: MAX_RUN_ATTEMPTS } });
+  const claimed = await claimRun(db, runId, createLogger({ service: 'test', level: 'error' }));
+  expect(claimed).toEqual({ unclaimable: 'out_of_attempts' });
+  expect(await db.run.findUniqueOrThrow({ where: { id: runId } })).toMatchObject({
+    status: 'error',
+    outcomeCode: 'worker_lost',
+  });
 });

@@ -57,7 +57,7 @@ test("a batch takes the leader's file whole, then whole files up to its share; a
   expect(await claim(a1)).not.toBeNull();
   // Six runs between two batches: three each, the leader's file first, then b.spec whole.
   expect(await reserveBatch(db, { batchId: 'batch-1', leaderId: a1, share: 2, maxRuns: 100 })).toEqual([a2, b1, b2]);
-  // b1 is held: its own job does not claim it (and says why, in one read), the batch does.
+  // b1 is held: its own job does not claim it (its claim says why, in the same statement), the batch does.
   expect(await claim(b1)).toBeNull();
   expect(await claimRun(db, b1, logger)).toEqual({ unclaimable: 'batched' });
   expect(await claim(b1, 'batch-1')).toEqual(expect.objectContaining({ id: b1, attempt: 1 }));

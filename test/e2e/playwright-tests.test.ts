@@ -162,6 +162,15 @@ it('runs each test as a run: outcomes, the secret login, the setup project, a re
   expect(stored.map((r) => r.text).join('\n')).not.toContain(SHOP_PASSWORD);
   expect(workerLog.text()).not.toContain(SHOP_PASSWORD);
   expect(workerLog.text()).not.toContain('letmein');
+  // A run of the batch that is not its leader masks the values the batch's sandbox holds (its leader's).
+  const headersRun = suite.tests.find((t) => t.name === 'headers reach the target only');
+  const labels = await db.$queryRawUnsafe<Array<{ label: string; leader: boolean }>>(
+    `SELECT s.label, r.id = (SELECT id FROM runs WHERE batch_id = r.batch_id ORDER BY started_at LIMIT 1) AS leader
+     FROM step_results s JOIN runs r ON r.id = s.run_id WHERE s.run_id = $1`,
+    headersRun?.runId,
+  );
+  expect(labels.map((l) => l.label)).toContain('signed in with ****');
+  expect(labels[0]?.leader).toBe(false);
 });
 
 /** The run's page for people, through the view link of GET run. */

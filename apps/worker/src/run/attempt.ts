@@ -2,6 +2,7 @@ import type { BrowserContextOptions } from 'playwright';
 import { recordsEvidence } from '@testrun/contracts';
 import { errorMessage, type Logger } from '@testrun/core/logger';
 import { CANCELLED_RUNNING_OUTCOME, retryRun, type RunOutcome } from '@testrun/core/runs';
+import type { TargetPolicy } from '@testrun/core/target-policy';
 import type { BrowserClock } from '../browser/browser-clock';
 import type { Executor, ExecutorAttempt, PreparedRun, RunRecord } from '../executors/executor';
 import { baseUrlBlockedOutcome, refusalOf, runPolicy } from '../network/run-target';
@@ -27,8 +28,13 @@ export interface RunContext {
   readonly signal: AbortSignal;
   /** The run as its faults see it (see RunFaults); null when faults are not attributed. */
   readonly owner: RunOwner | null;
-  /** Executes another run as a member of a Playwright batch (executeRun with the batch's id). */
-  readonly runBatched: ExecutorAttempt['runBatched'];
+  /**
+   * A member of a Playwright batch goes out through its batch's network, under the target policy
+   * the batch's leader read (`policy`): it reads none of its own. Null for any other run.
+   */
+  readonly batchPolicy: { policy: TargetPolicy | undefined } | null;
+  /** Executes another run as a member of a Playwright batch that goes out under `policy` (executeRun with the batch). */
+  readonly runBatched: (runId: string, batchId: string, policy: TargetPolicy | undefined) => Promise<unknown>;
   /** Keeps the run's job until `work` settles. */
   readonly hold: ExecutorAttempt['holdJob'];
 }
@@ -112,7 +118,9 @@ async function prepareAndExecute(rc: RunContext, parts: AttemptParts): Promise<R
   parts.maskGrew(prepared.prepared.mask);
 
   const { targetPolicy } = deps;
-  const policy = targetPolicy && (await parts.retry(() => runPolicy(deps.db, targetPolicy, run.workspaceId)));
+  const policy = rc.batchPolicy
+    ? rc.batchPolicy.policy
+    : targetPolicy && (await parts.retry(() => runPolicy(deps.db, targetPolicy, run.workspaceId)));
   const refused = refusalOf(policy, run.baseUrl);
   if (refused) return baseUrlBlockedOutcome(refused);
   const egress = deps.egress?.openRun(`${run.id}.${parts.attempt}`, { policy });
@@ -164,7 +172,7 @@ function executeAttempt(
     limits: deps.limits ?? DEFAULT_RUN_LIMITS,
     scratchDir: deps.scratchDir,
     teardownMs: deps.teardownTimeoutMs ?? 15_000,
-    runBatched: rc.runBatched,
+    runBatched: (member, batchId) => rc.runBatched(member, batchId, network.policy),
     holdJob: rc.hold,
   };
   return prepared.execute(attempt);

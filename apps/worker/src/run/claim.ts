@@ -1,6 +1,6 @@
 import type { Db } from '@testrun/core/db';
 import { errorMessage, type Logger } from '@testrun/core/logger';
-import { abortRun, runClaim, unclaimedRunState, type ClaimedRun } from '@testrun/core/runs';
+import { abortRun, runClaim, type ClaimedRun, type UnclaimedRun } from '@testrun/core/runs';
 import { retryWrite } from './retry-write';
 import { MAX_RUN_ATTEMPTS, workerLostOutcome } from './run-outcomes';
 
@@ -42,17 +42,22 @@ export async function claimRun(
   batchId: string | null = null,
 ): Promise<{ claim: ClaimedRun } | { unclaimable: Unclaimable }> {
   const retry = retrying(log, boundMs, { step: 'claim' });
-  const claim = await retry(runClaim(db, runId, MAX_RUN_ATTEMPTS, batchId));
-  if (claim) return { claim };
-  return { unclaimable: await endUnclaimable(db, runId, log, retry) };
+  const tried = await retry(runClaim(db, runId, MAX_RUN_ATTEMPTS, batchId));
+  if ('claimed' in tried) return { claim: tried.claimed };
+  return { unclaimable: await endUnclaimable(db, runId, tried.unclaimed, log, retry) };
 }
 
 /**
- * startRun refused: the run is gone, already terminal, held by a live Playwright batch, or out of
- * attempts (then it ends worker_lost).
+ * The claim refused (its statement said what the run was): the run is gone, already terminal, held
+ * by a live Playwright batch, or out of attempts (then it ends worker_lost).
  */
-async function endUnclaimable(db: Db, runId: string, log: Logger, retry: Retrying): Promise<Unclaimable> {
-  const run = await retry(() => unclaimedRunState(db, runId));
+async function endUnclaimable(
+  db: Db,
+  runId: string,
+  run: UnclaimedRun | null,
+  log: Logger,
+  retry: Retrying,
+): Promise<Unclaimable> {
   if (!run) {
     log.warn('job for a run that does not exist');
     return 'missing';

@@ -1,6 +1,7 @@
 // One run's lifecycle, whatever defines its test: claim, attempts (run/attempt.ts), retries, the
 // terminal write. What a kind of test does in an attempt is its executor's (executors/).
 import { finishRun, firstAttemptSummary, retryRun, type RunOutcome } from '@testrun/core/runs';
+import type { TargetPolicy } from '@testrun/core/target-policy';
 import { BrowserClock } from '../browser/browser-clock';
 import { executorKind } from '../executors/executor';
 import { runAttempt, type RunContext } from './attempt';
@@ -8,6 +9,9 @@ import { claimRun } from './claim';
 import type { RunDeps, RunExecution } from './run-deps';
 import { flakySummary, retriedOutcome } from './retry-policy';
 import type { RunOwner } from './run-faults';
+
+/** A run claimed as a member of a Playwright batch: the batch, and the target policy its leader read. */
+type BatchClaim = { id: string; policy: TargetPolicy | undefined };
 
 /**
  * Executes one run end to end: claims it (`startRun`), has its executor run it in a fresh browser
@@ -18,13 +22,17 @@ import type { RunOwner } from './run-faults';
  * `error`/`internal_error`. Throws only when Postgres itself cannot be written, so that the job
  * fails and the reconciler takes over.
  */
-export async function executeRun(given: RunDeps, runId: string, batchId: string | null = null): Promise<RunExecution> {
-  if (!given.faults) return execute(given, runId, null, batchId);
-  return given.faults.run(runId, (owner) => execute(given, runId, owner, batchId));
+export async function executeRun(
+  given: RunDeps,
+  runId: string,
+  batch: BatchClaim | null = null,
+): Promise<RunExecution> {
+  if (!given.faults) return execute(given, runId, null, batch);
+  return given.faults.run(runId, (owner) => execute(given, runId, owner, batch));
 }
 
 /**
- * `batchId`: the run is a member of that Playwright batch, claimed as its test begins in the batch's
+ * `batch`: the run is a member of that Playwright batch, claimed as its test begins in the batch's
  * sandbox (executors/playwright/batch.ts). Work an executor holds the job for (a batch it leads)
  * is awaited in `held` of the execution.
  */
@@ -32,15 +40,15 @@ async function execute(
   given: RunDeps,
   runId: string,
   owner: RunOwner | null,
-  batchId: string | null,
+  batch: BatchClaim | null,
 ): Promise<RunExecution> {
   const began = performance.now();
   // A job's run is on its way to its executor until it gets there: a Playwright batch's leader
   // waits for it (executors/playwright/gather.ts).
-  const arrivals = batchId === null ? given.playwright?.arrivals : undefined;
+  const arrivals = batch === null ? given.playwright?.arrivals : undefined;
   arrivals?.begin(runId);
   try {
-    return await claimAndRun(given, runId, owner, batchId, began);
+    return await claimAndRun(given, runId, owner, batch, began);
   } finally {
     arrivals?.arrived(runId);
   }
@@ -50,12 +58,12 @@ async function claimAndRun(
   given: RunDeps,
   runId: string,
   owner: RunOwner | null,
-  batchId: string | null,
+  batch: BatchClaim | null,
   began: number,
 ): Promise<RunExecution> {
   // One statement claims the run, moves its suite counters and returns the snapshot to execute; it
   // is tried again through a Postgres outage, like the result writes.
-  const claimed = await claimRun(given.db, runId, given.logger.child({ runId }), given.writeRetryMs, batchId);
+  const claimed = await claimRun(given.db, runId, given.logger.child({ runId }), given.writeRetryMs, batch?.id ?? null);
   if ('unclaimable' in claimed) return { kind: 'not_runnable', reason: claimed.unclaimable };
   if (executorKind(claimed.claim) !== 'playwright') given.playwright?.arrivals.arrived(runId);
   // From here every line logged for the run carries the id of the API request that created it.
@@ -70,7 +78,8 @@ async function claimAndRun(
     clock: new BrowserClock(),
     signal: deps.cancels?.track(runId) ?? new AbortController().signal,
     owner,
-    runBatched: (member, batch) => executeRun(given, member, batch),
+    batchPolicy: batch && { policy: batch.policy },
+    runBatched: (member, batchId, policy) => executeRun(given, member, { id: batchId, policy }),
     hold: (work) => held.push(work.then(noop, noop)),
   };
   const held: Promise<void>[] = [];

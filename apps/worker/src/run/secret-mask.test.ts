@@ -48,6 +48,15 @@ describe('SecretMask', () => {
     expect(more.with('typed-pass')).toBe(more);
   });
 
+  it("merges another mask's values with its own (a batch member's with its batch's)", () => {
+    const own = new SecretMask(['member-header']);
+    const batch = new SecretMask(['leader-secret', 'member-header']);
+    const merged = own.merged(batch);
+    expect(merged.text('member-header leader-secret other')).toBe(`${MASK} ${MASK} other`);
+    expect(own.text('leader-secret')).toBe('leader-secret');
+    expect(own.merged(own)).toBe(own);
+  });
+
   it('changes nothing when there is no secret', () => {
     const mask = new SecretMask(['']);
     expect(mask.isEmpty).toBe(true);

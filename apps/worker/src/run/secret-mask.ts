@@ -77,6 +77,11 @@ export class SecretMask {
     return added.length === 0 ? this : new SecretMask([...this.values, ...added]);
   }
 
+  /** A mask of these values and `other`'s. */
+  merged(other: SecretMask): SecretMask {
+    return other === this ? this : this.with(...other.values);
+  }
+
   /** True when the run uses no secret: nothing to mask. */
   get isEmpty(): boolean {
     return this.anchored === null && this.bare === null && this.shortPattern === null;

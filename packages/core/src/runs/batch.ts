@@ -158,17 +158,3 @@ export async function releaseBatch(db: Db, batchId: string): Promise<string[]> {
     WHERE id IN (SELECT id FROM open) RETURNING id`;
   return rows.map((row) => row.id);
 }
-
-/**
- * What a run its job could not claim is now: its status and attempt, and whether a batch's live
- * lease holds it (then its own job leaves it to the batch); null when it is gone. One read.
- */
-export async function unclaimedRunState(
-  db: Db,
-  runId: string,
-): Promise<{ status: string; attempt: number; batchHeld: boolean } | null> {
-  const rows = await db.$queryRaw<Array<{ status: string; attempt: number; held: boolean | null }>>`
-    SELECT status::text AS status, attempt, batch_lease_until >= now() AS held FROM runs WHERE id = ${runId}`;
-  const row = rows[0];
-  return row ? { status: row.status, attempt: row.attempt, batchHeld: row.held === true } : null;
-}

@@ -1,8 +1,6 @@
 import {
-  readEvidencePolicy,
   RUN_STATUSES,
   RUN_TRANSITIONS,
-  type EvidencePolicy,
   type RunErrorCode,
   type RunFailureCode,
   type RunStatus,
@@ -18,7 +16,7 @@ export function canTransition(from: RunStatus, to: RunStatus): boolean {
 }
 
 /** The moved run's times, as `u` returns them to SUITE_MOVE. */
-const RUN_TIMES = 'r.started_at AS run_started_at, r.finished_at AS run_finished_at';
+export const RUN_TIMES = 'r.started_at AS run_started_at, r.finished_at AS run_finished_at';
 
 /** What an UPDATE of `runs r` joined to `p` (the run's status before, `prev_status`) returns for SUITE_MOVE. */
 export const MOVED_COLUMNS = `r.id, r.suite_run_id, p.prev_status, r.status AS new_status, r.attempt, ${RUN_TIMES}`;
@@ -66,7 +64,7 @@ function suiteMoveSql(): string {
 
 export const SUITE_MOVE = suiteMoveSql();
 
-type MovedRow = {
+export type MovedRow = {
   id: string;
   suite_run_id: string | null;
   prev_status: RunStatus;
@@ -158,122 +156,4 @@ export async function abortRun(tx: DbTx, runId: string, outcome: AbortOutcome): 
     outcome.step ?? null,
   );
   return rows.length > 0;
-}
-
-/** What a worker needs of a run it claimed: its snapshot, read in the same statement as the claim. */
-export type ClaimedRun = {
-  attempt: number;
-  /** What the run was before the claim; null when the claim was recognised after its reply was lost. */
-  prevStatus: RunStatus | null;
-  id: string;
-  workspaceId: string;
-  projectId: string;
-  baseUrl: string;
-  headersSealed: Uint8Array | null;
-  variablesSealed: Uint8Array | null;
-  steps: unknown;
-  timeoutMs: number;
-  /** What the run keeps as evidence, resolved when it was created (the default for older runs). */
-  evidence: EvidencePolicy;
-  /** The id of the API request that created the run, for the worker's log lines; null when unknown. */
-  requestId: string | null;
-  /** 0-based index of the test attempt this claim runs (see retryRun). */
-  retry: number;
-  /** Test attempts allowed after a failed or error one. */
-  retries: number;
-  /** Whether the request gave `retries` (0 included): a Playwright run then makes no retries of its config's. */
-  retriesRequested: boolean;
-  /** The suite run the run belongs to; null for a run of one test. */
-  suiteRunId: string | null;
-  /** Whether a cancel was asked before the claim (when no worker had the run to stop). */
-  cancelRequested: boolean;
-  /** How many of its suite run's runs were still queued right after a first claim; null when not known. */
-  suiteQueued: number | null;
-};
-
-/** The columns of a claimed run's snapshot, as `r.<column>`. */
-export const CLAIMED_COLUMNS =
-  'r.id, r.attempt, r.workspace_id, r.project_id, r.base_url, r.headers_sealed, r.variables_sealed, r.steps, r.timeout_ms, r.evidence, r.request_id, r.retry, r.retries, r.retries_requested, r.suite_run_id, r.cancel_requested_at IS NOT NULL AS cancel_requested';
-
-/** A row of {@link CLAIMED_COLUMNS}, with the status the run had before the claim when it is known. */
-export type ClaimedRow = {
-  id: string;
-  attempt: number;
-  prev_status?: RunStatus;
-  workspace_id: string;
-  project_id: string;
-  base_url: string;
-  headers_sealed: Uint8Array | null;
-  variables_sealed: Uint8Array | null;
-  steps: unknown;
-  timeout_ms: number;
-  evidence: unknown;
-  request_id: string | null;
-  retry: number;
-  retries: number;
-  retries_requested: boolean;
-  suite_run_id: string | null;
-  cancel_requested: boolean;
-  suite_queued?: number | null;
-};
-
-export function claimedRun(row: ClaimedRow): ClaimedRun {
-  return {
-    attempt: row.attempt,
-    prevStatus: row.prev_status ?? null,
-    id: row.id,
-    workspaceId: row.workspace_id,
-    projectId: row.project_id,
-    baseUrl: row.base_url,
-    headersSealed: row.headers_sealed,
-    variablesSealed: row.variables_sealed,
-    steps: row.steps,
-    timeoutMs: row.timeout_ms,
-    evidence: readEvidencePolicy(row.evidence),
-    requestId: row.request_id,
-    retry: row.retry,
-    retries: row.retries,
-    retriesRequested: row.retries_requested,
-    suiteRunId: row.suite_run_id,
-    cancelRequested: row.cancel_requested,
-    suiteQueued: row.suite_queued ?? null,
-  };
-}
-
-/**
- * Claims a run for a worker: `queued` → `running`, or a `running` run whose worker was lost taken
- * over by a new attempt while attempts remain (`maxAttempts` counts claims: a test retry takes a
- * new attempt too, see retryRun, so claims are `attempt - retry`); returns the new attempt and the run's snapshot in
- * the same statement. Null when the run is terminal or out of attempts (the caller then ends it),
- * and while a Playwright batch other than `batchId` holds its lease (batch.ts).
- * `token`: the claim's own (runClaim); a run that already carries it is not claimed again. A worker
- * that must survive a lost reply claims through `runClaim` (claim.ts) instead.
- */
-export async function startRun(
-  tx: DbTx,
-  runId: string,
-  maxAttempts: number,
-  batchId: string | null = null,
-  token: string | null = null,
-): Promise<ClaimedRun | null> {
-  const rows = await tx.$queryRawUnsafe<Array<ClaimedRow & Pick<MovedRow, 'new_status'>>>(
-    `WITH p AS (SELECT id, status AS prev_status FROM runs WHERE id = $1 FOR UPDATE),
-     u AS (
-       UPDATE runs r SET status = 'running'::"RunStatus", attempt = r.attempt + 1,
-         started_at = CASE WHEN r.retry = 0 THEN now() ELSE r.started_at END,
-         deadline_at = now() + make_interval(secs => r.timeout_ms / 1000.0), result_summary = 'Running.',
-         claim_token = $4
-       FROM p WHERE r.id = p.id AND r.status IN ('queued', 'running') AND r.attempt - r.retry < $2
-         AND (r.batch_lease_until IS NULL OR r.batch_lease_until < now() OR r.batch_id = $3)
-         AND ($4::text IS NULL OR r.claim_token IS DISTINCT FROM $4)
-       RETURNING ${CLAIMED_COLUMNS}, p.prev_status, r.status AS new_status, ${RUN_TIMES}),
-     s AS (${SUITE_MOVE} RETURNING s.queued_count)
-     SELECT u.*, (SELECT s.queued_count FROM s) AS suite_queued FROM u`,
-    runId,
-    maxAttempts,
-    batchId,
-    token,
-  );
-  const row = rows[0];
-  return row ? claimedRun(row) : null;
 }

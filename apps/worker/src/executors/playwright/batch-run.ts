@@ -73,13 +73,18 @@ async function lead(given: Given, db: Db, key: string): Promise<RunOutcome> {
   return leadBatch(given, db, reserved, gathering);
 }
 
-/** A member's attempt: waits for its test's result in the batch's sandbox (or its cancel), then records it. */
+/**
+ * A member's attempt: waits for its test's result in the batch's sandbox (or its cancel), then
+ * records it, masked with its own values and the batch's (the sandbox holds its leader's).
+ */
 export async function recordMember(
   attempt: ExecutorAttempt,
   member: BatchMember,
   batch: PlaywrightBatch,
-  secrets: PlaywrightSecrets,
+  own: PlaywrightSecrets,
 ): Promise<RunOutcome> {
+  const secrets = { ...own, mask: own.mask.merged(batch.mask) };
+  attempt.maskGrew(secrets.mask);
   const cancelled = new Promise<null>((resolve) => {
     if (attempt.signal.aborted) resolve(null);
     attempt.signal.addEventListener('abort', () => resolve(null), { once: true });
@@ -116,7 +121,7 @@ async function leadBatch(
     const egress = await playwright.egress?.open(`batch-${reserved.batchId}`, attempt.policy);
     batch = new PlaywrightBatch(
       reserved.batchId,
-      { db, logger: attempt.logger, running, runBatched: attempt.runBatched, egress },
+      { db, logger: attempt.logger, running, runBatched: attempt.runBatched, egress, mask: given.secrets.mask },
       reserved.members,
     );
     playwright.batches.add(batch);

@@ -10,6 +10,7 @@ import type { Logger } from '@testrun/core/logger';
 import { errorMessage } from '@testrun/core/logger';
 import { releaseBatch, renewBatch, reserveBatch } from '@testrun/core/runs';
 import type { RunListener } from '../../network/egress-proxy';
+import type { SecretMask } from '../../run/secret-mask';
 import { deferred } from './deferred';
 import { playwrightTestKey } from './discover';
 import { interruptTest } from './interrupt';
@@ -52,6 +53,8 @@ export interface BatchSetup {
   runBatched: (runId: string, batchId: string) => Promise<unknown>;
   /** The batch's own way out through the egress proxy (closed when the batch ends). */
   egress: RunListener | undefined;
+  /** Every header and secret value the batch's sandbox holds (its leader's): each member's record is masked with it. */
+  mask: SecretMask;
 }
 
 /** The batches of this worker by member run id: a member's attempt finds its batch here. */
@@ -123,12 +126,15 @@ export class PlaywrightBatch {
   scratchDir = '';
   /** The sandbox's control directory (interrupt.ts), once it runs. */
   controlDir: string | undefined;
+  /** BatchSetup.mask. */
+  readonly mask: SecretMask;
 
   constructor(
     readonly id: string,
     private readonly setup: BatchSetup,
     definitions: ReadonlyMap<string, Definition>,
   ) {
+    this.mask = setup.mask;
     const all = new Map([...setup.running.map((r) => [r.runId, r.definition] as const), ...definitions]);
     for (const [runId, definition] of all) {
       const member = newMember(runId, definition);

@@ -4,42 +4,50 @@
 // The first attempt of a run of a suite run joins or leads a batch (batch-run.ts) of the suite
 // run's runs: the tests then share one sandbox.
 import { isPlaywrightDefinition } from '@testrun/contracts';
-import type { Db } from '@testrun/core/db';
 import type { RunOutcome } from '@testrun/core/runs';
 import { invalidDefinitionOutcome } from '../../run/run-outcomes';
-import type { Executor, ExecutorAttempt } from '../executor';
+import type { Executor, ExecutorAttempt, ExecutorRun } from '../executor';
 import { recordMember, runInBatch } from './batch-run';
 import { BundleUnavailableError } from './bundle-cache';
 import { cannotRun, runAlone, type Definition } from './given';
 import type { PlaywrightRuntime } from './playwright-deps';
-import { openPlaywrightSecrets, type PlaywrightSecrets } from './playwright-secrets';
+import { openRequestValues, playwrightSecrets, withStoredSecrets, type RequestValues } from './playwright-secrets';
+
+type StoredRead = Parameters<typeof withStoredSecrets>[0];
 
 /** Runs a Playwright test's run: opens its secrets, then runs the test in a sandbox. */
 export const playwrightExecutor: Executor = {
-  async prepare({ run, db, headersKey, retry }) {
-    if (!isPlaywrightDefinition(run.steps))
-      return { outcome: invalidDefinitionOutcome('the run does not name a Playwright test') };
-    const definition = run.steps.playwright;
-    if (definition.browser !== 'chromium')
-      return {
-        outcome: {
-          status: 'skipped',
-          skipReason: 'browser_unavailable',
-          resultSummary: `Skipped: project "${definition.project}" runs ${definition.browser}, and this service runs Chromium only.`,
-        },
-      };
-    const opened = await openPlaywrightSecrets(db, headersKey, run, retry);
-    if ('outcome' in opened) return opened;
-    const { secrets } = opened;
-    return { prepared: { mask: secrets.mask, execute: (attempt) => execute(attempt, definition, secrets, db) } };
-  },
+  prepare: (input) => Promise.resolve(prepare(input)),
 };
 
-async function execute(
+function prepare({ run, db, headersKey, retry }: ExecutorRun): PrepareResult {
+  if (!isPlaywrightDefinition(run.steps))
+    return { outcome: invalidDefinitionOutcome('the run does not name a Playwright test') };
+  const definition = run.steps.playwright;
+  if (definition.browser !== 'chromium')
+    return {
+      outcome: {
+        status: 'skipped',
+        skipReason: 'browser_unavailable',
+        resultSummary: `Skipped: project "${definition.project}" runs ${definition.browser}, and this service runs Chromium only.`,
+      },
+    };
+  // The stored secrets are read as the attempt runs: a member of a batch has its batch's.
+  const opened = openRequestValues(headersKey, run);
+  if ('outcome' in opened) return opened;
+  const { values } = opened;
+  const read = { db, key: headersKey, retry };
+  const execute = (attempt: ExecutorAttempt) => executeTest(attempt, definition, values, read);
+  return { prepared: { mask: playwrightSecrets(values).mask, execute } };
+}
+
+type PrepareResult = Awaited<ReturnType<Executor['prepare']>>;
+
+async function executeTest(
   attempt: ExecutorAttempt,
   definition: Definition,
-  secrets: PlaywrightSecrets,
-  db: Db,
+  values: RequestValues,
+  read: StoredRead,
 ): Promise<RunOutcome> {
   const { run, playwright } = attempt;
   if (!playwright) return cannotRun('this worker was started without Playwright support');
@@ -48,7 +56,14 @@ async function execute(
   const batched = run.suiteRunId !== null && playwright.batching.maxRuns >= 2;
   if (!batched) playwright.arrivals.arrived(run.id);
   const joined = playwright.batches.take(run.id);
-  if (joined) return recordMember(attempt, joined.member, joined.batch, secrets);
+  if (joined) return recordMember(attempt, joined.member, joined.batch, playwrightSecrets(values));
+  const opened = await withStoredSecrets(read, run, values);
+  if ('outcome' in opened) {
+    playwright.arrivals.arrived(run.id);
+    return opened.outcome;
+  }
+  const { secrets } = opened;
+  attempt.maskGrew(secrets.mask);
   const bundleDir = playwright.sandbox.ok
     ? await extracted(playwright, run.workspaceId, definition.bundle)
     : cannotRun(`this worker cannot sandbox tenant code: ${playwright.sandbox.reason}`);
@@ -57,7 +72,7 @@ async function execute(
     return bundleDir;
   }
   const given = { attempt, playwright, definition, secrets, bundleDir };
-  return batched ? runInBatch(given, db) : runAlone(given);
+  return batched ? runInBatch(given, read.db) : runAlone(given);
 }
 
 /** The bundle extracted on this worker, or the run's outcome when it cannot be. */

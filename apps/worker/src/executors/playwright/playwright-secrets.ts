@@ -15,39 +15,55 @@ export type PlaywrightSecrets = {
   mask: SecretMask;
 };
 
+/** The values the run's request sealed into it: its headers, variables and secret variables. */
+export type RequestValues = {
+  headers: Record<string, string>;
+  vars: Record<string, string>;
+  secrets: Record<string, string>;
+};
+
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-/**
- * Opens the run's headers and request variables, and every stored secret of its project and
- * workspace (a Playwright test may read any `process.env`: which it reads cannot be known before it
- * runs). Request values win over the project's, the project's over the workspace's; secrets over
- * variables of the same name. Every secret value and header value is in the mask.
- */
-export async function openPlaywrightSecrets(
-  db: Db,
-  key: Buffer,
-  run: RunRecord,
-  retry: Retrying,
-): Promise<{ secrets: PlaywrightSecrets } | { outcome: RunOutcome }> {
-  let headers: Record<string, string> = {};
-  let vars: Record<string, string> = {};
-  let secrets: Record<string, string> = {};
+/** Opens the run's headers and request variables (no read: they are sealed in the run's row). */
+export function openRequestValues(key: Buffer, run: RunRecord): { values: RequestValues } | { outcome: RunOutcome } {
   try {
-    if (run.headersSealed) headers = openHeaders(key, run.id, run.headersSealed);
-    if (run.variablesSealed) ({ vars, secrets } = openRunVariables(key, run.id, run.variablesSealed));
+    const headers = run.headersSealed ? openHeaders(key, run.id, run.headersSealed) : {};
+    const { vars, secrets } = run.variablesSealed
+      ? openRunVariables(key, run.id, run.variablesSealed)
+      : { vars: {}, secrets: {} };
+    return { values: { headers, vars, secrets } };
   } catch {
     return { outcome: headersUnreadableOutcome() };
   }
+}
+
+/**
+ * The run's request values with `stored`, the stored secrets of its project and workspace (a
+ * Playwright test may read any `process.env`: which it reads cannot be known before it runs).
+ * Request values win over stored ones; secrets over variables of the same name. Every secret value
+ * and header value is in the mask.
+ */
+export function playwrightSecrets(values: RequestValues, stored: Record<string, string> = {}): PlaywrightSecrets {
+  const secrets = { ...stored, ...values.secrets };
+  const env = Object.fromEntries(
+    Object.entries({ ...values.vars, ...secrets }).filter(
+      ([name]) => ENV_NAME.test(name) && !name.startsWith('TESTRUN_'),
+    ),
+  );
+  const mask = new SecretMask([...Object.values(values.headers), ...Object.values(secrets)]);
+  return { headers: values.headers, env, mask };
+}
+
+/** {@link playwrightSecrets} with the stored secrets of the run's project and workspace, read now. */
+export async function withStoredSecrets(
+  read: { db: Db; key: Buffer; retry: Retrying },
+  run: RunRecord,
+  values: RequestValues,
+): Promise<{ secrets: PlaywrightSecrets } | { outcome: RunOutcome }> {
   try {
-    const stored = await loadStoredSecrets(db, key, run.workspaceId, run.projectId, retry);
-    secrets = { ...stored, ...secrets };
+    const stored = await loadStoredSecrets(read.db, read.key, run.workspaceId, run.projectId, read.retry);
+    return { secrets: playwrightSecrets(values, stored) };
   } catch {
     return { outcome: storedSecretsUnreadableOutcome() };
   }
-  const env = Object.fromEntries(
-    Object.entries({ ...vars, ...secrets }).filter(([name]) => ENV_NAME.test(name) && !name.startsWith('TESTRUN_')),
-  );
-  return {
-    secrets: { headers, env, mask: new SecretMask([...Object.values(headers), ...Object.values(secrets)]) },
-  };
 }

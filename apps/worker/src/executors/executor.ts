@@ -98,6 +98,12 @@ export interface ExecutorAttempt {
 export interface PreparedRun {
   /** Every secret value the run uses, masked in all it writes. */
   readonly mask: SecretMask;
+  /**
+   * True when the executor opens its own way out through the egress proxy (a Playwright sandbox's
+   * listener, under the attempt's `policy`): the attempt then opens none for browser contexts, and
+   * a context opened through `openContext` carries no proxy credentials (the proxy refuses it).
+   */
+  readonly ownEgress?: boolean;
   /** Runs the attempt and returns its outcome; records its steps and artifacts through the writer. */
   execute(attempt: ExecutorAttempt): Promise<RunOutcome>;
 }

@@ -123,7 +123,9 @@ async function prepareAndExecute(rc: RunContext, parts: AttemptParts): Promise<R
     : targetPolicy && (await parts.retry(() => runPolicy(deps.db, targetPolicy, run.workspaceId)));
   const refused = refusalOf(policy, run.baseUrl);
   if (refused) return baseUrlBlockedOutcome(refused);
-  const egress = deps.egress?.openRun(`${run.id}.${parts.attempt}`, { policy });
+  const egress = prepared.prepared.ownEgress
+    ? undefined
+    : deps.egress?.openRun(`${run.id}.${parts.attempt}`, { policy });
   try {
     return await executeAttempt(rc, prepared.prepared, parts, {
       policy,

@@ -38,7 +38,8 @@ function prepare({ run, db, headersKey, retry }: ExecutorRun): PrepareResult {
   const { values } = opened;
   const read = { db, key: headersKey, retry };
   const execute = (attempt: ExecutorAttempt) => executeTest(attempt, definition, values, read);
-  return { prepared: { mask: playwrightSecrets(values).mask, execute } };
+  // Its sandbox goes out through a listener of its own (given.ts, batch-run.ts).
+  return { prepared: { mask: playwrightSecrets(values).mask, ownEgress: true, execute } };
 }
 
 type PrepareResult = Awaited<ReturnType<Executor['prepare']>>;

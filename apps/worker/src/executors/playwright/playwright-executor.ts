@@ -11,7 +11,13 @@ import { recordMember, runInBatch } from './batch-run';
 import { BundleUnavailableError } from './bundle-cache';
 import { cannotRun, runAlone, type Definition } from './given';
 import type { PlaywrightRuntime } from './playwright-deps';
-import { openRequestValues, playwrightSecrets, withStoredSecrets, type RequestValues } from './playwright-secrets';
+import {
+  openRequestValues,
+  playwrightSecrets,
+  withStoredSecrets,
+  type PlaywrightSecrets,
+  type RequestValues,
+} from './playwright-secrets';
 
 type StoredRead = Parameters<typeof withStoredSecrets>[0];
 
@@ -37,9 +43,11 @@ function prepare({ run, db, headersKey, retry }: ExecutorRun): PrepareResult {
   if ('outcome' in opened) return opened;
   const { values } = opened;
   const read = { db, key: headersKey, retry };
-  const execute = (attempt: ExecutorAttempt) => executeTest(attempt, definition, values, read);
+  // Its own values' secrets, compiled once: a member of a batch is recorded with them.
+  const own = playwrightSecrets(values);
+  const execute = (attempt: ExecutorAttempt) => executeTest(attempt, definition, { values, own }, read);
   // Its sandbox goes out through a listener of its own (given.ts, batch-run.ts).
-  return { prepared: { mask: playwrightSecrets(values).mask, ownEgress: true, execute } };
+  return { prepared: { mask: own.mask, ownEgress: true, execute } };
 }
 
 type PrepareResult = Awaited<ReturnType<Executor['prepare']>>;
@@ -47,7 +55,7 @@ type PrepareResult = Awaited<ReturnType<Executor['prepare']>>;
 async function executeTest(
   attempt: ExecutorAttempt,
   definition: Definition,
-  values: RequestValues,
+  request: { values: RequestValues; own: PlaywrightSecrets },
   read: StoredRead,
 ): Promise<RunOutcome> {
   const { run, playwright } = attempt;
@@ -57,8 +65,8 @@ async function executeTest(
   const batched = run.suiteRunId !== null && playwright.batching.maxRuns >= 2;
   if (!batched) playwright.arrivals.arrived(run.id);
   const joined = playwright.batches.take(run.id);
-  if (joined) return recordMember(attempt, joined.member, joined.batch, playwrightSecrets(values));
-  const opened = await withStoredSecrets(read, run, values);
+  if (joined) return recordMember(attempt, joined.member, joined.batch, request.own);
+  const opened = await withStoredSecrets(read, run, request.values);
   if ('outcome' in opened) {
     playwright.arrivals.arrived(run.id);
     return opened.outcome;

@@ -1,6 +1,7 @@
-import { evidenceSettingsOrNull, RETRY_LIMITS, STEP_LIMITS, type ProjectFile } from '@testrun/contracts';
+import { evidenceSettingsOrNull, type ProjectFile } from '@testrun/contracts';
 import { Prisma, type DbTx } from '../db';
 import { ID_PREFIX, newId } from '../ids';
+import { upsertLiveTests } from './test-rows';
 import { syncProjectWebhooks, type AppliedWebhook } from './webhooks';
 
 export type AppliedProject = {
@@ -40,16 +41,7 @@ export async function applyDocument(
       update: { name: suiteDef.name, position: s, archivedAt: null },
     });
     keptSuites.push(suite.id);
-    const tests: AppliedProject['suites'][number]['tests'] = [];
-    for (const [t, testDef] of suiteDef.tests.entries()) {
-      const fields = { ...testFields(testDef, t), archivedAt: null };
-      const test = await tx.test.upsert({
-        where: { suiteId_key: { suiteId: suite.id, key: testDef.key } },
-        create: { id: newId(ID_PREFIX.test), ...inProject, suiteId: suite.id, key: testDef.key, ...fields },
-        update: fields,
-      });
-      tests.push({ id: test.id, key: test.key, name: test.name });
-    }
+    const tests = await upsertLiveTests(tx, { ...inProject, suiteId: suite.id }, suiteDef.tests);
     await tx.test.updateMany({
       where: { suiteId: suite.id, archivedAt: null, key: { notIn: suiteDef.tests.map((x) => x.key) } },
       data: { archivedAt: new Date() },
@@ -70,22 +62,7 @@ export async function applyDocument(
   return file.webhooks ? { ...out, webhooks } : out;
 }
 
-type TestDefinition = ProjectFile['suites'][number]['tests'][number];
-
-/** A test's columns as a project file defines them (its position in its suite given). */
-export function testFields(testDef: TestDefinition, position: number) {
-  return {
-    name: testDef.name,
-    position,
-    enabled: testDef.enabled ?? true,
-    timeoutMs: testDef.timeoutMs ?? STEP_LIMITS.defaultTestTimeoutMs,
-    retries: testDef.retries ?? RETRY_LIMITS.defaultRetries,
-    steps: testDef.steps as object[],
-    evidence: storedEvidence(testDef.evidence),
-  };
-}
-
-/** A project's or test's evidence settings as its JSON column holds them: SQL NULL when it gives none. */
+/** A project's evidence settings as its JSON column holds them: SQL NULL when it gives none. */
 export function storedEvidence(settings: ProjectFile['evidence']) {
   return evidenceSettingsOrNull(settings) ?? Prisma.DbNull;
 }

@@ -1,12 +1,7 @@
-import {
-  evidenceSettingsOrNull,
-  type DeploymentChanges,
-  type DeploymentTestKey,
-  type ProjectFile,
-} from '@testrun/contracts';
+import type { DeploymentChanges, DeploymentTestKey, ProjectFile } from '@testrun/contracts';
 import type { DbTx } from '../db';
-import { testFields } from './apply';
 import { rowKey, type LockedProject } from './rows';
+import { testRecord } from './test-rows';
 
 // What a version changes against the active one: test keys added, removed and changed.
 
@@ -63,8 +58,7 @@ export function changesOf(current: Definition[], planned: PlannedTest[]): Deploy
     after.add(at);
     const name: DeploymentTestKey = { suiteSlug: t.suiteSlug, key: t.def.key };
     const was = before.get(at);
-    const fields = testFields(t.def, 0);
-    const now = fingerprint({ ...fields, evidence: evidenceSettingsOrNull(t.def.evidence) });
+    const now = fingerprint(testRecord(t.def, 0));
     if (!was) changes.added.push(name);
     else if (was.fingerprint !== now) changes.changed.push(name);
   }

@@ -8,13 +8,14 @@ import {
 } from '@testrun/contracts';
 import type { Db, DbTx } from '../db';
 import { ID_PREFIX, newId } from '../ids';
-import { applyDocument, testFields, type AppliedProject } from './apply';
+import { applyDocument, type AppliedProject } from './apply';
 import { checkDeploymentsPerDay, planErrors, sizeErrors } from './caps';
 import { activeDefinitions, canonical, changesOf, plannedTests } from './changes';
 import { DeploymentError } from './errors';
 import { playwrightSection, type ExpandedFile } from './playwright';
 import { readDeployment } from './reads';
 import { checkIfMatch, ensureRows, lockProject, rowKey, type LockedProject } from './rows';
+import { insertDeploymentTests, testRecord } from './test-rows';
 
 /** Inactive deployments no run references are kept for this many versions back from the newest. */
 export const KEPT_VERSIONS = 50;
@@ -104,22 +105,15 @@ export async function deployProject(db: Db, input: DeployInput): Promise<Deploye
           warnings,
         },
       });
-      await tx.deploymentTest.createMany({
-        data: planned.map((t, position) => {
+      await insertDeploymentTests(
+        tx,
+        id,
+        planned.map((t, position) => {
           const row = ids.get(rowKey(t.suiteSlug, t.def.key));
           if (!row) throw new Error(`no row for test ${t.suiteSlug}/${t.def.key}`);
-          const { position: _inSuite, ...fields } = testFields(t.def, 0);
-          return {
-            deploymentId: id,
-            testId: row.testId,
-            suiteId: row.suiteId,
-            suiteSlug: t.suiteSlug,
-            key: t.def.key,
-            position,
-            ...fields,
-          };
+          return { ...testRecord(t.def, position), testId: row.testId, suiteId: row.suiteId, suiteSlug: t.suiteSlug };
         }),
-      });
+      );
       const applied = input.activate ? await makeActive(tx, workspaceId, project, id, file, input.webhookKey) : null;
       await prune(tx, project.id, next);
       const deployment = await readDeployment(tx, workspaceId, project.slug, id);

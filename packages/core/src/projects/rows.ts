@@ -1,8 +1,8 @@
 import { evidenceSettingsOrNull, type ProjectFile } from '@testrun/contracts';
 import type { DbTx } from '../db';
 import { ID_PREFIX, newId } from '../ids';
-import { testFields } from './apply';
 import { DeploymentError } from './errors';
+import { insertArchivedTests, testRecord, type TestRecord } from './test-rows';
 
 // The project row a deployment or activation locks, and the suite and test rows that give every
 // test of a version its stable id.
@@ -109,7 +109,7 @@ export async function ensureRows(
   });
   const out = new Map<string, { testId: string; suiteId: string }>();
   const bySuite = new Map(tests.map((t) => [JSON.stringify([t.suiteId, t.key]), t.id]));
-  const newTests = [];
+  const newTests: Array<TestRecord & { id: string; suiteId: string }> = [];
   for (const suiteDef of file.suites) {
     const suiteId = suites.get(suiteDef.slug);
     if (!suiteId) throw new Error(`no row for suite ${suiteDef.slug}`);
@@ -117,18 +117,11 @@ export async function ensureRows(
       let testId = bySuite.get(JSON.stringify([suiteId, testDef.key]));
       if (!testId) {
         testId = newId(ID_PREFIX.test);
-        newTests.push({
-          id: testId,
-          ...inProject,
-          suiteId,
-          key: testDef.key,
-          ...testFields(testDef, t),
-          archivedAt: now,
-        });
+        newTests.push({ id: testId, suiteId, ...testRecord(testDef, t) });
       }
       out.set(rowKey(suiteDef.slug, testDef.key), { testId, suiteId });
     }
   }
-  if (newTests.length > 0) await tx.test.createMany({ data: newTests });
+  await insertArchivedTests(tx, inProject, newTests);
   return out;
 }

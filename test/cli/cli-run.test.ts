@@ -28,7 +28,7 @@ import {
   type ServiceProcess,
 } from './cli-harness';
 
-jest.setTimeout(90_000);
+jest.setTimeout(180_000);
 
 /** The rate-limit window of the second API process (RATE_LIMIT_WINDOW_MS; a minute by default). */
 const LIMITED_WINDOW_MS = 3_000;

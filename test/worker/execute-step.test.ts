@@ -13,7 +13,7 @@ import {
   type StepOutcomeResult,
 } from '../../apps/worker/src/executors/steps/execute-step';
 
-jest.setTimeout(30_000);
+jest.setTimeout(90_000);
 
 let site: FixtureSite;
 let preview: FixtureSite;

@@ -1,5 +1,5 @@
 import { constants, watch, type FSWatcher } from 'node:fs';
-import { open, type FileHandle } from 'node:fs/promises';
+import { lstat, open, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 
 /**
@@ -15,6 +15,8 @@ const HEAD_BYTES = 64 * 1024;
  * directory (it is the sandbox's to write) makes the worker read at most this often.
  */
 const MIN_WAKE_MS = 20;
+/** How often the file is read besides, while the directory is watched (its changes wake reads). */
+const WATCHED_INTERVAL_MS = 1_000;
 
 /** What a line over the cap becomes: the reporter's line type the collector reads it as. */
 export interface OversizedLine {
@@ -33,8 +35,9 @@ export interface OversizedLine {
  * {@link OversizedLine} (as JSON) in its place.
  *
  * A change of the file's directory wakes a read at once (so a test's result is recorded, and its
- * verdict known, as soon as the reporter wrote it), and the file is read every `intervalMs` besides,
- * where the directory cannot be watched.
+ * verdict known, as soon as the reporter wrote it), and the file is read every `intervalMs` besides
+ * (every second at most where the directory is watched). A read that finds the file no longer than
+ * what was read costs one lstat: most reads find nothing new.
  */
 export class LineTail {
   private offset = 0;
@@ -56,13 +59,14 @@ export class LineTail {
   ) {}
 
   start(): void {
-    this.timer = setInterval(() => this.readNext(), this.intervalMs);
     try {
       this.watcher = watch(path.dirname(this.file), { persistent: false }, () => this.wake());
       this.watcher.on('error', () => this.watcher?.close());
     } catch {
       // No watch (the directory is not there yet, or no inotify): the interval reads.
     }
+    const every = this.watcher ? Math.max(this.intervalMs, WATCHED_INTERVAL_MS) : this.intervalMs;
+    this.timer = setInterval(() => this.readNext(), every);
   }
 
   /** Stops polling and reads what is left (a last line without its newline included). */
@@ -95,6 +99,12 @@ export class LineTail {
   }
 
   private async read(): Promise<void> {
+    try {
+      const seen = await lstat(this.file);
+      if (!seen.isFile() || seen.size <= this.offset) return;
+    } catch {
+      return; // not written yet
+    }
     let handle: FileHandle;
     try {
       handle = await open(this.file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);

@@ -4,9 +4,9 @@ import { waitUntil } from '../e2e/support';
 
 /**
  * The project the chaos tests run: one suite `steady` of `tests` tests that pass when nothing goes
- * wrong, each busy long enough (about 2 s) for a fault to land while it runs.
+ * wrong, each busy long enough (`busyMs`, 1.5 s by default) for a fault to land while it runs.
  */
-export function steadyProject(baseUrl: string, tests: number): ProjectFile {
+export function steadyProject(baseUrl: string, tests: number, busyMs = 1_500): ProjectFile {
   return {
     slug: 'chaos',
     name: 'Chaos',
@@ -20,7 +20,7 @@ export function steadyProject(baseUrl: string, tests: number): ProjectFile {
           name: `Test ${i + 1}`,
           steps: [
             { action: 'goto' as const, url: '/' },
-            { action: 'wait' as const, ms: 1_500 },
+            { action: 'wait' as const, ms: busyMs },
             { action: 'expectText' as const, selector: 'h1', text: 'Testrun Shop' },
           ],
         })),

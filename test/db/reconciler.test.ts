@@ -3,7 +3,7 @@ import { createLogger } from '@testrun/core/logger';
 import { addRunJobs, type RunQueue } from '@testrun/core/queue';
 import { finishRun, startRun } from '@testrun/core/runs';
 import { Client } from 'pg';
-import { Reconciler, RECONCILER_LOCK_KEY } from '@testrun/worker';
+import { Reconciler, RECONCILER_LOCK_KEY, RunHolds } from '@testrun/worker';
 import { applySampleProject, createTenant, insertSuiteRuns, sampleProject } from '../support/harness';
 import { present } from '../support/present';
 import { openQueueAndDb } from '../support/queue-and-db';
@@ -92,6 +92,32 @@ describe('reconciler', () => {
     const run = await db.run.findUniqueOrThrow({ where: { id } });
     expect(run).toMatchObject({ status: 'error', outcomeCode: 'timeout', headersSealed: null });
     expect(run.resultSummary).toMatch(/time budget of 1 s exceeded/);
+  });
+
+  it('leaves a running run whose job is gone to the live worker that holds it, and re-adds its job once the hold lapses', async () => {
+    // Redis lost the job (flushed) while the worker that claimed the run still runs it.
+    const id = await oneQueuedRun();
+    const claim = present(await startRun(db, id, 2, null, null, 60_000), 'the claim');
+    await db.run.update({ where: { id }, data: { startedAt: new Date(Date.now() - 60_000) } });
+    expect((await db.run.findUniqueOrThrow({ where: { id } })).heldUntil?.getTime()).toBeGreaterThan(Date.now());
+    expect((await reconciler().runOnce()).requeued).not.toContain(id);
+    expect(await queue.getJobState(id)).toBe('unknown');
+
+    // The worker renews its hold while it runs the run: a hold past its time is live again.
+    const holds = new RunHolds(db, 60_000, logger);
+    const lapse = () => db.run.update({ where: { id }, data: { heldUntil: new Date(Date.now() - 1_000) } });
+    holds.hold(id);
+    await lapse();
+    await holds.renew();
+    expect((await reconciler().runOnce()).requeued).not.toContain(id);
+
+    // Released (the worker is done with it) or gone, nothing renews the hold: once it lapses, the run gets a job.
+    holds.release(id);
+    await lapse();
+    await holds.renew();
+    expect((await reconciler().runOnce()).requeued).toContain(id);
+    expect((await queue.getJob(id))?.data).toEqual({ runId: id });
+    expect((await db.run.findUniqueOrThrow({ where: { id } })).attempt).toBe(claim.attempt);
   });
 
   it('purges idempotency records past their 24 hours and keeps live ones', async () => {

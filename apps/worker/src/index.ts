@@ -11,6 +11,7 @@ export type {
 } from './executors/executor';
 export { checkDefinition, MAX_RUN_ATTEMPTS, workerLostOutcome } from './run/run-outcomes';
 export { createRunWorker, type RunWorkerOptions } from './service/run-worker';
+export { RunHolds } from './run/run-holds';
 export {
   Reconciler,
   RECONCILER_LOCK_KEY,

@@ -60,8 +60,9 @@ export const RECONCILER_LOCK_KEY = 0x74722d7265636f6en;
  * - a `queued` run with no live job (Redis restarted or flushed, the API's add failed) gets its job
  *   added again (same job id, so a job that exists is left alone);
  * (runs a live Playwright batch holds are left to it: their jobs were taken by the batch)
- * - a `running` run whose job is gone gets it added again: the next worker's `startRun` makes it the
- *   next attempt, or ends it `worker_lost` when no attempt is left;
+ * - a `running` run whose job is gone gets it added again once its worker's hold has lapsed (a live
+ *   worker renews the hold of the runs it runs, run/run-holds.ts, and records them itself): the next
+ *   worker's `startRun` makes it the next attempt, or ends it `worker_lost` when no attempt is left;
  * - a `running` run whose job failed ends `worker_lost` when its worker was lost too often, else
  *   `internal_error` saying what kept its worker from recording it (the database was unavailable);
  * - a `running` run past its deadline plus the grace period ends `timeout`, whatever its job says;
@@ -196,13 +197,15 @@ export class Reconciler {
 
   private async settleJobs(): Promise<{ requeued: string[]; lost: string[] }> {
     const { db, queue } = this.options;
-    const candidates = await db.$queryRaw<Array<{ id: string; status: 'queued' | 'running'; attempt: number }>>`
-      (SELECT id, status::text AS status, attempt FROM runs
+    const candidates = await db.$queryRaw<
+      Array<{ id: string; status: 'queued' | 'running'; attempt: number; held: boolean }>
+    >`
+      (SELECT id, status::text AS status, attempt, false AS held FROM runs
         WHERE status = 'queued' AND created_at < now() - make_interval(secs => ${this.queuedGraceMs / 1000})
           AND ${NOT_IN_LIVE_BATCH}
         ORDER BY created_at LIMIT ${this.batchSize})
       UNION ALL
-      (SELECT id, status::text AS status, attempt FROM runs
+      (SELECT id, status::text AS status, attempt, coalesce(held_until > now(), false) AS held FROM runs
         WHERE status = 'running' AND started_at < now() - make_interval(secs => ${this.queuedGraceMs / 1000})
           AND ${NOT_IN_LIVE_BATCH}
         ORDER BY started_at LIMIT ${this.batchSize})`;
@@ -211,6 +214,8 @@ export class Reconciler {
     for (const run of candidates) {
       const state = await queue.getJobState(run.id);
       if (state === 'unknown' || state === 'completed') {
+        // Its job is gone but its worker still runs it (it renews the run's hold): that worker records it.
+        if (run.held) continue;
         if (state === 'completed') await queue.remove(run.id).catch(() => undefined);
         requeued.push(run.id);
       } else if (state === 'failed') {

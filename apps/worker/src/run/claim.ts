@@ -32,7 +32,7 @@ export type Unclaimable = 'missing' | 'terminal' | 'out_of_attempts' | 'batched'
  * Claims the run, trying again through a Postgres outage for up to `boundMs` (the job's lock in Redis is renewed meanwhile)
  * (`runClaim` makes a try after a lost reply recognise its own claim instead of taking a second
  * attempt). When the run cannot be claimed, says why, having ended it `worker_lost` when it was out
- * of attempts.
+ * of attempts. `holdMs`: the claim's hold of the run (RunHolds).
  */
 export async function claimRun(
   db: Db,
@@ -40,9 +40,10 @@ export async function claimRun(
   log: Logger,
   boundMs?: number,
   batchId: string | null = null,
+  holdMs: number | null = null,
 ): Promise<{ claim: ClaimedRun } | { unclaimable: Unclaimable }> {
   const retry = retrying(log, boundMs, { step: 'claim' });
-  const tried = await retry(runClaim(db, runId, MAX_RUN_ATTEMPTS, batchId));
+  const tried = await retry(runClaim(db, runId, MAX_RUN_ATTEMPTS, batchId, holdMs));
   if ('claimed' in tried) return { claim: tried.claimed };
   return { unclaimable: await endUnclaimable(db, runId, tried.unclaimed, log, retry) };
 }

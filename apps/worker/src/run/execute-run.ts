@@ -1,6 +1,6 @@
 // One run's lifecycle, whatever defines its test: claim, attempts (run/attempt.ts), retries, the
 // terminal write. What a kind of test does in an attempt is its executor's (executors/).
-import { finishRun, firstAttemptSummary, retryRun, type RunOutcome } from '@testrun/core/runs';
+import { finishRun, firstAttemptSummary, retryRun, type ClaimedRun, type RunOutcome } from '@testrun/core/runs';
 import type { TargetPolicy } from '@testrun/core/target-policy';
 import { BrowserClock } from '../browser/browser-clock';
 import { executorKind } from '../executors/executor';
@@ -63,13 +63,31 @@ async function claimAndRun(
 ): Promise<RunExecution> {
   // One statement claims the run, moves its suite counters and returns the snapshot to execute; it
   // is tried again through a Postgres outage, like the result writes.
-  const claimed = await claimRun(given.db, runId, given.logger.child({ runId }), given.writeRetryMs, batch?.id ?? null);
+  const log = given.logger.child({ runId });
+  const { holds } = given;
+  const claimed = await claimRun(given.db, runId, log, given.writeRetryMs, batch?.id ?? null, holds?.holdMs ?? null);
   if ('unclaimable' in claimed) return { kind: 'not_runnable', reason: claimed.unclaimable };
-  if (executorKind(claimed.claim) !== 'playwright') given.playwright?.arrivals.arrived(runId);
+  holds?.hold(runId);
+  try {
+    return await claimedRun(given, claimed.claim, owner, batch, began);
+  } finally {
+    holds?.release(runId);
+  }
+}
+
+/** The run claimed: its attempts, under the cancel signal and the log of its own. */
+async function claimedRun(
+  given: RunDeps,
+  claim: ClaimedRun,
+  owner: RunOwner | null,
+  batch: BatchClaim | null,
+  began: number,
+): Promise<RunExecution> {
+  const runId = claim.id;
+  if (executorKind(claim) !== 'playwright') given.playwright?.arrivals.arrived(runId);
   // From here every line logged for the run carries the id of the API request that created it.
-  const { requestId } = claimed.claim;
+  const { requestId } = claim;
   const deps = requestId ? { ...given, logger: given.logger.child({ requestId }) } : given;
-  const { claim } = claimed;
   const rc: RunContext = {
     deps,
     run: claim,

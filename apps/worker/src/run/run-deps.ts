@@ -9,6 +9,7 @@ import type { Executors } from '../executors/executor';
 import type { PlaywrightRuntime } from '../executors/playwright/playwright-deps';
 import type { EgressSource } from '../network/run-target';
 import type { RunCancels } from './run-cancels';
+import type { RunHolds } from './run-holds';
 import type { RunFaults } from './run-faults';
 import type { RunLimits } from './run-limits';
 
@@ -52,6 +53,8 @@ export interface RunDeps {
   limits?: RunLimits;
   /** The cancel signals of this process's runs (fed from Redis by the worker service). Default none: runs are stopped only by the reconciler. */
   cancels?: RunCancels;
+  /** The holds of this process's running runs in Postgres (RunHolds). Default none: claims hold nothing. */
+  holds?: RunHolds;
   /** Told when a cancelled run's browser context has been closed (benchmarks). Default nobody. */
   onContextCancelled?: (runId: string) => void;
   /**

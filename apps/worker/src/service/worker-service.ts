@@ -11,6 +11,7 @@ import { Reconciler } from '../housekeeping/reconciler';
 import type { RunDeps } from '../run/run-deps';
 import { RunCancels, subscribeRunCancels } from '../run/run-cancels';
 import { RunFaults } from '../run/run-faults';
+import { RunHolds } from '../run/run-holds';
 import { isVideoAvailable } from '../run/video';
 import { WebhookRelay } from '../webhooks/webhook-relay';
 import { webhookJobOptions } from '../webhooks/webhook-worker';
@@ -131,7 +132,14 @@ async function startParts(
     : undefined;
   const faults = new RunFaults();
   const playwright = await startPlaywright(life, config, logger, { ...connections, scratchDir });
-  const runDeps = runDepsOf(config, options, { ...connections, browser, scratchDir, cancels, faults, playwright });
+  // The holds of the runs running here, renewed in Postgres while they run (run/run-holds.ts).
+  const holds = await life.task('run holds', () => {
+    const value = new RunHolds(db, config.lockDurationMs, logger);
+    value.start();
+    return { value, tearDown: () => value.stop() };
+  });
+  const parts = { ...connections, browser, scratchDir, cancels, faults, playwright, holds };
+  const runDeps = runDepsOf(config, options, parts);
   const worker = await life.task('run worker', () => {
     const value = createRunWorker(runDeps, {
       connection: connections.workerConnection,
@@ -224,7 +232,7 @@ function startReconciler(
 function runDepsOf(
   config: WorkerConfig,
   options: WorkerServiceOptions & { recordVideo: boolean },
-  parts: Pick<RunDeps, 'db' | 'store' | 'scratchDir' | 'cancels' | 'faults' | 'playwright'> & {
+  parts: Pick<RunDeps, 'db' | 'store' | 'scratchDir' | 'cancels' | 'faults' | 'playwright' | 'holds'> & {
     browser: BrowserPool;
     egress: { proxy: RunDeps['egress']; policy: RunDeps['targetPolicy'] };
     faults: RunFaults;
@@ -234,6 +242,7 @@ function runDepsOf(
   return {
     executors: EXECUTORS,
     cancels: parts.cancels,
+    holds: parts.holds,
     faults,
     onContextCancelled: options.onContextCancelled,
     db: parts.db,

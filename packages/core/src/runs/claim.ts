@@ -96,7 +96,8 @@ export type ClaimTry = { claimed: ClaimedRun } | { unclaimed: UnclaimedRun | nul
  * run's snapshot in the same statement. Null when the run is terminal or out of attempts (the
  * caller then ends it), and while a Playwright batch other than `batchId` holds its lease (batch.ts).
  * `token`: the claim's own (runClaim); a run that already carries it is not claimed again. A worker
- * that must survive a lost reply claims through `runClaim` instead.
+ * that must survive a lost reply claims through `runClaim` instead. `holdMs`: the claim holds the
+ * run for that long (`held_until`, renewed by its worker: renewHolds); null holds nothing.
  */
 export async function startRun(
   tx: DbTx,
@@ -104,8 +105,9 @@ export async function startRun(
   maxAttempts: number,
   batchId: string | null = null,
   token: string | null = null,
+  holdMs: number | null = null,
 ): Promise<ClaimedRun | null> {
-  const tried = await claimTry(tx, runId, maxAttempts, batchId, token);
+  const tried = await claimTry(tx, runId, maxAttempts, batchId, token, holdMs);
   return 'claimed' in tried ? tried.claimed : null;
 }
 
@@ -124,6 +126,7 @@ async function claimTry(
   maxAttempts: number,
   batchId: string | null,
   token: string | null,
+  holdMs: number | null,
 ): Promise<ClaimTry> {
   const rows = await tx.$queryRawUnsafe<Array<TryRow & Partial<Pick<MovedRow, 'new_status'>>>>(
     `WITH p AS (
@@ -133,7 +136,7 @@ async function claimTry(
        UPDATE runs r SET status = 'running'::"RunStatus", attempt = r.attempt + 1,
          started_at = CASE WHEN r.retry = 0 THEN now() ELSE r.started_at END,
          deadline_at = now() + make_interval(secs => r.timeout_ms / 1000.0), result_summary = 'Running.',
-         claim_token = $4
+         claim_token = $4, held_until = now() + make_interval(secs => $5::int / 1000.0)
        FROM p WHERE r.id = p.id AND r.status IN ('queued', 'running') AND r.attempt - r.retry < $2
          AND (r.batch_lease_until IS NULL OR r.batch_lease_until < now() OR r.batch_id = $3)
          AND ($4::text IS NULL OR r.claim_token IS DISTINCT FROM $4)
@@ -146,6 +149,7 @@ async function claimTry(
     maxAttempts,
     batchId,
     token,
+    holdMs,
   );
   const row = rows[0];
   if (!row) return { unclaimed: null };
@@ -178,12 +182,13 @@ export function runClaim(
   runId: string,
   maxAttempts: number,
   batchId: string | null = null,
+  holdMs: number | null = null,
 ): () => Promise<ClaimTry> {
   const token = randomUUID();
   let threw = false;
   return async () => {
     try {
-      const tried = await claimTry(db, runId, maxAttempts, batchId, token);
+      const tried = await claimTry(db, runId, maxAttempts, batchId, token, holdMs);
       if ('claimed' in tried || !threw) return tried;
       const earlier = await earlierClaim(db, runId, token);
       return earlier ? { claimed: earlier } : tried;

@@ -4,6 +4,7 @@ export * from './state';
 export type { ArtifactRow } from './artifacts';
 export * from './retry';
 export * from './claim';
+export * from './holds';
 export * from './create';
 export * from './reads';
 export * from './cancel';

@@ -1,0 +1,15 @@
+import type { Db } from '../db';
+
+/**
+ * Renews the hold of a worker's running runs: `held_until` moves to `holdMs` from now, in one
+ * statement for all of them. A run's claim takes its first hold (startRun's `holdMs`); while its
+ * worker lives and renews it, the reconciler gives a run whose job is gone (Redis flushed or
+ * restarted empty) no new job, because its worker is still running it and will record it
+ * (docs/WORKER.md, "The reconciler"). Returns how many runs were renewed (those still running).
+ */
+export async function renewHolds(db: Db, runIds: readonly string[], holdMs: number): Promise<number> {
+  if (runIds.length === 0) return 0;
+  return db.$executeRaw`
+    UPDATE runs SET held_until = now() + make_interval(secs => ${holdMs}::int / 1000.0)
+    WHERE id = ANY(${runIds}::text[]) AND status = 'running'`;
+}

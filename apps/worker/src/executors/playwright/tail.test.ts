@@ -69,3 +69,17 @@ test('a line appended is read when it is written, not at the next poll', async (
     await tail.stop();
   }
 });
+
+test('after its watch fails the tail reads every intervalMs again, not once a second', async () => {
+  const tail = new LineTail(path.join(dir, 'results.jsonl'), () => {}, 50);
+  const every = jest.spyOn(global, 'setInterval');
+  try {
+    tail.start();
+    expect(every.mock.calls.map((call) => call[1])).toEqual([1_000]);
+    (tail as unknown as { watcher: NodeJS.EventEmitter }).watcher.emit('error', new Error('watch failed'));
+    expect(every.mock.calls.map((call) => call[1])).toEqual([1_000, 50]);
+  } finally {
+    every.mockRestore();
+    await tail.stop();
+  }
+});

@@ -61,12 +61,21 @@ export class LineTail {
   start(): void {
     try {
       this.watcher = watch(path.dirname(this.file), { persistent: false }, () => this.wake());
-      this.watcher.on('error', () => this.watcher?.close());
+      this.watcher.on('error', () => this.unwatch());
     } catch {
       // No watch (the directory is not there yet, or no inotify): the interval reads.
     }
     const every = this.watcher ? Math.max(this.intervalMs, WATCHED_INTERVAL_MS) : this.intervalMs;
     this.timer = setInterval(() => this.readNext(), every);
+  }
+
+  /** The watch failed (its directory went, say): it is closed, and the interval reads every `intervalMs` again. */
+  private unwatch(): void {
+    this.watcher?.close();
+    this.watcher = undefined;
+    if (this.timer === undefined) return;
+    clearInterval(this.timer);
+    this.timer = setInterval(() => this.readNext(), this.intervalMs);
   }
 
   /** Stops polling and reads what is left (a last line without its newline included). */

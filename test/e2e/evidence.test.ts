@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { EvidenceSettings, ProjectFile, Run } from '@testrun/contracts';
@@ -119,6 +119,7 @@ async function traceEventTypes(runId: string): Promise<Set<string>> {
   const file = path.join(await mkdtemp(path.join(tmpdir(), 'evidence-trace-')), 'trace.zip');
   await writeFile(file, present(await worker.store.get(trace.storageKey), 'the stored trace'));
   const lines = zipEntryText(file, 'trace.trace').split('\n').filter(Boolean);
+  await rm(path.dirname(file), { recursive: true, force: true });
   return new Set(lines.map((line) => (JSON.parse(line) as { type: string }).type));
 }
 

@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -204,6 +204,7 @@ describe('webhooks', () => {
     const webhooks = [{ url: receiver.url }, { url: 'http://169.254.169.254/hooks' }];
     writeFileSync(file, JSON.stringify({ slug: 'blocked', name: 'Blocked', baseUrl: site.url, suites: [], webhooks }));
     const applied = await admin('project', 'apply', '--workspace', workspaceId, '--file', file);
+    rmSync(path.dirname(file), { recursive: true, force: true });
     expect(applied.code).toBe(1);
     expect(applied.stderr).toContain('/webhooks/1/url');
     expect(await db.project.count({ where: { workspaceId, slug: 'blocked' } })).toBe(0);

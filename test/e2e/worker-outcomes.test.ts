@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { applyProject } from '../../packages/admin/src/operations';
@@ -94,11 +94,17 @@ afterAll(async () => {
   await api.close();
   await Promise.all([site.close(), preview.close()]);
   await db.$disconnect();
+  for (const dir of copies) rmSync(dir, { recursive: true, force: true });
 });
+
+/** Directories of {@link storedFile}'s copies, removed after all. */
+const copies: string[] = [];
 
 /** A stored artifact copied to a file of its own, for unzip to read. */
 async function storedFile(storageKey: string): Promise<string> {
-  const file = path.join(mkdtempSync(path.join(tmpdir(), 'artifact-')), path.basename(storageKey));
+  const dir = mkdtempSync(path.join(tmpdir(), 'artifact-'));
+  copies.push(dir);
+  const file = path.join(dir, path.basename(storageKey));
   writeFileSync(file, present(await worker.store.get(storageKey), `stored ${storageKey}`));
   return file;
 }

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setSecretVariable } from '../../packages/admin/src/operations';
@@ -70,10 +70,14 @@ async function traceEntries(): Promise<Map<string, Buffer>> {
   const artifact = await env.db.artifact.findFirstOrThrow({ where: { runId: runId(), kind: 'trace' } });
   const file = path.join(await mkdtemp(path.join(tmpdir(), 'trace-test-')), 'trace.zip');
   await writeFile(file, defined(await env.api.store.get(artifact.storageKey), 'the stored trace'));
-  const names = execFileSync('unzip', ['-Z1', file], { encoding: 'utf8' }).split('\n').filter(Boolean);
-  return new Map(
-    names.map((name) => [name, execFileSync('unzip', ['-p', file, name], { maxBuffer: 256 * 1024 * 1024 })]),
-  );
+  try {
+    const names = execFileSync('unzip', ['-Z1', file], { encoding: 'utf8' }).split('\n').filter(Boolean);
+    return new Map(
+      names.map((name) => [name, execFileSync('unzip', ['-p', file, name], { maxBuffer: 256 * 1024 * 1024 })]),
+    );
+  } finally {
+    await rm(path.dirname(file), { recursive: true, force: true });
+  }
 }
 
 type TraceEvent = { type: string; callId?: string; parentId?: string; class?: string; method?: string; title?: string };

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { makeScratchDir, sweepStaleScratchDirs } from './scratch-dir';
@@ -15,5 +15,6 @@ describe('scratch directories', () => {
 
     expect(await sweepStaleScratchDirs(root)).toEqual({ removed: [dead], failed: [] });
     expect([mine, dead, parent, other].map((dir) => existsSync(dir))).toEqual([true, false, true, true]);
+    rmSync(root, { recursive: true, force: true });
   });
 });

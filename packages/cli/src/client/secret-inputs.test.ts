@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { UsageError } from './parse-options';
@@ -6,9 +6,15 @@ import { readSecretInputs, type SecretInputFlags } from './secret-inputs';
 
 const none: SecretInputFlags = { header: [], headerEnv: [], var: [], secretVarEnv: [] };
 
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(path.join(tmpdir(), 'headers-'));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
 describe('readSecretInputs', () => {
   it('reads headers from TESTRUN_HEADERS, a file, the environment and flags; a later source wins', () => {
-    const file = path.join(mkdtempSync(path.join(tmpdir(), 'headers-')), 'headers.txt');
+    const file = path.join(dir, 'headers.txt');
     writeFileSync(file, '# preview access\nX-From-File: file-value\nx-bypass: from-file\n\n');
     const env = { TESTRUN_HEADERS: '{"Authorization":"Basic abc","X-Bypass":"from-env-json"}', BYPASS: 'from-env-var' };
     const inputs = readSecretInputs(
@@ -31,7 +37,7 @@ describe('readSecretInputs', () => {
   });
 
   it('reads a header file written as a JSON object', () => {
-    const file = path.join(mkdtempSync(path.join(tmpdir(), 'headers-')), 'headers.json');
+    const file = path.join(dir, 'headers.json');
     writeFileSync(file, '{ "Authorization": "Bearer tok-123456", "X-Env": "preview" }\n');
     expect(readSecretInputs({ ...none, headerFile: file }, {}).headers).toEqual({
       Authorization: 'Bearer tok-123456',
@@ -82,7 +88,7 @@ describe('readSecretInputs', () => {
     expect(refused({ headerEnv: ['X-A=V', 'x-a=V'] }, { V: 'hidden-value' })).toBe(
       '--header-env #2 repeats header x-a',
     );
-    const file = path.join(mkdtempSync(path.join(tmpdir(), 'headers-')), 'headers.txt');
+    const file = path.join(dir, 'refused.txt');
     writeFileSync(file, '# comment\nX-Ok: fine-value\n\nhidden-value-without-a-colon\n');
     // The line as numbered in the file, and never its text.
     expect(refused({ headerFile: file })).toBe('--header-file line 4 must look like "Name: value"');

@@ -12,8 +12,8 @@ import { apiClient, freePort, spawnService, startApi, waitForLog, waitUntil } fr
 /**
  * Faults in the middle of a suite, on a PRIVATE Redis started here on its own port (never the
  * machine's shared one): a worker killed with SIGKILL while it runs tests, then Redis flushed while
- * runs are queued and running (one taken over from the killed worker among them). Afterwards every run is terminal exactly once, the suite's counters
- * equal its children, and nothing is lost.
+ * runs are queued and running (one taken over from the killed worker among them). Afterwards every
+ * run is terminal exactly once, the suite's counters equal its children, and nothing is lost.
  */
 jest.setTimeout(180_000);
 

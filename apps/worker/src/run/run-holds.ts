@@ -9,7 +9,7 @@ import { foldRepeats } from '../service/repeated-errors';
  * the runs still here. When Redis loses a run's job while this process runs it (flushed, restarted
  * empty), the reconciler leaves a run whose hold is live to its worker, which records it as usual;
  * once the process is gone its holds lapse and the reconciler gives the run a new job
- * (docs/WORKER.md, "The reconciler").
+ * (docs/WORKER.md, "At least once, stalls and the reconciler").
  */
 export class RunHolds {
   private readonly held = new Map<string, number>();
@@ -38,11 +38,6 @@ export class RunHolds {
     else this.held.delete(runId);
   }
 
-  /** The ids of the runs held now. */
-  get runIds(): string[] {
-    return [...this.held.keys()];
-  }
-
   start(): void {
     this.timer ??= setInterval(() => void this.renew(), Math.max(100, Math.floor(this.holdMs / 2)));
     this.timer.unref();
@@ -57,7 +52,7 @@ export class RunHolds {
 
   /** One renewal of every hold; skipped while the previous one is still under way. */
   renew(): Promise<void> {
-    this.renewing ??= renewHolds(this.db, this.runIds, this.holdMs)
+    this.renewing ??= renewHolds(this.db, [...this.held.keys()], this.holdMs)
       .then(() => undefined)
       .catch((error: unknown) => this.failed(error instanceof Error ? error : new Error(errorMessage(error))))
       .finally(() => {

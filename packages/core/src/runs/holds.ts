@@ -5,7 +5,8 @@ import type { Db } from '../db';
  * statement for all of them. A run's claim takes its first hold (startRun's `holdMs`); while its
  * worker lives and renews it, the reconciler gives a run whose job is gone (Redis flushed or
  * restarted empty) no new job, because its worker is still running it and will record it
- * (docs/WORKER.md, "The reconciler"). Returns how many runs were renewed (those still running).
+ * (docs/WORKER.md, "At least once, stalls and the reconciler"). Returns how many runs were renewed
+ * (those still running).
  */
 export async function renewHolds(db: Db, runIds: readonly string[], holdMs: number): Promise<number> {
   if (runIds.length === 0) return 0;

@@ -9,11 +9,12 @@ import { createRedis } from '@testrun/core/queue';
 import type { WorkerConfig } from '../config';
 import { BatchRegistry } from '../executors/playwright/batch';
 import { BundleCache, BundleUnavailableError } from '../executors/playwright/bundle-cache';
+import { CodeCache } from '../executors/playwright/code-cache';
 import { discoverTests } from '../executors/playwright/discover';
 import { Arrivals, Gatherings } from '../executors/playwright/gather';
 import { scratchBytes, withScratch } from '../executors/playwright/scratch-run';
 import type { PlaywrightRuntime } from '../executors/playwright/playwright-deps';
-import type { Isolation } from '../executors/playwright/runtime';
+import { playwrightPackages, type Isolation } from '../executors/playwright/runtime';
 import type { WorkerEgress } from '../network/worker-egress';
 import { checkSandboxSupport } from '../sandbox';
 import type { Lifecycle } from './lifecycle';
@@ -36,8 +37,13 @@ export async function startPlaywright(
   const runtime = await life.task('playwright runtime', async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'testrun-bundles-'));
     const isolation = config.playwrightSandbox === 'off' ? 'none' : 'sandbox';
+    const codeCache = await CodeCache.create(
+      path.join(parts.scratchDir, 'code-cache'),
+      playwrightPackages().playwright,
+    );
     const value: PlaywrightRuntime = {
       bundles: new BundleCache(parts.store, path.join(dir, 'extracted')),
+      codeCache,
       sandbox: reason === null ? { ok: true } : { ok: false, reason },
       isolation,
       egress: {
@@ -50,7 +56,11 @@ export async function startPlaywright(
       arrivals: new Arrivals(config.concurrency),
       gatherings: new Gatherings(),
     };
-    return { value, tearDown: () => rm(dir, { recursive: true, force: true }) };
+    const tearDown = () => {
+      codeCache.stop();
+      return rm(dir, { recursive: true, force: true });
+    };
+    return { value, tearDown };
   });
   if (reason !== null) return runtime;
   await life.task('discovery worker', () => {
@@ -128,6 +138,7 @@ async function discover(
         limits: runtime.limits,
         isolation: runtime.isolation,
         transformCache: runtime.bundles.transformDir(bundleDir),
+        codeCache: runtime.codeCache?.use(),
       }),
     scratchBytes(runtime),
   );

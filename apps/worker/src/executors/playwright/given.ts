@@ -72,6 +72,7 @@ export function sandboxOptions(
   return {
     bundleDir,
     transformCache: playwright.bundles.transformDir(bundleDir),
+    codeCache: playwright.codeCache?.use(),
     configFile: definition.config,
     network:
       egress?.socketPath !== undefined && port !== undefined ? { proxySocketPath: egress.socketPath, port } : 'none',

@@ -3,6 +3,7 @@ import type { RunListener } from '../../network/egress-proxy';
 import type { SandboxLimits } from '../../sandbox';
 import type { BatchRegistry } from './batch';
 import type { BundleCache } from './bundle-cache';
+import type { CodeCache } from './code-cache';
 import type { Arrivals, Gatherings } from './gather';
 import type { Isolation } from './runtime';
 
@@ -17,6 +18,8 @@ export interface PlaywrightRuntime {
    * end `error` saying so, unless the operator opted out of the sandbox).
    */
   sandbox: { ok: true } | { ok: false; reason: string };
+  /** The V8 code cache of the service's Playwright modules each sandbox reads (code-cache.ts). */
+  codeCache?: CodeCache;
   /** 'none' when the operator opted out of the sandbox (PLAYWRIGHT_SANDBOX=off): tenant code runs unsandboxed. */
   isolation: Isolation;
   /**

@@ -11,6 +11,7 @@ import {
   type SandboxResult,
   type SandboxSpec,
 } from '../../sandbox';
+import { codeCacheEnv } from './code-cache';
 import { TRANSFORM_DIR } from './transform-cache';
 
 /** Where things are inside the sandbox. */
@@ -29,6 +30,8 @@ export const INSIDE = {
 
 /** Where the sandbox sees the worker's control directory (interrupt.ts), read only. */
 const INSIDE_CONTROL = '/opt/testrun/control';
+/** Where the sandbox sees the worker's code cache of Playwright's modules (code-cache.ts), read only. */
+const INSIDE_CODE_CACHE = '/opt/testrun/code-cache';
 
 /** The compiled inside/ folder (also when the worker runs from its sources under jest). */
 const INSIDE_BUILD = path.resolve(__dirname, '../../../dist/executors/playwright/inside');
@@ -160,13 +163,14 @@ function playwrightSandbox(
   kind: 'list' | 'run',
   scratchDir: string,
   limits: Partial<SandboxLimits> | undefined,
-  controlDir: string | undefined,
+  binds: { controlDir?: string; codeCache?: string },
 ): Pick<SandboxSpec, 'command' | 'readOnlyBinds' | 'readOnlyMounts' | 'scratchDir' | 'limits'> {
-  const control = controlDir === undefined ? [] : [{ from: controlDir, to: INSIDE_CONTROL }];
+  const control = binds.controlDir === undefined ? [] : [{ from: binds.controlDir, to: INSIDE_CONTROL }];
+  const codeCache = binds.codeCache === undefined ? [] : [{ from: binds.codeCache, to: INSIDE_CODE_CACHE }];
   return {
     command: process.execPath,
     readOnlyBinds: [],
-    readOnlyMounts: [...playwrightMounts(kind), ...control],
+    readOnlyMounts: [...playwrightMounts(kind), ...control, ...codeCache],
     scratchDir,
     limits: { ...DEFAULT_PLAYWRIGHT_SANDBOX_LIMITS, ...limits },
   };
@@ -213,19 +217,25 @@ export function runPlaywrightCli(
     limits?: Partial<SandboxLimits>;
     signal?: AbortSignal;
     controlDir?: string;
+    codeCache?: string;
   },
   args: readonly string[],
   env: Record<string, string>,
   network: SandboxSpec['network'],
 ): Promise<SandboxResult> {
   const isolation = options.isolation ?? 'sandbox';
-  const cli = `${layoutOf(isolation, options.scratchDir).nodeModules}/playwright/cli.js`;
-  const sandbox = playwrightSandbox(kind, options.scratchDir, options.limits, options.controlDir);
+  const layout = layoutOf(isolation, options.scratchDir);
+  const cli = `${layout.nodeModules}/playwright/cli.js`;
+  const sandbox = playwrightSandbox(kind, options.scratchDir, options.limits, options);
   const control: Record<string, string> =
     options.controlDir === undefined
       ? {}
       : { TESTRUN_CONTROL_DIR: isolation === 'none' ? options.controlDir : INSIDE_CONTROL };
-  const spec = { ...sandbox, args: [cli, ...args], env: { ...env, ...control } };
+  const codeCache =
+    options.codeCache === undefined
+      ? {}
+      : codeCacheEnv(isolation === 'none' ? options.codeCache : INSIDE_CODE_CACHE, layout.runtime, env.NODE_OPTIONS);
+  const spec = { ...sandbox, args: [cli, ...args], env: { ...env, ...control, ...codeCache } };
   if (isolation === 'none') return runUnsandboxed({ ...spec, signal: options.signal });
   return runSandboxed({ ...spec, network, signal: options.signal });
 }

@@ -25,6 +25,8 @@ export interface BundleOptions {
   isolation?: Isolation;
   /** The host directory keeping the TypeScript Playwright compiled for this bundle (transform-cache.ts); none: compiled afresh. */
   transformCache?: string;
+  /** The worker's V8 code cache of Playwright's own modules (code-cache.ts); none: compiled afresh. */
+  codeCache?: string;
 }
 
 /** A test to run: its identity as discovered. */

@@ -1,0 +1,93 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+
+/*
+ * V8's code cache of the service's Playwright modules, for the processes of every sandbox
+ * (inside/code-cache.ts, docs/PLAYWRIGHT.md "Batches"). The worker makes it once, at start, in a
+ * folder of its own scratch directory: a Node process outside any sandbox, running only the
+ * service's code, loads the modules the runner and its workers load and writes what V8 compiled.
+ * Sandboxes read the folder and cannot write it, so no team's code can change what another's runs.
+ */
+
+/** The hook, as built JavaScript (also when the worker runs from its sources under jest). */
+export const CODE_CACHE_HOOK = path.resolve(__dirname, '../../../dist/executors/playwright/inside/code-cache.js');
+
+/** The Playwright modules a runner and its workers load first, relative to the `playwright` package. */
+const ENTRIES = [
+  'lib/program.js',
+  'lib/index.js',
+  'lib/runner/index.js',
+  'lib/common/index.js',
+  'lib/matchers/expect.js',
+  'lib/transform/babelBundle.js',
+];
+
+/** Cuts a producer that hangs: no sandbox waits for it, but it must not stay. */
+const PRODUCE_TIMEOUT_MS = 60_000;
+
+/**
+ * The worker's code cache: a folder made at start, filled when the first sandbox asks for it (a
+ * worker that never runs a team's Playwright code never pays for it). Sandboxes started while it is
+ * being made compile what is not there yet, as without a cache.
+ */
+export class CodeCache {
+  private making: Promise<boolean> | undefined;
+  private child: ChildProcess | undefined;
+
+  private constructor(
+    readonly dir: string,
+    private readonly playwrightDir: string,
+  ) {}
+
+  /** Makes the (empty) folder `dir` for the cache of the `playwright` package at `playwrightDir`. */
+  static async create(dir: string, playwrightDir: string): Promise<CodeCache> {
+    await mkdir(dir, { recursive: true, mode: 0o755 });
+    return new CodeCache(dir, playwrightDir);
+  }
+
+  /** The folder, for a sandbox to read; the first call starts filling it. */
+  use(): string {
+    void this.ready();
+    return this.dir;
+  }
+
+  /** Resolves when the cache is made: true, or false when it could not be. */
+  ready(): Promise<boolean> {
+    this.making ??= this.produce();
+    return this.making;
+  }
+
+  /** Stops a cache still being made (the worker is stopping). */
+  stop(): void {
+    this.child?.kill('SIGKILL');
+  }
+
+  private produce(): Promise<boolean> {
+    if (!existsSync(CODE_CACHE_HOOK)) return Promise.resolve(false);
+    const files = ENTRIES.map((entry) => path.join(this.playwrightDir, entry)).filter((file) => existsSync(file));
+    const script = `for (const file of ${JSON.stringify(files)}) { try { require(file); } catch {} }`;
+    return new Promise((resolve) => {
+      const child = spawn(process.execPath, ['--require', CODE_CACHE_HOOK, '-e', script], {
+        cwd: this.dir,
+        // Nothing of the worker's environment: the hook's two settings only.
+        env: { TESTRUN_CODE_CACHE_DIR: this.dir, TESTRUN_CODE_CACHE_WRITE: '1' },
+        stdio: 'ignore',
+        timeout: PRODUCE_TIMEOUT_MS,
+      });
+      this.child = child;
+      child.on('error', () => resolve(false));
+      child.on('exit', (code) => resolve(code === 0));
+    });
+  }
+}
+
+/** Where a sandbox's processes find the cache and the hook: their environment, the team's NODE_OPTIONS kept after ours. */
+export function codeCacheEnv(cacheDir: string, runtimeDir: string, teamNodeOptions?: string): Record<string, string> {
+  const hook = `--require ${JSON.stringify(`${runtimeDir}/code-cache.js`)}`;
+  return {
+    TESTRUN_CODE_CACHE_DIR: cacheDir,
+    NODE_OPTIONS: teamNodeOptions ? `${hook} ${teamNodeOptions}` : hook,
+  };
+}

@@ -1,0 +1,135 @@
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { CODE_CACHE_HOOK, CodeCache } from '../../../apps/worker/src/executors/playwright/code-cache';
+import { playwrightPackages } from '../../../apps/worker/src/executors/playwright/runtime';
+import { runFixture, sandboxDir } from './sandbox-dir';
+
+/*
+ * V8's code cache of Playwright's modules (code-cache.ts): the worker makes it outside any sandbox,
+ * every process of a sandbox compiles the service's Playwright from it, a file whose bytes differ
+ * from the cache's is compiled afresh, and no sandbox can write it.
+ */
+
+jest.setTimeout(120_000);
+
+const exec = promisify(execFile);
+const dir = sandboxDir('code-cache');
+
+/** Runs `node --require <hook> -e <script>` with the hook's settings; its stdout parsed as JSON. */
+async function withHook(cacheDir: string, script: string, write = false): Promise<unknown> {
+  const env = { TESTRUN_CODE_CACHE_DIR: cacheDir, ...(write ? { TESTRUN_CODE_CACHE_WRITE: '1' } : {}) };
+  const { stdout } = await exec(process.execPath, ['--require', CODE_CACHE_HOOK, '-e', script], { env });
+  return JSON.parse(stdout);
+}
+
+/** A module of over 100,000 characters that requires a neighbour and reports what it was given. */
+function largeModule(value: string): string {
+  const padding = Array.from({ length: 3000 }, (_, i) => `function pad${i}() { return ${i}; }`).join('\n');
+  return `const other = require('./other');
+module.exports = { value: '${value}', other, dir: __dirname, file: __filename, resolved: require.resolve('./other') };
+${padding}
+`;
+}
+
+test("a large module's cache is used only for the very bytes it was made from", async () => {
+  const root = await mkdtemp(path.join(dir.base(), 'hook-'));
+  const cacheDir = path.join(root, 'cache');
+  await rm(cacheDir, { recursive: true, force: true });
+  await CodeCache.create(cacheDir, playwrightPackages().playwright).then((made) => made.ready());
+  const moduleFile = path.join(root, 'large.js');
+  await writeFile(path.join(root, 'other.js'), "module.exports = 'neighbour';");
+  await writeFile(moduleFile, largeModule('A'));
+  const load = `const m = require(${JSON.stringify(moduleFile)}); const { stats } = require(${JSON.stringify(CODE_CACHE_HOOK)}); console.log(JSON.stringify({ ...m, stats }))`;
+  const module = { other: 'neighbour', dir: root, file: moduleFile, resolved: path.join(root, 'other.js') };
+
+  expect(await withHook(cacheDir, load, true)).toEqual({
+    value: 'A',
+    ...module,
+    stats: { accepted: 0, rejected: 0, written: 0 },
+  });
+  const sha = createHash('sha256').update(largeModule('A')).digest('hex');
+  expect(await readdir(cacheDir)).toContain(`${sha}.v8`);
+  expect(await withHook(cacheDir, load)).toEqual({
+    value: 'A',
+    ...module,
+    stats: { accepted: 1, rejected: 0, written: 0 },
+  });
+
+  // The same length, other bytes: V8 alone would take the cache (it checks the length); the hook does not.
+  await writeFile(moduleFile, largeModule('B'));
+  expect(await withHook(cacheDir, load)).toEqual({
+    value: 'B',
+    ...module,
+    stats: { accepted: 0, rejected: 0, written: 0 },
+  });
+
+  // A damaged cache: V8 refuses it and the module compiles as usual.
+  await writeFile(moduleFile, largeModule('A'));
+  await writeFile(path.join(cacheDir, `${sha}.v8`), Buffer.alloc(4096, 7));
+  expect(await withHook(cacheDir, load)).toEqual({
+    value: 'A',
+    ...module,
+    stats: { accepted: 0, rejected: 1, written: 0 },
+  });
+});
+
+test("a sandbox's runner and workers compile Playwright from the worker's cache, and cannot write it", async () => {
+  const made = await CodeCache.create(path.join(dir.base(), 'code-cache'), playwrightPackages().playwright);
+  expect(await made.ready()).toBe(true);
+  const results = await runFixture('code-cache', {
+    configFile: 'playwright.config.js',
+    scratchDir: await dir.scratch(),
+    codeCache: made.dir,
+    tests: [
+      {
+        file: 'cache.spec.js',
+        project: 'app',
+        titlePath: ['the runner and this worker compiled Playwright from the code cache'],
+      },
+      { file: 'cache.spec.js', project: 'app', titlePath: ['the cache cannot be written from here'] },
+    ],
+  });
+  expect(results.map((r) => [r.status, r.errors.map((e) => e.message).join('\n')])).toEqual([
+    ['passed', ''],
+    ['passed', ''],
+  ]);
+  expect((await readdir(made.dir)).every((name) => /^[0-9a-f]{64}\.v8$/.test(name))).toBe(true);
+});
+
+test('without a cache, the same tests see no hook', async () => {
+  const results = await runFixture('code-cache', {
+    configFile: 'playwright.config.js',
+    scratchDir: await dir.scratch(),
+    tests: [
+      {
+        file: 'cache.spec.js',
+        project: 'app',
+        titlePath: ['the runner and this worker compiled Playwright from the code cache'],
+      },
+    ],
+  });
+  expect(results[0]?.status).toBe('failed');
+  expect(results[0]?.errors.map((e) => e.message).join('\n')).toContain('null');
+});
+
+test('without the sandbox (PLAYWRIGHT_SANDBOX=off) the processes use it too', async () => {
+  const made = await CodeCache.create(path.join(dir.base(), 'code-cache-none'), playwrightPackages().playwright);
+  expect(await made.ready()).toBe(true);
+  const results = await runFixture('code-cache', {
+    configFile: 'playwright.config.js',
+    scratchDir: await dir.scratch(),
+    codeCache: made.dir,
+    isolation: 'none',
+    tests: [
+      {
+        file: 'cache.spec.js',
+        project: 'app',
+        titlePath: ['the runner and this worker compiled Playwright from the code cache'],
+      },
+    ],
+  });
+  expect(results.map((r) => [r.status, r.errors.map((e) => e.message).join('\n')])).toEqual([['passed', '']]);
+});

@@ -21,6 +21,7 @@ describe('readWorkerConfig', () => {
       http: null,
       playwrightTests: 'on',
       playwrightSandbox: 'on',
+      playwrightCodeCache: 'on',
       playwrightBatchSize: 100,
     });
   });
@@ -28,6 +29,8 @@ describe('readWorkerConfig', () => {
   it('runs tenant code unsandboxed only when PLAYWRIGHT_SANDBOX=off says so; batches of 1 to 1000', () => {
     expect(readWorkerConfig({ ...BASE, PLAYWRIGHT_SANDBOX: 'off' }).playwrightSandbox).toBe('off');
     expect(() => readWorkerConfig({ ...BASE, PLAYWRIGHT_SANDBOX: 'no' })).toThrow(ConfigError);
+    expect(readWorkerConfig({ ...BASE, PLAYWRIGHT_CODE_CACHE: 'off' }).playwrightCodeCache).toBe('off');
+    expect(() => readWorkerConfig({ ...BASE, PLAYWRIGHT_CODE_CACHE: 'no' })).toThrow(ConfigError);
     expect(readWorkerConfig({ ...BASE, PLAYWRIGHT_BATCH_SIZE: '1' }).playwrightBatchSize).toBe(1);
     expect(() => readWorkerConfig({ ...BASE, PLAYWRIGHT_BATCH_SIZE: '0' })).toThrow(ConfigError);
   });

@@ -73,6 +73,12 @@ export type WorkerConfig = CommonConfig & {
    */
   playwrightSandbox: 'on' | 'off';
   /**
+   * PLAYWRIGHT_CODE_CACHE: `on` (the default) has every sandbox's processes compile the service's
+   * Playwright from V8's code cache the worker makes (docs/PLAYWRIGHT.md, "Batches"); `off` compiles
+   * it in each process, as `playwright test` does.
+   */
+  playwrightCodeCache: 'on' | 'off';
+  /**
    * What each run may use. WORKER_PAGE_HEAP_MB: JavaScript heap of one page (default 256);
    * WORKER_MAX_PAGES: pages a run may open, popups included (default 20); WORKER_MAX_DIALOGS:
    * dialogs a run may raise (default 50); WORKER_RECORDING_MAX_MB: largest trace or video kept (default 50).
@@ -135,6 +141,7 @@ export function readWorkerConfig(env: Env = process.env): WorkerConfig {
     playwrightBatchSize: readInt(env, 'PLAYWRIGHT_BATCH_SIZE', 100, { min: 1, max: 1_000 }),
     sandboxCpuCores: env.SANDBOX_CPU_CORES ? readInt(env, 'SANDBOX_CPU_CORES', 1, { min: 1, max: 1_024 }) : undefined,
     playwrightSandbox: readEnum(env, 'PLAYWRIGHT_SANDBOX', ['on', 'off'] as const, 'on'),
+    playwrightCodeCache: readEnum(env, 'PLAYWRIGHT_CODE_CACHE', ['on', 'off'] as const, 'on'),
     limits: {
       heapBytes: readInt(env, 'WORKER_PAGE_HEAP_MB', 256, { min: 16, max: 16_384 }) * MB,
       maxPages: readInt(env, 'WORKER_MAX_PAGES', 20, { min: 1, max: 1_000 }),

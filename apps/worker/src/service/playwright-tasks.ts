@@ -37,10 +37,10 @@ export async function startPlaywright(
   const runtime = await life.task('playwright runtime', async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'testrun-bundles-'));
     const isolation = config.playwrightSandbox === 'off' ? 'none' : 'sandbox';
-    const codeCache = await CodeCache.create(
-      path.join(parts.scratchDir, 'code-cache'),
-      playwrightPackages().playwright,
-    );
+    const codeCache =
+      config.playwrightCodeCache === 'off'
+        ? undefined
+        : await CodeCache.create(path.join(parts.scratchDir, 'code-cache'), playwrightPackages().playwright);
     const value: PlaywrightRuntime = {
       bundles: new BundleCache(parts.store, path.join(dir, 'extracted')),
       codeCache,
@@ -57,7 +57,7 @@ export async function startPlaywright(
       gatherings: new Gatherings(),
     };
     const tearDown = () => {
-      codeCache.stop();
+      codeCache?.stop();
       return rm(dir, { recursive: true, force: true });
     };
     return { value, tearDown };

@@ -62,27 +62,38 @@ export async function measureBatch1(
   for (let i = 0; i < trials; i++) record(BATCH1_SIDE, await service.runSuite('bench-pw', 'all', n));
 }
 
-/** Where the K=2 trials of the sandbox's A/B are kept in the results' trials. */
-const SANDBOXED_SIDE = 'ab-sandbox';
-const UNSANDBOXED_SIDE = 'ab-nosandbox';
+/** A worker variant of an A/B at K=2: its trials' key in the results, its label, its environment. */
+interface Variant {
+  side: string;
+  label: string;
+  env: Record<string, string>;
+}
+
+/** The A/Bs against the default worker: what the sandbox costs, and what the code cache saves. */
+const AB = {
+  sandbox: [
+    { side: 'ab-sandbox', label: 'sandboxed (the default)', env: {} },
+    { side: 'ab-nosandbox', label: '`PLAYWRIGHT_SANDBOX=off`', env: { PLAYWRIGHT_SANDBOX: 'off' } },
+  ],
+  codeCache: [
+    { side: 'ab-codecache', label: 'code cache (the default)', env: {} },
+    { side: 'ab-nocodecache', label: '`PLAYWRIGHT_CODE_CACHE=off`', env: { PLAYWRIGHT_CODE_CACHE: 'off' } },
+  ],
+} satisfies Record<string, [Variant, Variant]>;
 
 /**
- * What the sandbox costs a suite run: `rounds` alternating pairs at K=2 of a worker that sandboxes
- * its Playwright runs (the default) and one with PLAYWRIGHT_SANDBOX=off (the same runner, proxy and
- * batches, without the namespaces, the cgroups, the scratch tmpfs and the relay into the sandbox's
- * network), each a fresh worker warmed by one run of the suite.
+ * `rounds` alternating pairs at K=2 of the A/B `which` (the default worker against a variant),
+ * each a fresh worker warmed by one run of the suite.
  */
-export async function measureSandboxCost(
+export async function measureAB(
+  which: keyof typeof AB,
   service: PlaywrightService,
   rounds: number,
   n: number,
   record: (side: string, trial: Trial) => void,
 ): Promise<void> {
   const warm = { projectSlug: 'bench-pw', suiteSlug: 'all' };
-  const sides: Array<{ side: string; env: Record<string, string> }> = [
-    { side: SANDBOXED_SIDE, env: {} },
-    { side: UNSANDBOXED_SIDE, env: { PLAYWRIGHT_SANDBOX: 'off' } },
-  ];
+  const sides = AB[which];
   for (let round = 0; round < rounds; round++) {
     for (const { side, env } of round % 2 === 0 ? sides : [...sides].reverse()) {
       await service.useWorker(2, warm, env);
@@ -91,23 +102,33 @@ export async function measureSandboxCost(
   }
 }
 
-/** The A/B table of measureSandboxCost's trials, with the ratios of each round's pair. */
-function sandboxCostReport(trials: ReadonlyMap<string, Trial[]>, n: number): string {
-  const on = trials.get(`2:${SANDBOXED_SIDE}`) ?? [];
-  const off = trials.get(`2:${UNSANDBOXED_SIDE}`) ?? [];
+/** The table of an A/B's trials, with the ratios of each round's pair. */
+function abTable(trials: ReadonlyMap<string, Trial[]>, n: number, [a, b]: [Variant, Variant]): string {
+  const on = trials.get(`2:${a.side}`) ?? [];
+  const off = trials.get(`2:${b.side}`) ?? [];
   const ratios = (of: 'wallMs' | 'cpuMs') => pairedRatios(on, off, of);
   const row = (label: string, list: readonly Trial[]) => `| ${label} | ${trialCells(list, n)} |`;
+  return `| Worker | Trials | Wall (s) | CPU per test (ms) |
+|---|---|---|---|
+${row(a.label, on)}
+${row(b.label, off)}
+| ${a.label.split(' ')[0]} / ${b.label}, paired by round | ${Math.min(on.length, off.length)} | ${fmt(ratios('wallMs'), 3)} | ${fmt(ratios('cpuMs'), 3)} |
+`;
+}
+
+/** The two A/B tables: the sandbox's cost, and the code cache's saving. */
+function abReport(trials: ReadonlyMap<string, Trial[]>, n: number): string {
   return `What the sandbox costs a suite run, K=2, the same ${n} tests: alternating pairs of a worker that
 sandboxes its Playwright runs and one with \`PLAYWRIGHT_SANDBOX=off\` (the same runner, egress proxy and
 batches, without namespaces, cgroups, the scratch tmpfs and the relay), each a fresh worker warmed by one
 run of the suite:
 
-| Worker | Trials | Wall (s) | CPU per test (ms) |
-|---|---|---|---|
-${row('sandboxed (the default)', on)}
-${row('`PLAYWRIGHT_SANDBOX=off`', off)}
-| sandboxed / off, paired by round | ${Math.min(on.length, off.length)} | ${fmt(ratios('wallMs'), 3)} | ${fmt(ratios('cpuMs'), 3)} |
-`;
+${abTable(trials, n, AB.sandbox)}
+What the code cache of Playwright's modules saves (docs/PLAYWRIGHT.md, "Batches"), K=2, the same ${n}
+tests: alternating pairs of a worker with it and one with \`PLAYWRIGHT_CODE_CACHE=off\`, each a fresh
+worker warmed by one run of the suite (which makes the cache):
+
+${abTable(trials, n, AB.codeCache)}`;
 }
 
 /**
@@ -207,5 +228,5 @@ own, warmed by one single-test run; the batched rows are the K=2 service trials 
 ${batchRow('batched (`PLAYWRIGHT_BATCH_SIZE=100`, the default)', batched)}
 ${batchRow('one sandbox per test (`PLAYWRIGHT_BATCH_SIZE=1`)', alone)}
 
-${sandboxCostReport(trials, n)}`;
+${abReport(trials, n)}`;
 }

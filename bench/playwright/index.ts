@@ -18,7 +18,7 @@ import { CHROMIUM } from '../h2h/service';
 import { writeLargeProject, writeShopSuite } from './project';
 import { startPlaywrightService, type PlaywrightService, type Trial } from './service';
 import { reportPhases } from './phases';
-import { extrasReport, measureBatch1, measureSandboxCost, pairedRatios } from './extras';
+import { extrasReport, measureAB, measureBatch1, pairedRatios } from './extras';
 
 const N = Number(process.env.BENCH_PW_TESTS ?? 40);
 const PAIRS = Number(process.env.BENCH_PW_PAIRS ?? 3);
@@ -27,6 +27,7 @@ const SPECS = Number(process.env.BENCH_PW_SPECS ?? 100);
 const DEPLOYS = Number(process.env.BENCH_PW_DEPLOYS ?? 3);
 const BATCH1 = Number(process.env.BENCH_PW_BATCH1 ?? 1);
 const NOSANDBOX = Number(process.env.BENCH_PW_NOSANDBOX ?? 2);
+const CODECACHE = Number(process.env.BENCH_PW_CODECACHE ?? 2);
 
 const out = (line: string) => process.stdout.write(`${line}\n`);
 const cliPath = () => require.resolve('@playwright/test/cli');
@@ -147,10 +148,14 @@ async function measure(work: string, baseUrl: string): Promise<Results> {
       results.deploys.push(deployed.wallMs);
       out(`testrun deploy, ${SPECS} specs: ${(deployed.wallMs / 1000).toFixed(2)} s`);
     }
-    if (service)
-      await measureSandboxCost(service, NOSANDBOX, N, (side, trial) => record(2, side, trial)).catch((error: unknown) =>
-        out(`the sandbox's cost: not measured (${error instanceof Error ? error.message : String(error)})`),
-      );
+    for (const [which, rounds] of [
+      ['sandbox', NOSANDBOX],
+      ['codeCache', CODECACHE],
+    ] as const)
+      if (service)
+        await measureAB(which, service, rounds, N, (side, trial) => record(2, side, trial)).catch((error: unknown) =>
+          out(`the ${which} A/B: not measured (${error instanceof Error ? error.message : String(error)})`),
+        );
     // The last and dearest figure: when it fails, the others are still written.
     if (service)
       await measureBatch1(service, BATCH1, N, (side, trial) => record(2, side, trial)).catch((error: unknown) =>
@@ -179,6 +184,7 @@ function command(): string {
     ['BENCH_PW_DEPLOYS', DEPLOYS],
     ['BENCH_PW_BATCH1', BATCH1],
     ['BENCH_PW_NOSANDBOX', NOSANDBOX],
+    ['BENCH_PW_CODECACHE', CODECACHE],
   ];
   return `${env.map(([name, value]) => `${name}=${value}`).join(' ')} pnpm bench playwright`;
 }
@@ -218,7 +224,7 @@ function report(results: Results): string {
     : '';
   return `## Playwright tests
 
-\`pnpm bench playwright\` (\`bench/playwright/\`; \`BENCH_PW_TESTS\`, \`BENCH_PW_PAIRS\`, \`BENCH_PW_K\`, \`BENCH_PW_SPECS\`, \`BENCH_PW_DEPLOYS\`, \`BENCH_PW_BATCH1\`, \`BENCH_PW_NOSANDBOX\` change the run). These figures:
+\`pnpm bench playwright\` (\`bench/playwright/\`; \`BENCH_PW_TESTS\`, \`BENCH_PW_PAIRS\`, \`BENCH_PW_K\`, \`BENCH_PW_SPECS\`, \`BENCH_PW_DEPLOYS\`, \`BENCH_PW_BATCH1\`, \`BENCH_PW_NOSANDBOX\`, \`BENCH_PW_CODECACHE\` change the run). These figures:
 \`${command()}\`.
 
 - ${machineLine()}; measured ${new Date().toISOString().slice(0, 10)} on a machine other processes shared

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { CODE_CACHE_HOOK, CodeCache } from '../../../apps/worker/src/executors/playwright/code-cache';
@@ -76,23 +76,26 @@ test("a large module's cache is used only for the very bytes it was made from", 
   });
 });
 
-test("a sandbox's runner and workers compile Playwright from the worker's cache, and cannot write it", async () => {
-  const made = await CodeCache.create(path.join(dir.base(), 'code-cache'), playwrightPackages().playwright);
-  expect(await made.ready()).toBe(true);
+const CACHED_TITLE = 'the runner and this worker compiled Playwright from the code cache';
+
+/** Runs tests of the code-cache fixture (by title) in a sandbox, or as `options` say. */
+async function runCacheFixture(titles: string[], options: { codeCache?: string; isolation?: 'none' } = {}) {
   const results = await runFixture('code-cache', {
     configFile: 'playwright.config.js',
     scratchDir: await dir.scratch(),
-    codeCache: made.dir,
-    tests: [
-      {
-        file: 'cache.spec.js',
-        project: 'app',
-        titlePath: ['the runner and this worker compiled Playwright from the code cache'],
-      },
-      { file: 'cache.spec.js', project: 'app', titlePath: ['the cache cannot be written from here'] },
-    ],
+    ...options,
+    tests: titles.map((title) => ({ file: 'cache.spec.js', project: 'app', titlePath: [title] })),
   });
-  expect(results.map((r) => [r.status, r.errors.map((e) => e.message).join('\n')])).toEqual([
+  return results.map((r) => [r.status, r.errors.map((e) => e.message).join('\n')]);
+}
+
+test("a sandbox's runner and workers compile Playwright from the worker's cache, and cannot write it", async () => {
+  const made = await CodeCache.create(path.join(dir.base(), 'code-cache'), playwrightPackages().playwright);
+  expect(await made.ready()).toBe(true);
+  const results = await runCacheFixture([CACHED_TITLE, 'the cache cannot be written from here'], {
+    codeCache: made.dir,
+  });
+  expect(results).toEqual([
     ['passed', ''],
     ['passed', ''],
   ]);
@@ -100,36 +103,26 @@ test("a sandbox's runner and workers compile Playwright from the worker's cache,
 });
 
 test('without a cache, the same tests see no hook', async () => {
-  const results = await runFixture('code-cache', {
-    configFile: 'playwright.config.js',
-    scratchDir: await dir.scratch(),
-    tests: [
-      {
-        file: 'cache.spec.js',
-        project: 'app',
-        titlePath: ['the runner and this worker compiled Playwright from the code cache'],
-      },
-    ],
-  });
-  expect(results[0]?.status).toBe('failed');
-  expect(results[0]?.errors.map((e) => e.message).join('\n')).toContain('null');
+  const [result] = await runCacheFixture([CACHED_TITLE]);
+  expect(result?.[0]).toBe('failed');
+  expect(result?.[1]).toContain('null');
 });
 
 test('without the sandbox (PLAYWRIGHT_SANDBOX=off) the processes use it too', async () => {
   const made = await CodeCache.create(path.join(dir.base(), 'code-cache-none'), playwrightPackages().playwright);
   expect(await made.ready()).toBe(true);
-  const results = await runFixture('code-cache', {
-    configFile: 'playwright.config.js',
-    scratchDir: await dir.scratch(),
-    codeCache: made.dir,
-    isolation: 'none',
-    tests: [
-      {
-        file: 'cache.spec.js',
-        project: 'app',
-        titlePath: ['the runner and this worker compiled Playwright from the code cache'],
-      },
-    ],
-  });
-  expect(results.map((r) => [r.status, r.errors.map((e) => e.message).join('\n')])).toEqual([['passed', '']]);
+  expect(await runCacheFixture([CACHED_TITLE], { codeCache: made.dir, isolation: 'none' })).toEqual([['passed', '']]);
+});
+
+test('a cache that cannot be made is said once, with why', async () => {
+  // A `playwright` package whose runner module ends the process that loads it.
+  const fake = await mkdtemp(path.join(dir.base(), 'fake-playwright-'));
+  await mkdir(path.join(fake, 'lib'));
+  await writeFile(path.join(fake, 'lib', 'program.js'), 'process.exit(3);');
+  const heard: string[] = [];
+  const made = await CodeCache.create(path.join(fake, 'cache'), fake, (reason) => heard.push(reason));
+  made.use();
+  expect(await made.ready()).toBe(false);
+  expect(await made.ready()).toBe(false);
+  expect(heard).toEqual(['its process ended with exit code 3']);
 });

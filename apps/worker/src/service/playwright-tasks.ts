@@ -40,7 +40,11 @@ export async function startPlaywright(
     const codeCache =
       config.playwrightCodeCache === 'off'
         ? undefined
-        : await CodeCache.create(path.join(parts.scratchDir, 'code-cache'), playwrightPackages().playwright);
+        : await CodeCache.create(path.join(parts.scratchDir, 'code-cache'), playwrightPackages().playwright, (reason) =>
+            logger.warn("the code cache of Playwright's modules cannot be made: each sandbox compiles them", {
+              reason,
+            }),
+          );
     const value: PlaywrightRuntime = {
       bundles: new BundleCache(parts.store, path.join(dir, 'extracted')),
       codeCache,

@@ -35,16 +35,25 @@ const PRODUCE_TIMEOUT_MS = 60_000;
 export class CodeCache {
   private making: Promise<boolean> | undefined;
   private child: ChildProcess | undefined;
+  private stopped = false;
 
   private constructor(
     readonly dir: string,
     private readonly playwrightDir: string,
+    private readonly onFailed: (reason: string) => void,
   ) {}
 
-  /** Makes the (empty) folder `dir` for the cache of the `playwright` package at `playwrightDir`. */
-  static async create(dir: string, playwrightDir: string): Promise<CodeCache> {
+  /**
+   * Makes the (empty) folder `dir` for the cache of the `playwright` package at `playwrightDir`;
+   * `onFailed` hears why, if the cache cannot be made.
+   */
+  static async create(
+    dir: string,
+    playwrightDir: string,
+    onFailed: (reason: string) => void = () => undefined,
+  ): Promise<CodeCache> {
     await mkdir(dir, { recursive: true, mode: 0o755 });
-    return new CodeCache(dir, playwrightDir);
+    return new CodeCache(dir, playwrightDir, onFailed);
   }
 
   /** The folder, for a sandbox to read; the first call starts filling it. */
@@ -55,17 +64,22 @@ export class CodeCache {
 
   /** Resolves when the cache is made: true, or false when it could not be. */
   ready(): Promise<boolean> {
-    this.making ??= this.produce();
+    this.making ??= this.produce().then((failure) => {
+      if (failure !== null && !this.stopped) this.onFailed(failure);
+      return failure === null;
+    });
     return this.making;
   }
 
   /** Stops a cache still being made (the worker is stopping). */
   stop(): void {
+    this.stopped = true;
     this.child?.kill('SIGKILL');
   }
 
-  private produce(): Promise<boolean> {
-    if (!existsSync(CODE_CACHE_HOOK)) return Promise.resolve(false);
+  /** Makes the cache: null when made, else why not. */
+  private produce(): Promise<string | null> {
+    if (!existsSync(CODE_CACHE_HOOK)) return Promise.resolve(`${CODE_CACHE_HOOK} is missing (build the worker)`);
     const files = ENTRIES.map((entry) => path.join(this.playwrightDir, entry)).filter((file) => existsSync(file));
     const script = `for (const file of ${JSON.stringify(files)}) { try { require(file); } catch {} }`;
     return new Promise((resolve) => {
@@ -77,8 +91,10 @@ export class CodeCache {
         timeout: PRODUCE_TIMEOUT_MS,
       });
       this.child = child;
-      child.on('error', () => resolve(false));
-      child.on('exit', (code) => resolve(code === 0));
+      child.on('error', (error) => resolve(error.message));
+      child.on('exit', (code, signal) =>
+        resolve(code === 0 ? null : `its process ended with ${signal ?? `exit code ${code}`}`),
+      );
     });
   }
 }

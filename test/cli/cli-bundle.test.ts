@@ -6,7 +6,7 @@
  * bundle over the cap) naming the import and the file, and uploads it to the real API once.
  */
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createGunzip } from 'node:zlib';
@@ -67,8 +67,15 @@ test('logs in @smoke', async ({ page }) => { await new LoginPage(page).login(); 
 };
 
 /** A fresh copy of the fixture project (plus `extra` files), its directory. */
+/** The file's fixtures, and what a test writes beside one (outside its project's directory), go here; removed after. */
+let fixtures: string | undefined;
+afterAll(() => {
+  if (fixtures !== undefined) rmSync(fixtures, { recursive: true, force: true });
+});
+
 function fixture(extra: Record<string, string> = {}): string {
-  const dir = mkdtempSync(path.join(tmpdir(), 'testrun-pw-'));
+  fixtures ??= mkdtempSync(path.join(tmpdir(), 'testrun-cli-bundle-'));
+  const dir = mkdtempSync(path.join(fixtures, 'project-'));
   for (const [name, text] of Object.entries({ ...FILES, ...extra })) {
     mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
     writeFileSync(path.join(dir, name), text);

@@ -1,8 +1,5 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { applyProject, setSecretVariable } from '../../packages/admin/src/operations';
 import type { Db } from '@testrun/core/db';
 import { deriveKeys } from '@testrun/core/secrets';
@@ -336,8 +333,6 @@ test('no spelling of any secret value is found anywhere after runs that used the
       .reduce((n, b) => n + b.length, 0),
     hits: hits.length,
   };
-  const report = path.join(mkdtempSync(path.join(tmpdir(), 'secrets-sweep-')), 'figures.json');
-  writeFileSync(report, JSON.stringify(figures, null, 2));
-  process.stdout.write(`secrets sweep: ${JSON.stringify(figures)} (${report})\n`);
+  process.stdout.write(`secrets sweep: ${JSON.stringify(figures)}\n`);
   expect(hits).toEqual([]);
 });

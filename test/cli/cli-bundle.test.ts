@@ -66,13 +66,13 @@ test('logs in @smoke', async ({ page }) => { await new LoginPage(page).login(); 
   'node_modules/unused-pkg/package.json': '{ "name": "unused-pkg", "version": "1.0.0" }',
 };
 
-/** A fresh copy of the fixture project (plus `extra` files), its directory. */
 /** The file's fixtures, and what a test writes beside one (outside its project's directory), go here; removed after. */
 let fixtures: string | undefined;
 afterAll(() => {
   if (fixtures !== undefined) rmSync(fixtures, { recursive: true, force: true });
 });
 
+/** A fresh copy of the fixture project (plus `extra` files), its directory. */
 function fixture(extra: Record<string, string> = {}): string {
   fixtures ??= mkdtempSync(path.join(tmpdir(), 'testrun-cli-bundle-'));
   const dir = mkdtempSync(path.join(fixtures, 'project-'));

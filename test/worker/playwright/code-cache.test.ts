@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { CODE_CACHE_HOOK, CodeCache } from '../../../apps/worker/src/executors/playwright/code-cache';
@@ -37,7 +37,6 @@ ${padding}
 test("a large module's cache is used only for the very bytes it was made from", async () => {
   const root = await mkdtemp(path.join(dir.base(), 'hook-'));
   const cacheDir = path.join(root, 'cache');
-  await rm(cacheDir, { recursive: true, force: true });
   await CodeCache.create(cacheDir, playwrightPackages().playwright).then((made) => made.ready());
   const moduleFile = path.join(root, 'large.js');
   await writeFile(path.join(root, 'other.js'), "module.exports = 'neighbour';");

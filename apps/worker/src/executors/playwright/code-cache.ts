@@ -5,8 +5,8 @@ import path from 'node:path';
 
 /*
  * V8's code cache of the service's Playwright modules, for the processes of every sandbox
- * (inside/code-cache.ts, docs/PLAYWRIGHT.md "Batches"). The worker makes it once, at start, in a
- * folder of its own scratch directory: a Node process outside any sandbox, running only the
+ * (inside/code-cache.ts, docs/PLAYWRIGHT.md "Batches"). The worker makes it once, when its first
+ * sandbox starts, in a folder of its own scratch directory: a Node process outside any sandbox, running only the
  * service's code, loads the modules the runner and its workers load and writes what V8 compiled.
  * Sandboxes read the folder and cannot write it, so no team's code can change what another's runs.
  */

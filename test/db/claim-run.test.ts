@@ -163,3 +163,28 @@ it('a running run out of attempts is ended worker_lost by the claim that cannot 
     outcomeCode: 'worker_lost',
   });
 });
+
+it('a running run a live worker holds is left to it, even on its last attempt, and taken over once the hold lapses', async () => {
+  const { runId } = await queuedRun();
+  const log = createLogger({ service: 'test', level: 'error' });
+  const lapse = () => db.run.update({ where: { id: runId }, data: { heldUntil: new Date(Date.now() - 1_000) } });
+  expect(await startRun(db, runId, MAX_RUN_ATTEMPTS, null, null, 60_000)).toMatchObject({ attempt: 1 });
+
+  // A job given to it again (BullMQ's stalled check misjudged its busy worker, or the reconciler
+  // after Redis lost it) finds the hold live: no second attempt beside the one still running.
+  expect(await claimRun(db, runId, log, undefined, null, 60_000)).toEqual({ unclaimable: 'held' });
+  expect(await db.run.findUniqueOrThrow({ where: { id: runId } })).toMatchObject({ status: 'running', attempt: 1 });
+
+  // Its worker gone, the hold lapses and the next claim takes the run over as attempt 2.
+  await lapse();
+  expect(await claimRun(db, runId, log, undefined, null, 60_000)).toMatchObject({
+    claim: { id: runId, attempt: 2, prevStatus: 'running' },
+  });
+
+  // On its last attempt, held, a claim neither takes it nor ends it worker_lost.
+  expect(await claimRun(db, runId, log, undefined, null, 60_000)).toEqual({ unclaimable: 'held' });
+  expect(await db.run.findUniqueOrThrow({ where: { id: runId } })).toMatchObject({ status: 'running', attempt: 2 });
+  await lapse();
+  expect(await claimRun(db, runId, log)).toEqual({ unclaimable: 'out_of_attempts' });
+  expect(await db.run.findUniqueOrThrow({ where: { id: runId } })).toMatchObject({ outcomeCode: 'worker_lost' });
+});

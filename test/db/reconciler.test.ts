@@ -2,7 +2,10 @@ import type { Db } from '@testrun/core/db';
 import { createLogger } from '@testrun/core/logger';
 import { addRunJobs, type RunQueue } from '@testrun/core/queue';
 import { finishRun, startRun } from '@testrun/core/runs';
+import { Worker, type Job } from 'bullmq';
+import { Redis } from 'ioredis';
 import { Client } from 'pg';
+import { JOBS } from '@testrun/contracts';
 import { Reconciler, RECONCILER_LOCK_KEY, RunHolds } from '@testrun/worker';
 import { applySampleProject, createTenant, insertSuiteRuns, sampleProject } from '../support/harness';
 import { present } from '../support/present';
@@ -118,6 +121,49 @@ describe('reconciler', () => {
     expect((await reconciler().runOnce()).requeued).toContain(id);
     expect((await queue.getJob(id))?.data).toEqual({ runId: id });
     expect((await db.run.findUniqueOrThrow({ where: { id } })).attempt).toBe(claim.attempt);
+  });
+
+  it("ends a run whose job failed as stalled too often worker_lost only once its worker's hold lapses", async () => {
+    // BullMQ failed the job (its lock missed twice), but the worker that claimed the run still runs it.
+    const id = await oneQueuedRun();
+    await startRun(db, id, 2, null, null, 60_000);
+    await db.run.update({ where: { id }, data: { startedAt: new Date(Date.now() - 60_000) } });
+    await addRunJobs(queue, [id]);
+    const connection = new Redis(present(process.env.REDIS_URL, 'REDIS_URL'), { maxRetriesPerRequest: null });
+    const taker = new Worker(JOBS.run.queue, null, {
+      connection,
+      prefix: present(process.env.REDIS_PREFIX, 'REDIS_PREFIX'),
+      autorun: false,
+    });
+    try {
+      // Typed as always a job; undefined when the queue has none.
+      const next = (): Promise<Job | undefined> => taker.getNextJob('taker');
+      let job = await next();
+      while (job && job.id !== id) {
+        // Another test's job: back to the queue untouched, after ours.
+        await job.moveToDelayed(Date.now() + 60_000, 'taker');
+        job = await next();
+      }
+      await present(job, "the run's job").moveToFailed(
+        new Error('job stalled more than allowable limit'),
+        'taker',
+        false,
+      );
+    } finally {
+      await taker.close();
+      connection.disconnect();
+    }
+    expect(await queue.getJobState(id)).toBe('failed');
+
+    expect((await reconciler().runOnce()).lost).not.toContain(id);
+    expect(await db.run.findUniqueOrThrow({ where: { id } })).toMatchObject({ status: 'running', attempt: 1 });
+
+    await db.run.update({ where: { id }, data: { heldUntil: new Date(Date.now() - 1_000) } });
+    expect((await reconciler().runOnce()).lost).toContain(id);
+    expect(await db.run.findUniqueOrThrow({ where: { id } })).toMatchObject({
+      status: 'error',
+      outcomeCode: 'worker_lost',
+    });
   });
 
   it('purges idempotency records past their 24 hours and keeps live ones', async () => {

@@ -5,7 +5,7 @@ import { errorMessage, type Logger } from '@testrun/core/logger';
 import { addRunJobs, type RunQueue } from '@testrun/core/queue';
 import { abortRun, CANCELLED_RUNNING_OUTCOME, fairPositions } from '@testrun/core/runs';
 import { purgeExpired, type RetentionDays, type RetentionReport } from './retention';
-import { failedJobOutcome } from '../run/run-outcomes';
+import { failedJobOutcome, isWorkerLost } from '../run/run-outcomes';
 
 /** Options of {@link Reconciler}. */
 export interface ReconcilerOptions {
@@ -63,7 +63,8 @@ export const RECONCILER_LOCK_KEY = 0x74722d7265636f6en;
  * - a `running` run whose job is gone gets it added again once its worker's hold has lapsed (a live
  *   worker renews the hold of the runs it runs, run/run-holds.ts, and records them itself): the next
  *   worker's `startRun` makes it the next attempt, or ends it `worker_lost` when no attempt is left;
- * - a `running` run whose job failed ends `worker_lost` when its worker was lost too often, else
+ * - a `running` run whose job failed ends `worker_lost` when its worker was lost too often (once its
+ *   hold has lapsed), else
  *   `internal_error` saying what kept its worker from recording it (the database was unavailable);
  * - a `running` run past its deadline plus the grace period ends `timeout`, whatever its job says;
  * - idempotency records past their 24 hours are deleted;
@@ -225,8 +226,11 @@ export class Reconciler {
           requeued.push(run.id);
         } else {
           // Lost only when BullMQ found its worker gone; a worker that gave up recording it says why.
+          // A live worker's hold keeps a run it still runs from ending worker_lost (abortRun's unlessHeld).
           const failedReason = (await queue.getJob(run.id))?.failedReason;
-          const done = await abortRun(db, run.id, failedJobOutcome(failedReason, run.attempt));
+          const done = await abortRun(db, run.id, failedJobOutcome(failedReason, run.attempt), {
+            unlessHeld: isWorkerLost(failedReason),
+          });
           if (done) lost.push(run.id);
         }
       }

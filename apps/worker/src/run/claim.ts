@@ -25,8 +25,11 @@ export function retrying(log: Logger, boundMs: number | undefined, fields: Recor
     });
 }
 
-/** Why a run's job found nothing to run (`batched`: a Playwright batch holds it, docs/PLAYWRIGHT.md). */
-export type Unclaimable = 'missing' | 'terminal' | 'out_of_attempts' | 'batched';
+/**
+ * Why a run's job found nothing to run (`batched`: a Playwright batch holds it, docs/PLAYWRIGHT.md;
+ * `held`: a live worker still runs it, and the reconciler gives it a job again if its hold lapses).
+ */
+export type Unclaimable = 'missing' | 'terminal' | 'out_of_attempts' | 'batched' | 'held';
 
 /**
  * Claims the run, trying again through a Postgres outage for up to `boundMs` (the job's lock in Redis is renewed meanwhile)
@@ -50,7 +53,7 @@ export async function claimRun(
 
 /**
  * The claim refused (its statement said what the run was): the run is gone, already terminal, held
- * by a live Playwright batch, or out of attempts (then it ends worker_lost).
+ * by a live Playwright batch or a live worker, or out of attempts (then it ends worker_lost).
  */
 async function endUnclaimable(
   db: Db,
@@ -65,6 +68,10 @@ async function endUnclaimable(
   }
   if (run.status !== 'queued' && run.status !== 'running') return 'terminal';
   if (run.batchHeld) return 'batched';
+  if (run.workerHeld) {
+    log.warn('job for a run its worker still holds: left to that worker', { attempt: run.attempt });
+    return 'held';
+  }
   // Tried again after a lost reply, abortRun finds the run terminal and returns false: harmless.
   const ended = await retry(() => abortRun(db, runId, workerLostOutcome(run.attempt)));
   if (ended) log.warn('run ended: its worker was lost on every attempt', { attempt: run.attempt });

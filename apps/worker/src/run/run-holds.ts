@@ -5,10 +5,11 @@ import { foldRepeats } from '../service/repeated-errors';
 
 /**
  * The runs this process is running, and their hold in Postgres (`held_until`): a claim takes a hold
- * of `holdMs` (WORKER_LOCK_DURATION_MS), and every half of it one statement renews the holds of all
- * the runs still here. When Redis loses a run's job while this process runs it (flushed, restarted
- * empty), the reconciler leaves a run whose hold is live to its worker, which records it as usual;
- * once the process is gone its holds lapse and the reconciler gives the run a new job
+ * of `holdMs` (WORKER_LOCK_DURATION_MS), and every third of it one statement renews the holds of all
+ * the runs still here, so a hold outlives two renewals missed by a busy process. While a run's hold
+ * is live no other claim takes it over (a job given again by BullMQ's stalled check or by the
+ * reconciler after Redis lost it) and it is not ended `worker_lost`: its worker records it as usual.
+ * Once the process is gone its holds lapse and the reconciler gives the run a new job
  * (docs/WORKER.md, "At least once, stalls and the reconciler").
  */
 export class RunHolds {
@@ -39,7 +40,7 @@ export class RunHolds {
   }
 
   start(): void {
-    this.timer ??= setInterval(() => void this.renew(), Math.max(100, Math.floor(this.holdMs / 2)));
+    this.timer ??= setInterval(() => void this.renew(), Math.max(100, Math.floor(this.holdMs / 3)));
     this.timer.unref();
   }
 

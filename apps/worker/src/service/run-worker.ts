@@ -76,10 +76,12 @@ export function createRunWorker(deps: RunDeps, options: RunWorkerOptions): Worke
     const runId = payload.ok ? payload.value.runId : job.id;
     if (!runId) return;
     if (isWorkerLost(error.message)) {
-      // Its worker died on every allowed attempt: the run ends here, counted once.
+      // Its worker died on every allowed attempt: the run ends here, counted once; unless a live
+      // worker still holds it (BullMQ misjudged a busy one), which records it, or the reconciler
+      // ends it once the hold lapses.
       void deps.db.run
         .findUnique({ where: { id: runId }, select: { attempt: true } })
-        .then((run) => abortRun(deps.db, runId, workerLostOutcome(run?.attempt ?? 0)))
+        .then((run) => abortRun(deps.db, runId, workerLostOutcome(run?.attempt ?? 0), { unlessHeld: true }))
         .then((ended) => ended && logger.warn('run ended: its worker was lost', { runId }))
         .catch((error: unknown) =>
           logger.error('could not end a run whose worker was lost; the reconciler will', {

@@ -83,8 +83,12 @@ export function claimedRun(row: ClaimedRow): ClaimedRun {
   };
 }
 
-/** What a run that could not be claimed was when the claim looked: its status, its attempt, and whether a batch's live lease holds it. */
-export type UnclaimedRun = { status: RunStatus; attempt: number; batchHeld: boolean };
+/**
+ * What a run that could not be claimed was when the claim looked: its status, its attempt, whether
+ * a batch's live lease holds it, and whether a worker's live hold does (`held_until`: its worker is
+ * alive and running it, whatever Redis says of its job).
+ */
+export type UnclaimedRun = { status: RunStatus; attempt: number; batchHeld: boolean; workerHeld: boolean };
 
 /** A claim's try: the run claimed, or what it was when it could not be (null: there is no such run). */
 export type ClaimTry = { claimed: ClaimedRun } | { unclaimed: UnclaimedRun | null };
@@ -94,7 +98,11 @@ export type ClaimTry = { claimed: ClaimedRun } | { unclaimed: UnclaimedRun | nul
  * over by a new attempt while attempts remain (`maxAttempts` counts claims: a test retry takes a
  * new attempt too, see retryRun, so claims are `attempt - retry`); returns the new attempt and the
  * run's snapshot in the same statement. Null when the run is terminal or out of attempts (the
- * caller then ends it), and while a Playwright batch other than `batchId` holds its lease (batch.ts).
+ * caller then ends it), while a Playwright batch other than `batchId` holds its lease (batch.ts), and
+ * while a worker's hold of a `running` run is live: a live worker renews it (renewHolds), so a job
+ * given to the run again (BullMQ's stalled check misjudging a busy worker, a reconciler pass after
+ * Redis lost the job) never starts a second attempt beside the one still running. Once the hold
+ * lapses (its worker is gone), the reconciler gives the run a job that takes it over.
  * `token`: the claim's own (runClaim); a run that already carries it is not claimed again. A worker
  * that must survive a lost reply claims through `runClaim` instead. `holdMs`: the claim holds the
  * run for that long (`held_until`, renewed by its worker: renewHolds); null holds nothing.
@@ -112,9 +120,12 @@ export async function startRun(
 }
 
 /** A claim's row: the run claimed, or only what it was (`id` null: not claimed). */
-type TryRow = { state_status: RunStatus; state_attempt: number; state_held: boolean | null } & (
-  ClaimedRow | { id: null }
-);
+type TryRow = {
+  state_status: RunStatus;
+  state_attempt: number;
+  state_held: boolean | null;
+  state_worker_held: boolean | null;
+} & (ClaimedRow | { id: null });
 
 /**
  * {@link startRun}, saying in the same statement what the run was when it could not be claimed
@@ -130,7 +141,8 @@ async function claimTry(
 ): Promise<ClaimTry> {
   const rows = await tx.$queryRawUnsafe<Array<TryRow & Partial<Pick<MovedRow, 'new_status'>>>>(
     `WITH p AS (
-       SELECT id, status AS prev_status, attempt AS prev_attempt, batch_lease_until >= now() AS prev_held
+       SELECT id, status AS prev_status, attempt AS prev_attempt, batch_lease_until >= now() AS prev_held,
+         status = 'running' AND held_until > now() AS prev_worker_held
        FROM runs WHERE id = $1 FOR UPDATE),
      u AS (
        UPDATE runs r SET status = 'running'::"RunStatus", attempt = r.attempt + 1,
@@ -140,10 +152,12 @@ async function claimTry(
        FROM p WHERE r.id = p.id AND r.status IN ('queued', 'running') AND r.attempt - r.retry < $2
          AND (r.batch_lease_until IS NULL OR r.batch_lease_until < now() OR r.batch_id = $3)
          AND ($4::text IS NULL OR r.claim_token IS DISTINCT FROM $4)
+         AND p.prev_worker_held IS NOT TRUE
        RETURNING ${CLAIMED_COLUMNS}, p.prev_status, r.status AS new_status, ${RUN_TIMES}),
      s AS (${SUITE_MOVE} RETURNING s.queued_count)
      SELECT u.*, (SELECT s.queued_count FROM s) AS suite_queued,
-       p.prev_status AS state_status, p.prev_attempt AS state_attempt, p.prev_held AS state_held
+       p.prev_status AS state_status, p.prev_attempt AS state_attempt, p.prev_held AS state_held,
+       p.prev_worker_held AS state_worker_held
      FROM p LEFT JOIN u ON true`,
     runId,
     maxAttempts,
@@ -154,7 +168,14 @@ async function claimTry(
   const row = rows[0];
   if (!row) return { unclaimed: null };
   if (row.id === null)
-    return { unclaimed: { status: row.state_status, attempt: row.state_attempt, batchHeld: row.state_held === true } };
+    return {
+      unclaimed: {
+        status: row.state_status,
+        attempt: row.state_attempt,
+        batchHeld: row.state_held === true,
+        workerHeld: row.state_worker_held === true,
+      },
+    };
   return { claimed: claimedRun(row) };
 }
 

@@ -135,9 +135,16 @@ export async function finishRun(
 
 /**
  * Ends a run that is `queued` or `running` (any attempt) as `error`: time budget exceeded, worker
- * lost, cannot start. Returns false when the run was already terminal.
+ * lost, cannot start. Returns false when the run was already terminal, and with `unlessHeld` while
+ * a worker's hold of the run is live (`held_until`, renewed by a live worker: renewHolds), which is
+ * how a run is ended `worker_lost` only once its worker is gone.
  */
-export async function abortRun(tx: DbTx, runId: string, outcome: AbortOutcome): Promise<boolean> {
+export async function abortRun(
+  tx: DbTx,
+  runId: string,
+  outcome: AbortOutcome,
+  { unlessHeld = false }: { unlessHeld?: boolean } = {},
+): Promise<boolean> {
   const rows = await tx.$queryRawUnsafe<MovedRow[]>(
     `WITH p AS (SELECT id, status AS prev_status FROM runs WHERE id = $1 FOR UPDATE),
      u AS (
@@ -146,6 +153,7 @@ export async function abortRun(tx: DbTx, runId: string, outcome: AbortOutcome): 
          outcome_step = $5::int, finished_at = now(), headers_sealed = NULL, variables_sealed = NULL,
          duration_ms = CASE WHEN r.started_at IS NULL THEN NULL ELSE (EXTRACT(EPOCH FROM (now() - r.started_at)) * 1000)::int END
        FROM p WHERE r.id = p.id AND r.status IN ('queued', 'running')
+         AND NOT ($6::boolean AND r.held_until IS NOT NULL AND r.held_until > now())
        RETURNING ${MOVED_COLUMNS}),
      s AS (${SUITE_MOVE} RETURNING s.id)
      SELECT u.id FROM u`,
@@ -154,6 +162,7 @@ export async function abortRun(tx: DbTx, runId: string, outcome: AbortOutcome): 
     outcome.code,
     outcome.message ?? null,
     outcome.step ?? null,
+    unlessHeld,
   );
   return rows.length > 0;
 }

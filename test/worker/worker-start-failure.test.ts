@@ -1,12 +1,15 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { readWorkerConfig } from '../../apps/worker/src/config';
+import { sweepStaleScratchDirs } from '../../apps/worker/src/housekeeping/scratch-dir';
 import { startWorkerService } from '../../apps/worker/src/service/worker-service';
-import { memoryLogger } from '../e2e/support';
+import { memoryLogger, spawnService, waitForLog } from '../e2e/support';
+import { present } from '../support/present';
+import { stopProcess } from '../support/processes';
 
 // A start that fails late (the worker's HTTP port is taken, and the HTTP server is set up after
 // Postgres, the egress proxy, the three Redis connections, the browser and the cancel subscriber)
@@ -110,4 +113,21 @@ it("unmounts a killed worker's scratch quota before removing its scratch directo
     spawnSync('/usr/bin/umount', ['-l', batch]);
     spawnSync('rm', ['-rf', left]);
   }
+});
+
+it('a worker killed outright leaves nothing of its own in the temporary directory once the sweep has run', async () => {
+  const worker = spawnService('worker', { WORKER_HTTP_PORT: '0', WORKER_CONCURRENCY: '1', LOG_LEVEL: 'info' });
+  try {
+    await waitForLog(worker, 'worker ready');
+  } catch (error) {
+    await stopProcess(worker.child);
+    throw error;
+  }
+  const pid = present(worker.child.pid, "the worker's pid");
+  const its = () => readdirSync(tmpdir()).filter((name) => name.startsWith(`testrun-worker-${pid}-`));
+  // Its Playwright runtime (the extracted bundles, the sandboxes' egress sockets) is among them.
+  expect(its().some((name) => existsSync(path.join(tmpdir(), name, 'egress')))).toBe(true);
+  await stopProcess(worker.child, 'SIGKILL');
+  await sweepStaleScratchDirs();
+  expect(its()).toEqual([]);
 });

@@ -4,9 +4,18 @@ import path from 'node:path';
 
 const PREFIX = 'testrun-worker-';
 
+/**
+ * The start of the name of a directory of this process's own under `root`, for mkdtemp: named
+ * after its pid, so the next worker to start removes it if this process is killed before it can
+ * ({@link sweepStaleScratchDirs}).
+ */
+export function scratchDirPrefix(root: string = os.tmpdir()): string {
+  return path.join(root, `${PREFIX}${process.pid}-`);
+}
+
 /** A scratch directory of this process's own under `root`, named after its pid. */
 export function makeScratchDir(root: string = os.tmpdir()): Promise<string> {
-  return mkdtemp(path.join(root, `${PREFIX}${process.pid}-`));
+  return mkdtemp(scratchDirPrefix(root));
 }
 
 function isAlive(pid: number): boolean {

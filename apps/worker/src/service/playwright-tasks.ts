@@ -1,5 +1,4 @@
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
+import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Worker } from 'bullmq';
 import { JOBS, type DiscoveryJobPayload, type DiscoveryResult } from '@testrun/contracts';
@@ -16,6 +15,7 @@ import { scratchBytes, withScratch } from '../executors/playwright/scratch-run';
 import type { PlaywrightRuntime } from '../executors/playwright/playwright-deps';
 import { playwrightPackages, type Isolation } from '../executors/playwright/runtime';
 import type { WorkerEgress } from '../network/worker-egress';
+import { makeScratchDir } from '../housekeeping/scratch-dir';
 import { checkSandboxSupport } from '../sandbox';
 import type { Lifecycle } from './lifecycle';
 
@@ -35,7 +35,8 @@ export async function startPlaywright(
   }
   const reason = await sandboxReason(config, logger);
   const runtime = await life.task('playwright runtime', async () => {
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'testrun-bundles-'));
+    // Named like a scratch directory: a worker killed before its tear-down leaves it to the next one's sweep.
+    const dir = await makeScratchDir();
     const isolation = config.playwrightSandbox === 'off' ? 'none' : 'sandbox';
     const codeCache =
       config.playwrightCodeCache === 'off'

@@ -1,7 +1,7 @@
 import { chmodSync, existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { cp, mkdir, symlink } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { scratchDirPrefix } from '../../housekeeping/scratch-dir';
 import { playwrightFfmpegPath } from '../../run/video';
 import {
   DEFAULT_PLAYWRIGHT_SANDBOX_LIMITS,
@@ -67,8 +67,9 @@ const shimDirs = new Map<string, string>();
 function shimPackage(runtimeDir: string = INSIDE.runtime): string {
   const made = shimDirs.get(runtimeDir);
   if (made) return made;
-  const dir = mkdtempSync(path.join(tmpdir(), 'testrun-playwright-shim-'));
-  // Read by the sandbox's own unprivileged user: mkdtemp makes it 0700.
+  // Named like a scratch directory: a worker killed before its exit handler runs leaves it to the
+  // next one's sweep. Read by the sandbox's own unprivileged user: mkdtemp makes it 0700.
+  const dir = mkdtempSync(scratchDirPrefix());
   chmodSync(dir, 0o755);
   const fixtures = `${runtimeDir}/fixtures.js`;
   const real = playwrightPackages().test;

@@ -3,7 +3,7 @@ import type { ArtifactStore } from '@testrun/core/artifact-store';
 import { Prisma, type Db } from '@testrun/core/db';
 import { errorMessage, type Logger } from '@testrun/core/logger';
 import { addRunJobs, type RunQueue } from '@testrun/core/queue';
-import { abortRun, CANCELLED_RUNNING_OUTCOME, fairPositions } from '@testrun/core/runs';
+import { abortRun, CANCELLED_RUNNING_OUTCOME, fairPositions, HOLD_LIVE } from '@testrun/core/runs';
 import { purgeExpired, type RetentionDays, type RetentionReport } from './retention';
 import { failedJobOutcome, isWorkerLost } from '../run/run-outcomes';
 
@@ -206,7 +206,7 @@ export class Reconciler {
           AND ${NOT_IN_LIVE_BATCH}
         ORDER BY created_at LIMIT ${this.batchSize})
       UNION ALL
-      (SELECT id, status::text AS status, attempt, coalesce(held_until > now(), false) AS held FROM runs
+      (SELECT id, status::text AS status, attempt, ${Prisma.raw(HOLD_LIVE)} AS held FROM runs
         WHERE status = 'running' AND started_at < now() - make_interval(secs => ${this.queuedGraceMs / 1000})
           AND ${NOT_IN_LIVE_BATCH}
         ORDER BY started_at LIMIT ${this.batchSize})`;

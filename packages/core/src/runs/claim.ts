@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { readEvidencePolicy, type EvidencePolicy, type RunStatus } from '@testrun/contracts';
 import type { Db, DbTx } from '../db';
+import { HOLD_LIVE } from './holds';
 import { RUN_TIMES, SUITE_MOVE, type MovedRow } from './state';
 
 /** What a worker needs of a run it claimed: its snapshot, read in the same statement as the claim. */
@@ -142,7 +143,7 @@ async function claimTry(
   const rows = await tx.$queryRawUnsafe<Array<TryRow & Partial<Pick<MovedRow, 'new_status'>>>>(
     `WITH p AS (
        SELECT id, status AS prev_status, attempt AS prev_attempt, batch_lease_until >= now() AS prev_held,
-         status = 'running' AND held_until > now() AS prev_worker_held
+         status = 'running' AND ${HOLD_LIVE} AS prev_worker_held
        FROM runs WHERE id = $1 FOR UPDATE),
      u AS (
        UPDATE runs r SET status = 'running'::"RunStatus", attempt = r.attempt + 1,
@@ -152,7 +153,7 @@ async function claimTry(
        FROM p WHERE r.id = p.id AND r.status IN ('queued', 'running') AND r.attempt - r.retry < $2
          AND (r.batch_lease_until IS NULL OR r.batch_lease_until < now() OR r.batch_id = $3)
          AND ($4::text IS NULL OR r.claim_token IS DISTINCT FROM $4)
-         AND p.prev_worker_held IS NOT TRUE
+         AND NOT p.prev_worker_held
        RETURNING ${CLAIMED_COLUMNS}, p.prev_status, r.status AS new_status, ${RUN_TIMES}),
      s AS (${SUITE_MOVE} RETURNING s.queued_count)
      SELECT u.*, (SELECT s.queued_count FROM s) AS suite_queued,

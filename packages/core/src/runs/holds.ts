@@ -1,6 +1,13 @@
 import type { Db } from '../db';
 
 /**
+ * SQL: whether the hold of the row's run (`held_until`) is live, true or false (never null): its
+ * worker renewed it within WORKER_LOCK_DURATION_MS, so it is alive and running the run. The one
+ * test the claim, abortRun's `unlessHeld` and the reconciler share.
+ */
+export const HOLD_LIVE = 'coalesce(held_until > now(), false)';
+
+/**
  * Renews the hold of a worker's running runs: `held_until` moves to `holdMs` from now, in one
  * statement for all of them. A run's claim takes its first hold (startRun's `holdMs`); while its
  * worker lives and renews it, the reconciler gives a run whose job is gone (Redis flushed or

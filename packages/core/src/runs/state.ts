@@ -8,6 +8,7 @@ import {
 } from '@testrun/contracts';
 import type { DbTx } from '../db';
 import { insertArtifactsSql, type ArtifactRow } from './artifacts';
+import { HOLD_LIVE } from './holds';
 
 export { deriveSuiteStatus, type SuiteCounts } from '@testrun/contracts';
 
@@ -153,7 +154,7 @@ export async function abortRun(
          outcome_step = $5::int, finished_at = now(), headers_sealed = NULL, variables_sealed = NULL,
          duration_ms = CASE WHEN r.started_at IS NULL THEN NULL ELSE (EXTRACT(EPOCH FROM (now() - r.started_at)) * 1000)::int END
        FROM p WHERE r.id = p.id AND r.status IN ('queued', 'running')
-         AND NOT ($6::boolean AND r.held_until IS NOT NULL AND r.held_until > now())
+         AND NOT ($6::boolean AND ${HOLD_LIVE})
        RETURNING ${MOVED_COLUMNS}),
      s AS (${SUITE_MOVE} RETURNING s.id)
      SELECT u.id FROM u`,

@@ -9,7 +9,9 @@ import {
   type PlaywrightTestResult,
   type RunPlaywrightOptions,
 } from '../../../apps/worker/src/executors/playwright';
+import { storeAttachments } from '../../../apps/worker/src/executors/playwright/record-result';
 import { withScratch } from '../../../apps/worker/src/executors/playwright/scratch-run';
+import type { ArtifactWriter } from '../../../apps/worker/src/run/artifact-writer';
 import { checkSandboxSupport, readScratchFile, type SandboxLimits } from '../../../apps/worker/src/sandbox';
 import { countingListener } from '../sandbox/sandbox-harness';
 import { serveProxy, serveSite, type Proxy, type Site } from './pw-harness';
@@ -111,6 +113,7 @@ async function run(
   titles: string[],
   options: Partial<RunPlaywrightOptions> = {},
   scratchBytes = 64 * MiB,
+  onResult: (result: PlaywrightTestResult, scratchDir: string) => void = () => {},
 ): Promise<Run> {
   const ref = (title: string) => ({ file, project: '', titlePath: [title] });
   return withScratch(
@@ -134,12 +137,12 @@ async function run(
             ...options.env,
           },
         },
-        () => {},
+        (result) => onResult(result, scratchDir),
       );
       const byKey = new Map(results.map((r) => [r.key, r]));
       const notes: Record<string, unknown> = {};
       for (const name of ['kill-parent.json', 'kill-all.json', 'fifo.json']) {
-        const text = await readScratchFile(scratchDir, name).then(String, () => null);
+        const text = await readScratchFile(scratchDir, name, MiB).then(String, () => null);
         if (text !== null) notes[name] = JSON.parse(text.trim().split('\n').pop() ?? 'null');
       }
       return { results: Object.fromEntries(titles.map((t) => [t, byKey.get(playwrightTestKey(ref(t)))])), notes };
@@ -306,6 +309,34 @@ test('a FIFO in place of the results file: the worker does not block on it, the 
   const { results, notes } = await run('kill.spec.js', [title], { limits: { wallMs: 20_000 } });
   expect(notes['fifo.json']).toEqual({ planted: true });
   expect(results[title]?.status).toBe('error');
+});
+
+test('attachments under a folder it swaps for a symlink to the host while they are stored: only its own files are kept', async () => {
+  const race = 'swaps the folder of its attachments for a symlink to the host';
+  const stored: string[] = [];
+  const notes: string[] = [];
+  const reads: Promise<void>[] = [];
+  // The worker's writer, as record-tries hands it to storeAttachments as each test ends.
+  const writer = { recordRunFile: (...file: unknown[]) => stored.push(String(file[3])) } as unknown as ArtifactWriter;
+  const { results } = await run(
+    'reads.spec.js',
+    [race, 'keeps the sandbox running while the worker reads'],
+    {},
+    64 * MiB,
+    (result, scratchDir) => {
+      if (result.attachments.length > 0)
+        reads.push(storeAttachments(writer, result, scratchDir, MiB).then((n) => void notes.push(...n)));
+    },
+  );
+  await Promise.all(reads);
+  expect(results[race]?.status).toBe('passed');
+  expect(results[race]?.attachments).toHaveLength(300);
+  // The race ran: some reads found its own file (the others were refused, or found no folder).
+  expect(stored).toContain('mine');
+  expect(stored.filter((text) => text !== 'mine')).toEqual([]);
+  expect(JSON.stringify([stored, notes])).not.toContain(CANARY);
+  for (const note of notes)
+    expect(note).toMatch(/^the screenshot was not kept: its file (is a symbolic link|has a file where a folder is)$/);
 });
 
 test('after every attack, a normal test through the proxy still passes', async () => {

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { checkSandboxSupport, readScratchFile } from '../../../apps/worker/src/sandbox';
+import { checkSandboxSupport } from '../../../apps/worker/src/sandbox';
 import { countingListener, report, sandboxHarness, type Harness } from './sandbox-harness';
 
 /*
@@ -157,26 +157,6 @@ test("two sandboxes at once: neither can read the other's scratch files", async 
   const held = await victim;
   expect(held).toMatchObject({ exitCode: 0, limit: null });
   expect(readFileSync(path.join(victimDir, 'mine.txt'), 'utf8')).toBe(victimSecret);
-});
-
-test("symlinks it leaves in the scratch directory do not lead the worker's reads out of it", async () => {
-  const hostSecret = path.join(harness.base, 'host-secret-2.txt');
-  await writeFile(hostSecret, SECRET);
-  const result = await harness.runHostile('plant-symlinks', [hostSecret, harness.base], { scratchBytes: 1024 * 1024 });
-  expect(result).toMatchObject({ exitCode: 0, limit: null });
-  // What a plain read would have done: the worker, as root, reads its own secret.
-  expect(readFileSync(path.join(result.scratchDir, 'report.json'), 'utf8')).toBe(SECRET);
-  await expect(readScratchFile(result.scratchDir, 'report.json')).rejects.toMatchObject({ code: 'ELOOP' });
-  await expect(readScratchFile(result.scratchDir, 'out/host-secret-2.txt')).rejects.toThrow(
-    'out/host-secret-2.txt is outside the scratch directory',
-  );
-  await expect(readScratchFile(result.scratchDir, '../host-secret-2.txt')).rejects.toThrow(/outside the scratch/);
-  await expect(readScratchFile(result.scratchDir, 'pipe')).rejects.toThrow(
-    'pipe in the scratch directory is not a regular file',
-  );
-  await writeFile(path.join(result.scratchDir, 'results.jsonl'), '{"ok":true}\n');
-  expect((await readScratchFile(result.scratchDir, 'results.jsonl')).toString()).toBe('{"ok":true}\n');
-  await expect(readScratchFile(result.scratchDir, 'results.jsonl', 4)).rejects.toThrow(/over 4 bytes/);
 });
 
 test('no network: Postgres, Redis, a loopback listener of the test, the metadata address and the outside', async () => {

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
-import { constants, readFileSync, statfsSync } from 'node:fs';
-import { chmod, lchown, open, readdir, realpath, rmdir, statfs } from 'node:fs/promises';
+import { readFileSync, statfsSync } from 'node:fs';
+import { chmod, lchown, readdir, rmdir, statfs } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { isAlive } from './cgroups';
@@ -130,33 +130,5 @@ async function chownTree(dir: string, uid: number, gid: number): Promise<void> {
     const child = path.join(dir, entry.name);
     if (entry.isDirectory()) await chownTree(child, uid, gid);
     else await lchown(child, uid, gid);
-  }
-}
-
-/**
- * Reads a file the program left in the scratch directory without following the program's
- * symlinks out of it: the worker reads as root, and `/work/report.json -> /etc/shadow` would
- * otherwise hand the program a host file. The file must be a regular file (not a symlink, FIFO or
- * device) whose folder is within `dir`. Race-free while the program still runs only for files
- * directly in `dir` (its root is a mount point the program cannot replace); read deeper paths
- * after the run.
- */
-export async function readScratchFile(dir: string, relative: string, maxBytes = Infinity): Promise<Buffer> {
-  const root = await realpath(dir);
-  const target = path.resolve(root, relative);
-  const folder = await realpath(path.dirname(target));
-  if (!target.startsWith(`${root}${path.sep}`) || (folder !== root && !folder.startsWith(`${root}${path.sep}`)))
-    throw new Error(`${relative} is outside the scratch directory`);
-  const handle = await open(
-    path.join(folder, path.basename(target)),
-    constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
-  );
-  try {
-    const stat = await handle.stat();
-    if (!stat.isFile()) throw new Error(`${relative} in the scratch directory is not a regular file`);
-    if (stat.size > maxBytes) throw new Error(`${relative} in the scratch directory is over ${maxBytes} bytes`);
-    return await handle.readFile();
-  } finally {
-    await handle.close();
   }
 }

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { playwrightTestKey } from '@testrun/contracts';
+import { readScratchFile } from '../../sandbox';
 import { layoutOf, playwrightEnv, playwrightPackages, prepareScratch, runPlaywrightCli } from './runtime';
 import { keepTransformCache, seedTransformCache } from './transform-cache';
 import type { BundleOptions, DiscoveredProject, DiscoveredTest, Discovery, PlaywrightBrowser } from './types';
@@ -18,6 +19,9 @@ interface ListLine {
   parallel?: boolean;
   error?: { message: string };
 }
+
+/** The most of the test list the worker reads: about 200 bytes a test, so far more than a project has. */
+const MAX_LIST_BYTES = 64 * 1024 * 1024;
 
 const BROWSERS = new Set(['chromium', 'firefox', 'webkit']);
 
@@ -104,7 +108,8 @@ export async function discoverTests(options: BundleOptions): Promise<Discovery> 
   if (result.limit !== null) return { error: `discovery hit the sandbox's ${result.limit} limit` };
   let lines: ListLine[];
   try {
-    lines = parseLines(await readFile(path.join(options.scratchDir, '.testrun', 'list.jsonl'), 'utf8'));
+    // The sandbox wrote it: read through no link, within the scratch directory, bounded.
+    lines = parseLines((await readScratchFile(options.scratchDir, '.testrun/list.jsonl', MAX_LIST_BYTES)).toString());
   } catch {
     return { error: (result.stderr || result.stdout).trim() || `playwright exited with ${result.exitCode}` };
   }

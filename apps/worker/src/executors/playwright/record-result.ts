@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { ArtifactKind } from '@testrun/contracts';
 import type { RunOutcome } from '@testrun/core/runs';
 import type { ArtifactWriter, TreeStepRow } from '../../run/artifact-writer';
-import { readScratchFile } from '../../sandbox';
+import { readScratchFile, ScratchPathError } from '../../sandbox';
 import type { SecretMask } from '../../run/secret-mask';
 import { failingStep, stripAnsi } from './outcome';
 import type { PlaywrightAttempt, PlaywrightStep, PlaywrightTestResult } from './types';
@@ -59,9 +59,12 @@ function artifactKind(name: string, contentType: string): ArtifactKind | null {
 }
 
 /**
- * Stores the result's attachments that are files under the scratch directory (nothing the test
- * named outside it), up to `maxFileBytes` each. A trace is stored as the test wrote it: Playwright
- * records what the page was sent, so a run's secret headers can be in it (docs/PLAYWRIGHT.md).
+ * Stores the result's attachments that are files under the scratch directory, up to `maxFileBytes`
+ * each. Their paths are the test's, so the tenant's: each is read through no link in any folder,
+ * from the scratch directory's own file system only (readScratchFile), even while the sandbox still
+ * runs; one that is refused (a link, a FIFO, a path out of the scratch directory, too large) is not
+ * kept, and the run's notes say why. A trace is stored as the test wrote it: Playwright records
+ * what the page was sent, so a run's secret headers can be in it (docs/PLAYWRIGHT.md).
  */
 export async function storeAttachments(
   writer: ArtifactWriter,
@@ -73,18 +76,24 @@ export async function storeAttachments(
   for (const attachment of result.attachments) {
     const kind = artifactKind(attachment.name, attachment.contentType);
     if (!kind) continue;
-    // Read without following links, inside the scratch directory only: the test wrote it.
     let body: Buffer;
     try {
       body = await readScratchFile(scratchDir, path.relative(scratchDir, attachment.path), maxFileBytes);
     } catch (error) {
-      if (/ is over \d+ bytes/.test((error as Error).message))
-        notes.push(`the ${attachment.name} is over the ${maxFileBytes}-byte limit and was not kept`);
+      if (error instanceof ScratchPathError) notes.push(refusalNote(attachment.name, error, maxFileBytes));
       continue;
     }
     writer.recordRunFile(kind, path.basename(attachment.path), attachment.contentType, body);
   }
   return notes;
+}
+
+/** The run's note for an attachment that was not read (its path as the test named it is not repeated). */
+function refusalNote(name: string, error: ScratchPathError, maxFileBytes: number): string {
+  const label = name.slice(0, 100);
+  if (/ is over \d+ bytes/.test(error.message))
+    return `the ${label} is over the ${maxFileBytes}-byte limit and was not kept`;
+  return `the ${label} was not kept: its file ${error.reason}`;
 }
 
 /** The run's outcome from the test's result (codes as docs/WORKER.md's "Playwright tests: outcomes"). */

@@ -76,7 +76,7 @@ export async function runPlaywrightTests(
     options.onBegin,
     layout,
   );
-  const tail = new LineTail(path.join(options.scratchDir, '.testrun', 'results.jsonl'), (line) => collector.line(line));
+  const tail = new LineTail(options.scratchDir, '.testrun/results.jsonl', (line) => collector.line(line));
   tail.start();
   let ending: { limit: string | null; aborted: boolean; stderr: string };
   try {

@@ -15,7 +15,7 @@ afterEach(() => rm(dir, { recursive: true, force: true }));
 async function tailed(writes: string[], maxLineBytes: number): Promise<string[]> {
   const file = path.join(dir, 'results.jsonl');
   const lines: string[] = [];
-  const tail = new LineTail(file, (line) => lines.push(line), 60_000, maxLineBytes);
+  const tail = new LineTail(dir, 'results.jsonl', (line) => lines.push(line), 60_000, maxLineBytes);
   for (const text of writes) {
     await appendFile(file, text);
     // Reads what is there so far, as a poll would.
@@ -50,7 +50,8 @@ test('a line appended is read when it is written, not at the next poll', async (
   let heard = () => {};
   // Polls every 10 minutes: only the directory's watch can bring the lines within the test's time.
   const tail = new LineTail(
-    file,
+    dir,
+    'results.jsonl',
     (line) => {
       lines.push(line);
       heard();
@@ -71,7 +72,7 @@ test('a line appended is read when it is written, not at the next poll', async (
 });
 
 test('after its watch fails the tail reads every intervalMs again, not once a second', async () => {
-  const tail = new LineTail(path.join(dir, 'results.jsonl'), () => {}, 50);
+  const tail = new LineTail(dir, 'results.jsonl', () => {}, 50);
   const every = jest.spyOn(global, 'setInterval');
   try {
     tail.start();

@@ -1,6 +1,7 @@
-import { constants, watch, type FSWatcher } from 'node:fs';
-import { lstat, open, type FileHandle } from 'node:fs/promises';
+import { watch, type FSWatcher } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
+import { openScratchFile } from '../../sandbox';
 
 /**
  * The longest line the worker holds: a test's result is one line, and the team's code decides
@@ -28,16 +29,18 @@ export interface OversizedLine {
 }
 
 /**
- * Reads the lines appended to a file as they come (the reporter in the sandbox writes them). The
- * file is the sandbox's to replace: only a regular file is read, never through a symlink, and
- * opening it never blocks (a FIFO would hold the read, and the run, forever). A line longer than
+ * Reads the lines appended to a file as they come (the reporter in the sandbox writes them): the
+ * file `relative` of the scratch directory `root`. The file and its folders are the sandbox's to
+ * replace, while it runs: only a regular file is read, through no link in any folder and on the
+ * scratch directory's own file system (openScratchFile), and opening it never blocks (a FIFO would
+ * hold the read, and the run, forever). A line longer than
  * `maxLineBytes` is not held: its bytes are dropped as they come, and `onLine` gets an
  * {@link OversizedLine} (as JSON) in its place.
  *
  * A change of the file's directory wakes a read at once (so a test's result is recorded, and its
  * verdict known, as soon as the reporter wrote it), and the file is read every `intervalMs` besides
  * (every second at most where the directory is watched). A read that finds the file no longer than
- * what was read costs one lstat: most reads find nothing new.
+ * what was read costs one open and fstat: most reads find nothing new.
  */
 export class LineTail {
   private offset = 0;
@@ -52,7 +55,8 @@ export class LineTail {
   private lastRead = 0;
 
   constructor(
-    private readonly file: string,
+    private readonly root: string,
+    private readonly relative: string,
     private readonly onLine: (line: string) => void,
     private readonly intervalMs = 200,
     private readonly maxLineBytes = MAX_LINE_BYTES,
@@ -60,7 +64,7 @@ export class LineTail {
 
   start(): void {
     try {
-      this.watcher = watch(path.dirname(this.file), { persistent: false }, () => this.wake());
+      this.watcher = watch(path.dirname(path.join(this.root, this.relative)), { persistent: false }, () => this.wake());
       this.watcher.on('error', () => this.unwatch());
     } catch {
       // No watch (the directory is not there yet, or no inotify): the interval reads.
@@ -108,20 +112,14 @@ export class LineTail {
   }
 
   private async read(): Promise<void> {
-    try {
-      const seen = await lstat(this.file);
-      if (!seen.isFile() || seen.size <= this.offset) return;
-    } catch {
-      return; // not written yet
-    }
     let handle: FileHandle;
     try {
-      handle = await open(this.file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+      handle = await openScratchFile(this.root, this.relative);
     } catch {
-      return; // not written yet, or a symlink
+      return; // not written yet, or not a plain file of the scratch directory's
     }
     try {
-      if (!(await handle.stat()).isFile()) return;
+      if ((await handle.stat()).size <= this.offset) return;
       for (;;) {
         const buffer = Buffer.alloc(64 * 1024);
         const { bytesRead } = await handle.read(buffer, 0, buffer.length, this.offset);

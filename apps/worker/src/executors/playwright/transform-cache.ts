@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { constants } from 'node:fs';
-import { cp, lstat, mkdir, open, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import type { Dirent } from 'node:fs';
+import { cp, lstat, mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { listScratchDir, readScratchFile } from '../../sandbox';
 
 /*
  * The TypeScript Playwright compiled for a bundle, kept per worker, workspace and bundle
@@ -13,8 +14,9 @@ import path from 'node:path';
  *
  * The cache is written by the sandbox, so by the team's own code: it is only ever seeded into
  * sandboxes of the same workspace's same bundle, which run that code anyway. Only regular files of
- * Playwright's layout (a folder of two hex digits, plain names) are kept, none through a link, and
- * the whole stays under a size cap.
+ * Playwright's layout (a folder of two hex digits, plain names) are kept, none through a link in any
+ * folder (the scratch's `.transform` itself may be a symlink the test made), and the whole stays
+ * under a size cap.
  */
 
 /** Where the cache is in the scratch directory (the sandbox's /work/.transform). */
@@ -33,34 +35,34 @@ export async function seedTransformCache(kept: string | undefined, scratchDir: s
   await cp(kept, target, { recursive: true, force: false, errorOnExist: false }).catch(() => undefined);
 }
 
-/** Regular files of the scratch's cache, by their path relative to it. */
-async function entriesOf(dir: string): Promise<string[]> {
+/** Regular files of a cache laid out as Playwright's, by their path relative to it, as `list` lists folders. */
+async function entriesOf(list: (relative: string) => Promise<Dirent[]>): Promise<string[]> {
   const found: string[] = [];
-  for (const folder of await readdir(dir, { withFileTypes: true }).catch(() => [])) {
+  for (const folder of await list('').catch(() => [])) {
     if (!folder.isDirectory() || !FOLDER.test(folder.name)) continue;
-    for (const file of await readdir(path.join(dir, folder.name), { withFileTypes: true }).catch(() => []))
+    for (const file of await list(folder.name).catch(() => []))
       if (file.isFile() && FILE.test(file.name)) found.push(path.join(folder.name, file.name));
   }
   return found;
 }
 
-/** A file's bytes, not through a link and not past the cap; null otherwise. */
-async function readPlain(file: string): Promise<Buffer | null> {
-  const handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch(() => null);
-  if (!handle) return null;
-  try {
-    const stat = await handle.stat();
-    if (!stat.isFile() || stat.size > MAX_FILE_BYTES) return null;
-    return await handle.readFile();
-  } finally {
-    await handle.close();
-  }
+/** The worker's own kept cache, listed by path. */
+const keptEntries = (kept: string) =>
+  entriesOf((relative) => readdir(path.join(kept, relative), { withFileTypes: true }));
+
+/** The scratch's cache, written by the sandbox: listed and read through no link (sandbox/beneath.ts). */
+const scratchEntries = (scratchDir: string) =>
+  entriesOf((relative) => listScratchDir(scratchDir, path.join(TRANSFORM_DIR, relative)));
+
+/** A file of the scratch's cache, not through a link and not past the cap; null otherwise. */
+function readPlain(scratchDir: string, entry: string): Promise<Buffer | null> {
+  return readScratchFile(scratchDir, path.join(TRANSFORM_DIR, entry), MAX_FILE_BYTES).catch(() => null);
 }
 
 /** How many bytes the kept cache holds. */
 async function keptBytes(kept: string): Promise<number> {
   let total = 0;
-  for (const entry of await entriesOf(kept)) total += (await lstat(path.join(kept, entry))).size;
+  for (const entry of await keptEntries(kept)) total += (await lstat(path.join(kept, entry))).size;
   return total;
 }
 
@@ -71,14 +73,13 @@ async function keptBytes(kept: string): Promise<number> {
  */
 export async function keepTransformCache(scratchDir: string, kept: string | undefined): Promise<void> {
   if (kept === undefined) return;
-  const source = path.join(scratchDir, TRANSFORM_DIR);
   try {
-    const known = new Set(await entriesOf(kept));
-    const added = (await entriesOf(source)).filter((entry) => !known.has(entry));
+    const known = new Set(await keptEntries(kept));
+    const added = (await scratchEntries(scratchDir)).filter((entry) => !known.has(entry));
     if (added.length === 0) return;
     let total = await keptBytes(kept);
     for (const entry of added) {
-      const bytes = await readPlain(path.join(source, entry));
+      const bytes = await readPlain(scratchDir, entry);
       if (!bytes || total + bytes.length > MAX_TOTAL_BYTES) continue;
       total += bytes.length;
       const target = path.join(kept, entry);

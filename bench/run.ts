@@ -42,6 +42,8 @@ const SCENARIOS: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
   cancel: () => import('./cancel'),
   /** How long one workspace's webhook event takes while another's endpoints drip or hang. */
   'webhook-fairness': () => import('./webhook-fairness'),
+  /** A victim's suite beside a hostile tenant's sandbox on the same worker, against beside an idle one. */
+  isolation: () => import('./isolation'),
   /** What masking a run's secrets costs on the text it stores, against the mask it replaced. */
   mask: () => import('./mask'),
 };

@@ -16,7 +16,7 @@ function write(root: string, file: string, text: string): void {
 }
 
 /** `node_modules/@playwright/test` in `root`: a link to the repository's, as `npm install` would leave one. */
-function linkPlaywright(root: string): void {
+export function linkPlaywright(root: string): void {
   const target = path.join(root, 'node_modules', '@playwright', 'test');
   mkdirSync(path.dirname(target), { recursive: true });
   symlinkSync(path.dirname(require.resolve('@playwright/test/package.json')), target, 'dir');

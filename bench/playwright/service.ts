@@ -45,6 +45,8 @@ export interface PlaywrightService {
     warm: { projectSlug: string; suiteSlug: string; oneTest?: boolean },
     env?: Record<string, string>,
   ): Promise<void>;
+  /** POSTs a suite run and resolves once it is POSTed, with a promise of its terminal status (whatever its tests did). */
+  startSuite(projectSlug: string, suiteSlug: string): Promise<{ ended: Promise<string> }>;
   /** Runs a suite; wall from the POST to the suite run's end, CPU of the API, worker, browsers and Postgres backends. */
   runSuite(projectSlug: string, suiteSlug: string, expectPassed: number): Promise<Trial>;
   close(): Promise<void>;
@@ -153,6 +155,10 @@ export async function startPlaywrightService(
       while ((await bench.db.run.findUniqueOrThrow({ where: { id: runId } })).finishedAt === null)
         await new Promise((resolve) => setTimeout(resolve, 100));
       await sandboxesGone(worker.child.pid ?? 0);
+    },
+    startSuite: async (projectSlug, suiteSlug) => {
+      const id = await bench.post({ projectSlug, suiteSlug });
+      return { ended: bench.suiteTerminal(id).then((row) => row.status) };
     },
     runSuite: async (projectSlug, suiteSlug, expectPassed) => {
       const pids = [bench.api.child.pid ?? 0, worker.child.pid ?? 0];

@@ -210,6 +210,7 @@ describe('GET /api/v1/runs/:runId', () => {
       retries: 0,
       flaky: false,
       previous_attempts: [],
+      blocked_request_count: 0,
     });
     const terms = viewLinkTerms({ createdAt, version: 0 });
     const url = runViewUrl('http://testrun.example', deriveKeys(api.config.secret).view, runId, terms);
@@ -240,6 +241,7 @@ describe('GET /api/v1/runs/:runId', () => {
       retries: 0,
       flaky: false,
       previous_attempts: [],
+      blocked_request_count: 0,
     });
     await api.db.run.update({
       where: { id: errored },
@@ -304,6 +306,7 @@ describe('GET /api/v1/runs/:runId', () => {
       retries: 0,
       flaky: false,
       previous_attempts: [],
+      blocked_request_count: 0,
     });
   });
 });

@@ -68,6 +68,7 @@ const run = (status: Run['status']): Run => ({
   retries: 0,
   flaky: false,
   previous_attempts: [],
+  blocked_request_count: 0,
 });
 const netError = () => Object.assign(new TypeError('fetch failed'), { cause: { code: 'ECONNRESET' } });
 

@@ -1,10 +1,11 @@
 /**
  * What a run's pages reported that explains a failure: console errors, uncaught exceptions, and
- * requests that failed (a network error, or an answer of status 400 or more). The worker records
- * them; the detailed view shows them.
+ * requests that failed (a network error, or an answer of status 400 or more); and the requests the
+ * network policy refused while the run ran (`blocked`: `url` is the host and port asked for,
+ * `message` the refusal's sentence naming the rule). The worker records them; the detailed view shows them.
  */
 export type PageEvent = {
-  kind: 'console' | 'exception' | 'request';
+  kind: 'console' | 'exception' | 'request' | 'blocked';
   at: Date;
   message: string;
   url: string | null;

@@ -186,6 +186,11 @@ export const Run = Type.Object(
       description:
         'The attempts before the current one, oldest first (each failed or ended in error and was retried); the run itself is its last attempt.',
     }),
+    blocked_request_count: Type.Integer({
+      minimum: 0,
+      description:
+        "Requests the target network policy refused while the run's last attempt ran (each named in the view; the first 100 of a sandbox or browser context are kept). They make the run `error`/`target_blocked` only when it failed on one of them; a run that passed with some is `passed`.",
+    }),
   },
   { additionalProperties: false },
 );

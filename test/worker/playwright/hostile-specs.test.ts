@@ -85,18 +85,11 @@ afterAll(async () => {
   await rm(base, { recursive: true, force: true });
 });
 
-/** Every refusal since the last test ended (the harness's proxy hands them out one at a time). */
-function takeBlocked(): string | null {
-  const first = proxy.takeBlocked();
-  while (proxy.takeBlocked() !== null);
-  return first;
-}
-
 const THROUGH_PROXY: () => Partial<RunPlaywrightOptions> = () => ({
   network: { proxySocketPath: proxy.socketPath, port: RELAY_PORT },
   proxy: { server: `http://127.0.0.1:${RELAY_PORT}` },
   baseUrl: 'http://shop.test',
-  takeBlocked,
+  takeBlocked: () => proxy.takeBlocked(),
   env: { HOSTILE_PROXY: `http://127.0.0.1:${RELAY_PORT}` },
 });
 
@@ -199,8 +192,9 @@ test("the worker's environment and files, another run's files, Postgres, Redis a
     fetches: ['ECONNREFUSED', 'ECONNREFUSED', 'ECONNREFUSED', 204],
   });
 
-  // Through the relay, the request fixture and the page, the proxy refuses the API's address.
-  expect(results[PROXIED]).toMatchObject({ status: 'error', code: 'target_blocked' });
+  // Through the relay, the request fixture and the page, the proxy refuses the API's address: the
+  // test, which only reports what it saw, passed, with the refusals in its summary.
+  expect(results[PROXIED]).toMatchObject({ status: 'passed', code: null });
   expect(results[PROXIED]?.summary).toContain('127.0.0.2 is not allowed');
   expect(seen(results[PROXIED])).toEqual({ proxied: { forward: [403], tunnel: [403] }, request: 403, page: 403 });
 

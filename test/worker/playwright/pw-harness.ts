@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import path from 'node:path';
+import type { RefusedRequest } from '../../../apps/worker/src/executors/playwright';
 
 /*
  * What the Playwright runner's tests serve on the host's loopback: the shop's pages (the target), a
@@ -52,8 +53,8 @@ export async function serveSite(redirectTo?: () => string): Promise<Site> {
 
 export interface Proxy {
   socketPath: string;
-  /** Refusals not yet taken: the hook runPlaywrightTests' `takeBlocked` reads. */
-  takeBlocked(): string | null;
+  /** Refusals not yet taken, all of them: the hook runPlaywrightTests' `takeBlocked` reads. */
+  takeBlocked(): RefusedRequest[];
   server: Server;
 }
 
@@ -63,7 +64,9 @@ export interface Proxy {
  * (403) and the refusal reported; a mapped port where nothing listens drops the connection.
  */
 export async function serveProxy(dir: string, hosts: Record<string, number>): Promise<Proxy> {
-  const refusals: string[] = [];
+  const refusals: RefusedRequest[] = [];
+  const refuse = (host: string, port: number) =>
+    refusals.push({ host, port, detail: `${host} is not allowed (rule: test_policy)` });
   const server = createServer((req, res) => {
     let target: URL;
     try {
@@ -74,7 +77,7 @@ export async function serveProxy(dir: string, hosts: Record<string, number>): Pr
     }
     const port = hosts[target.hostname];
     if (port === undefined) {
-      refusals.push(`${target.hostname} is not allowed (rule: test_policy)`);
+      refuse(target.hostname, Number(target.port || 80));
       res
         .writeHead(403, { 'content-type': 'text/plain' })
         .end('This request was blocked by the target network policy.');
@@ -92,10 +95,10 @@ export async function serveProxy(dir: string, hosts: Record<string, number>): Pr
   });
   // CONNECT (Playwright's API requests tunnel plain HTTP too).
   server.on('connect', (req, client) => {
-    const [host = ''] = (req.url ?? '').split(':');
+    const [host = '', asked = '443'] = (req.url ?? '').split(':');
     const port = hosts[host];
     if (port === undefined) {
-      refusals.push(`${host} is not allowed (rule: test_policy)`);
+      refuse(host, Number(asked));
       client.end('HTTP/1.1 403 Forbidden\r\ncontent-length: 0\r\n\r\n');
       return;
     }
@@ -110,5 +113,5 @@ export async function serveProxy(dir: string, hosts: Record<string, number>): Pr
   const socketPath = path.join(dir, 'proxy.sock');
   server.listen(socketPath);
   await once(server, 'listening');
-  return { socketPath, takeBlocked: () => refusals.shift() ?? null, server };
+  return { socketPath, takeBlocked: () => refusals.splice(0), server };
 }

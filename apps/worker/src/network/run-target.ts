@@ -1,3 +1,4 @@
+import type { PageEvent } from '@testrun/contracts';
 import type { Db } from '@testrun/core/db';
 import type { RunOutcome } from '@testrun/core/runs';
 import { narrowPolicy, parseTargetRules, type TargetPolicy } from '@testrun/core/target-policy';
@@ -37,6 +38,26 @@ export function withBlockedRequest(
   if (result.outcome === 'error' && result.code === 'target_blocked') return result;
   const { durationMs, startedAt, target } = result;
   return { ...targetBlocked(first).problem, durationMs, startedAt, target };
+}
+
+/**
+ * The requests the network policy refused while a run ran, as page events of their own kind (shown
+ * and counted by the run's view and the API), their texts masked by `mask`. The proxy does not say
+ * when each was made: they are dated `at`, when the run learns of them.
+ */
+export function blockedEvents(
+  blocked: readonly Pick<BlockedRequest, 'host' | 'port' | 'detail'>[] | undefined,
+  mask: (text: string) => string,
+  at: Date,
+): PageEvent[] {
+  return (blocked ?? []).map((b) => ({
+    kind: 'blocked',
+    at,
+    message: mask(b.detail),
+    url: mask(`${b.host}:${b.port}`),
+    method: null,
+    status: null,
+  }));
 }
 
 /** The refusal of a URL the run is about to open, or `undefined` when the policy allows it (or there is none). */

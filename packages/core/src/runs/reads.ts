@@ -38,6 +38,7 @@ export type RunRow = {
   attempt: number;
   retry: number;
   retries: number;
+  blocked_request_count: number;
   /** The retried attempts, oldest first (see {@link PREVIOUS_ATTEMPTS}). */
   previous_attempts: AttemptRow[];
   view_token_version: number | null;
@@ -64,10 +65,15 @@ const PREVIOUS_ATTEMPTS = `COALESCE((SELECT json_agg(json_build_array(a.retry, a
         a.outcome_message, a.outcome_step, a.started_at, a.finished_at, a.duration_ms) ORDER BY a.retry)
       FROM run_attempts a WHERE a.run_id = r.id), '[]'::json) AS previous_attempts`;
 
+/** Requests the network policy refused during the run's current attempt, through page_events' (run_id, attempt) index. */
+const BLOCKED_REQUESTS = `(SELECT count(*)::int FROM page_events e
+      WHERE e.run_id = r.id AND e.attempt = r.attempt AND e.kind = 'blocked') AS blocked_request_count`;
+
 /** What a Run is made of, for `SELECT … FROM runs r LEFT JOIN suite_runs s ON s.id = r.suite_run_id`. */
 export const RUN_COLUMNS = `r.id, r.status::text AS status, r.evidence, r.result_summary, r.outcome_code::text AS outcome_code,
       r.outcome_message, r.outcome_step, r.skip_reason::text AS skip_reason, r.test_id, r.test_name, r.suite_run_id,
       r.deployment_id, r.created_at, r.started_at, r.finished_at, r.duration_ms, r.attempt, r.retry, r.retries, ${PREVIOUS_ATTEMPTS},
+      ${BLOCKED_REQUESTS},
       COALESCE(s.view_token_version, r.view_token_version) AS view_token_version`;
 
 /** A run's row as the contract's Run. */
@@ -96,6 +102,7 @@ export function toRun(row: RunRow): Run {
     retries: row.retries,
     flaky: isFlaky(row.status, row.retry),
     previous_attempts: row.previous_attempts.map(toRunAttempt),
+    blocked_request_count: row.blocked_request_count,
   };
 }
 

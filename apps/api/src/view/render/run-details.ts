@@ -69,11 +69,13 @@ const EVENT_KINDS: Readonly<Record<PageEvent['kind'], string>> = {
   console: 'Console error',
   exception: 'Uncaught exception',
   request: 'Failed request',
+  blocked: 'Blocked by the network policy',
 };
 
 /**
  * What the run's pages reported: console errors, uncaught exceptions and failed requests (status
- * 400 or more, or no answer), in the order they happened, each at its time into the run.
+ * 400 or more, or no answer), in the order they happened, each at its time into the run; and the
+ * requests the network policy refused (their host and port, and the rule), whatever the verdict.
  */
 function pageEventsSection(run: ViewRun, level: Heading): SafeHtml {
   const events = run.pageEvents ?? [];
@@ -83,6 +85,9 @@ function pageEventsSection(run: ViewRun, level: Heading): SafeHtml {
   const tally = [
     `${count('console') + count('exception')} console error${count('console') + count('exception') === 1 ? '' : 's'}`,
     `${count('request')} failed request${count('request') === 1 ? '' : 's'}`,
+    ...(count('blocked') > 0
+      ? [`${count('blocked')} request${count('blocked') === 1 ? '' : 's'} blocked by the network policy`]
+      : []),
   ].join(', ');
   return html`<section class="page-events">
     ${heading(level, html`Console and network <span class="muted">(${tally})</span>`)}
@@ -103,12 +108,14 @@ function pageEventsSection(run: ViewRun, level: Heading): SafeHtml {
                 <td>${EVENT_KINDS[e.kind]}</td>
                 <td>
                   ${
-                    e.kind === 'request'
-                      ? html`<code>${e.method ?? ''} ${redactCredentials(e.url ?? '')}</code> →
-                          ${e.status === null ? html`${redactCredentials(e.message)}` : html`<strong>${e.status}</strong> ${e.message}`}`
-                      : html`<span class="event-message">${redactCredentials(e.message)}</span>${
-                            e.url ? html` <span class="muted">at <code>${redactCredentials(e.url)}</code></span>` : ''
-                          }`
+                    e.kind === 'blocked'
+                      ? html`<code>${redactCredentials(e.url ?? '')}</code> → ${redactCredentials(e.message)}`
+                      : e.kind === 'request'
+                        ? html`<code>${e.method ?? ''} ${redactCredentials(e.url ?? '')}</code> →
+                            ${e.status === null ? html`${redactCredentials(e.message)}` : html`<strong>${e.status}</strong> ${e.message}`}`
+                        : html`<span class="event-message">${redactCredentials(e.message)}</span>${
+                              e.url ? html` <span class="muted">at <code>${redactCredentials(e.url)}</code></span>` : ''
+                            }`
                   }
                 </td>
               </tr>`,

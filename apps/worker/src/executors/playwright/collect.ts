@@ -19,6 +19,7 @@ import type {
   PlaywrightStep,
   PlaywrightTestRef,
   PlaywrightTestResult,
+  RefusedRequest,
 } from './types';
 
 interface Identity {
@@ -92,7 +93,7 @@ export class ResultCollector {
   private readonly failedSetup: { name: string; summary: string }[] = [];
   private readonly loadErrors: string[] = [];
   /** Selected tests whose worker died under them, reported once the sandbox's limit is known. */
-  private readonly died = new Map<string, PlaywrightOutcome>();
+  private readonly died = new Map<string, { outcome: PlaywrightOutcome; blocked: readonly RefusedRequest[] }>();
   /** Selected tests that began, in order; whether the runner reported its end. */
   private readonly begun: string[] = [];
   private ended = false;
@@ -103,7 +104,7 @@ export class ResultCollector {
     tests: readonly PlaywrightTestRef[],
     private readonly scratchDir: string,
     private readonly onResult: (result: PlaywrightTestResult) => void,
-    private readonly takeBlocked: () => string | null,
+    private readonly takeBlocked: () => readonly RefusedRequest[],
     private readonly onBegin: (key: string) => void = () => undefined,
     private readonly layout: Layout = INSIDE,
   ) {
@@ -143,6 +144,7 @@ export class ResultCollector {
     const attempts = [...(this.attempts.get(key) ?? []), attempt];
     this.attempts.set(key, attempts);
     if (!line.final) return;
+    // The refusals since the previous test ended are this one's (one test runs at a time).
     const blocked = this.takeBlocked();
     const outcome = classifyAttempt(attempt, blocked);
     const limit = this.limitAtEnd(outcome);
@@ -152,14 +154,14 @@ export class ResultCollector {
       return;
     }
     if (limit !== null) {
-      this.finish(key, limitHit(limit), attempts);
+      this.finish(key, limitHit(limit), attempts, blocked);
       return;
     }
     if (WORKER_DIED.test(attempt.errors[0]?.message ?? '')) {
-      this.died.set(key, outcome);
+      this.died.set(key, { outcome, blocked });
       return;
     }
-    this.finish(key, outcome, attempts);
+    this.finish(key, outcome, attempts, blocked);
   }
 
   /**
@@ -170,8 +172,7 @@ export class ResultCollector {
     const identity = identityOf(line.head);
     const key = identity ? playwrightTestKey(identity) : this.begun.findLast((begun) => !this.done.has(begun));
     if (key === undefined || !this.selected.has(key)) return;
-    this.takeBlocked();
-    this.finish(key, resultTooLarge(MAX_LINE_BYTES), this.attempts.get(key) ?? []);
+    this.finish(key, resultTooLarge(MAX_LINE_BYTES), this.attempts.get(key) ?? [], this.takeBlocked());
   }
 
   /**
@@ -189,7 +190,12 @@ export class ResultCollector {
     return reachedNow || outcome.status !== 'passed' ? groups : null;
   }
 
-  private finish(key: string, outcome: PlaywrightOutcome, attempts: PlaywrightAttempt[]): void {
+  private finish(
+    key: string,
+    outcome: PlaywrightOutcome,
+    attempts: PlaywrightAttempt[],
+    blocked: readonly RefusedRequest[] = [],
+  ): void {
     if (this.done.has(key)) return;
     const last = attempts[attempts.length - 1];
     const result: PlaywrightTestResult = {
@@ -202,6 +208,7 @@ export class ResultCollector {
       stdout: last?.stdout ?? '',
       stderr: last?.stderr ?? '',
       attempts,
+      blocked,
     };
     this.done.set(key, result);
     this.onResult(result);
@@ -214,8 +221,8 @@ export class ResultCollector {
    * when a limit was hit (the OOM kill).
    */
   finishRest(ending: { limit: string | null; aborted: boolean; stderr: string }): PlaywrightTestResult[] {
-    for (const [key, outcome] of this.died)
-      this.finish(key, ending.limit === null ? outcome : limitHit(ending.limit), this.attempts.get(key) ?? []);
+    for (const [key, { outcome, blocked }] of this.died)
+      this.finish(key, ending.limit === null ? outcome : limitHit(ending.limit), this.attempts.get(key) ?? [], blocked);
     if (!ending.aborted) {
       // Tests began and the runner never reported its end: the last that began without its result
       // was running when it stopped.

@@ -9,7 +9,7 @@ import type { PlaywrightSecrets } from './playwright-secrets';
 import { recordTries } from './record-tries';
 import { runPlaywrightTests } from './run';
 import { SCRATCH_PREFIX, scratchBytes, withScratch } from './scratch-run';
-import type { PlaywrightEvidence, PlaywrightTestResult, RunPlaywrightOptions } from './types';
+import type { PlaywrightEvidence, PlaywrightTestResult, RefusedRequest, RunPlaywrightOptions } from './types';
 
 export type Definition = PlaywrightDefinition['playwright'];
 
@@ -27,14 +27,14 @@ function evidenceOf(mode: EvidenceMode): PlaywrightEvidence {
   return mode === 'on' ? 'on' : mode === 'off' ? 'off' : 'retain-on-failure';
 }
 
-/** Reads an egress's refusals one test at a time: the first since the previous call, or null. */
-function refusals(egress: RunListener | undefined) {
+/** Reads an egress's refusals one test at a time: those since the previous call, in order. */
+export function refusals(egress: Pick<RunListener, 'blocked'> | undefined): () => readonly RefusedRequest[] {
   let seen = 0;
   return () => {
     const list = egress?.blocked ?? [];
-    const next = list[seen];
+    const next = list.slice(seen).map(({ host, port, detail }) => ({ host, port, detail }));
     seen = list.length;
-    return next ? `${next.host}:${next.port} (${next.detail})` : null;
+    return next;
   };
 }
 

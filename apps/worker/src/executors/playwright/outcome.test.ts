@@ -108,13 +108,92 @@ describe('classifyAttempt', () => {
     });
   });
 
-  it('a refusal of the network policy wins over what the test made of it', () => {
-    const given = attempt({ errors: [{ message: 'Error: expect(locator).toHaveText(expected) failed' }] });
-    expect(classifyAttempt(given, 'blocked.test is denied (rule: deny_list)')).toEqual({
+  const refused = { host: 'blocked.test', port: 80, detail: 'blocked.test is denied (rule: deny_list)' };
+  const note =
+    'the network policy refused a request while it ran (the first: blocked.test:80, blocked.test is denied (rule: deny_list))';
+
+  it('a test that passed is passed whatever was refused while it ran, the refusal named in its summary', () => {
+    expect(classifyAttempt(attempt({ status: 'passed' }), [refused])).toEqual({
+      status: 'passed',
+      code: null,
+      summary: `Passed; ${note}`,
+    });
+    expect(classifyAttempt(attempt({ status: 'failed', expectedStatus: 'failed' }), [refused, refused])).toEqual({
+      status: 'passed',
+      code: null,
+      summary: `Failed as test.fail() expects; the network policy refused 2 requests while it ran (the first: blocked.test:80, ${refused.detail})`,
+    });
+  });
+
+  it('a test that failed on its own error keeps it, whatever was refused before', () => {
+    const own = attempt({ errors: [{ message: 'Error: boom in test code' }] });
+    expect(classifyAttempt(own, [refused])).toEqual({
+      status: 'error',
+      code: 'test_code_error',
+      summary: `Failed: Error: boom in test code; ${note}`,
+    });
+    // An expect on something else, a timeout and a crash stay what they are.
+    const expectFailed = attempt({ errors: [{ message: 'Error: expect(received).toBe(expected)\n\nExpected: 2' }] });
+    expect(classifyAttempt(expectFailed, [refused])).toMatchObject({ status: 'failed', code: 'expectation_failed' });
+    const timedOut = attempt({ status: 'timedOut', errors: [{ message: 'Test timeout of 1000ms exceeded.' }] });
+    expect(classifyAttempt(timedOut, [refused])).toMatchObject({ status: 'error', code: 'timeout' });
+    // Even one whose page was left on the refused host: its own throw is not about the page.
+    const onPage = attempt({
+      errors: [{ message: 'Error: mine' }],
+      annotations: [{ type: 'testrun:page-url', description: 'http://blocked.test/' }],
+    });
+    expect(classifyAttempt(onPage, [refused])).toMatchObject({ status: 'error', code: 'test_code_error' });
+  });
+
+  it.each([
+    [
+      'a navigation the proxy refused',
+      'Error: page.goto: net::ERR_TUNNEL_CONNECTION_FAILED at https://blocked.test/\nCall log:',
+    ],
+    [
+      "a request's call log",
+      'Error: expect(response).toBeOK() failed\n\nCall log:\n→ GET http://blocked.test/x\n← 403 Forbidden',
+    ],
+    [
+      "the proxy's refusal page",
+      'Error: expect(received).toBe(expected)\nReceived: "This request was blocked by the target network policy."',
+    ],
+    ['its own error naming the refused URL', 'Error: could not seed http://BLOCKED.test:80/api'],
+  ])('a test that failed on the refused request itself is error/target_blocked: %s', (_name, message) => {
+    expect(classifyAttempt(attempt({ errors: [{ message }] }), [refused, refused])).toEqual({
       status: 'error',
       code: 'target_blocked',
-      summary: 'Blocked by the network policy: blocked.test is denied (rule: deny_list)',
+      summary:
+        'Blocked by the network policy: blocked.test:80 (blocked.test is denied (rule: deny_list)); and 1 more request',
     });
+  });
+
+  it("a test that failed on a page left on a refused host (the proxy's refusal page) is error/target_blocked", () => {
+    const onPage = (url: string) =>
+      attempt({
+        errors: [{ message: "Error: expect(locator).toHaveText(expected) failed\n\nLocator: locator('h1')" }],
+        annotations: [{ type: 'testrun:page-url', description: url }],
+      });
+    expect(classifyAttempt(onPage('http://blocked.test/landing'), [refused])).toMatchObject({
+      status: 'error',
+      code: 'target_blocked',
+    });
+    expect(classifyAttempt(onPage('http://shop.test/'), [refused])).toMatchObject({
+      status: 'failed',
+      code: 'expectation_failed',
+    });
+  });
+
+  it('names a host only whole, never as a part of a longer name or address', () => {
+    const failedWith = (message: string) => classifyAttempt(attempt({ errors: [{ message }] }), [refused]).code;
+    expect(failedWith('Error: GET http://notblocked.test/ failed')).toBe('test_code_error');
+    expect(failedWith('Error: GET http://a.blocked.test/ failed')).toBe('test_code_error');
+    expect(failedWith('Error: GET http://blocked.test.example/ failed')).toBe('test_code_error');
+    expect(failedWith('Error: GET http://blocked.test./ failed')).toBe('target_blocked');
+    const address = { host: '127.0.0.2', port: 8080, detail: '127.0.0.2 is a loopback address (rule: loopback)' };
+    const on = (message: string) => classifyAttempt(attempt({ errors: [{ message }] }), [address]).code;
+    expect(on('Error: connect to 127.0.0.25 failed')).toBe('test_code_error');
+    expect(on('Error: page.goto: net::ERR_TUNNEL_CONNECTION_FAILED at https://127.0.0.2:8080/')).toBe('target_blocked');
   });
 
   it('names the failing step by number and title, with the file and line', () => {

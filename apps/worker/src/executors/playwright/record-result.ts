@@ -98,7 +98,7 @@ function refusalNote(name: string, error: ScratchPathError, maxFileBytes: number
 
 /** The run's outcome from the test's result (codes as docs/WORKER.md's "Playwright tests: outcomes"). */
 export function outcomeOf(
-  result: Omit<PlaywrightTestResult, 'key' | 'steps' | 'attempts' | 'attachments' | 'stdout' | 'stderr'>,
+  result: Omit<PlaywrightTestResult, 'key' | 'steps' | 'attempts' | 'attachments' | 'stdout' | 'stderr' | 'blocked'>,
   mask: SecretMask,
 ): RunOutcome {
   const resultSummary = mask.text(result.summary);

@@ -3,6 +3,7 @@
 // service's is, with its outcome, steps and attachments under an execution number of its own.
 import type { RetriedOutcome, RunOutcome } from '@testrun/core/runs';
 import type { ArtifactWriter } from '../../run/artifact-writer';
+import { blockedEvents } from '../../network/run-target';
 import { withRecordingNotes } from '../../run/run-limits';
 import type { SecretMask } from '../../run/secret-mask';
 import type { ExecutorAttempt } from '../executor';
@@ -40,6 +41,8 @@ export async function recordTries(
     if (!next) return outcomeOf(result, at.mask);
     [writer, startedAt] = [next, finishedAt];
   }
+  const endedAt = new Date(startedAt + (tries.at(-1)?.durationMs ?? 0));
+  writer.recordPageEvents(blockedEvents(result.blocked, (text) => at.mask.text(text), endedAt));
   const notes = await recordTry(writer, result, startedAt, at, attempt.limits.maxRecordingBytes);
   const outcome = outcomeOf(result, at.mask);
   // After earlier tries, the run's duration is its last try's, as after the service's retries.

@@ -22,6 +22,7 @@ function unavailable(test: PlaywrightTestRef): PlaywrightTestResult {
     stdout: '',
     stderr: '',
     attempts: [],
+    blocked: [],
   };
 }
 
@@ -72,7 +73,7 @@ export async function runPlaywrightTests(
     tests,
     options.scratchDir,
     onResult,
-    options.takeBlocked ?? (() => null),
+    options.takeBlocked ?? (() => []),
     options.onBegin,
     layout,
   );

@@ -67,12 +67,22 @@ export interface RunPlaywrightOptions extends BundleOptions {
   /** The test's time budget: overrides the config's `timeout` when given. */
   timeoutMs?: number;
   /**
-   * Called as each test ends: the detail of a request the network policy refused since the previous
-   * call (the egress proxy's report), or null. A refusal makes the test error/target_blocked.
+   * Called as each test ends: the requests the network policy refused since the previous call (the
+   * egress proxy's reports), in order. They are the test's result's `blocked`; they make it
+   * error/target_blocked only when its failure is one of them (outcome.ts, classifyAttempt).
    */
-  takeBlocked?: () => string | null;
+  takeBlocked?: () => readonly RefusedRequest[];
   /** Told the key of each selected test as its first attempt begins (a batch claims its run then). */
   onBegin?: (key: string) => void;
+}
+
+/** A request the network policy refused while a test ran, as the egress proxy reported it. */
+export interface RefusedRequest {
+  /** Host as the test asked for it (a name, or an address). */
+  host: string;
+  port: number;
+  /** A sentence naming the host and the rule. */
+  detail: string;
 }
 
 type PlaywrightStepCategory = 'test.step' | 'expect' | 'pw:api' | 'hook' | 'fixture';
@@ -139,4 +149,6 @@ export interface PlaywrightTestResult {
   stderr: string;
   /** Every attempt, the last one included (retries). */
   attempts: PlaywrightAttempt[];
+  /** Requests the network policy refused while it ran (its last attempt's, with the tries before it). */
+  blocked: readonly RefusedRequest[];
 }

@@ -5,6 +5,7 @@ import { recordsEvidence, type Step } from '@testrun/contracts';
 import type { RunOutcome } from '@testrun/core/runs';
 import { PageEventLog } from '../../browser/page-events';
 import { PageGuard } from '../../browser/page-guard';
+import { blockedEvents } from '../../network/run-target';
 import { routeTargetHeaders } from '../../network/target-headers';
 import { stopRecording, traceOptions } from '../../run/recording';
 import { withRecordingNotes } from '../../run/run-limits';
@@ -75,7 +76,10 @@ async function runInContext(
     attempt.closeUnder(null);
     guard.stop();
     pageEvents.stop();
-    attempt.writer.recordPageEvents(pageEvents.events.map((e) => maskEvent(mask, e)));
+    attempt.writer.recordPageEvents([
+      ...pageEvents.events.map((e) => maskEvent(mask, e)),
+      ...blockedEvents(attempt.blocked, (text) => mask.text(text), new Date()),
+    ]);
     notes = await stopRecording({
       context,
       page,

@@ -7,7 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { test as base, type APIRequestContext, type BrowserContext, type Route } from 'playwright/test';
+import { test as base, type APIRequestContext, type BrowserContext, type Page, type Route } from 'playwright/test';
 
 export * from 'playwright/test';
 
@@ -109,7 +109,40 @@ function interrupted(line: string): boolean {
   }
 }
 
-export const test = base.extend<{ _testrunTargetHeaders: undefined; _testrunInterrupt: undefined }>({
+/**
+ * The annotation that names, for a test that did not pass, the URL each of its pages was left on
+ * (at most {@link MAX_PAGE_URLS}): the worker tells by it a test that failed on a page the network
+ * policy refused, which showed the proxy's refusal instead of the target (outcome.ts, failedOnRefusal).
+ */
+const PAGE_URL = 'testrun:page-url';
+const MAX_PAGE_URLS = 10;
+
+export const test = base.extend<{
+  _testrunTargetHeaders: undefined;
+  _testrunInterrupt: undefined;
+  _testrunPageUrls: undefined;
+}>({
+  _testrunPageUrls: [
+    async ({ playwright }, use, testInfo) => {
+      const instrumentation = (playwright as unknown as { _instrumentation: ClientInstrumentation })._instrumentation;
+      // The pages are kept as they open: a context's pages() is empty once it is closed, before this ends.
+      const pages = new Set<Page>();
+      const listener = {
+        runAfterCreateBrowserContext: (context: BrowserContext) => {
+          context.on('page', (page) => pages.add(page));
+          return Promise.resolve();
+        },
+      };
+      instrumentation.addListener(listener);
+      await use(undefined);
+      instrumentation.removeListener(listener);
+      if (testInfo.status === testInfo.expectedStatus) return;
+      const urls = new Set([...pages].map((page) => page.url()));
+      for (const url of [...urls].slice(0, MAX_PAGE_URLS))
+        testInfo.annotations.push({ type: PAGE_URL, description: url });
+    },
+    { auto: true, box: true },
+  ],
   // While the test runs, a Playwright worker whose test the worker named ends itself at once: its
   // browser goes with it, and Playwright's runner goes on with the next tests in a new worker.
   _testrunInterrupt: [

@@ -1,0 +1,115 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createTargetPolicy, parseTargetRules } from '@testrun/core/target-policy';
+import {
+  playwrightTestKey,
+  runPlaywrightTests,
+  type PlaywrightTestResult,
+} from '../../../apps/worker/src/executors/playwright';
+import { refusals } from '../../../apps/worker/src/executors/playwright/given';
+import { EgressProxy, type RunListener } from '../../../apps/worker/src/network/egress-proxy';
+import { checkSandboxSupport } from '../../../apps/worker/src/sandbox';
+import { countingListener } from '../sandbox/sandbox-harness';
+import { serveSite, type Site } from './pw-harness';
+
+/*
+ * The verdict is the test's own (docs/WORKER.md, "Playwright tests: outcomes"): real specs run by
+ * the real runner in the real sandbox, whose only way out is the worker's real egress proxy with a
+ * policy that opens the shop (127.0.0.1) and refuses 127.0.0.2 (a loopback address).
+ */
+
+jest.setTimeout(240_000);
+
+const RELAY_PORT = 3128;
+let base: string;
+let shop: Site;
+let proxy: EgressProxy;
+let listener: RunListener;
+let refused: Awaited<ReturnType<typeof countingListener>>;
+let results: Map<string, PlaywrightTestResult>;
+
+const TITLES = [
+  'a request is refused, then it passes',
+  'a request is refused, then it throws its own error',
+  'its page.goto is refused',
+  'its page.goto of https is refused',
+] as const;
+const ref = (title: string) => ({ file: 'e2e/verdict.spec.js', project: 'app', titlePath: [title] });
+const resultOf = (title: (typeof TITLES)[number]) => results.get(playwrightTestKey(ref(title)));
+
+beforeAll(async () => {
+  expect(await checkSandboxSupport()).toBeNull();
+  base = await mkdtemp(path.join(tmpdir(), 'testrun-pw-verdict-'));
+  shop = await serveSite();
+  refused = await countingListener('127.0.0.2');
+  proxy = new EgressProxy({
+    policy: createTargetPolicy({ allow: parseTargetRules('127.0.0.1/32') }),
+    lookup: (host) => Promise.resolve(host === 'shop.test' ? [{ address: '127.0.0.1', family: 4 }] : []),
+  });
+  await proxy.start();
+  const socketPath = path.join(base, 'egress.sock');
+  listener = await proxy.openRunListener('verdict', { socketPath });
+  const shopPort = new URL(shop.origin).port;
+  const all = await runPlaywrightTests(
+    {
+      bundleDir: path.join(__dirname, '../../fixtures/playwright/verdict'),
+      configFile: 'e2e/playwright.config.js',
+      scratchDir: await mkdtemp(path.join(base, 'scratch-')),
+      network: { proxySocketPath: socketPath, port: RELAY_PORT },
+      proxy: { server: `http://127.0.0.1:${RELAY_PORT}`, bypass: '<-loopback>' },
+      baseUrl: `http://shop.test:${shopPort}`,
+      env: { BLOCKED_URL: `http://127.0.0.2:${refused.port}/secret` },
+      evidence: 'off',
+      takeBlocked: refusals(listener),
+      tests: TITLES.map(ref),
+    },
+    () => undefined,
+  );
+  results = new Map(all.map((result) => [result.key, result]));
+});
+
+afterAll(async () => {
+  listener.close();
+  await proxy.close();
+  shop.server.close();
+  refused.server.close();
+  await rm(base, { recursive: true, force: true });
+});
+
+const LOOPBACK = '127.0.0.2 is a loopback address (rule: loopback)';
+
+test('a test that passed is passed, the request the policy refused named in its summary and its result', () => {
+  const result = resultOf('a request is refused, then it passes');
+  expect(result).toMatchObject({ status: 'passed', code: null });
+  expect(result?.summary).toMatch(
+    /^Passed; the network policy refused a request while it ran \(the first: 127\.0\.0\.2:\d+, /,
+  );
+  expect(result?.summary).toContain(LOOPBACK);
+  expect(result?.blocked.map(({ host, port }) => ({ host, port }))).toEqual([
+    { host: '127.0.0.2', port: refused.port },
+  ]);
+  expect(result?.blocked[0]?.detail).toContain(LOOPBACK);
+});
+
+test('a test that threw its own error after a refused request is test_code_error with its own message', () => {
+  const result = resultOf('a request is refused, then it throws its own error');
+  expect(result).toMatchObject({ status: 'error', code: 'test_code_error' });
+  expect(result?.summary).toMatch(/^Failed: Error: the basket total is wrong: 41 \(e2e\/verdict\.spec\.js:\d+\); /);
+  expect(result?.summary).toContain(LOOPBACK);
+  expect(result?.blocked).toHaveLength(1);
+});
+
+test('a test whose page.goto the policy refused is target_blocked, over plain HTTP (the refusal page) and HTTPS', () => {
+  for (const title of ['its page.goto is refused', 'its page.goto of https is refused'] as const) {
+    const result = resultOf(title);
+    expect({ title, status: result?.status, code: result?.code }).toEqual({
+      title,
+      status: 'error',
+      code: 'target_blocked',
+    });
+    expect(result?.summary).toContain(`Blocked by the network policy: 127.0.0.2:${refused.port} (${LOOPBACK}`);
+  }
+  // Nothing was ever sent to the refused address.
+  expect(refused.connections()).toBe(0);
+});

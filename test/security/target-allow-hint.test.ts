@@ -14,17 +14,23 @@ import { present } from '../support/present';
  * set for the API but not for the worker (the worker refuses the run's base URL).
  */
 
-const HINT = /to allow it, set TARGET_ALLOW=127\.0\.0\.1 in the environment of the API and of every worker/;
-
 let db: Db;
 let site: Server;
 let siteUrl: string;
+let sitePort: number;
+
+/** The hint names the site's address and port: the narrow rule that opens it and nothing else there. */
+const hint = () =>
+  new RegExp(
+    `to allow it, set TARGET_ALLOW=127\\.0\\.0\\.1:${sitePort} in the environment of the API and of every worker`,
+  );
 
 beforeAll(async () => {
   db = testDb();
   site = createServer((_req, res) => res.end('<!doctype html><title>local</title><h1>local</h1>'));
   await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
-  siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
+  sitePort = (site.address() as AddressInfo).port;
+  siteUrl = `http://127.0.0.1:${sitePort}`;
 });
 
 afterAll(async () => {
@@ -62,7 +68,7 @@ describe('with TARGET_ALLOW set nowhere', () => {
     expect(res.status).toBe(422);
     expect(body.code).toBe('target_not_allowed');
     expect(body.detail).toContain('(rule: loopback)');
-    expect(body.detail).toMatch(HINT);
+    expect(body.detail).toMatch(hint());
   });
 });
 
@@ -70,7 +76,7 @@ describe('with TARGET_ALLOW set for the API only', () => {
   let api: Awaited<ReturnType<typeof startApi>>;
   let worker: WorkerService;
   beforeAll(async () => {
-    api = await startApi({ TARGET_ALLOW: '127.0.0.1/32' });
+    api = await startApi({ TARGET_ALLOW: `127.0.0.1:${sitePort}` });
     worker = await startWorkerService(
       readWorkerConfig({ ...process.env, TARGET_ALLOW: '', PUBLIC_BASE_URL: api.url, WORKER_CONCURRENCY: '1' }),
       { logger: memoryLogger('worker').logger, reconcile: false },
@@ -88,6 +94,6 @@ describe('with TARGET_ALLOW set for the API only', () => {
     const run = await client.getRun(present(suiteRun.tests[0], "the suite run's run").runId);
     expect(run.status).toBe('error');
     expect(run.error?.code).toBe('target_blocked');
-    expect(run.result_summary).toMatch(HINT);
+    expect(run.result_summary).toMatch(hint());
   }, 120_000);
 });

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { REPO_ROOT } from './processes';
+import { REPO_ROOT, testTargetAllow } from './processes';
 
 /**
  * Brings every package's dist/ up to date (`turbo run build`; a cache hit when nothing changed). Tests
@@ -52,7 +52,7 @@ export default async function globalSetup(): Promise<void> {
   process.env.ARTIFACTS_DIR = mkdtempSync(path.join(tmpdir(), 'testrun-artifacts-'));
   process.env.LOG_LEVEL = process.env.LOG_LEVEL || 'error';
   process.env.TESTRUN_TEST_TAG = tag;
-  // The fixture sites run on loopback, which the target network policy closes by default; the
-  // deployment's own Postgres, Redis and API ports stay closed whatever this allows.
-  process.env.TARGET_ALLOW = process.env.TARGET_ALLOW || '127.0.0.1/32';
+  // The fixture sites run on loopback, which the target network policy closes by default: open their
+  // ports only (testTargetAllow), never every service of 127.0.0.1.
+  process.env.TARGET_ALLOW = process.env.TARGET_ALLOW || testTargetAllow();
 }

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -12,6 +13,31 @@ export type ServiceName = 'api' | 'worker';
 /** The built entry point production starts (`pnpm api` / `pnpm worker`: node on apps/<name>/dist/main.js). */
 export function serviceEntry(name: ServiceName): string {
   return path.join(REPO_ROOT, 'apps', name, 'dist', 'main.js');
+}
+
+/**
+ * The ports the kernel gives a listener on port 0 (Linux's `ip_local_port_range`, 32768-60999
+ * unless the machine says otherwise): where every fixture server of the tests listens.
+ */
+function ephemeralPorts(): string {
+  try {
+    const [first, last] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/);
+    if (first && last && /^\d+$/.test(first) && /^\d+$/.test(last)) return `${first}-${last}`;
+  } catch {
+    // Not Linux: the default range.
+  }
+  return '32768-60999';
+}
+
+/**
+ * TARGET_ALLOW of the test set-up: exactly where its fixture servers can be, never a whole address.
+ * They listen on 127.0.0.1, port 0 (any free port, from the ephemeral range); port 2, where nothing
+ * listens, is the base URL of runs that must never reach a site and the unreachable target of
+ * others. Every other port of loopback stays closed to runs as in production (a MariaDB on 3306, a
+ * broker on 5672), and the deployment's own Postgres, Redis and API ports are closed whatever this says.
+ */
+export function testTargetAllow(): string {
+  return `127.0.0.1:2, 127.0.0.1:${ephemeralPorts()}`;
 }
 
 /** A free TCP port on 127.0.0.1. */

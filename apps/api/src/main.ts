@@ -7,7 +7,7 @@ import { createLogger, type Logger } from '@testrun/core/logger';
 import { startProbeServer, type ProbeServer } from '@testrun/core/probe-server';
 import { createDiscoveryClient, createRedis, createRunQueue } from '@testrun/core/queue';
 import { deriveKeys } from '@testrun/core/secrets';
-import { resolveTargetPolicyConfig } from '@testrun/core/target-policy';
+import { broadAllowWarnings, resolveTargetPolicyConfig, systemLookup } from '@testrun/core/target-policy';
 import { createApp } from './app';
 import { readApiConfig, type ApiConfig } from './config';
 import { errorMessage } from './errors';
@@ -49,6 +49,10 @@ async function main(): Promise<void> {
   // The enqueue check also knows the addresses the deployment's own host names resolve to now.
   const config = { ...loaded, targetPolicy: await resolveTargetPolicyConfig(loaded.targetPolicy) };
   const logger = createLogger({ service: 'api', level: config.logLevel });
+  // The enqueue check reads TARGET_ALLOW too: a rule opening every service of an inside address is said here as well.
+  for (const warning of await broadAllowWarnings(config.targetPolicy.allow, { lookup: systemLookup })) {
+    logger.warn(warning);
+  }
   const db = createPrisma({ databaseUrl: config.databaseUrl });
   const redis = createApiRedis(config.redisUrl, logger);
   const queue = createRunQueue(redis, config.redisPrefix);

@@ -139,7 +139,8 @@ beforeAll(async () => {
 
   proxy = new EgressProxy({
     policy: createTargetPolicy({
-      allow: parseTargetRules('127.0.0.1/32', 'TARGET_ALLOW'),
+      // The fixture's port only: every other service of 127.0.0.1 stays closed.
+      allow: parseTargetRules(`127.0.0.1:${fixture.port}`, 'TARGET_ALLOW'),
       protectedEndpoints: [{ host: '127.0.0.1', port: guarded.port }],
     }),
     lookup: testLookup,
@@ -203,8 +204,7 @@ function expectLoopbackRefusal(blocked: BlockedRequest, runId: string): void {
     host: '127.0.0.2',
     port: forbidden.port,
     rule: 'loopback',
-    detail:
-      '127.0.0.2 is a loopback address (rule: loopback); to allow it, set TARGET_ALLOW=127.0.0.2 in the environment of the API and of every worker (docs/NETWORK_POLICY.md)',
+    detail: `127.0.0.2 is a loopback address (rule: loopback); to allow it, set TARGET_ALLOW=127.0.0.2:${forbidden.port} in the environment of the API and of every worker (docs/NETWORK_POLICY.md)`,
   });
 }
 
@@ -346,8 +346,7 @@ describe('every way a page reaches the forbidden host is blocked', () => {
         host: 'internal.test',
         port: forbidden.port,
         rule: 'loopback',
-        detail:
-          'internal.test resolves to a loopback address (rule: loopback); to allow it, set TARGET_ALLOW=internal.test in the environment of the API and of every worker (docs/NETWORK_POLICY.md)',
+        detail: `internal.test resolves to a loopback address (rule: loopback); to allow it, set TARGET_ALLOW=internal.test:${forbidden.port} in the environment of the API and of every worker (docs/NETWORK_POLICY.md)`,
       });
     });
   });

@@ -1,5 +1,6 @@
 import type { Logger } from '@testrun/core/logger';
 import {
+  broadAllowWarnings,
   resolveTargetPolicy,
   systemLookup,
   type LookupAll,
@@ -28,7 +29,9 @@ export interface WorkerEgress {
 /**
  * Starts the worker's egress proxy with the deployment's policy (protected endpoints named by host
  * name are also protected by the addresses they resolve to now). Every refused request is logged
- * with its host and rule, never anything the target would have answered.
+ * with its host and rule, never anything the target would have answered. A TARGET_ALLOW rule that
+ * opens every port of a loopback or private address (every service listening there) is named in
+ * a warning, with what to write instead.
  *
  * With isolation on (the default) Chromium will run in a network namespace of its own whose only
  * way out is this proxy, so nothing a page does (WebRTC over UDP, DNS, QUIC) leaves any other way;
@@ -41,6 +44,7 @@ export async function startEgress(
   isolation: BrowserNetworkIsolation = 'on',
 ): Promise<WorkerEgress> {
   const policy = await resolveTargetPolicy(config, lookup);
+  for (const warning of await broadAllowWarnings(config.allow, { lookup })) logger.warn(warning);
   const proxy = new EgressProxy({
     policy,
     lookup,

@@ -134,3 +134,17 @@ export function addressInRange(address: IpAddress, range: IpRange): boolean {
 export function sameAddress(a: IpAddress, b: IpAddress): boolean {
   return a.kind() === b.kind() && a.toNormalizedString() === b.toNormalizedString();
 }
+
+/**
+ * The default-denied categories a CIDR range shares addresses with: `10.20.0.0/16` is `private`,
+ * `0.0.0.0/0` every IPv4 one. Ranges of the other family share none.
+ */
+export function categoriesOverlapping(range: IpRange): AddressCategory[] {
+  const [network, bits] = range;
+  const found = new Set<AddressCategory>();
+  for (const entry of DENIED_RANGES) {
+    // Two ranges overlap when their networks agree on the shorter prefix.
+    if (inRange(entry.range[0], [network, Math.min(bits, entry.range[1])])) found.add(entry.category);
+  }
+  return [...found];
+}

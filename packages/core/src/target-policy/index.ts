@@ -28,3 +28,4 @@ export {
   type LookupAll,
   type ResolvedAddress,
 } from './resolve';
+export { broadAllowWarnings } from './broad-allow';

@@ -188,7 +188,7 @@ describe('allow and deny', () => {
       rule: 'loopback',
       host: 'internal.test',
       detail:
-        'internal.test resolves to a loopback address (rule: loopback); to allow it, set TARGET_ALLOW=internal.test in the environment of the API and of every worker (docs/NETWORK_POLICY.md)',
+        'internal.test resolves to a loopback address (rule: loopback); to allow it, set TARGET_ALLOW=internal.test:80 in the environment of the API and of every worker (docs/NETWORK_POLICY.md)',
     });
     expect(urlRule(closed, 'http://internal.test/')).toBe('allowed');
   });

@@ -45,8 +45,8 @@ export type TargetRefusal = Extract<TargetDecision, { allowed: false }>;
  */
 export interface TargetPolicyOptions extends ProtectedServices {
   /**
-   * Rules that open what the default denies (`TARGET_ALLOW`), e.g. `127.0.0.1/32` for a test set-up
-   * whose sites run on loopback. They never open metadata addresses, protected endpoints, unsafe
+   * Rules that open what the default denies (`TARGET_ALLOW`), e.g. `127.0.0.1:8080` for a test
+   * set-up whose site runs on loopback (a rule without a port opens every service there). They never open metadata addresses, protected endpoints, unsafe
    * ports or anything a deny rule covers. Default none.
    */
   allow?: readonly TargetRule[];
@@ -105,10 +105,12 @@ function refuse(rule: TargetBlockRule, host: string, detail: string): TargetRefu
 /**
  * A refusal of a non-public address is the one an operator can lift (loopback, private ranges: a
  * site under test on this machine or the office network), so it says how: the variable, a value
- * that opens just this host, and that both the API (enqueue check) and the worker (egress) read it.
+ * that opens just this host on just this port (never every service listening there), and that both
+ * the API (enqueue check) and the worker (egress) read it.
  */
 function withAllowHint(refusal: TargetRefusal, subject: Subject): TargetRefusal {
-  const value = subject.name ?? subject.host;
+  const host = subject.name ?? subject.host;
+  const value = `${host.includes(':') ? `[${host}]` : host}:${subject.port}`;
   return {
     ...refusal,
     detail: `${refusal.detail}; to allow it, set TARGET_ALLOW=${value} in the environment of the API and of every worker (docs/NETWORK_POLICY.md)`,

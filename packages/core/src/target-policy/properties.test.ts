@@ -1,6 +1,7 @@
 import fc from 'fast-check';
-import { createTargetPolicy } from './policy';
+import { createTargetPolicy, type TargetDecision } from './policy';
 import { parseTargetRules } from './rules';
+import { isUnsafePort } from './unsafe-ports';
 
 // Properties over generated addresses: every address of a denied range is denied whatever way a URL
 // spells it, and allow rules open exactly the ranges they name. Pure: nothing is dialled.
@@ -103,4 +104,43 @@ it('every fc00::/7 address is private', () => {
     }),
     { numRuns: 300 },
   );
+});
+
+describe('a port range opens exactly its ports', () => {
+  const port = fc.integer({ min: 1, max: 65_535 });
+  const bounds = fc.tuple(port, port).map(([a, b]): [number, number] => [Math.min(a, b), Math.max(a, b)]);
+  /** What a policy whose only allow rule is `rule` decides; ports browsers refuse stay refused. */
+  const expected = (inRange: boolean, p: number, closedRule: string) =>
+    isUnsafePort(p) ? 'unsafe_port' : inRange ? 'allowed' : closedRule;
+  const ruleOf = (decision: TargetDecision) => (decision.allowed ? 'allowed' : decision.rule);
+
+  it('on an address, a CIDR range and a host name, in the URL check and the egress check', () => {
+    fc.assert(
+      fc.property(bounds, port, inside([10, 20]), ([first, last], p, o) => {
+        const policy = createTargetPolicy({
+          allow: parseTargetRules(
+            `127.0.0.1:${first}-${last}, 10.20.0.0/16:${first}-${last}, shop.test:${first}-${last}`,
+          ),
+        });
+        const inRange = p >= first && p <= last;
+        expect(ruleOf(policy.checkUrl(`http://127.0.0.1:${p}/`))).toBe(expected(inRange, p, 'loopback'));
+        expect(ruleOf(policy.checkAddress('127.0.0.1', p))).toBe(expected(inRange, p, 'loopback'));
+        expect(ruleOf(policy.checkUrl(`http://${o.join('.')}:${p}/`))).toBe(expected(inRange, p, 'private'));
+        expect(ruleOf(policy.checkAddress('192.168.1.1', p, 'shop.test'))).toBe(expected(inRange, p, 'private'));
+        // The other loopback addresses are not in the rule, on any port.
+        expect(ruleOf(policy.checkUrl(`http://127.0.0.2:${p}/`))).toBe(expected(false, p, 'loopback'));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('on an IPv6 address written in brackets', () => {
+    fc.assert(
+      fc.property(bounds, port, ([first, last], p) => {
+        const policy = createTargetPolicy({ allow: parseTargetRules(`[::1]:${first}-${last}`) });
+        expect(ruleOf(policy.checkUrl(`http://[::1]:${p}/`))).toBe(expected(p >= first && p <= last, p, 'loopback'));
+      }),
+      { numRuns: 300 },
+    );
+  });
 });

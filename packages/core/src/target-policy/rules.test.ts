@@ -1,15 +1,22 @@
 import { parseTargetRule, parseTargetRules, TargetRuleError, type TargetRule } from './rules';
 
 function shape(rule: TargetRule): string {
+  const { ports } = rule;
+  const on =
+    ports === undefined
+      ? ''
+      : ports.first === ports.last
+        ? ` port ${ports.first}`
+        : ` ports ${ports.first}-${ports.last}`;
   switch (rule.kind) {
     case 'range':
-      return `range ${rule.range[0].toString()}/${rule.range[1]}`;
+      return `range ${rule.range[0].toString()}/${rule.range[1]}${on}`;
     case 'address':
-      return `address ${rule.address.toString()}${rule.port === undefined ? '' : ` port ${rule.port}`}`;
+      return `address ${rule.address.toString()}${on}`;
     case 'host':
-      return `host ${rule.name}${rule.port === undefined ? '' : ` port ${rule.port}`}`;
+      return `host ${rule.name}${on}`;
     case 'suffix':
-      return `suffix ${rule.suffix}${rule.port === undefined ? '' : ` port ${rule.port}`}`;
+      return `suffix ${rule.suffix}${on}`;
   }
 }
 
@@ -31,6 +38,24 @@ it('reads every kind of item, ignoring blanks and spaces', () => {
     'suffix .corp.example port 443',
   ]);
   expect(rules[0]?.text).toBe('10.0.0.0/8');
+});
+
+it('every kind of item takes a port or a range of ports, CIDR ranges too', () => {
+  const rules = parseTargetRules(
+    '127.0.0.1:3000-3999, [::1]:8080-8081, [fd00::3]:443-443, shop.test:4010-4011, *.corp.example:8000-8099, 10.20.0.0/16:8443, 127.0.0.0/8:3000-3999, fd00::/8:443, fd00::/8:1-65535',
+  );
+  expect(rules.map(shape)).toEqual([
+    'address 127.0.0.1 ports 3000-3999',
+    'address ::1 ports 8080-8081',
+    'address fd00::3 port 443',
+    'host shop.test ports 4010-4011',
+    'suffix .corp.example ports 8000-8099',
+    'range 10.20.0.0/16 port 8443',
+    'range 127.0.0.0/8 ports 3000-3999',
+    'range fd00::/8 port 443',
+    'range fd00::/8 ports 1-65535',
+  ]);
+  expect(rules[0]?.text).toBe('127.0.0.1:3000-3999');
 });
 
 it('an unset or blank variable is no rules', () => {
@@ -56,6 +81,16 @@ describe('bad items are named in the error, with the variable', () => {
     ['example.com:70000', /port outside 1-65535/],
     ['example.com:http', /port outside 1-65535/],
     ['[fd00::1]:x', /port outside/],
+    ['127.0.0.1:3999-3000', /"127\.0\.0\.1:3999-3000" has a port range whose first port is above its last/],
+    ['127.0.0.1:0-100', /port outside 1-65535/],
+    ['127.0.0.1:1-65536', /port outside 1-65535/],
+    ['127.0.0.1:1-2-3', /port outside 1-65535/],
+    ['127.0.0.1:-80', /port outside 1-65535/],
+    ['127.0.0.1:80-', /port outside 1-65535/],
+    ['10.0.0.0/8:', /port outside 1-65535/],
+    ['10.0.0.0/8:x', /port outside 1-65535/],
+    ['10.0.0.0/33:80', /prefix length outside 0-32/],
+    ['[fd00::]/8:80', /is not a CIDR range/],
     ['a.*.example.com', /may only use \* as its first label/],
     ['*', /may only use \*/],
     ['*.10.0.0.1', /not a valid pattern/],

@@ -132,6 +132,7 @@ async function through(
   return status;
 }
 
+/** The proxy answers 403 to a CONNECT and to a forward request, and never connects to the listener. */
 async function expectRefused(via: { auth: string; proxy: EgressProxy }, target: Listener): Promise<void> {
   const spelled = target.host.includes(':') ? `[${target.host}]:${target.port}` : `${target.host}:${target.port}`;
   const before = target.connections;
@@ -151,7 +152,6 @@ describe("the test set-up's own TARGET_ALLOW", () => {
     const via = await proxyWith(allowing(process.env.TARGET_ALLOW ?? ''));
     await expectReached(via, site);
     await expectRefused(via, standIn);
-    expect(standIn.connections).toBe(0);
   });
 });
 
@@ -161,14 +161,12 @@ describe('a rule for one port', () => {
     await expectReached(via, site);
     await expectRefused(via, neighbour);
     await expectRefused(via, standIn);
-    expect(standIn.connections + neighbour.connections).toBe(0);
   });
 
   it('[::1]:<port> reaches the site on IPv6 loopback and no other listener of ::1', async () => {
     const via = await proxyWith(allowing(`[::1]:${siteV6.port}`));
     await expectReached(via, siteV6);
     await expectRefused(via, neighbourV6);
-    expect(neighbourV6.connections).toBe(0);
   });
 });
 
@@ -185,14 +183,12 @@ describe('a port range', () => {
     await expectReached(via, site);
     await expectRefused(via, neighbour);
     await expectRefused(via, standIn);
-    expect(standIn.connections + neighbour.connections).toBe(0);
   });
 
   it("never opens the deployment's own ports inside it", async () => {
     const via = await proxyWith(allowing('127.0.0.1:1-65535', [standIn.port]));
     await expectReached(via, site);
     await expectRefused(via, standIn);
-    expect(standIn.connections).toBe(0);
   });
 });
 

@@ -94,6 +94,17 @@ async function stopChild(child: ChildProcess): Promise<void> {
   clearTimeout(forced);
 }
 
+/**
+ * TARGET_ALLOW for the demo: exactly the ports it needs on 127.0.0.1, never the whole address (which
+ * would open every service listening there): the fixture shop's and its second origin's, port 2
+ * (nothing listens there: the unreachable test's target) and 4010, the base URL examples/playwright
+ * declares (the Quickstart's `pnpm fixture`), which its deploy is checked against; its runs go to the shop.
+ */
+function siteAllow(site: { url: string; thirdParty: { url: string } }): string {
+  const ports = ['2', '4010', new URL(site.url).port, new URL(site.thirdParty.url).port];
+  return [...new Set(ports)].map((port) => `127.0.0.1:${port}`).join(',');
+}
+
 async function main(): Promise<void> {
   const common = readCommonConfig();
   await ensureDatabase(common.databaseUrl);
@@ -114,7 +125,7 @@ async function main(): Promise<void> {
     // a quieter LOG_LEVEL (warn, error) would leave it waiting for ever.
     LOG_LEVEL: VERBOSE_LEVELS.has(process.env.LOG_LEVEL ?? '') ? (process.env.LOG_LEVEL ?? 'info') : 'info',
     // The fixture site runs on loopback, which the target network policy closes by default.
-    TARGET_ALLOW: process.env.TARGET_ALLOW ?? '127.0.0.1/32',
+    TARGET_ALLOW: process.env.TARGET_ALLOW ?? siteAllow(site),
   };
   const api = startService('api', env);
   const worker = startService('worker', env);

@@ -14,6 +14,7 @@ import type { Page } from 'playwright';
 import { DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL } from '@testrun/core/env';
 import { dropDatabase, ensureDatabase, migrateDatabase } from '@testrun/core/migrate';
 import { runViewUrl, suiteRunViewUrl } from '@testrun/core/view-links';
+import { testTargetAllow } from '../test/support/processes';
 
 const OUT = path.resolve(__dirname, '../docs/images');
 const WIDTHS = [
@@ -35,7 +36,8 @@ async function main(): Promise<void> {
     TESTRUN_SECRET: randomBytes(32).toString('hex'),
     ARTIFACTS_DIR: mkdtempSync(path.join(tmpdir(), 'testrun-shots-')),
     LOG_LEVEL: process.env.LOG_LEVEL || 'error',
-    TARGET_ALLOW: '127.0.0.1/32',
+    // The ports the view's seed suite's fixture servers listen on, as in the tests.
+    TARGET_ALLOW: testTargetAllow(),
   });
   try {
     await migrateDatabase(databaseUrl);

@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { stringify as toYaml } from 'yaml';
@@ -12,6 +12,7 @@ import { anyString, stringMatching } from '../api/typed';
 import { adminJson, runAdmin, spawnAdmin, type AdminResult } from '../support/admin';
 import { applySampleProject, createTenant, insertSuiteRuns, sampleProject, testDb } from '../support/harness';
 import { present } from '../support/present';
+import { freePort } from '../support/processes';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -215,10 +216,13 @@ describe('testrun admin', () => {
     expect(await db.suite.count({ where: { workspaceId: ws.id, archivedAt: { not: null } } })).toBe(1);
   });
 
-  it("the README quickstart's examples/shop.yaml applies as it is", async () => {
+  it("the README quickstart's examples/shop.yaml applies as it is, with the TARGET_ALLOW the Quickstart exports", async () => {
     const ws = json(await admin('workspace', 'create', '--name', 'Example', '--plan', 'team', '--json'), 'workspace');
     const file = path.join(ROOT, 'examples/shop.yaml');
-    const applied = json(await admin('project', 'apply', '--workspace', ws.id, '--file', file, '--json'), 'project');
+    const exported = /^export PORT=\d+ TARGET_ALLOW=(\S+)$/m.exec(readFileSync(path.join(ROOT, 'README.md'), 'utf8'));
+    const env = { TARGET_ALLOW: present(exported?.[1], "the Quickstart's TARGET_ALLOW") };
+    const args = ['project', 'apply', '--workspace', ws.id, '--file', file, '--json'];
+    const applied = json(await runAdmin(args, { env }), 'project');
     expect(applied.slug).toBe('shop');
     expect(applied.suites.map((s) => [s.slug, s.tests.length])).toEqual([['smoke', 2]]);
   });
@@ -268,10 +272,12 @@ describe('testrun admin', () => {
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toContain('--target-deny: "10.0.0.0/33" has a prefix length outside 0-32');
 
-    const set = await admin('workspace', 'set', ws.id, '--target-deny', '*.internal.example, 127.0.0.1:4444');
+    // A free port is where the test set-up's fixture servers listen, which its TARGET_ALLOW opens.
+    const port = await freePort();
+    const set = await admin('workspace', 'set', ws.id, '--target-deny', `*.internal.example, 127.0.0.1:${port}`);
     expect(set.code).toBe(0);
     const stored = await db.workspace.findUniqueOrThrow({ where: { id: ws.id }, select: { targetDeny: true } });
-    expect(stored.targetDeny).toBe('*.internal.example,127.0.0.1:4444');
+    expect(stored.targetDeny).toBe(`*.internal.example,127.0.0.1:${port}`);
 
     const apply = async (baseUrl: string) => {
       const file = path.join(dir, `targets-${Buffer.from(baseUrl).toString('hex')}.json`);
@@ -281,14 +287,14 @@ describe('testrun admin', () => {
     const metadata = await apply('http://0xA9FEA9FE/');
     expect(metadata.code).not.toBe(0);
     expect(metadata.stderr).toContain('169.254.169.254 is a cloud metadata endpoint (rule: metadata)');
-    // Loopback is allowed in the test set-up (TARGET_ALLOW), but this workspace denies the port.
-    const denied = await apply('http://127.0.0.1:4444');
+    // The port is allowed in the test set-up (TARGET_ALLOW), but this workspace denies it.
+    const denied = await apply(`http://127.0.0.1:${port}`);
     expect(denied.code).not.toBe(0);
     expect(denied.stderr).toContain('(rule: workspace_deny)');
     expect(await db.project.count({ where: { workspaceId: ws.id } })).toBe(0);
 
     expect((await admin('workspace', 'set', ws.id, '--target-deny', '')).code).toBe(0);
-    expect((await apply('http://127.0.0.1:4444')).code).toBe(0);
+    expect((await apply(`http://127.0.0.1:${port}`)).code).toBe(0);
     expect(await db.project.count({ where: { workspaceId: ws.id } })).toBe(1);
   });
 });

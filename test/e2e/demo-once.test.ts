@@ -30,7 +30,8 @@ function runDemo(): Promise<{ code: number | null; stdout: string; stderr: strin
   const tsx = path.join(REPO_ROOT, 'node_modules/.bin/tsx');
   const child = spawn(tsx, ['--conditions=@testrun/source', 'scripts/demo.ts', '--once'], {
     cwd: REPO_ROOT,
-    env: { ...process.env, PORT: '0', DEMO_SITE_PORT: '0', DEMO_STATE_DIR: stateDir },
+    // The demo's own TARGET_ALLOW, not the test set-up's.
+    env: { ...process.env, PORT: '0', DEMO_SITE_PORT: '0', DEMO_STATE_DIR: stateDir, TARGET_ALLOW: undefined },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   demo = child;
@@ -44,6 +45,9 @@ function runDemo(): Promise<{ code: number | null; stdout: string; stderr: strin
 it('prints the view link, says the link stops with it, and the link indeed no longer opens', async () => {
   const { code, stdout, stderr } = await runDemo();
   expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+  // Its TARGET_ALLOW opens the shop's ports and port 2, where the unreachable test goes (not blocked).
+  expect(stdout).toContain('Passed: 11 steps');
+  expect(stdout).toMatch(/Error at step 1 \(goto "http:\/\/127\.0\.0\.1:2\/"\): target unreachable/);
   const link = /^ {2}(http:\/\/localhost:\d+\/view\/suite-runs\/\S+)$/m.exec(stdout)?.[1];
   expect(link).toBeDefined();
   expect(stdout).toContain('--once: the API stops now, so the link above no longer opens.');

@@ -148,8 +148,8 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
     PUBLIC_BASE_URL: 'http://127.0.0.1',
     RATE_LIMIT_PER_MINUTE: '1000000',
     RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE: '1000000',
-    // The seed project's target is on loopback, which the network policy closes by default.
-    TARGET_ALLOW: options.env.TARGET_ALLOW ?? '127.0.0.1/32',
+    // The seed project's target is on loopback, which the network policy closes by default: its port only.
+    TARGET_ALLOW: options.env.TARGET_ALLOW ?? '127.0.0.1:2',
     REDIS_PREFIX: `${options.env.REDIS_PREFIX ?? 'testrun'}-fuzz-${options.seed}-${Date.now().toString(36)}`,
   });
   const logger = createLogger({ service: 'api', level: 'error', stream: new PassThrough() });

@@ -8,6 +8,7 @@ import { readWorkerConfig } from '../../apps/worker/src/config';
 import { startWorkerService, type WorkerService } from '../../apps/worker/src/service/worker-service';
 import { apiClient, memoryLogger, startApi } from '../e2e/support';
 import { createTenant, testDb } from '../support/harness';
+import { testTargetAllow } from '../support/processes';
 
 /*
  * The SSRF suite (docs/reliability/ssrf.md). Only loopback is ever dialled: the non-loopback forms
@@ -94,9 +95,9 @@ function stepsFor(way: Way, to: string) {
 
 let db: Db;
 let fixture: Listener;
-/** On 127.0.0.2: loopback beyond the allowed 127.0.0.1/32. */
+/** On 127.0.0.2: loopback beyond the allowed ports of 127.0.0.1. */
 let otherLoopback: Listener;
-/** On 127.0.0.1, allowed by range but denied by TARGET_DENY with its port. */
+/** On 127.0.0.1, allowed by the port range of the test set-up but denied by TARGET_DENY with its port. */
 let deniedPort: Listener;
 let api: Awaited<ReturnType<typeof startApi>>;
 let worker: WorkerService;
@@ -121,7 +122,7 @@ beforeAll(async () => {
     listen('127.0.0.2', (_req, res) => res.end(SECRET)),
     listen('127.0.0.1', (_req, res) => res.end(SECRET)),
   ]);
-  const env = { TARGET_ALLOW: '127.0.0.1/32', TARGET_DENY: `127.0.0.1:${deniedPort.port}` };
+  const env = { TARGET_ALLOW: testTargetAllow(), TARGET_DENY: `127.0.0.1:${deniedPort.port}` };
   api = await startApi(env);
   worker = await startWorkerService(
     readWorkerConfig({ ...process.env, ...env, PUBLIC_BASE_URL: api.url, WORKER_CONCURRENCY: '2' }),

@@ -10,6 +10,7 @@ import { startEgress, type WorkerEgress } from '../../apps/worker/src/network/wo
 import { isVideoAvailable } from '../../apps/worker/src/run/video';
 import { browserEnv } from '../../apps/worker/src/browser/browser-env';
 import { BrowserPool } from '../../apps/worker/src/browser/browser-pool';
+import { testTargetAllow } from '../support/processes';
 
 /*
  * Chromium started as the worker starts it (in its network namespace, through the relay) while the
@@ -38,7 +39,7 @@ beforeAll(async () => {
   }
   site = await startFixtureSite();
   const policy = {
-    allow: parseTargetRules('127.0.0.1/32', 'TARGET_ALLOW'),
+    allow: parseTargetRules(testTargetAllow(), 'TARGET_ALLOW'),
     deny: [],
     protectedEndpoints: [],
     protectedPorts: [],

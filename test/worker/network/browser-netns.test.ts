@@ -12,11 +12,12 @@ import { parseTargetRules, type LookupAll, type TargetPolicyConfig } from '@test
 import { BrowserPool } from '../../../apps/worker/src/browser/browser-pool';
 import { BrowserIsolationError } from '../../../apps/worker/src/network/browser-netns';
 import { startEgress, type WorkerEgress } from '../../../apps/worker/src/network/worker-egress';
+import { testTargetAllow } from '../../support/processes';
 
 /*
  * A page's ways out that do not speak HTTP through a proxy: WebRTC (STUN and TURN over UDP, TURN
  * over TCP), WebTransport (QUIC over UDP), beside WebSocket and fetch. Every listener is on
- * 127.0.0.2, outside the allowed 127.0.0.1/32, and owned by this file, which counts what reaches
+ * 127.0.0.2, outside the allowed ports of 127.0.0.1, and owned by this file, which counts what reaches
  * it. Chromium runs as the worker runs it: launched through the egress's launcher, each page in a
  * context with its run's proxy credentials.
  */
@@ -25,7 +26,7 @@ jest.setTimeout(90_000);
 
 const FORBIDDEN_HOST = '127.0.0.2';
 const POLICY: TargetPolicyConfig = {
-  allow: parseTargetRules('127.0.0.1/32', 'TARGET_ALLOW'),
+  allow: parseTargetRules(testTargetAllow(), 'TARGET_ALLOW'),
   deny: [],
   protectedEndpoints: [],
   protectedPorts: [],

@@ -6,6 +6,7 @@ import type { BrowserContext } from 'playwright';
 import { BrowserPool } from '../../../apps/worker/src/browser/browser-pool';
 import { EgressProxy, egressProxyLaunchArgs, type RunEgress } from '../../../apps/worker/src/network/egress-proxy';
 import { routeTargetHeaders } from '../../../apps/worker/src/network/target-headers';
+import { testTargetAllow } from '../../support/processes';
 
 /**
  * Real Chromium behind the worker's egress proxy, as the worker runs it: the target redirects to
@@ -22,7 +23,7 @@ describe('routeTargetHeaders', () => {
   let otherUrl: string;
   let deniedUrl: string;
   const proxy = new EgressProxy({
-    policy: createTargetPolicy({ allow: parseTargetRules('127.0.0.1/32', 'TARGET_ALLOW') }),
+    policy: createTargetPolicy({ allow: parseTargetRules(testTargetAllow(), 'TARGET_ALLOW') }),
   });
   let pool: BrowserPool;
   let runs = 0;
@@ -142,7 +143,7 @@ describe('routeTargetHeaders', () => {
   it('fetches the target through the run proxy, so a target the policy refuses is never connected', async () => {
     const port = Number(new URL(deniedUrl).port);
     const policy = createTargetPolicy({
-      allow: parseTargetRules('127.0.0.1/32', 'TARGET_ALLOW'),
+      allow: parseTargetRules(testTargetAllow(), 'TARGET_ALLOW'),
       protectedEndpoints: [{ host: '127.0.0.1', port }],
     });
     await asRun(

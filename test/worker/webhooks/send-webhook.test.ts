@@ -2,12 +2,13 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createTargetPolicy, parseTargetRules, type LookupAll } from '@testrun/core/target-policy';
 import { sendWebhook } from '../../../apps/worker/src/webhooks/send-webhook';
+import { testTargetAllow } from '../../support/processes';
 
 /**
  * One delivery attempt against a real receiver on loopback, under the target network policy: the
  * host is resolved once by the given resolver and the connection goes to the address it checked.
  */
-const policy = createTargetPolicy({ allow: parseTargetRules('127.0.0.1/32', 'TARGET_ALLOW') });
+const policy = createTargetPolicy({ allow: parseTargetRules(testTargetAllow(), 'TARGET_ALLOW') });
 let server: Server;
 let port = 0;
 let answer = 200;

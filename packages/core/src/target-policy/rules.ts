@@ -2,7 +2,7 @@ import ipaddr from 'ipaddr.js';
 import { addressInRange, parseAddress, sameAddress, type IpAddress, type IpRange } from './address';
 
 /** The ports a rule covers, `first` to `last` inclusive (one port: both the same). */
-export interface PortRange {
+interface PortRange {
   first: number;
   last: number;
 }

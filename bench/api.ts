@@ -14,7 +14,7 @@ import { createPrisma, type Db } from '@testrun/core/db';
 import { readCommonConfig } from '@testrun/core/env';
 import { ensureDatabase, migrateDatabase } from '@testrun/core/migrate';
 import type { ProjectFile } from '@testrun/contracts';
-import { freePort, spawnService } from '../test/support/processes';
+import { freePort, spawnService, testTargetAllow } from '../test/support/processes';
 import { machineLine, percentile, spread, writeSection } from './report';
 
 const ROUNDS = Number(process.env.BENCH_API_ROUNDS ?? 3);
@@ -119,7 +119,7 @@ export async function run(): Promise<void> {
     REDIS_PREFIX: prefix,
     LOG_LEVEL: 'warn',
     RATE_LIMIT_PER_MINUTE: '1000000',
-    TARGET_ALLOW: '127.0.0.1/32',
+    TARGET_ALLOW: testTargetAllow(),
     PORT: String(port),
   });
   const base = `http://127.0.0.1:${port}`;

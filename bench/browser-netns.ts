@@ -19,6 +19,7 @@ import { parseTargetRules } from '@testrun/core/target-policy';
 import { BrowserPool } from '../apps/worker/src/browser/browser-pool';
 import { startEgress, type BrowserNetworkIsolation } from '../apps/worker/src/network/worker-egress';
 import { machineLine, spread, writeSection } from './report';
+import { testTargetAllow } from '../test/support/processes';
 
 const ROUNDS = Number(process.env.BENCH_NETNS_ROUNDS ?? 10);
 
@@ -62,7 +63,7 @@ function pssOf(names: readonly string[]): number {
 async function measure(isolation: BrowserNetworkIsolation, pageUrl: string): Promise<Sample> {
   const logger = createLogger({ service: 'bench', stream: new PassThrough() });
   const policy = {
-    allow: parseTargetRules('127.0.0.1/32', 'TARGET_ALLOW'),
+    allow: parseTargetRules(testTargetAllow(), 'TARGET_ALLOW'),
     deny: [],
     protectedEndpoints: [],
     protectedPorts: [],

@@ -17,6 +17,7 @@ import { readWorkerConfig, startWorkerService } from '@testrun/worker';
 import { startFixtureSite } from '../test/fixtures/site';
 import { startApi } from '../test/e2e/support';
 import { jsonBody, machineLine, percentile, writeSection } from './report';
+import { testTargetAllow } from '../test/support/processes';
 
 const ROUNDS = Number(process.env.BENCH_CANCEL_ROUNDS ?? 12);
 /** Children per suite run: two run (the worker's concurrency), the others wait in the queue. */
@@ -33,7 +34,7 @@ export async function run(): Promise<void> {
     REDIS_PREFIX: prefix,
     LOG_LEVEL: 'error',
     RATE_LIMIT_PER_MINUTE: '100000',
-    TARGET_ALLOW: process.env.TARGET_ALLOW ?? '127.0.0.1/32',
+    TARGET_ALLOW: process.env.TARGET_ALLOW ?? testTargetAllow(),
   };
   const common = readCommonConfig(env);
   await ensureDatabase(common.databaseUrl);

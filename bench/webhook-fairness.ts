@@ -19,6 +19,7 @@ import { insertRuns, type PlannedTest } from '@testrun/core/runs';
 import { deriveKeys } from '@testrun/core/secrets';
 import { readWorkerConfig, startWorkerService } from '@testrun/worker';
 import { first, machineLine, spread, writeSection } from './report';
+import { testTargetAllow } from '../test/support/processes';
 
 const ROUNDS = Number(process.env.BENCH_WEBHOOK_ROUNDS ?? 5);
 /** Slots of the worker (WEBHOOK_CONCURRENCY; few, so A's endpoints could fill them all) and A's events per round. */
@@ -165,7 +166,7 @@ export async function run(): Promise<void> {
     ...process.env,
     REDIS_PREFIX: prefix,
     LOG_LEVEL: 'error',
-    TARGET_ALLOW: process.env.TARGET_ALLOW ?? '127.0.0.1/32',
+    TARGET_ALLOW: process.env.TARGET_ALLOW ?? testTargetAllow(),
     WORKER_VIDEO: 'off',
     WEBHOOK_CONCURRENCY: `${SLOTS}`,
     WEBHOOK_WORKSPACE_CONCURRENCY: `${SLOTS / 2}`,

@@ -18,6 +18,7 @@ import { executeRun, readWorkerConfig, startWorkerService } from '@testrun/worke
 import { startFixtureSite } from '../test/fixtures/site';
 import { startApi } from '../test/e2e/support';
 import { first, jsonBody, machineLine, percentile, writeSection } from './report';
+import { testTargetAllow } from '../test/support/processes';
 
 const DISPATCH_RUNS = Number(process.env.BENCH_DISPATCH_RUNS ?? 200);
 const OVERHEAD_RUNS = Number(process.env.BENCH_OVERHEAD_RUNS ?? 40);
@@ -40,7 +41,7 @@ export async function run(): Promise<void> {
     LOG_LEVEL: 'error',
     RATE_LIMIT_PER_MINUTE: '100000',
     // The fixture site runs on loopback, which the target network policy closes by default.
-    TARGET_ALLOW: process.env.TARGET_ALLOW ?? '127.0.0.1/32',
+    TARGET_ALLOW: process.env.TARGET_ALLOW ?? testTargetAllow(),
   };
   const common = readCommonConfig(env);
   await ensureDatabase(common.databaseUrl);

@@ -14,6 +14,7 @@ import { readTargetPolicyConfig, resolveTargetPolicy } from '@testrun/core/targe
 import { EgressProxy, egressProxyLaunchArgs } from '@testrun/worker';
 import { chromium, type Browser, type BrowserContextOptions } from 'playwright';
 import { treeCpuMs } from './cpu';
+import { testTargetAllow } from '../../test/support/processes';
 
 interface FloorArgs {
   n: number;
@@ -85,7 +86,7 @@ async function main(): Promise<void> {
 async function startProxy(): Promise<EgressProxy> {
   const nowhere = 'http://127.0.0.2:1';
   const config = readTargetPolicyConfig(
-    { TARGET_ALLOW: '127.0.0.1/32' },
+    { TARGET_ALLOW: testTargetAllow() },
     { databaseUrl: 'postgresql://bench@127.0.0.2:1/none', redisUrl: 'redis://127.0.0.2:1', publicBaseUrl: nowhere },
   );
   const proxy = new EgressProxy({ policy: await resolveTargetPolicy(config) });

@@ -13,7 +13,7 @@ import { addMember, applyProject, createApiKey, createWorkspace } from '../../pa
 import { createPrisma, type Db } from '@testrun/core/db';
 import { readCommonConfig } from '@testrun/core/env';
 import { ensureDatabase, migrateDatabase } from '@testrun/core/migrate';
-import { freePort, spawnService } from '../../test/support/processes';
+import { freePort, spawnService, testTargetAllow } from '../../test/support/processes';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
@@ -54,7 +54,7 @@ export async function startBenchService(
     ARTIFACTS_DIR: artifactsDir,
     LOG_LEVEL: 'warn',
     RATE_LIMIT_PER_MINUTE: '100000',
-    TARGET_ALLOW: '127.0.0.1/32',
+    TARGET_ALLOW: testTargetAllow(),
     CHROMIUM_PATH: CHROMIUM,
   };
   const api = spawnService('api', { ...env, PORT: String(port) });

@@ -4,6 +4,7 @@ import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { makeScratchDir } from '../housekeeping/scratch-dir';
+import { closingOthers } from '../sandbox/close-fds';
 import type { EgressProxy } from './egress-proxy';
 
 /*
@@ -118,8 +119,18 @@ export async function isolateBrowserNetwork(proxy: EgressProxy): Promise<Browser
       let launcher = launchers.get(chromiumPath);
       if (launcher === undefined) {
         launcher = path.join(dir, `chromium-${launchers.size}`);
-        // Chromium talks to Playwright over fds 3 and 4 (the DevTools pipe): the relay passes them on.
-        const command = [bwrap, ...BWRAP_FLAGS, '--', process.execPath, RELAY_SCRIPT, socketPath, relayPort, '3,4'];
+        // Chromium talks to Playwright over fds 3 and 4 (the DevTools pipe): the relay passes them on,
+        // and no other descriptor of the worker's reaches Chromium.
+        const command = closingOthers(4, [
+          bwrap,
+          ...BWRAP_FLAGS,
+          '--',
+          process.execPath,
+          RELAY_SCRIPT,
+          socketPath,
+          relayPort,
+          '3,4',
+        ]);
         const script = `#!/bin/sh\nexec ${[...command, chromiumPath].map(shellQuote).join(' ')} "$@"\n`;
         writeFileSync(launcher, script, { mode: 0o700 });
         launchers.set(chromiumPath, launcher);

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { bwrapArgs, dropPrivileges, localtimeArgs } from './bwrap-args';
+import { bwrapArgs, dropPrivileges, ENV_ARGS_FD, localtimeArgs, SECCOMP_FD } from './bwrap-args';
 
 const layout = {
   readOnlyBinds: ['/tmp/runs/r1/bundle'],
@@ -70,4 +70,10 @@ test("/etc/localtime is the host's zone: its symlink, its file, or UTC where it 
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('the environment and the seccomp filter come on descriptors 3 and 4, never on the command line', () => {
+  const args = bwrapArgs(layout).join(' ');
+  expect(args).toContain(`--clearenv --args ${ENV_ARGS_FD} --seccomp ${SECCOMP_FD}`);
+  expect([ENV_ARGS_FD, SECCOMP_FD]).toEqual([3, 4]);
 });

@@ -144,6 +144,9 @@ export function bwrapArgs(layout: BwrapLayout): string[] {
     // which every process of the host can read in /proc/<pid>/cmdline.
     '--args',
     String(ENV_ARGS_FD),
+    // The seccomp filter (seccomp.ts), loaded just before the relay or setpriv starts.
+    '--seccomp',
+    String(SECCOMP_FD),
   ];
   return withParents(args);
 }
@@ -194,6 +197,8 @@ function withParents(args: readonly string[]): string[] {
 
 /** The descriptor bwrap reads the program's `--setenv` arguments from. */
 export const ENV_ARGS_FD = 3;
+/** The descriptor bwrap reads the seccomp filter from (it closes both before the program starts). */
+export const SECCOMP_FD = 4;
 
 /** The program's environment as bwrap's `--setenv` arguments, NUL-separated, for {@link ENV_ARGS_FD}. */
 export function envArgs(env: Readonly<Record<string, string>>): Buffer {

@@ -2,8 +2,10 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { bwrapArgs, dropPrivileges, ENV_ARGS_FD, envArgs } from './bwrap-args';
+import { bwrapArgs, dropPrivileges, ENV_ARGS_FD, envArgs, SECCOMP_FD } from './bwrap-args';
 import type { SandboxCgroup } from './cgroups';
+import { closingOthers } from './close-fds';
+import { seccompFilter } from './seccomp';
 import { prepareScratch, scratchFull } from './scratch';
 import { sandboxSupport } from './support';
 import { superviseChild, type ChildEnding } from './supervise';
@@ -107,8 +109,9 @@ function programCommand(spec: SandboxSpec, uid: number): { command: string[]; mo
 }
 
 /**
- * Enters every cgroup, then becomes bubblewrap: the program is inside its limits before it runs
- * (`sh -c TRAMPOLINE sh <n> <procs files...> <bwrap> <args...>`).
+ * Enters every cgroup, then becomes bubblewrap through {@link closingOthers}, with no descriptor but
+ * stdio, the environment's and the seccomp filter's: the program is inside its limits before it
+ * runs (`sh -c TRAMPOLINE sh <n> <procs files...> perl ... <bwrap> <args...>`).
  */
 const TRAMPOLINE =
   'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || { echo "sandbox: cannot enter $1" >&2; exit 125; }; shift; n=$((n-1)); done; exec "$@"';
@@ -168,7 +171,8 @@ export async function runSandboxed(spec: SandboxSpec): Promise<SandboxResult> {
   const dir = path.resolve(spec.scratchDir);
   running.set(dir, cgroup);
   try {
-    const result = await supervise(spec, id, cgroup, [support.bwrap, ...args, '--', ...program.command]);
+    const command = closingOthers(SECCOMP_FD, [support.bwrap, ...args, '--', ...program.command]);
+    const result = await supervise(spec, id, cgroup, command);
     // ENOSPC in the scratch directory that ended the program: the scratch quota was its limit.
     const failed = result.exitCode !== 0 || result.signal !== null;
     if (failed && result.limit === null && !result.aborted && (await scratchFull(spec.scratchDir)))
@@ -191,15 +195,20 @@ async function supervise(
     '/bin/sh',
     ['-c', TRAMPOLINE, 'sh', String(cgroup.procsFiles.length), ...cgroup.procsFiles, ...command],
     {
-      // The fourth descriptor carries the program's environment to bwrap (ENV_ARGS_FD).
-      stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+      // The program's environment and the seccomp filter, for bwrap (ENV_ARGS_FD, SECCOMP_FD).
+      stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe'],
       env: {},
     },
   );
-  const envPipe = child.stdio[ENV_ARGS_FD];
-  if (envPipe && 'end' in envPipe) {
-    envPipe.on('error', () => {}); // a program that never starts leaves the pipe unread
-    envPipe.end(envArgs(spec.env));
+  for (const [fd, bytes] of [
+    [ENV_ARGS_FD, envArgs(spec.env)],
+    [SECCOMP_FD, seccompFilter()],
+  ] as const) {
+    const pipe = child.stdio[fd];
+    if (pipe && 'end' in pipe) {
+      pipe.on('error', () => {}); // a program that never starts leaves the pipe unread
+      pipe.end(bytes);
+    }
   }
   const ending = await superviseChild(child, {
     limits: spec.limits,

@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { mkdtemp, rmdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -7,7 +7,9 @@ import { promisify } from 'node:util';
 import { dropPrivileges, namespaceArgs } from './bwrap-args';
 import type { CgroupDriver } from './cgroups';
 import { detectCgroups } from './cgroups-detect';
+import { PERL } from './close-fds';
 import { mountScratch, sweepStaleScratch, unmountScratch } from './scratch';
+import { seccompFilter, seccompUnsupported } from './seccomp';
 
 /** Whether this machine can run the sandbox, and if not, why. */
 export type SandboxSupport = { ok: true; bwrap: string; cgroups: CgroupDriver } | { ok: false; reason: string };
@@ -55,6 +57,36 @@ async function probeBwrap(bwrap: string): Promise<string | undefined> {
   }
 }
 
+/** bubblewrap runs `command` with the filter on descriptor 3: its exit code and stderr's first line. */
+function runWithFilter(bwrap: string, command: readonly string[]): Promise<{ code: number | null; said: string }> {
+  return new Promise((resolve) => {
+    const args = [...namespaceArgs(), '--ro-bind', '/', '/', '--seccomp', '3', '--', ...command];
+    const child = spawn(bwrap, args, { stdio: ['ignore', 'ignore', 'pipe', 'pipe'], env: {}, timeout: 10_000 });
+    let stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const filter = child.stdio[3];
+    if (filter && 'end' in filter) {
+      filter.on('error', () => {});
+      filter.end(seccompFilter());
+    }
+    child.on('error', (error) => resolve({ code: null, said: error.message }));
+    child.on('close', (code) => resolve({ code, said: stderr.trim().split('\n')[0] ?? '' }));
+  });
+}
+
+/** bubblewrap loads the sandbox's seccomp filter (seccomp.ts), and it holds for the program, or why not. */
+async function probeSeccomp(bwrap: string): Promise<string | undefined> {
+  const unsupported = seccompUnsupported();
+  if (unsupported !== undefined) return unsupported;
+  const drop = dropPrivileges(1_000_000, 1_000_000);
+  const status = ['/bin/grep', '-qE', '^Seccomp:[[:space:]]+2$', '/proc/self/status'];
+  const { code, said } = await runWithFilter(bwrap, [...drop, ...status]);
+  if (code === 0) return undefined;
+  return said
+    ? `${bwrap} cannot load the sandbox's seccomp filter (${said})`
+    : `the sandbox's seccomp filter is not in force for the program (its /proc/self/status does not say Seccomp: 2)`;
+}
+
 /** A tmpfs can be mounted for the scratch quota; removes the quota mounts of workers that are gone first. */
 async function probeScratch(): Promise<string | undefined> {
   await sweepStaleScratch();
@@ -81,7 +113,9 @@ async function detect(): Promise<SandboxSupport> {
   if (bwrap === undefined) return { ok: false, reason: 'bwrap (bubblewrap) is not installed' };
   if (findExecutable('setpriv', ['/usr/bin']) === undefined)
     return { ok: false, reason: '/usr/bin/setpriv (util-linux) is not installed' };
-  const failure = (await probeBwrap(bwrap)) ?? (await probeScratch());
+  if (findExecutable(path.basename(PERL), [path.dirname(PERL)]) === undefined)
+    return { ok: false, reason: `${PERL} (perl-base) is not installed` };
+  const failure = (await probeBwrap(bwrap)) ?? (await probeSeccomp(bwrap)) ?? (await probeScratch());
   if (failure !== undefined) return { ok: false, reason: failure };
   const cgroups = await detectCgroups();
   if ('reason' in cgroups) return { ok: false, reason: cgroups.reason };
@@ -97,7 +131,8 @@ export function sandboxSupport(): Promise<SandboxSupport> {
 }
 
 /**
- * Why the sandbox cannot run here (not root, no bubblewrap or setpriv, namespaces refused, no
+ * Why the sandbox cannot run here (not root, no bubblewrap, setpriv or perl, namespaces refused, the
+ * seccomp filter not loaded (an architecture it has no table for), no
  * scratch tmpfs, no usable cgroup controllers (v1 or v2), the worker's cgroup not delegated to it, not
  * permitted to create groups), or null when it can:
  * for the worker to report at start-up.

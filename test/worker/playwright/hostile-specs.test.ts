@@ -337,3 +337,28 @@ test('after every attack, a normal test through the proxy still passes', async (
   const { results } = await run('leaks.spec.js', [NORMAL], THROUGH_PROXY());
   expect(results[NORMAL]).toMatchObject({ status: 'passed', code: null });
 });
+
+const KERNEL = 'makes namespaces and mounts from a test body, with a page open';
+const UNSHARE_REFUSED = { code: 1, stdout: '', stderr: 'unshare: unshare failed: Operation not permitted' };
+
+test('namespaces, mounts and the calls the seccomp filter refuses, from a test body: all refused, the page works', async () => {
+  const { results } = await run('kernel.spec.js', [KERNEL], THROUGH_PROXY());
+  expect(results[KERNEL]).toMatchObject({ status: 'passed', code: null });
+  const kernel = seen(results[KERNEL]) as { program: { seccomp: string; calls: Record<string, unknown> } };
+  expect(kernel).toMatchObject({
+    seccomp: '2',
+    user: UNSHARE_REFUSED,
+    userNet: UNSHARE_REFUSED,
+    mount: UNSHARE_REFUSED,
+    program: { seccomp: '2', commands: { user: UNSHARE_REFUSED, userNet: UNSHARE_REFUSED, mount: UNSHARE_REFUSED } },
+  });
+  const { clone3, personality_query: query, x32_getpid: x32, bpf, ...refused } = kernel.program.calls;
+  expect({ clone3, query, x32, bpf }).toEqual({
+    clone3: 'ENOSYS',
+    query: 'ok',
+    x32: 'killed by SIGSYS',
+    bpf: { prog_load: 'EPERM', invalid_command: 'EPERM' },
+  });
+  expect(Object.keys(refused).length).toBeGreaterThan(15);
+  for (const [call, outcome] of Object.entries(refused)) expect([call, outcome]).toEqual([call, 'EPERM']);
+});

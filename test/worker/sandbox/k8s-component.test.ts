@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -78,4 +78,16 @@ testIfKubectl('the worker runs under gVisor, as root, with what bubblewrap, moun
   expect(container?.image).toMatch(/testrun-worker/);
   expect(container?.livenessProbe?.httpGet?.path).toBe('/healthz');
   expect(pod.volumes?.map((v) => v.name)).toEqual(expect.arrayContaining(['tmp', 'dshm']));
+});
+
+test("the worker's seccomp profile lets bubblewrap load the sandbox's own filter and setpriv make the program its user", () => {
+  const profile = JSON.parse(readFileSync(path.resolve(K8S, '../seccomp/testrun-worker.json'), 'utf8')) as {
+    defaultAction: string;
+    syscalls: { names: string[]; action: string }[];
+  };
+  expect(profile.defaultAction).toBe('SCMP_ACT_ALLOW');
+  const refused = profile.syscalls.filter((rule) => rule.action !== 'SCMP_ACT_ALLOW').flatMap((rule) => rule.names);
+  // seccomp(2) and prctl(PR_SET_SECCOMP) load it; setpriv changes the user, its groups and capabilities.
+  for (const call of ['seccomp', 'prctl', 'setresuid', 'setresgid', 'setgroups', 'capset', 'unshare', 'mount'])
+    expect([call, refused.includes(call)]).toEqual([call, false]);
 });

@@ -21,6 +21,17 @@ fi
 if [ -n "${CI:-}" ]; then pnpm install --frozen-lockfile --reporter=silent; else pnpm install --reporter=silent; fi
 bash infra/local-services.sh
 bash infra/ensure-browser.sh
+# The sandbox's tests make system calls inside the sandbox with the system's python3 (only /usr is
+# there: test/fixtures/hostile/syscalls.py); the service itself does not need it.
+if [ ! -x /usr/bin/python3 ]; then
+  if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+    say "installing Debian's python3 (the sandbox's tests)"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3 >/dev/null 2>&1 ||
+      { apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3 >/dev/null; }
+  else
+    say "/usr/bin/python3 is not installed: the sandbox's seccomp tests will fail (apt-get install -y python3)"
+  fi
+fi
 # Generates the Prisma client and compiles every package to dist/ (a cache hit when nothing changed):
 # the services, the migration runner and the testrun binary run the built JavaScript.
 pnpm -s build --output-logs=errors-only

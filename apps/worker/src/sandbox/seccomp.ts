@@ -8,8 +8,9 @@ import { REFUSED, SYSCALL_TABLES, type RefusedName, type SyscallTable } from './
  * (ENOSYS: the C library then falls back to clone, whose flags the filter can read, as Docker does),
  * a personality other than the ones Docker allows (EPERM) and AF_VSOCK sockets (EPERM). A call of
  * another architecture's ABI (x86's 32-bit int 0x80, x32) kills the process: the numbers mean other
- * calls there. The filter reads only the number and the architecture for every call but those four,
- * so the kernel's seccomp cache (Linux 5.11) decides the allowed ones without running it.
+ * calls there. The filter reads only the number and the architecture for every call but clone,
+ * personality and socket, so the kernel's seccomp cache (Linux 5.11) answers the other allowed
+ * calls without running it.
  */
 
 /** struct seccomp_data's fields, as byte offsets. */

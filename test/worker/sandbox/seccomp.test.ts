@@ -8,7 +8,9 @@ import { report, sandboxHarness, type Harness } from './sandbox-harness';
  * The sandbox's seccomp filter (apps/worker/src/sandbox/seccomp.ts) against the kernel: the hostile
  * program test/fixtures/hostile/kernel.js makes new namespaces and mounts with util-linux's unshare,
  * and the calls of syscalls.py for real with python3, as the sandbox's user. Without the filter
- * (Seccomp: 0) every one of them but `unshare -n` (no capability) worked or reached the kernel.
+ * (Seccomp: 0) every one of them worked or reached the kernel (another errno), but those refused
+ * for want of a capability anyway: `unshare -n`, unshare(CLONE_NEWNET), the tmpfs mount outside a
+ * user namespace, and BPF_PROG_LOAD where kernel.unprivileged_bpf_disabled is set.
  */
 
 jest.setTimeout(60_000);

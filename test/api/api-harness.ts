@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
+import type { BundleCaps } from '@testrun/contracts';
 import { authChangeAnnouncer, type AuthChangeAnnouncer } from '@testrun/core/api-keys';
 import { LocalArtifactStore } from '@testrun/core/artifact-store';
 import { createPrisma, type Db } from '@testrun/core/db';
@@ -42,7 +43,13 @@ export type TestApi = {
  * defaults to a fresh one per call; pass the same to two apps to make them replicas).
  */
 export function buildTestApi(
-  options: { prefix?: string; env?: Record<string, string>; db?: Db; bundleMaxBytes?: number } = {},
+  options: {
+    prefix?: string;
+    env?: Record<string, string>;
+    db?: Db;
+    bundleMaxBytes?: number;
+    bundleCaps?: BundleCaps;
+  } = {},
 ): TestApi {
   const prefix = options.prefix ?? `${process.env.REDIS_PREFIX}-${uniqueTag()}`;
   const config = readApiConfig({
@@ -78,6 +85,7 @@ export function buildTestApi(
     keys: deriveKeys(config.secret),
     now: () => new Date(Date.now() + clock.offsetMs),
     bundleMaxBytes: options.bundleMaxBytes,
+    bundleCaps: options.bundleCaps,
   });
   return {
     app,

@@ -1,5 +1,5 @@
 import express, { type Express } from 'express';
-import { BUNDLE_LIMITS } from '@testrun/contracts';
+import { BUNDLE_LIMITS, type BundleCaps } from '@testrun/contracts';
 import type { AppDeps } from './deps';
 import { ApiError, createErrorHandler } from './errors';
 import './locals';
@@ -26,9 +26,10 @@ import { createViewRouter } from './routes/view';
  * existence (404) → limits (422) → 201.
  */
 export function createApp(
-  input: Omit<AppDeps, 'now' | 'metrics' | 'watcher' | 'bundleMaxBytes'> & {
+  input: Omit<AppDeps, 'now' | 'metrics' | 'watcher' | 'bundleMaxBytes' | 'bundleCaps'> & {
     now?: () => Date;
     bundleMaxBytes?: number;
+    bundleCaps?: BundleCaps;
     metrics?: ApiMetrics;
     watcher?: ChangeWatcher;
   },
@@ -37,6 +38,7 @@ export function createApp(
     ...input,
     now: input.now ?? (() => new Date()),
     bundleMaxBytes: input.bundleMaxBytes ?? BUNDLE_LIMITS.maxBytes,
+    bundleCaps: input.bundleCaps ?? BUNDLE_LIMITS,
     metrics: input.metrics ?? new ApiMetrics(),
     watcher: input.watcher ?? new ChangeWatcher(input.db, input.logger, input.config),
   };

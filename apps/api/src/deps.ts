@@ -1,3 +1,4 @@
+import type { BundleCaps } from '@testrun/contracts';
 import type { ArtifactStore } from '@testrun/core/artifact-store';
 import type { Db } from '@testrun/core/db';
 import type { Logger } from '@testrun/core/logger';
@@ -27,6 +28,8 @@ export type AppDeps = {
   watcher: ChangeWatcher;
   /** The largest bundle PUT …/bundles/{digest} stores (default `BUNDLE_LIMITS.maxBytes`; tests lower it). */
   bundleMaxBytes: number;
+  /** The unpacked caps a bundle is held to as it is received (default BUNDLE_LIMITS'; tests lower them). */
+  bundleCaps: BundleCaps;
   /** The clock of idempotency records (default the system clock); tests move it to expire keys. */
   now: () => Date;
 };

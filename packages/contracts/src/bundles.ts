@@ -16,6 +16,12 @@ export function isBundleDigest(value: unknown): boolean {
   return typeof value === 'string' && new RegExp(BUNDLE_DIGEST_PATTERN).test(value);
 }
 
+/**
+ * The packages the service provides to a team's Playwright code (its @playwright/test stand-in and
+ * the runner): a bundle may not carry its own, which Node would find first.
+ */
+export const PROVIDED_PACKAGES: ReadonlySet<string> = new Set(['@playwright/test', 'playwright', 'playwright-core']);
+
 /** The manifest's name at the bundle's root. */
 export const BUNDLE_MANIFEST = 'testrun-bundle.json';
 

@@ -90,12 +90,21 @@ export const DEPLOYMENT_LIMITS = {
 
 /**
  * Caps of a Playwright bundle (PUT …/bundles/{digest}, `testrun deploy` of a file with `playwright:`):
- * the CLI refuses to pack a larger one, the API answers 413 `payload_too_large` naming the cap.
+ * the CLI refuses to pack a larger one, the API answers 413 `payload_too_large` naming the cap. The
+ * unpacked caps are checked as the bundle is inflated, by the API as it receives it and by each
+ * worker as it extracts it: the count stops at the cap, nothing past it is inflated.
  */
 export const BUNDLE_LIMITS = {
   /** Largest bundle, its .tar.gz bytes. */
   maxBytes: 50 * 1024 * 1024,
+  /** Largest bundle unpacked: its tar's bytes (every file's bytes, headers and padding), 413 `payload_too_large` over it. */
+  maxUnpackedBytes: 256 * 1024 * 1024,
+  /** Most files and folders a bundle unpacks to (a folder only implied by a file's path counts), 422 `invalid_bundle` over it. */
+  maxFiles: 10_000,
 } as const;
+
+/** The unpacked caps a bundle is held to (BUNDLE_LIMITS' by default; tests lower them). */
+export type BundleCaps = { maxUnpackedBytes: number; maxFiles: number };
 
 /**
  * Tests one project file may hold, by the workspace's plan (disabled tests count). Above

@@ -108,7 +108,8 @@ export const PROBLEMS = {
   payload_too_large: {
     status: 413,
     title: 'The request body is too large',
-    description: 'The request body is larger than 256 KB (2 MiB for a deployment, 50 MiB for a Playwright bundle).',
+    description:
+      'The request body is larger than 256 KB (2 MiB for a deployment, 50 MiB for a Playwright bundle, or 256 MiB for a bundle unpacked: `BUNDLE_LIMITS.maxUnpackedBytes`, counted as it is inflated and stopped there).',
   },
   expectation_failed: {
     status: 417,
@@ -128,9 +129,9 @@ export const PROBLEMS = {
   },
   invalid_bundle: {
     status: 422,
-    title: 'The bundle is not the one named, or not a bundle',
+    title: 'The bundle is not the one named, or not a bundle the service accepts',
     description:
-      "The bytes of PUT …/bundles/{digest} do not have the digest the path names (`sha256:` and the SHA-256 of the bytes), or they are not a gzip'd tar with `testrun-bundle.json` at its root. Nothing was stored. Pack it again with `testrun deploy` and upload the bytes unchanged.",
+      "The bytes of PUT …/bundles/{digest} do not have the digest the path names (`sha256:` and the SHA-256 of the bytes), or they are not a gzip'd tar with `testrun-bundle.json` at its root, or they hold more than `BUNDLE_LIMITS.maxFiles` files and folders, an entry that is not a regular file or folder at a plain relative path (a link, a device, `..`), or a package the service provides (`@playwright/test`, `playwright`, `playwright-core`); a deployment's, when the worker refuses its bundle for one of these (`errors` names `/bundle`). The detail says which. Nothing was stored. Pack it again with `testrun deploy` and upload the bytes unchanged.",
   },
   plan_limit_exceeded: {
     status: 422,
@@ -196,7 +197,7 @@ export const PROBLEMS = {
     status: 503,
     title: 'No worker listed the Playwright tests in time',
     description:
-      "A deployment with Playwright tests is discovered in a worker's sandbox, and no worker answered within the wait (none running, or all busy). Nothing was stored; retry later.",
+      "A deployment with Playwright tests is discovered in a worker's sandbox, and no worker answered within the wait (none running, or all busy), or the worker's discovery failed, or it could not extract the bundle (its disk full); the detail says which. Nothing was stored; retry later.",
   },
   service_unavailable: {
     status: 503,

@@ -10,7 +10,13 @@ export function bundleRoutes(deps: AppDeps): ApiRoute[] {
       headBundle(deps.store, workspaceId, params.digest),
     ),
     apiRoute(deps, API_ROUTES.putBundle, ({ workspaceId, params, stream }) =>
-      putBundle(deps.store, { workspaceId, digest: params.digest, body: stream, maxBytes: deps.bundleMaxBytes }),
+      putBundle(deps.store, {
+        workspaceId,
+        digest: params.digest,
+        body: stream,
+        maxBytes: deps.bundleMaxBytes,
+        caps: deps.bundleCaps,
+      }),
     ),
   ];
 }

@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { isBundleDigest, needsBundle, type ParsedDeploymentRequest } from '@testrun/contracts';
+import { isBundleDigest, needsBundle, type BundleCaps, type ParsedDeploymentRequest } from '@testrun/contracts';
 import type { ArtifactStore } from '@testrun/core/artifact-store';
 import { BundleError, bundleExists, storeBundle } from '@testrun/core/bundles';
 import { ApiError } from '../errors';
@@ -14,7 +14,7 @@ function digestOf(digest: string): string {
 /** PUT …/bundles/{digest}: 201 stored, 200 when the workspace had it; 413 / 422 `invalid_bundle` refused. */
 export async function putBundle(
   store: ArtifactStore,
-  input: { workspaceId: string; digest: string; body: Readable; maxBytes: number },
+  input: { workspaceId: string; digest: string; body: Readable; maxBytes: number; caps: BundleCaps },
 ) {
   const digest = digestOf(input.digest);
   try {
@@ -22,9 +22,18 @@ export async function putBundle(
     return { body: { digest, size }, status: created ? 201 : 200 };
   } catch (e) {
     if (!(e instanceof BundleError)) throw e;
-    if (e.reason === 'too_large') throw bundleTooLarge(input.maxBytes);
-    throw new ApiError('invalid_bundle', `The bundle is refused: ${e.message}.`);
+    throw bundleRefusal(e, input.maxBytes);
   }
+}
+
+/**
+ * A bundle's refusal as the API's problem: 413 over its packed or unpacked size, 422 `invalid_bundle`
+ * otherwise; a cap's refusal names it and the value it was held to, as `(limit NAME = VALUE)`.
+ */
+function bundleRefusal(e: BundleError, maxBytes: number): ApiError {
+  if (e.reason === 'too_large') return bundleTooLarge(maxBytes);
+  const detail = `The bundle is refused: ${e.message}${e.cap ? ` (limit ${e.cap.name} = ${e.cap.value})` : ''}.`;
+  return new ApiError(e.reason === 'unpacked_too_large' ? 'payload_too_large' : 'invalid_bundle', detail);
 }
 
 /** HEAD …/bundles/{digest}: 200 when the workspace has it, 404 otherwise. */

@@ -1,8 +1,8 @@
 import { existsSync, lstatSync, realpathSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { PlaywrightSection } from '@testrun/contracts';
+import { PROVIDED_PACKAGES, type PlaywrightSection } from '@testrun/contracts';
 import { scanImports } from './scan-imports';
-import { findPackageDir, PROVIDED_PACKAGES, readPackageJson, resolveImport } from './resolve';
+import { findPackageDir, readPackageJson, resolveImport } from './resolve';
 import { globToRegExp, posixRelative, walkFiles } from './walk';
 
 // What a bundle holds (docs/CLI.md, "Playwright bundles"): the config, every spec file under its

@@ -1,14 +1,12 @@
 import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import path from 'node:path';
+import { PROVIDED_PACKAGES } from '@testrun/contracts';
 
 // Node's resolution as the bundle needs it, without running anything: a relative import to a file
 // (TypeScript's extensions, `.js` written for a `.ts`, index files, a directory's package.json
 // `main`), a bare import to the package directory it names in the nearest node_modules (checking
 // the subpath against its `exports`, `main` or files).
-
-/** Packages the service provides: never packed. */
-export const PROVIDED_PACKAGES: ReadonlySet<string> = new Set(['@playwright/test', 'playwright', 'playwright-core']);
 
 const EXTENSIONS = ['.ts', '.tsx', '.mts', '.cts', '.js', '.jsx', '.mjs', '.cjs', '.json'];
 /** What a `.js`-style extension may stand for in TypeScript sources. */

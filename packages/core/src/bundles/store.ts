@@ -1,25 +1,14 @@
 import { createHash } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createWriteStream } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Transform, type Readable } from 'node:stream';
+import { PassThrough, Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { createGunzip } from 'node:zlib';
-import { extract } from 'tar-stream';
-import { BUNDLE_MANIFEST, isBundleDigest } from '@testrun/contracts';
+import { BUNDLE_LIMITS, BUNDLE_MANIFEST, isBundleDigest, type BundleCaps } from '@testrun/contracts';
 import type { ArtifactStore, OpenedArtifact } from '../artifact-store';
-
-/** Why a bundle was refused: over the cap, not the digest named, or not a bundle. */
-export class BundleError extends Error {
-  override readonly name = 'BundleError';
-  constructor(
-    readonly reason: 'too_large' | 'digest_mismatch' | 'invalid_format',
-    message: string,
-  ) {
-    super(message);
-  }
-}
+import { BundleError } from './errors';
+import { walkBundle } from './walk';
 
 /** The store key of a workspace's bundle: `bundles/<workspaceId>/<hex>.tar.gz`. */
 export function bundleKey(workspaceId: string, digest: string): string {
@@ -50,7 +39,13 @@ function measured(maxBytes: number) {
   const stream = new Transform({
     transform(chunk: Buffer, _enc, done) {
       size += chunk.length;
-      if (size > maxBytes) return done(new BundleError('too_large', `the bundle is larger than ${maxBytes} bytes`));
+      if (size > maxBytes)
+        return done(
+          new BundleError('too_large', `the bundle is larger than ${maxBytes} bytes`, {
+            name: 'BUNDLE_LIMITS.maxBytes',
+            value: maxBytes,
+          }),
+        );
       hash.update(chunk);
       done(null, chunk);
     },
@@ -58,29 +53,41 @@ function measured(maxBytes: number) {
   return { stream, size: () => size, digest: () => `sha256:${hash.digest('hex')}` };
 }
 
-/** Whether a file is a gzip'd tar with the manifest at its root, its JSON an object. */
-async function checkFormat(file: string): Promise<void> {
-  const tar = extract();
+/**
+ * A pass-through that also feeds every chunk to the bundle's walk (walk.ts) as it arrives, with
+ * backpressure from both; the walk's refusal (a cap, a link, a provided package) fails it at once,
+ * so the rest of the body is neither read nor inflated. `manifest` is the root manifest's bytes, once done.
+ */
+function inspecting(caps: BundleCaps) {
+  const sink = new PassThrough();
   const found: { manifest: Buffer | null } = { manifest: null };
-  tar.on('entry', (header, entry, next) => {
-    const name = header.name.replace(/^\.\//, '');
-    if (name !== BUNDLE_MANIFEST || header.type !== 'file') {
-      entry.on('end', next).resume();
-      return;
-    }
+  const walked = walkBundle(sink, caps, async (entry, content) => {
+    if (entry.folder || entry.path !== BUNDLE_MANIFEST) return;
     const chunks: Buffer[] = [];
-    entry.on('data', (c: unknown) => chunks.push(c as Buffer));
-    entry.on('end', () => {
-      found.manifest = Buffer.concat(chunks);
-      next();
-    });
+    for await (const chunk of content) chunks.push(Buffer.from(chunk));
+    found.manifest = Buffer.concat(chunks);
   });
-  try {
-    await pipeline(createReadStream(file), createGunzip(), tar);
-  } catch (e) {
-    throw new BundleError('invalid_format', `the body is not a gzip'd tar (${(e as Error).message})`);
-  }
-  const { manifest } = found;
+  let failure: Error | null = null;
+  const stream = new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      if (failure) return done(failure);
+      if (sink.write(chunk)) return done(null, chunk);
+      sink.once('drain', () => done(failure, chunk));
+    },
+    flush(done) {
+      sink.end();
+      walked.then(() => done(), done);
+    },
+  });
+  walked.catch((error: unknown) => {
+    failure = error as Error;
+    stream.destroy(failure);
+  });
+  return { stream, manifest: () => found.manifest };
+}
+
+/** Whether the manifest at the bundle's root is there and a format 1 object. */
+function checkManifest(manifest: Buffer | null): void {
   if (manifest === null) throw new BundleError('invalid_format', `the bundle has no ${BUNDLE_MANIFEST} at its root`);
   let parsed: unknown;
   try {
@@ -94,13 +101,15 @@ async function checkFormat(file: string): Promise<void> {
 
 /**
  * Stores a workspace's bundle read from `body`: streamed to a scratch file while it is counted
- * (a {@link BundleError} `too_large` past `maxBytes`, read no further) and hashed, then checked
- * against `digest` and for its format, then written to the store. `created` is false when the
- * workspace already had it (the body is not read, nothing is written).
+ * (a {@link BundleError} `too_large` past `maxBytes`, read no further), hashed, and inflated and
+ * walked entry by entry (walk.ts: a refusal past the unpacked caps `caps`, default BUNDLE_LIMITS', or
+ * for an entry or package it may not hold, stops it there), then checked against `digest` and for
+ * its manifest, then written to the store. `created` is false when the workspace already had it
+ * (the body is not read, nothing is written). Nothing is stored when it is refused.
  */
 export async function storeBundle(
   store: ArtifactStore,
-  input: { workspaceId: string; digest: string; body: Readable; maxBytes: number },
+  input: { workspaceId: string; digest: string; body: Readable; maxBytes: number; caps?: BundleCaps },
 ): Promise<{ created: boolean; size: number }> {
   const key = bundleKey(input.workspaceId, input.digest);
   const existing = await store.open(key);
@@ -113,11 +122,12 @@ export async function storeBundle(
   try {
     const file = path.join(dir, 'bundle.tar.gz');
     const meter = measured(input.maxBytes);
-    await pipeline(input.body, meter.stream, createWriteStream(file));
+    const walk = inspecting(input.caps ?? BUNDLE_LIMITS);
+    await pipeline(input.body, meter.stream, walk.stream, createWriteStream(file));
     const actual = meter.digest();
     if (actual !== input.digest)
       throw new BundleError('digest_mismatch', `the body's digest is ${actual}, not ${input.digest}`);
-    await checkFormat(file);
+    checkManifest(walk.manifest());
     // The store takes a whole buffer; the bytes were checked on disk first, so a refused body never sits in memory.
     await store.put(key, await readFile(file));
     return { created: true, size: meter.size() };

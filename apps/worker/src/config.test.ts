@@ -23,6 +23,7 @@ describe('readWorkerConfig', () => {
       playwrightSandbox: 'on',
       playwrightCodeCache: 'on',
       playwrightBatchSize: 100,
+      playwrightBundleCacheBytes: 2048 * 1024 * 1024,
     });
   });
 
@@ -33,6 +34,9 @@ describe('readWorkerConfig', () => {
     expect(() => readWorkerConfig({ ...BASE, PLAYWRIGHT_CODE_CACHE: 'no' })).toThrow(ConfigError);
     expect(readWorkerConfig({ ...BASE, PLAYWRIGHT_BATCH_SIZE: '1' }).playwrightBatchSize).toBe(1);
     expect(() => readWorkerConfig({ ...BASE, PLAYWRIGHT_BATCH_SIZE: '0' })).toThrow(ConfigError);
+    expect(readWorkerConfig({ ...BASE, PLAYWRIGHT_BUNDLE_CACHE_MB: '512' }).playwrightBundleCacheBytes).toBe(512 << 20);
+    // Less than one bundle at the caps would take.
+    expect(() => readWorkerConfig({ ...BASE, PLAYWRIGHT_BUNDLE_CACHE_MB: '100' })).toThrow(ConfigError);
   });
 
   it("caps a sandbox's cores only when SANDBOX_CPU_CORES says so", () => {

@@ -79,6 +79,12 @@ export type WorkerConfig = CommonConfig & {
    */
   playwrightCodeCache: 'on' | 'off';
   /**
+   * PLAYWRIGHT_BUNDLE_CACHE_MB: the most disk the extracted bundles take, with what Playwright
+   * compiled of them (default 2048; at least 512, room for one bundle at BUNDLE_LIMITS' caps). The
+   * least recently used go first (docs/WORKER.md, "Bundle cache").
+   */
+  playwrightBundleCacheBytes: number;
+  /**
    * What each run may use. WORKER_PAGE_HEAP_MB: JavaScript heap of one page (default 256);
    * WORKER_MAX_PAGES: pages a run may open, popups included (default 20); WORKER_MAX_DIALOGS:
    * dialogs a run may raise (default 50); WORKER_RECORDING_MAX_MB: largest trace or video kept (default 50).
@@ -142,6 +148,7 @@ export function readWorkerConfig(env: Env = process.env): WorkerConfig {
     sandboxCpuCores: env.SANDBOX_CPU_CORES ? readInt(env, 'SANDBOX_CPU_CORES', 1, { min: 1, max: 1_024 }) : undefined,
     playwrightSandbox: readEnum(env, 'PLAYWRIGHT_SANDBOX', ['on', 'off'] as const, 'on'),
     playwrightCodeCache: readEnum(env, 'PLAYWRIGHT_CODE_CACHE', ['on', 'off'] as const, 'on'),
+    playwrightBundleCacheBytes: readInt(env, 'PLAYWRIGHT_BUNDLE_CACHE_MB', 2048, { min: 512, max: 1_048_576 }) * MB,
     limits: {
       heapBytes: readInt(env, 'WORKER_PAGE_HEAP_MB', 256, { min: 16, max: 16_384 }) * MB,
       maxPages: readInt(env, 'WORKER_MAX_PAGES', 20, { min: 1, max: 1_000 }),

@@ -40,7 +40,12 @@ export const DiscoveredTest = Type.Object(
 );
 export type DiscoveredTest = Static<typeof DiscoveredTest>;
 
-/** What discovery answers: the tests, the projects and warnings, or why the bundle does not load. */
+/**
+ * What discovery answers: the tests, the projects and warnings, or why not. An `error` without a
+ * `cause` is the team's config or specs not loading; `bundle`: the worker refused the bundle itself
+ * (a cap of BUNDLE_LIMITS, an entry or package it may not hold); `worker`: the worker could not
+ * extract it (its disk full, say), not the team's doing.
+ */
 export const DiscoveryResult = Type.Union([
   Type.Object(
     {
@@ -52,7 +57,10 @@ export const DiscoveryResult = Type.Union([
     },
     { additionalProperties: false },
   ),
-  Type.Object({ error: Type.String() }, { additionalProperties: false }),
+  Type.Object(
+    { error: Type.String(), cause: Type.Optional(Type.Union([Type.Literal('bundle'), Type.Literal('worker')])) },
+    { additionalProperties: false },
+  ),
 ]);
 export type DiscoveryResult = Static<typeof DiscoveryResult>;
 

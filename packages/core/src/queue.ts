@@ -49,8 +49,15 @@ export async function addRunJobs(
 /** Asks a worker to list a bundle's Playwright tests in its sandbox, and waits for the answer. */
 export type Discover = (payload: DiscoveryJobPayload) => Promise<DiscoveryResult>;
 
-/** Why discovery could not answer: no worker took the job, or it failed, within the wait. */
-export class DiscoveryUnavailableError extends Error {}
+/** Why discovery could not answer: no worker took the job within the wait, or (`failed`) the job failed. */
+export class DiscoveryUnavailableError extends Error {
+  constructor(
+    message: string,
+    readonly failed = false,
+  ) {
+    super(message);
+  }
+}
 
 /**
  * The API's side of discovery: a job on the discovery queue, and the wait for its answer through
@@ -78,9 +85,10 @@ export function createDiscoveryClient(
       try {
         return (await job.waitUntilFinished(events, waitMs)) as DiscoveryResult;
       } catch (error) {
-        // Not taken in time: nobody will want its answer.
+        // Failed, or not taken in time: nobody will want its answer.
+        const failed = (await job.getState().catch(() => 'unknown')) === 'failed';
         await job.remove().catch(() => undefined);
-        throw new DiscoveryUnavailableError(error instanceof Error ? error.message : String(error));
+        throw new DiscoveryUnavailableError(error instanceof Error ? error.message : String(error), failed);
       }
     },
     async close() {

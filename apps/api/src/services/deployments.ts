@@ -1,5 +1,6 @@
 import {
   underProject,
+  type DiscoveryResult,
   type ParsedDeploymentRequest,
   type ProblemFieldError,
   type ProjectFile,
@@ -121,17 +122,28 @@ async function discovered(
   if (request.dryRun && !(await bundleExists(ctx.store, workspaceId, bundle))) return { file, bundle, warnings: [] };
   if (!ctx.discover)
     throw new ApiError('discovery_unavailable', 'This service has no worker to discover Playwright tests with.');
+  let result: DiscoveryResult;
   try {
-    const result = await ctx.discover({ workspaceId, bundle, config: section.config });
-    return expandPlaywrightSuites(file, bundle, result);
+    result = await ctx.discover({ workspaceId, bundle, config: section.config });
   } catch (e) {
-    if (e instanceof DiscoveryUnavailableError)
-      throw new ApiError(
-        'discovery_unavailable',
-        'No worker listed the bundle’s Playwright tests in time; nothing was stored. Retry later.',
-      );
-    throw e;
+    if (!(e instanceof DiscoveryUnavailableError)) throw e;
+    throw new ApiError(
+      'discovery_unavailable',
+      e.failed
+        ? 'A worker failed to list the bundle’s Playwright tests (its log says why); nothing was stored. Retry later.'
+        : 'No worker listed the bundle’s Playwright tests in time; nothing was stored. Retry later.',
+    );
   }
+  if ('error' in result && result.cause === 'bundle')
+    throw new ApiError('invalid_bundle', `The bundle is refused by the worker: ${result.error}.`, {
+      errors: [{ path: '/bundle', message: result.error }],
+    });
+  if ('error' in result && result.cause === 'worker')
+    throw new ApiError(
+      'discovery_unavailable',
+      `A worker could not list the bundle’s Playwright tests: ${result.error}; nothing was stored. Retry later.`,
+    );
+  return expandPlaywrightSuites(file, bundle, result);
 }
 
 /** The file's base URL and webhook URLs the network policy refuses, as errors of the file. */

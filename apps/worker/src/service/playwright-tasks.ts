@@ -7,7 +7,8 @@ import { errorMessage, type Logger } from '@testrun/core/logger';
 import { createRedis } from '@testrun/core/queue';
 import type { WorkerConfig } from '../config';
 import { BatchRegistry } from '../executors/playwright/batch';
-import { BundleCache, BundleUnavailableError } from '../executors/playwright/bundle-cache';
+import { BundleCache, BundleRefusedError, BundleUnavailableError } from '../executors/playwright/bundle-cache';
+import { BundleCacheFullError } from '../executors/playwright/bundle-cache-room';
 import { CodeCache } from '../executors/playwright/code-cache';
 import { discoverTests } from '../executors/playwright/discover';
 import { Arrivals, Gatherings } from '../executors/playwright/gather';
@@ -47,7 +48,9 @@ export async function startPlaywright(
             }),
           );
     const value: PlaywrightRuntime = {
-      bundles: new BundleCache(parts.store, path.join(dir, 'extracted')),
+      bundles: new BundleCache(parts.store, path.join(dir, 'extracted'), {
+        maxBytes: config.playwrightBundleCacheBytes,
+      }),
       codeCache,
       sandbox: reason === null ? { ok: true } : { ok: false, reason },
       isolation,
@@ -72,7 +75,7 @@ export async function startPlaywright(
     const connection = createRedis(config.redisUrl);
     const value = new Worker<DiscoveryJobPayload, DiscoveryResult>(
       JOBS.discovery.queue,
-      async (job) => discover(runtime, parts.scratchDir, job.data),
+      async (job) => discover(runtime, parts.scratchDir, job.data, logger),
       { connection, prefix: config.redisPrefix, concurrency: 1 },
     );
     value.on('failed', (job, error) =>
@@ -119,18 +122,34 @@ async function sandboxEgress(
     egress.proxy.openRunListener(id, { policy, socketPath: path.join(socketDir, `${++opened}.sock`) });
 }
 
+/**
+ * Why a bundle could not be extracted, as discovery's answer: the bundle's refusal (its `cause`
+ * `bundle`), or the worker's (`worker`): its disk or cache full, or another fault, logged here with
+ * its details, said without them (a host path is none of the tenant's business).
+ */
+function extractionFailure(error: unknown, logger: Logger): DiscoveryResult {
+  if (error instanceof BundleRefusedError) return { error: error.message, cause: 'bundle' };
+  if (error instanceof BundleUnavailableError) return { error: error.message };
+  logger.warn('a bundle could not be extracted for discovery', { error: errorMessage(error) });
+  const code = (error as { code?: unknown } | null)?.code;
+  if (code === 'ENOSPC' || code === 'EDQUOT')
+    return { error: "the worker's disk is full: the bundle could not be extracted", cause: 'worker' };
+  if (error instanceof BundleCacheFullError) return { error: error.message, cause: 'worker' };
+  return { error: 'the worker could not extract the bundle (its log says why)', cause: 'worker' };
+}
+
 /** One discovery job: the bundle extracted, then listed in a sandbox of its own. */
 async function discover(
   runtime: PlaywrightRuntime,
   scratchRoot: string,
   job: DiscoveryJobPayload,
+  logger: Logger,
 ): Promise<DiscoveryResult> {
   let bundleDir: string;
   try {
     bundleDir = await runtime.bundles.ensure(job.workspaceId, job.bundle);
   } catch (error) {
-    if (error instanceof BundleUnavailableError) return { error: error.message };
-    throw error;
+    return extractionFailure(error, logger);
   }
   return withScratch(
     scratchRoot,

@@ -1,15 +1,18 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { mkdir, readdir, rename, rm, stat, utimes } from 'node:fs/promises';
+import { mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
+import { PassThrough, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { Transform } from 'node:stream';
-import * as tar from 'tar';
-import { isBundleDigest } from '@testrun/contracts';
+import { BUNDLE_LIMITS, isBundleDigest, type BundleCaps } from '@testrun/contracts';
 import type { ArtifactStore } from '@testrun/core/artifact-store';
-import { openBundle } from '@testrun/core/bundles';
+import { BundleError, extractBundle, openBundle } from '@testrun/core/bundles';
+import { CacheRoom, ENTRY_BYTES } from './bundle-cache-room';
 
 // Playwright bundles, extracted once per worker and digest: a run or a discovery reads the bundle
 // from the artifact store the first time, checks its digest, and later ones find it extracted.
+// Extraction holds the bundle to BUNDLE_LIMITS again as it writes (core's extract.ts: regular files
+// and folders only, the unpacked caps counted as bytes are written), so the disk it takes is known
+// before it starts: the cache makes room for that much first (bundle-cache-room.ts).
 
 /** Beside a bundle's directory: what Playwright compiled of it. */
 const TRANSFORM_SUFFIX = '.transform';
@@ -22,15 +25,42 @@ function hexOf(digest: string): string {
 /** The bundle is not in the store (never uploaded, or of another workspace), or its bytes are not its digest's. */
 export class BundleUnavailableError extends Error {}
 
-/** Extracted bundles kept on the worker's disk (the least recently used go past `keep`). */
+/** The bundle breaks a rule of bundles (a cap, a link or device, a package the service provides): the team's to fix. */
+export class BundleRefusedError extends BundleUnavailableError {}
+
+/** The cache's bounds (docs/WORKER.md, "Bundle cache"). */
+export interface BundleCacheOptions {
+  /** Bundles kept per workspace, the least recently used going first (default 20). */
+  keep?: number;
+  /** Bytes the cache may take on disk, bundles and what Playwright compiled of them (PLAYWRIGHT_BUNDLE_CACHE_MB). */
+  maxBytes?: number;
+  /** The unpacked caps each bundle is held to (default BUNDLE_LIMITS'). */
+  caps?: BundleCaps;
+}
+
+/** The default of PLAYWRIGHT_BUNDLE_CACHE_MB, in bytes. */
+const DEFAULT_BUNDLE_CACHE_BYTES = 2048 * 1024 * 1024;
+
+/** Extracted bundles kept on the worker's disk, bounded in count per workspace and in bytes overall. */
 export class BundleCache {
   private readonly pending = new Map<string, Promise<string>>();
+  private readonly room: CacheRoom;
+  private readonly caps: BundleCaps;
 
   constructor(
     private readonly store: ArtifactStore,
     private readonly dir: string,
-    private readonly keep = 20,
-  ) {}
+    options: BundleCacheOptions = {},
+  ) {
+    this.caps = options.caps ?? BUNDLE_LIMITS;
+    this.room = new CacheRoom(dir, {
+      keep: options.keep ?? 20,
+      maxBytes: options.maxBytes ?? DEFAULT_BUNDLE_CACHE_BYTES,
+      // The most one extraction writes: every byte the cap allows, and a block for each file and folder.
+      extraction: this.caps.maxUnpackedBytes + this.caps.maxFiles * ENTRY_BYTES,
+      transformDir: (bundleDir) => this.transformDir(bundleDir),
+    });
+  }
 
   /** Where the TypeScript Playwright compiled for the bundle extracted in `bundleDir` is kept (transform-cache.ts). */
   transformDir(bundleDir: string): string {
@@ -40,15 +70,7 @@ export class BundleCache {
   /** The directory the workspace's bundle is extracted in (read it only: runs copy it first). */
   async ensure(workspaceId: string, digest: string): Promise<string> {
     const target = path.join(this.dir, workspaceId, hexOf(digest));
-    const found = await stat(target).then(
-      () => true,
-      () => false,
-    );
-    if (found) {
-      const now = new Date();
-      await utimes(target, now, now).catch(() => undefined);
-      return target;
-    }
+    if (this.room.touch(target)) return target;
     let making = this.pending.get(target);
     if (!making) {
       making = this.extract(workspaceId, digest, target).finally(() => this.pending.delete(target));
@@ -61,7 +83,31 @@ export class BundleCache {
     const opened = await openBundle(this.store, workspaceId, digest);
     if (!opened) throw new BundleUnavailableError(`bundle ${digest} is not stored for this workspace`);
     const temporary = `${target}.${randomUUID()}.partial`;
-    await mkdir(temporary, { recursive: true });
+    let release: () => void;
+    try {
+      release = await this.room.reserve(temporary);
+    } catch (error) {
+      opened.stream.destroy();
+      throw error;
+    }
+    try {
+      await mkdir(temporary, { recursive: true });
+      const written = await this.write(opened.stream, temporary, digest);
+      await rename(temporary, target);
+      this.room.add(target, written.bytes + written.entries * ENTRY_BYTES);
+    } catch (error) {
+      opened.stream.destroy();
+      await rm(temporary, { recursive: true, force: true }).catch(() => undefined);
+      throw error;
+    } finally {
+      release();
+    }
+    await this.room.prune(path.dirname(target)).catch(() => undefined);
+    return target;
+  }
+
+  /** The store's bytes hashed and extracted into `dir` at once; a refusal of the bundle as {@link BundleRefusedError}. */
+  private async write(source: NodeJS.ReadableStream, dir: string, digest: string) {
     const hash = createHash('sha256');
     const hashing = new Transform({
       transform(chunk: Buffer, _encoding, done) {
@@ -69,40 +115,25 @@ export class BundleCache {
         done(null, chunk);
       },
     });
-    try {
-      // No absolute paths, no `..`, no links out, no device files: tar's defaults plus a filter.
-      await pipeline(
-        opened.stream,
-        hashing,
-        tar.x({ cwd: temporary, strict: true, filter: (_p, entry) => isPlainEntry(entry) }),
-      );
-      if (`sha256:${hash.digest('hex')}` !== digest)
-        throw new BundleUnavailableError(`bundle ${digest} does not match its digest`);
-      await rename(temporary, target);
-    } catch (error) {
-      await rm(temporary, { recursive: true, force: true });
+    const sink = new PassThrough();
+    const [read, extracted] = await Promise.allSettled([
+      pipeline(source, hashing, sink),
+      extractBundle(sink, dir, this.caps),
+    ]);
+    if (extracted.status === 'rejected') {
+      const error: unknown = extracted.reason;
+      // A store that failed to read makes the tar look cut short: its own error is the one to give.
+      if (read.status === 'rejected' && !(error instanceof BundleError && error.reason !== 'invalid_format'))
+        throw read.reason;
+      if (error instanceof BundleError)
+        throw new BundleRefusedError(
+          `bundle ${digest} is refused: ${error.message}${error.cap ? ` (limit ${error.cap.name} = ${error.cap.value})` : ''}`,
+        );
       throw error;
     }
-    await this.prune(path.dirname(target)).catch(() => undefined);
-    return target;
+    if (read.status === 'rejected') throw read.reason;
+    if (`sha256:${hash.digest('hex')}` !== digest)
+      throw new BundleUnavailableError(`bundle ${digest} does not match its digest`);
+    return extracted.value;
   }
-
-  /** Removes the least recently used bundles of a workspace past {@link keep}. */
-  private async prune(workspaceDir: string): Promise<void> {
-    const names = (await readdir(workspaceDir)).filter((n) => !n.endsWith('.partial') && !n.endsWith(TRANSFORM_SUFFIX));
-    if (names.length <= this.keep) return;
-    const aged = await Promise.all(
-      names.map(async (name) => ({ name, at: (await stat(path.join(workspaceDir, name))).mtimeMs })),
-    );
-    aged.sort((a, b) => a.at - b.at);
-    for (const { name } of aged.slice(0, aged.length - this.keep)) {
-      await rm(path.join(workspaceDir, name), { recursive: true, force: true });
-      await rm(path.join(workspaceDir, `${name}${TRANSFORM_SUFFIX}`), { recursive: true, force: true });
-    }
-  }
-}
-
-function isPlainEntry(entry: unknown): boolean {
-  const type = (entry as { type?: string }).type;
-  return type === 'File' || type === 'Directory' || type === 'OldFile' || type === 'ContiguousFile';
 }

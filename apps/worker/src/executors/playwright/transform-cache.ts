@@ -60,7 +60,7 @@ function readPlain(scratchDir: string, entry: string): Promise<Buffer | null> {
 }
 
 /** How many bytes the kept cache holds. */
-async function keptBytes(kept: string): Promise<number> {
+export async function keptBytes(kept: string): Promise<number> {
   let total = 0;
   for (const entry of await keptEntries(kept)) total += (await lstat(path.join(kept, entry))).size;
   return total;

@@ -2,6 +2,7 @@ import { rmSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { Client } from 'pg';
 import { dropDatabase } from '@testrun/core/migrate';
+import { releaseShare, sweepStaleScratch } from '../../apps/worker/src/sandbox';
 
 export default async function globalTeardown(): Promise<void> {
   const template = process.env.TESTRUN_TEMPLATE_DATABASE_URL;
@@ -26,6 +27,10 @@ export default async function globalTeardown(): Promise<void> {
       redis.disconnect();
     }
   }
+  // The sandboxes' shares (apps/worker/src/sandbox/share.ts) go with their process, but not with a
+  // jest process: this one's, then those of the jest workers, gone by now.
+  await releaseShare().catch(() => undefined);
+  await sweepStaleScratch().catch(() => undefined);
   if (process.env.ARTIFACTS_DIR?.includes('testrun-artifacts-'))
     rmSync(process.env.ARTIFACTS_DIR, { recursive: true, force: true });
 }

@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { CODE_CACHE_HOOK, CodeCache } from '../../../apps/worker/src/executors/playwright/code-cache';
-import { playwrightPackages } from '../../../apps/worker/src/executors/playwright/runtime';
+import { playwrightPackages } from '../../../apps/worker/src/executors/playwright/packages';
 import { runFixture, sandboxDir } from './sandbox-dir';
 
 /*

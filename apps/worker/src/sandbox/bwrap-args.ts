@@ -4,7 +4,7 @@ import path from 'node:path';
 /** Where the scratch directory appears inside the sandbox, and its working directory. */
 const SANDBOX_WORKDIR = '/work';
 
-/** What bubblewrap is given to build the sandbox's file system and namespaces (the environment: {@link envArgs}). */
+/** What bubblewrap is given to build the sandbox's file system and namespaces (all of it on a descriptor: {@link descriptorArgs}). */
 export interface BwrapLayout {
   /** Host paths bound read-only at the same path (the Node runtime's directory, the bundle). */
   readOnlyBinds: readonly string[];
@@ -140,10 +140,6 @@ export function bwrapArgs(layout: BwrapLayout): string[] {
     '--chdir',
     SANDBOX_WORKDIR,
     '--clearenv',
-    // The program's variables come on this descriptor (envArgs), never on bwrap's command line,
-    // which every process of the host can read in /proc/<pid>/cmdline.
-    '--args',
-    String(ENV_ARGS_FD),
     // The seccomp filter (seccomp.ts), loaded just before the relay or setpriv starts.
     '--seccomp',
     String(SECCOMP_FD),
@@ -195,14 +191,19 @@ function withParents(args: readonly string[]): string[] {
   return out;
 }
 
-/** The descriptor bwrap reads the program's `--setenv` arguments from. */
+/** The descriptor bwrap reads its flags and the program's `--setenv` arguments from (`bwrap --args 3 -- <program>`). */
 export const ENV_ARGS_FD = 3;
 /** The descriptor bwrap reads the seccomp filter from (it closes both before the program starts). */
 export const SECCOMP_FD = 4;
 
-/** The program's environment as bwrap's `--setenv` arguments, NUL-separated, for {@link ENV_ARGS_FD}. */
-export function envArgs(env: Readonly<Record<string, string>>): Buffer {
-  const args: string[] = [];
+/**
+ * bubblewrap's flags (`bwrapArgs`) and the program's environment as its `--setenv` arguments,
+ * NUL-separated, for {@link ENV_ARGS_FD}: never on its command line. Every process of the host can
+ * read that in /proc/<pid>/cmdline, and so can every process of the sandbox, whose init is a fork of
+ * bubblewrap (/proc/1/cmdline): there it holds no variable and no host path, only `--args 3` and the program.
+ */
+export function descriptorArgs(flags: readonly string[], env: Readonly<Record<string, string>>): Buffer {
+  const args: string[] = [...flags];
   for (const [name, value] of Object.entries(env)) {
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new Error(`invalid environment variable name ${name}`);
     if (value.includes('\0')) throw new Error(`the value of ${name} holds a NUL`);

@@ -2,11 +2,12 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { bwrapArgs, dropPrivileges, ENV_ARGS_FD, envArgs, SECCOMP_FD } from './bwrap-args';
+import { bwrapArgs, descriptorArgs, dropPrivileges, ENV_ARGS_FD, SECCOMP_FD } from './bwrap-args';
 import type { SandboxCgroup } from './cgroups';
 import { closingOthers } from './close-fds';
 import { seccompFilter } from './seccomp';
 import { prepareScratch, scratchFull } from './scratch';
+import { shareCopy } from './share';
 import { sandboxSupport } from './support';
 import { superviseChild, type ChildEnding } from './supervise';
 
@@ -40,7 +41,10 @@ export interface SandboxSpec {
   args: readonly string[];
   /** Host directories bound read-only at the same path. */
   readOnlyBinds: readonly string[];
-  /** Host paths bound read-only at another path inside (`to` must not be under /work). */
+  /**
+   * Host paths bound read-only at another path inside (`to` must not be under /work): copies in the
+   * share (`shareCopy`, share.ts), or their paths on the host show in the sandbox's /proc/self/mountinfo.
+   */
   readOnlyMounts?: readonly { from: string; to: string }[];
   /**
    * A private writable directory of the host, the sandbox's /work and working directory; given to
@@ -54,6 +58,7 @@ export interface SandboxSpec {
   /**
    * 'none': loopback only, no way out. Or the egress proxy's Unix socket: a relay on the sandbox's
    * 127.0.0.1:`port` carries connections to it, the only way out (HTTP_PROXY for the program to set).
+   * Make it in a folder of the share (`shareFolder`, share.ts): its path within its file system shows inside.
    */
   network: 'none' | { proxySocketPath: string; port: number };
   /** Aborting kills the sandbox. */
@@ -70,10 +75,11 @@ export interface SandboxResult extends ChildEnding {
 
 const DEFAULT_TMP_BYTES = 16 * 1024 * 1024;
 
-/** The relay, as built JavaScript (also when the worker runs from its sources under jest). */
-/** The relay Chromium's namespace uses too (network/netns-relay.ts), bound read-only with its folder. */
-const RELAY_DIR = path.resolve(__dirname, '../../dist/network');
-const RELAY_SCRIPT = path.join(RELAY_DIR, 'netns-relay.js');
+/**
+ * The relay Chromium's namespace uses too (network/netns-relay.ts), as built JavaScript (also when
+ * the worker runs from its sources under jest): copied alone into the share (share.ts), bound read-only with its folder.
+ */
+const RELAY_SCRIPT = path.resolve(__dirname, '../../dist/network/netns-relay.js');
 /** Where the relay and the proxy's socket appear inside the sandbox. */
 const INSIDE_RELAY_DIR = '/run/testrun/relay';
 const PROXY_SOCKET = '/run/testrun/egress.sock';
@@ -91,10 +97,11 @@ function nextUid(): number {
 }
 
 /** The program's command line inside the sandbox, and what must be bound for it. */
-function programCommand(spec: SandboxSpec, uid: number): { command: string[]; mounts: string[] } {
+async function programCommand(spec: SandboxSpec, uid: number): Promise<{ command: string[]; mounts: string[] }> {
   const program = [...dropPrivileges(uid, uid), spec.command, ...spec.args];
   if (spec.network === 'none') return { command: program, mounts: [] };
   if (!existsSync(RELAY_SCRIPT)) throw new Error(`${RELAY_SCRIPT} is missing (build the worker)`);
+  const relayDir = path.dirname(await shareCopy(`relay/${path.basename(RELAY_SCRIPT)}`, RELAY_SCRIPT));
   return {
     command: [
       process.execPath,
@@ -104,7 +111,7 @@ function programCommand(spec: SandboxSpec, uid: number): { command: string[]; mo
       '-', // no descriptors beyond stdio
       ...program,
     ],
-    mounts: ['--ro-bind', RELAY_DIR, INSIDE_RELAY_DIR, '--bind', spec.network.proxySocketPath, PROXY_SOCKET],
+    mounts: ['--ro-bind', relayDir, INSIDE_RELAY_DIR, '--bind', spec.network.proxySocketPath, PROXY_SOCKET],
   };
 }
 
@@ -155,7 +162,7 @@ export async function runSandboxed(spec: SandboxSpec): Promise<SandboxResult> {
   const support = await sandboxSupport();
   if (!support.ok) throw new Error(`the sandbox cannot run: ${support.reason}`);
   const uid = nextUid();
-  const program = programCommand(spec, uid);
+  const program = await programCommand(spec, uid);
   const tmpBytes = spec.limits.tmpBytes ?? DEFAULT_TMP_BYTES;
   const args = bwrapArgs({
     readOnlyBinds: spec.readOnlyBinds,
@@ -171,8 +178,8 @@ export async function runSandboxed(spec: SandboxSpec): Promise<SandboxResult> {
   const dir = path.resolve(spec.scratchDir);
   running.set(dir, cgroup);
   try {
-    const command = closingOthers(SECCOMP_FD, [support.bwrap, ...args, '--', ...program.command]);
-    const result = await supervise(spec, id, cgroup, command);
+    const command = closingOthers(SECCOMP_FD, [support.bwrap, '--args', String(ENV_ARGS_FD), '--', ...program.command]);
+    const result = await supervise(spec, id, cgroup, command, descriptorArgs(args, spec.env));
     // ENOSPC in the scratch directory that ended the program: the scratch quota was its limit.
     const failed = result.exitCode !== 0 || result.signal !== null;
     if (failed && result.limit === null && !result.aborted && (await scratchFull(spec.scratchDir)))
@@ -190,18 +197,19 @@ async function supervise(
   id: string,
   cgroup: SandboxCgroup,
   command: string[],
+  onDescriptor: Buffer,
 ): Promise<SandboxResult> {
   const child = spawn(
     '/bin/sh',
     ['-c', TRAMPOLINE, 'sh', String(cgroup.procsFiles.length), ...cgroup.procsFiles, ...command],
     {
-      // The program's environment and the seccomp filter, for bwrap (ENV_ARGS_FD, SECCOMP_FD).
+      // bwrap's flags with the program's environment, and the seccomp filter (ENV_ARGS_FD, SECCOMP_FD).
       stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe'],
       env: {},
     },
   );
   for (const [fd, bytes] of [
-    [ENV_ARGS_FD, envArgs(spec.env)],
+    [ENV_ARGS_FD, onDescriptor],
     [SECCOMP_FD, seccompFilter()],
   ] as const) {
     const pipe = child.stdio[fd];

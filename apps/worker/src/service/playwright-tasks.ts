@@ -1,4 +1,4 @@
-import { mkdir, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Worker } from 'bullmq';
 import { JOBS, type DiscoveryJobPayload, type DiscoveryResult } from '@testrun/contracts';
@@ -14,10 +14,11 @@ import { discoverTests } from '../executors/playwright/discover';
 import { Arrivals, Gatherings } from '../executors/playwright/gather';
 import { scratchBytes, withScratch } from '../executors/playwright/scratch-run';
 import type { PlaywrightRuntime } from '../executors/playwright/playwright-deps';
-import { playwrightPackages, type Isolation } from '../executors/playwright/runtime';
+import { playwrightPackages } from '../executors/playwright/packages';
+import type { Isolation } from '../executors/playwright/runtime';
 import type { WorkerEgress } from '../network/worker-egress';
 import { makeScratchDir } from '../housekeeping/scratch-dir';
-import { checkSandboxSupport } from '../sandbox';
+import { checkSandboxSupport, shareFolder } from '../sandbox';
 import type { Lifecycle } from './lifecycle';
 
 /**
@@ -39,13 +40,18 @@ export async function startPlaywright(
     // Named like a scratch directory: a worker killed before its tear-down leaves it to the next one's sweep.
     const dir = await makeScratchDir();
     const isolation = config.playwrightSandbox === 'off' ? 'none' : 'sandbox';
+    // A sandbox's binds come from the worker's share (sandbox/share.ts): nothing of the host's layout shows inside.
+    const shared = isolation === 'sandbox' && reason === null;
     const codeCache =
       config.playwrightCodeCache === 'off'
         ? undefined
-        : await CodeCache.create(path.join(parts.scratchDir, 'code-cache'), playwrightPackages().playwright, (reason) =>
-            logger.warn("the code cache of Playwright's modules cannot be made: each sandbox compiles them", {
-              reason,
-            }),
+        : await CodeCache.create(
+            shared ? await shareFolder('code-cache', 0o755) : path.join(parts.scratchDir, 'code-cache'),
+            playwrightPackages().playwright,
+            (reason) =>
+              logger.warn("the code cache of Playwright's modules cannot be made: each sandbox compiles them", {
+                reason,
+              }),
           );
     const value: PlaywrightRuntime = {
       bundles: new BundleCache(parts.store, path.join(dir, 'extracted'), {
@@ -56,7 +62,7 @@ export async function startPlaywright(
       isolation,
       egress: {
         port: Number(new URL(parts.egress.proxy.url).port),
-        open: await sandboxEgress(parts.egress, isolation, dir),
+        open: sandboxEgress(parts.egress, isolation),
       },
       limits: config.sandboxCpuCores === undefined ? {} : { cpuQuota: config.sandboxCpuCores },
       batches: new BatchRegistry(),
@@ -104,22 +110,18 @@ async function sandboxReason(config: WorkerConfig, logger: Logger): Promise<stri
 }
 
 /**
- * How a sandbox gets its own listener of the egress proxy: a Unix socket in a folder only the
- * worker reads (bound into that sandbox alone, where its relay dials it), or without a sandbox a
- * port of loopback.
+ * How a sandbox gets its own listener of the egress proxy: a Unix socket in a folder of the
+ * worker's share that only the worker reads (bound into that sandbox alone, where its relay dials
+ * it; made with the first), or without a sandbox a port of loopback.
  */
-async function sandboxEgress(
-  egress: WorkerEgress,
-  isolation: Isolation,
-  dir: string,
-): Promise<NonNullable<PlaywrightRuntime['egress']>['open']> {
+function sandboxEgress(egress: WorkerEgress, isolation: Isolation): NonNullable<PlaywrightRuntime['egress']>['open'] {
   if (isolation === 'none') return (id, policy) => egress.proxy.openRunListener(id, { policy });
-  const socketDir = path.join(dir, 'egress');
-  await mkdir(socketDir, { mode: 0o700 });
   let opened = 0;
   // Short names: a Unix socket's path has at most 107 bytes.
-  return (id, policy) =>
-    egress.proxy.openRunListener(id, { policy, socketPath: path.join(socketDir, `${++opened}.sock`) });
+  return async (id, policy) => {
+    const socketPath = path.join(await shareFolder('egress', 0o700), `${++opened}.sock`);
+    return egress.proxy.openRunListener(id, { policy, socketPath });
+  };
 }
 
 /**

@@ -7,7 +7,7 @@ import { errorMessage } from '@testrun/core/logger';
 import type { RunOutcome } from '@testrun/core/runs';
 import type { ExecutorAttempt } from '../executor';
 import type { RunListener } from '../../network/egress-proxy';
-import { DEFAULT_PLAYWRIGHT_SANDBOX_LIMITS, limitsForWorkers } from '../../sandbox';
+import { DEFAULT_PLAYWRIGHT_SANDBOX_LIMITS, limitsForWorkers, shareFolder } from '../../sandbox';
 import { PlaywrightBatch, reserveMembers, type BatchMember, type JoinedRun } from './batch';
 import { gatherKey, GATHER_BOUND_MS, GATHER_GRACE_MS, type Gathering } from './gather';
 import { cannotRun, recordResult, runAlone, sandboxOptions, type Definition, type Given } from './given';
@@ -162,7 +162,9 @@ function runBatch(given: Given, batch: PlaywrightBatch, egress: RunListener | un
     SCRATCH_PREFIX.batch,
     async (scratchDir) => {
       batch.scratchDir = scratchDir;
-      const control = await makeControlDir(attempt.scratchDir);
+      // In a sandbox, from the worker's share: its path on the host does not show inside.
+      const parent = playwright.isolation === 'sandbox' ? await shareFolder('control', 0o755) : attempt.scratchDir;
+      const control = await makeControlDir(parent);
       batch.controlDir = control.dir;
       const options = sandboxOptions(given, egress);
       // A batch's wall clock grows with its tests: twice their time budgets, at least a run's.

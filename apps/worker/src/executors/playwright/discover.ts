@@ -2,7 +2,8 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { playwrightTestKey } from '@testrun/contracts';
 import { readScratchFile } from '../../sandbox';
-import { layoutOf, playwrightEnv, playwrightPackages, prepareScratch, runPlaywrightCli } from './runtime';
+import { playwrightPackages } from './packages';
+import { layoutOf, playwrightEnv, prepareScratch, runPlaywrightCli } from './runtime';
 import { keepTransformCache, seedTransformCache } from './transform-cache';
 import type { BundleOptions, DiscoveredProject, DiscoveredTest, Discovery, PlaywrightBrowser } from './types';
 

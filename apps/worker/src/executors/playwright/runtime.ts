@@ -1,7 +1,5 @@
-import { chmodSync, existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { cp, mkdir, symlink } from 'node:fs/promises';
 import path from 'node:path';
-import { scratchDirPrefix } from '../../housekeeping/scratch-dir';
 import { playwrightFfmpegPath } from '../../run/video';
 import {
   DEFAULT_PLAYWRIGHT_SANDBOX_LIMITS,
@@ -12,6 +10,7 @@ import {
   type SandboxSpec,
 } from '../../sandbox';
 import { codeCacheEnv } from './code-cache';
+import { hostSources, INSIDE_BUILD, sharedSources, type PlaywrightSources } from './packages';
 import { TRANSFORM_DIR } from './transform-cache';
 
 /** Where things are inside the sandbox. */
@@ -23,7 +22,7 @@ export const INSIDE = {
   output: '/work/output',
   /** The compiled reporter and fixtures (inside/), read only. */
   runtime: '/opt/testrun/playwright',
-  browsers: '/opt/ms-playwright',
+  browsers: '/opt/testrun/browsers',
   /** Debian's Chromium binary itself: /usr/bin/chromium is a shell script that reads /etc/chromium.d, absent in the sandbox. */
   chromium: '/usr/lib/chromium/chromium',
 } as const;
@@ -33,84 +32,16 @@ const INSIDE_CONTROL = '/opt/testrun/control';
 /** Where the sandbox sees the worker's code cache of Playwright's modules (code-cache.ts), read only. */
 const INSIDE_CODE_CACHE = '/opt/testrun/code-cache';
 
-/** The compiled inside/ folder (also when the worker runs from its sources under jest). */
-const INSIDE_BUILD = path.resolve(__dirname, '../../../dist/executors/playwright/inside');
-
-interface Packages {
-  test: string;
-  playwright: string;
-  core: string;
-  version: string;
-}
-
-let packages: Packages | undefined;
-
-/** The service's @playwright/test, playwright and playwright-core: their real directories (pnpm links them). */
-export function playwrightPackages(): Packages {
-  if (packages) return packages;
-  const dirOf = (packageJson: string) => realpathSync(path.dirname(packageJson));
-  const test = dirOf(require.resolve('@playwright/test/package.json'));
-  const playwright = dirOf(require.resolve('playwright/package.json', { paths: [test] }));
-  const core = dirOf(require.resolve('playwright-core/package.json', { paths: [playwright] }));
-  const { version } = JSON.parse(readFileSync(path.join(test, 'package.json'), 'utf8')) as { version: string };
-  packages = { test, playwright, core, version };
-  return packages;
-}
-
-const shimDirs = new Map<string, string>();
-
-/**
- * A package standing in for `@playwright/test` in runs: everything of `playwright/test`, with
- * `test` extended by the fixture that sends the headers to the target only (inside/fixtures.ts),
- * found under `runtimeDir` (the sandbox's mount of inside/, or the build's own without one).
- */
-function shimPackage(runtimeDir: string = INSIDE.runtime): string {
-  const made = shimDirs.get(runtimeDir);
-  if (made) return made;
-  // Named like a scratch directory: a worker killed before its exit handler runs leaves it to the
-  // next one's sweep. Read by the sandbox's own unprivileged user: mkdtemp makes it 0700.
-  const dir = mkdtempSync(scratchDirPrefix());
-  chmodSync(dir, 0o755);
-  const fixtures = `${runtimeDir}/fixtures.js`;
-  const real = playwrightPackages().test;
-  writeFileSync(
-    path.join(dir, 'package.json'),
-    JSON.stringify({
-      ...(JSON.parse(readFileSync(path.join(real, 'package.json'), 'utf8')) as object),
-      bin: undefined,
-    }),
-  );
-  // `import test from '@playwright/test'` gets `test`, as from the real package.
-  writeFileSync(
-    path.join(dir, 'index.js'),
-    `const m = require(${JSON.stringify(fixtures)});\nmodule.exports = { ...m, default: m.test, __esModule: true };\n`,
-  );
-  writeFileSync(
-    path.join(dir, 'index.mjs'),
-    `export * from ${JSON.stringify(fixtures)};\nexport { test as default } from ${JSON.stringify(fixtures)};\n`,
-  );
-  for (const file of ['index.d.ts', 'reporter.js', 'reporter.mjs', 'reporter.d.ts', 'cli.js'])
-    writeFileSync(path.join(dir, file), readFileSync(path.join(real, file)));
-  shimDirs.set(runtimeDir, dir);
-  // Made once per process, gone with it.
-  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
-
-/** The read-only mounts of a sandbox running Playwright: the service's packages and our reporter. */
-function playwrightMounts(kind: 'list' | 'run', runtimeDir: string = INSIDE.runtime): { from: string; to: string }[] {
-  if (!existsSync(path.join(INSIDE_BUILD, 'reporter.js')))
-    throw new Error(`${INSIDE_BUILD}/reporter.js is missing (build the worker)`);
-  const { test, playwright, core } = playwrightPackages();
+/** Where each of the service's folders (packages.ts) is mounted in the sandbox, or linked without one. */
+function mountsOf(sources: PlaywrightSources): { from: string; to: string }[] {
   const mounts = [
-    { from: kind === 'run' ? shimPackage(runtimeDir) : test, to: `${INSIDE.nodeModules}/@playwright/test` },
-    { from: playwright, to: `${INSIDE.nodeModules}/playwright` },
-    { from: core, to: `${INSIDE.nodeModules}/playwright-core` },
-    { from: INSIDE_BUILD, to: INSIDE.runtime },
+    { from: sources.test, to: `${INSIDE.nodeModules}/@playwright/test` },
+    { from: sources.playwright, to: `${INSIDE.nodeModules}/playwright` },
+    { from: sources.core, to: `${INSIDE.nodeModules}/playwright-core` },
+    { from: sources.runtime, to: INSIDE.runtime },
   ];
-  const ffmpeg = playwrightFfmpegPath();
-  if (kind === 'run' && ffmpeg !== null && existsSync(ffmpeg))
-    mounts.push({ from: path.dirname(ffmpeg), to: `${INSIDE.browsers}/${path.basename(path.dirname(ffmpeg))}` });
+  if (sources.ffmpeg !== null)
+    mounts.push({ from: sources.ffmpeg, to: `${INSIDE.browsers}/${path.basename(sources.ffmpeg)}` });
   return mounts;
 }
 
@@ -151,7 +82,7 @@ export async function prepareScratch(
   for (const dir of ['.testrun', 'home', 'tmp', 'output']) await mkdir(path.join(scratchDir, dir), { recursive: true });
   if (isolation === 'sandbox') return;
   const { nodeModules } = layoutOf(isolation, scratchDir);
-  for (const { from, to } of playwrightMounts('run', INSIDE_BUILD)) {
+  for (const { from, to } of mountsOf(hostSources())) {
     if (!to.startsWith(`${INSIDE.nodeModules}/`)) continue;
     const link = path.join(nodeModules, to.slice(INSIDE.nodeModules.length + 1));
     await mkdir(path.dirname(link), { recursive: true });
@@ -159,21 +90,19 @@ export async function prepareScratch(
   }
 }
 
-/** The limits (sandbox/limits.ts, each overridable) and fixed parts of a Playwright sandbox spec. */
-function playwrightSandbox(
+/**
+ * What a Playwright sandbox is given read only: the service's folders, copied into the worker's
+ * share; the control directory and the code cache as given (the worker makes both in the share too).
+ */
+async function playwrightSandbox(
   kind: 'list' | 'run',
-  scratchDir: string,
-  limits: Partial<SandboxLimits> | undefined,
   binds: { controlDir?: string; codeCache?: string },
-): Pick<SandboxSpec, 'command' | 'readOnlyBinds' | 'readOnlyMounts' | 'scratchDir' | 'limits'> {
+): Promise<Pick<SandboxSpec, 'readOnlyBinds' | 'readOnlyMounts'>> {
   const control = binds.controlDir === undefined ? [] : [{ from: binds.controlDir, to: INSIDE_CONTROL }];
   const codeCache = binds.codeCache === undefined ? [] : [{ from: binds.codeCache, to: INSIDE_CODE_CACHE }];
   return {
-    command: process.execPath,
     readOnlyBinds: [],
-    readOnlyMounts: [...playwrightMounts(kind), ...control, ...codeCache],
-    scratchDir,
-    limits: { ...DEFAULT_PLAYWRIGHT_SANDBOX_LIMITS, ...limits },
+    readOnlyMounts: [...mountsOf(await sharedSources(kind, INSIDE.runtime)), ...control, ...codeCache],
   };
 }
 
@@ -210,7 +139,7 @@ export function layoutOf(isolation: Isolation, scratchDir: string): Layout {
 }
 
 /** Runs the Playwright CLI (`args` after it) in the sandbox, or without one when the operator opted out. */
-export function runPlaywrightCli(
+export async function runPlaywrightCli(
   kind: 'list' | 'run',
   options: {
     isolation?: Isolation;
@@ -227,7 +156,6 @@ export function runPlaywrightCli(
   const isolation = options.isolation ?? 'sandbox';
   const layout = layoutOf(isolation, options.scratchDir);
   const cli = `${layout.nodeModules}/playwright/cli.js`;
-  const sandbox = playwrightSandbox(kind, options.scratchDir, options.limits, options);
   const control: Record<string, string> =
     options.controlDir === undefined
       ? {}
@@ -236,7 +164,14 @@ export function runPlaywrightCli(
     options.codeCache === undefined
       ? {}
       : codeCacheEnv(isolation === 'none' ? options.codeCache : INSIDE_CODE_CACHE, layout.runtime, env.NODE_OPTIONS);
-  const spec = { ...sandbox, args: [cli, ...args], env: { ...env, ...control, ...codeCache } };
-  if (isolation === 'none') return runUnsandboxed({ ...spec, signal: options.signal });
-  return runSandboxed({ ...spec, network, signal: options.signal });
+  const spec = {
+    command: process.execPath,
+    args: [cli, ...args],
+    env: { ...env, ...control, ...codeCache },
+    scratchDir: options.scratchDir,
+    limits: { ...DEFAULT_PLAYWRIGHT_SANDBOX_LIMITS, ...options.limits },
+    signal: options.signal,
+  };
+  if (isolation === 'none') return runUnsandboxed(spec);
+  return runSandboxed({ ...spec, ...(await playwrightSandbox(kind, options)), network });
 }

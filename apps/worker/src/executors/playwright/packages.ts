@@ -1,0 +1,125 @@
+import { chmodSync, existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { scratchDirPrefix } from '../../housekeeping/scratch-dir';
+import { playwrightFfmpegPath } from '../../run/video';
+import { shareCopy, shareFolder } from '../../sandbox';
+
+/*
+ * What a Playwright process is given of the service: its @playwright/test (or the stand-in for it),
+ * playwright and playwright-core, the compiled inside/ folder and Playwright's ffmpeg. A sandbox
+ * gets copies in the worker's share (sandbox/share.ts), so that its /proc/self/mountinfo names
+ * nothing of where the worker, its repository or its caches live; without a sandbox
+ * (PLAYWRIGHT_SANDBOX=off), the host's own folders.
+ */
+
+/** The compiled inside/ folder (also when the worker runs from its sources under jest). */
+export const INSIDE_BUILD = path.resolve(__dirname, '../../../dist/executors/playwright/inside');
+
+interface Packages {
+  test: string;
+  playwright: string;
+  core: string;
+  version: string;
+}
+
+let packages: Packages | undefined;
+
+/** The service's @playwright/test, playwright and playwright-core: their real directories (pnpm links them). */
+export function playwrightPackages(): Packages {
+  if (packages) return packages;
+  const dirOf = (packageJson: string) => realpathSync(path.dirname(packageJson));
+  const test = dirOf(require.resolve('@playwright/test/package.json'));
+  const playwright = dirOf(require.resolve('playwright/package.json', { paths: [test] }));
+  const core = dirOf(require.resolve('playwright-core/package.json', { paths: [playwright] }));
+  const { version } = JSON.parse(readFileSync(path.join(test, 'package.json'), 'utf8')) as { version: string };
+  packages = { test, playwright, core, version };
+  return packages;
+}
+
+/** The folders a Playwright process is given, on the host: ffmpeg's is null when it is not installed or not needed. */
+export interface PlaywrightSources {
+  /** `@playwright/test`: the real package when listing, the stand-in for a run. */
+  test: string;
+  playwright: string;
+  core: string;
+  /** The compiled reporter, fixtures and code-cache hook (inside/). */
+  runtime: string;
+  ffmpeg: string | null;
+}
+
+/**
+ * Writes into `dir` a package standing in for `@playwright/test` in runs: everything of
+ * `playwright/test`, with `test` extended by the fixture that sends the headers to the target only
+ * (inside/fixtures.ts), found under `runtimeDir` (the sandbox's mount of inside/, or the build's own without one).
+ */
+function writeShim(dir: string, runtimeDir: string): void {
+  const fixtures = `${runtimeDir}/fixtures.js`;
+  const real = playwrightPackages().test;
+  writeFileSync(
+    path.join(dir, 'package.json'),
+    JSON.stringify({
+      ...(JSON.parse(readFileSync(path.join(real, 'package.json'), 'utf8')) as object),
+      bin: undefined,
+    }),
+  );
+  // `import test from '@playwright/test'` gets `test`, as from the real package.
+  writeFileSync(
+    path.join(dir, 'index.js'),
+    `const m = require(${JSON.stringify(fixtures)});\nmodule.exports = { ...m, default: m.test, __esModule: true };\n`,
+  );
+  writeFileSync(
+    path.join(dir, 'index.mjs'),
+    `export * from ${JSON.stringify(fixtures)};\nexport { test as default } from ${JSON.stringify(fixtures)};\n`,
+  );
+  for (const file of ['index.d.ts', 'reporter.js', 'reporter.mjs', 'reporter.d.ts', 'cli.js'])
+    writeFileSync(path.join(dir, file), readFileSync(path.join(real, file)));
+}
+
+function checkBuilt(): void {
+  if (!existsSync(path.join(INSIDE_BUILD, 'reporter.js')))
+    throw new Error(`${INSIDE_BUILD}/reporter.js is missing (build the worker)`);
+}
+
+/** ffmpeg's folder, for a run when it is installed (video). */
+function ffmpegDir(kind: 'list' | 'run'): string | null {
+  const ffmpeg = playwrightFfmpegPath();
+  return kind === 'run' && ffmpeg !== null && existsSync(ffmpeg) ? path.dirname(ffmpeg) : null;
+}
+
+let hostShim: string | undefined;
+
+/** Without a sandbox, for a run: the host's folders, and the stand-in in a folder of the process's own. */
+export function hostSources(): PlaywrightSources {
+  checkBuilt();
+  if (hostShim === undefined) {
+    // Named like a scratch directory: a worker killed before its exit handler runs leaves it to the
+    // next one's sweep. Made once per process, gone with it.
+    const dir = mkdtempSync(scratchDirPrefix());
+    chmodSync(dir, 0o755);
+    writeShim(dir, INSIDE_BUILD);
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+    hostShim = dir;
+  }
+  const { playwright, core } = playwrightPackages();
+  return { test: hostShim, playwright, core, runtime: INSIDE_BUILD, ffmpeg: ffmpegDir('run') };
+}
+
+/**
+ * For a sandbox whose mount of inside/ is `runtimeDir`: copies of the service's folders in the
+ * worker's share, each made when a sandbox first needs it (about 20 MB, playwright-core's most).
+ */
+export async function sharedSources(kind: 'list' | 'run', runtimeDir: string): Promise<PlaywrightSources> {
+  checkBuilt();
+  const { test, playwright, core } = playwrightPackages();
+  const ffmpeg = ffmpegDir(kind);
+  const [testDir, playwrightDir, coreDir, runtime, ffmpegCopy] = await Promise.all([
+    kind === 'run'
+      ? shareFolder('playwright-test-shim', 0o755, (dir) => writeShim(dir, runtimeDir))
+      : shareCopy('playwright-test', test),
+    shareCopy('playwright', playwright),
+    shareCopy('playwright-core', core),
+    shareCopy('inside', INSIDE_BUILD),
+    ffmpeg === null ? null : shareCopy(path.basename(ffmpeg), ffmpeg),
+  ]);
+  return { test: testDir, playwright: playwrightDir, core: coreDir, runtime, ffmpeg: ffmpegCopy };
+}

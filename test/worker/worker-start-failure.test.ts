@@ -6,6 +6,7 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { readWorkerConfig } from '../../apps/worker/src/config';
 import { sweepStaleScratchDirs } from '../../apps/worker/src/housekeeping/scratch-dir';
+import { sweepStaleScratch } from '../../apps/worker/src/sandbox';
 import { startWorkerService } from '../../apps/worker/src/service/worker-service';
 import { memoryLogger, spawnService, waitForLog } from '../e2e/support';
 import { present } from '../support/present';
@@ -125,9 +126,14 @@ it('a worker killed outright leaves nothing of its own in the temporary director
   }
   const pid = present(worker.child.pid, "the worker's pid");
   const its = () => readdirSync(tmpdir()).filter((name) => name.startsWith(`testrun-worker-${pid}-`));
-  // Its Playwright runtime (the extracted bundles, the sandboxes' egress sockets) is among them.
-  expect(its().some((name) => existsSync(path.join(tmpdir(), name, 'egress')))).toBe(true);
+  // Its share (sandbox/share.ts: a tmpfs, holding the code cache from the start) is among them, mounted.
+  expect(its()).toContain(`testrun-worker-${pid}-share`);
+  const share = path.join(tmpdir(), `testrun-worker-${pid}-share`);
+  expect(readFileSync('/proc/self/mountinfo', 'utf8')).toContain(` ${share} `);
   await stopProcess(worker.child, 'SIGKILL');
+  // As a worker starts (service-tasks.ts): the killed one's mounts, then its directories.
+  await sweepStaleScratch();
   await sweepStaleScratchDirs();
   expect(its()).toEqual([]);
+  expect(readFileSync('/proc/self/mountinfo', 'utf8')).not.toContain(` ${share} `);
 });

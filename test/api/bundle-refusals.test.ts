@@ -3,7 +3,7 @@
 // links, devices, paths out of the bundle and the service's own packages; nothing is stored. Real
 // Postgres, Redis and the local artifact store; the caps are lowered so the bombs stay small.
 import request from 'supertest';
-import { BUNDLE_LIMITS } from '@testrun/contracts';
+import { BUNDLE_CAPS_BY_PLAN, BUNDLE_LIMITS } from '@testrun/contracts';
 import { bundleExists } from '@testrun/core/bundles';
 import { LocalArtifactStore } from '@testrun/core/artifact-store';
 import { createTenant } from '../support/harness';
@@ -74,8 +74,31 @@ describe('the unpacked caps, checked as the bundle is received', () => {
     try {
       const bytes = await manyFilesBundle(60_000);
       const problem = expectProblem(await put(bytes, defaults.app), 'invalid_bundle');
-      expect(problem.detail).toContain(`(limit BUNDLE_LIMITS.maxFiles = ${BUNDLE_LIMITS.maxFiles})`);
+      expect(problem.detail).toContain(`(limit BUNDLE_LIMITS.maxFiles = ${BUNDLE_LIMITS.maxFiles} on the team plan)`);
       expect(await bundleExists(store, workspaceId, digestOf(bytes))).toBe(false);
+    } finally {
+      await defaults.close();
+    }
+  });
+
+  it("holds a bundle to its workspace's plan's caps: a Free workspace's are smaller than a Team one's", async () => {
+    const defaults = buildTestApi({ db: api.db });
+    try {
+      const free = await createTenant(api.db, { plan: 'free', scopes: ['preview'] });
+      const files = BUNDLE_CAPS_BY_PLAN.free.maxFiles + 1;
+      const bytes = await tarGz(Array.from({ length: files }, (_, i) => ({ name: `f${i}.js`, content: '' })));
+      const refused = await request(defaults.app)
+        .put(`/api/v1/projects/shop/bundles/${digestOf(bytes)}`)
+        .set(bearer(free.key))
+        .set('Content-Type', 'application/octet-stream')
+        .send(bytes);
+      const problem = expectProblem(refused, 'invalid_bundle');
+      expect(problem.detail).toContain(
+        `(limit BUNDLE_LIMITS.maxFiles = ${BUNDLE_CAPS_BY_PLAN.free.maxFiles} on the free plan)`,
+      );
+      expect(await bundleExists(store, free.workspace.id, digestOf(bytes))).toBe(false);
+      // The same bundle is within a Team workspace's caps.
+      expect((await put(bytes, defaults.app)).status).toBe(201);
     } finally {
       await defaults.close();
     }

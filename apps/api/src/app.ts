@@ -38,7 +38,7 @@ export function createApp(
     ...input,
     now: input.now ?? (() => new Date()),
     bundleMaxBytes: input.bundleMaxBytes ?? BUNDLE_LIMITS.maxBytes,
-    bundleCaps: input.bundleCaps ?? BUNDLE_LIMITS,
+    bundleCaps: input.bundleCaps,
     metrics: input.metrics ?? new ApiMetrics(),
     watcher: input.watcher ?? new ChangeWatcher(input.db, input.logger, input.config),
   };

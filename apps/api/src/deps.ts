@@ -28,8 +28,8 @@ export type AppDeps = {
   watcher: ChangeWatcher;
   /** The largest bundle PUT …/bundles/{digest} stores (default `BUNDLE_LIMITS.maxBytes`; tests lower it). */
   bundleMaxBytes: number;
-  /** The unpacked caps a bundle is held to as it is received (default BUNDLE_LIMITS'; tests lower them). */
-  bundleCaps: BundleCaps;
+  /** The unpacked caps a bundle is held to as it is received (default its workspace's plan's, BUNDLE_CAPS_BY_PLAN; tests lower them). */
+  bundleCaps: BundleCaps | undefined;
   /** The clock of idempotency records (default the system clock); tests move it to expire keys. */
   now: () => Date;
 };

@@ -103,8 +103,18 @@ export const BUNDLE_LIMITS = {
   maxFiles: 10_000,
 } as const;
 
-/** The unpacked caps a bundle is held to (BUNDLE_LIMITS' by default; tests lower them). */
+/** The unpacked caps a bundle is held to (its workspace's plan's; tests lower them). */
 export type BundleCaps = { maxUnpackedBytes: number; maxFiles: number };
+
+/**
+ * The unpacked caps of a bundle by its workspace's plan, checked by the API as it receives it.
+ * BUNDLE_LIMITS' are the largest of them: what the worker holds every bundle to as it extracts.
+ */
+export const BUNDLE_CAPS_BY_PLAN = {
+  free: { maxUnpackedBytes: 64 * 1024 * 1024, maxFiles: 2_000 },
+  team: { maxUnpackedBytes: BUNDLE_LIMITS.maxUnpackedBytes, maxFiles: BUNDLE_LIMITS.maxFiles },
+  enterprise: { maxUnpackedBytes: BUNDLE_LIMITS.maxUnpackedBytes, maxFiles: BUNDLE_LIMITS.maxFiles },
+} as const satisfies Record<Plan, BundleCaps>;
 
 /**
  * Tests one project file may hold, by the workspace's plan (disabled tests count). Above

@@ -10,7 +10,7 @@ export function bundleRoutes(deps: AppDeps): ApiRoute[] {
       headBundle(deps.store, workspaceId, params.digest),
     ),
     apiRoute(deps, API_ROUTES.putBundle, ({ workspaceId, params, stream }) =>
-      putBundle(deps.store, {
+      putBundle(deps.store, deps.db, {
         workspaceId,
         digest: params.digest,
         body: stream,

@@ -1,6 +1,14 @@
 import type { Readable } from 'node:stream';
-import { isBundleDigest, needsBundle, type BundleCaps, type ParsedDeploymentRequest } from '@testrun/contracts';
+import {
+  BUNDLE_CAPS_BY_PLAN,
+  isBundleDigest,
+  needsBundle,
+  type BundleCaps,
+  type ParsedDeploymentRequest,
+  type Plan,
+} from '@testrun/contracts';
 import type { ArtifactStore } from '@testrun/core/artifact-store';
+import type { Db } from '@testrun/core/db';
 import { BundleError, bundleExists, storeBundle } from '@testrun/core/bundles';
 import { ApiError } from '../errors';
 import { bundleTooLarge } from '../middleware/json-body';
@@ -11,18 +19,34 @@ function digestOf(digest: string): string {
   return digest;
 }
 
+/** The unpacked caps of the workspace's plan (BUNDLE_CAPS_BY_PLAN), unless `caps` overrides them (tests). */
+async function capsOf(
+  db: Db,
+  workspaceId: string,
+  caps: BundleCaps | undefined,
+): Promise<BundleCaps & { plan?: Plan }> {
+  if (caps) return caps;
+  const rows = await db.$queryRaw<
+    { plan: Plan }[]
+  >`SELECT plan::text AS plan FROM workspaces WHERE id = ${workspaceId}`;
+  const plan = rows[0]?.plan ?? 'free';
+  return { ...BUNDLE_CAPS_BY_PLAN[plan], plan };
+}
+
 /** PUT …/bundles/{digest}: 201 stored, 200 when the workspace had it; 413 / 422 `invalid_bundle` refused. */
 export async function putBundle(
   store: ArtifactStore,
-  input: { workspaceId: string; digest: string; body: Readable; maxBytes: number; caps: BundleCaps },
+  db: Db,
+  input: { workspaceId: string; digest: string; body: Readable; maxBytes: number; caps?: BundleCaps },
 ) {
   const digest = digestOf(input.digest);
+  const caps = await capsOf(db, input.workspaceId, input.caps);
   try {
-    const { created, size } = await storeBundle(store, { ...input, digest });
+    const { created, size } = await storeBundle(store, { ...input, digest, caps });
     return { body: { digest, size }, status: created ? 201 : 200 };
   } catch (e) {
     if (!(e instanceof BundleError)) throw e;
-    throw bundleRefusal(e, input.maxBytes);
+    throw bundleRefusal(e, input.maxBytes, caps.plan);
   }
 }
 
@@ -30,9 +54,10 @@ export async function putBundle(
  * A bundle's refusal as the API's problem: 413 over its packed or unpacked size, 422 `invalid_bundle`
  * otherwise; a cap's refusal names it and the value it was held to, as `(limit NAME = VALUE)`.
  */
-function bundleRefusal(e: BundleError, maxBytes: number): ApiError {
+function bundleRefusal(e: BundleError, maxBytes: number, plan: Plan | undefined): ApiError {
   if (e.reason === 'too_large') return bundleTooLarge(maxBytes);
-  const detail = `The bundle is refused: ${e.message}${e.cap ? ` (limit ${e.cap.name} = ${e.cap.value})` : ''}.`;
+  const limit = e.cap ? ` (limit ${e.cap.name} = ${e.cap.value}${plan ? ` on the ${plan} plan` : ''})` : '';
+  const detail = `The bundle is refused: ${e.message}${limit}.`;
   return new ApiError(e.reason === 'unpacked_too_large' ? 'payload_too_large' : 'invalid_bundle', detail);
 }
 

@@ -94,10 +94,10 @@ Victim beside the attacker / beside the idle neighbour, paired by round: **${rat
 (${ratio.min.toFixed(2)}–${ratio.max.toFixed(2)}).
 
 What it means: the sandboxes' CPU groups weigh the same (docs/SANDBOX.md, "Limits"), so a sandbox that spins
-takes its equal share of the cores while the victim's is busy, and no more; its process, memory and disk
-limits stop there, and the victim's tests pass beside it. On this 2-core machine an equal share is half of
-what the victim had beside an idle neighbour: the ratio is the price of sharing a worker's cores with a
-tenant who uses its share, not a failure of a wall. Give tenants who must not share cores workers of their own.`;
+takes at most its equal share of the cores while the victim's is busy; its process, memory and disk limits
+stop it there, the worker's reads refuse every file it swapped (none of the host's is stored), and the
+victim's tests pass beside it. What the victim loses is that share of the cores: the price of sharing a
+worker with a tenant who uses its share, not a breach of a wall. Give tenants who must not share cores workers of their own.`;
 }
 
 /** Entry point of `pnpm bench isolation`. */

@@ -31,13 +31,14 @@ function ephemeralPorts(): string {
 
 /**
  * TARGET_ALLOW of the test set-up: exactly where its fixture servers can be, never a whole address.
- * They listen on 127.0.0.1, port 0 (any free port, from the ephemeral range); port 2, where nothing
- * listens, is the base URL of runs that must never reach a site and the unreachable target of
- * others. Every other port of loopback stays closed to runs as in production (a MariaDB on 3306, a
- * broker on 5672), and the deployment's own Postgres, Redis and API ports are closed whatever this says.
+ * They listen on 127.0.0.1, port 0 (any free port, from the ephemeral range); ports 1 to 9, where
+ * nothing listens, are the base URLs of runs that must never reach a site and the unreachable
+ * targets of others; 4010-4011 are the Quickstart's (examples/shop.yaml is deployed as it is). Every
+ * other port of loopback stays closed to runs as in production (a MariaDB on 3306, a broker on
+ * 5672), and the deployment's own Postgres, Redis and API ports are closed whatever this says.
  */
 export function testTargetAllow(): string {
-  return `127.0.0.1:2, 127.0.0.1:${ephemeralPorts()}`;
+  return `127.0.0.1:1-9, 127.0.0.1:4010-4011, 127.0.0.1:${ephemeralPorts()}`;
 }
 
 /** A free TCP port on 127.0.0.1. */

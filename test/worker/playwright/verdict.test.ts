@@ -11,6 +11,7 @@ import { refusals } from '../../../apps/worker/src/executors/playwright/given';
 import { EgressProxy, type RunListener } from '../../../apps/worker/src/network/egress-proxy';
 import { checkSandboxSupport } from '../../../apps/worker/src/sandbox';
 import { countingListener } from '../sandbox/sandbox-harness';
+import { freePort } from '../../support/processes';
 import { serveSite, type Site } from './pw-harness';
 
 /*
@@ -34,6 +35,8 @@ const TITLES = [
   'a request is refused, then it throws its own error',
   'its page.goto is refused',
   'its page.goto of https is refused',
+  'its page.goto reaches a port nothing listens on',
+  'its request reaches a port nothing listens on',
 ] as const;
 const ref = (title: string) => ({ file: 'e2e/verdict.spec.js', project: 'app', titlePath: [title] });
 const resultOf = (title: (typeof TITLES)[number]) => results.get(playwrightTestKey(ref(title)));
@@ -59,7 +62,10 @@ beforeAll(async () => {
       network: { proxySocketPath: socketPath, port: RELAY_PORT },
       proxy: { server: `http://127.0.0.1:${RELAY_PORT}`, bypass: '<-loopback>' },
       baseUrl: `http://shop.test:${shopPort}`,
-      env: { BLOCKED_URL: `http://127.0.0.2:${refused.port}/secret` },
+      env: {
+        BLOCKED_URL: `http://127.0.0.2:${refused.port}/secret`,
+        CLOSED_URL: `http://127.0.0.1:${await freePort()}/`,
+      },
       evidence: 'off',
       takeBlocked: refusals(listener),
       tests: TITLES.map(ref),
@@ -112,4 +118,14 @@ test('a test whose page.goto the policy refused is target_blocked, over plain HT
   }
   // Nothing was ever sent to the refused address.
   expect(refused.connections()).toBe(0);
+});
+
+test("a page.goto or request to an allowed port where nothing listens fails, as under playwright test, never passes on the proxy's page", () => {
+  // playwright test: page.goto throws net::ERR_CONNECTION_REFUSED, request.get connect ECONNREFUSED.
+  expect(resultOf('its page.goto reaches a port nothing listens on')).toMatchObject({
+    status: 'error',
+    code: 'target_unreachable',
+  });
+  expect(resultOf('its page.goto reaches a port nothing listens on')?.summary).toMatch(/net::ERR_EMPTY_RESPONSE/);
+  expect(resultOf('its request reaches a port nothing listens on')).toMatchObject({ status: 'error' });
 });

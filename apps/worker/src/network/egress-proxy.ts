@@ -200,7 +200,7 @@ export class EgressProxy {
     }
     const checked = await this.check(run, url);
     if (!checked) {
-      unreachable(res, 'ERR_NAME_NOT_RESOLVED');
+      this.unreachable(run, res, 'ERR_NAME_NOT_RESOLVED');
       return;
     }
     if (!checked.allowed) {
@@ -211,12 +211,23 @@ export class EgressProxy {
     try {
       socket = await connectChecked(checked, this.connectTimeoutMs);
     } catch (error) {
-      unreachable(res, netErrorOf(error));
+      this.unreachable(run, res, netErrorOf(error));
       return;
     }
     this.runs.track(run, socket);
     this.runs.track(run, req.socket);
     forwardRequest(req, res, url, socket);
+  }
+
+  /**
+   * A plain HTTP request whose target could not be reached, answered as the run's entry says: the
+   * proxy's 502 page naming `netError`, or (a run's own listener) its connection cut with no answer,
+   * which Chromium reports as a network error: a page.goto that passed on the proxy's page would be
+   * a green `playwright test` never gives.
+   */
+  private unreachable(run: RunEntry, res: ServerResponse, netError: string): void {
+    if (run.unreachable === 'reset') res.socket?.destroy();
+    else unreachable(res, netError);
   }
 
   /** A tunnel (`CONNECT host:port`): HTTPS, and WebSockets of either scheme. */
@@ -241,17 +252,18 @@ export class EgressProxy {
       return;
     }
     const checked = await this.check(run, url);
-    if (!checked?.allowed) {
-      client.end(
-        checked ? rawResponse('403 Forbidden', BLOCKED_BODY) : rawResponse('502 Bad Gateway', UNREACHABLE_BODY),
-      );
+    if (checked && !checked.allowed) {
+      client.end(rawResponse('403 Forbidden', BLOCKED_BODY));
       return;
     }
     let upstream: Socket;
     try {
+      if (!checked) throw new Error('not resolved');
       upstream = await connectChecked(checked, this.connectTimeoutMs);
     } catch {
-      client.end(rawResponse('502 Bad Gateway', UNREACHABLE_BODY));
+      // A run's own listener: cut, so that the client fails as if it had connected itself.
+      if (run.unreachable === 'reset') client.destroy();
+      else client.end(rawResponse('502 Bad Gateway', UNREACHABLE_BODY));
       return;
     }
     this.runs.track(run, upstream);

@@ -34,7 +34,7 @@ export class EgressRuns {
   /** A run known by the listener it is given (a Unix socket at `socketPath`, or else a port of loopback). */
   async listen(runId: string, options: OpenRunOptions & { socketPath?: string }): Promise<RunListener> {
     // No credentials: its token is one nobody holds.
-    const entry = this.add(runId, options, digest(randomBytes(24).toString('base64url')));
+    const entry = this.add(runId, options, digest(randomBytes(24).toString('base64url')), 'reset');
     const listener = createServer((socket) => {
       if (this.runs.get(runId) !== entry) {
         socket.destroy();
@@ -82,7 +82,12 @@ export class EgressRuns {
     for (const entry of [...this.runs.values()]) this.close(entry);
   }
 
-  private add(runId: string, options: OpenRunOptions, tokenDigest: Buffer): RunEntry {
+  private add(
+    runId: string,
+    options: OpenRunOptions,
+    tokenDigest: Buffer,
+    unreachable: RunEntry['unreachable'] = 'page',
+  ): RunEntry {
     if (runId === '' || runId.includes(':'))
       throw new Error('a run id for the egress proxy must be non-empty and have no ":"');
     if (this.runs.has(runId)) throw new Error(`run ${runId} already has egress open`);
@@ -94,6 +99,7 @@ export class EgressRuns {
       onBlocked: options.onBlocked,
       blocked: [],
       sockets: new Set(),
+      unreachable,
     };
     this.runs.set(runId, entry);
     return entry;

@@ -68,4 +68,11 @@ export interface RunEntry {
   onBlocked: ((blocked: BlockedRequest) => void) | undefined;
   blocked: BlockedRequest[];
   sockets: Set<Duplex>;
+  /**
+   * How a plain HTTP request whose target cannot be reached is answered: `page`, the proxy's 502
+   * naming the network error in a header (the worker's own Chromium: step tests read it); `reset`,
+   * the page's connection cut with no answer, so that Playwright's `page.goto` and `request` throw
+   * as they do when they connect themselves (a run's own listener: Playwright Test in a sandbox).
+   */
+  unreachable: 'page' | 'reset';
 }

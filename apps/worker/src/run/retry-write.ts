@@ -17,19 +17,24 @@ export interface RetryWriteOptions {
  * 22, 23, 42) or a Prisma request error (P2xxx) other than a pool timeout (P2024) or a transaction
  * that could not start or finish in time (P2028, the claim's transaction during an outage), looking
  * through wrapped causes. A Prisma error that carries the driver's error (`meta.driverAdapterError`:
- * P2010 raw query failed, P2039 database error) is judged by that one: Prisma gives the same code to
- * a syntax error and to "the database system is shutting down" alike.
+ * P2010 raw query failed, P2039 database error) is judged by that one (its SQLSTATE in `code`, or
+ * `originalCode` where the adapter names the kind, as for a unique violation): Prisma gives the same
+ * code to a syntax error and to "the database system is shutting down" alike.
  * Anything else (refused, reset, "the database system is starting up") may pass later.
  */
 export function isPermanentWriteError(error: unknown): boolean {
   let current: unknown = error;
   for (let depth = 0; depth < 8 && typeof current === 'object' && current !== null; depth++) {
-    const e: { code?: unknown; cause?: unknown; meta?: { driverAdapterError?: unknown } } = current;
+    const e: { code?: unknown; originalCode?: unknown; cause?: unknown; meta?: { driverAdapterError?: unknown } } =
+      current;
     if (e.meta?.driverAdapterError) {
       current = e.meta.driverAdapterError;
       continue;
     }
-    if (typeof e.code === 'string' && (/^(22|23|42)[0-9A-Z]{3}$/.test(e.code) || /^P2(?!024|028)\d{3}$/.test(e.code)))
+    // The pg adapter names Postgres's SQLSTATE `originalCode` on the errors it maps to a kind of its
+    // own (UniqueConstraintViolation, TableDoesNotExist...), `code` on the rest.
+    const code = e.code ?? e.originalCode;
+    if (typeof code === 'string' && (/^(22|23|42)[0-9A-Z]{3}$/.test(code) || /^P2(?!024|028)\d{3}$/.test(code)))
       return true;
     current = e.cause;
   }

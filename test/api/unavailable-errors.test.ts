@@ -8,6 +8,7 @@ import request from 'supertest';
 import { generateApiKey } from '@testrun/core/api-keys';
 import { createPrisma } from '@testrun/core/db';
 import { isUnavailableError } from '../../apps/api/src/errors';
+import { rejectionOf } from '../support/present';
 import { freePort } from '../support/processes';
 import { testDb } from '../support/harness';
 import { bearer, buildTestApi } from './api-harness';
@@ -39,15 +40,6 @@ async function refusingPostgres(code: string, message: string): Promise<{ url: s
   const address = server.address();
   if (address === null || typeof address === 'string') throw new Error('expected a TCP address');
   return { url: `postgresql://u@127.0.0.1:${address.port}/db`, server };
-}
-
-async function rejectionOf(work: () => Promise<unknown>): Promise<unknown> {
-  try {
-    await work();
-  } catch (e) {
-    return e;
-  }
-  throw new Error('expected the work to fail');
 }
 
 /** The error pg and Prisma give when the server answers the startup with `code`. */

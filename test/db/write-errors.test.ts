@@ -1,6 +1,7 @@
 import type { Db } from '@testrun/core/db';
 import { isPermanentWriteError } from '../../apps/worker/src/run/retry-write';
 import { testDb } from '../support/harness';
+import { rejectionOf } from '../support/present';
 
 /*
  * Which failures of a run's result writes the worker retries (retry-write.ts), judged on the errors
@@ -20,25 +21,16 @@ afterAll(async () => {
   await db.$disconnect();
 });
 
-async function failureOf(write: () => Promise<unknown>): Promise<unknown> {
-  try {
-    await write();
-  } catch (error) {
-    return error;
-  }
-  throw new Error('the write did not fail');
-}
-
 it('a duplicate key (23505), as Prisma throws it, is permanent', async () => {
   await db.$executeRaw`INSERT INTO write_errors_probe VALUES (1)`;
-  const error = await failureOf(() => db.$executeRaw`INSERT INTO write_errors_probe VALUES (1)`);
+  const error = await rejectionOf(() => db.$executeRaw`INSERT INTO write_errors_probe VALUES (1)`);
   expect(JSON.stringify(error, Object.getOwnPropertyNames(error))).toContain('23505');
   expect(isPermanentWriteError(error)).toBe(true);
 });
 
 it('a missing table (42P01) and a syntax error (42601) are permanent', async () => {
-  const missing = await failureOf(() => db.$executeRawUnsafe('INSERT INTO write_errors_missing VALUES (1)'));
+  const missing = await rejectionOf(() => db.$executeRawUnsafe('INSERT INTO write_errors_missing VALUES (1)'));
   expect(isPermanentWriteError(missing)).toBe(true);
-  const syntax = await failureOf(() => db.$executeRawUnsafe('INSERT INTO write_errors_probe VALUE (1)'));
+  const syntax = await rejectionOf(() => db.$executeRawUnsafe('INSERT INTO write_errors_probe VALUE (1)'));
   expect(isPermanentWriteError(syntax)).toBe(true);
 });

@@ -6,3 +6,13 @@ export function present<T>(value: T | null | undefined, what: string): T {
   if (value === null || value === undefined) throw new Error(`expected ${what}, found ${String(value)}`);
   return value;
 }
+
+/** What `work` rejected with; fails the test when it does not reject. */
+export async function rejectionOf(work: () => Promise<unknown>): Promise<unknown> {
+  try {
+    await work();
+  } catch (e) {
+    return e;
+  }
+  throw new Error('expected the work to fail');
+}

@@ -256,12 +256,10 @@ export class EgressProxy {
       client.end(rawResponse('403 Forbidden', BLOCKED_BODY));
       return;
     }
-    let upstream: Socket;
-    try {
-      if (!checked) throw new Error('not resolved');
-      upstream = await connectChecked(checked, this.connectTimeoutMs);
-    } catch {
-      // A run's own listener: cut, so that the client fails as if it had connected itself.
+    // No name, or nothing answered: a run's own listener cuts the tunnel, so that the client fails
+    // as if it had connected itself; a step test's gets the proxy's 502.
+    const upstream = checked && (await connectChecked(checked, this.connectTimeoutMs).catch(() => null));
+    if (!upstream) {
       if (run.unreachable === 'reset') client.destroy();
       else client.end(rawResponse('502 Bad Gateway', UNREACHABLE_BODY));
       return;

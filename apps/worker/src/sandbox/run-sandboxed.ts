@@ -9,7 +9,7 @@ import { seccompFilter } from './seccomp';
 import { prepareScratch, scratchFull } from './scratch';
 import { shareCopy } from './share';
 import { sandboxSupport } from './support';
-import { superviseChild, type ChildEnding } from './supervise';
+import { feedDescriptor, superviseChild, type ChildEnding } from './supervise';
 
 /** What bounds one sandboxed program. */
 export interface SandboxLimits {
@@ -208,16 +208,8 @@ async function supervise(
       env: {},
     },
   );
-  for (const [fd, bytes] of [
-    [ENV_ARGS_FD, onDescriptor],
-    [SECCOMP_FD, seccompFilter()],
-  ] as const) {
-    const pipe = child.stdio[fd];
-    if (pipe && 'end' in pipe) {
-      pipe.on('error', () => {}); // a program that never starts leaves the pipe unread
-      pipe.end(bytes);
-    }
-  }
+  feedDescriptor(child, ENV_ARGS_FD, onDescriptor);
+  feedDescriptor(child, SECCOMP_FD, seccompFilter());
   const ending = await superviseChild(child, {
     limits: spec.limits,
     signal: spec.signal,

@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { readFileSync, statfsSync } from 'node:fs';
 import { chmod, lchown, readdir, rmdir, statfs } from 'node:fs/promises';
 import path from 'node:path';
@@ -55,6 +55,14 @@ export async function unmountScratch(dir: string): Promise<void> {
   } catch (error) {
     throw new Error(`cannot unmount the scratch tmpfs at ${dir}: ${errorText(error)}`, { cause: error });
   }
+}
+
+/**
+ * {@link unmountScratch} at once, for a process's `exit` handler (which cannot wait): unmounts the
+ * tmpfs at `dir` lazily; throws when umount fails (it is not mounted, say).
+ */
+export function unmountScratchNow(dir: string): void {
+  execFileSync('umount', ['-l', path.resolve(dir)], { env: SYSTEM_ENV, stdio: 'ignore' });
 }
 
 /** The scratch mounts of this mount namespace: where, and the pid of the worker that made each. */

@@ -1,9 +1,8 @@
-import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { cp, lstat, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { scratchDirPrefix } from '../housekeeping/scratch-dir';
-import { mountScratch, unmountScratch } from './scratch';
+import { mountScratch, unmountScratch, unmountScratchNow } from './scratch';
 
 /*
  * The worker's share: one tmpfs of its own holding everything of the host a sandbox is given (the
@@ -24,7 +23,6 @@ import { mountScratch, unmountScratch } from './scratch';
 const SHARE_BYTES = 512 * 1024 * 1024;
 /** The file that names the process the share belongs to (its pid may be a dead process's again). */
 const OWNER_FILE = '.owner';
-const SYSTEM_ENV = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' };
 
 let mounted: Promise<string> | undefined;
 const made = new Map<string, Promise<string>>();
@@ -62,7 +60,7 @@ async function mountShare(): Promise<string> {
   await writeFile(path.join(dir, OWNER_FILE), owner(), { mode: 0o600 });
   process.once('exit', () => {
     try {
-      execFileSync('umount', ['-l', dir], { env: SYSTEM_ENV, stdio: 'ignore' });
+      unmountScratchNow(dir);
       rmSync(dir, { recursive: true, force: true });
     } catch {
       // Left to the next worker's sweep.

@@ -15,6 +15,18 @@ export interface ChildEnding {
   stderr: string;
 }
 
+/**
+ * Writes `bytes` to the child's descriptor `fd` (a pipe of its stdio) and closes it: what bubblewrap
+ * reads its flags, environment or seccomp filter from. A program that never starts leaves the pipe
+ * unread, which is no error of the worker's.
+ */
+export function feedDescriptor(child: ChildProcess, fd: number, bytes: Buffer): void {
+  const pipe = child.stdio[fd];
+  if (!pipe || !('end' in pipe)) return;
+  pipe.on('error', () => {});
+  pipe.end(bytes);
+}
+
 /** Keeps the first `cap` bytes of a stream. */
 class CappedBuffer {
   private readonly chunks: Buffer[] = [];

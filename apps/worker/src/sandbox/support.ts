@@ -10,6 +10,7 @@ import { detectCgroups } from './cgroups-detect';
 import { PERL } from './close-fds';
 import { mountScratch, sweepStaleScratch, unmountScratch } from './scratch';
 import { seccompFilter, seccompUnsupported } from './seccomp';
+import { feedDescriptor } from './supervise';
 
 /** Whether this machine can run the sandbox, and if not, why. */
 export type SandboxSupport = { ok: true; bwrap: string; cgroups: CgroupDriver } | { ok: false; reason: string };
@@ -64,11 +65,7 @@ function runWithFilter(bwrap: string, command: readonly string[]): Promise<{ cod
     const child = spawn(bwrap, args, { stdio: ['ignore', 'ignore', 'pipe', 'pipe'], env: {}, timeout: 10_000 });
     let stderr = '';
     child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const filter = child.stdio[3];
-    if (filter && 'end' in filter) {
-      filter.on('error', () => {});
-      filter.end(seccompFilter());
-    }
+    feedDescriptor(child, 3, seccompFilter());
     child.on('error', (error) => resolve({ code: null, said: error.message }));
     child.on('close', (code) => resolve({ code, said: stderr.trim().split('\n')[0] ?? '' }));
   });

@@ -26,6 +26,13 @@ function unavailable(test: PlaywrightTestRef): PlaywrightTestResult {
   };
 }
 
+/** The proxy's `host:port`, for the team's Node code (a proxy with credentials is the browser's alone). */
+function egressOf(proxy: RunPlaywrightOptions['proxy']): string | undefined {
+  if (!proxy || proxy.username !== undefined) return undefined;
+  const url = new URL(proxy.server);
+  return url.protocol === 'http:' && url.port !== '' ? `${url.hostname}:${url.port}` : undefined;
+}
+
 /** Writes the wrapper config, its options and the headers (for the fixture) into the scratch copy. */
 async function writeRunFiles(
   options: RunPlaywrightOptions,
@@ -83,7 +90,7 @@ export async function runPlaywrightTests(
   try {
     ending = await runPlaywrightCli(
       'run',
-      options,
+      { ...options, egressProxy: egressOf(options.proxy) },
       ['test', '--config', `${layout.bundle}/${wrapper}`, '--test-list', `${layout.state}/test-list.txt`],
       playwrightEnv(options.env, layout),
       options.network ?? 'none',

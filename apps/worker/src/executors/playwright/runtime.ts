@@ -138,6 +138,20 @@ export function layoutOf(isolation: Isolation, scratchDir: string): Layout {
   };
 }
 
+/**
+ * The environment that sends the team's Node code (fetch, http and https agents) through the proxy at
+ * `proxy` (inside/egress.ts, loaded first in every process), the team's NODE_OPTIONS kept after it.
+ */
+function egressEnv(
+  proxy: string | undefined,
+  runtimeDir: string,
+  teamNodeOptions?: string,
+): { TESTRUN_EGRESS_PROXY?: string; NODE_OPTIONS?: string } {
+  if (proxy === undefined) return {};
+  const hook = `--require ${JSON.stringify(`${runtimeDir}/egress.js`)}`;
+  return { TESTRUN_EGRESS_PROXY: proxy, NODE_OPTIONS: teamNodeOptions ? `${hook} ${teamNodeOptions}` : hook };
+}
+
 /** Runs the Playwright CLI (`args` after it) in the sandbox, or without one when the operator opted out. */
 export async function runPlaywrightCli(
   kind: 'list' | 'run',
@@ -148,6 +162,8 @@ export async function runPlaywrightCli(
     signal?: AbortSignal;
     controlDir?: string;
     codeCache?: string;
+    /** The proxy the team's Node code reaches the network through (`127.0.0.1:port`), as its browser does. */
+    egressProxy?: string;
   },
   args: readonly string[],
   env: Record<string, string>,
@@ -160,14 +176,19 @@ export async function runPlaywrightCli(
     options.controlDir === undefined
       ? {}
       : { TESTRUN_CONTROL_DIR: isolation === 'none' ? options.controlDir : INSIDE_CONTROL };
+  const egress = egressEnv(options.egressProxy, layout.runtime, env.NODE_OPTIONS);
   const codeCache =
     options.codeCache === undefined
       ? {}
-      : codeCacheEnv(isolation === 'none' ? options.codeCache : INSIDE_CODE_CACHE, layout.runtime, env.NODE_OPTIONS);
+      : codeCacheEnv(
+          isolation === 'none' ? options.codeCache : INSIDE_CODE_CACHE,
+          layout.runtime,
+          egress.NODE_OPTIONS ?? env.NODE_OPTIONS,
+        );
   const spec = {
     command: process.execPath,
     args: [cli, ...args],
-    env: { ...env, ...control, ...codeCache },
+    env: { ...env, ...control, ...egress, ...codeCache },
     scratchDir: options.scratchDir,
     limits: { ...DEFAULT_PLAYWRIGHT_SANDBOX_LIMITS, ...options.limits },
     signal: options.signal,

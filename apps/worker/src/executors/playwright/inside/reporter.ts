@@ -33,9 +33,15 @@ function titlePathOf(test: TestCase): string[] {
   return test.titlePath().slice(3);
 }
 
+/** An error's message with its causes, each on a line of its own as Playwright's own reporters print them. */
+function messageOf(error: TestError): string {
+  const own = error.message ?? error.value ?? 'unknown error';
+  return error.cause ? `${own}\n[cause]: ${messageOf(error.cause)}` : own;
+}
+
 function errorOf(error: TestError): Record<string, unknown> {
   return {
-    message: error.message ?? error.value ?? 'unknown error',
+    message: messageOf(error),
     stack: error.stack,
     location: error.location,
     snippet: error.snippet,

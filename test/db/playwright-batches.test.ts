@@ -73,6 +73,10 @@ test("a batch takes the leader's file whole, then whole files up to its share; a
   await db.run.update({ where: { id: a1 }, data: { status: 'passed', finishedAt: new Date() } });
   expect(await renewBatch(db, 'batch-1')).toBe(3);
   expect((await releaseBatch(db, 'batch-1')).sort()).toEqual([a2, b1, b2].sort());
+  // b1 still runs, held by its worker: b2, of its file, waits for it (its job comes back later).
+  await db.run.update({ where: { id: b1 }, data: { heldUntil: new Date(Date.now() + 60_000) } });
+  expect(await claimRun(db, b2, logger)).toEqual({ unclaimable: 'waiting' });
+  await db.run.update({ where: { id: b1 }, data: { status: 'passed', finishedAt: new Date() } });
   expect(await claim(b2)).not.toBeNull();
   // A job whose run ended, or is gone, finds nothing to run either.
   expect(await claimRun(db, a1, logger)).toEqual({ unclaimable: 'terminal' });
@@ -203,4 +207,36 @@ test('runs that joined the leader (one Playwright worker each) take their share 
     WHERE suite_run_id = (SELECT suite_run_id FROM runs WHERE id = ${d1}) AND status = 'queued'`;
   expect(await reserveBatch(db, { batchId: 'pair', leaderId: d1, joined: [e1], share: 2, maxRuns: 100 })).toEqual([]);
   expect(await renewBatch(db, 'pair')).toBe(2);
+});
+
+test("a file's tests are never split: a claim waits while a sibling runs live elsewhere, a batch leaves that file alone", async () => {
+  const [a1, a2, b1, b2, c1] = await playwrightSuiteRun();
+  const holdMs = 60_000;
+  // a1 runs on one worker (held); a2, of its file, waits; b1 of another file is claimed.
+  expect(await db.$transaction((tx) => startRun(tx, a1, 3, null, null, holdMs))).not.toBeNull();
+  expect(await claimRun(db, a2, logger)).toEqual({ unclaimable: 'waiting' });
+  expect(await claim(b1)).not.toBeNull();
+  // b1's batch takes its own file and c.spec, never a.spec, whose a1 runs elsewhere.
+  const taken = await reserveBatch(db, { batchId: 'elsewhere', leaderId: b1, share: 1, maxRuns: 100 });
+  expect(taken).toContain(b2);
+  expect(taken).toContain(c1);
+  expect(taken).not.toContain(a2);
+  // a1's own batch takes a2; the batch claims it.
+  expect(await reserveBatch(db, { batchId: 'own', leaderId: a1, share: 1, maxRuns: 100 })).toEqual([a2]);
+  expect(await claim(a2, 'own')).toEqual(expect.objectContaining({ id: a2 }));
+});
+
+test('a sibling whose worker died blocks nothing, and tests that run apart (parallel) never wait', async () => {
+  const [a1, a2, b1, b2] = await playwrightSuiteRun();
+  // a1 was claimed, then its worker died: its hold lapsed.
+  expect(await db.$transaction((tx) => startRun(tx, a1, 3, null, null, 60_000))).not.toBeNull();
+  await db.run.update({ where: { id: a1 }, data: { heldUntil: new Date(Date.now() - 1_000) } });
+  expect(await claim(a2)).not.toBeNull();
+  for (const id of [b1, b2]) {
+    const row = await db.run.findUniqueOrThrow({ where: { id } });
+    const steps = row.steps as { playwright: Record<string, unknown> };
+    await db.run.update({ where: { id }, data: { steps: { playwright: { ...steps.playwright, parallel: true } } } });
+  }
+  expect(await db.$transaction((tx) => startRun(tx, b1, 3, null, null, 60_000))).not.toBeNull();
+  expect(await claim(b2)).not.toBeNull();
 });

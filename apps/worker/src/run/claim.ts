@@ -27,9 +27,10 @@ export function retrying(log: Logger, boundMs: number | undefined, fields: Recor
 
 /**
  * Why a run's job found nothing to run (`batched`: a Playwright batch holds it, docs/PLAYWRIGHT.md;
- * `held`: a live worker still runs it, and the reconciler gives it a job again if its hold lapses).
+ * `held`: a live worker still runs it, and the reconciler gives it a job again if its hold lapses;
+ * `waiting`: another test of its Playwright file runs elsewhere, and its job comes back later).
  */
-export type Unclaimable = 'missing' | 'terminal' | 'out_of_attempts' | 'batched' | 'held';
+export type Unclaimable = 'missing' | 'terminal' | 'out_of_attempts' | 'batched' | 'held' | 'waiting';
 
 /**
  * Claims the run, trying again through a Postgres outage for up to `boundMs` (the job's lock in Redis is renewed meanwhile)
@@ -68,6 +69,7 @@ async function endUnclaimable(
   }
   if (run.status !== 'queued' && run.status !== 'running') return 'terminal';
   if (run.batchHeld) return 'batched';
+  if (run.groupBusy) return 'waiting';
   if (run.workerHeld) {
     log.warn('job for a run its worker still holds: left to that worker', { attempt: run.attempt });
     return 'held';

@@ -109,6 +109,9 @@ async function sandboxReason(config: WorkerConfig, logger: Logger): Promise<stri
   return reason;
 }
 
+/** Listeners opened in the process's share (its worker services, one or more, share it). */
+let opened = 0;
+
 /**
  * How a sandbox gets its own listener of the egress proxy: a Unix socket in a folder of the
  * worker's share that only the worker reads (bound into that sandbox alone, where its relay dials
@@ -116,7 +119,6 @@ async function sandboxReason(config: WorkerConfig, logger: Logger): Promise<stri
  */
 function sandboxEgress(egress: WorkerEgress, isolation: Isolation): NonNullable<PlaywrightRuntime['egress']>['open'] {
   if (isolation === 'none') return (id, policy) => egress.proxy.openRunListener(id, { policy });
-  let opened = 0;
   // Short names: a Unix socket's path has at most 107 bytes.
   return async (id, policy) => {
     const socketPath = path.join(await shareFolder('egress', 0o700), `${++opened}.sock`);

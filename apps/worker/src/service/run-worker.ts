@@ -1,4 +1,4 @@
-import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { compileValidator, JOBS, RunJobPayload } from '@testrun/contracts';
 import { errorMessage, type Logger } from '@testrun/core/logger';
@@ -7,6 +7,9 @@ import { executeRun } from '../run/execute-run';
 import type { RunDeps, RunExecution } from '../run/run-deps';
 import { foldRepeats } from './repeated-errors';
 import { isWorkerLost, notRecordedError, workerLostOutcome } from '../run/run-outcomes';
+
+/** How long the job of a run waiting for another test of its Playwright file is put off (claim.ts, `waiting`). */
+const GROUP_WAIT_MS = 1_000;
 
 /** Options of {@link createRunWorker}. */
 export interface RunWorkerOptions {
@@ -34,7 +37,7 @@ export function createRunWorker(deps: RunDeps, options: RunWorkerOptions): Worke
   const logger: Logger = deps.logger;
   const worker = new Worker<unknown>(
     JOBS.run.queue,
-    async (job: Job<unknown>) => {
+    async (job: Job<unknown>, token?: string) => {
       const payload = parsePayload(job.data);
       if (!payload.ok) {
         // Nothing to run and nothing to retry: the payload did not come from our producer.
@@ -53,6 +56,12 @@ export function createRunWorker(deps: RunDeps, options: RunWorkerOptions): Worke
         });
         // A Playwright batch this run led keeps the job (and the worker's slot) until it has ended.
         if (execution.kind === 'finished') await execution.held;
+        // Another test of its file runs elsewhere: the job comes back once that one's batch has
+        // taken this run, or it has ended; the slot meanwhile takes other work.
+        if (execution.kind === 'not_runnable' && execution.reason === 'waiting' && token !== undefined) {
+          await job.moveToDelayed(Date.now() + GROUP_WAIT_MS, token);
+          throw new DelayedError();
+        }
         options.onRunDone?.(payload.value.runId, execution);
         return execution.kind === 'finished'
           ? { status: execution.status, attempt: execution.attempt }

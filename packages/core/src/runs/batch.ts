@@ -57,7 +57,7 @@ export async function reserveBatch(db: Db, request: BatchRequest): Promise<strin
 const CONTENDED_TRIES = 25;
 
 /** The leader's suite run's queued runs of the same bundle and settings that no live batch holds (`r`; `l` the leader). */
-function candidatesOf(leaderId: string): Prisma.Sql {
+function candidatesOf(leaderId: string, running: readonly string[]): Prisma.Sql {
   return Prisma.sql`
       FROM runs l JOIN runs r ON r.suite_run_id = l.suite_run_id AND r.id <> l.id
       WHERE l.id = ${leaderId} AND r.status = 'queued' AND r.retry = 0
@@ -66,12 +66,28 @@ function candidatesOf(leaderId: string): Prisma.Sql {
         AND r.steps->'playwright'->>'config' = l.steps->'playwright'->>'config'
         AND r.steps->'playwright'->>'browser' = 'chromium'
         AND r.base_url = l.base_url AND r.timeout_ms = l.timeout_ms AND r.retries = l.retries
-        AND r.evidence IS NOT DISTINCT FROM l.evidence`;
+        AND r.evidence IS NOT DISTINCT FROM l.evidence
+        AND NOT EXISTS (${runningElsewhere(running)})`;
+}
+
+/**
+ * A test of the candidate's group (its file in its Playwright project, unless it runs apart:
+ * `parallel`) that runs outside this batch, live (held by its worker or a batch): the group then
+ * runs there, or after it (claim.ts GROUP_LOCK), never split between two Playwright workers.
+ */
+function runningElsewhere(running: readonly string[]): Prisma.Sql {
+  return Prisma.sql`
+    SELECT 1 FROM runs s WHERE s.suite_run_id = r.suite_run_id AND s.id <> r.id AND s.status = 'running'
+      AND (coalesce(s.held_until > now(), false) OR coalesce(s.batch_lease_until >= now(), false))
+      AND NOT (s.id = ANY(${running}::text[]))
+      AND (r.steps->'playwright'->>'parallel') IS DISTINCT FROM 'true'
+      AND s.steps->'playwright'->>'file' = r.steps->'playwright'->>'file'
+      AND s.steps->'playwright'->>'project' IS NOT DISTINCT FROM r.steps->'playwright'->>'project'`;
 }
 
 /** How many candidates there are, held by someone or not (no lock taken). */
-async function candidateCount(tx: DbTx, leaderId: string): Promise<number> {
-  const [row] = await tx.$queryRaw<Array<{ n: number }>>`SELECT count(*)::int AS n ${candidatesOf(leaderId)}`;
+async function candidateCount(tx: DbTx, leaderId: string, running: readonly string[]): Promise<number> {
+  const [row] = await tx.$queryRaw<Array<{ n: number }>>`SELECT count(*)::int AS n ${candidatesOf(leaderId, running)}`;
   return row?.n ?? 0;
 }
 
@@ -92,10 +108,10 @@ async function tryReserve(db: Db, request: BatchRequest, last: boolean): Promise
         (r.steps->'playwright'->>'file' IN (
             SELECT j.steps->'playwright'->>'file' FROM runs j WHERE j.id = ANY(${running}::text[]))
           AND (r.steps->'playwright'->>'parallel') IS DISTINCT FROM 'true') AS same
-      ${candidatesOf(request.leaderId)}
+      ${candidatesOf(request.leaderId, running)}
       ORDER BY 3 DESC, r.position
       FOR UPDATE OF r SKIP LOCKED`;
-    if (!last && (await candidateCount(tx, request.leaderId)) > candidates.length) return 'contended';
+    if (!last && (await candidateCount(tx, request.leaderId, running)) > candidates.length) return 'contended';
     if (candidates.length === 0 && running.length === 1) return [];
     const [live] = await tx.$queryRaw<Array<{ batches: number }>>`
       SELECT count(DISTINCT r.batch_id)::int AS batches

@@ -89,7 +89,18 @@ export function claimedRun(row: ClaimedRow): ClaimedRun {
  * a batch's live lease holds it, and whether a worker's live hold does (`held_until`: its worker is
  * alive and running it, whatever Redis says of its job).
  */
-export type UnclaimedRun = { status: RunStatus; attempt: number; batchHeld: boolean; workerHeld: boolean };
+export type UnclaimedRun = {
+  status: RunStatus;
+  attempt: number;
+  batchHeld: boolean;
+  workerHeld: boolean;
+  /**
+   * Another test of its group runs elsewhere (a Playwright file's tests that do not run apart:
+   * GROUP_LOCK): it waits, and runs in that test's batch or after it, as `playwright test` runs a
+   * file's tests in one worker, in order.
+   */
+  groupBusy: boolean;
+};
 
 /** A claim's try: the run claimed, or what it was when it could not be (null: there is no such run). */
 export type ClaimTry = { claimed: ClaimedRun } | { unclaimed: UnclaimedRun | null };
@@ -126,7 +137,27 @@ type TryRow = {
   state_attempt: number;
   state_held: boolean | null;
   state_worker_held: boolean | null;
+  state_group_busy: boolean | null;
 } & (ClaimedRow | { id: null });
+
+/**
+ * The runs of a Playwright run's group (its suite run's runs of the same file and Playwright project,
+ * unless its tests run apart: `parallel`), the run itself included, locked in id order as a cancel
+ * and every other claim of the group lock them. Locked, each row is read as last committed (not as
+ * the statement's snapshot saw it), so of two claims of one group at once the second sees the
+ * first's sibling running. A sibling counts while it is live: held by its worker (`held_until`) or
+ * by a batch's lease; one whose worker died blocks nothing. Empty for any other run.
+ */
+const GROUP_LOCK = `
+  SELECT s.id, s.status, s.batch_id,
+    coalesce(s.held_until > now(), false) OR coalesce(s.batch_lease_until >= now(), false) AS live
+  FROM runs s JOIN runs o ON o.id = $1
+  WHERE o.suite_run_id IS NOT NULL AND s.suite_run_id = o.suite_run_id
+    AND o.steps ? 'playwright' AND (o.steps->'playwright'->>'parallel') IS DISTINCT FROM 'true'
+    AND s.steps->'playwright'->>'file' = o.steps->'playwright'->>'file'
+    AND s.steps->'playwright'->>'project' IS NOT DISTINCT FROM o.steps->'playwright'->>'project'
+    AND (s.steps->'playwright'->>'parallel') IS DISTINCT FROM 'true'
+  ORDER BY s.id FOR UPDATE OF s`;
 
 /**
  * {@link startRun}, saying in the same statement what the run was when it could not be claimed
@@ -141,9 +172,12 @@ async function claimTry(
   holdMs: number | null,
 ): Promise<ClaimTry> {
   const rows = await tx.$queryRawUnsafe<Array<TryRow & Partial<Pick<MovedRow, 'new_status'>>>>(
-    `WITH p AS (
+    `WITH g AS (${GROUP_LOCK}),
+     p AS (
        SELECT id, status AS prev_status, attempt AS prev_attempt, batch_lease_until >= now() AS prev_held,
-         status = 'running' AND ${HOLD_LIVE} AS prev_worker_held
+         status = 'running' AND ${HOLD_LIVE} AS prev_worker_held,
+         (SELECT count(*) FILTER (WHERE g.id <> $1 AND g.status = 'running' AND g.live
+           AND ($3::text IS NULL OR g.batch_id IS DISTINCT FROM $3)) FROM g) > 0 AS prev_group_busy
        FROM runs WHERE id = $1 FOR UPDATE),
      u AS (
        UPDATE runs r SET status = 'running'::"RunStatus", attempt = r.attempt + 1,
@@ -153,12 +187,12 @@ async function claimTry(
        FROM p WHERE r.id = p.id AND r.status IN ('queued', 'running') AND r.attempt - r.retry < $2
          AND (r.batch_lease_until IS NULL OR r.batch_lease_until < now() OR r.batch_id = $3)
          AND ($4::text IS NULL OR r.claim_token IS DISTINCT FROM $4)
-         AND NOT p.prev_worker_held
+         AND NOT p.prev_worker_held AND NOT p.prev_group_busy
        RETURNING ${CLAIMED_COLUMNS}, p.prev_status, r.status AS new_status, ${RUN_TIMES}),
      s AS (${SUITE_MOVE} RETURNING s.queued_count)
      SELECT u.*, (SELECT s.queued_count FROM s) AS suite_queued,
        p.prev_status AS state_status, p.prev_attempt AS state_attempt, p.prev_held AS state_held,
-       p.prev_worker_held AS state_worker_held
+       p.prev_worker_held AS state_worker_held, p.prev_group_busy AS state_group_busy
      FROM p LEFT JOIN u ON true`,
     runId,
     maxAttempts,
@@ -175,6 +209,7 @@ async function claimTry(
         attempt: row.state_attempt,
         batchHeld: row.state_held === true,
         workerHeld: row.state_worker_held === true,
+        groupBusy: row.state_group_busy === true,
       },
     };
   return { claimed: claimedRun(row) };

@@ -1,0 +1,64 @@
+import path from 'node:path';
+import type { Db } from '@testrun/core/db';
+import { readWorkerConfig } from '../../apps/worker/src/config';
+import { startWorkerService, type WorkerService } from '../../apps/worker/src/service/worker-service';
+import { createTenant, testDb } from '../support/harness';
+import { deployFixture, startRecorder } from './playwright-site';
+import { apiClient, memoryLogger, startApi } from './support';
+
+/**
+ * A file's tests run as `playwright test` runs them, in one Playwright worker and in order, whichever
+ * service worker took each test's run (docs/PLAYWRIGHT.md, "Batches"): two workers of one slot each
+ * take the first runs of a suite run at once; a serial group's later tests and a default-mode file's
+ * second test read what the tests before them left in the module, so they pass only in the same
+ * Playwright worker as those.
+ */
+jest.setTimeout(240_000);
+
+const FIXTURE = path.resolve(__dirname, '../fixtures/pw-serial');
+let db: Db;
+let site: Awaited<ReturnType<typeof startRecorder>>;
+let api: Awaited<ReturnType<typeof startApi>>;
+const workers: WorkerService[] = [];
+const logs = [memoryLogger('worker-a'), memoryLogger('worker-b')];
+
+beforeAll(async () => {
+  db = testDb();
+  [site, api] = await Promise.all([startRecorder(), startApi()]);
+  for (const log of logs)
+    workers.push(
+      await startWorkerService(readWorkerConfig({ ...process.env, WORKER_CONCURRENCY: '1' }), {
+        logger: log.logger,
+        reconcile: false,
+      }),
+    );
+});
+
+afterAll(async () => {
+  await Promise.all(workers.map((w) => w.stop()));
+  await Promise.all([api.close(), site.close()]);
+  await db.$disconnect();
+});
+
+it("runs a file's tests in one Playwright worker, in order, when two workers take its runs at once", async () => {
+  const tenant = await createTenant(db, { scopes: ['deploy'] });
+  const project = {
+    slug: 'pw-serial',
+    name: 'Serial',
+    baseUrl: site.url,
+    playwright: { config: 'e2e/playwright.config.ts' },
+    suites: [{ slug: 'all', name: 'All', playwright: { project: 'chromium' } }],
+  };
+  await deployFixture(api.url, tenant.key, path.join(FIXTURE, 'testrun.yaml'), project);
+  const client = apiClient(api.url, tenant.key);
+  const suiteRunId = await client.createSuiteRun({ projectSlug: 'pw-serial', suiteSlug: 'all' });
+  const suite = await client.waitSuiteRun(suiteRunId);
+  const runs = await Promise.all(suite.tests.map((t) => client.getRun(t.runId)));
+  expect(Object.fromEntries(runs.map((r) => [r.test_name, [r.status, r.result_summary]]))).toEqual({
+    'first counts': ['passed', 'Passed'],
+    'second sees the first': ['passed', 'Passed'],
+    'one starts the order': ['passed', 'Passed'],
+    'two reads it': ['passed', 'Passed'],
+    'three reads both': ['passed', 'Passed'],
+  });
+});

@@ -1,3 +1,6 @@
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { Db } from '@testrun/core/db';
 import { readWorkerConfig } from '../../apps/worker/src/config';
@@ -8,8 +11,8 @@ import { apiClient, memoryLogger, startApi } from './support';
 
 /**
  * A file's tests run as `playwright test` runs them, in one Playwright worker and in order, whichever
- * service worker took each test's run (docs/PLAYWRIGHT.md, "Batches"): two workers of one slot each
- * take the first runs of a suite run at once; a serial group's later tests and a default-mode file's
+ * service worker took each test's run (docs/PLAYWRIGHT.md, "Batches"): two workers (of two slots and
+ * of one) take the first runs of a suite run at once; a serial group's later tests and a default-mode file's
  * second test read what the tests before them left in the module, so they pass only in the same
  * Playwright worker as those.
  */
@@ -25,9 +28,10 @@ const logs = [memoryLogger('worker-a'), memoryLogger('worker-b')];
 beforeAll(async () => {
   db = testDb();
   [site, api] = await Promise.all([startRecorder(), startApi()]);
-  for (const log of logs)
+  // A worker of two slots and a worker of one.
+  for (const [i, log] of logs.entries())
     workers.push(
-      await startWorkerService(readWorkerConfig({ ...process.env, WORKER_CONCURRENCY: '1' }), {
+      await startWorkerService(readWorkerConfig({ ...process.env, WORKER_CONCURRENCY: i === 0 ? '2' : '1' }), {
         logger: log.logger,
         reconcile: false,
       }),
@@ -40,7 +44,7 @@ afterAll(async () => {
   await db.$disconnect();
 });
 
-it("runs a file's tests in one Playwright worker, in order, when two workers take its runs at once", async () => {
+it("runs a file's tests in one Playwright worker, in order, when several workers take its runs at once", async () => {
   const tenant = await createTenant(db, { scopes: ['deploy'] });
   const project = {
     slug: 'pw-serial',
@@ -61,4 +65,61 @@ it("runs a file's tests in one Playwright worker, in order, when two workers tak
     'two reads it': ['passed', 'Passed'],
     'three reads both': ['passed', 'Passed'],
   });
+});
+
+/** A site with one "database": it answers `alone` to a test entering it while no other test is in, `met` otherwise. */
+async function startOneAtATime(): Promise<{ url: string; server: Server; entered: string[]; met: string[] }> {
+  let inside = 0;
+  const entered: string[] = [];
+  const met: string[] = [];
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    if (url.pathname === '/enter') {
+      const name = url.searchParams.get('test') ?? '?';
+      entered.push(name);
+      if (inside > 0) met.push(name);
+      inside += 1;
+      res.end(inside === 1 ? 'alone' : 'met');
+    } else {
+      inside -= 1;
+      res.end('left');
+    }
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server, entered, met };
+}
+
+it("runs a suite whose config says workers: 1 one test at a time, in Playwright's order, on any number of workers", async () => {
+  const oneAtATime = await startOneAtATime();
+  try {
+    const tenant = await createTenant(db, { scopes: ['deploy'] });
+    const project = {
+      slug: 'pw-one-worker',
+      name: 'One worker',
+      baseUrl: oneAtATime.url,
+      playwright: { config: 'e2e/playwright.config.ts' },
+      suites: [{ slug: 'all', name: 'All', playwright: { project: 'api' } }],
+    };
+    await deployFixture(
+      api.url,
+      tenant.key,
+      path.resolve(__dirname, '../fixtures/pw-one-worker/testrun.yaml'),
+      project,
+    );
+    const client = apiClient(api.url, tenant.key);
+    const suiteRunId = await client.createSuiteRun({ projectSlug: 'pw-one-worker', suiteSlug: 'all' });
+    const suite = await client.waitSuiteRun(suiteRunId);
+    const runs = await Promise.all(suite.tests.map((t) => client.getRun(t.runId)));
+    expect(runs.map((r) => [r.test_name, r.status]).sort()).toEqual([
+      ['a1', 'passed'],
+      ['a2', 'passed'],
+      ['b1', 'passed'],
+      ['b2', 'passed'],
+    ]);
+    expect(oneAtATime.met).toEqual([]);
+    expect(oneAtATime.entered).toEqual(['a1', 'a2', 'b1', 'b2']);
+  } finally {
+    oneAtATime.server.close();
+  }
 });

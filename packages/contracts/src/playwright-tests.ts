@@ -54,6 +54,8 @@ export const DiscoveryResult = Type.Union([
         Type.Object({ name: Type.String(), dependencies: Type.Array(Type.String()), browser: PlaywrightBrowser }),
       ),
       warnings: Type.Array(Type.String()),
+      /** The config's own `workers`, when a number: the most Playwright workers its suite runs get. */
+      workers: Type.Optional(Type.Integer({ minimum: 1 })),
     },
     { additionalProperties: false },
   ),
@@ -90,6 +92,11 @@ export type PlaywrightDefinition = {
     tags: string[];
     /** As discovered: a batch may take it apart from its file (docs/PLAYWRIGHT.md, "Batches"). */
     parallel?: boolean;
+    /**
+     * The config's `workers`, when a number: its suite runs get at most that many Playwright workers
+     * in a batch, and with 1 the whole suite run is one group, run one test at a time, in order.
+     */
+    workers?: number;
   };
 };
 

@@ -64,6 +64,7 @@ export function expandPlaywrightSuites(file: ProjectFile, bundle: string, discov
           browser: test.browser,
           tags: test.tags,
           ...(test.parallel ? { parallel: true } : {}),
+          ...(discovery.workers !== undefined ? { workers: discovery.workers } : {}),
         },
       };
       return { key: playwrightTestKey(test), name: playwrightTestName(test).slice(0, 200), steps: definition };

@@ -72,7 +72,7 @@ function candidatesOf(leaderId: string, running: readonly string[]): Prisma.Sql 
 
 /**
  * A test of the candidate's group (its file in its Playwright project, unless it runs apart:
- * `parallel`) that runs outside this batch, live (held by its worker or a batch): the group then
+ * `parallel`; the whole suite run with the config's `workers: 1`) that runs outside this batch, live (held by its worker or a batch): the group then
  * runs there, or after it (claim.ts GROUP_LOCK), never split between two Playwright workers.
  */
 function runningElsewhere(running: readonly string[]): Prisma.Sql {
@@ -80,9 +80,10 @@ function runningElsewhere(running: readonly string[]): Prisma.Sql {
     SELECT 1 FROM runs s WHERE s.suite_run_id = r.suite_run_id AND s.id <> r.id AND s.status = 'running'
       AND (coalesce(s.held_until > now(), false) OR coalesce(s.batch_lease_until >= now(), false))
       AND NOT (s.id = ANY(${running}::text[]))
-      AND (r.steps->'playwright'->>'parallel') IS DISTINCT FROM 'true'
-      AND s.steps->'playwright'->>'file' = r.steps->'playwright'->>'file'
-      AND s.steps->'playwright'->>'project' IS NOT DISTINCT FROM r.steps->'playwright'->>'project'`;
+      AND (r.steps->'playwright'->>'workers' = '1' OR (
+        (r.steps->'playwright'->>'parallel') IS DISTINCT FROM 'true'
+        AND s.steps->'playwright'->>'file' = r.steps->'playwright'->>'file'
+        AND s.steps->'playwright'->>'project' IS NOT DISTINCT FROM r.steps->'playwright'->>'project'))`;
 }
 
 /** How many candidates there are, held by someone or not (no lock taken). */
@@ -101,13 +102,15 @@ async function tryReserve(db: Db, request: BatchRequest, last: boolean): Promise
     // one holds (SKIP LOCKED): this never deadlocks with a cancel or a claim.
     const running = [request.leaderId, ...(request.joined ?? [])];
     await tx.$queryRaw`SELECT id FROM runs WHERE id = ANY(${running}::text[]) ORDER BY id FOR UPDATE`;
-    // A file of the leader's or a joined run's is taken whole (a serial group is never split).
+    // A file of the leader's or a joined run's is taken whole (a serial group is never split); with
+    // the config's `workers: 1`, the whole suite run is.
     const candidates = await tx.$queryRaw<Candidate[]>`
       SELECT r.id,
-        CASE WHEN (r.steps->'playwright'->>'parallel')::boolean THEN r.id ELSE r.steps->'playwright'->>'file' END AS "group",
-        (r.steps->'playwright'->>'file' IN (
+        CASE WHEN r.steps->'playwright'->>'workers' = '1' THEN ''
+          WHEN (r.steps->'playwright'->>'parallel')::boolean THEN r.id ELSE r.steps->'playwright'->>'file' END AS "group",
+        (r.steps->'playwright'->>'workers' = '1' OR (r.steps->'playwright'->>'file' IN (
             SELECT j.steps->'playwright'->>'file' FROM runs j WHERE j.id = ANY(${running}::text[]))
-          AND (r.steps->'playwright'->>'parallel') IS DISTINCT FROM 'true') AS same
+          AND (r.steps->'playwright'->>'parallel') IS DISTINCT FROM 'true')) AS same
       ${candidatesOf(request.leaderId, running)}
       ORDER BY 3 DESC, r.position
       FOR UPDATE OF r SKIP LOCKED`;

@@ -142,7 +142,8 @@ type TryRow = {
 
 /**
  * The runs of a Playwright run's group (its suite run's runs of the same file and Playwright project,
- * unless its tests run apart: `parallel`), the run itself included, locked in id order as a cancel
+ * unless its tests run apart: `parallel`; all its suite run's runs when its config says `workers:
+ * 1`), the run itself included, locked in id order as a cancel
  * and every other claim of the group lock them. Locked, each row is read as last committed (not as
  * the statement's snapshot saw it), so of two claims of one group at once the second sees the
  * first's sibling running. A sibling counts while it is live: held by its worker (`held_until`) or
@@ -153,10 +154,12 @@ const GROUP_LOCK = `
     coalesce(s.held_until > now(), false) OR coalesce(s.batch_lease_until >= now(), false) AS live
   FROM runs s JOIN runs o ON o.id = $1
   WHERE o.suite_run_id IS NOT NULL AND s.suite_run_id = o.suite_run_id
-    AND o.steps ? 'playwright' AND (o.steps->'playwright'->>'parallel') IS DISTINCT FROM 'true'
-    AND s.steps->'playwright'->>'file' = o.steps->'playwright'->>'file'
-    AND s.steps->'playwright'->>'project' IS NOT DISTINCT FROM o.steps->'playwright'->>'project'
-    AND (s.steps->'playwright'->>'parallel') IS DISTINCT FROM 'true'
+    AND o.steps ? 'playwright' AND s.steps ? 'playwright'
+    AND (o.steps->'playwright'->>'workers' = '1' OR (
+      (o.steps->'playwright'->>'parallel') IS DISTINCT FROM 'true'
+      AND s.steps->'playwright'->>'file' = o.steps->'playwright'->>'file'
+      AND s.steps->'playwright'->>'project' IS NOT DISTINCT FROM o.steps->'playwright'->>'project'
+      AND (s.steps->'playwright'->>'parallel') IS DISTINCT FROM 'true'))
   ORDER BY s.id FOR UPDATE OF s`;
 
 /**

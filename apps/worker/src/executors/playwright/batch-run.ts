@@ -114,7 +114,8 @@ async function leadBatch(
   const { run } = attempt;
   const own = deferred<undefined>();
   const running: JoinedRun[] = [{ runId: run.id, definition, recorded: own.promise }, ...gathering.joined];
-  const workers = running.length;
+  // A Playwright worker for each slot the batch holds, at most the config's own `workers`.
+  const workers = Math.min(running.length, definition.workers ?? running.length);
   let batch: PlaywrightBatch;
   let work: Promise<unknown>;
   try {

@@ -11,6 +11,7 @@ interface ListLine {
   type: 'config' | 'test' | 'error';
   webServer?: boolean;
   projects?: { name: string; dependencies: string[]; browser: string }[];
+  workers?: number | null;
   file?: string;
   line?: number;
   column?: number;
@@ -76,7 +77,8 @@ function discoveryOf(lines: ListLine[]): Discovery {
   const warnings = config.webServer
     ? ['the config starts a webServer: the service ignores it and runs the tests against the baseUrl']
     : [];
-  return { tests, projects, warnings };
+  const workers = typeof config.workers === 'number' ? { workers: config.workers } : {};
+  return { tests, projects, warnings, ...workers };
 }
 
 function parseLines(text: string): ListLine[] {

@@ -97,6 +97,19 @@ function runsApart(test: TestCase): boolean {
   return parallel;
 }
 
+/**
+ * The config's own `workers` when it is a number (`workers: 1`, `workers: process.env.CI ? 1 :
+ * undefined`): read from the loaded config module, since FullConfig.workers is already resolved
+ * (a percentage or no value becomes a count of this machine's CPUs). Null when not a number or not known.
+ */
+function teamWorkers(config: FullConfig): number | null {
+  const loaded = config.configFile ? (require.cache[config.configFile]?.exports as unknown) : undefined;
+  const team = (loaded as { default?: unknown } | undefined)?.default ?? loaded;
+  const raw = (team as { workers?: unknown } | undefined)?.workers;
+  const value = typeof raw === 'string' && /^\d+$/.test(raw) ? Number(raw) : raw;
+  return typeof value === 'number' && Number.isInteger(value) && value >= 1 ? value : null;
+}
+
 class TestrunReporter implements Reporter {
   private suite: Suite | undefined;
   private readonly finished = new Set<TestCase>();
@@ -137,7 +150,7 @@ class TestrunReporter implements Reporter {
       dependencies: project.dependencies,
       browser: project.use.browserName ?? project.use.defaultBrowserType ?? 'chromium',
     }));
-    this.write({ type: 'config', webServer: config.webServer !== null, projects });
+    this.write({ type: 'config', webServer: config.webServer !== null, projects, workers: teamWorkers(config) });
     for (const test of suite.allTests())
       this.write({ type: 'test', ...this.identity(test), tags: test.tags, parallel: runsApart(test) });
   }

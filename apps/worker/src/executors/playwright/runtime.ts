@@ -45,12 +45,23 @@ function mountsOf(sources: PlaywrightSources): { from: string; to: string }[] {
   return mounts;
 }
 
-/** The sandbox's environment: nothing of the worker's; the test's variables on top. */
+/**
+ * What the service sets in the sandbox that a test's variables may change (docs/PLAYWRIGHT.md, "The
+ * environment your config sees"). `CI` is set because teams' configs expect it where tests run
+ * unattended; a request's `CI=` or `CI=0` turns their CI-only settings off. Discovery sees the same.
+ */
+const OVERRIDABLE_ENV: Readonly<Record<string, string>> = { CI: '1', FORCE_COLOR: '0', NO_COLOR: '1' };
+
+/**
+ * The sandbox's environment: nothing of the worker's; the test's variables over {@link OVERRIDABLE_ENV},
+ * and what the service needs to work (paths, its own TESTRUN_* and PLAYWRIGHT_* settings) over both.
+ */
 export function playwrightEnv(
   extra: Readonly<Record<string, string>> = {},
   layout: Layout = INSIDE,
 ): Record<string, string> {
   return {
+    ...OVERRIDABLE_ENV,
     ...extra,
     PATH: '/usr/bin:/bin',
     HOME: `${layout.work}/home`,
@@ -60,9 +71,6 @@ export function playwrightEnv(
     TESTRUN_BUNDLE_DIR: layout.bundle,
     PLAYWRIGHT_BROWSERS_PATH: layout.browsers,
     PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD: '1',
-    FORCE_COLOR: '0',
-    NO_COLOR: '1',
-    CI: '1',
     // What Playwright compiled, seeded from earlier sandboxes of the bundle (transform-cache.ts).
     PLAYWRIGHT_TRANSFORM_CACHE_DIR: `${layout.work}/${TRANSFORM_DIR}`,
   };

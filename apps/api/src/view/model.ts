@@ -74,7 +74,12 @@ export type ViewRun = {
   earlierAttempts: ViewAttempt[] | null;
   /** The test's last outcomes up to this run, oldest first (history.ts); absent when not loaded. */
   history?: ViewHistory;
+  /** The deployed version the run executes and its warnings (on the run's page); absent when not loaded or none. */
+  deployment?: ViewDeployment;
 };
+
+/** A project's deployed version as a run's page names it: its number and what discovery warned of. */
+export type ViewDeployment = { version: number; warnings: string[] };
 
 /** One outcome in a test's history: a run of the same test, linked when the page may open it. */
 export type ViewHistoryMark = {
@@ -122,6 +127,8 @@ export type ViewSuiteRun = {
   startedAt: Date | null;
   finishedAt: Date | null;
   runs: ViewRun[];
+  /** The deployed version the suite run executes and its warnings; absent for one from before deployments. */
+  deployment?: ViewDeployment;
 };
 
 /**

@@ -3,7 +3,7 @@
 import { formatDuration, isTerminalRunStatus, type RunStatus } from '@testrun/contracts';
 import { readSql, type Db } from '@testrun/core/db';
 import { isFlaky, searchText, showsDetailsInline } from '../filters';
-import type { LinkSigner, LiveStatus, ViewCounts, ViewRun, ViewSuiteRun } from '../model';
+import type { LinkSigner, LiveStatus, ViewCounts, ViewDeployment, ViewRun, ViewSuiteRun } from '../model';
 import { attachDetails, detailsOf, ofAttempt, readDetails, RUN_SELECT, toViewRun, type RunRow } from './details';
 import { attachHistory, readHistory } from './history';
 
@@ -47,6 +47,7 @@ export async function loadSuiteRun(db: Db, sign: LinkSigner, suiteRunId: string)
         startedAt: true,
         finishedAt: true,
         suite: { select: { name: true, slug: true, project: { select: { name: true, slug: true } } } },
+        deployment: { select: { version: true, warnings: true } },
       },
     }),
     readSql<RunRow>(db, 'view_suite_runs', `${RUN_SELECT} WHERE suite_run_id = $1 ORDER BY position`, [suiteRunId]),
@@ -71,8 +72,19 @@ export async function loadSuiteRun(db: Db, sign: LinkSigner, suiteRunId: string)
     startedAt: suiteRun.startedAt,
     finishedAt: suiteRun.finishedAt,
     runs,
+    ...(suiteRun.deployment ? { deployment: viewDeployment(suiteRun.deployment) } : {}),
   };
 }
+
+/** A deployment row's version and warnings (a JSON array of strings, or null for step tests only). */
+function viewDeployment(row: { version: number; warnings: unknown }): ViewDeployment {
+  const warnings = Array.isArray(row.warnings) ? row.warnings.filter((w): w is string => typeof w === 'string') : [];
+  return { version: row.version, warnings };
+}
+
+/** The version a run executes and its warnings (none for a run from before deployments). */
+const RUN_DEPLOYMENT_SQL = `SELECT d.version, COALESCE(d.warnings, '[]'::jsonb) AS warnings
+  FROM runs r JOIN deployments d ON d.id = r.deployment_id WHERE r.id = $1`;
 
 export async function loadRun(db: Db, sign: LinkSigner, runId: string): Promise<ViewRun | null> {
   const [row] = await readSql<RunRow>(db, 'view_run', `${RUN_SELECT} WHERE id = $1`, [runId]);
@@ -80,13 +92,15 @@ export async function loadRun(db: Db, sign: LinkSigner, runId: string): Promise<
   const run = toViewRun(sign, row);
   // A retried run's page shows every attempt: their rows are read at once and split by attempt.
   const retried = run.retry > 0;
-  const [details, history, attempts] = await Promise.all([
+  const [details, history, attempts, [deployment]] = await Promise.all([
     readDetails(db, { runIds: run.attempt > 0 ? [run.id] : [] }, retried ? 'every' : 'current'),
     readHistory(db, { runIds: [run.id] }),
     retried ? db.runAttempt.findMany({ where: { runId }, orderBy: { retry: 'asc' } }) : [],
+    readSql<ViewDeployment>(db, 'view_run_deployment', RUN_DEPLOYMENT_SQL, [runId]),
   ]);
   attachDetails([run], retried ? ofAttempt(details, run.attempt) : details);
   attachHistory(sign, [run], history);
+  if (deployment) run.deployment = deployment;
   run.earlierAttempts = attempts.map((a) => ({
     retry: a.retry,
     status: a.status,

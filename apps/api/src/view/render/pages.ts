@@ -8,6 +8,7 @@ import { chip, layout, livePath, messagePage, metaList, runPath, suitePath, time
 import type { ViewAttempt, ViewRun, ViewSuiteRun } from '../model';
 import { screenshotGallery } from './evidence';
 import { renderRunDetails, skipNote } from './run-details';
+import { deploymentWarnings } from './deployment-warnings';
 
 /** A run that passed only on a retry is marked flaky, in words (never only a colour). */
 function flakyMark(run: Pick<ViewRun, 'status' | 'retry'>): SafeHtml | '' {
@@ -88,12 +89,13 @@ export function renderRunPage(p: Paths, run: ViewRun): string {
         ['Duration', html`<span data-run-duration>${formatDuration(run.durationMs)}</span>`],
         ['Target', html`<code>${redactCredentials(run.baseUrl)}</code>`],
         ['Attempt', attemptText(run)],
+        ...(run.deployment ? [['Version', run.deployment.version] as const] : []),
         ['Queued', time(run.createdAt)],
         ['Started', time(run.startedAt)],
         ['Finished', time(run.finishedAt)],
       ])}
     </header>
-    ${historySection(p, run, 2)} ${runAttempts(p, run)}`;
+    ${deploymentWarnings(run.deployment)} ${historySection(p, run, 2)} ${runAttempts(p, run)}`;
   return layout({
     title: `${run.status} · ${run.testName}`,
     paths: p,
@@ -242,11 +244,13 @@ export function renderSuitePage(
         ['Started', time(suite.startedAt)],
         ['Finished', time(suite.finishedAt)],
         ['Duration', formatDuration(duration)],
+        ...(suite.deployment ? [['Version', suite.deployment.version] as const] : []),
         ['Id', html`<code>${suite.id}</code>`],
       ])}
       ${live ? html`<p class="live-hint">This suite is still running. The page updates itself.</p>` : ''}
     </header>
-    ${counters(suite)} ${filterBar(suite, filter, shown.size, `${page}/search.json`)}
+    ${deploymentWarnings(suite.deployment)} ${counters(suite)}
+    ${filterBar(suite, filter, shown.size, `${page}/search.json`)}
     <div class="test-groups">${GROUPS.map((group) => testGroup(p, suite, shown, group))}</div>
     <p class="no-match" ${shown.size === 0 && filtered(filter) ? '' : html`hidden`}>
       No test matches this filter. <a href="?" data-filter="all">Show all tests</a>

@@ -101,8 +101,8 @@ it('deploys a file: prints the version and its changes; --dry-run stores nothing
 
   const table = await runCliHere(['deployments', '--project', 'shop'], t.env);
   expect(table.code).toBe(0);
-  expect(table.stdout.split('\n')[0]).toMatch(/^VERSION\s+ACTIVE\s+DEPLOYMENT ID\s+CREATED\s+BY\s+CHANGES$/);
-  expect(table.stdout).toMatch(/\n2\s+no\s+dep_\w+ .* 1 added, 0 removed, 1 changed\n1\s+yes\s+dep_/);
+  expect(table.stdout.split('\n')[0]).toMatch(/^VERSION\s+ACTIVE\s+DEPLOYMENT ID\s+CREATED\s+BY\s+CHANGES\s+WARNINGS$/);
+  expect(table.stdout).toMatch(/\n2\s+no\s+dep_\w+ .* 1 added, 0 removed, 1 changed\s+0\n1\s+yes\s+dep_/);
 
   const activated = await runCliHere(['activate', '--project', 'shop', '--version', '2'], t.env);
   expect(activated).toMatchObject({ code: 0, stderr: '' });

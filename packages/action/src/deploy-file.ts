@@ -25,8 +25,9 @@ function annotate(file: string, errors: readonly ProjectFileError[]): void {
 /**
  * With the input `file`: deploys the project file, as a preview (not active) or, with `deploy: true`,
  * as the active version, and completes the request to run that deployment (its project and
- * `deploymentId`). A fault of the file is annotated at its line and ends the step (an input refused
- * for a YAML error, the API's 422 otherwise). Without `file`, nothing.
+ * `deploymentId`). Each of the deployment's warnings is a warning annotation on the file. A fault
+ * of the file is annotated at its line and ends the step (an input refused for a YAML error, the
+ * API's 422 otherwise). Without `file`, nothing.
  */
 export async function deployFile(client: TestrunClient, inputs: ActionInputs): Promise<void> {
   const { file, target, request } = inputs;
@@ -42,6 +43,9 @@ export async function deployFile(client: TestrunClient, inputs: ActionInputs): P
     if ('dry_run' in deployment) throw new Error('the API answered a dry run to a deployment');
     const what = deployment.active ? 'Deployed and activated' : 'Deployed a preview of';
     core.info(`${what} ${deployment.project_slug}: version ${deployment.version} (${deployment.id})`);
+    // What discovery noticed and the service does not apply: on the pull request, not only in the log.
+    for (const warning of deployment.warnings)
+      core.warning(warning, { title: `Testrun version ${deployment.version} of ${deployment.project_slug}`, file });
     core.setOutput('deployment-id', deployment.id);
     core.setOutput('version', String(deployment.version));
     target.project = deployment.project_slug;

@@ -1,6 +1,6 @@
 import type { Command, CommanderError } from 'commander';
 import { TestrunApiError, type TestrunClient } from '@testrun/client';
-import type { Deployment, DeploymentChanges, DeploymentDryRun, DeploymentList } from '@testrun/contracts';
+import type { Deployment, DeploymentDryRun } from '@testrun/contracts';
 import {
   exitNow,
   isReportable,
@@ -11,7 +11,8 @@ import {
   type ConnectionFlags,
 } from './connection';
 import { BundleRefusal, bundleOf, describeBundle, ensureUploaded } from '../bundle';
-import { table, type Output } from './output';
+import { deploymentsTable, deploymentText, warningLines } from './deployment-text';
+import type { Output } from './output';
 import { UsageError } from './parse-options';
 import { formatProjectFileError, locateErrors, readProjectSource, type ProjectSource } from './project-source';
 import { EXIT } from './report';
@@ -103,41 +104,15 @@ export async function deploySource(
     ...(bundle ? { bundle: bundle.digest } : {}),
   };
   const idempotency = options.idempotencyKey === undefined ? {} : { idempotencyKey: options.idempotencyKey };
-  return (await client.createDeployment(source.slug, request, idempotency)).body;
-}
-
-/** The changes, one test a line: `+ suite/key` added, `- …` removed, `~ …` changed. */
-function changeLines(changes: DeploymentChanges): string[] {
-  const lines = [
-    ...changes.added.map((t) => `  + ${t.suiteSlug}/${t.key}`),
-    ...changes.removed.map((t) => `  - ${t.suiteSlug}/${t.key}`),
-    ...changes.changed.map((t) => `  ~ ${t.suiteSlug}/${t.key}`),
-  ];
-  return lines.length > 0 ? lines : ['  (no test changed)'];
-}
-
-function countChanges(changes: DeploymentChanges): string {
-  return `${changes.added.length} added, ${changes.removed.length} removed, ${changes.changed.length} changed`;
-}
-
-/** What a deployment did, for people: the version (or the dry run), then its changes. */
-function deploymentText(d: Deployment | DeploymentDryRun): string {
-  if ('dry_run' in d)
-    return [
-      `Dry run of ${d.project_slug}: ${countChanges(d.changes)}; nothing stored.`,
-      ...changeLines(d.changes),
-    ].join('\n');
-  const state = d.active ? 'active' : 'a preview, not active';
-  return [
-    `Deployed ${d.project_slug} version ${d.version} (${d.id}, ${state}): ${countChanges(d.changes)}.`,
-    ...changeLines(d.changes),
-  ].join('\n');
+  const deployment = (await client.createDeployment(source.slug, request, idempotency)).body;
+  if (options.out && !('dry_run' in deployment)) for (const line of warningLines(deployment)) options.out.info(line);
+  return deployment;
 }
 
 /**
  * `testrun deploy --file F [--preview] [--dry-run]`: the project file as the project's next
- * version. Prints the version and its changes; exit 0. An invalid file is printed at its lines
- * (`file:line:column: message`); exit 2, as for any API or usage error.
+ * version. Prints the version and its changes (each warning on stderr); exit 0. An invalid file
+ * is printed at its lines (`file:line:column: message`); exit 2, as for any API or usage error.
  */
 async function runDeploy(flags: DeployFlags, ctx: CommandContext): Promise<number> {
   const json = Boolean(flags.json);
@@ -156,21 +131,6 @@ async function runDeploy(flags: DeployFlags, ctx: CommandContext): Promise<numbe
   } catch (e) {
     return reportDeployFailure(e, source, out, json);
   }
-}
-
-const instant = (iso: string | null) => (iso ? `${iso.slice(0, 19).replace('T', ' ')}Z` : '-');
-
-function deploymentsTable({ deployments }: DeploymentList): string {
-  if (deployments.length === 0) return 'No deployments.';
-  const rows = deployments.map((d) => [
-    String(d.version),
-    d.active ? 'yes' : 'no',
-    d.id,
-    instant(d.created_at),
-    d.created_by?.key_name ?? '(operator)',
-    countChanges(d.changes),
-  ]);
-  return table(['VERSION', 'ACTIVE', 'DEPLOYMENT ID', 'CREATED', 'BY', 'CHANGES'], rows);
 }
 
 function parseLimit(value: string | undefined): number | undefined {

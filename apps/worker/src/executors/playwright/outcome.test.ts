@@ -52,6 +52,93 @@ describe('classifyAttempt', () => {
       'element_not_found',
     ],
     [
+      'a locator action, its error worded without the call (as Playwright reports it while it traces)',
+      attempt({
+        errors: [
+          { message: "TimeoutError: Timeout 500ms exceeded.\nCall log:\n  - waiting for locator('#missing')\n" },
+        ],
+      }),
+      'failed',
+      'element_not_found',
+    ],
+    [
+      'a locator by role, its error worded without the call',
+      attempt({
+        errors: [
+          {
+            message:
+              "TimeoutError: Timeout 500ms exceeded.\nCall log:\n  - waiting for getByRole('link', { name: 'Nowhere' })\n",
+          },
+        ],
+      }),
+      'failed',
+      'element_not_found',
+    ],
+    [
+      'a navigation, its error worded without the call',
+      attempt({
+        errors: [
+          {
+            message:
+              'TimeoutError: Timeout 500ms exceeded.\nCall log:\n  - navigating to "http://shop.test/slow", waiting until "load"\n',
+          },
+        ],
+      }),
+      'error',
+      'target_unreachable',
+    ],
+    [
+      'a timeout of its own code',
+      attempt({ errors: [{ message: 'TimeoutError: Timeout 500ms exceeded.' }] }),
+      'error',
+      'test_code_error',
+    ],
+    [
+      'an expect on a locator that matched nothing',
+      attempt({
+        errors: [
+          {
+            message:
+              "Error: expect(locator).toBeVisible() failed\n\nLocator: locator('#missing')\nExpected: visible\nTimeout: 500ms\nError: element(s) not found\n\nCall log:\n  - waiting for locator('#missing')\n",
+          },
+        ],
+      }),
+      'failed',
+      'element_not_found',
+    ],
+    [
+      'an expect on a locator that matched nothing, as Playwright before 1.50 words it',
+      attempt({
+        errors: [
+          {
+            message:
+              "Error: Timed out 5000ms waiting for expect(locator).toBeVisible()\n\nLocator: locator('#missing')\nExpected: visible\nReceived: <element(s) not found>\nCall log:\n",
+          },
+        ],
+      }),
+      'failed',
+      'element_not_found',
+    ],
+    [
+      'an expect on an element that is there',
+      attempt({
+        errors: [
+          {
+            message:
+              'Error: expect(locator).toHaveText(expected) failed\n\nLocator: locator(\'h1\')\nExpected: "Closed"\nReceived: "Shop"\nTimeout: 500ms\n',
+          },
+        ],
+      }),
+      'failed',
+      'expectation_failed',
+    ],
+    [
+      'an expect as Playwright before 1.50 words it',
+      attempt({ errors: [{ message: 'Error: Timed out 5000ms waiting for expect(locator).toHaveText(expected)' }] }),
+      'failed',
+      'expectation_failed',
+    ],
+    [
       'a refused navigation',
       attempt({ errors: [{ message: 'Error: page.goto: net::ERR_CONNECTION_REFUSED at http://x/' }] }),
       'error',

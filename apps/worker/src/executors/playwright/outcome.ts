@@ -20,10 +20,33 @@ const UNREACHABLE =
 /** An action or wait on the page that timed out: the element never became usable. */
 const ACTION_TIMEOUT =
   /^((Timeout)?Error: )?(locator|page|frame|elementHandle)\.(?!goto|reload|goBack|goForward|waitForURL|waitForLoadState|waitForNavigation|waitForResponse|waitForRequest|waitForEvent|waitForTimeout|waitForFunction)\w+: Timeout \d+ms exceeded/;
-const EXPECT = /^(Error: )?expect\(/;
+/** An `expect`, as Playwright words it now (`expect(locator).toBeVisible() failed`) and before 1.50 (`Timed out 5000ms waiting for expect(…)`). */
+const EXPECT = /^(Error: )?(Timed out \d+ms waiting for )?expect\(/;
+/**
+ * An `expect` on a locator that matched no element until its timeout: Playwright says `Error:
+ * element(s) not found` (`Received: <element(s) not found>` before 1.50). The element never
+ * appeared, as a locator action that timed out waiting for it.
+ */
+const NO_ELEMENT = /^(Error: element\(s\) not found|Received: <element\(s\) not found>)\s*$/m;
 /** A navigation or API request the target did not answer in time (as step tests: target_unreachable). */
 const NAVIGATION_TIMEOUT =
   /^((Timeout)?Error: )?((page|frame)\.(goto|reload|goBack|goForward)|apiRequestContext\.\w+): Timeout \d+ms exceeded/;
+
+/**
+ * A timeout Playwright words without the call's name (`TimeoutError: Timeout 500ms exceeded.`, as it
+ * reports an action's error while it traces): its call log says what it waited for, an element
+ * (`- waiting for locator('#missing')`, `getByRole(…)`) or a navigation (`- navigating to "…"`).
+ */
+const BARE_TIMEOUT = /^((Timeout)?Error: )?Timeout \d+ms exceeded/;
+const WAITED_FOR_ELEMENT = /^\s*- waiting for (locator|getBy[A-Za-z]+|frameLocator|selector)\b/m;
+const WAITED_FOR_NAVIGATION = /^\s*- navigating to /m;
+
+/** What a timeout without the call's name timed out on, by its call log; null when it says neither. */
+function bareTimeoutCode(message: string): string | null {
+  if (!BARE_TIMEOUT.test(message)) return null;
+  if (WAITED_FOR_NAVIGATION.test(message)) return 'target_unreachable';
+  return WAITED_FOR_ELEMENT.test(message) ? 'element_not_found' : null;
+}
 
 function firstLine(text: string): string {
   return text.replace(ANSI, '').trim().split('\n')[0] ?? '';
@@ -54,12 +77,13 @@ function deepest(step: PlaywrightStep): PlaywrightStep {
 
 /** Why a failed attempt failed, from its first error and the step that failed. */
 function failureCode(error: PlaywrightError | undefined, step: PlaywrightStep | undefined): string {
-  const message = (error?.message ?? '').replace(ANSI, '').trim();
+  const message = (error?.message ?? step?.error?.message ?? '').replace(ANSI, '').trim();
   if (CRASHED.test(message)) return 'browser_crashed';
-  if (step?.category === 'expect' || EXPECT.test(message)) return 'expectation_failed';
+  if (step?.category === 'expect' || EXPECT.test(message))
+    return NO_ELEMENT.test(message) ? 'element_not_found' : 'expectation_failed';
   if (UNREACHABLE.test(message) || NAVIGATION_TIMEOUT.test(message)) return 'target_unreachable';
   if (ACTION_TIMEOUT.test(message)) return 'element_not_found';
-  return 'test_code_error';
+  return bareTimeoutCode(message) ?? 'test_code_error';
 }
 
 const FAILED_CODES = new Set(['expectation_failed', 'element_not_found', 'unexpected_pass']);

@@ -2,7 +2,15 @@ import { Client } from 'pg';
 import type { Db } from '@testrun/core/db';
 import { createLogger } from '@testrun/core/logger';
 import type { RunQueue } from '@testrun/core/queue';
-import { releaseBatch, renewBatch, reserveBatch, startRun } from '@testrun/core/runs';
+import {
+  playwrightBatchWallMs,
+  PLAYWRIGHT_TIME,
+  releaseBatch,
+  renewBatch,
+  reserveBatch,
+  retryRun,
+  startRun,
+} from '@testrun/core/runs';
 import { Reconciler } from '@testrun/worker';
 import { claimRun } from '../../apps/worker/src/run/claim';
 import { applySampleProject, createTenant, insertSuiteRuns, sampleProject } from '../support/harness';
@@ -239,4 +247,36 @@ test('a sibling whose worker died blocks nothing, and tests that run apart (para
   }
   expect(await db.$transaction((tx) => startRun(tx, b1, 3, null, null, 60_000))).not.toBeNull();
   expect(await claim(b2)).not.toBeNull();
+});
+
+test("a Playwright run's deadline is a safety net hours behind Playwright's own time; the reconciler ends it only past that, saying so", async () => {
+  const [a1, a2] = await playwrightSuiteRun();
+  // Its stored budget (a step test's time) is not its time: Playwright's timeouts are.
+  await db.run.updateMany({ where: { id: { in: [a1, a2] } }, data: { timeoutMs: 1_000 } });
+  const claimed = await claim(a1);
+  expect(claimed).not.toBeNull();
+  const deadline = (id: string) => db.run.findUniqueOrThrow({ where: { id } }).then((r) => r.deadlineAt?.getTime());
+  const ahead = ((await deadline(a1)) ?? 0) - Date.now();
+  expect(ahead).toBeGreaterThan(PLAYWRIGHT_TIME.deadlineMs - 60_000);
+  // Well past its stored budget and the grace, the reconciler leaves it to its worker.
+  const reconciler = new Reconciler({ db, queue, logger, deadlineGraceMs: 0 });
+  await new Promise((resolve) => setTimeout(resolve, 1_200));
+  expect((await reconciler.runOnce()).timedOut).not.toContain(a1);
+  // A retry of the run (the request's retries) keeps the safety net.
+  await db.run.update({ where: { id: a1 }, data: { retries: 1 } });
+  expect(
+    await retryRun(db, a1, 1, { status: 'failed', code: 'expectation_failed', message: 'x', resultSummary: 'x' }),
+  ).not.toBeNull();
+  expect(((await deadline(a1)) ?? 0) - Date.now()).toBeGreaterThan(PLAYWRIGHT_TIME.deadlineMs - 60_000);
+  // Past the safety net, the reconciler ends it, and says which limit it was.
+  await db.run.update({ where: { id: a1 }, data: { deadlineAt: new Date(Date.now() - 1_000) } });
+  expect((await reconciler.runOnce()).timedOut).toContain(a1);
+  const ended = await db.run.findUniqueOrThrow({ where: { id: a1 } });
+  expect([ended.status, ended.outcomeCode, ended.resultSummary]).toEqual([
+    'error',
+    'timeout',
+    "Error: still running after 4 h 10 min, the service's limit for a Playwright test (the worker did not report back).",
+  ]);
+  // A batch's sandbox: 5 min a test, at least a test alone's, at most 4 h.
+  expect([1, 3, 1_000].map((n) => playwrightBatchWallMs(n, 600_000))).toEqual([600_000, 900_000, 4 * 3_600_000]);
 });

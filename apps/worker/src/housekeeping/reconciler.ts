@@ -3,7 +3,14 @@ import type { ArtifactStore } from '@testrun/core/artifact-store';
 import { Prisma, type Db } from '@testrun/core/db';
 import { errorMessage, type Logger } from '@testrun/core/logger';
 import { addRunJobs, type RunQueue } from '@testrun/core/queue';
-import { abortRun, CANCELLED_RUNNING_OUTCOME, fairPositions, HOLD_LIVE } from '@testrun/core/runs';
+import {
+  abortRun,
+  CANCELLED_RUNNING_OUTCOME,
+  fairPositions,
+  HOLD_LIVE,
+  IS_PLAYWRIGHT_RUN,
+  PLAYWRIGHT_TIME,
+} from '@testrun/core/runs';
 import { purgeExpired, type RetentionDays, type RetentionReport } from './retention';
 import { failedJobOutcome, isWorkerLost } from '../run/run-outcomes';
 
@@ -179,21 +186,35 @@ export class Reconciler {
 
   private async endOverdueRuns(): Promise<string[]> {
     const { db } = this.options;
-    const overdue = await db.$queryRaw<Array<{ id: string; timeout_ms: number }>>`
-      SELECT id, timeout_ms FROM runs
-      WHERE status = 'running' AND deadline_at < now() - make_interval(secs => ${this.deadlineGraceMs / 1000})
-      ORDER BY deadline_at LIMIT ${this.batchSize}`;
+    const overdue = await db.$queryRaw<Array<{ id: string; timeout_ms: number; playwright: boolean }>>`
+      SELECT r.id, r.timeout_ms, ${Prisma.raw(IS_PLAYWRIGHT_RUN)} AS playwright FROM runs r
+      WHERE r.status = 'running' AND r.deadline_at < now() - make_interval(secs => ${this.deadlineGraceMs / 1000})
+      ORDER BY r.deadline_at LIMIT ${this.batchSize}`;
     const ended: string[] = [];
     for (const run of overdue) {
-      const budget = formatDuration(run.timeout_ms);
-      const done = await abortRun(db, run.id, {
-        code: 'timeout',
-        message: `the test's time budget of ${budget} ran out and its worker did not report an outcome within ${formatDuration(this.deadlineGraceMs)} after it`,
-        resultSummary: `Error: time budget of ${budget} exceeded (the worker did not report back).`,
-      });
+      const done = await abortRun(db, run.id, this.overdueOutcome(run));
       if (done) ended.push(run.id);
     }
     return ended;
+  }
+
+  /** A step test ran out of its time budget; a Playwright test (whose time is Playwright's) outlasted the safety net. */
+  private overdueOutcome(run: { timeout_ms: number; playwright: boolean }) {
+    const grace = formatDuration(this.deadlineGraceMs);
+    if (run.playwright) {
+      const net = formatDuration(PLAYWRIGHT_TIME.deadlineMs);
+      return {
+        code: 'timeout' as const,
+        message: `the Playwright test was still running ${net} after it began (the service's safety net, far behind Playwright's own timeouts) and its worker did not report an outcome within ${grace} after that`,
+        resultSummary: `Error: still running after ${net}, the service's limit for a Playwright test (the worker did not report back).`,
+      };
+    }
+    const budget = formatDuration(run.timeout_ms);
+    return {
+      code: 'timeout' as const,
+      message: `the test's time budget of ${budget} ran out and its worker did not report an outcome within ${grace} after it`,
+      resultSummary: `Error: time budget of ${budget} exceeded (the worker did not report back).`,
+    };
   }
 
   private async settleJobs(): Promise<{ requeued: string[]; lost: string[] }> {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { readEvidencePolicy, type EvidencePolicy, type RunStatus } from '@testrun/contracts';
 import type { Db, DbTx } from '../db';
+import { ATTEMPT_DEADLINE } from './deadline';
 import { HOLD_LIVE } from './holds';
 import { RUN_TIMES, SUITE_MOVE, type MovedRow } from './state';
 
@@ -185,7 +186,7 @@ async function claimTry(
      u AS (
        UPDATE runs r SET status = 'running'::"RunStatus", attempt = r.attempt + 1,
          started_at = CASE WHEN r.retry = 0 THEN now() ELSE r.started_at END,
-         deadline_at = now() + make_interval(secs => r.timeout_ms / 1000.0), result_summary = 'Running.',
+         deadline_at = ${ATTEMPT_DEADLINE}, result_summary = 'Running.',
          claim_token = $4, held_until = now() + make_interval(secs => $5::int / 1000.0)
        FROM p WHERE r.id = p.id AND r.status IN ('queued', 'running') AND r.attempt - r.retry < $2
          AND (r.batch_lease_until IS NULL OR r.batch_lease_until < now() OR r.batch_id = $3)

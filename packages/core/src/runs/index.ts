@@ -5,6 +5,7 @@ export type { ArtifactRow } from './artifacts';
 export * from './retry';
 export * from './claim';
 export * from './holds';
+export * from './deadline';
 export * from './create';
 export * from './reads';
 export * from './cancel';

@@ -1,6 +1,7 @@
 import type { RunErrorCode, RunFailureCode } from '@testrun/contracts';
 import type { DbTx } from '../db';
 import { insertArtifactsSql, type ArtifactRow } from './artifacts';
+import { ATTEMPT_DEADLINE } from './deadline';
 
 /** How a test attempt that will be retried ended: as a run outcome, failed or error only. */
 export type RetriedOutcome = {
@@ -47,7 +48,7 @@ export async function retryRun(
     `WITH u AS (
        UPDATE runs r SET attempt = r.attempt + 1, retry = r.retry + 1,
          deadline_at = CASE WHEN $9::boolean THEN r.deadline_at
-           ELSE now() + make_interval(secs => r.timeout_ms / 1000.0) END,
+           ELSE ${ATTEMPT_DEADLINE} END,
          result_summary = 'Running: retry ' || (r.retry + 1) || CASE WHEN $9::boolean THEN ''
            ELSE ' of ' || r.retries END || '.'
        WHERE r.id = $1 AND r.status = 'running' AND r.attempt = $2 AND ($9::boolean OR r.retry < r.retries)

@@ -4,7 +4,7 @@
 // sandbox, and each run's result is recorded as its test ends.
 import type { Db } from '@testrun/core/db';
 import { errorMessage } from '@testrun/core/logger';
-import type { RunOutcome } from '@testrun/core/runs';
+import { playwrightBatchWallMs, type RunOutcome } from '@testrun/core/runs';
 import type { ExecutorAttempt } from '../executor';
 import type { RunListener } from '../../network/egress-proxy';
 import { DEFAULT_PLAYWRIGHT_SANDBOX_LIMITS, limitsForWorkers, shareFolder } from '../../sandbox';
@@ -168,9 +168,8 @@ function runBatch(given: Given, batch: PlaywrightBatch, egress: RunListener | un
       const control = await makeControlDir(parent);
       batch.controlDir = control.dir;
       const options = sandboxOptions(given, egress);
-      // A batch's wall clock grows with its tests: twice their time budgets, at least a run's.
-      const single = DEFAULT_PLAYWRIGHT_SANDBOX_LIMITS.wallMs;
-      const wallMs = Math.min(4 * 3_600_000, Math.max(single, tests.length * attempt.run.timeoutMs * 2));
+      // A safety net far behind Playwright's own timeouts: it grows with the batch's tests, at least a run's.
+      const wallMs = playwrightBatchWallMs(tests.length, DEFAULT_PLAYWRIGHT_SANDBOX_LIMITS.wallMs);
       try {
         await runPlaywrightTests(
           {

@@ -84,7 +84,6 @@ export function sandboxOptions(
     // Playwright then retries nothing itself.
     ...(run.retries > 0 || run.retriesRequested ? { retries: 0 } : {}),
     evidence: evidenceOf(run.evidence.trace),
-    timeoutMs: run.timeoutMs,
     limits: playwright.limits,
     isolation: playwright.isolation,
     takeBlocked: refusals(egress),

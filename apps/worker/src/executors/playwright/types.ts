@@ -64,7 +64,10 @@ export interface RunPlaywrightOptions extends BundleOptions {
   retries?: number;
   /** Trace, video, screenshot (default 'retain-on-failure'). */
   evidence?: PlaywrightEvidence;
-  /** The test's time budget: overrides the config's `timeout` when given. */
+  /**
+   * Overrides the config's `timeout` when given. The service never gives it: a Playwright test's
+   * time is its config's and its own (`test.setTimeout`, `test.slow()`), as under `playwright test`.
+   */
   timeoutMs?: number;
   /**
    * Called as each test ends: the requests the network policy refused since the previous call (the

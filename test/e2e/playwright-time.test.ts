@@ -1,0 +1,78 @@
+import path from 'node:path';
+import type { Db } from '@testrun/core/db';
+import { readWorkerConfig } from '../../apps/worker/src/config';
+import { startWorkerService, type WorkerService } from '../../apps/worker/src/service/worker-service';
+import { createTenant, testDb } from '../support/harness';
+import { deployFixture, startRecorder } from './playwright-site';
+import { apiClient, memoryLogger, startApi } from './support';
+
+/**
+ * A Playwright test's time is Playwright's (docs/PLAYWRIGHT.md, "Time"), and its verdict the one
+ * Playwright gives: a real worker, its reconciler on a short grace, and the fixture test/fixtures/pw-time
+ * (its config's `timeout` is 2 s). A test that sets a longer timeout of its own, or is `test.slow()`,
+ * passes with its steps, though it runs past its config's timeout and past the run's stored budget
+ * (which the service used to force on the config and end the run at: "time budget of 2 s exceeded
+ * (the worker did not report back)", Playwright's result thrown away); a test that outlasts its
+ * config's timeout ends `timeout` (the run's budget of 30 s used to replace the config's); a locator
+ * that never finds its element, in an action or an `expect`, is `failed`/`element_not_found`.
+ */
+jest.setTimeout(180_000);
+
+const FIXTURE = path.resolve(__dirname, '../fixtures/pw-time');
+
+let db: Db;
+let site: Awaited<ReturnType<typeof startRecorder>>;
+let api: Awaited<ReturnType<typeof startApi>>;
+let worker: WorkerService;
+
+beforeAll(async () => {
+  db = testDb();
+  [site, api] = await Promise.all([startRecorder(), startApi()]);
+  const env = { WORKER_CONCURRENCY: '2', RECONCILE_INTERVAL_MS: '200', RECONCILE_DEADLINE_GRACE_MS: '200' };
+  worker = await startWorkerService(readWorkerConfig({ ...process.env, ...env }), {
+    logger: memoryLogger('worker').logger,
+  });
+});
+
+afterAll(async () => {
+  await worker.stop();
+  await Promise.all([api.close(), site.close()]);
+  await db.$disconnect();
+});
+
+it("runs each test in Playwright's time and records Playwright's verdict, steps included", async () => {
+  const tenant = await createTenant(db, { scopes: ['deploy'] });
+  const project = {
+    slug: 'pw-time',
+    name: 'Time',
+    baseUrl: site.url,
+    playwright: { config: 'e2e/playwright.config.js' },
+    suites: [{ slug: 'time', name: 'Time', playwright: { grepInvert: 'takes a while' } }],
+  };
+  await deployFixture(api.url, tenant.key, path.join(FIXTURE, 'testrun.yaml'), project);
+  // The runs' stored budget as short as the config's timeout: a deadline the service kept from it
+  // would end the longer tests before Playwright does.
+  const workspaceId = tenant.workspace.id;
+  const shorter = { data: { timeoutMs: 2_000 } };
+  expect((await db.deploymentTest.updateMany({ where: { deployment: { workspaceId } }, ...shorter })).count).toBe(5);
+  expect((await db.test.updateMany({ where: { workspaceId }, ...shorter })).count).toBe(5);
+  const client = apiClient(api.url, tenant.key);
+  const suiteRunId = await client.createSuiteRun({ projectSlug: 'pw-time', suiteSlug: 'time' });
+  await client.waitSuiteRun(suiteRunId);
+  const runs = await db.run.findMany({ where: { suiteRunId }, include: { stepResults: true } });
+  const verdicts = Object.fromEntries(runs.map((r) => [r.testName, [r.status, r.outcomeCode]]));
+  expect(verdicts).toEqual({
+    'sets a longer timeout of its own': ['passed', null],
+    'is slow': ['passed', null],
+    'runs out of its config timeout': ['error', 'timeout'],
+    'locators › clicks what is missing': ['failed', 'element_not_found'],
+    'locators › expects to see what is missing': ['failed', 'element_not_found'],
+  });
+  const longer = runs.find((r) => r.testName.endsWith('sets a longer timeout of its own'));
+  expect(longer?.stepResults.map((s) => s.label)).toEqual(
+    expect.arrayContaining(['take longer than the config timeout']),
+  );
+  expect(longer?.attempt).toBe(1);
+  const outOfTime = runs.find((r) => r.testName.endsWith('runs out of its config timeout'));
+  expect(outOfTime?.resultSummary).toContain('Test timeout of 2000ms exceeded');
+});

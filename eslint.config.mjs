@@ -15,6 +15,9 @@ export default tseslint.config(
   // examples/playwright is a team's own Playwright project, with its own package.json and tsconfig
   // (typechecked by `pnpm typecheck`), written the way such projects are, not to this repository's rules.
   { ignores: ['examples/playwright/**'] },
+  // test/fixtures/repos are teams' repositories as they lay them out (their own imports: vitest,
+  // tsconfig aliases), packed by the CLI's tests, not this repository's code.
+  { ignores: ['test/fixtures/repos/**'] },
   // A disable comment that no longer silences anything fails, so a stale exception cannot linger.
   { linterOptions: { reportUnusedDisableDirectives: 'error' } },
   js.configs.recommended,

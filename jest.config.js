@@ -18,7 +18,7 @@ module.exports = {
   testEnvironmentOptions: { customExportConditions: ['@testrun/source', 'node', 'node-addons'] },
   transform,
   testMatch: ['<rootDir>/{apps,packages,test}/**/*.test.ts'],
-  testPathIgnorePatterns: ['/node_modules/', '/generated/', '/dist/'],
+  testPathIgnorePatterns: ['/node_modules/', '/generated/', '/dist/', '<rootDir>/test/fixtures/repos/'],
   modulePathIgnorePatterns: ['<rootDir>/apps/[^/]+/dist/', '<rootDir>/packages/[^/]+/dist/'],
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',

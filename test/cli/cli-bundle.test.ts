@@ -160,9 +160,11 @@ describe('packing a Playwright project', () => {
         'e2e/tests/broken.spec.ts':
           "import { test } from '@playwright/test';\nimport { gone } from './helpers/gone';\n",
       }),
-    ).toEqual(['e2e/tests/broken.spec.ts:2: cannot resolve import "./helpers/gone" (no such file)']);
+    ).toEqual([
+      'e2e/tests/broken.spec.ts:2: cannot resolve import "./helpers/gone" (no such file) (to leave e2e/tests/broken.spec.ts out of the bundle, add it to playwright.exclude)',
+    ]);
     expect(refusals({ 'e2e/tests/pkg.spec.ts': "import 'not-installed';\n" })).toEqual([
-      'e2e/tests/pkg.spec.ts:1: cannot resolve import "not-installed" (package "not-installed" is not installed in a node_modules above it)',
+      'e2e/tests/pkg.spec.ts:1: cannot resolve import "not-installed" (package "not-installed" is not installed in a node_modules above it) (to leave e2e/tests/pkg.spec.ts out of the bundle, add it to playwright.exclude)',
     ]);
   });
 
@@ -174,7 +176,7 @@ describe('packing a Playwright project', () => {
       'node_modules/fast-hash/build/Release/hash.node': 'ELF',
     });
     expect(found).toEqual([
-      'e2e/tests/hash.spec.ts:3: imports native module "fast-hash" (build/Release/hash.node): compiled add-ons cannot run in the service; use a pure JavaScript package',
+      'e2e/tests/hash.spec.ts:3: imports native module "fast-hash" (build/Release/hash.node): compiled add-ons cannot run in the service; use a pure JavaScript package, or leave it out with playwright.exclude: ["node_modules/fast-hash"]',
     ]);
   });
 
@@ -215,6 +217,10 @@ describe('testrun deploy --file with playwright:', () => {
     const { digest } = await packed(dir);
 
     const dry = await runCliHere(['deploy', '--file', file, '--dry-run'], env);
+    // This fixture's @playwright/test is a stub without its cli.js: packed by file names, and said so.
+    expect(dry.stderr).toContain(
+      `${file}: playwright: warning: no @playwright/test installed above e2e/ (node_modules/@playwright/test/cli.js) to read the config with: packed the *.spec.*`,
+    );
     expect(dry.stderr).toContain(`Bundle: 9 files, `);
     expect(dry.stderr).toContain(`(${digest}); not uploaded (dry run).`);
     expect(await bundleExists(store, t.workspace.id, digest)).toBe(false);

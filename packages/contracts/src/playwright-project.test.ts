@@ -8,7 +8,7 @@ describe('the playwright section of a project file', () => {
   it('accepts the design example: grep, files, project selectors beside a step suite; names default to slugs', () => {
     const checked = validateProjectFile({
       ...base,
-      playwright: { config: 'e2e/playwright.config.ts', include: ['e2e/fixtures/**'] },
+      playwright: { config: 'e2e/playwright.config.ts', include: ['e2e/fixtures/**'], exclude: ['e2e/legacy/**'] },
       suites: [
         steps,
         { slug: 'tagged', name: 'Tagged', playwright: { grep: '@smoke', grepInvert: '@slow' } },

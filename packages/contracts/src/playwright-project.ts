@@ -12,12 +12,19 @@ const RelativePath = Type.String({
   description: 'A path relative to the project file.',
 });
 
-/** The top-level `playwright:` section: the team's Playwright Test config and extra files to bundle. */
+/** The top-level `playwright:` section: the team's Playwright Test config, extra files to bundle and files to leave out. */
 export const PlaywrightSection = Type.Object(
   {
     config: RelativePath,
     include: Type.Optional(
       Type.Array(Glob, { maxItems: 100, description: 'More files to bundle (globs relative to the project file).' }),
+    ),
+    exclude: Type.Optional(
+      Type.Array(Glob, {
+        maxItems: 100,
+        description:
+          'Files to leave out of the bundle, and not follow (globs relative to the project file; `node_modules/<name>` for a package).',
+      }),
     ),
   },
   { additionalProperties: false },

@@ -1,21 +1,19 @@
-import { existsSync, lstatSync, realpathSync, readFileSync } from 'node:fs';
+import { existsSync, lstatSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { PROVIDED_PACKAGES, type PlaywrightSection } from '@testrun/contracts';
-import { scanImports } from './scan-imports';
+import type { PlaywrightSection } from '@testrun/contracts';
+import { Collector } from './collector';
+import { listWithPlaywright, playwrightCli, type FilePattern, type ListedConfig } from './playwright-list';
 import { findPackageDir, readPackageJson, resolveImport } from './resolve';
 import { globToRegExp, posixRelative, walkFiles } from './walk';
 
-// What a bundle holds (docs/CLI.md, "Playwright bundles"): the config, every spec file under its
-// directory, everything they import (local modules, JSON, npm packages whole with their
-// dependencies), and the `include` globs; or why it cannot be packed.
+// What a bundle holds (docs/CLI.md, "Playwright bundles"): the config and what the team's own
+// Playwright loads with it (every project's test files by its testDir, testMatch and testIgnore,
+// setup and teardown projects included, globalSetup and globalTeardown), everything they import,
+// the tsconfig files that resolve their imports, and the `include` globs; less the `exclude` globs.
+// Without a local Playwright to ask, spec files by their names, with a warning.
 
-/**
- * Spec files (`*.spec.ts`, `*.test.mjs`, …) and setup and teardown files (`auth.setup.ts`,
- * `global.teardown.ts`, …): what a config's projects match by Playwright's conventions, which no
- * import reaches (a setup project's test file is named by its `testMatch` only).
- */
+/** The names a spec, setup or teardown file has by Playwright's conventions: the fallback's test files. */
 const SPEC_FILE = /\.(spec|test|setup|teardown)\.(ts|tsx|js|mjs|cjs|mts|cts)$/;
-const SCANNED = /\.(ts|tsx|mts|cts|js|jsx|mjs|cjs)$/;
 const SKIPPED_DIRS = new Set(['node_modules', '.git']);
 
 /** The files of a bundle (bundle path → file on disk), or the refusals that stop it. */
@@ -26,113 +24,137 @@ export interface BundlePlan {
   config: string;
   files: Map<string, string>;
   refusals: string[];
+  /** What the user should know about how it was packed (no local Playwright to ask). */
+  warnings: string[];
   /** The team's installed @playwright/test version, or null. */
   playwrightVersion: string | null;
 }
 
-class Collector {
-  readonly files = new Map<string, string>();
-  readonly refusals: string[] = [];
-  private readonly packages = new Map<string, string>();
-  private readonly pending: string[] = [];
+const showPattern = (p: FilePattern) => ('glob' in p ? p.glob : `/${p.regex}/${p.flags}`);
 
-  constructor(readonly root: string) {}
-
-  /** A local file (real path): packed at its path under the root, and its imports followed. */
-  addLocal(file: string): void {
-    const rel = posixRelative(this.root, file);
-    if (this.files.has(rel)) return;
-    this.files.set(rel, file);
-    if (SCANNED.test(file)) this.pending.push(file);
-  }
-
-  run(): void {
-    for (let file = this.pending.shift(); file !== undefined; file = this.pending.shift()) this.follow(file);
-  }
-
-  private follow(file: string): void {
-    const rel = posixRelative(this.root, file);
-    for (const { specifier, line } of scanImports(readFileSync(file, 'utf8'))) {
-      const at = `${rel}:${line}`;
-      const resolved = resolveImport(specifier, file);
-      if (resolved.kind === 'provided') continue;
-      if (resolved.kind === 'missing') {
-        this.refusals.push(`${at}: cannot resolve import "${specifier}" (${resolved.why})`);
-      } else if (resolved.kind === 'package') {
-        this.addPackage(resolved.name, resolved.dir, at);
-      } else {
-        const real = realpathSync(resolved.file);
-        const inside = posixRelative(this.root, real);
-        if (inside.startsWith('../') || path.isAbsolute(inside))
-          this.refusals.push(
-            `${at}: imports "${specifier}" (${real}), which is outside the project file's directory ${this.root}; only files under it are bundled`,
-          );
-        else this.addLocal(real);
-      }
-    }
-  }
-
-  /** A package packed whole at `node_modules/<name>`, then its dependencies; a native one is refused. */
-  private addPackage(name: string, dir: string, via: string): void {
-    if (this.packages.has(name)) return;
-    this.packages.set(name, dir);
-    const files = walkFiles(dir);
-    const native = files.find((f) => f.endsWith('.node') || path.basename(f) === 'binding.gyp');
-    if (native) {
-      this.refusals.push(
-        `${via}: imports native module "${name}" (${posixRelative(dir, native)}): compiled add-ons cannot run in the service; use a pure JavaScript package`,
-      );
-      return;
-    }
-    for (const f of files) this.files.set(`node_modules/${name}/${posixRelative(dir, f)}`, f);
-    const manifest = readPackageJson(dir) ?? {};
-    const deps = Object.keys((manifest.dependencies as Record<string, string> | undefined) ?? {});
-    const optional = Object.keys((manifest.optionalDependencies as Record<string, string> | undefined) ?? {});
-    for (const dep of [...deps, ...optional]) {
-      if (PROVIDED_PACKAGES.has(dep) || this.packages.has(dep)) continue;
-      const depDir = findPackageDir(dep, dir);
-      if (depDir) this.addPackage(dep, depDir, `${via} (through "${name}")`);
-      else if (!optional.includes(dep))
-        this.refusals.push(`${via}: package "${name}" depends on "${dep}", which is not installed`);
-    }
-  }
+/** "no tests found", saying where each project looked. */
+function noTestsFound(root: string, listed: ListedConfig): string {
+  const where = listed.projects.map((p) => {
+    const ignore = p.testIgnore.length > 0 ? `, ignoring ${p.testIgnore.map(showPattern).join(', ')}` : '';
+    const name = p.name === '' ? 'the config' : `project "${p.name}"`;
+    return `${name} looked in ${posixRelative(root, p.testDir) || '.'}/ for ${p.testMatch.map(showPattern).join(', ')}${ignore}`;
+  });
+  return `no tests found: ${where.join('; ')} (as \`playwright test --list\` with this config)`;
 }
 
-/** The team's installed @playwright/test version, seen from the config's directory. */
-function installedPlaywright(fromDir: string): string | null {
-  const dir = findPackageDir('@playwright/test', fromDir);
-  const version = dir ? readPackageJson(dir)?.version : undefined;
-  return typeof version === 'string' ? version : null;
+/** A file under the root (real path), or a refusal saying it is not. */
+function underRoot(collector: Collector, file: string, what: string): string | null {
+  const real = realpathSync(file);
+  const rel = posixRelative(collector.root, real);
+  if (!rel.startsWith('../') && !path.isAbsolute(rel)) return real;
+  collector.refusals.push(
+    `${what} ${real} is outside the project file's directory ${collector.root}; put the project file at the root of what the tests need`,
+  );
+  return null;
 }
 
-/** Plans the bundle of a project file with a `playwright:` section. Runs nothing of the team's code. */
+/** The config's globalSetup or globalTeardown entry: a file, or a package's module. */
+function addGlobalHook(collector: Collector, entry: string, config: string): void {
+  if (existsSync(entry) && statSync(entry).isFile()) {
+    const real = underRoot(collector, entry, 'globalSetup/globalTeardown');
+    if (real) collector.addLocal(real);
+    return;
+  }
+  const resolved = resolveImport(entry, config);
+  if (resolved.kind === 'file') {
+    const real = underRoot(collector, resolved.file, 'globalSetup/globalTeardown');
+    if (real) collector.addLocal(real);
+  } else if (resolved.kind === 'missing')
+    collector.refusals.push(
+      `${posixRelative(collector.root, config)}: cannot resolve globalSetup/globalTeardown "${entry}"`,
+    );
+}
+
+/** What the team's Playwright lists, added to the collector: its test files and global hooks, or why it cannot be. */
+function addListed(collector: Collector, cli: string, config: string): void {
+  const configRel = posixRelative(collector.root, config);
+  const listed = listWithPlaywright(cli, config, collector.root);
+  if ('failure' in listed) {
+    collector.refusals.push(`${configRel}: \`playwright test --list\` fails with this config: ${listed.failure}`);
+    return;
+  }
+  for (const error of listed.errors) {
+    const rel = error.file === null ? null : posixRelative(collector.root, error.file);
+    if (rel !== null && collector.excluded(rel)) continue;
+    collector.refusals.push(
+      rel === null
+        ? `${configRel}: \`playwright test --list\` fails: ${error.message}`
+        : `${rel}${error.line === null ? '' : `:${error.line}`}: \`playwright test --list\` fails: ${error.message} (to leave ${rel} out of the bundle, add it to playwright.exclude)`,
+    );
+  }
+  const files = listed.files.filter((f) => !collector.excluded(posixRelative(collector.root, f)));
+  if (listed.errors.length === 0 && files.length === 0) collector.refusals.push(noTestsFound(collector.root, listed));
+  for (const file of files) {
+    const real = underRoot(collector, file, 'the test file');
+    if (real) collector.addLocal(real);
+  }
+  for (const hook of [...listed.globalSetup, ...listed.globalTeardown]) addGlobalHook(collector, hook, config);
+}
+
+/** Without a local Playwright: spec, setup and teardown files by name under the config's directory. */
+function addConventional(collector: Collector, configDir: string): void {
+  const specs = walkFiles(configDir, SKIPPED_DIRS).filter(
+    (f) => SPEC_FILE.test(f) && !collector.excluded(posixRelative(collector.root, f)),
+  );
+  if (specs.length === 0)
+    collector.refusals.push(
+      `no tests found: looked for *.spec.*, *.test.*, *.setup.* and *.teardown.* files under ${posixRelative(collector.root, configDir) || '.'}/ (no local Playwright to ask where the config's tests are)`,
+    );
+  for (const spec of specs) collector.addLocal(spec);
+}
+
+/** The config's `tsconfig` option (absolute), read from its source: it then applies to every file. */
+function configTsconfig(config: string): string | null {
+  const option = /\btsconfig\s*:\s*(['"])([^'"\n]+)\1/.exec(readFileSync(config, 'utf8'));
+  return option?.[2] === undefined ? null : path.resolve(path.dirname(config), option[2]);
+}
+
+/** Plans the bundle of a project file with a `playwright:` section, asking the team's installed Playwright what it loads. */
 export function planBundle(projectFile: string, section: PlaywrightSection): BundlePlan {
   const root = realpathSync(path.dirname(path.resolve(projectFile)));
-  const collector = new Collector(root);
   const configPath = path.resolve(root, section.config);
-  const plan = (config: string): BundlePlan => ({
+  const configDir = path.dirname(configPath);
+  const playwrightDir = findPackageDir('@playwright/test', configDir);
+  const version = playwrightDir ? readPackageJson(playwrightDir)?.version : undefined;
+  const warnings: string[] = [];
+  const plan = (collector: Collector, config: string): BundlePlan => ({
     root,
     config,
     files: collector.files,
     refusals: collector.refusals,
-    playwrightVersion: installedPlaywright(path.dirname(configPath)),
+    warnings,
+    playwrightVersion: typeof version === 'string' ? version : null,
   });
   if (!existsSync(configPath) || !lstatSync(configPath).isFile()) {
+    const collector = new Collector(root);
     collector.refusals.push(`playwright.config: ${section.config} is not a file under ${root}`);
-    return plan(section.config);
+    return plan(collector, section.config);
   }
   const config = realpathSync(configPath);
   const configRel = posixRelative(root, config);
+  const collector = new Collector(root, section.exclude ?? [], configTsconfig(config));
   if (configRel.startsWith('../')) {
     collector.refusals.push(`playwright.config: ${section.config} is outside the project file's directory ${root}`);
-    return plan(section.config);
+    return plan(collector, section.config);
   }
   collector.addLocal(config);
-  for (const spec of walkFiles(path.dirname(config), SKIPPED_DIRS)) if (SPEC_FILE.test(spec)) collector.addLocal(spec);
+  const cli = playwrightDir ? playwrightCli(playwrightDir) : null;
+  if (cli) addListed(collector, cli, config);
+  else {
+    warnings.push(
+      `no @playwright/test installed above ${posixRelative(root, configDir) || '.'}/ (node_modules/@playwright/test/cli.js) to read the config with: packed the *.spec.*, *.test.*, *.setup.* and *.teardown.* files under it instead, which may not be what Playwright loads. Install the project's dependencies (npm ci) where you run \`playwright test\`, so the bundle holds exactly what it loads.`,
+    );
+    addConventional(collector, configDir);
+  }
   const includes = (section.include ?? []).map(globToRegExp);
   if (includes.length > 0)
     for (const file of walkFiles(root, SKIPPED_DIRS))
       if (includes.some((glob) => glob.test(posixRelative(root, file)))) collector.addLocal(file);
   collector.run();
-  return plan(configRel);
+  return plan(collector, configRel);
 }

@@ -10,6 +10,8 @@ export interface PackedBundle {
   bytes: Uint8Array<ArrayBuffer>;
   digest: string;
   files: number;
+  /** What the user should know about how it was packed ({@link BundlePlan.warnings}). */
+  warnings: string[];
 }
 
 /**
@@ -50,5 +52,10 @@ export async function packBundle(
       refusal: `the bundle is ${gz.length} bytes, over the cap of ${maxBytes} bytes (BUNDLE_LIMITS.maxBytes); leave large files out of include and of what the specs import`,
     };
   const bytes = new Uint8Array(gz.buffer.slice(gz.byteOffset, gz.byteOffset + gz.length));
-  return { bytes, digest: `sha256:${createHash('sha256').update(bytes).digest('hex')}`, files: plan.files.size };
+  return {
+    bytes,
+    digest: `sha256:${createHash('sha256').update(bytes).digest('hex')}`,
+    files: plan.files.size,
+    warnings: plan.warnings,
+  };
 }

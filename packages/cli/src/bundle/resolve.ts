@@ -40,7 +40,7 @@ const isDir = (p: string) => {
 };
 
 /** The file a path names: itself, with an extension, its TypeScript source, or its directory's entry. */
-function resolveFile(target: string): string | null {
+export function resolveFile(target: string): string | null {
   if (isFile(target)) return target;
   const ext = path.extname(target);
   for (const ts of TS_FOR_JS[ext] ?? [])

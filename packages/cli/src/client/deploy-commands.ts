@@ -92,6 +92,7 @@ export async function deploySource(
   options: { activate: boolean; dryRun: boolean; idempotencyKey?: string; out?: Output },
 ): Promise<Deployment | DeploymentDryRun> {
   const bundle = await bundleOf(source.file, source.project);
+  for (const warning of bundle?.warnings ?? []) options.out?.info(`${source.file}: playwright: warning: ${warning}`);
   if (bundle && options.dryRun) options.out?.info(`Bundle: ${describeBundle(bundle)}; not uploaded (dry run).`);
   else if (bundle) {
     const sent = await ensureUploaded(client, source.slug, bundle);

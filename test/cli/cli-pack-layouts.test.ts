@@ -9,7 +9,7 @@
  * where each project looked.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Deployment } from '@testrun/contracts';
@@ -146,6 +146,47 @@ describe('packing by the config', () => {
       'no tests found: project "setup" looked in specs/ for /global\\.setup\\.ts/, ignoring /legacy/; project "chromium" looked in specs/ for **/*.@(spec|test).?(c|m)[jt]s?(x), ignoring /legacy/ (as `playwright test --list` with this config)',
     ]);
   });
+});
+
+describe('what Playwright cannot load', () => {
+  it("a config that does not load is refused with Playwright's words; a test file that throws, with its file and line (Playwright then lists nothing: exclude cannot hide it)", () => {
+    const broken = repo({ 'playwright.config.ts': "throw new Error('BASE_URL is not set');\n" });
+    expect(planBundle(path.join(broken, 'testrun.yaml'), { config: 'playwright.config.ts' }).refusals).toEqual([
+      expect.stringMatching(
+        /^playwright\.config\.ts: `playwright test --list` fails with this config: .*BASE_URL is not set/,
+      ),
+    ]);
+    const throwing = repo({
+      'playwright.config.ts': "export default { testDir: './tests' };\n",
+      'tests/ok.spec.ts': "import { test } from '@playwright/test';\ntest('ok', () => {});\n",
+      'tests/bad.spec.ts': "import { test } from '@playwright/test';\nthrow new Error('boom');\n",
+    });
+    const plan = planBundle(path.join(throwing, 'testrun.yaml'), { config: 'playwright.config.ts' });
+    expect(plan.refusals).toEqual([
+      'tests/bad.spec.ts:2: `playwright test --list` fails: Error: boom (fix it, or leave it out with testIgnore in the config)',
+    ]);
+    const exclude = ['tests/bad.spec.ts'];
+    expect(
+      planBundle(path.join(throwing, 'testrun.yaml'), { config: 'playwright.config.ts', exclude }).refusals,
+    ).toEqual(plan.refusals);
+  });
+});
+
+it("the team's config, run to list its tests, does not see the service's API key", () => {
+  const dir = repo({
+    'playwright.config.ts':
+      "import { writeFileSync } from 'node:fs';\nwriteFileSync(__dirname + '/seen.txt', String(process.env.TESTRUN_API_KEY));\nexport default { testDir: './tests' };\n",
+    'tests/ok.spec.ts': "import { test } from '@playwright/test';\ntest('ok', () => {});\n",
+  });
+  const before = process.env.TESTRUN_API_KEY;
+  process.env.TESTRUN_API_KEY = 'trk_secret_for_this_test';
+  try {
+    expect(planBundle(path.join(dir, 'testrun.yaml'), { config: 'playwright.config.ts' }).refusals).toEqual([]);
+  } finally {
+    if (before === undefined) delete process.env.TESTRUN_API_KEY;
+    else process.env.TESTRUN_API_KEY = before;
+  }
+  expect(readFileSync(path.join(dir, 'seen.txt'), 'utf8')).toBe('undefined');
 });
 
 describe('a deploy of each layout', () => {

@@ -78,13 +78,13 @@ function addListed(collector: Collector, cli: string, config: string): void {
     collector.refusals.push(`${configRel}: \`playwright test --list\` fails with this config: ${listed.failure}`);
     return;
   }
+  // A file that fails to load fails the whole listing, left out or not: only the config can skip it.
   for (const error of listed.errors) {
     const rel = error.file === null ? null : posixRelative(collector.root, error.file);
-    if (rel !== null && collector.excluded(rel)) continue;
     collector.refusals.push(
       rel === null
         ? `${configRel}: \`playwright test --list\` fails: ${error.message}`
-        : `${rel}${error.line === null ? '' : `:${error.line}`}: \`playwright test --list\` fails: ${error.message} (to leave ${rel} out of the bundle, add it to playwright.exclude)`,
+        : `${rel}${error.line === null ? '' : `:${error.line}`}: \`playwright test --list\` fails: ${error.message} (fix it, or leave it out with testIgnore in the config)`,
     );
   }
   const files = listed.files.filter((f) => !collector.excluded(posixRelative(collector.root, f)));

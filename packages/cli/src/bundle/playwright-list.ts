@@ -81,8 +81,9 @@ export function listWithPlaywright(cli: string, config: string, cwd: string): Li
     const reporter = path.join(dir, 'testrun-list-reporter.cjs');
     const out = path.join(dir, 'listed.json');
     writeFileSync(reporter, REPORTER);
-    // Playwright refuses to run inside a Jest worker; the listing never is one, whoever calls the packer.
-    const { JEST_WORKER_ID: _jest, ...env } = process.env;
+    // Playwright refuses to run inside a Jest worker; the listing never is one, whoever calls the
+    // packer. The team's config has no use for the service's API key: it does not see it.
+    const { JEST_WORKER_ID: _jest, TESTRUN_API_KEY: _key, ...env } = process.env;
     const child = spawnSync(
       process.execPath,
       [cli, 'test', '--list', `--reporter=${reporter}`, '--config', config, '--pass-with-no-tests'],

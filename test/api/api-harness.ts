@@ -6,7 +6,7 @@ import { authChangeAnnouncer, type AuthChangeAnnouncer } from '@testrun/core/api
 import { LocalArtifactStore } from '@testrun/core/artifact-store';
 import { createPrisma, type Db } from '@testrun/core/db';
 import { createLogger } from '@testrun/core/logger';
-import { createRunQueue } from '@testrun/core/queue';
+import { createRunQueue, type Discover } from '@testrun/core/queue';
 import { deriveKeys } from '@testrun/core/secrets';
 import {
   createApiRedis,
@@ -49,6 +49,8 @@ export function buildTestApi(
     db?: Db;
     bundleMaxBytes?: number;
     bundleCaps?: BundleCaps;
+    /** How the API lists a bundle's Playwright tests (none by default: a Playwright deployment is then a 503). */
+    discover?: Discover;
   } = {},
 ): TestApi {
   const prefix = options.prefix ?? `${process.env.REDIS_PREFIX}-${uniqueTag()}`;
@@ -86,6 +88,7 @@ export function buildTestApi(
     now: () => new Date(Date.now() + clock.offsetMs),
     bundleMaxBytes: options.bundleMaxBytes,
     bundleCaps: options.bundleCaps,
+    discover: options.discover,
   });
   return {
     app,

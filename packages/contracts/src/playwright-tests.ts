@@ -97,6 +97,8 @@ export type PlaywrightDefinition = {
      * in a batch, and with 1 the whole suite run is one group, run one test at a time, in order.
      */
     workers?: number;
+    /** A digest of the test's own source in its file: a deployment counts the test changed when it changes. */
+    source?: string;
   };
 };
 
@@ -108,8 +110,8 @@ export function isPlaywrightDefinition(steps: unknown): steps is PlaywrightDefin
 }
 
 /**
- * A Playwright test's key in its suite: stable while its file, Playwright project and title path
- * stay the same (so is its testId, which follows the suite slug and key).
+ * A Playwright test's key in its project: stable while its file, Playwright project and title path
+ * stay the same (so is its testId, one per project whichever suites select the test).
  */
 export function playwrightTestKey(test: { file: string; project: string; titlePath: readonly string[] }): string {
   const digest = createHash('sha256')

@@ -14,6 +14,7 @@ import {
   dryRunDeployment,
   expandPlaywrightSuites,
   playwrightSection,
+  readBundleTexts,
   type Expanded,
 } from '@testrun/core/projects';
 import { bundleExists } from '@testrun/core/bundles';
@@ -143,7 +144,18 @@ async function discovered(
       'discovery_unavailable',
       `A worker could not list the bundle’s Playwright tests: ${result.error}; nothing was stored. Retry later.`,
     );
-  return expandPlaywrightSuites(file, bundle, result);
+  const texts = 'error' in result ? new Map<string, string>() : await specTexts(ctx, workspaceId, bundle, result);
+  return expandPlaywrightSuites(file, bundle, result, texts);
+}
+
+/** The discovered tests' spec files as the bundle holds them (each test's source digest is read from them). */
+function specTexts(
+  ctx: DeploymentContext,
+  workspaceId: string,
+  bundle: string,
+  result: Extract<DiscoveryResult, { tests: unknown }>,
+): Promise<Map<string, string>> {
+  return readBundleTexts(ctx.store, workspaceId, bundle, new Set(result.tests.map((t) => t.file)));
 }
 
 /** The file's base URL and webhook URLs the network policy refuses, as errors of the file. */

@@ -126,8 +126,9 @@ async function resolveTests(tx: DbTx, workspaceId: string, request: ParsedRunReq
   const target = request.target;
   if (target.mode === 'test') {
     // A test of a preview may be archived (not in the active version): its deployment decides.
+    // The id of a test merged into another (test_aliases) addresses the test it was merged into.
     const test = await tx.test.findFirst({
-      where: { id: target.testId, workspaceId },
+      where: { workspaceId, OR: [{ id: target.testId }, { aliases: { some: { id: target.testId } } }] },
       select: { id: true, enabled: true, evidence: true, archivedAt: true, projectId: true },
     });
     const notFound = new ApiError('not_found', `No test "${target.testId}" in this workspace.`);
@@ -156,24 +157,31 @@ async function resolveTests(tx: DbTx, workspaceId: string, request: ParsedRunReq
     const tests = await deploymentTests(tx, deployment.deploymentId ?? '', narrow);
     const suiteId = target.mode === 'suite' ? (tests[0]?.suite_id ?? null) : null;
     if (target.mode === 'suite' && suiteId === null) throw noSuite();
-    return { tests: tests.map((t) => ofProject(t, project)), suiteId, deployment };
+    return { tests: tests.map((t) => ({ ...ofProject(t, project), suiteId: t.suite_id })), suiteId, deployment };
   }
   // Only what decides each run is read; the INSERT copies the tests' names and steps itself.
-  let tests: TestRow[];
   let suiteId: string | null = null;
   if (target.mode === 'suite') {
     const [suite] = await tx.$queryRaw<Array<{ id: string }>>`
       SELECT id FROM suites WHERE project_id = ${row.id} AND slug = ${target.suiteSlug} AND archived_at IS NULL`;
     if (!suite) throw noSuite();
     suiteId = suite.id;
-    tests = await tx.$queryRaw<TestRow[]>`
-      SELECT id, enabled, evidence FROM tests WHERE suite_id = ${suite.id} AND archived_at IS NULL ORDER BY position`;
-  } else {
-    tests = await tx.$queryRaw<TestRow[]>`
-      SELECT t.id, t.enabled, t.evidence FROM tests t JOIN suites s ON s.id = t.suite_id
-      WHERE t.project_id = ${row.id} AND t.archived_at IS NULL AND s.archived_at IS NULL
-      ORDER BY s.position, t.position`;
   }
+  if (deployment.deploymentId !== null) {
+    // The active deployment lists each suite's tests: a test several suites select runs once for the project.
+    const narrow = target.mode === 'suite' ? { suiteSlug: target.suiteSlug } : {};
+    const tests = await deploymentTests(tx, deployment.deploymentId, narrow);
+    return { tests: tests.map((t) => ({ ...ofProject(t, project), suiteId: t.suite_id })), suiteId, deployment };
+  }
+  // A project from before deployments: its live rows, each test in its one suite.
+  const tests =
+    suiteId !== null
+      ? await tx.$queryRaw<TestRow[]>`
+          SELECT id, enabled, evidence FROM tests WHERE suite_id = ${suiteId} AND archived_at IS NULL ORDER BY position`
+      : await tx.$queryRaw<TestRow[]>`
+          SELECT t.id, t.enabled, t.evidence FROM tests t JOIN suites s ON s.id = t.suite_id
+          WHERE t.project_id = ${row.id} AND t.archived_at IS NULL AND s.archived_at IS NULL
+          ORDER BY s.position, t.position`;
   return { tests: tests.map((t) => ofProject(t, project)), suiteId, deployment };
 }
 

@@ -1,12 +1,31 @@
-import type { DeploymentChanges, DeploymentTestKey, ProjectFile } from '@testrun/contracts';
+import {
+  isPlaywrightDefinition,
+  type PlaywrightDefinition,
+  type DeploymentChanges,
+  type DeploymentTestKey,
+  type ProjectFile,
+} from '@testrun/contracts';
 import type { DbTx } from '../db';
-import { rowKey, type LockedProject } from './rows';
+import { identityOf, type LockedProject } from './rows';
 import { testRecord } from './test-rows';
 
-// What a version changes against the active one: test keys added, removed and changed.
+// What a version changes against the active one: tests added, removed and changed, each test once
+// (a Playwright test that several suites select is one test, named by the first of them). A
+// Playwright test changed when its own definition or source did: not when only its bundle did (a
+// sibling in its file, another file) or its line moved.
 
-/** A test as a version defines it, by what a run snapshots. */
-export type Definition = { suiteSlug: string; key: string; fingerprint: string };
+/** A test as a version defines it: what a run snapshots. */
+export type Definition = { suiteSlug: string; key: string; identity: string; record: Snapshot };
+
+/** What a run of a test snapshots. */
+type Snapshot = {
+  name: string;
+  enabled: boolean;
+  steps: unknown;
+  timeoutMs: number;
+  evidence: unknown;
+  retries: number;
+};
 
 export type PlannedTest = { suiteSlug: string; def: ProjectFile['suites'][number]['tests'][number] };
 
@@ -29,55 +48,70 @@ export async function activeDefinitions(tx: DbTx, project: LockedProject): Promi
   const rows = project.active
     ? await tx.$queryRaw<Row[]>`
         SELECT suite_slug, key, name, enabled, steps, timeout_ms, evidence, retries
-        FROM deployment_tests WHERE deployment_id = ${project.active.id}`
+        FROM deployment_tests WHERE deployment_id = ${project.active.id} ORDER BY position`
     : await tx.$queryRaw<Row[]>`
         SELECT s.slug AS suite_slug, t.key, t.name, t.enabled, t.steps, t.timeout_ms, t.evidence, t.retries
         FROM tests t JOIN suites s ON s.id = t.suite_id
-        WHERE t.project_id = ${project.id} AND t.archived_at IS NULL AND s.archived_at IS NULL`;
-  return rows.map((r) => ({
+        WHERE t.project_id = ${project.id} AND t.archived_at IS NULL AND s.archived_at IS NULL
+        ORDER BY s.position, t.position`;
+  const seen = new Set<string>();
+  const once = rows.filter((r) => {
+    const identity = identityOf(r.suite_slug, r);
+    return !seen.has(identity) && seen.add(identity);
+  });
+  return once.map((r) => ({
     suiteSlug: r.suite_slug,
     key: r.key,
-    fingerprint: fingerprint({
+    identity: identityOf(r.suite_slug, r),
+    record: {
       name: r.name,
       enabled: r.enabled,
       steps: r.steps,
       timeoutMs: r.timeout_ms,
       evidence: r.evidence,
       retries: r.retries,
-    }),
+    },
   }));
 }
 
-/** Test keys added, removed and changed from `current` to `planned`. */
+/** Tests added, removed and changed from `current` to `planned`, each test once. */
 export function changesOf(current: Definition[], planned: PlannedTest[]): DeploymentChanges {
-  const before = new Map(current.map((d) => [rowKey(d.suiteSlug, d.key), d]));
+  const before = new Map(current.map((d) => [d.identity, d]));
   const after = new Set<string>();
   const changes: DeploymentChanges = { added: [], removed: [], changed: [] };
   for (const t of planned) {
-    const at = rowKey(t.suiteSlug, t.def.key);
-    after.add(at);
+    const identity = identityOf(t.suiteSlug, t.def);
+    if (after.has(identity)) continue;
+    after.add(identity);
     const name: DeploymentTestKey = { suiteSlug: t.suiteSlug, key: t.def.key };
-    const was = before.get(at);
-    const now = fingerprint(testRecord(t.def, 0));
+    const was = before.get(identity);
+    const now = testRecord(t.def, 0);
     if (!was) changes.added.push(name);
-    else if (was.fingerprint !== now) changes.changed.push(name);
+    else if (fingerprint(was.record, now) !== fingerprint(now, was.record)) changes.changed.push(name);
   }
   for (const d of current) {
-    if (!after.has(rowKey(d.suiteSlug, d.key))) changes.removed.push({ suiteSlug: d.suiteSlug, key: d.key });
+    if (!after.has(d.identity)) changes.removed.push({ suiteSlug: d.suiteSlug, key: d.key });
   }
   return changes;
 }
 
-/** What a run of a test snapshots, as one string whatever the order of JSON keys (jsonb reorders them). */
-function fingerprint(def: {
-  name: string;
-  enabled: boolean;
-  steps: unknown;
-  timeoutMs: number;
-  evidence: unknown;
-  retries: number;
-}): string {
-  return canonical([def.name, def.enabled, def.steps, def.timeoutMs, def.evidence ?? null, def.retries]);
+/**
+ * What a run of a test snapshots, as one string whatever the order of JSON keys (jsonb reorders
+ * them), to compare with `other`. Of two Playwright definitions that both have a source digest, only
+ * what is the test's own: not its bundle, line and column. Without a digest on either side (a file
+ * too large to read, a version deployed before digests were kept), the whole definition.
+ */
+function fingerprint(def: Snapshot, other: Snapshot): string {
+  const steps = isPlaywrightDefinition(def.steps) ? ownDefinition(def.steps, other.steps) : def.steps;
+  return canonical([def.name, def.enabled, steps, def.timeoutMs, def.evidence ?? null, def.retries]);
+}
+
+function ownDefinition({ playwright }: PlaywrightDefinition, other: unknown): unknown {
+  const digested =
+    playwright.source !== undefined && isPlaywrightDefinition(other) && other.playwright.source !== undefined;
+  if (!digested) return { ...playwright, source: undefined };
+  const { bundle: _bundle, line: _line, column: _column, ...own } = playwright;
+  return own;
 }
 
 export function canonical(value: unknown): string {

@@ -14,7 +14,7 @@ import { activeDefinitions, canonical, changesOf, plannedTests } from './changes
 import { DeploymentError } from './errors';
 import { playwrightSection, type ExpandedFile } from './playwright';
 import { readDeployment } from './reads';
-import { checkIfMatch, ensureRows, lockProject, rowKey, type LockedProject } from './rows';
+import { checkIfMatch, ensureRows, identityOf, lockProject, rowKey, testIdentity, type LockedProject } from './rows';
 import { insertDeploymentTests, testRecord } from './test-rows';
 
 /** Inactive deployments no run references are kept for this many versions back from the newest. */
@@ -141,19 +141,19 @@ export async function dryRunDeployment(
       }
     : null;
   const current = project ? await activeDefinitions(db, project) : [];
-  const known = project
-    ? await db.test.findMany({
-        where: { projectId: project.id },
-        select: { id: true, key: true, suite: { select: { slug: true } } },
-      })
+  const rows = project
+    ? await db.$queryRaw<Array<{ id: string; key: string; slug: string; playwright: boolean }>>`
+        SELECT t.id, t.key, s.slug, jsonb_typeof(t.steps) = 'object' AS playwright
+        FROM tests t JOIN suites s ON s.id = t.suite_id WHERE t.project_id = ${project.id}`
     : [];
+  const known = new Map(rows.map((k) => [testIdentity(k.slug, k.key, k.playwright), k.id]));
   const planned = plannedTests(file);
   return {
     dry_run: true,
     project_slug: file.slug,
     changes: changesOf(current, planned),
     tests: planned.map((t) => ({
-      testId: known.find((k) => k.key === t.def.key && k.suite.slug === t.suiteSlug)?.id ?? null,
+      testId: known.get(identityOf(t.suiteSlug, t.def)) ?? null,
       key: t.def.key,
       name: t.def.name,
       suiteSlug: t.suiteSlug,

@@ -12,4 +12,5 @@ export {
   type Expanded,
   type ExpandedFile,
 } from './playwright';
+export { readBundleTexts } from './sources';
 export { checkEndpointUrl, newWebhookSecret, syncProjectWebhooks, type AppliedWebhook } from './webhooks';

@@ -1,4 +1,5 @@
 import picomatch from 'picomatch';
+import { sourceDigests } from './sources';
 import {
   playwrightTestKey,
   playwrightTestName,
@@ -12,7 +13,8 @@ import {
 
 // A project file's Playwright suites made into tests: discovery (in a worker's sandbox) lists the
 // bundle's tests, each suite's selector picks its own, and every picked test becomes a test of the
-// suite whose stored definition names it in the bundle (docs/PLAYWRIGHT.md).
+// project (one, whichever suites pick it) whose stored definition names it in the bundle
+// (docs/PLAYWRIGHT.md).
 
 /** The project file's `playwright:` section, as far as the service reads it here. */
 type PlaywrightSection = { config: string };
@@ -39,13 +41,21 @@ export type Expanded = ExpandedFile | { errors: ProblemFieldError[] };
 /**
  * The file with every Playwright suite's tests filled in from `discovery` (the rest unchanged),
  * or the errors that make it undeployable: a bundle that does not load, a suite that selects no test.
+ * `texts` holds the bundle's spec files (readBundleTexts): each test of them keeps its own source's
+ * digest, which tells a change of the test from a change elsewhere in its file.
  */
-export function expandPlaywrightSuites(file: ProjectFile, bundle: string, discovery: DiscoveryResult): Expanded {
+export function expandPlaywrightSuites(
+  file: ProjectFile,
+  bundle: string,
+  discovery: DiscoveryResult,
+  texts: ReadonlyMap<string, string> = new Map(),
+): Expanded {
   const section = playwrightSection(file);
   if (!section) return { file, bundle: null, warnings: [] };
   if ('error' in discovery)
     return { errors: [{ path: '/playwright/config', message: `does not load in the sandbox: ${discovery.error}` }] };
   const errors: ProblemFieldError[] = [];
+  const sources = sourceDigests(discovery.tests, texts);
   const suites = (file.suites as SuiteFields[]).map((suite, s) => {
     if (!suite.playwright) return suite;
     const picked = selectPlaywrightTests(suite.playwright, discovery.tests, matchesBundleGlob);
@@ -65,6 +75,7 @@ export function expandPlaywrightSuites(file: ProjectFile, bundle: string, discov
           tags: test.tags,
           ...(test.parallel ? { parallel: true } : {}),
           ...(discovery.workers !== undefined ? { workers: discovery.workers } : {}),
+          ...(sources.has(test) ? { source: sources.get(test) } : {}),
         },
       };
       return { key: playwrightTestKey(test), name: playwrightTestName(test).slice(0, 200), steps: definition };

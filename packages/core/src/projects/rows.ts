@@ -1,4 +1,4 @@
-import { evidenceSettingsOrNull, type ProjectFile } from '@testrun/contracts';
+import { evidenceSettingsOrNull, isPlaywrightDefinition, type ProjectFile } from '@testrun/contracts';
 import type { DbTx } from '../db';
 import { ID_PREFIX, newId } from '../ids';
 import { DeploymentError } from './errors';
@@ -77,8 +77,21 @@ export function checkIfMatch(project: LockedProject, ifMatch: string | null | un
 export const rowKey = (suiteSlug: string, key: string) => JSON.stringify([suiteSlug, key]);
 
 /**
+ * What a test is one test by: a Playwright test its key in the project (its file, title path and
+ * Playwright project), whichever suites select it; a step test its suite and key.
+ */
+export const testIdentity = (suite: string, key: string, playwright: boolean): string =>
+  JSON.stringify(playwright ? ['playwright', key] : [suite, key]);
+
+/** A file's test's identity ({@link testIdentity}), `suite` its suite's slug or id. */
+export const identityOf = (suite: string, def: { key: string; steps: unknown }): string =>
+  testIdentity(suite, def.key, isPlaywrightDefinition(def.steps));
+
+/**
  * The suite and test rows of every suite slug and test key of the file, made where missing
- * (archived: not live until a version that has them is active), so each test has its id.
+ * (archived: not live until a version that has them is active), so each test has its id: by suite
+ * slug and key, the test's id and the suite's (a Playwright test that several suites select has one
+ * row, made in the first of them).
  */
 export async function ensureRows(
   tx: DbTx,
@@ -103,20 +116,21 @@ export async function ensureRows(
     .filter((s) => !suites.has(s.slug));
   if (newSuites.length > 0) await tx.suite.createMany({ data: newSuites });
   for (const s of newSuites) suites.set(s.slug, s.id);
-  const tests = await tx.test.findMany({
-    where: { projectId: inProject.projectId },
-    select: { id: true, key: true, suiteId: true },
-  });
+  const known = await tx.$queryRaw<Array<{ id: string; key: string; suite_id: string; playwright: boolean }>>`
+    SELECT id, key, suite_id, jsonb_typeof(steps) = 'object' AS playwright FROM tests
+    WHERE project_id = ${inProject.projectId}`;
+  const byIdentity = new Map(known.map((t) => [testIdentity(t.suite_id, t.key, t.playwright), t.id]));
   const out = new Map<string, { testId: string; suiteId: string }>();
-  const bySuite = new Map(tests.map((t) => [JSON.stringify([t.suiteId, t.key]), t.id]));
   const newTests: Array<TestRecord & { id: string; suiteId: string }> = [];
   for (const suiteDef of file.suites) {
     const suiteId = suites.get(suiteDef.slug);
     if (!suiteId) throw new Error(`no row for suite ${suiteDef.slug}`);
     for (const [t, testDef] of suiteDef.tests.entries()) {
-      let testId = bySuite.get(JSON.stringify([suiteId, testDef.key]));
+      const identity = identityOf(suiteId, testDef);
+      let testId = byIdentity.get(identity);
       if (!testId) {
         testId = newId(ID_PREFIX.test);
+        byIdentity.set(identity, testId);
         newTests.push({ id: testId, suiteId, ...testRecord(testDef, t) });
       }
       out.set(rowKey(suiteDef.slug, testDef.key), { testId, suiteId });

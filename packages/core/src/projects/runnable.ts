@@ -39,16 +39,21 @@ export async function runnableDeployment(
 /** A test of a deployment as runs of it take it: which suite, in which order, enabled or not. */
 export type DeploymentTestRow = { id: string; suite_id: string; enabled: boolean; evidence: unknown };
 
-/** The tests of a deployment, in its file's order; `suiteSlug` narrows them to one suite. */
+/**
+ * The tests of a deployment, in its file's order, each once (a test several suites select is taken
+ * with the first of them); `suiteSlug` narrows them to one suite's.
+ */
 export async function deploymentTests(
   tx: DbTx,
   deploymentId: string,
   narrow: { suiteSlug?: string; testId?: string } = {},
 ): Promise<DeploymentTestRow[]> {
   return tx.$queryRaw<DeploymentTestRow[]>`
-    SELECT test_id AS id, suite_id, enabled, evidence FROM deployment_tests
-    WHERE deployment_id = ${deploymentId}
-      AND (${narrow.suiteSlug ?? null}::text IS NULL OR suite_slug = ${narrow.suiteSlug ?? null}::text)
-      AND (${narrow.testId ?? null}::text IS NULL OR test_id = ${narrow.testId ?? null}::text)
+    SELECT id, suite_id, enabled, evidence FROM (
+      SELECT DISTINCT ON (test_id) test_id AS id, suite_id, enabled, evidence, position FROM deployment_tests
+      WHERE deployment_id = ${deploymentId}
+        AND (${narrow.suiteSlug ?? null}::text IS NULL OR suite_slug = ${narrow.suiteSlug ?? null}::text)
+        AND (${narrow.testId ?? null}::text IS NULL OR test_id = ${narrow.testId ?? null}::text)
+      ORDER BY test_id, position) d
     ORDER BY position`;
 }

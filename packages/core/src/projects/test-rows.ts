@@ -68,6 +68,41 @@ export async function upsertLiveTests(
   });
 }
 
+/**
+ * Makes the project's Playwright tests the live rows of `tests` (each once, in the first suite that
+ * selects it, at its position there): the row of each key in the project is updated and un-archived
+ * (moved to that suite), or created. Answers their ids.
+ */
+export async function upsertLivePlaywrightTests(
+  tx: DbTx,
+  inProject: { workspaceId: string; projectId: string },
+  tests: Array<{ suiteId: string; def: TestDefinition; position: number }>,
+): Promise<Array<{ id: string; key: string; name: string }>> {
+  if (tests.length === 0) return [];
+  const records = tests.map((t) => ({
+    id: newId(ID_PREFIX.test),
+    suiteId: t.suiteId,
+    ...testRecord(t.def, t.position),
+  }));
+  return tx.$queryRaw<Array<{ id: string; key: string; name: string }>>`
+    WITH v AS (SELECT * FROM ${recordset(records, Prisma.sql`id text, "suiteId" text`)}),
+    updated AS (
+      UPDATE tests t SET suite_id = v."suiteId", name = v.name, position = v.position, enabled = v.enabled,
+        timeout_ms = v."timeoutMs", retries = v.retries, steps = v.steps, evidence = v.evidence, archived_at = NULL,
+        updated_at = now()
+      FROM v WHERE t.project_id = ${inProject.projectId} AND t.key = v.key AND jsonb_typeof(t.steps) = 'object'
+      RETURNING t.id, t.key, t.name),
+    inserted AS (
+      INSERT INTO tests (id, workspace_id, project_id, suite_id, key, name, position, enabled, timeout_ms, retries,
+        steps, evidence, archived_at, updated_at)
+      SELECT v.id, ${inProject.workspaceId}, ${inProject.projectId}, v."suiteId", v.key, v.name, v.position, v.enabled,
+        v."timeoutMs", v.retries, v.steps, v.evidence, NULL, now()
+      FROM v WHERE NOT EXISTS (SELECT 1 FROM tests t WHERE t.project_id = ${inProject.projectId} AND t.key = v.key
+        AND jsonb_typeof(t.steps) = 'object')
+      RETURNING id, key, name)
+    SELECT * FROM updated UNION ALL SELECT * FROM inserted`;
+}
+
 /** Creates test rows archived (not live until a version that has them is active). */
 export async function insertArchivedTests(
   tx: DbTx,
@@ -83,7 +118,10 @@ export async function insertArchivedTests(
     FROM ${recordset(rows, Prisma.sql`id text, "suiteId" text`)}`;
 }
 
-/** A deployment's snapshot of its tests (position: the test's order in the whole file). */
+/**
+ * A deployment's snapshot of its tests, one row per suite that selects a test (position: the row's
+ * order in the whole file).
+ */
 export async function insertDeploymentTests(
   tx: DbTx,
   deploymentId: string,

@@ -21,6 +21,11 @@ export type PlannedTest = {
   evidence?: Prisma.JsonValue;
   /** The project's evidence settings as stored (JSON, null when none). */
   projectEvidence?: Prisma.JsonValue;
+  /**
+   * The suite the run is listed in outside a suite run (a test several suites select: the first of
+   * them in its deployment); default the test row's. A suite run's runs are its suite's.
+   */
+  suiteId?: string;
 };
 
 /** What one request creates: a suite run with its children when `suiteId` is set, loose runs otherwise. */
@@ -107,7 +112,8 @@ export async function insertRuns(tx: DbTx, input: RunsToCreate): Promise<Created
     INSERT INTO runs (id, workspace_id, project_id, suite_id, test_id, suite_run_id, position, status, base_url,
       headers_sealed, variables_sealed, test_name, steps, timeout_ms, evidence, result_summary, skip_reason, finished_at,
       request_id, retries, retries_requested, deployment_id)
-    SELECT r.id, ${workspaceId}::text, t.project_id, t.suite_id, t.id, ${suiteRunId}::text, r.p,
+    SELECT r.id, ${workspaceId}::text, t.project_id, COALESCE(${suiteId}::text, r.s, t.suite_id), t.id,
+      ${suiteRunId}::text, r.p,
       CASE WHEN r.e THEN 'queued' ELSE 'skipped' END::"RunStatus", r.u, decode(r.h, 'base64'), decode(r.v, 'base64'),
       COALESCE(d.name, t.name), COALESCE(d.steps, t.steps), COALESCE(d.timeout_ms, t.timeout_ms),
       ${JSON.stringify([...policies.values()].map((k) => k.policy))}::jsonb -> r.x,
@@ -115,9 +121,11 @@ export async function insertRuns(tx: DbTx, input: RunsToCreate): Promise<Created
       CASE WHEN r.e THEN NULL ELSE 'test_disabled' END::"SkipReason",
       CASE WHEN r.e THEN NULL ELSE ${now}::timestamptz END, ${input.requestId ?? null}::text,
       COALESCE(${input.retries ?? null}::int, d.retries, t.retries), ${input.retries != null}, ${deploymentId}::text
-    FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS r(id text, t text, p int, e boolean, u text, h text, v text, x int)
+    FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS r(id text, t text, s text, p int, e boolean, u text, h text, v text,
+      x int)
     JOIN tests t ON t.id = r.t AND t.workspace_id = ${workspaceId}::text
-    LEFT JOIN deployment_tests d ON d.deployment_id = ${definitionsOf}::text AND d.test_id = t.id`;
+    LEFT JOIN LATERAL (SELECT * FROM deployment_tests dt WHERE dt.deployment_id = ${definitionsOf}::text
+      AND dt.test_id = t.id ORDER BY dt.position LIMIT 1) d ON true`;
   if (inserted !== rows.length) {
     throw new Error(`${rows.length - inserted} of the tests to run are not tests of workspace ${workspaceId}`);
   }
@@ -143,6 +151,7 @@ function runRows(input: RunsToCreate) {
     return {
       id,
       t: t.id,
+      s: t.suiteId ?? null,
       p: position,
       e: t.enabled,
       u: input.baseUrl ?? t.baseUrl,

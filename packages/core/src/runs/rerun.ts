@@ -54,7 +54,8 @@ export async function readRerunChildren(
       CASE WHEN d.test_id IS NULL THEN t.evidence ELSE d.evidence END AS evidence,
       CASE WHEN d.test_id IS NULL THEN p.evidence ELSE dep.document -> 'evidence' END AS project_evidence
     FROM runs r JOIN tests t ON t.id = r.test_id JOIN projects p ON p.id = t.project_id
-      LEFT JOIN deployment_tests d ON d.deployment_id = ${definitionsOf}::text AND d.test_id = r.test_id
+      LEFT JOIN LATERAL (SELECT * FROM deployment_tests dt WHERE dt.deployment_id = ${definitionsOf}::text
+        AND dt.test_id = r.test_id ORDER BY dt.position LIMIT 1) d ON true
       LEFT JOIN deployments dep ON dep.id = d.deployment_id
     WHERE r.suite_run_id = ${suiteRunId} AND (${only} = 'all' OR r.status IN ('failed', 'error'))
     ORDER BY r.position`;

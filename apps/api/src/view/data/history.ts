@@ -17,8 +17,9 @@ type HistoryRow = {
 
 /**
  * For each run given, the last HISTORY_LENGTH outcomes (passed, failed, error) of its test up to and
- * including the run itself, newest first: the runs of the same test row (so of the same workspace)
- * that were created in the same suite, whichever request created them. One statement for all the
+ * including the run itself, newest first: the runs of the same test row (so of the same workspace),
+ * whichever suite and request created them (a Playwright test that several suites select is one test,
+ * with one history). One statement for all the
  * runs: a LATERAL subquery per run walks the index on runs(test_id, created_at, id) backwards from
  * the run and stops after HISTORY_LENGTH rows. A test row belongs to one workspace, so its runs
  * are that workspace's; the workspace is checked outside the subquery all the same, where it cannot
@@ -38,7 +39,6 @@ export function historySql(where: string): string {
       COALESCE((SELECT sr.view_token_version FROM suite_runs sr WHERE sr.id = r.suite_run_id), r.view_token_version) AS version
     FROM runs r
     WHERE r.test_id = cur.test_id
-      AND r.suite_id = cur.suite_id
       AND r.status IN ('passed', 'failed', 'error')
       AND (r.created_at, r.id) <= (cur.created_at, cur.id)
     ORDER BY r.created_at DESC, r.id DESC

@@ -165,6 +165,11 @@ it('a Playwright test that several suites select is one test: one testId, one hi
   });
   const history = await readHistory(api.db, { runIds: [inCart] });
   expect(history.map((h) => h.id).sort()).toEqual([inSmoke, inCart].sort());
+
+  // The id of a copy merged into the test (test_aliases, kept by the migration) still runs it.
+  await api.db.testAlias.create({ data: { id: `test_merged_${t.workspace.id}`, testId: adds } });
+  const { runId } = (await enqueue(t.key, { testId: `test_merged_${t.workspace.id}` })) as { runId: string };
+  expect((await api.db.run.findUniqueOrThrow({ where: { id: runId } })).testId).toBe(adds);
 });
 
 it('a deployment counts as changed only the test whose own source changed, not its siblings or moved ones', async () => {

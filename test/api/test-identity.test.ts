@@ -170,6 +170,15 @@ it('a Playwright test that several suites select is one test: one testId, one hi
   await api.db.testAlias.create({ data: { id: `test_merged_${t.workspace.id}`, testId: adds } });
   const { runId } = (await enqueue(t.key, { testId: `test_merged_${t.workspace.id}` })) as { runId: string };
   expect((await api.db.run.findUniqueOrThrow({ where: { id: runId } })).testId).toBe(adds);
+  // And lists its runs, from every suite, as the test's own id does.
+  const byId = async (testId: string) => {
+    const res = await request(api.app).get('/api/v1/runs').query({ testId }).set(bearer(t.key));
+    expect(res.status).toBe(200);
+    return (res.body as { runs: Array<{ id: string }> }).runs.map((r) => r.id).sort();
+  };
+  const all = await byId(adds);
+  expect(all).toEqual(expect.arrayContaining([inSmoke, inCart, runId]));
+  expect(await byId(`test_merged_${t.workspace.id}`)).toEqual(all);
 });
 
 it('a deployment counts as changed only the test whose own source changed, not its siblings or moved ones', async () => {

@@ -15,8 +15,9 @@ export type AppliedProject = {
 /**
  * Makes a project's live rows those of a validated project file (the active deployment's
  * projection): its fields, its suites by slug and their tests by key (a Playwright test by key in
- * the project, one row whichever suites select it), so ids stay the same from one version to the next. Suites and tests no longer in the file are archived (their runs are kept);
- * rows a preview created archived come back. Called inside the activating transaction, with the
+ * the project, one row whichever suites select it), so ids stay the same from one version to the
+ * next. Suites and tests no longer in the file are archived (their runs are kept); rows a preview
+ * created archived come back. Called inside the activating transaction, with the
  * project row locked.
  */
 export async function applyDocument(

@@ -72,7 +72,12 @@ export async function readRunPage(
   const conditions: Array<[string, unknown]> = [['r.workspace_id = ?', workspaceId]];
   if (scope.suiteId) conditions.push(['r.suite_id = ?', scope.suiteId]);
   else if (scope.projectId) conditions.push(['r.project_id = ?', scope.projectId]);
-  if (query.testId) conditions.push(['r.test_id = ?', query.testId]);
+  // A test's id, or the id of a copy merged into it (test_aliases): that test's runs.
+  if (query.testId)
+    conditions.push([
+      'r.test_id = (SELECT COALESCE(max(a.test_id), x.id) FROM (SELECT ?::text AS id) x LEFT JOIN test_aliases a ON a.id = x.id GROUP BY x.id)',
+      query.testId,
+    ]);
   if (query.suiteRunId) conditions.push(['r.suite_run_id = ?', query.suiteRunId]);
   const { text, values } = pageSql(
     'runs r',

@@ -6,7 +6,7 @@
  * request's when a variable names it, in the config and in the tests. Through the real API, worker
  * and sandbox.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { DeploymentList } from '@testrun/contracts';
@@ -125,4 +125,27 @@ it('the GitHub Action annotates each warning on the project file', async () => {
   const version = step.outputs.version ?? '';
   expect(step.log).toContain(`::warning title=Testrun version ${version} of pw-env,file=${file}::${WEB_SERVER}\n`);
   expect(step.log).toMatch(/^::warning title=Testrun version \d+ of pw-env,file=.*::.*@playwright\/test 1\.39\.0/m);
+});
+
+it('refuses the deploy of a bundle made with another @playwright/test when the project says versionMismatch: refuse', async () => {
+  const file = path.join(dir, 'testrun.yaml');
+  const strict = path.join(dir, 'strict.yaml');
+  writeFileSync(
+    strict,
+    readFileSync(file, 'utf8').replace(
+      '  config: e2e/playwright.config.ts\n',
+      '  config: e2e/playwright.config.ts\n  versionMismatch: refuse\n',
+    ),
+  );
+  // The project may not exist yet (this test run alone): its listing then holds no versions.
+  const versions = async () => ((await listed()) as DeploymentList['deployments'] | undefined)?.length ?? 0;
+  const before = await versions();
+  const refused = await runCliHere(['deploy', '--file', strict], env);
+  expect(refused.code).not.toBe(0);
+  // Named at its line in the file, with both versions and the two ways on.
+  expect(refused.stderr).toMatch(
+    /strict\.yaml:\d+:\d+: versionMismatch the bundle was made with @playwright\/test 1\.39\.0, and the service runs \d+\.\d+\.\d+: pin @playwright\/test .* or set versionMismatch: warn/,
+  );
+  // Nothing was deployed.
+  expect(await versions()).toBe(before);
 });

@@ -26,6 +26,12 @@ export const PlaywrightSection = Type.Object(
           'Files to leave out of the bundle, and not follow (globs relative to the project file; `node_modules/<name>` for a package).',
       }),
     ),
+    versionMismatch: Type.Optional(
+      Type.Union([Type.Literal('warn'), Type.Literal('refuse')], {
+        description:
+          "When the bundle's @playwright/test major.minor is not the service's: `warn` (the default) deploys with a warning, `refuse` refuses the deploy.",
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -56,6 +56,10 @@ export const DiscoveryResult = Type.Union([
       warnings: Type.Array(Type.String()),
       /** The config's own `workers`, when a number: the most Playwright workers its suite runs get. */
       workers: Type.Optional(Type.Integer({ minimum: 1 })),
+      /** The bundle's @playwright/test and the service's, when their major.minor differ (runs use the service's). */
+      versions: Type.Optional(
+        Type.Object({ bundle: Type.String(), service: Type.String() }, { additionalProperties: false }),
+      ),
     },
     { additionalProperties: false },
   ),

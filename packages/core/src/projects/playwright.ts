@@ -17,7 +17,7 @@ import {
 // (docs/PLAYWRIGHT.md).
 
 /** The project file's `playwright:` section, as far as the service reads it here. */
-type PlaywrightSection = { config: string };
+type PlaywrightSection = { config: string; versionMismatch?: 'warn' | 'refuse' };
 
 /** A suite of the file as its Playwright fields are read here. */
 type SuiteFields = { slug: string; playwright?: PlaywrightSelector; tests?: unknown[] };
@@ -54,6 +54,11 @@ export function expandPlaywrightSuites(
   if (!section) return { file, bundle: null, warnings: [] };
   if ('error' in discovery)
     return { errors: [{ path: '/playwright/config', message: `does not load in the sandbox: ${discovery.error}` }] };
+  if (discovery.versions && section.versionMismatch === 'refuse') {
+    const { bundle: theirs, service } = discovery.versions;
+    const message = `the bundle was made with @playwright/test ${theirs}, and the service runs ${service}: pin @playwright/test ${service} (its major.minor) to deploy, or set versionMismatch: warn to run on ${service}`;
+    return { errors: [{ path: '/playwright/versionMismatch', message }] };
+  }
   const errors: ProblemFieldError[] = [];
   const sources = sourceDigests(discovery.tests, texts);
   const suites = (file.suites as SuiteFields[]).map((suite, s) => {

@@ -31,8 +31,8 @@ function browserOf(name: string): PlaywrightBrowser {
   return (BROWSERS.has(name) ? name : 'chromium') as PlaywrightBrowser;
 }
 
-/** The bundle's manifest version against the service's: a warning when major.minor differ. */
-async function versionWarning(bundleDir: string): Promise<string | null> {
+/** The bundle's manifest version against the service's, when their major.minor differ. */
+async function versionGap(bundleDir: string): Promise<{ bundle: string; service: string } | null> {
   let recorded: string | null;
   try {
     const manifest = JSON.parse(await readFile(path.join(bundleDir, 'testrun-bundle.json'), 'utf8')) as {
@@ -45,7 +45,7 @@ async function versionWarning(bundleDir: string): Promise<string | null> {
   const ours = playwrightPackages().version;
   const minor = (version: string) => version.split('.').slice(0, 2).join('.');
   if (recorded === null || minor(recorded) === minor(ours)) return null;
-  return `the bundle was made with @playwright/test ${recorded}; the service runs ${ours}, so behaviour may differ`;
+  return { bundle: recorded, service: ours };
 }
 
 /** The lines the list reporter wrote, as discovery's answer. */
@@ -118,8 +118,10 @@ export async function discoverTests(options: BundleOptions): Promise<Discovery> 
   }
   const discovery = discoveryOf(lines);
   if ('error' in discovery) return discovery;
-  const mismatch = await versionWarning(options.bundleDir);
-  return { ...discovery, warnings: mismatch ? [...discovery.warnings, mismatch] : discovery.warnings };
+  const gap = await versionGap(options.bundleDir);
+  if (!gap) return discovery;
+  const warning = `the bundle was made with @playwright/test ${gap.bundle}; the service runs ${gap.service}, so behaviour may differ`;
+  return { ...discovery, warnings: [...discovery.warnings, warning], versions: gap };
 }
 
 /** The key discovery gives a test (contracts' playwrightTestKey: results and stored tests agree by it). */

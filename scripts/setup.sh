@@ -21,6 +21,8 @@ fi
 if [ -n "${CI:-}" ]; then pnpm install --frozen-lockfile --reporter=silent; else pnpm install --reporter=silent; fi
 bash infra/local-services.sh
 bash infra/ensure-browser.sh
+# The other @playwright/test versions teams' bundles run on (docs/PLAYWRIGHT.md, "Playwright versions").
+bash infra/playwright-versions.sh
 # The sandbox's tests make system calls inside the sandbox with the system's python3 (only /usr is
 # there: test/fixtures/hostile/syscalls.py); the service itself does not need it.
 if [ ! -x /usr/bin/python3 ]; then

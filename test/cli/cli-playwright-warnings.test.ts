@@ -47,8 +47,9 @@ test('sees CI as the request sets it', () => {
   expect(process.env.CI ?? '(unset)').toBe(expected);
 });
 `,
-    // The team's pinned Playwright (the packer reads its version; the service runs its own).
-    'node_modules/@playwright/test/package.json': '{ "name": "@playwright/test", "version": "1.39.0" }',
+    // The team's pinned Playwright (the packer reads its version): one the service does not keep,
+    // so the tests run on the nearest newer version it has (infra/playwright-versions), 1.39.
+    'node_modules/@playwright/test/package.json': '{ "name": "@playwright/test", "version": "1.38.0" }',
   };
   const dir = mkdtempSync(path.join(tmpdir(), 'testrun-pw-env-'));
   for (const [name, text] of Object.entries(files)) {
@@ -81,7 +82,12 @@ it('prints every warning of a deployment, and lists them with its version', asyn
   const deployed = await runCliHere(['deploy', '--file', path.join(dir, 'testrun.yaml')], env);
   expect(deployed.code).toBe(0);
   const [version] = await listed();
-  expect(version?.warnings).toEqual([WEB_SERVER, expect.stringMatching(/@playwright\/test 1\.39\.0/)]);
+  expect(version?.warnings).toEqual([
+    WEB_SERVER,
+    expect.stringMatching(
+      /@playwright\/test 1\.38\.0; the service has no 1\.38 \(it has 1\.39–1\.\d+\) and runs it on 1\.39\.0,/,
+    ),
+  ]);
   for (const warning of version?.warnings ?? []) expect(deployed.stderr).toContain(`warning: ${warning}\n`);
 
   const table = await runCliHere(['deployments', '--project', 'pw-env'], env);
@@ -124,7 +130,7 @@ it('the GitHub Action annotates each warning on the project file', async () => {
   expect(step.outputs).toMatchObject({ status: 'passed' });
   const version = step.outputs.version ?? '';
   expect(step.log).toContain(`::warning title=Testrun version ${version} of pw-env,file=${file}::${WEB_SERVER}\n`);
-  expect(step.log).toMatch(/^::warning title=Testrun version \d+ of pw-env,file=.*::.*@playwright\/test 1\.39\.0/m);
+  expect(step.log).toMatch(/^::warning title=Testrun version \d+ of pw-env,file=.*::.*@playwright\/test 1\.38\.0/m);
 });
 
 it('refuses the deploy of a bundle made with another @playwright/test when the project says versionMismatch: refuse', async () => {
@@ -144,7 +150,7 @@ it('refuses the deploy of a bundle made with another @playwright/test when the p
   expect(refused.code).not.toBe(0);
   // Named at its line in the file, with both versions and the two ways on.
   expect(refused.stderr).toMatch(
-    /strict\.yaml:\d+:\d+: versionMismatch the bundle was made with @playwright\/test 1\.39\.0, and the service runs \d+\.\d+\.\d+: pin @playwright\/test .* or set versionMismatch: warn/,
+    /strict\.yaml:\d+:\d+: versionMismatch the bundle was made with @playwright\/test 1\.38\.0, and the service runs 1\.39\.0: pin @playwright\/test .* or set versionMismatch: warn/,
   );
   // Nothing was deployed.
   expect(await versions()).toBe(before);

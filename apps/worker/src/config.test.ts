@@ -24,6 +24,7 @@ describe('readWorkerConfig', () => {
       playwrightCodeCache: 'on',
       playwrightBatchSize: 100,
       playwrightBundleCacheBytes: 2048 * 1024 * 1024,
+      playwrightVersionsDir: expect.stringMatching(/\/\.cache\/playwright-versions$/) as unknown,
     });
   });
 

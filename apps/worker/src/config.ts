@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { ConfigError, readCommonConfig, readEnum, readInt, readString, type CommonConfig } from '@testrun/core/env';
 import { readTargetPolicyConfig, type TargetPolicyConfig } from '@testrun/core/target-policy';
 import type { BrowserNetworkIsolation } from './network/worker-egress';
@@ -85,6 +86,12 @@ export type WorkerConfig = CommonConfig & {
    */
   playwrightBundleCacheBytes: number;
   /**
+   * PLAYWRIGHT_VERSIONS_DIR: where the other @playwright/test versions a bundle may run on are
+   * installed, one folder each (infra/playwright-versions.sh; default .cache/playwright-versions in
+   * the repository). docs/PLAYWRIGHT.md, "Playwright versions".
+   */
+  playwrightVersionsDir: string;
+  /**
    * What each run may use. WORKER_PAGE_HEAP_MB: JavaScript heap of one page (default 256);
    * WORKER_MAX_PAGES: pages a run may open, popups included (default 20); WORKER_MAX_DIALOGS:
    * dialogs a run may raise (default 50); WORKER_RECORDING_MAX_MB: largest trace or video kept (default 50).
@@ -122,6 +129,9 @@ const HOUR = 3_600_000;
 
 const MB = 1024 * 1024;
 
+/** The repository's .cache/playwright-versions (this file is apps/worker/src or dist/config). */
+const DEFAULT_VERSIONS_DIR = path.resolve(__dirname, '../../../.cache/playwright-versions');
+
 export function readWorkerConfig(env: Env = process.env): WorkerConfig {
   const common = readCommonConfig(env);
   const lockDurationMs = readInt(env, 'WORKER_LOCK_DURATION_MS', 30_000, { min: 1_000, max: 600_000 });
@@ -149,6 +159,7 @@ export function readWorkerConfig(env: Env = process.env): WorkerConfig {
     playwrightSandbox: readEnum(env, 'PLAYWRIGHT_SANDBOX', ['on', 'off'] as const, 'on'),
     playwrightCodeCache: readEnum(env, 'PLAYWRIGHT_CODE_CACHE', ['on', 'off'] as const, 'on'),
     playwrightBundleCacheBytes: readInt(env, 'PLAYWRIGHT_BUNDLE_CACHE_MB', 2048, { min: 512, max: 1_048_576 }) * MB,
+    playwrightVersionsDir: readString(env, 'PLAYWRIGHT_VERSIONS_DIR', DEFAULT_VERSIONS_DIR),
     limits: {
       heapBytes: readInt(env, 'WORKER_PAGE_HEAP_MB', 256, { min: 16, max: 16_384 }) * MB,
       maxPages: readInt(env, 'WORKER_MAX_PAGES', 20, { min: 1, max: 1_000 }),

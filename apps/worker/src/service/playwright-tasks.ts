@@ -15,6 +15,7 @@ import { Arrivals, Gatherings } from '../executors/playwright/gather';
 import { scratchBytes, withScratch } from '../executors/playwright/scratch-run';
 import type { PlaywrightRuntime } from '../executors/playwright/playwright-deps';
 import { playwrightPackages } from '../executors/playwright/packages';
+import { PlaywrightVersions } from '../executors/playwright/versions';
 import type { Isolation } from '../executors/playwright/runtime';
 import type { WorkerEgress } from '../network/worker-egress';
 import { makeScratchDir } from '../housekeeping/scratch-dir';
@@ -58,6 +59,7 @@ export async function startPlaywright(
         maxBytes: config.playwrightBundleCacheBytes,
       }),
       codeCache,
+      versions: new PlaywrightVersions(config.playwrightVersionsDir),
       sandbox: reason === null ? { ok: true } : { ok: false, reason },
       isolation,
       egress: {
@@ -167,6 +169,7 @@ async function discover(
         isolation: runtime.isolation,
         transformCache: runtime.bundles.transformDir(bundleDir),
         codeCache: runtime.codeCache?.use(),
+        versions: runtime.versions,
       }),
     scratchBytes(runtime),
   );

@@ -1,11 +1,10 @@
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { playwrightTestKey } from '@testrun/contracts';
 import { readScratchFile } from '../../sandbox';
-import { playwrightPackages } from './packages';
 import { layoutOf, playwrightEnv, prepareScratch, runPlaywrightCli } from './runtime';
 import { keepTransformCache, seedTransformCache } from './transform-cache';
 import type { BundleOptions, DiscoveredProject, DiscoveredTest, Discovery, PlaywrightBrowser } from './types';
+import { SERVICE_VERSION_ONLY, type ChosenPlaywright, type PlaywrightVersions } from './versions';
 
 interface ListLine {
   type: 'config' | 'test' | 'error';
@@ -31,21 +30,15 @@ function browserOf(name: string): PlaywrightBrowser {
   return (BROWSERS.has(name) ? name : 'chromium') as PlaywrightBrowser;
 }
 
-/** The bundle's manifest version against the service's, when their major.minor differ. */
-async function versionGap(bundleDir: string): Promise<{ bundle: string; service: string } | null> {
-  let recorded: string | null;
-  try {
-    const manifest = JSON.parse(await readFile(path.join(bundleDir, 'testrun-bundle.json'), 'utf8')) as {
-      playwrightVersion?: string | null;
-    };
-    recorded = manifest.playwrightVersion ?? null;
-  } catch {
-    return null;
-  }
-  const ours = playwrightPackages().version;
-  const minor = (version: string) => version.split('.').slice(0, 2).join('.');
-  if (recorded === null || minor(recorded) === minor(ours)) return null;
-  return { bundle: recorded, service: ours };
+/** Major.minor of a version (1.39 of 1.39.0). */
+const minor = (version: string) => version.split('.').slice(0, 2).join('.');
+
+/** What a deploy says of the version a bundle runs on when it is not the one it was made with. */
+function versionWarning(chosen: ChosenPlaywright, versions: PlaywrightVersions): string | null {
+  if (chosen.exact || chosen.pinned === null) return null;
+  const have = versions.list().map((packages) => minor(packages.version));
+  const range = have.length > 1 ? `${have[0] ?? ''}–${have.at(-1) ?? ''}` : (have[0] ?? '');
+  return `the bundle was made with @playwright/test ${chosen.pinned}; the service has no ${minor(chosen.pinned)} (it has ${range}) and runs it on ${chosen.packages.version}, so behaviour may differ`;
 }
 
 /** The lines the list reporter wrote, as discovery's answer. */
@@ -90,18 +83,20 @@ function parseLines(text: string): ListLine[] {
 
 /**
  * Lists the tests of the team's Playwright project: `playwright test --list` in the sandbox (no
- * network), with the service's Playwright and a reporter of ours that writes each test's file,
+ * network), with the @playwright/test the bundle runs on (versions.ts) and a reporter of ours that writes each test's file,
  * title path, project, tags and browser. `{ error }` when the config or a spec does not load.
  */
 export async function discoverTests(options: BundleOptions): Promise<Discovery> {
-  await prepareScratch(options.bundleDir, options.scratchDir, options.isolation);
+  const versions = options.versions ?? SERVICE_VERSION_ONLY;
+  const chosen = await versions.forBundle(options.bundleDir);
+  await prepareScratch(options.bundleDir, options.scratchDir, options.isolation, chosen.packages);
   await seedTransformCache(options.transformCache, options.scratchDir);
   const layout = layoutOf(options.isolation ?? 'sandbox', options.scratchDir);
   const config = path.posix.join(layout.bundle, options.configFile);
   // Our reporter, given on the command line, lists to <state>/list.jsonl (its defaults).
   const result = await runPlaywrightCli(
     'list',
-    options,
+    { ...options, packages: chosen.packages },
     ['test', '--list', '--config', config, '--reporter', `${layout.runtime}/reporter.js`],
     playwrightEnv({}, layout),
     'none',
@@ -118,9 +113,9 @@ export async function discoverTests(options: BundleOptions): Promise<Discovery> 
   }
   const discovery = discoveryOf(lines);
   if ('error' in discovery) return discovery;
-  const gap = await versionGap(options.bundleDir);
-  if (!gap) return discovery;
-  const warning = `the bundle was made with @playwright/test ${gap.bundle}; the service runs ${gap.service}, so behaviour may differ`;
+  const warning = versionWarning(chosen, versions);
+  if (warning === null || chosen.pinned === null) return discovery;
+  const gap = { bundle: chosen.pinned, service: chosen.packages.version };
   return { ...discovery, warnings: [...discovery.warnings, warning], versions: gap };
 }
 

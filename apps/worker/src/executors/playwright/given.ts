@@ -73,6 +73,7 @@ export function sandboxOptions(
     bundleDir,
     transformCache: playwright.bundles.transformDir(bundleDir),
     codeCache: playwright.codeCache?.use(),
+    versions: playwright.versions,
     configFile: definition.config,
     network:
       egress?.socketPath !== undefined && port !== undefined ? { proxySocketPath: egress.socketPath, port } : 'none',

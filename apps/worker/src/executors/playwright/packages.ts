@@ -1,12 +1,14 @@
-import { chmodSync, existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { scratchDirPrefix } from '../../housekeeping/scratch-dir';
 import { playwrightFfmpegPath } from '../../run/video';
 import { shareCopy, shareFolder } from '../../sandbox';
+import { servicePlaywright, type PlaywrightPackages } from './versions';
 
 /*
- * What a Playwright process is given of the service: its @playwright/test (or the stand-in for it),
- * playwright and playwright-core, the compiled inside/ folder and Playwright's ffmpeg. A sandbox
+ * What a Playwright process is given of the service: the @playwright/test the bundle runs on (or the
+ * stand-in for it), its playwright and playwright-core (versions.ts), the compiled inside/ folder and
+ * Playwright's ffmpeg. A sandbox
  * gets copies in the worker's share (sandbox/share.ts), so that its /proc/self/mountinfo names
  * nothing of where the worker, its repository or its caches live; without a sandbox
  * (PLAYWRIGHT_SANDBOX=off), the host's own folders.
@@ -15,25 +17,9 @@ import { shareCopy, shareFolder } from '../../sandbox';
 /** The compiled inside/ folder (also when the worker runs from its sources under jest). */
 export const INSIDE_BUILD = path.resolve(__dirname, '../../../dist/executors/playwright/inside');
 
-interface Packages {
-  test: string;
-  playwright: string;
-  core: string;
-  version: string;
-}
-
-let packages: Packages | undefined;
-
 /** The service's @playwright/test, playwright and playwright-core: their real directories (pnpm links them). */
-export function playwrightPackages(): Packages {
-  if (packages) return packages;
-  const dirOf = (packageJson: string) => realpathSync(path.dirname(packageJson));
-  const test = dirOf(require.resolve('@playwright/test/package.json'));
-  const playwright = dirOf(require.resolve('playwright/package.json', { paths: [test] }));
-  const core = dirOf(require.resolve('playwright-core/package.json', { paths: [playwright] }));
-  const { version } = JSON.parse(readFileSync(path.join(test, 'package.json'), 'utf8')) as { version: string };
-  packages = { test, playwright, core, version };
-  return packages;
+export function playwrightPackages(): PlaywrightPackages {
+  return servicePlaywright();
 }
 
 /** The folders a Playwright process is given, on the host: ffmpeg's is null when it is not installed or not needed. */
@@ -45,6 +31,21 @@ export interface PlaywrightSources {
   /** The compiled reporter, fixtures and code-cache hook (inside/). */
   runtime: string;
   ffmpeg: string | null;
+  /** The folder the version looks for ffmpeg in (`ffmpeg-<revision>` of its browsers.json), where ffmpeg's is mounted. */
+  ffmpegAs: string | null;
+}
+
+/** The folder name of the ffmpeg the playwright-core at `core` runs (`ffmpeg-<revision>`), or null. */
+function ffmpegFolderOf(core: string): string | null {
+  try {
+    const { browsers } = JSON.parse(readFileSync(path.join(core, 'browsers.json'), 'utf8')) as {
+      browsers: { name: string; revision: string }[];
+    };
+    const revision = browsers.find((browser) => browser.name === 'ffmpeg')?.revision;
+    return revision === undefined ? null : `ffmpeg-${revision}`;
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -52,9 +53,9 @@ export interface PlaywrightSources {
  * `playwright/test`, with `test` extended by the fixture that sends the headers to the target only
  * (inside/fixtures.ts), found under `runtimeDir` (the sandbox's mount of inside/, or the build's own without one).
  */
-function writeShim(dir: string, runtimeDir: string): void {
+function writeShim(dir: string, runtimeDir: string, packages: PlaywrightPackages): void {
   const fixtures = `${runtimeDir}/fixtures.js`;
-  const real = playwrightPackages().test;
+  const real = packages.test;
   writeFileSync(
     path.join(dir, 'package.json'),
     JSON.stringify({
@@ -86,40 +87,56 @@ function ffmpegDir(kind: 'list' | 'run'): string | null {
   return kind === 'run' && ffmpeg !== null && existsSync(ffmpeg) ? path.dirname(ffmpeg) : null;
 }
 
-let hostShim: string | undefined;
+/** The stand-ins made without a sandbox, by version. */
+const hostShims = new Map<string, string>();
 
 /** Without a sandbox, for a run: the host's folders, and the stand-in in a folder of the process's own. */
-export function hostSources(): PlaywrightSources {
+export function hostSources(packages: PlaywrightPackages = servicePlaywright()): PlaywrightSources {
   checkBuilt();
-  if (hostShim === undefined) {
+  let shim = hostShims.get(packages.version);
+  if (shim === undefined) {
     // Named like a scratch directory: a worker killed before its exit handler runs leaves it to the
-    // next one's sweep. Made once per process, gone with it.
+    // next one's sweep. Made once per process and version, gone with the process.
     const dir = mkdtempSync(scratchDirPrefix());
     chmodSync(dir, 0o755);
-    writeShim(dir, INSIDE_BUILD);
+    writeShim(dir, INSIDE_BUILD, packages);
     process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
-    hostShim = dir;
+    hostShims.set(packages.version, dir);
+    shim = dir;
   }
-  const { playwright, core } = playwrightPackages();
-  return { test: hostShim, playwright, core, runtime: INSIDE_BUILD, ffmpeg: ffmpegDir('run') };
+  const { playwright, core } = packages;
+  const ffmpeg = ffmpegDir('run');
+  return { test: shim, playwright, core, runtime: INSIDE_BUILD, ffmpeg, ffmpegAs: ffmpegFolderOf(core) };
 }
 
 /**
- * For a sandbox whose mount of inside/ is `runtimeDir`: copies of the service's folders in the
- * worker's share, each made when a sandbox first needs it (about 20 MB, playwright-core's most).
+ * For a sandbox whose mount of inside/ is `runtimeDir`: copies of the folders of `packages` (the
+ * service's by default) and of inside/ in the worker's share, each made when a sandbox first needs it
+ * (about 20 MB a version, playwright-core's most).
  */
-export async function sharedSources(kind: 'list' | 'run', runtimeDir: string): Promise<PlaywrightSources> {
+export async function sharedSources(
+  kind: 'list' | 'run',
+  runtimeDir: string,
+  packages: PlaywrightPackages = servicePlaywright(),
+): Promise<PlaywrightSources> {
   checkBuilt();
-  const { test, playwright, core } = playwrightPackages();
+  const { test, playwright, core, version } = packages;
   const ffmpeg = ffmpegDir(kind);
   const [testDir, playwrightDir, coreDir, runtime, ffmpegCopy] = await Promise.all([
     kind === 'run'
-      ? shareFolder('playwright-test-shim', 0o755, (dir) => writeShim(dir, runtimeDir))
-      : shareCopy('playwright-test', test),
-    shareCopy('playwright', playwright),
-    shareCopy('playwright-core', core),
+      ? shareFolder(`playwright-test-shim@${version}`, 0o755, (dir) => writeShim(dir, runtimeDir, packages))
+      : shareCopy(`playwright-test@${version}`, test),
+    shareCopy(`playwright@${version}`, playwright),
+    shareCopy(`playwright-core@${version}`, core),
     shareCopy('inside', INSIDE_BUILD),
     ffmpeg === null ? null : shareCopy(path.basename(ffmpeg), ffmpeg),
   ]);
-  return { test: testDir, playwright: playwrightDir, core: coreDir, runtime, ffmpeg: ffmpegCopy };
+  return {
+    test: testDir,
+    playwright: playwrightDir,
+    core: coreDir,
+    runtime,
+    ffmpeg: ffmpegCopy,
+    ffmpegAs: ffmpegFolderOf(core),
+  };
 }

@@ -6,6 +6,7 @@ import type { BundleCache } from './bundle-cache';
 import type { CodeCache } from './code-cache';
 import type { Arrivals, Gatherings } from './gather';
 import type { Isolation } from './runtime';
+import type { PlaywrightVersions } from './versions';
 
 /**
  * What a worker gives Playwright runs and discovery (service/playwright-tasks.ts): its bundles, the
@@ -18,6 +19,8 @@ export interface PlaywrightRuntime {
    * end `error` saying so, unless the operator opted out of the sandbox).
    */
   sandbox: { ok: true } | { ok: false; reason: string };
+  /** The @playwright/test versions a bundle may run on: the service's and those installed beside it (versions.ts). */
+  versions: PlaywrightVersions;
   /** The V8 code cache of the service's Playwright modules each sandbox reads (code-cache.ts). */
   codeCache?: CodeCache;
   /** 'none' when the operator opted out of the sandbox (PLAYWRIGHT_SANDBOX=off): tenant code runs unsandboxed. */

@@ -8,6 +8,7 @@ import { layoutOf, playwrightEnv, prepareScratch, runPlaywrightCli, type Layout 
 import { LineTail } from './tail';
 import { keepTransformCache, seedTransformCache } from './transform-cache';
 import type { PlaywrightTestRef, PlaywrightTestResult, RunPlaywrightOptions } from './types';
+import { SERVICE_VERSION_ONLY, takesTestList } from './versions';
 import { WRAPPER_FILE, wrapperOptions, wrapperSource } from './wrapper-config';
 
 /** A test whose project's browser is not Chromium: skipped without running. */
@@ -38,11 +39,12 @@ async function writeRunFiles(
   options: RunPlaywrightOptions,
   tests: PlaywrightTestRef[],
   layout: Layout,
+  selectBy: 'list' | 'title',
 ): Promise<string> {
   const state = path.join(options.scratchDir, '.testrun');
   const wrapper = path.posix.join(path.posix.dirname(options.configFile), WRAPPER_FILE);
   await writeFile(path.join(options.scratchDir, 'bundle', wrapper), wrapperSource(options.configFile, layout));
-  const wrapped = wrapperOptions(options, tests, isVideoAvailable(), layout);
+  const wrapped = wrapperOptions(options, tests, isVideoAvailable(), layout, selectBy);
   await writeFile(path.join(state, 'options.json'), JSON.stringify(wrapped));
   await writeFile(path.join(state, 'test-list.txt'), '');
   const headers = options.headers ?? {};
@@ -54,8 +56,8 @@ async function writeRunFiles(
 }
 
 /**
- * Runs the selected tests of a bundle (normally one) in one sandbox with the service's Playwright
- * Test runner, `workers` Playwright workers (default one), Chromium, and the team's config under
+ * Runs the selected tests of a bundle (normally one) in one sandbox with the Playwright Test runner
+ * the bundle runs on (versions.ts), `workers` Playwright workers (default one), Chromium, and the team's config under
  * ours (wrapper-config.ts).
  * Setup projects the tests depend on run first, as Playwright runs them. `onBegin` hears each
  * selected test start (its first attempt). Each selected test's result
@@ -72,10 +74,12 @@ export async function runPlaywrightTests(
   const early = skipped.map(unavailable);
   for (const result of early) onResult(result);
   if (tests.length === 0) return early;
-  await prepareScratch(options.bundleDir, options.scratchDir, options.isolation);
+  const { packages } = await (options.versions ?? SERVICE_VERSION_ONLY).forBundle(options.bundleDir);
+  await prepareScratch(options.bundleDir, options.scratchDir, options.isolation, packages);
   await seedTransformCache(options.transformCache, options.scratchDir);
   const layout = layoutOf(options.isolation ?? 'sandbox', options.scratchDir);
-  const wrapper = await writeRunFiles(options, tests, layout);
+  const byList = takesTestList(packages);
+  const wrapper = await writeRunFiles(options, tests, layout, byList ? 'list' : 'title');
   const collector = new ResultCollector(
     tests,
     options.scratchDir,
@@ -90,8 +94,13 @@ export async function runPlaywrightTests(
   try {
     ending = await runPlaywrightCli(
       'run',
-      { ...options, egressProxy: egressOf(options.proxy) },
-      ['test', '--config', `${layout.bundle}/${wrapper}`, '--test-list', `${layout.state}/test-list.txt`],
+      { ...options, egressProxy: egressOf(options.proxy), packages },
+      [
+        'test',
+        '--config',
+        `${layout.bundle}/${wrapper}`,
+        ...(byList ? ['--test-list', `${layout.state}/test-list.txt`] : []),
+      ],
       playwrightEnv(options.env, layout),
       options.network ?? 'none',
     );

@@ -12,6 +12,7 @@ import {
 import { codeCacheEnv } from './code-cache';
 import { hostSources, INSIDE_BUILD, sharedSources, type PlaywrightSources } from './packages';
 import { TRANSFORM_DIR } from './transform-cache';
+import { servicePlaywright, type PlaywrightPackages } from './versions';
 
 /** Where things are inside the sandbox. */
 export const INSIDE = {
@@ -40,8 +41,12 @@ function mountsOf(sources: PlaywrightSources): { from: string; to: string }[] {
     { from: sources.core, to: `${INSIDE.nodeModules}/playwright-core` },
     { from: sources.runtime, to: INSIDE.runtime },
   ];
+  // Each Playwright version looks for ffmpeg under its own revision's folder: the one ffmpeg is there.
   if (sources.ffmpeg !== null)
-    mounts.push({ from: sources.ffmpeg, to: `${INSIDE.browsers}/${path.basename(sources.ffmpeg)}` });
+    mounts.push({
+      from: sources.ffmpeg,
+      to: `${INSIDE.browsers}/${sources.ffmpegAs ?? path.basename(sources.ffmpeg)}`,
+    });
   return mounts;
 }
 
@@ -85,12 +90,13 @@ export async function prepareScratch(
   bundleDir: string,
   scratchDir: string,
   isolation: Isolation = 'sandbox',
+  packages: PlaywrightPackages = servicePlaywright(),
 ): Promise<void> {
   await cp(bundleDir, path.join(scratchDir, 'bundle'), { recursive: true, verbatimSymlinks: true });
   for (const dir of ['.testrun', 'home', 'tmp', 'output']) await mkdir(path.join(scratchDir, dir), { recursive: true });
   if (isolation === 'sandbox') return;
   const { nodeModules } = layoutOf(isolation, scratchDir);
-  for (const { from, to } of mountsOf(hostSources())) {
+  for (const { from, to } of mountsOf(hostSources(packages))) {
     if (!to.startsWith(`${INSIDE.nodeModules}/`)) continue;
     const link = path.join(nodeModules, to.slice(INSIDE.nodeModules.length + 1));
     await mkdir(path.dirname(link), { recursive: true });
@@ -105,12 +111,13 @@ export async function prepareScratch(
 async function playwrightSandbox(
   kind: 'list' | 'run',
   binds: { controlDir?: string; codeCache?: string },
+  packages: PlaywrightPackages,
 ): Promise<Pick<SandboxSpec, 'readOnlyBinds' | 'readOnlyMounts'>> {
   const control = binds.controlDir === undefined ? [] : [{ from: binds.controlDir, to: INSIDE_CONTROL }];
   const codeCache = binds.codeCache === undefined ? [] : [{ from: binds.codeCache, to: INSIDE_CODE_CACHE }];
   return {
     readOnlyBinds: [],
-    readOnlyMounts: [...mountsOf(await sharedSources(kind, INSIDE.runtime)), ...control, ...codeCache],
+    readOnlyMounts: [...mountsOf(await sharedSources(kind, INSIDE.runtime, packages)), ...control, ...codeCache],
   };
 }
 
@@ -172,6 +179,8 @@ export async function runPlaywrightCli(
     codeCache?: string;
     /** The proxy the team's Node code reaches the network through (`127.0.0.1:port`), as its browser does. */
     egressProxy?: string;
+    /** The @playwright/test the bundle runs on (versions.ts); the service's by default. */
+    packages?: PlaywrightPackages;
   },
   args: readonly string[],
   env: Record<string, string>,
@@ -179,14 +188,16 @@ export async function runPlaywrightCli(
 ): Promise<SandboxResult> {
   const isolation = options.isolation ?? 'sandbox';
   const layout = layoutOf(isolation, options.scratchDir);
+  const packages = options.packages ?? servicePlaywright();
   const cli = `${layout.nodeModules}/playwright/cli.js`;
   const control: Record<string, string> =
     options.controlDir === undefined
       ? {}
       : { TESTRUN_CONTROL_DIR: isolation === 'none' ? options.controlDir : INSIDE_CONTROL };
   const egress = egressEnv(options.egressProxy, layout.runtime, env.NODE_OPTIONS);
+  // The code cache holds the service's Playwright modules: another version compiles its own.
   const codeCache =
-    options.codeCache === undefined
+    options.codeCache === undefined || packages !== servicePlaywright()
       ? {}
       : codeCacheEnv(
           isolation === 'none' ? options.codeCache : INSIDE_CODE_CACHE,
@@ -202,5 +213,5 @@ export async function runPlaywrightCli(
     signal: options.signal,
   };
   if (isolation === 'none') return runUnsandboxed(spec);
-  return runSandboxed({ ...spec, ...(await playwrightSandbox(kind, options)), network });
+  return runSandboxed({ ...spec, ...(await playwrightSandbox(kind, options, packages)), network });
 }

@@ -1,5 +1,6 @@
 import type { SandboxLimits, SandboxSpec } from '../../sandbox';
 import type { Isolation } from './runtime';
+import type { PlaywrightVersions } from './versions';
 
 import type { DiscoveryResult, PlaywrightBrowser } from '@testrun/contracts';
 
@@ -27,6 +28,8 @@ export interface BundleOptions {
   transformCache?: string;
   /** The worker's V8 code cache of Playwright's own modules (code-cache.ts); none: compiled afresh. */
   codeCache?: string;
+  /** The @playwright/test versions the worker has (versions.ts); none: the service's alone. */
+  versions?: PlaywrightVersions;
 }
 
 /** A test to run: its identity as discovered. */

@@ -22,6 +22,11 @@ export interface WrapperOptions {
   trace: string;
   video: string;
   screenshot: string;
+  /**
+   * How the runner is told the tests: `list`, its `--test-list` (Playwright 1.56 and later); `title`,
+   * each selected project's `grep` matching exactly their title paths (older versions, which have none).
+   */
+  selectBy: 'list' | 'title';
 }
 
 function evidenceModes(
@@ -38,6 +43,7 @@ export function wrapperOptions(
   tests: PlaywrightTestRef[],
   video: boolean,
   layout: Layout = INSIDE,
+  selectBy: WrapperOptions['selectBy'] = 'list',
 ): WrapperOptions {
   return {
     configDir: path.posix.dirname(path.posix.join(layout.bundle, options.configFile)),
@@ -61,6 +67,7 @@ export function wrapperOptions(
         ]
       : CHROMIUM_BASE_ARGS,
     disabledFeatures: CHROMIUM_DISABLED_FEATURES,
+    selectBy,
     ...evidenceModes(options.evidence ?? 'retain-on-failure', video),
   };
 }
@@ -107,6 +114,19 @@ writeFileSync(o.testListFile, o.tests.map((t: any) =>
   ['[' + t.project + ']', path.relative(rootDir, path.join(${JSON.stringify(layout.bundle)}, t.file)), ...t.titlePath].join(' \\u203a ')
 ).join('\\n') + '\\n');
 
+// Playwright before 1.56 has no --test-list: a selected project's grep then matches the selected
+// tests' title paths exactly (Playwright matches a test's titlePath() joined by spaces: project,
+// file, describes and title, after the root's empty title in some versions, not in others).
+const files = o.tests.map((t: any) => path.relative(rootDir, path.join(${JSON.stringify(layout.bundle)}, t.file)));
+const bare = (title: string) => title.replace(/^ +/, '');
+function selected(project: string | undefined) {
+  if (o.selectBy !== 'title') return undefined;
+  const name = project ?? '';
+  const wanted = new Set(o.tests.flatMap((t: any, i: number) => t.project === name ? [bare([name, files[i], ...t.titlePath].join(' '))] : []));
+  if (wanted.size === 0) return undefined;
+  return new (class extends RegExp { test(title: string) { return wanted.has(bare(title)); } })('^$');
+}
+
 const clean = (obj: any) => Object.fromEntries(Object.entries(obj).filter(([, v]) => v !== undefined));
 const retries = (value: any) => (o.retries ?? value);
 const timeout = (value: any) => (o.timeoutMs ?? value);
@@ -121,8 +141,10 @@ export default clean({
   retries: retries(base.retries),
   timeout: timeout(base.timeout),
   use: forced(base.use),
+  grep: base.projects ? base.grep : (selected(undefined) ?? base.grep),
   projects: base.projects?.map((p: any) => clean({
     ...p,
+    grep: selected(p.name) ?? p.grep,
     outputDir: ${JSON.stringify(layout.output)},
     retries: retries(p.retries),
     timeout: timeout(p.timeout),

@@ -86,6 +86,15 @@ interface SuiteModes {
  * parallel scope (`fullyParallel`, a `parallel` describe), with no serial or default-mode group and
  * no beforeAll/afterAll around it, as Playwright's own grouping decides.
  */
+/**
+ * A test's tags: Playwright's (1.42 and later); before, the `@words` of its title and its describes'
+ * titles, which those versions' `--grep @tag` matched, as later versions make them tags.
+ */
+function tagsOf(test: TestCase): string[] {
+  if (Array.isArray((test as { tags?: unknown }).tags)) return test.tags;
+  return titlePathOf(test).flatMap((title) => title.match(/@\S+/g) ?? []);
+}
+
 function runsApart(test: TestCase): boolean {
   let parallel = false;
   for (let parent: Suite | undefined = test.parent; parent; parent = parent.parent) {
@@ -152,7 +161,7 @@ class TestrunReporter implements Reporter {
     }));
     this.write({ type: 'config', webServer: config.webServer !== null, projects, workers: teamWorkers(config) });
     for (const test of suite.allTests())
-      this.write({ type: 'test', ...this.identity(test), tags: test.tags, parallel: runsApart(test) });
+      this.write({ type: 'test', ...this.identity(test), tags: tagsOf(test), parallel: runsApart(test) });
   }
 
   onTestBegin(test: TestCase, result: TestResult): void {

@@ -98,12 +98,3 @@ export class CodeCache {
     });
   }
 }
-
-/** Where a sandbox's processes find the cache and the hook: their environment, the team's NODE_OPTIONS kept after ours. */
-export function codeCacheEnv(cacheDir: string, runtimeDir: string, teamNodeOptions?: string): Record<string, string> {
-  const hook = `--require ${JSON.stringify(`${runtimeDir}/code-cache.js`)}`;
-  return {
-    TESTRUN_CODE_CACHE_DIR: cacheDir,
-    NODE_OPTIONS: teamNodeOptions ? `${hook} ${teamNodeOptions}` : hook,
-  };
-}

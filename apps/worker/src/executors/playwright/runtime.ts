@@ -9,7 +9,6 @@ import {
   type SandboxResult,
   type SandboxSpec,
 } from '../../sandbox';
-import { codeCacheEnv } from './code-cache';
 import { hostSources, INSIDE_BUILD, sharedSources, type PlaywrightSources } from './packages';
 import { TRANSFORM_DIR } from './transform-cache';
 import { servicePlaywright, type PlaywrightPackages } from './versions';
@@ -154,17 +153,31 @@ export function layoutOf(isolation: Isolation, scratchDir: string): Layout {
 }
 
 /**
- * The environment that sends the team's Node code (fetch, http and https agents) through the proxy at
- * `proxy` (inside/egress.ts, loaded first in every process), the team's NODE_OPTIONS kept after it.
+ * What the service preloads in every Node process of the sandbox, first in NODE_OPTIONS (the team's
+ * kept after): the code cache's hook (code-cache.ts; the service's version only, whose modules it
+ * holds) and the egress hook that sends the team's Node code (fetch, http and https agents) through
+ * the proxy at `egressProxy`, as its browser (inside/egress.ts). With the variables each reads.
  */
-function egressEnv(
-  proxy: string | undefined,
-  runtimeDir: string,
-  teamNodeOptions?: string,
-): { TESTRUN_EGRESS_PROXY?: string; NODE_OPTIONS?: string } {
-  if (proxy === undefined) return {};
-  const hook = `--require ${JSON.stringify(`${runtimeDir}/egress.js`)}`;
-  return { TESTRUN_EGRESS_PROXY: proxy, NODE_OPTIONS: teamNodeOptions ? `${hook} ${teamNodeOptions}` : hook };
+function preloadEnv(
+  options: { codeCache?: string; egressProxy?: string },
+  layout: Layout,
+  isolation: Isolation,
+  packages: PlaywrightPackages,
+  teamNodeOptions: string | undefined,
+): Record<string, string> {
+  const env: Record<string, string> = {};
+  const preloads: string[] = [];
+  if (options.codeCache !== undefined && packages === servicePlaywright()) {
+    preloads.push(`${layout.runtime}/code-cache.js`);
+    env.TESTRUN_CODE_CACHE_DIR = isolation === 'none' ? options.codeCache : INSIDE_CODE_CACHE;
+  }
+  if (options.egressProxy !== undefined) {
+    preloads.push(`${layout.runtime}/egress.js`);
+    env.TESTRUN_EGRESS_PROXY = options.egressProxy;
+  }
+  if (preloads.length === 0) return env;
+  const hooks = preloads.map((file) => `--require ${JSON.stringify(file)}`);
+  return { ...env, NODE_OPTIONS: [...hooks, ...(teamNodeOptions ? [teamNodeOptions] : [])].join(' ') };
 }
 
 /** Runs the Playwright CLI (`args` after it) in the sandbox, or without one when the operator opted out. */
@@ -194,20 +207,11 @@ export async function runPlaywrightCli(
     options.controlDir === undefined
       ? {}
       : { TESTRUN_CONTROL_DIR: isolation === 'none' ? options.controlDir : INSIDE_CONTROL };
-  const egress = egressEnv(options.egressProxy, layout.runtime, env.NODE_OPTIONS);
-  // The code cache holds the service's Playwright modules: another version compiles its own.
-  const codeCache =
-    options.codeCache === undefined || packages !== servicePlaywright()
-      ? {}
-      : codeCacheEnv(
-          isolation === 'none' ? options.codeCache : INSIDE_CODE_CACHE,
-          layout.runtime,
-          egress.NODE_OPTIONS ?? env.NODE_OPTIONS,
-        );
+  const preload = preloadEnv(options, layout, isolation, packages, env.NODE_OPTIONS);
   const spec = {
     command: process.execPath,
     args: [cli, ...args],
-    env: { ...env, ...control, ...egress, ...codeCache },
+    env: { ...env, ...control, ...preload },
     scratchDir: options.scratchDir,
     limits: { ...DEFAULT_PLAYWRIGHT_SANDBOX_LIMITS, ...options.limits },
     signal: options.signal,

@@ -51,10 +51,15 @@ function ffmpegFolderOf(core: string): string | null {
 /**
  * Writes into `dir` a package standing in for `@playwright/test` in runs: everything of
  * `playwright/test`, with `test` extended by the fixture that sends the headers to the target only
- * (inside/fixtures.ts), found under `runtimeDir` (the sandbox's mount of inside/, or the build's own without one).
+ * (inside/fixtures.ts), found under `runtimeDir` (the sandbox's mount of inside/, whence it resolves
+ * `playwright/test` from the sandbox's /node_modules). Without a sandbox (`runtimeDir` null) the
+ * fixture is copied into the package, which is copied into the run's node_modules: it resolves
+ * `playwright/test` there, the bundle's version, not the worker's own.
  */
-function writeShim(dir: string, runtimeDir: string, packages: PlaywrightPackages): void {
-  const fixtures = `${runtimeDir}/fixtures.js`;
+function writeShim(dir: string, runtimeDir: string | null, packages: PlaywrightPackages): void {
+  if (runtimeDir === null)
+    writeFileSync(path.join(dir, 'fixtures.js'), readFileSync(path.join(INSIDE_BUILD, 'fixtures.js')));
+  const fixtures = runtimeDir === null ? './fixtures.js' : `${runtimeDir}/fixtures.js`;
   const real = packages.test;
   writeFileSync(
     path.join(dir, 'package.json'),
@@ -99,7 +104,7 @@ export function hostSources(packages: PlaywrightPackages = servicePlaywright()):
     // next one's sweep. Made once per process and version, gone with the process.
     const dir = mkdtempSync(scratchDirPrefix());
     chmodSync(dir, 0o755);
-    writeShim(dir, INSIDE_BUILD, packages);
+    writeShim(dir, null, packages);
     process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
     hostShims.set(packages.version, dir);
     shim = dir;

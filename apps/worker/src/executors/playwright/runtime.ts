@@ -95,11 +95,14 @@ export async function prepareScratch(
   for (const dir of ['.testrun', 'home', 'tmp', 'output']) await mkdir(path.join(scratchDir, dir), { recursive: true });
   if (isolation === 'sandbox') return;
   const { nodeModules } = layoutOf(isolation, scratchDir);
-  for (const { from, to } of mountsOf(hostSources(packages))) {
+  const sources = hostSources(packages);
+  for (const { from, to } of mountsOf(sources)) {
     if (!to.startsWith(`${INSIDE.nodeModules}/`)) continue;
     const link = path.join(nodeModules, to.slice(INSIDE.nodeModules.length + 1));
     await mkdir(path.dirname(link), { recursive: true });
-    await symlink(from, link);
+    // The stand-in is copied: its fixture resolves playwright/test from here (packages.ts writeShim).
+    if (from === sources.test) await cp(from, link, { recursive: true });
+    else await symlink(from, link);
   }
 }
 

@@ -1,4 +1,5 @@
 import { Prisma, type Db, type DbTx } from '../db';
+import { groupKey, inGroup, liveRun } from './group';
 
 /*
  * Playwright batches (docs/PLAYWRIGHT.md, "Batches"): the worker that claims a Playwright run of a
@@ -71,19 +72,15 @@ function candidatesOf(leaderId: string, running: readonly string[]): Prisma.Sql 
 }
 
 /**
- * A test of the candidate's group (its file in its Playwright project, unless it runs apart:
+ * A test of the candidate's group (group.ts: its file in its Playwright project, unless it runs apart:
  * `parallel`; the whole suite run with the config's `workers: 1`) that runs outside this batch, live (held by its worker or a batch): the group then
  * runs there, or after it (claim.ts GROUP_LOCK), never split between two Playwright workers.
  */
 function runningElsewhere(running: readonly string[]): Prisma.Sql {
   return Prisma.sql`
     SELECT 1 FROM runs s WHERE s.suite_run_id = r.suite_run_id AND s.id <> r.id AND s.status = 'running'
-      AND (coalesce(s.held_until > now(), false) OR coalesce(s.batch_lease_until >= now(), false))
-      AND NOT (s.id = ANY(${running}::text[]))
-      AND (r.steps->'playwright'->>'workers' = '1' OR (
-        (r.steps->'playwright'->>'parallel') IS DISTINCT FROM 'true'
-        AND s.steps->'playwright'->>'file' = r.steps->'playwright'->>'file'
-        AND s.steps->'playwright'->>'project' IS NOT DISTINCT FROM r.steps->'playwright'->>'project'))`;
+      AND ${Prisma.raw(liveRun('s'))} AND NOT (s.id = ANY(${running}::text[]))
+      AND ${Prisma.raw(inGroup('r', 's', { project: true, otherStays: false }))}`;
 }
 
 /** How many candidates there are, held by someone or not (no lock taken). */
@@ -105,12 +102,9 @@ async function tryReserve(db: Db, request: BatchRequest, last: boolean): Promise
     // A file of the leader's or a joined run's is taken whole (a serial group is never split); with
     // the config's `workers: 1`, the whole suite run is.
     const candidates = await tx.$queryRaw<Candidate[]>`
-      SELECT r.id,
-        CASE WHEN r.steps->'playwright'->>'workers' = '1' THEN ''
-          WHEN (r.steps->'playwright'->>'parallel')::boolean THEN r.id ELSE r.steps->'playwright'->>'file' END AS "group",
-        (r.steps->'playwright'->>'workers' = '1' OR (r.steps->'playwright'->>'file' IN (
-            SELECT j.steps->'playwright'->>'file' FROM runs j WHERE j.id = ANY(${running}::text[]))
-          AND (r.steps->'playwright'->>'parallel') IS DISTINCT FROM 'true')) AS same
+      SELECT r.id, ${Prisma.raw(groupKey('r'))} AS "group",
+        (SELECT bool_or(${Prisma.raw(inGroup('r', 'j', { project: false, otherStays: false }))})
+          FROM runs j WHERE j.id = ANY(${running}::text[])) AS same
       ${candidatesOf(request.leaderId, running)}
       ORDER BY 3 DESC, r.position
       FOR UPDATE OF r SKIP LOCKED`;

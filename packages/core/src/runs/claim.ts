@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readEvidencePolicy, type EvidencePolicy, type RunStatus } from '@testrun/contracts';
 import type { Db, DbTx } from '../db';
 import { ATTEMPT_DEADLINE } from './deadline';
+import { inGroup, liveRun } from './group';
 import { HOLD_LIVE } from './holds';
 import { RUN_TIMES, SUITE_MOVE, type MovedRow } from './state';
 
@@ -142,25 +143,20 @@ type TryRow = {
 } & (ClaimedRow | { id: null });
 
 /**
- * The runs of a Playwright run's group (its suite run's runs of the same file and Playwright project,
- * unless its tests run apart: `parallel`; all its suite run's runs when its config says `workers:
- * 1`), the run itself included, locked in id order as a cancel
+ * The runs of a Playwright run's group (group.ts: its file's runs in its Playwright project that stay
+ * with the file, unless it runs apart itself; all its suite run's runs when its config says
+ * `workers: 1`), the run itself included, locked in id order as a cancel
  * and every other claim of the group lock them. Locked, each row is read as last committed (not as
  * the statement's snapshot saw it), so of two claims of one group at once the second sees the
  * first's sibling running. A sibling counts while it is live: held by its worker (`held_until`) or
  * by a batch's lease; one whose worker died blocks nothing. Empty for any other run.
  */
 const GROUP_LOCK = `
-  SELECT s.id, s.status, s.batch_id,
-    coalesce(s.held_until > now(), false) OR coalesce(s.batch_lease_until >= now(), false) AS live
+  SELECT s.id, s.status, s.batch_id, ${liveRun('s')} AS live
   FROM runs s JOIN runs o ON o.id = $1
   WHERE o.suite_run_id IS NOT NULL AND s.suite_run_id = o.suite_run_id
     AND o.steps ? 'playwright' AND s.steps ? 'playwright'
-    AND (o.steps->'playwright'->>'workers' = '1' OR (
-      (o.steps->'playwright'->>'parallel') IS DISTINCT FROM 'true'
-      AND s.steps->'playwright'->>'file' = o.steps->'playwright'->>'file'
-      AND s.steps->'playwright'->>'project' IS NOT DISTINCT FROM o.steps->'playwright'->>'project'
-      AND (s.steps->'playwright'->>'parallel') IS DISTINCT FROM 'true'))
+    AND ${inGroup('o', 's', { project: true, otherStays: true })}
   ORDER BY s.id FOR UPDATE OF s`;
 
 /**

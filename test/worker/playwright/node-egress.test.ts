@@ -1,22 +1,10 @@
 import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createTargetPolicy, parseTargetRules } from '@testrun/core/target-policy';
-import {
-  playwrightTestKey,
-  runPlaywrightTests,
-  type PlaywrightTestResult,
-} from '../../../apps/worker/src/executors/playwright';
-import { refusals } from '../../../apps/worker/src/executors/playwright/given';
-import { EgressProxy, type RunListener } from '../../../apps/worker/src/network/egress-proxy';
-import { checkSandboxSupport } from '../../../apps/worker/src/sandbox';
-import { countingListener } from '../sandbox/sandbox-harness';
-import { freePort } from '../../support/processes';
-import { serveSite, type Site } from './pw-harness';
+import { usePolicedRun } from './policed-run';
 
 /*
  * The team's Node code reaches what its page may reach (docs/NETWORK_POLICY.md, "What test code can
@@ -27,14 +15,7 @@ import { serveSite, type Site } from './pw-harness';
 
 jest.setTimeout(240_000);
 
-const RELAY_PORT = 3128;
-let base: string;
-let shop: Site;
 let tls: Server;
-let proxy: EgressProxy;
-let listener: RunListener;
-let refused: Awaited<ReturnType<typeof countingListener>>;
-let results: Map<string, PlaywrightTestResult>;
 
 const TITLES = [
   'globalSetup seeded the app with fetch',
@@ -44,8 +25,6 @@ const TITLES = [
   "a helper's fetch the policy refuses",
   "a helper's fetch to a port nothing listens on",
 ] as const;
-const ref = (title: string) => ({ file: 'e2e/node.spec.js', project: 'app', titlePath: [title] });
-const resultOf = (title: (typeof TITLES)[number]) => results.get(playwrightTestKey(ref(title)));
 
 /** An HTTPS server on 127.0.0.1 with a certificate made for it (openssl). */
 async function serveTls(dir: string): Promise<Server> {
@@ -69,50 +48,21 @@ async function serveTls(dir: string): Promise<Server> {
   return server;
 }
 
-beforeAll(async () => {
-  expect(await checkSandboxSupport()).toBeNull();
-  base = await mkdtemp(path.join(tmpdir(), 'testrun-pw-node-egress-'));
-  shop = await serveSite();
-  tls = await serveTls(base);
-  refused = await countingListener('127.0.0.2');
-  proxy = new EgressProxy({
-    policy: createTargetPolicy({ allow: parseTargetRules('127.0.0.1/32') }),
-    lookup: (host) => Promise.resolve(host === 'shop.test' ? [{ address: '127.0.0.1', family: 4 }] : []),
-  });
-  await proxy.start();
-  const socketPath = path.join(base, 'egress.sock');
-  listener = await proxy.openRunListener('node-egress', { socketPath });
-  const all = await runPlaywrightTests(
-    {
-      bundleDir: path.join(__dirname, '../../fixtures/playwright/node-egress'),
-      configFile: 'e2e/playwright.config.js',
-      scratchDir: await mkdtemp(path.join(base, 'scratch-')),
-      network: { proxySocketPath: socketPath, port: RELAY_PORT },
-      proxy: { server: `http://127.0.0.1:${RELAY_PORT}`, bypass: '<-loopback>' },
-      baseUrl: `http://shop.test:${new URL(shop.origin).port}`,
-      env: {
-        TLS_URL: `https://shop.test:${(tls.address() as AddressInfo).port}`,
-        NODE_TLS_REJECT_UNAUTHORIZED: '0',
-        BLOCKED_URL: `http://127.0.0.2:${refused.port}/secret`,
-        CLOSED_URL: `http://127.0.0.1:${await freePort()}/`,
-      },
-      evidence: 'off',
-      takeBlocked: refusals(listener),
-      tests: TITLES.map(ref),
-    },
-    () => undefined,
-  );
-  results = new Map(all.map((result) => [result.key, result]));
+const run = usePolicedRun({
+  fixture: 'node-egress',
+  spec: 'e2e/node.spec.js',
+  titles: TITLES,
+  env: async (dir) => {
+    tls = await serveTls(dir);
+    return {
+      TLS_URL: `https://shop.test:${(tls.address() as AddressInfo).port}`,
+      NODE_TLS_REJECT_UNAUTHORIZED: '0',
+    };
+  },
 });
+const { resultOf } = run;
 
-afterAll(async () => {
-  listener.close();
-  await proxy.close();
-  shop.server.close();
-  tls.close();
-  refused.server.close();
-  await rm(base, { recursive: true, force: true });
-});
+afterAll(() => tls.close());
 
 test("fetch, http and https of the team's code and its globalSetup reach the allowed target by name, through the proxy", () => {
   for (const title of TITLES.slice(0, 4)) {
@@ -124,16 +74,16 @@ test("fetch, http and https of the team's code and its globalSetup reach the all
     });
   }
   // The globalSetup's request and the helpers' reached the shop itself.
-  expect(shop.seen.filter((s) => s.path === '/echo').length).toBeGreaterThanOrEqual(4);
+  expect(run.shop.seen.filter((s) => s.path === '/echo').length).toBeGreaterThanOrEqual(4);
 });
 
 test('a fetch the policy refuses is target_blocked, its error naming the refusal, and nothing reaches the address', () => {
   const result = resultOf("a helper's fetch the policy refuses");
   expect(result).toMatchObject({ status: 'error', code: 'target_blocked' });
-  expect(result?.summary).toContain(`Blocked by the network policy: 127.0.0.2:${refused.port}`);
+  expect(result?.summary).toContain(`Blocked by the network policy: 127.0.0.2:${run.refused.port}`);
   const message = result?.errors[0]?.message ?? '';
-  expect(message).toContain(`fetch failed: the network policy refused a connection to 127.0.0.2:${refused.port}`);
-  expect(refused.connections()).toBe(0);
+  expect(message).toContain(`fetch failed: the network policy refused a connection to 127.0.0.2:${run.refused.port}`);
+  expect(run.refused.connections()).toBe(0);
 });
 
 test('a fetch to an allowed port where nothing listens fails as it does without a proxy (ECONNREFUSED)', () => {

@@ -1,18 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { createTargetPolicy, parseTargetRules } from '@testrun/core/target-policy';
-import {
-  playwrightTestKey,
-  runPlaywrightTests,
-  type PlaywrightTestResult,
-} from '../../../apps/worker/src/executors/playwright';
-import { refusals } from '../../../apps/worker/src/executors/playwright/given';
-import { EgressProxy, type RunListener } from '../../../apps/worker/src/network/egress-proxy';
-import { checkSandboxSupport } from '../../../apps/worker/src/sandbox';
-import { countingListener } from '../sandbox/sandbox-harness';
-import { freePort } from '../../support/processes';
-import { serveSite, type Site } from './pw-harness';
+import { usePolicedRun } from './policed-run';
 
 /*
  * The verdict is the test's own (docs/WORKER.md, "Playwright tests: outcomes"): real specs run by
@@ -22,14 +8,6 @@ import { serveSite, type Site } from './pw-harness';
 
 jest.setTimeout(240_000);
 
-const RELAY_PORT = 3128;
-let base: string;
-let shop: Site;
-let proxy: EgressProxy;
-let listener: RunListener;
-let refused: Awaited<ReturnType<typeof countingListener>>;
-let results: Map<string, PlaywrightTestResult>;
-
 const TITLES = [
   'a request is refused, then it passes',
   'a request is refused, then it throws its own error',
@@ -38,50 +16,8 @@ const TITLES = [
   'its page.goto reaches a port nothing listens on',
   'its request reaches a port nothing listens on',
 ] as const;
-const ref = (title: string) => ({ file: 'e2e/verdict.spec.js', project: 'app', titlePath: [title] });
-const resultOf = (title: (typeof TITLES)[number]) => results.get(playwrightTestKey(ref(title)));
-
-beforeAll(async () => {
-  expect(await checkSandboxSupport()).toBeNull();
-  base = await mkdtemp(path.join(tmpdir(), 'testrun-pw-verdict-'));
-  shop = await serveSite();
-  refused = await countingListener('127.0.0.2');
-  proxy = new EgressProxy({
-    policy: createTargetPolicy({ allow: parseTargetRules('127.0.0.1/32') }),
-    lookup: (host) => Promise.resolve(host === 'shop.test' ? [{ address: '127.0.0.1', family: 4 }] : []),
-  });
-  await proxy.start();
-  const socketPath = path.join(base, 'egress.sock');
-  listener = await proxy.openRunListener('verdict', { socketPath });
-  const shopPort = new URL(shop.origin).port;
-  const all = await runPlaywrightTests(
-    {
-      bundleDir: path.join(__dirname, '../../fixtures/playwright/verdict'),
-      configFile: 'e2e/playwright.config.js',
-      scratchDir: await mkdtemp(path.join(base, 'scratch-')),
-      network: { proxySocketPath: socketPath, port: RELAY_PORT },
-      proxy: { server: `http://127.0.0.1:${RELAY_PORT}`, bypass: '<-loopback>' },
-      baseUrl: `http://shop.test:${shopPort}`,
-      env: {
-        BLOCKED_URL: `http://127.0.0.2:${refused.port}/secret`,
-        CLOSED_URL: `http://127.0.0.1:${await freePort()}/`,
-      },
-      evidence: 'off',
-      takeBlocked: refusals(listener),
-      tests: TITLES.map(ref),
-    },
-    () => undefined,
-  );
-  results = new Map(all.map((result) => [result.key, result]));
-});
-
-afterAll(async () => {
-  listener.close();
-  await proxy.close();
-  shop.server.close();
-  refused.server.close();
-  await rm(base, { recursive: true, force: true });
-});
+const run = usePolicedRun({ fixture: 'verdict', spec: 'e2e/verdict.spec.js', titles: TITLES });
+const { resultOf } = run;
 
 const LOOPBACK = '127.0.0.2 is a loopback address (rule: loopback)';
 
@@ -93,7 +29,7 @@ test('a test that passed is passed, the request the policy refused named in its 
   );
   expect(result?.summary).toContain(LOOPBACK);
   expect(result?.blocked.map(({ host, port }) => ({ host, port }))).toEqual([
-    { host: '127.0.0.2', port: refused.port },
+    { host: '127.0.0.2', port: run.refused.port },
   ]);
   expect(result?.blocked[0]?.detail).toContain(LOOPBACK);
 });
@@ -114,10 +50,10 @@ test('a test whose page.goto the policy refused is target_blocked, over plain HT
       status: 'error',
       code: 'target_blocked',
     });
-    expect(result?.summary).toContain(`Blocked by the network policy: 127.0.0.2:${refused.port} (${LOOPBACK}`);
+    expect(result?.summary).toContain(`Blocked by the network policy: 127.0.0.2:${run.refused.port} (${LOOPBACK}`);
   }
   // Nothing was ever sent to the refused address.
-  expect(refused.connections()).toBe(0);
+  expect(run.refused.connections()).toBe(0);
 });
 
 test("a page.goto or request to an allowed port where nothing listens fails, as under playwright test, never passes on the proxy's page", () => {

@@ -1,9 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import type { Db } from '@testrun/core/db';
-import { deployFixture, startRecorder } from '../e2e/playwright-site';
-import { apiClient, spawnService, startApi, waitForLog, waitUntil } from '../e2e/support';
-import { createTenant, testDb } from '../support/harness';
+import { deployForTenant, oneSuiteProject, usePlaywrightSite } from '../e2e/playwright-site';
+import { spawnService, waitForLog, waitUntil } from '../e2e/support';
 import { CHAOS_WORKER_ENV } from './steady-suite';
 
 /**
@@ -17,10 +15,12 @@ jest.setTimeout(240_000);
 
 const FIXTURE = path.resolve(__dirname, '../fixtures/pw-time');
 
-let db: Db;
-let site: Awaited<ReturnType<typeof startRecorder>>;
-let api: Awaited<ReturnType<typeof startApi>>;
 const children: ChildProcess[] = [];
+const parts = usePlaywrightSite({
+  stop: () => {
+    for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  },
+});
 
 function startWorker() {
   // A short grace past a run's deadline: a deadline kept from the run's budget would end it first.
@@ -29,32 +29,14 @@ function startWorker() {
   return proc;
 }
 
-beforeAll(async () => {
-  db = testDb();
-  [site, api] = await Promise.all([startRecorder(), startApi()]);
-});
-
-afterAll(async () => {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  await Promise.all([api.close(), site.close()]);
-  await db.$disconnect();
-});
-
 it('runs again the Playwright test whose worker was killed, and records its own verdict', async () => {
   const first = startWorker();
   await waitForLog(first, 'worker ready');
-  const tenant = await createTenant(db, { scopes: ['deploy'] });
-  const project = {
-    slug: 'pw-killed',
-    name: 'Killed',
-    baseUrl: site.url,
-    playwright: { config: 'e2e/playwright.config.js' },
-    suites: [{ slug: 'kill', name: 'Kill', playwright: { grep: 'takes a while|is slow' } }],
-  };
-  await deployFixture(api.url, tenant.key, path.join(FIXTURE, 'testrun.yaml'), project);
-  const client = apiClient(api.url, tenant.key);
+  const selection = { slug: 'kill', playwright: { grep: 'takes a while|is slow' } };
+  const project = oneSuiteProject('pw-killed', parts.site.url, 'e2e/playwright.config.js', selection);
+  const { client } = await deployForTenant(parts, path.join(FIXTURE, 'testrun.yaml'), project);
   const suiteRunId = await client.createSuiteRun({ projectSlug: 'pw-killed', suiteSlug: 'kill' });
-  const longest = () => db.run.findFirstOrThrow({ where: { suiteRunId, testName: 'takes a while' } });
+  const longest = () => parts.db.run.findFirstOrThrow({ where: { suiteRunId, testName: 'takes a while' } });
   await waitUntil(async () => (await longest()).status === 'running', 100);
   // Well into its 8 s: the worker dies with its sandbox.
   await new Promise((resolve) => setTimeout(resolve, 2_000));
@@ -68,7 +50,7 @@ it('runs again the Playwright test whose worker was killed, and records its own 
   second.child.kill('SIGTERM');
   await second.exited;
 
-  const run = await db.run.findFirstOrThrow({
+  const run = await parts.db.run.findFirstOrThrow({
     where: { suiteRunId, testName: 'takes a while' },
     include: { stepResults: true, earlierAttempts: true },
   });

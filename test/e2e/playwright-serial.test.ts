@@ -2,12 +2,10 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import type { Db } from '@testrun/core/db';
 import { readWorkerConfig } from '../../apps/worker/src/config';
 import { startWorkerService, type WorkerService } from '../../apps/worker/src/service/worker-service';
-import { createTenant, testDb } from '../support/harness';
-import { deployFixture, startRecorder } from './playwright-site';
-import { apiClient, memoryLogger, startApi } from './support';
+import { deployForTenant, oneSuiteProject, usePlaywrightSite } from './playwright-site';
+import { memoryLogger } from './support';
 
 /**
  * A file's tests run as `playwright test` runs them, in one Playwright worker and in order, whichever
@@ -19,42 +17,26 @@ import { apiClient, memoryLogger, startApi } from './support';
 jest.setTimeout(240_000);
 
 const FIXTURE = path.resolve(__dirname, '../fixtures/pw-serial');
-let db: Db;
-let site: Awaited<ReturnType<typeof startRecorder>>;
-let api: Awaited<ReturnType<typeof startApi>>;
 const workers: WorkerService[] = [];
 const logs = [memoryLogger('worker-a'), memoryLogger('worker-b')];
-
-beforeAll(async () => {
-  db = testDb();
-  [site, api] = await Promise.all([startRecorder(), startApi()]);
+const parts = usePlaywrightSite({
   // A worker of two slots and a worker of one.
-  for (const [i, log] of logs.entries())
-    workers.push(
-      await startWorkerService(readWorkerConfig({ ...process.env, WORKER_CONCURRENCY: i === 0 ? '2' : '1' }), {
-        logger: log.logger,
-        reconcile: false,
-      }),
-    );
-});
-
-afterAll(async () => {
-  await Promise.all(workers.map((w) => w.stop()));
-  await Promise.all([api.close(), site.close()]);
-  await db.$disconnect();
+  start: async () => {
+    for (const [i, log] of logs.entries())
+      workers.push(
+        await startWorkerService(readWorkerConfig({ ...process.env, WORKER_CONCURRENCY: i === 0 ? '2' : '1' }), {
+          logger: log.logger,
+          reconcile: false,
+        }),
+      );
+  },
+  stop: () => Promise.all(workers.map((w) => w.stop())),
 });
 
 it("runs a file's tests in one Playwright worker, in order, when several workers take its runs at once", async () => {
-  const tenant = await createTenant(db, { scopes: ['deploy'] });
-  const project = {
-    slug: 'pw-serial',
-    name: 'Serial',
-    baseUrl: site.url,
-    playwright: { config: 'e2e/playwright.config.ts' },
-    suites: [{ slug: 'all', name: 'All', playwright: { project: 'chromium' } }],
-  };
-  await deployFixture(api.url, tenant.key, path.join(FIXTURE, 'testrun.yaml'), project);
-  const client = apiClient(api.url, tenant.key);
+  const selection = { slug: 'all', playwright: { project: 'chromium' } };
+  const project = oneSuiteProject('pw-serial', parts.site.url, 'e2e/playwright.config.ts', selection);
+  const { client } = await deployForTenant(parts, path.join(FIXTURE, 'testrun.yaml'), project);
   const suiteRunId = await client.createSuiteRun({ projectSlug: 'pw-serial', suiteSlug: 'all' });
   const suite = await client.waitSuiteRun(suiteRunId);
   const runs = await Promise.all(suite.tests.map((t) => client.getRun(t.runId)));
@@ -93,21 +75,10 @@ async function startOneAtATime(): Promise<{ url: string; server: Server; entered
 it("runs a suite whose config says workers: 1 one test at a time, in Playwright's order, on any number of workers", async () => {
   const oneAtATime = await startOneAtATime();
   try {
-    const tenant = await createTenant(db, { scopes: ['deploy'] });
-    const project = {
-      slug: 'pw-one-worker',
-      name: 'One worker',
-      baseUrl: oneAtATime.url,
-      playwright: { config: 'e2e/playwright.config.ts' },
-      suites: [{ slug: 'all', name: 'All', playwright: { project: 'api' } }],
-    };
-    await deployFixture(
-      api.url,
-      tenant.key,
-      path.resolve(__dirname, '../fixtures/pw-one-worker/testrun.yaml'),
-      project,
-    );
-    const client = apiClient(api.url, tenant.key);
+    const selection = { slug: 'all', playwright: { project: 'api' } };
+    const project = oneSuiteProject('pw-one-worker', oneAtATime.url, 'e2e/playwright.config.ts', selection);
+    const projectFile = path.resolve(__dirname, '../fixtures/pw-one-worker/testrun.yaml');
+    const { client } = await deployForTenant(parts, projectFile, project);
     const suiteRunId = await client.createSuiteRun({ projectSlug: 'pw-one-worker', suiteSlug: 'all' });
     const suite = await client.waitSuiteRun(suiteRunId);
     const runs = await Promise.all(suite.tests.map((t) => client.getRun(t.runId)));

@@ -5,8 +5,8 @@ import type { Db } from '@testrun/core/db';
 import { readWorkerConfig } from '../../apps/worker/src/config';
 import { startWorkerService, type WorkerService } from '../../apps/worker/src/service/worker-service';
 import { bundleOf } from '../../packages/cli/src/bundle';
-import { testDb } from '../support/harness';
-import { memoryLogger, startApi } from './support';
+import { createTenant, testDb } from '../support/harness';
+import { apiClient, memoryLogger, startApi } from './support';
 
 // What the Playwright end-to-end tests need besides the service: the shop the fixture project
 // (test/fixtures/pw-shop) tests, another origin that records what reaches it, and the bundle.
@@ -121,34 +121,79 @@ export async function deployFixture(
   return checked.value;
 }
 
-/** What {@link usePlaywrightWorker} starts for a test file. */
-export interface PlaywrightWorkerParts {
+/** A project file of the fixture's `config` with one suite, of the tests `suite.playwright` selects (each named as its slug). */
+export function oneSuiteProject(
+  slug: string,
+  baseUrl: string,
+  config: string,
+  suite: { slug: string; playwright: Record<string, unknown> },
+) {
+  return { slug, name: slug, baseUrl, playwright: { config }, suites: [{ ...suite, name: suite.slug }] };
+}
+
+/** A new tenant (a key that may deploy), the fixture project deployed for it, and an API client of its key. */
+export async function deployForTenant(
+  parts: Pick<PlaywrightSiteParts, 'db' | 'api'>,
+  projectFile: string,
+  project: Record<string, unknown> & { slug: string },
+) {
+  const tenant = await createTenant(parts.db, { scopes: ['deploy'] });
+  await deployFixture(parts.api.url, tenant.key, projectFile, project);
+  return { tenant, client: apiClient(parts.api.url, tenant.key) };
+}
+
+/** What {@link usePlaywrightSite} starts for a test file. */
+export interface PlaywrightSiteParts {
   db: Db;
   site: Awaited<ReturnType<typeof startRecorder>>;
   api: Awaited<ReturnType<typeof startApi>>;
+}
+
+/** What a test file runs its tests on besides the service: started last, stopped first. */
+export interface SiteWorkers {
+  start?: () => Promise<void>;
+  stop?: () => unknown;
+}
+
+/**
+ * The parts of a Playwright end-to-end file, started before its tests and stopped after them: the
+ * test database, a site that records what reaches it and the API, and the file's `workers`.
+ */
+export function usePlaywrightSite(workers: SiteWorkers = {}): PlaywrightSiteParts {
+  const parts = {} as PlaywrightSiteParts;
+  beforeAll(async () => {
+    parts.db = testDb();
+    [parts.site, parts.api] = await Promise.all([startRecorder(), startApi()]);
+    await workers.start?.();
+  });
+  afterAll(async () => {
+    await workers.stop?.();
+    await Promise.all([parts.api.close(), parts.site.close()]);
+    await parts.db.$disconnect();
+  });
+  return parts;
+}
+
+/** What {@link usePlaywrightWorker} starts for a test file. */
+export interface PlaywrightWorkerParts extends PlaywrightSiteParts {
   worker: WorkerService;
   workerLog: ReturnType<typeof memoryLogger>;
 }
 
 /**
- * The parts of a Playwright end-to-end file, started before its tests and stopped after them: the
- * test database, a site that records what reaches it, the API, and a worker with `env` added to the
- * environment (no reconciler).
+ * {@link usePlaywrightSite} with a worker whose environment has `env` added, its reconciler run
+ * when `reconcile` says so.
  */
-export function usePlaywrightWorker(env: Record<string, string>): PlaywrightWorkerParts {
-  const parts = { workerLog: memoryLogger('worker') } as PlaywrightWorkerParts;
-  beforeAll(async () => {
-    parts.db = testDb();
-    [parts.site, parts.api] = await Promise.all([startRecorder(), startApi()]);
-    parts.worker = await startWorkerService(readWorkerConfig({ ...process.env, ...env }), {
-      logger: parts.workerLog.logger,
-      reconcile: false,
-    });
-  });
-  afterAll(async () => {
-    await parts.worker.stop();
-    await Promise.all([parts.api.close(), parts.site.close()]);
-    await parts.db.$disconnect();
-  });
+export function usePlaywrightWorker(env: Record<string, string>, reconcile = false): PlaywrightWorkerParts {
+  const parts = usePlaywrightSite({
+    start: async () => {
+      parts.worker = await startWorkerService(readWorkerConfig({ ...process.env, ...env }), {
+        logger: parts.workerLog.logger,
+        reconcile,
+      });
+    },
+    stop: () => parts.worker.stop(),
+  }) as PlaywrightWorkerParts;
+  parts.workerLog = memoryLogger('worker');
   return parts;
 }

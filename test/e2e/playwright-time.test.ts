@@ -1,10 +1,5 @@
 import path from 'node:path';
-import type { Db } from '@testrun/core/db';
-import { readWorkerConfig } from '../../apps/worker/src/config';
-import { startWorkerService, type WorkerService } from '../../apps/worker/src/service/worker-service';
-import { createTenant, testDb } from '../support/harness';
-import { deployFixture, startRecorder } from './playwright-site';
-import { apiClient, memoryLogger, startApi } from './support';
+import { deployForTenant, oneSuiteProject, usePlaywrightWorker } from './playwright-site';
 
 /**
  * A Playwright test's time is Playwright's (docs/PLAYWRIGHT.md, "Time"), and its verdict the one
@@ -20,46 +15,24 @@ jest.setTimeout(180_000);
 
 const FIXTURE = path.resolve(__dirname, '../fixtures/pw-time');
 
-let db: Db;
-let site: Awaited<ReturnType<typeof startRecorder>>;
-let api: Awaited<ReturnType<typeof startApi>>;
-let worker: WorkerService;
-
-beforeAll(async () => {
-  db = testDb();
-  [site, api] = await Promise.all([startRecorder(), startApi()]);
-  const env = { WORKER_CONCURRENCY: '2', RECONCILE_INTERVAL_MS: '200', RECONCILE_DEADLINE_GRACE_MS: '200' };
-  worker = await startWorkerService(readWorkerConfig({ ...process.env, ...env }), {
-    logger: memoryLogger('worker').logger,
-  });
-});
-
-afterAll(async () => {
-  await worker.stop();
-  await Promise.all([api.close(), site.close()]);
-  await db.$disconnect();
-});
+const env = { WORKER_CONCURRENCY: '2', RECONCILE_INTERVAL_MS: '200', RECONCILE_DEADLINE_GRACE_MS: '200' };
+const parts = usePlaywrightWorker(env, true);
 
 it("runs each test in Playwright's time and records Playwright's verdict, steps included", async () => {
-  const tenant = await createTenant(db, { scopes: ['deploy'] });
-  const project = {
-    slug: 'pw-time',
-    name: 'Time',
-    baseUrl: site.url,
-    playwright: { config: 'e2e/playwright.config.js' },
-    suites: [{ slug: 'time', name: 'Time', playwright: { grepInvert: 'takes a while' } }],
-  };
-  await deployFixture(api.url, tenant.key, path.join(FIXTURE, 'testrun.yaml'), project);
+  const selection = { slug: 'time', playwright: { grepInvert: 'takes a while' } };
+  const project = oneSuiteProject('pw-time', parts.site.url, 'e2e/playwright.config.js', selection);
+  const { tenant, client } = await deployForTenant(parts, path.join(FIXTURE, 'testrun.yaml'), project);
   // The runs' stored budget as short as the config's timeout: a deadline the service kept from it
   // would end the longer tests before Playwright does.
   const workspaceId = tenant.workspace.id;
   const shorter = { data: { timeoutMs: 2_000 } };
-  expect((await db.deploymentTest.updateMany({ where: { deployment: { workspaceId } }, ...shorter })).count).toBe(5);
-  expect((await db.test.updateMany({ where: { workspaceId }, ...shorter })).count).toBe(5);
-  const client = apiClient(api.url, tenant.key);
+  expect((await parts.db.deploymentTest.updateMany({ where: { deployment: { workspaceId } }, ...shorter })).count).toBe(
+    5,
+  );
+  expect((await parts.db.test.updateMany({ where: { workspaceId }, ...shorter })).count).toBe(5);
   const suiteRunId = await client.createSuiteRun({ projectSlug: 'pw-time', suiteSlug: 'time' });
   await client.waitSuiteRun(suiteRunId);
-  const runs = await db.run.findMany({ where: { suiteRunId }, include: { stepResults: true } });
+  const runs = await parts.db.run.findMany({ where: { suiteRunId }, include: { stepResults: true } });
   const verdicts = Object.fromEntries(runs.map((r) => [r.testName, [r.status, r.outcomeCode]]));
   expect(verdicts).toEqual({
     'sets a longer timeout of its own': ['passed', null],

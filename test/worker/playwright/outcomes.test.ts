@@ -8,6 +8,7 @@ import {
   type PlaywrightTestResult,
   type RunPlaywrightOptions,
 } from '../../../apps/worker/src/executors/playwright';
+import type { PlaywrightStep } from '../../../apps/worker/src/executors/playwright/types';
 import { checkSandboxSupport } from '../../../apps/worker/src/sandbox';
 import { serveProxy, serveSite, type Proxy, type Site } from './pw-harness';
 
@@ -110,7 +111,15 @@ test('every row of the outcome table, from one run of the selected tests (the sp
   );
   const summary = (title: string, describe: string[] = []) =>
     byTitle.get(playwrightTestKey(ref(title, describe)))?.summary ?? '';
-  expect(summary('expect fails')).toMatch(/^Failed at step 2 \(.*\): .*toHaveText.* \(e2e\/outcomes\.spec\.js:\d+\)$/);
+  // The failing step by its row in the step table (the whole tree depth first, hooks and fixtures first).
+  const rows = (steps: readonly PlaywrightStep[]): PlaywrightStep[] => steps.flatMap((s) => [s, ...rows(s.steps)]);
+  const failedRow = rows(byTitle.get(playwrightTestKey(ref('expect fails')))?.steps ?? []).findIndex(
+    (s) => s.category === 'expect' && s.error !== undefined,
+  );
+  expect(failedRow).toBeGreaterThan(1);
+  expect(summary('expect fails')).toMatch(
+    new RegExp(`^Failed at step ${failedRow + 1} \\(.*\\): .*toHaveText.* \\(e2e/outcomes\\.spec\\.js:\\d+\\)$`),
+  );
   expect(summary('skipped in code')).toBe('the shop is closed on Sundays');
   expect(summary('blocked by the policy')).toContain('blocked.test is not allowed');
   expect(summary('target refuses the connection')).toContain('net::ERR_');

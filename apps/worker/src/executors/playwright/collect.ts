@@ -58,22 +58,46 @@ function identityOf(head: string): Identity | null {
   }
 }
 
+type Location = NonNullable<PlaywrightStep['location']>;
+
+/** A location in the team's own files (the bundle's, not a package it holds), relative to its root; else none. */
+function teamLocation(location: Location | undefined, layout: Layout): Location | undefined {
+  if (!location?.file.startsWith(`${layout.bundle}/`)) return undefined;
+  const file = bundlePath(location.file, layout);
+  return file.split('/').includes('node_modules') ? undefined : { ...location, file };
+}
+
+/** The innermost frame of a stack in the team's own files (`at … (/work/bundle/e2e/po.ts:10:45)`). */
+function teamFrame(stack: string | undefined, layout: Layout): Location | undefined {
+  for (const match of (stack ?? '').matchAll(/^\s*at (?:.*? \()?(.+?):(\d+):(\d+)\)?$/gm)) {
+    const [, file = '', line = '0', column = '0'] = match;
+    const found = teamLocation({ file, line: Number(line), column: Number(column) }, layout);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/**
+ * An error as the sandbox reported it, its texts without colours, its location the team's (the
+ * innermost frame of its stack in the team's files when Playwright's own points elsewhere, into a
+ * package: the service's install path is never shown as the place a test failed).
+ */
 function relativeError(error: PlaywrightError, layout: Layout): PlaywrightError {
   const clean = {
     ...error,
     message: stripAnsi(error.message),
     stack: error.stack === undefined ? undefined : stripAnsi(error.stack),
   };
-  return error.location
-    ? { ...clean, location: { ...error.location, file: bundlePath(error.location.file, layout) } }
-    : clean;
+  const location = teamLocation(error.location, layout) ?? teamFrame(clean.stack, layout);
+  return { ...clean, location };
 }
 
-function relativeSteps(steps: PlaywrightStep[], layout: Layout): PlaywrightStep[] {
+/** Steps as the sandbox reported them, each located in the team's own files or not at all. */
+export function relativeSteps(steps: PlaywrightStep[], layout: Layout): PlaywrightStep[] {
   return steps.map((step) => ({
     ...step,
     error: step.error ? relativeError(step.error, layout) : undefined,
-    location: step.location ? { ...step.location, file: bundlePath(step.location.file, layout) } : undefined,
+    location: teamLocation(step.location, layout) ?? (step.error ? teamFrame(step.error.stack, layout) : undefined),
     steps: relativeSteps(step.steps, layout),
   }));
 }

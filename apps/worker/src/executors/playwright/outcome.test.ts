@@ -294,14 +294,25 @@ describe('classifyAttempt', () => {
       ],
     });
     expect(classifyAttempt(given).summary).toBe(
-      'Failed at step 3 (Expect "toHaveText"): Error: expect(locator).toHaveText(expected) failed (e2e/shop.spec.ts:12)',
+      'Failed at step 5 (Expect "toHaveText"): Error: expect(locator).toHaveText(expected) failed (e2e/shop.spec.ts:12)',
     );
   });
 
-  it('a failing hook is named as a hook', () => {
+  it("numbers the failing step as the step table's row: the whole tree depth first, hooks and fixtures included", () => {
     const found = failingStep([step('Before Hooks', 'hook', 'boom', [step('beforeEach hook', 'hook', 'boom')])]);
     expect(found?.step.title).toBe('beforeEach hook');
-    expect(found?.number).toBe(0);
+    expect(found?.number).toBe(2);
+    const nested = failingStep([
+      step('Before Hooks', 'hook', undefined, [
+        step('Fixture "page"', 'fixture', undefined, [step('Create page', 'pw:api')]),
+      ]),
+      step('Expect "toHaveText"', 'expect'),
+      step('buy it', 'test.step', 'x', [step('Click', 'pw:api'), step('Expect "toHaveText"', 'expect', 'x')]),
+      step('After Hooks', 'hook'),
+    ]);
+    expect(nested?.number).toBe(7);
+    expect(nested?.step.title).toBe('Expect "toHaveText"');
+    expect(nested?.step.error).toBeDefined();
   });
 });
 

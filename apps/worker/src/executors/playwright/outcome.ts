@@ -56,23 +56,32 @@ function where(location: { file: string; line: number } | undefined): string {
   return location ? ` (${location.file}:${location.line})` : '';
 }
 
-/** The deepest step that failed, in order, and the number of the top-level step it is under. */
+/**
+ * The deepest step that failed (the first failing path, in order) and its number: its row in the
+ * step table, which numbers the whole tree depth first from 1, hooks and fixtures included
+ * (record-result.ts stepRows), so the summary and the view name the same step.
+ */
 export function failingStep(steps: readonly PlaywrightStep[]): { step: PlaywrightStep; number: number } | null {
   let number = 0;
-  for (const top of steps) {
-    if (top.category === 'hook' || top.category === 'fixture') {
-      if (top.error) return { step: deepest(top), number: 0 };
-      continue;
+  const visit = (list: readonly PlaywrightStep[]): PlaywrightStep | null => {
+    for (const step of list) {
+      number += 1;
+      if (step.error) {
+        const child = step.steps.some((s) => s.error) ? visit(step.steps) : null;
+        return child ?? step;
+      }
+      // A step that did not fail can hold none that did: its rows are only counted.
+      number += rowsUnder(step);
     }
-    number += 1;
-    if (top.error) return { step: deepest(top), number };
-  }
-  return null;
+    return null;
+  };
+  const step = visit(steps);
+  return step ? { step, number } : null;
 }
 
-function deepest(step: PlaywrightStep): PlaywrightStep {
-  const child = step.steps.find((s) => s.error);
-  return child ? deepest(child) : step;
+/** The rows of a step's subtree, below it. */
+function rowsUnder(step: PlaywrightStep): number {
+  return step.steps.reduce((sum, child) => sum + 1 + rowsUnder(child), 0);
 }
 
 /** Why a failed attempt failed, from its first error and the step that failed. */
@@ -95,8 +104,7 @@ function failureSummary(attempt: PlaywrightAttempt, prefix: string): string {
   const location = error?.location ?? failing?.step.location;
   const message = firstLine(error?.message ?? failing?.step.error?.message ?? 'unknown error');
   if (!failing) return `${prefix}: ${message}${where(location)}`;
-  const step = failing.number > 0 ? `step ${failing.number}` : failing.step.category;
-  return `${prefix} at ${step} (${failing.step.title}): ${message}${where(location)}`;
+  return `${prefix} at step ${failing.number} (${failing.step.title}): ${message}${where(location)}`;
 }
 
 /**

@@ -1,0 +1,51 @@
+import { relativeSteps } from './collect';
+import { INSIDE } from './runtime';
+import type { PlaywrightStep } from './types';
+
+const step = (title: string, extra: Partial<PlaywrightStep> = {}): PlaywrightStep => ({
+  title,
+  category: 'pw:api',
+  startMs: 0,
+  durationMs: 1,
+  steps: [],
+  ...extra,
+});
+
+describe('relativeSteps', () => {
+  it("locates each step in the team's own files, relative to the bundle, or not at all", () => {
+    const steps = relativeSteps(
+      [
+        step('Click', { location: { file: `${INSIDE.bundle}/e2e/po.ts`, line: 9, column: 7 } }),
+        step('Create page', {
+          location: { file: '/node_modules/playwright-core/lib/coreBundle.js', line: 9551, column: 3 },
+        }),
+        step('Helper', { location: { file: `${INSIDE.bundle}/node_modules/helper/index.js`, line: 1, column: 1 } }),
+        step('Open', { location: { file: '/opt/testrun/playwright/fixtures.js', line: 3, column: 1 } }),
+      ],
+      INSIDE,
+    );
+    expect(steps.map((s) => s.location)).toEqual([
+      { file: 'e2e/po.ts', line: 9, column: 7 },
+      undefined,
+      undefined,
+      undefined,
+    ]);
+  });
+
+  it("points a failing step and its error at the innermost frame of the stack in the team's files", () => {
+    const stack = [
+      'Error: expect(locator).toHaveText(expected) failed',
+      '    at Object.toHaveText (/node_modules/playwright/lib/matchers/matchers.js:300:12)',
+      `    at Shop.buy (${INSIDE.bundle}/e2e/po.ts:10:45)`,
+      `    at ${INSIDE.bundle}/e2e/shop.spec.ts:12:3`,
+    ].join('\n');
+    const error = {
+      message: 'Error: failed',
+      stack,
+      location: { file: '/node_modules/playwright/lib/x.js', line: 1, column: 1 },
+    };
+    const [failed] = relativeSteps([step('Expect', { category: 'expect', error })], INSIDE);
+    expect(failed?.location).toEqual({ file: 'e2e/po.ts', line: 10, column: 45 });
+    expect(failed?.error?.location).toEqual({ file: 'e2e/po.ts', line: 10, column: 45 });
+  });
+});

@@ -9,7 +9,9 @@
  * - the suite page's search and status chips: they narrow the list at once and keep the filter in
  *   the URL (`?status=failed&q=…`), which the server renders the same way on a reload. The search
  *   text of every test (steps included) is fetched once, when someone first types;
- * - a full-size viewer of the screenshots (see wireViewer).
+ * - a full-size viewer of the screenshots (see wireViewer);
+ * - a Playwright run's hooks and fixtures folded in its step table, as Playwright's report folds
+ *   them (see wireFolds).
  * Durations arrive already formatted (`durationText`): the server owns that rule.
  */
 (function () {
@@ -326,7 +328,42 @@
     setTimeout(tick, delay);
   }
 
+  /*
+   * The step table's folds. The server marks each hook or fixture row that has steps inside with
+   * data-fold ("open" when the failing path goes through it, else "closed") and every step row
+   * with its data-depth; the rows inside a fold are the rows after it that are deeper (an error row
+   * goes with its step). Without this script every row shows.
+   */
+  function setFold(row, open) {
+    var button = row.querySelector('button.fold');
+    if (button) button.setAttribute('aria-expanded', String(open));
+    row.setAttribute('data-fold', open ? 'open' : 'closed');
+    var depth = Number(row.getAttribute('data-depth'));
+    var closedAt = null;
+    for (var r = row.nextElementSibling; r; r = r.nextElementSibling) {
+      var d = r.hasAttribute('data-depth') ? Number(r.getAttribute('data-depth')) : null;
+      if (d !== null && d <= depth) break;
+      if (d !== null && closedAt !== null && d <= closedAt) closedAt = null;
+      r.hidden = !open || closedAt !== null;
+      if (open && d !== null && closedAt === null && r.getAttribute('data-fold') === 'closed') closedAt = d;
+    }
+  }
+
+  function wireFolds(root) {
+    root.querySelectorAll('table.steps tr[data-fold]').forEach(function (row) {
+      var button = row.querySelector('button.fold');
+      if (!button || row.getAttribute('data-folds-wired')) return;
+      row.setAttribute('data-folds-wired', '1');
+      button.hidden = false;
+      button.addEventListener('click', function () {
+        setFold(row, button.getAttribute('aria-expanded') !== 'true');
+      });
+      setFold(row, row.getAttribute('data-fold') === 'open');
+    });
+  }
+
   function wire(root) {
+    wireFolds(root);
     root.querySelectorAll('details[data-fragment]').forEach(function (d) {
       d.addEventListener('toggle', function () {
         if (!d.open || d.getAttribute('data-loaded')) return;
@@ -338,7 +375,9 @@
           return r.text();
         })
           .then(function (h) {
-            if (slot) slot.innerHTML = h;
+            if (!slot) return;
+            slot.innerHTML = h;
+            wireFolds(slot);
           })
           .catch(function () {
             d.removeAttribute('data-loaded');

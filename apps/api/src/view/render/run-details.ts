@@ -132,14 +132,49 @@ function stepLabel(action: string, label: string): SafeHtml {
   return html`<code class="action">${action}</code> ${rest}`;
 }
 
-function stepRow(p: Paths, run: ViewRun, s: ViewStep, clock: { t0: number; span: number }): SafeHtml {
+/** How a step row folds: a hook or fixture with steps inside is folded unless one of them went wrong. */
+type Fold = { open: boolean; inside: number } | null;
+
+/**
+ * The fold of each row, as Playwright's report folds its steps: a hook's or a fixture's steps are
+ * folded, unless the failing path goes through them (a step inside did not pass), which stays open;
+ * a test.step's nesting is always shown.
+ */
+function foldsOf(steps: readonly ViewStep[]): Fold[] {
+  return steps.map((s, i) => {
+    if (s.action !== 'hook' && s.action !== 'fixture') return null;
+    let end = i + 1;
+    while (end < steps.length && (steps[end]?.depth ?? 0) > s.depth) end += 1;
+    if (end === i + 1) return null;
+    return { open: steps.slice(i, end).some((inner) => inner.outcome !== 'passed'), inside: end - i - 1 };
+  });
+}
+
+/** The button that folds and unfolds a hook's or fixture's steps (the page's script shows it and wires it). */
+function foldButton(fold: NonNullable<Fold>): SafeHtml {
+  return html`<button type="button" class="fold" aria-expanded="${fold.open ? 'true' : 'false'}" hidden>
+    <span aria-hidden="true">▸</span><span class="visually-hidden">Steps inside (${fold.inside})</span>
+  </button>`;
+}
+
+function stepRow(
+  p: Paths,
+  run: ViewRun,
+  s: ViewStep,
+  clock: { t0: number; span: number },
+  fold: Fold = null,
+): SafeHtml {
   const x = ((s.startedAt.getTime() - clock.t0) / clock.span) * 100;
   const w = Math.max((s.durationMs / clock.span) * 100, 0.4);
   const shot = stepScreenshot(run, s);
-  return html`<tr class="step step-${s.outcome}">
+  return html`<tr
+      class="step step-${s.outcome}"
+      data-depth="${s.depth}"
+      ${fold ? html`data-fold="${fold.open ? 'open' : 'closed'}"` : ''}
+    >
       <td class="num">${s.index}</td>
       <th scope="row" class="label depth-${Math.min(s.depth, 6)}">
-        ${stepLabel(s.action, redactCredentials(s.label))}
+        ${fold ? foldButton(fold) : ''}${stepLabel(s.action, redactCredentials(s.label))}
       </th>
       <td class="target">
         ${s.target ? html`<code>${redactCredentials(s.target)}</code>` : s.location ? html`<code class="muted">${s.location}</code>` : ''}
@@ -201,6 +236,7 @@ function stepTimeline(p: Paths, run: ViewRun, level: Heading): SafeHtml {
   const t1 = Math.max(...steps.map((s) => s.startedAt.getTime() + s.durationMs));
   const clock = { t0, span: Math.max(t1 - t0, 1) };
   const count = `${steps.length}${run.plannedSteps ? ` of ${run.plannedSteps}` : ''}`;
+  const folds = foldsOf(steps);
   return html`<section class="timeline">
     ${heading(level, html`Steps <span class="muted">(${count}, ${formatDuration(clock.span)} on the timeline)</span>`)}
     <div class="table-wrap">
@@ -217,7 +253,7 @@ function stepTimeline(p: Paths, run: ViewRun, level: Heading): SafeHtml {
           </tr>
         </thead>
         <tbody>
-          ${steps.map((s) => stepRow(p, run, s, clock))}
+          ${steps.map((s, i) => stepRow(p, run, s, clock, folds[i]))}
         </tbody>
       </table>
     </div>

@@ -330,4 +330,21 @@ describe('outcomes of tests that did not end', () => {
       summary: "The tests did not load: Error: Cannot find module './x'",
     });
   });
+
+  it("names a module's SyntaxError, not only the place Node prints above it", () => {
+    const node = [
+      'file:///work/bundle/playwright.config.ts:1',
+      "import { defineConfig, devices } from '@playwright/test';",
+      '         ^^^^^^^^^^^^',
+      "SyntaxError: The requested module '@playwright/test' does not provide an export named 'defineConfig'",
+      '    at ModuleJob._instantiate (node:internal/modules/esm/module_job:213:21)',
+    ].join('\n');
+    expect(invalidDefinition(node).summary).toBe(
+      "The tests did not load: SyntaxError: The requested module '@playwright/test' does not provide an export named 'defineConfig' (playwright.config.ts:1)",
+    );
+    // A place with nothing after it that names an error stays as it was.
+    expect(invalidDefinition('file:///work/bundle/a.ts:3\nconst x = ;').summary).toBe(
+      'The tests did not load: file:///work/bundle/a.ts:3',
+    );
+  });
 });

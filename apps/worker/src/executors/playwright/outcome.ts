@@ -56,32 +56,22 @@ function where(location: { file: string; line: number } | undefined): string {
   return location ? ` (${location.file}:${location.line})` : '';
 }
 
-/**
- * The deepest step that failed (the first failing path, in order) and its number: its row in the
- * step table, which numbers the whole tree depth first from 1, hooks and fixtures included
- * (record-result.ts stepRows), so the summary and the view name the same step.
- */
+/** Rows of a step's subtree below it (the step table numbers the whole tree depth first from 1). */
+const rowsUnder = (step: PlaywrightStep): number => step.steps.reduce((sum, s) => sum + 1 + rowsUnder(s), 0);
+
+/** The deepest step on the first failing path, and its row in the step table (record-result.ts stepRows). */
 export function failingStep(steps: readonly PlaywrightStep[]): { step: PlaywrightStep; number: number } | null {
   let number = 0;
   const visit = (list: readonly PlaywrightStep[]): PlaywrightStep | null => {
     for (const step of list) {
       number += 1;
-      if (step.error) {
-        const child = step.steps.some((s) => s.error) ? visit(step.steps) : null;
-        return child ?? step;
-      }
-      // A step that did not fail can hold none that did: its rows are only counted.
+      if (step.error) return (step.steps.some((s) => s.error) ? visit(step.steps) : null) ?? step;
       number += rowsUnder(step);
     }
     return null;
   };
   const step = visit(steps);
   return step ? { step, number } : null;
-}
-
-/** The rows of a step's subtree, below it. */
-function rowsUnder(step: PlaywrightStep): number {
-  return step.steps.reduce((sum, child) => sum + 1 + rowsUnder(child), 0);
 }
 
 /** Why a failed attempt failed, from its first error and the step that failed. */
@@ -283,9 +273,17 @@ export function runnerKilledBefore(name: string): PlaywrightOutcome {
   };
 }
 
+/** A load error's first line; under the place Node prints above a module's SyntaxError, the error's line and that place. */
+function loadErrorLine(message: string): string {
+  const lines = message.replace(ANSI, '').trim().split('\n');
+  const first = lines[0] ?? '';
+  const error = /^\S+:\d+$/.test(first) ? lines.find((line) => /^[A-Za-z]*Error\b/.test(line)) : undefined;
+  return error ? `${error.trim()} (${first.replace(/^file:\/\//, '').replace(/^.*?\/bundle\//, '')})` : first;
+}
+
 /** The config or a spec did not load, or the test is no longer in the bundle. */
 export function invalidDefinition(message: string): PlaywrightOutcome {
-  return { status: 'error', code: 'invalid_definition', summary: `The tests did not load: ${firstLine(message)}` };
+  return { status: 'error', code: 'invalid_definition', summary: `The tests did not load: ${loadErrorLine(message)}` };
 }
 
 export function browserUnavailable(browser: string): PlaywrightOutcome {

@@ -46,6 +46,8 @@ const SCENARIOS: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
   isolation: () => import('./isolation'),
   /** What masking a run's secrets costs on the text it stores, against the mask it replaced. */
   mask: () => import('./mask'),
+  /** Someone else's Playwright repository: `playwright test` against the service, test by test (docs/PARITY.md). */
+  parity: () => import('./parity'),
 };
 
 /** What plain `pnpm bench` runs: every figure of the speed targets, in one go. */

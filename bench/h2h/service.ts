@@ -19,11 +19,14 @@ export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Starts the API on `database` with `project` applied to a new workspace; its key has `scopes` (default `run`). */
+/**
+ * Starts the API on `database` with `project` applied to a new workspace; its key has `scopes`
+ * (default `run`); `targetAllow` replaces the test set-up's TARGET_ALLOW (with a site's own port, say).
+ */
 export async function startBenchService(
   name: string,
   project: ProjectFile,
-  options: { scopes?: readonly ApiKeyScope[] } = {},
+  options: { scopes?: readonly ApiKeyScope[]; targetAllow?: string } = {},
 ) {
   const common = readCommonConfig(process.env);
   const dbUrl = new URL(common.databaseUrl);
@@ -54,7 +57,7 @@ export async function startBenchService(
     ARTIFACTS_DIR: artifactsDir,
     LOG_LEVEL: 'warn',
     RATE_LIMIT_PER_MINUTE: '100000',
-    TARGET_ALLOW: testTargetAllow(),
+    TARGET_ALLOW: options.targetAllow ?? testTargetAllow(),
     CHROMIUM_PATH: CHROMIUM,
   };
   const api = spawnService('api', { ...env, PORT: String(port) });
@@ -118,7 +121,8 @@ export async function startBenchService(
     backendPids,
     /** A worker process with `concurrency` slots, and `extra` in its environment. */
     spawnWorker: (concurrency: number, extra: Record<string, string> = {}) =>
-      spawnService('worker', { ...env, ...extra, WORKER_CONCURRENCY: String(concurrency) }),
+      // The API's port, which the worker protects from runs (NETWORK_POLICY.md): this one's, not the default 3000.
+      spawnService('worker', { ...env, PORT: String(port), ...extra, WORKER_CONCURRENCY: String(concurrency) }),
     close: async () => {
       api.child.kill('SIGTERM');
       await api.exited;

@@ -1,0 +1,153 @@
+/**
+ * The service's side of the parity harness: a private stack (the built API and a worker on their
+ * own ports, database `testrun_bench_parity`, a Redis prefix of their own, bench/h2h/service.ts),
+ * the repository deployed as a team deploys it (`testrun deploy --file testrun.yaml` with the
+ * CLI of packages/cli), one suite run through `POST /api/v1/runs`, followed to its end.
+ */
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { isPlaywrightDefinition, type ProjectFile } from '@testrun/contracts';
+import { REPO_ROOT } from '../../test/support/processes';
+import { startBenchService } from '../h2h/service';
+
+/** One run of the suite run, as the service stored it. */
+export interface ServiceResult {
+  /** Absolute path of its spec file (the bundle's path under the project file's folder). */
+  file: string;
+  project: string;
+  titlePath: string[];
+  status: string;
+  outcomeCode: string | null;
+  summary: string;
+  /** Its outcome's whole message (the error Playwright gave, say). */
+  message: string | null;
+  durationMs: number | null;
+  /** Its retry (0: the first try passed or failed for good). */
+  retry: number;
+}
+
+export interface ServiceSide {
+  deployOutput: string;
+  deployMs: number;
+  tests: ServiceResult[];
+  /** From the POST to the suite run's end. */
+  wallMs: number;
+  status: string;
+}
+
+/** A step project the workspace starts with: the Playwright project arrives by deploy. */
+const PLACEHOLDER: ProjectFile = {
+  slug: 'parity-placeholder',
+  name: 'Placeholder',
+  baseUrl: 'http://127.0.0.1:9',
+  suites: [
+    { slug: 'none', name: 'None', tests: [{ key: 'none', name: 'None', steps: [{ action: 'goto', url: '/' }] }] },
+  ],
+};
+
+const CLI = path.join(REPO_ROOT, 'packages', 'cli', 'bin', 'testrun.js');
+
+/** The CLI in `cwd` with `env` added (the key never on its command line): its exit code and output. */
+function cli(
+  args: string[],
+  cwd: string,
+  env: Record<string, string>,
+): Promise<{ code: number | null; output: string }> {
+  const child = spawn(process.execPath, [CLI, ...args], {
+    cwd,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (c: Buffer) => (output += c.toString('utf8')));
+  child.stderr.on('data', (c: Buffer) => (output += c.toString('utf8')));
+  return new Promise((resolve) => child.on('exit', (code) => resolve({ code, output })));
+}
+
+/** The rule of TARGET_ALLOW that opens the site under test's port, and only it. */
+function siteRule(baseUrl: string): string {
+  const url = new URL(baseUrl);
+  const port = url.port || (url.protocol === 'https:' ? '443' : '80');
+  return `${url.hostname}:${port}`;
+}
+
+/**
+ * Starts the stack, runs `deploy` (which writes and removes the project file: the repository is
+ * left as it was), runs suite `suiteSlug` of project `projectSlug` against `baseUrl` with `variables`
+ * and each run's evidence off, and stops the stack.
+ */
+export async function runServiceSide(options: {
+  projectFile: string;
+  projectSlug: string;
+  suiteSlug: string;
+  baseUrl: string;
+  variables: Record<string, string>;
+  /** Added to the worker's environment. */
+  workerEnv: Record<string, string>;
+  slots: number;
+  deploy: (
+    run: () => Promise<{ code: number | null; output: string }>,
+  ) => Promise<{ code: number | null; output: string }>;
+}): Promise<ServiceSide> {
+  const bench = await startBenchService('parity', PLACEHOLDER, {
+    scopes: ['deploy'],
+    targetAllow: siteRule(options.baseUrl),
+  });
+  const worker = bench.spawnWorker(options.slots, options.workerEnv);
+  try {
+    const env = { TESTRUN_API_URL: bench.apiUrl, TESTRUN_API_KEY: bench.key };
+    const began = performance.now();
+    const cwd = path.dirname(options.projectFile);
+    const deployed = await options.deploy(() => cli(['deploy', '--file', options.projectFile], cwd, env));
+    const deployMs = performance.now() - began;
+    if (deployed.code !== 0)
+      throw new Error(
+        `testrun deploy exited ${deployed.code}:\n${deployed.output}\nthe worker said:\n${worker.output()}`,
+      );
+    const sent = Date.now();
+    const id = await bench.post({
+      projectSlug: options.projectSlug,
+      suiteSlug: options.suiteSlug,
+      baseUrl: options.baseUrl,
+      ...(Object.keys(options.variables).length ? { variables: options.variables } : {}),
+      evidence: { trace: 'off', video: 'off', screenshots: 'off' },
+    });
+    const row = await bench.suiteTerminal(id);
+    const runs = await bench.db.run.findMany({
+      where: { suiteRunId: id },
+      orderBy: { position: 'asc' },
+      select: {
+        ...{ status: true, outcomeCode: true, outcomeMessage: true, resultSummary: true },
+        ...{ durationMs: true, steps: true, retry: true },
+      },
+    });
+    const tests = runs.flatMap((run): ServiceResult[] => {
+      if (!isPlaywrightDefinition(run.steps)) return [];
+      const pw = run.steps.playwright;
+      return [
+        {
+          file: path.resolve(cwd, pw.file),
+          project: pw.project,
+          titlePath: pw.titlePath,
+          status: run.status,
+          outcomeCode: run.outcomeCode,
+          summary: run.resultSummary,
+          message: run.outcomeMessage,
+          durationMs: run.durationMs,
+          retry: run.retry,
+        },
+      ];
+    });
+    return {
+      deployOutput: deployed.output,
+      deployMs,
+      tests,
+      wallMs: row.finishedAt.getTime() - sent,
+      status: row.status,
+    };
+  } finally {
+    worker.child.kill('SIGTERM');
+    await worker.exited;
+    await bench.close();
+  }
+}

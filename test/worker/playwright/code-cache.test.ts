@@ -75,7 +75,7 @@ test("a large module's cache is used only for the very bytes it was made from", 
   });
 });
 
-const CACHED_TITLE = 'the runner and this worker compiled Playwright from the code cache';
+const CACHED_TITLE = 'the runner and this worker load the hook, which compiles what holds import() as usual';
 
 /** Runs tests of the code-cache fixture (by title) in a sandbox, or as `options` say. */
 async function runCacheFixture(titles: string[], options: { codeCache?: string; isolation?: 'none' } = {}) {
@@ -124,4 +124,32 @@ test('a cache that cannot be made is said once, with why', async () => {
   expect(await made.ready()).toBe(false);
   expect(await made.ready()).toBe(false);
   expect(heard).toEqual(['its process ended with exit code 3']);
+});
+
+test('an ES module project (config and spec loaded through import()) runs with the cache ready', async () => {
+  const made = await CodeCache.create(path.join(dir.base(), 'code-cache-esm'), playwrightPackages().playwright);
+  expect(await made.ready()).toBe(true);
+  const results = await runFixture('esm', {
+    configFile: 'playwright.config.ts',
+    scratchDir: await dir.scratch(),
+    codeCache: made.dir,
+    tests: [{ file: 'esm.spec.ts', project: 'app', titlePath: ['loads as an ES module'] }],
+  });
+  expect(results.map((r) => [r.status, r.summary])).toEqual([['passed', 'Passed']]);
+});
+
+test('a large module that calls import() is compiled as usual, never from the cache', async () => {
+  const root = await mkdtemp(path.join(dir.base(), 'import-'));
+  const cacheDir = path.join(root, 'cache');
+  await mkdir(cacheDir);
+  await writeFile(path.join(root, 'x.mjs'), "export const hello = 'hi';");
+  const padding = Array.from({ length: 3000 }, (_, i) => `function pad${i}() { return ${i}; }`).join('\n');
+  await writeFile(path.join(root, 'large.js'), `module.exports = () => import('./x.mjs');\n${padding}\n`);
+  const load = `require(${JSON.stringify(path.join(root, 'large.js'))})().then((m) => console.log(JSON.stringify({ hello: m.hello, stats: require(${JSON.stringify(CODE_CACHE_HOOK)}).stats })))`;
+  for (const write of [true, false])
+    expect(await withHook(cacheDir, load, write)).toEqual({
+      hello: 'hi',
+      stats: { accepted: 0, rejected: 0, written: 0 },
+    });
+  expect(await readdir(cacheDir)).toEqual([]);
 });

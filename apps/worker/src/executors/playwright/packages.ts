@@ -75,7 +75,9 @@ function writeShim(dir: string, runtimeDir: string | null, packages: PlaywrightP
   );
   writeFileSync(
     path.join(dir, 'index.mjs'),
-    `export * from ${JSON.stringify(fixtures)};\nexport { test as default } from ${JSON.stringify(fixtures)};\n`,
+    // Node cannot list a CommonJS module's re-exports (fixtures.js's `export *` of playwright/test):
+    // the ES module entry takes them from playwright/test itself, and `test` from the fixture.
+    `export * from 'playwright/test';\nexport { test, test as default } from ${JSON.stringify(fixtures)};\n`,
   );
   for (const file of ['index.d.ts', 'reporter.js', 'reporter.mjs', 'reporter.d.ts', 'cli.js'])
     writeFileSync(path.join(dir, file), readFileSync(path.join(real, file)));

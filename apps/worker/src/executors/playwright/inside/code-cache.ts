@@ -6,7 +6,10 @@
  * about 10 MB of Playwright's bundles anew: a quarter of a second of CPU each, before a test runs.
  *
  * A file uses the cache only when one was made from exactly its bytes (the cache's name is their
- * SHA-256), in a folder the sandbox reads and cannot write. V8 refuses a cache made by another
+ * SHA-256), in a folder the sandbox reads and cannot write. A file that holds `import(` anywhere is
+ * never cached: Node 20's V8 loses a script's dynamic import callback when the script comes from a
+ * code cache ("A dynamic import callback was not specified"), and Playwright loads an ES module
+ * config or spec through import() (an eval in common/index.js, esmLoader.js). V8 refuses a cache made by another
  * version or with other flags, and the file is then compiled as usual. Every other file (the team's
  * code included) goes through Node's own loader untouched.
  *
@@ -22,6 +25,11 @@ import vm from 'node:vm';
 
 /** Files at least this long (in characters) are worth a cache: Playwright's bundles, not the small modules. */
 export const MIN_CACHED_CHARS = 100_000;
+
+/** Whether a file may be compiled from a cache: large, not a script with a #! line, and no import() in it. */
+function cacheable(content: string): boolean {
+  return content.length >= MIN_CACHED_CHARS && !content.startsWith('#!') && !content.includes('import(');
+}
 
 /** What this process did: for the tests, and for a look from inside. */
 export const stats = { accepted: 0, rejected: 0, written: 0 };
@@ -79,7 +87,7 @@ function writeWhole(file: string, data: Buffer): void {
 export function install(dir: string, write: boolean): void {
   const original = statics.prototype._compile;
   statics.prototype._compile = function compile(this: LoadedModule, content: string, filename: string) {
-    if (content.length < MIN_CACHED_CHARS || content.startsWith('#!')) return original.call(this, content, filename);
+    if (!cacheable(content)) return original.call(this, content, filename);
     const file = path.join(dir, `${createHash('sha256').update(content).digest('hex')}.v8`);
     const cachedData = readCache(file);
     if (cachedData === undefined && !write) return original.call(this, content, filename);

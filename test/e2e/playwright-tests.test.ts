@@ -193,6 +193,9 @@ it("a test the config's retries try again: each try an attempt of the run, passe
     /^Passed on retry 1 \(its Playwright config's retries\); the first attempt failed at step \d+ \(Expect "toHaveText"\)/,
   );
   expect(run.previous_attempts).toEqual([expect.objectContaining({ attempt: 1, status: 'failed', error: null })]);
+  // The run's duration covers both tries: the first's own and at least as long again for the second.
+  const first = run.previous_attempts[0]?.duration_ms ?? 0;
+  expect(run.duration_ms ?? 0).toBeGreaterThan(first);
   // Each try keeps its own steps under an execution number of its own: the first's failed, the second's passed.
   const steps = await db.stepResult.findMany({ where: { runId: run.id }, select: { attempt: true, outcome: true } });
   const outcomes = (attempt: number) => new Set(steps.filter((s) => s.attempt === attempt).map((s) => s.outcome));

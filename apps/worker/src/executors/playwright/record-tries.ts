@@ -45,9 +45,9 @@ export async function recordTries(
   writer.recordPageEvents(blockedEvents(result.blocked, (text) => at.mask.text(text), endedAt));
   const notes = await recordTry(writer, result, startedAt, at, attempt.limits.maxRecordingBytes);
   const outcome = outcomeOf(result, at.mask);
-  // After earlier tries, the run's duration is its last try's, as after the service's retries.
-  const last = tries.length > 1 ? tries[tries.length - 1] : undefined;
-  return withRecordingNotes(last ? { ...outcome, durationMs: Math.round(last.durationMs) } : outcome, notes);
+  // After earlier tries, the run's duration is all of them (each try's own is its attempt's).
+  const total = tries.reduce((sum, one) => sum + one.durationMs, 0);
+  return withRecordingNotes(tries.length > 1 ? { ...outcome, durationMs: Math.round(total) } : outcome, notes);
 }
 
 /** Records one try's steps and attachments through `writer` and waits for them; returns notes for its summary. */

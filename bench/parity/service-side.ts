@@ -6,9 +6,9 @@
  */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { isPlaywrightDefinition, type ProjectFile } from '@testrun/contracts';
-import { REPO_ROOT } from '../../test/support/processes';
+import { isPlaywrightDefinition } from '@testrun/contracts';
 import { startBenchService } from '../h2h/service';
+import { CLI, placeholderProject } from '../playwright/service';
 
 /** One run of the suite run, as the service stored it. */
 export interface ServiceResult {
@@ -34,18 +34,6 @@ export interface ServiceSide {
   wallMs: number;
   status: string;
 }
-
-/** A step project the workspace starts with: the Playwright project arrives by deploy. */
-const PLACEHOLDER: ProjectFile = {
-  slug: 'parity-placeholder',
-  name: 'Placeholder',
-  baseUrl: 'http://127.0.0.1:9',
-  suites: [
-    { slug: 'none', name: 'None', tests: [{ key: 'none', name: 'None', steps: [{ action: 'goto', url: '/' }] }] },
-  ],
-};
-
-const CLI = path.join(REPO_ROOT, 'packages', 'cli', 'bin', 'testrun.js');
 
 /** The CLI in `cwd` with `env` added (the key never on its command line): its exit code and output. */
 function cli(
@@ -89,7 +77,7 @@ export async function runServiceSide(options: {
     run: () => Promise<{ code: number | null; output: string }>,
   ) => Promise<{ code: number | null; output: string }>;
 }): Promise<ServiceSide> {
-  const bench = await startBenchService('parity', PLACEHOLDER, {
+  const bench = await startBenchService('parity', placeholderProject('parity-placeholder'), {
     scopes: ['deploy'],
     targetAllow: siteRule(options.baseUrl),
   });

@@ -52,17 +52,20 @@ export interface PlaywrightService {
   close(): Promise<void>;
 }
 
-/** A step project the bench workspace starts with: the Playwright projects arrive by deploy. */
-const PLACEHOLDER: ProjectFile = {
-  slug: 'bench-placeholder',
-  name: 'Placeholder',
-  baseUrl: 'http://127.0.0.1:9',
-  suites: [
-    { slug: 'none', name: 'None', tests: [{ key: 'none', name: 'None', steps: [{ action: 'goto', url: '/' }] }] },
-  ],
-};
+/** A step project a bench workspace starts with (named `slug`): the Playwright projects arrive by deploy. */
+export function placeholderProject(slug: string): ProjectFile {
+  return {
+    slug,
+    name: 'Placeholder',
+    baseUrl: 'http://127.0.0.1:9',
+    suites: [
+      { slug: 'none', name: 'None', tests: [{ key: 'none', name: 'None', steps: [{ action: 'goto', url: '/' }] }] },
+    ],
+  };
+}
 
-const CLI = path.join(REPO_ROOT, 'packages', 'cli', 'bin', 'testrun.js');
+/** The CLI's entry point, as a team runs it. */
+export const CLI = path.join(REPO_ROOT, 'packages', 'cli', 'bin', 'testrun.js');
 
 /** The worker's environment that counts its Postgres statements into `file` (count-statements.cjs). */
 function countingStatements(file: string): Record<string, string> {
@@ -114,7 +117,7 @@ function cli(
 export async function startPlaywrightService(
   firstProject: string,
 ): Promise<{ service: PlaywrightService } | { pending: string }> {
-  const bench = await startBenchService('playwright', PLACEHOLDER, { scopes: ['deploy'] });
+  const bench = await startBenchService('playwright', placeholderProject('bench-placeholder'), { scopes: ['deploy'] });
   const group = CpuGroup.create(`testrun-pw-service-${process.pid}`);
   group?.add(bench.api.child.pid ?? 0);
   const cliEnv = { TESTRUN_API_URL: bench.apiUrl, TESTRUN_API_KEY: bench.key };

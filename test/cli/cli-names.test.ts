@@ -115,8 +115,8 @@ describe('test names and flaky passes, in test and project mode', () => {
     flakyRunId = doc.tests.find((t) => t.flaky)?.runId ?? '';
     expect(doc.message).toBe('The project passed: 2 passed (1 flaky), 0 failed, 0 error, 0 skipped (2/2 finished).');
     // Progress and the closing lines speak of tests by name, never by run id.
-    expect(r.stderr).toContain('passed  Home page shows the shop\n');
-    expect(r.stderr).toContain('passed  Stock page settles (flaky: passed on retry 1)\n');
+    expect(r.stderr).toMatch(/passed {2}Home page shows the shop \(\d[^)]*\)\n/);
+    expect(r.stderr).toMatch(/passed {2}Stock page settles \(flaky: passed on retry 1\) \(\d[^)]*\)\n/);
     expect(r.stderr).toMatch(
       /FLAKY {2}Stock page settles: passed \(flaky: passed on retry 1\); attempt 1 failed: .+\n/,
     );
@@ -134,7 +134,7 @@ describe('test names and flaky passes, in test and project mode', () => {
     const junit = path.join(dir, 'single.xml');
     const r = await run(['--test', homeTestId, '--junit', junit]);
     expect(r.code).toBe(0);
-    expect(r.stderr).toContain('passed  Home page shows the shop\n');
+    expect(r.stderr).toMatch(/passed {2}Home page shows the shop \(\d[^)]*\)\n/);
     expect(nth(junitOf(junit).testcase, 0).name).toBe('Home page shows the shop');
   });
 

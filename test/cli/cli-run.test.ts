@@ -255,9 +255,10 @@ describe('testrun run: verdicts and exit codes', () => {
     expect(r.stdout).toMatch(/The suite failed: 1 passed, 1 failed, 0 error, 1 skipped \(3\/3 finished\)/);
     // Plain CI log (not a TTY), as docs/CLI.md shows it: one line per finished test while waiting,
     // then each failed test with its result summary and view link, then the suite run's link.
-    expect(r.stderr).toContain('  FAILED  Heading says <Welcome> & "hello"\n');
+    // Each with its duration as the service measured it (a skipped test never started: none).
+    expect(r.stderr).toMatch(/ {2}FAILED {2}Heading says <Welcome> & "hello" \(\d[^)]*\)\n/);
     expect(r.stderr).toContain('  skipped Disabled test\n');
-    expect(r.stderr).toContain('  passed  Home page home\n');
+    expect(r.stderr).toMatch(/ {2}passed {2}Home page home \(\d[^)]*\)\n/);
     expect(r.stderr).toMatch(
       new RegExp(
         `\nFAILED Heading says <Welcome> & "hello": Failed at step 2 \\(expectText "h1"\\): .+\n {8}${apiUrl}/view/runs/run_`,

@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Nullable, RunStatus, StringEnum, SuiteRunStatus } from './enums';
 import { IdempotencyKey } from './idempotency-key';
 import { PROBLEM_CODES, ProblemFieldError } from './problems';
-import { Run, SuiteRun } from './runs';
+import { Run, SuiteRun, TestLocation } from './runs';
 
 /**
  * The documents `testrun run --json` and `testrun status --json` print on stdout: one JSON value
@@ -59,6 +59,7 @@ export const ReportTest = Type.Object(
           "The run's duration as the service measured it (its duration_ms); null until it ends, and for a run that never started.",
       }),
     ),
+    location: Type.Optional(TestLocation),
   },
   { additionalProperties: false },
 );

@@ -139,6 +139,28 @@ export const RunAttempt = Type.Object(
 );
 export type RunAttempt = Static<typeof RunAttempt>;
 
+/**
+ * Where a Playwright test is declared, from the definition its run executed (the deployment's test):
+ * what a report names it by, as Playwright's own reporters do. A step test has none.
+ */
+export const TestLocation = Type.Object(
+  {
+    file: Type.String({ description: "The spec file, relative to the bundle's root (posix separators)." }),
+    line: Type.Integer({ minimum: 0 }),
+    column: Type.Integer({ minimum: 0 }),
+    titlePath: Type.Array(Type.String(), {
+      description:
+        "Describe titles then the test's title (no file, no project): Playwright's `titlePath()` past the file.",
+    }),
+    project: Type.String({ description: "The Playwright project it ran in ('' when the config has none)." }),
+  },
+  {
+    additionalProperties: false,
+    description: "A Playwright test's file, line, title path and project; absent for a step test.",
+  },
+);
+export type TestLocation = Static<typeof TestLocation>;
+
 export const Run = Type.Object(
   {
     id: Type.String(),
@@ -191,6 +213,7 @@ export const Run = Type.Object(
       description:
         "Requests the target network policy refused while the run's last attempt ran (each named in the view; the first 100 of a sandbox or browser context are kept). They make the run `error`/`target_blocked` only when it failed on one of them; a run that passed with some is `passed`.",
     }),
+    location: Type.Optional(TestLocation),
   },
   { additionalProperties: false },
 );
@@ -205,6 +228,7 @@ export const TestEntry = Type.Object(
     durationMs: Nullable(Milliseconds("The run's duration_ms: null until it ends, and for a run that never started.")),
     flaky: Type.Boolean({ description: "The run's flaky: it passed after a failed or error attempt." }),
     attempts: Type.Integer({ minimum: 0, description: "The run's attempts." }),
+    location: Type.Optional(TestLocation),
   },
   { additionalProperties: false },
 );

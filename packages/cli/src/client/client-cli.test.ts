@@ -128,7 +128,7 @@ describe('JUnit', () => {
     expect(xml).toContain('<testsuite name="shop/smoke" tests="4" failures="1" errors="1" skipped="1" time="4.000"');
     expect(xml).toContain('<testcase name="test &lt;run_b&gt;" classname="shop/smoke" time="1.500">');
     expect(xml).toContain('<failure message="failed summary" type="failed">');
-    expect(xml).toContain('<error message="error summary" type="timeout">error summary\nStep: 2');
+    expect(xml).toContain('<error message="error summary" type="timeout">error summary\nm\nStep: 2');
     expect(xml).toContain('<skipped message="test_disabled"/>');
     expect(xml).toContain('View: http://t/view/suite-runs/srun_1/x?a=1&amp;b=2');
   });

@@ -1,12 +1,18 @@
-import type { ReportTest, RunReport } from '@testrun/contracts';
+import type { ReportTest, RunReport, TestLocation } from '@testrun/contracts';
 import { flakyCount, passedOnRetry } from './report';
 
 /**
  * JUnit XML for a report, in the dialect that Jenkins, GitLab, GitHub test-report actions and
- * most viewers read: one `<testsuite>` (the suite, the project or the single test) with one
- * `<testcase>` per test. `failed` → `<failure>`, `error` → `<error>`, `skipped` → `<skipped>`; a
- * test still unfinished when the wait budget ran out is an `<error type="timeout">`. Messages
- * carry the run's result summary and a link to its view.
+ * most viewers read. Step tests are one `<testsuite>` (the suite, the project or the single test)
+ * with one `<testcase>` each. Playwright tests are written as Playwright's own junit reporter
+ * writes them: one `<testsuite>` per spec file (and Playwright project, named in `hostname`), each
+ * test's `name` its title path joined by ' › ', its `classname` and `file` the spec file's path in
+ * the bundle; a failure's body starts with the test's `file:line:column › title`, and the run's view
+ * (trace, screenshots, video) is a `[[ATTACHMENT|link]]` line of its `<system-out>`.
+ *
+ * `failed` → `<failure>`, `error` → `<error>`, `skipped` → `<skipped>`; a test still unfinished
+ * when the wait budget ran out is an `<error type="timeout">`. Messages carry the run's result
+ * summary and a link to its view.
  *
  * Retried tests are written as Maven Surefire writes reruns, which Jenkins, GitLab and most
  * viewers read: a test that passed on a retry has one `<flakyFailure>` (or `<flakyError>`) per
@@ -18,41 +24,95 @@ import { flakyCount, passedOnRetry } from './report';
  */
 export function buildJunitXml(report: RunReport, generatedAt: Date = new Date()): string {
   const suiteName = [report.project, report.suite].filter((part) => part !== null).join('/') || (report.testId ?? '');
-  const classname = report.kind === 'test' ? 'testrun' : suiteName;
   const c = report.counts;
-  const unfinished = c.queued + c.running;
   const attrs = {
     tests: c.total,
     failures: c.failed,
-    errors: c.error + unfinished,
+    errors: c.error + c.queued + c.running,
     skipped: c.skipped,
     time: seconds(report.durationMs),
   };
+  const timestamp = generatedAt.toISOString().replace(/\.\d+Z$/, '');
   const lines = ['<?xml version="1.0" encoding="UTF-8"?>'];
   lines.push(`<testsuites name="testrun"${attributes(attrs)}>`);
-  lines.push(
-    `  <testsuite name="${esc(suiteName)}"${attributes(attrs)} timestamp="${generatedAt.toISOString().replace(/\.\d+Z$/, '')}">`,
-  );
-  const props: [string, string][] = [['status', report.status]];
-  if (report.suiteRunId) props.push(['suiteRunId', report.suiteRunId]);
-  if (report.suiteRunUrl) props.push(['suiteRunUrl', report.suiteRunUrl]);
-  const flaky = flakyCount(report.tests);
-  if (flaky > 0) props.push(['flaky', String(flaky)]);
-  lines.push('    <properties>');
-  for (const [name, value] of props) lines.push(`      <property name="${esc(name)}" value="${esc(value)}"/>`);
-  lines.push('    </properties>');
-  for (const t of report.tests) lines.push(...testcase(t, classname, report.suiteRunUrl));
-  lines.push('  </testsuite>');
+  const all = groups(report.tests, suiteName, report.kind === 'test' ? 'testrun' : suiteName);
+  for (const group of all) {
+    // One suite of step tests only is the whole report; a Playwright file's suite counts its own.
+    const own =
+      all.length === 1 && !group.location ? attrs : { ...countAttributes(group.tests), time: sumSeconds(group.tests) };
+    const host = group.location?.project ? ` hostname="${esc(group.location.project)}"` : '';
+    lines.push(`  <testsuite name="${esc(group.name)}"${attributes(own)} timestamp="${timestamp}"${host}>`);
+    const props: [string, string][] = [['status', report.status]];
+    if (report.suiteRunId) props.push(['suiteRunId', report.suiteRunId]);
+    if (report.suiteRunUrl) props.push(['suiteRunUrl', report.suiteRunUrl]);
+    const flaky = flakyCount(group.tests);
+    if (flaky > 0) props.push(['flaky', String(flaky)]);
+    lines.push('    <properties>');
+    for (const [name, value] of props) lines.push(`      <property name="${esc(name)}" value="${esc(value)}"/>`);
+    lines.push('    </properties>');
+    for (const t of group.tests) lines.push(...testcase(t, group.classname, report.suiteRunUrl));
+    lines.push('  </testsuite>');
+  }
   lines.push('</testsuites>');
   return `${lines.join('\n')}\n`;
 }
 
+type Group = { name: string; classname: string; location: TestLocation | null; tests: ReportTest[] };
+
+/**
+ * The `<testsuite>`s: step tests together (first, under the report's name), then the Playwright
+ * tests by spec file and Playwright project, in the order they first appear (as Playwright's junit
+ * reporter writes one per file of each project). A report without tests still has its one suite.
+ */
+function groups(tests: readonly ReportTest[], suiteName: string, classname: string): Group[] {
+  const steps: Group = { name: suiteName, classname, location: null, tests: [] };
+  const byFile = new Map<string, Group>();
+  for (const t of tests) {
+    const location = t.location ?? null;
+    if (location === null) {
+      steps.tests.push(t);
+      continue;
+    }
+    const key = `${location.project}\0${location.file}`;
+    let group = byFile.get(key);
+    if (!group) {
+      group = { name: location.file, classname: location.file, location, tests: [] };
+      byFile.set(key, group);
+    }
+    group.tests.push(t);
+  }
+  return steps.tests.length > 0 || byFile.size === 0 ? [steps, ...byFile.values()] : [...byFile.values()];
+}
+
+/** A suite's `tests`, `failures`, `errors` (a test unfinished when the wait ran out is one) and `skipped`. */
+function countAttributes(tests: readonly ReportTest[]) {
+  const count = (...statuses: string[]) => tests.filter((t) => statuses.includes(t.status)).length;
+  return {
+    tests: tests.length,
+    failures: count('failed'),
+    errors: count('error', 'queued', 'running'),
+    skipped: count('skipped'),
+  };
+}
+
+function sumSeconds(tests: readonly ReportTest[]): string {
+  return seconds(tests.reduce((sum, t) => sum + (t.durationMs ?? 0), 0));
+}
+
+/** A test's name in a report: a Playwright test's title path as Playwright's reporters join it, else its name. */
+function testTitle(t: Pick<ReportTest, 'name' | 'location'>): string {
+  return t.location ? t.location.titlePath.join(' › ') : t.name;
+}
+
 function testcase(t: ReportTest, classname: string, suiteRunUrl: string | null): string[] {
   const time = t.durationMs === null ? '' : ` time="${seconds(t.durationMs)}"`;
-  const open = `    <testcase name="${esc(t.name)}" classname="${esc(classname)}"${time}`;
+  const where = t.location ? ` file="${esc(t.location.file)}"` : '';
+  const open = `    <testcase name="${esc(testTitle(t))}" classname="${esc(classname)}"${where}${time}`;
   const link = t.viewUrl ?? suiteRunUrl;
   const body = [
+    t.location ? `${t.location.file}:${t.location.line}:${t.location.column} › ${testTitle(t)}` : '',
     t.result_summary ?? '',
+    t.error && t.error.message !== t.result_summary ? t.error.message : '',
     t.error?.step ? `Step: ${t.error.step}` : '',
     `Run: ${t.runId}`,
     link ? `View: ${link}` : '',
@@ -60,12 +120,11 @@ function testcase(t: ReportTest, classname: string, suiteRunUrl: string | null):
     .filter(Boolean)
     .join('\n');
   const message = t.result_summary ?? t.status;
+  const out = systemOut(t, link);
   switch (t.status) {
     case 'passed': {
       const flaky = earlierAttempts(t, 'flaky');
-      const text = [t.flaky ? flakyText(t) : '', link ? `View: ${link}` : ''].filter(Boolean).join('\n');
-      if (!text && flaky.length === 0) return [`${open}/>`];
-      const out = text ? [`      <system-out>${esc(text)}</system-out>`] : [];
+      if (out.length === 0 && flaky.length === 0) return [`${open}/>`];
       return [`${open}>`, ...flaky, ...out, '    </testcase>'];
     }
     case 'failed':
@@ -73,6 +132,7 @@ function testcase(t: ReportTest, classname: string, suiteRunUrl: string | null):
         `${open}>`,
         `      <failure message="${esc(message)}" type="failed">${esc(body)}</failure>`,
         ...earlierAttempts(t, 'rerun'),
+        ...out,
         '    </testcase>',
       ];
     case 'error':
@@ -80,6 +140,7 @@ function testcase(t: ReportTest, classname: string, suiteRunUrl: string | null):
         `${open}>`,
         `      <error message="${esc(message)}" type="${esc(t.error?.code ?? 'error')}">${esc(body)}</error>`,
         ...earlierAttempts(t, 'rerun'),
+        ...out,
         '    </testcase>',
       ];
     case 'skipped':
@@ -97,6 +158,19 @@ function testcase(t: ReportTest, classname: string, suiteRunUrl: string | null):
       ];
     }
   }
+}
+
+/**
+ * A test's `<system-out>`: a flaky pass in words, then its view link: a passed step test's as
+ * `View: …`, a Playwright test's (its trace, screenshots and video) as the `[[ATTACHMENT|…]]` line
+ * of Playwright's junit reporter, which Jenkins and GitLab turn into a link; none when empty.
+ */
+function systemOut(t: ReportTest, link: string | null): string[] {
+  const lines = [t.status === 'passed' && t.flaky ? flakyText(t) : ''];
+  if (t.location && t.viewUrl) lines.push(`[[ATTACHMENT|${t.viewUrl}]]`);
+  else if (!t.location && t.status === 'passed' && link) lines.push(`View: ${link}`);
+  const text = lines.filter(Boolean).join('\n');
+  return text ? [`      <system-out>${esc(text)}</system-out>`] : [];
 }
 
 /**

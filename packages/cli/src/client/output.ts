@@ -6,7 +6,7 @@ import {
   type SuiteRunStatus,
 } from '@testrun/contracts';
 import { redact } from './parse-options';
-import { flakyMark } from './report';
+import { displayName, flakyMark } from './report';
 
 /** Where the command writes, with every string passed through redaction of header values. */
 export interface OutputStreams {
@@ -21,6 +21,9 @@ const MARK: Partial<Record<RunStatus, string>> = {
   skipped: 'skipped',
 };
 
+/** How often a CI log repeats that the runs still wait for a worker. */
+const QUEUED_REPEAT_MS = 30_000;
+
 /**
  * Human output of a command. Progress goes to stderr, so stdout carries only the result (the
  * `--json` document, or the summary). On a TTY progress is one line rewritten in place, with each
@@ -30,6 +33,8 @@ export class Output {
   private readonly live: boolean;
   private readonly printed = new Set<string>();
   private statusLine = '';
+  /** When the last "queued: waiting for a worker" line was printed (CI logs repeat it now and then). */
+  private queuedSaidAt: number | null = null;
 
   constructor(
     private readonly streams: OutputStreams,
@@ -67,15 +72,30 @@ export class Output {
       if (this.printed.has(t.runId) || mark === undefined) continue;
       this.printed.add(t.runId);
       const flaky = t.flaky ? ` ${flakyMark(t)}` : '';
+      const duration = t.durationMs === null ? '' : ` (${formatDuration(t.durationMs)})`;
       this.info(
-        `  ${mark} ${t.name}${flaky}${t.result_summary && t.status !== 'passed' ? ` — ${t.result_summary}` : ''}`,
+        `  ${mark} ${displayName(t)}${flaky}${duration}${t.result_summary && t.status !== 'passed' ? ` — ${t.result_summary}` : ''}`,
       );
     }
     const finished = counts.passed + counts.failed + counts.error + counts.skipped;
+    const waited = formatDuration(this.now() - startedAt);
+    if (status === 'queued') this.sayQueued(waited);
     this.statusLine =
-      `${status} · ${finished}/${counts.total} finished · ${counts.passed} passed · ${counts.failed} failed · ` +
-      `${counts.error} error · ${counts.skipped} skipped · ${formatDuration(this.now() - startedAt)}`;
+      `${status === 'queued' ? `queued: waiting for a worker (${waited})` : status} · ${finished}/${counts.total} finished · ` +
+      `${counts.passed} passed · ${counts.failed} failed · ${counts.error} error · ${counts.skipped} skipped · ${waited}`;
     this.redraw();
+  }
+
+  /**
+   * Everything still waits in the queue: on a TTY the status line says so; in a CI log a line says
+   * it once, then every 30 s while it lasts, so a quiet log never looks hung.
+   */
+  private sayQueued(waited: string): void {
+    if (this.live) return;
+    const now = this.now();
+    if (this.queuedSaidAt !== null && now - this.queuedSaidAt < QUEUED_REPEAT_MS) return;
+    this.queuedSaidAt = now;
+    this.info(`queued: waiting for a worker (${waited})`);
   }
 
   /** Removes the live status line before the command ends. */

@@ -46,6 +46,7 @@ export function testsFromSuiteRun(suiteRun: SuiteRun): ReportTest[] {
     skip_reason: t.skipReason,
     flaky: t.flaky,
     attempts: t.attempts,
+    ...(t.location ? { location: t.location } : {}),
   }));
 }
 
@@ -62,7 +63,25 @@ export function testsFromRuns(runs: readonly Run[]): ReportTest[] {
     flaky: r.flaky,
     attempts: r.attempts,
     previous_attempts: r.previous_attempts,
+    ...(r.location ? { location: r.location } : {}),
   }));
+}
+
+/**
+ * A test as people read it: a Playwright test's `file › describe › title` (as Playwright's list
+ * reporter prints it), else its name.
+ */
+export function displayName(t: Pick<ReportTest, 'name' | 'location'>): string {
+  return t.location ? [t.location.file, ...t.location.titlePath].join(' › ') : t.name;
+}
+
+/** The first lines of a test's error, for the closing lines: its summary, then the error's message if it says more. */
+function errorLines(t: Pick<ReportTest, 'result_summary' | 'error' | 'status'>, max = 6): string[] {
+  const text = [t.result_summary ?? t.status, t.error && t.error.message !== t.result_summary ? t.error.message : '']
+    .filter(Boolean)
+    .join('\n');
+  const lines = text.split('\n').filter((line) => line.trim() !== '');
+  return lines.length > max ? [...lines.slice(0, max), `… (${lines.length - max} more lines in the view)`] : lines;
 }
 
 /** "passed on retry 1": which retry a flaky run passed on (its attempts count the first one too). */
@@ -133,11 +152,13 @@ export function closingLines(tests: readonly ReportTest[]): string[] {
     const link = t.viewUrl ? `\n        ${t.viewUrl}` : '';
     if (t.status === 'failed' || t.status === 'error') {
       const mark = t.status === 'failed' ? 'FAILED' : 'ERROR ';
-      return [`${mark} ${t.name}: ${t.result_summary ?? t.status}${link}`];
+      const [first, ...more] = errorLines(t);
+      const where = t.location ? ` (${t.location.file}:${t.location.line})` : '';
+      return [`${mark} ${displayName(t)}: ${first}${more.map((line) => `\n        ${line}`).join('')}${where}${link}`];
     }
     if (!t.flaky) return [];
     const earlier = t.previous_attempts.map((a) => `; attempt ${a.attempt} ${a.status}: ${a.result_summary}`);
-    return [`FLAKY  ${t.name}: ${statusText(t)}${earlier.join('')}${link}`];
+    return [`FLAKY  ${displayName(t)}: ${statusText(t)}${earlier.join('')}${link}`];
   });
 }
 

@@ -11,7 +11,9 @@ import {
   type SkipReason,
   type SuiteRun,
   type SuiteRunStatus,
+  type PlaywrightDefinition,
   type TestEntry,
+  type TestLocation,
 } from '@testrun/contracts';
 import { readSql, type Db } from '../db';
 import type { DerivedKeys } from '../secrets/seal';
@@ -42,6 +44,8 @@ export type RunRow = {
   /** The retried attempts, oldest first (see {@link PREVIOUS_ATTEMPTS}). */
   previous_attempts: AttemptRow[];
   view_token_version: number | null;
+  /** The Playwright definition's `playwright` object (steps->'playwright'); null for a step test. */
+  playwright: PlaywrightDefinition['playwright'] | null;
 };
 
 /**
@@ -69,12 +73,22 @@ const PREVIOUS_ATTEMPTS = `COALESCE((SELECT json_agg(json_build_array(a.retry, a
 const BLOCKED_REQUESTS = `(SELECT count(*)::int FROM page_events e
       WHERE e.run_id = r.id AND e.attempt = r.attempt AND e.kind = 'blocked') AS blocked_request_count`;
 
+/** A Playwright run's definition (its file, line, title path, project); null for a step test's array of steps. */
+const PLAYWRIGHT_DEFINITION = `CASE WHEN jsonb_typeof(r.steps) = 'object' THEN r.steps->'playwright' END AS playwright`;
+
 /** What a Run is made of, for `SELECT … FROM runs r LEFT JOIN suite_runs s ON s.id = r.suite_run_id`. */
 export const RUN_COLUMNS = `r.id, r.status::text AS status, r.evidence, r.result_summary, r.outcome_code::text AS outcome_code,
       r.outcome_message, r.outcome_step, r.skip_reason::text AS skip_reason, r.test_id, r.test_name, r.suite_run_id,
       r.deployment_id, r.created_at, r.started_at, r.finished_at, r.duration_ms, r.attempt, r.retry, r.retries, ${PREVIOUS_ATTEMPTS},
       ${BLOCKED_REQUESTS},
-      COALESCE(s.view_token_version, r.view_token_version) AS view_token_version`;
+      COALESCE(s.view_token_version, r.view_token_version) AS view_token_version, ${PLAYWRIGHT_DEFINITION}`;
+
+/** `{location}`: where a Playwright test is declared, from its run's definition; nothing for a step test. */
+function locationOf(playwright: PlaywrightDefinition['playwright'] | null): { location?: TestLocation } {
+  if (!playwright || typeof playwright.file !== 'string') return {};
+  const { file, line, column, titlePath, project } = playwright;
+  return { location: { file, line, column, titlePath, project } };
+}
 
 /** A run's row as the contract's Run. */
 export function toRun(row: RunRow): Run {
@@ -103,6 +117,7 @@ export function toRun(row: RunRow): Run {
     flaky: isFlaky(row.status, row.retry),
     previous_attempts: row.previous_attempts.map(toRunAttempt),
     blocked_request_count: row.blocked_request_count,
+    ...locationOf(row.playwright),
   };
 }
 
@@ -221,15 +236,27 @@ export async function readSuiteRun(
   suiteRunId: string,
 ): Promise<SuiteRun | null> {
   type Row = SuiteRunRow & {
-    /** The children in position order as [id, test name, status, skip reason, duration, retry, started] (a JSON array). */
-    tests: Array<[string, string, RunStatus, SkipReason | null, number | null, number, boolean]>;
+    /** The children in position order as [id, test name, status, skip reason, duration, retry, started, Playwright definition] (a JSON array). */
+    tests: Array<
+      [
+        string,
+        string,
+        RunStatus,
+        SkipReason | null,
+        number | null,
+        number,
+        boolean,
+        PlaywrightDefinition['playwright'] | null,
+      ]
+    >;
   };
   const rows = await readSql<Row>(
     db,
     'suite_run_by_id',
     `SELECT ${SUITE_RUN_COLUMNS},
       COALESCE((SELECT json_agg(json_build_array(r.id, r.test_name, r.status, r.skip_reason,
-          CASE WHEN r.finished_at IS NULL THEN NULL ELSE r.duration_ms END, r.retry, r.started_at IS NOT NULL) ORDER BY r.position)
+          CASE WHEN r.finished_at IS NULL THEN NULL ELSE r.duration_ms END, r.retry, r.started_at IS NOT NULL,
+          CASE WHEN jsonb_typeof(r.steps) = 'object' THEN r.steps->'playwright' END) ORDER BY r.position)
         FROM runs r WHERE r.suite_run_id = s.id), '[]'::json) AS tests
     FROM suite_runs s
     WHERE s.id = $1 AND s.workspace_id = $2`,
@@ -239,7 +266,7 @@ export async function readSuiteRun(
   if (!row) return null;
   return {
     ...toSuiteRunSummary(keys, links, row),
-    tests: row.tests.map(([runId, name, status, skipReason, durationMs, retry, started]): TestEntry => ({
+    tests: row.tests.map(([runId, name, status, skipReason, durationMs, retry, started, playwright]): TestEntry => ({
       runId,
       name,
       status,
@@ -247,6 +274,7 @@ export async function readSuiteRun(
       durationMs,
       flaky: isFlaky(status, retry),
       attempts: started ? retry + 1 : 0,
+      ...locationOf(playwright),
     })),
   };
 }

@@ -1,0 +1,122 @@
+import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import type { ReportTest, RunReport, TestLocation } from '@testrun/contracts';
+import { buildJunitXml } from './junit';
+
+// JUnit of Playwright tests as Playwright's junit reporter writes it, read back with a real XML
+// parser: one <testsuite> per spec file (and Playwright project), names as title paths, the spec
+// file as classname and file, the run's view as an [[ATTACHMENT|…]] line.
+
+const at = (file: string, titlePath: string[], project = '', line = 3): TestLocation => ({
+  file,
+  line,
+  column: 5,
+  titlePath,
+  project,
+});
+
+const test = (runId: string, status: ReportTest['status'], extra: Partial<ReportTest> = {}): ReportTest => ({
+  runId,
+  name: `name of ${runId}`,
+  status,
+  result_summary: `${status} summary`,
+  error: null,
+  skip_reason: null,
+  flaky: false,
+  attempts: 1,
+  previous_attempts: [],
+  viewUrl: null,
+  durationMs: 1000,
+  ...extra,
+});
+
+const report = (tests: ReportTest[]): RunReport => ({
+  kind: 'suite',
+  project: 'shop',
+  suite: 'e2e',
+  testId: null,
+  suiteRunId: 'srun_1',
+  runIds: [],
+  suiteRunUrl: 'http://t/view/suite-runs/srun_1/x',
+  status: 'failed',
+  counts: { total: tests.length, queued: 0, running: 0, passed: 2, failed: 1, error: 0, skipped: 1 },
+  timedOut: false,
+  durationMs: 9000,
+  exitCode: 1,
+  message: '',
+  idempotencyKey: 'k-1',
+  replayed: false,
+  tests,
+});
+
+const parser = new XMLParser({
+  ignoreAttributes: false,
+  attributeNamePrefix: '',
+  isArray: (name) => ['testsuite', 'testcase', 'property', 'rerunFailure', 'flakyFailure'].includes(name),
+});
+
+type Case = { name: string; classname: string; file?: string; time?: string; failure?: { '#text': string } } & Record<
+  string,
+  unknown
+>;
+type Suite = { name: string; hostname?: string; tests: string; failures: string; skipped: string; testcase: Case[] };
+
+function parse(xml: string): Suite[] {
+  expect(XMLValidator.validate(xml)).toBe(true);
+  return (parser.parse(xml) as { testsuites: { testsuite: Suite[] } }).testsuites.testsuite;
+}
+
+describe('JUnit of Playwright tests', () => {
+  const tests = [
+    test('run_a', 'passed', { location: at('tests/cart.spec.ts', ['cart', 'adds an item']) }),
+    test('run_b', 'failed', {
+      location: at('tests/login.spec.ts', ['login', 'signs <in>'], '', 12),
+      result_summary: 'expect(locator).toHaveText failed: expected "Welcome" received "Oops"',
+      viewUrl: 'http://t/view/runs/run_b/x?a=1&b=2',
+      previous_attempts: [
+        {
+          attempt: 1,
+          status: 'failed',
+          result_summary: 'first try failed',
+          error: null,
+          started_at: '2026-01-01T00:00:00.000Z',
+          finished_at: '2026-01-01T00:00:01.000Z',
+          duration_ms: 1000,
+        },
+      ],
+    }),
+    test('run_c', 'passed', { location: at('tests/cart.spec.ts', ['cart', 'removes an item']) }),
+    test('run_d', 'skipped', { location: at('tests/cart.spec.ts', ['cart', 'checks out'], 'firefox') }),
+  ];
+
+  it('writes a testsuite per spec file and project, named as Playwright names its tests', () => {
+    const suites = parse(buildJunitXml(report(tests), new Date('2026-01-01T00:00:00Z')));
+    expect(suites.map((s) => [s.name, s.hostname, s.tests, s.failures, s.skipped])).toEqual([
+      ['tests/cart.spec.ts', undefined, '2', '0', '0'],
+      ['tests/login.spec.ts', undefined, '1', '1', '0'],
+      ['tests/cart.spec.ts', 'firefox', '1', '0', '1'],
+    ]);
+    const [cart, login] = suites;
+    expect(cart?.testcase.map((c) => [c.name, c.classname, c.file, c.time])).toEqual([
+      ['cart › adds an item', 'tests/cart.spec.ts', 'tests/cart.spec.ts', '1.000'],
+      ['cart › removes an item', 'tests/cart.spec.ts', 'tests/cart.spec.ts', '1.000'],
+    ]);
+    const failed = login?.testcase[0];
+    expect(failed?.name).toBe('login › signs <in>');
+    // The failure's body starts where Playwright's does: file:line:column › title, then the error.
+    expect(failed?.failure?.['#text']).toMatch(
+      /^tests\/login\.spec\.ts:12:5 › login › signs <in>\nexpect\(locator\)\.toHaveText failed: expected "Welcome" received "Oops"\n/,
+    );
+    expect(failed?.['system-out']).toBe('[[ATTACHMENT|http://t/view/runs/run_b/x?a=1&b=2]]');
+    expect(failed?.rerunFailure).toHaveLength(1);
+  });
+
+  it('keeps step tests in one suite of their own, as before', () => {
+    const xml = buildJunitXml(report([test('run_s', 'passed'), ...tests]));
+    const suites = parse(xml);
+    expect(suites[0]?.name).toBe('shop/e2e');
+    expect(suites[0]?.testcase.map((c) => [c.name, c.classname, c.file])).toEqual([
+      ['name of run_s', 'shop/e2e', undefined],
+    ]);
+    expect(suites).toHaveLength(4);
+  });
+});

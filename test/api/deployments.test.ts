@@ -62,8 +62,8 @@ describe('POST /api/v1/projects/{projectSlug}/deployments', () => {
       created_by: { key_id: t.keyId, key_name: `key-${t.tag}` },
       changes: {
         added: [
-          { suiteSlug: 'smoke', key: 't1' },
-          { suiteSlug: 'smoke', key: 't2' },
+          { suiteSlug: 'smoke', key: 't1', name: 'smoke test 1' },
+          { suiteSlug: 'smoke', key: 't2', name: 'smoke test 2' },
         ],
         removed: [],
         changed: [],
@@ -84,7 +84,7 @@ describe('POST /api/v1/projects/{projectSlug}/deployments', () => {
     expect(v2).toMatchObject({
       version: 2,
       active: true,
-      changes: { added: [], removed: [], changed: [{ suiteSlug: 'smoke', key: 't1' }] },
+      changes: { added: [], removed: [], changed: [{ suiteSlug: 'smoke', key: 't1', name: 'smoke test 1' }] },
     });
     expect(nth(v2.tests, 0).testId).toBe(testId);
     const after = await runOne(t.key, { testId });
@@ -123,7 +123,7 @@ describe('POST /api/v1/projects/{projectSlug}/deployments', () => {
     const removedId = nth(v1.tests, 1).testId;
     const runId = await runOne(t.key, { testId: removedId });
     const v2 = bodyOf(await deploy(t.key, sampleProject('shop', { count: 1 })), wire.deployment);
-    expect(v2.changes.removed).toEqual([{ suiteSlug: 'smoke', key: 't2' }]);
+    expect(v2.changes.removed).toEqual([{ suiteSlug: 'smoke', key: 't2', name: 'smoke test 2' }]);
     expect((await request(api.app).post('/api/v1/runs').set(bearer(t.key)).send({ testId: removedId })).status).toBe(
       404,
     );
@@ -141,7 +141,7 @@ describe('POST /api/v1/projects/{projectSlug}/deployments', () => {
     expect(res.status).toBe(201);
     const preview = bodyOf(res, wire.deployment);
     expect(preview).toMatchObject({ version: 2, active: false, activated_at: null });
-    expect(preview.changes.added).toEqual([{ suiteSlug: 'smoke', key: 'new' }]);
+    expect(preview.changes.added).toEqual([{ suiteSlug: 'smoke', key: 'new', name: 'new test' }]);
 
     // The live project is untouched: listings show the active version's tests only.
     const projects = bodyOf(await request(api.app).get('/api/v1/projects').set(bearer(t.key)), wire.projectList);
@@ -289,7 +289,11 @@ describe('POST /api/v1/projects/{projectSlug}/deployments', () => {
       .send({ project: sampleProject('shop', { count: 3 }), dryRun: true });
     expect(res.status).toBe(200);
     const dry = bodyOf(res, wire.deploymentDryRun);
-    expect(dry.changes).toEqual({ added: [{ suiteSlug: 'smoke', key: 't3' }], removed: [], changed: [] });
+    expect(dry.changes).toEqual({
+      added: [{ suiteSlug: 'smoke', key: 't3', name: 'smoke test 3' }],
+      removed: [],
+      changed: [],
+    });
     expect(dry.tests.map((x) => x.testId)).toEqual([nth(v1.tests, 0).testId, nth(v1.tests, 1).testId, null]);
     expect(await api.db.deployment.count({ where: { workspaceId: t.workspace.id } })).toBe(1);
     expect(await api.db.test.count({ where: { workspaceId: t.workspace.id } })).toBe(2);

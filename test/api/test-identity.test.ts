@@ -197,6 +197,9 @@ it('a deployment counts as changed only the test whose own source changed, not i
           first.tests.find((x) => x.name === 'removes an item'),
           'the test',
         ).key,
+        // Named as Playwright names it: its title path, under its spec file.
+        name: 'removes an item',
+        location: expect.objectContaining({ titlePath: ['removes an item'], project: '' }) as unknown,
       },
     ],
   });

@@ -208,7 +208,7 @@ describe('testrun deploy --file with playwright:', () => {
     await served.close();
   });
 
-  it('--dry-run packs and says what without uploading; a deploy uploads once, then finds it there', async () => {
+  it('--dry-run packs and uploads (so the service can list its tests); a deploy then finds it there', async () => {
     const t = await createTenant(served.api.db, { scopes: ['run', 'preview', 'deploy'] });
     const env = { TESTRUN_API_URL: `http://127.0.0.1:${served.port}`, TESTRUN_API_KEY: t.key };
     const store = new LocalArtifactStore(served.api.config.artifactsDir);
@@ -222,18 +222,16 @@ describe('testrun deploy --file with playwright:', () => {
       `${file}: playwright: warning: no @playwright/test installed above e2e/ (node_modules/@playwright/test/cli.js) to read the config with: packed the *.spec.*`,
     );
     expect(dry.stderr).toContain(`Bundle: 9 files, `);
-    expect(dry.stderr).toContain(`(${digest}); not uploaded (dry run).`);
-    expect(await bundleExists(store, t.workspace.id, digest)).toBe(false);
+    expect(dry.stderr).toContain(`(${digest}); uploaded.`);
+    expect(await bundleExists(store, t.workspace.id, digest)).toBe(true);
+    // This API has no worker to discover the tests with: the dry run is a 503, nothing else stored.
+    expect(dry.code).toBe(2);
+    expect(dry.stderr).toContain('discovery_unavailable');
 
     const first = await runCliHere(['deploy', '--file', file, '--preview'], env);
-    expect(first.stderr).toContain(`(${digest}); uploaded.`);
-    expect(await bundleExists(store, t.workspace.id, digest)).toBe(true);
-    // This API has no worker to discover the tests with: the upload happened, the deployment is a 503.
+    expect(first.stderr).toContain(`(${digest}); already uploaded.`);
     expect(first.code).toBe(2);
     expect(first.stderr).toContain('discovery_unavailable');
-
-    const again = await runCliHere(['deploy', '--file', file, '--preview'], env);
-    expect(again.stderr).toContain(`(${digest}); already uploaded.`);
   });
 
   it('a bundle that cannot be packed is printed and nothing is sent', async () => {

@@ -82,8 +82,24 @@ it('discovers the tests in the sandbox and keeps their testIds from one deployme
   const smoke = first.tests.filter((t) => t.suiteSlug === 'smoke');
   // A grep selects in every project: the Firefox project's copy is a test too (skipped when run).
   expect(smoke.map((t) => [t.name, t.location])).toEqual([
-    ['catalog › lists every product @smoke', { file: 'e2e/tests/catalog.spec.ts', line: 5, project: 'chromium' }],
-    ['catalog › lists every product @smoke', { file: 'e2e/tests/catalog.spec.ts', line: 5, project: 'firefox' }],
+    [
+      'catalog › lists every product @smoke',
+      {
+        file: 'e2e/tests/catalog.spec.ts',
+        line: 5,
+        project: 'chromium',
+        titlePath: ['catalog', 'lists every product @smoke'],
+      },
+    ],
+    [
+      'catalog › lists every product @smoke',
+      {
+        file: 'e2e/tests/catalog.spec.ts',
+        line: 5,
+        project: 'firefox',
+        titlePath: ['catalog', 'lists every product @smoke'],
+      },
+    ],
   ]);
   const chromium = first.tests.filter((t) => t.suiteSlug === 'chromium').map((t) => t.name);
   // The setup project's test is not a run of the suites that depend on it.

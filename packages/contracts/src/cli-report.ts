@@ -60,6 +60,7 @@ export const ReportTest = Type.Object(
       }),
     ),
     location: Type.Optional(TestLocation),
+    failure: Run.properties.failure,
   },
   { additionalProperties: false },
 );

@@ -72,9 +72,35 @@ export function underProject(errors: readonly ProblemFieldError[]): ProblemField
   return errors.map((e) => ({ path: `/project${e.path}`, message: e.message }));
 }
 
+/** Where a Playwright test of a deployment is declared; absent for a step test. */
+const DeploymentTestLocation = Type.Object(
+  {
+    file: Type.String({ description: 'The spec file, relative to the project file.' }),
+    line: Type.Integer(),
+    project: Type.String({ description: "The Playwright project it runs in ('' without projects)." }),
+    titlePath: Type.Optional(
+      Type.Array(Type.String(), {
+        description:
+          "Describe titles then the test's title (no file, no project); absent for versions deployed before it was given.",
+      }),
+    ),
+  },
+  { additionalProperties: false, description: 'Where a Playwright test is declared; absent for a step test.' },
+);
+
 /** A test named by where it lives: its suite's slug and its key (what keeps its testId). */
 export const DeploymentTestKey = Type.Object(
-  { suiteSlug: Type.String(), key: Type.String() },
+  {
+    suiteSlug: Type.String(),
+    key: Type.String(),
+    name: Type.Optional(
+      Type.String({
+        description:
+          "The test's name (a Playwright test's title path joined by ' › '); absent in changes stored before it was given.",
+      }),
+    ),
+    location: Type.Optional(DeploymentTestLocation),
+  },
   { additionalProperties: false },
 );
 export type DeploymentTestKey = Static<typeof DeploymentTestKey>;
@@ -101,16 +127,7 @@ export const DeploymentTest = Type.Object(
     name: Type.String(),
     suiteSlug: Type.String(),
     enabled: Type.Boolean(),
-    location: Type.Optional(
-      Type.Object(
-        {
-          file: Type.String({ description: 'The spec file, relative to the project file.' }),
-          line: Type.Integer(),
-          project: Type.String({ description: "The Playwright project it runs in ('' without projects)." }),
-        },
-        { additionalProperties: false, description: 'Where a Playwright test is declared; absent for a step test.' },
-      ),
-    ),
+    location: Type.Optional(DeploymentTestLocation),
   },
   { additionalProperties: false },
 );

@@ -161,6 +161,23 @@ export const TestLocation = Type.Object(
 );
 export type TestLocation = Static<typeof TestLocation>;
 
+/** A failed run's error as its failing step recorded it (what the view shows of the failure). */
+export const RunFailure = Type.Object(
+  {
+    message: Type.String({
+      description:
+        "The step's error in full: a Playwright expectation's message with its expected and received values, a step test's failure.",
+    }),
+    expected: Nullable(Type.String({ description: 'What a failed expectation wanted, when it says.' })),
+    received: Nullable(Type.String({ description: 'What the page had, when it says.' })),
+    location: Nullable(
+      Type.String({ description: "Where in the test the step is (`file:line`, a Playwright step's)." }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type RunFailure = Static<typeof RunFailure>;
+
 export const Run = Type.Object(
   {
     id: Type.String(),
@@ -214,6 +231,12 @@ export const Run = Type.Object(
         "Requests the target network policy refused while the run's last attempt ran (each named in the view; the first 100 of a sandbox or browser context are kept). They make the run `error`/`target_blocked` only when it failed on one of them; a run that passed with some is `passed`.",
     }),
     location: Type.Optional(TestLocation),
+    failure: Type.Optional(
+      Type.Composite([RunFailure], {
+        description:
+          "A `failed` run's error as its failing step recorded it (its last attempt's); absent otherwise, and when no step recorded one.",
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -2,6 +2,7 @@ import { hasBundle, uploadBundle, type TestrunClient } from '@testrun/client';
 import { needsBundle, type PlaywrightSection } from '@testrun/contracts';
 import { planBundle } from './collect';
 import { packBundle, type PackedBundle } from './pack';
+export type { PackedBundle } from './pack';
 
 /** Why a project's bundle could not be packed: every reason, one a line. */
 export class BundleRefusal extends Error {

@@ -4,6 +4,7 @@ import { parseDuration, parseHeaders, parseRetries, redact, secretsOf, UsageErro
 import type { ReportTest, RunReport } from '@testrun/contracts';
 import { exitCodeFor } from './report';
 import { openCommand } from './connection';
+import { Output } from './output';
 
 describe('parseRetries', () => {
   it('takes a whole number from 0 to 3 and names the flag otherwise', () => {
@@ -187,5 +188,22 @@ describe('openCommand', () => {
     expect(() => openCommand({ apiUrl: 'http://127.0.0.1:1' }, ctx, { json: false })).toThrow(
       'no API key: pass --api-key or set TESTRUN_API_KEY',
     );
+  });
+});
+
+describe('Output while the runs wait in the queue', () => {
+  it('says "queued: waiting for a worker" in a CI log, then again every 30 s while it lasts', () => {
+    let written = '';
+    const sink = { write: (text: string) => ((written += text), true) } as unknown as NodeJS.WritableStream;
+    let now = 0;
+    const out = new Output({ stdout: sink, stderr: sink }, [], false, () => now);
+    const counts = { total: 2, queued: 2, running: 0, passed: 0, failed: 0, error: 0, skipped: 0 };
+    for (const at of [500, 12_000, 31_000, 45_000]) {
+      now = at;
+      out.progress([], counts, 'queued', 0);
+    }
+    now = 50_000;
+    out.progress([], { ...counts, queued: 1, running: 1 }, 'running', 0);
+    expect(written).toBe('queued: waiting for a worker (500 ms)\nqueued: waiting for a worker (31 s)\n');
   });
 });

@@ -10,7 +10,7 @@ import {
   type CommandContext,
   type ConnectionFlags,
 } from './connection';
-import { BundleRefusal, bundleOf, describeBundle, ensureUploaded } from '../bundle';
+import { BundleRefusal, bundleOf, describeBundle, ensureUploaded, type PackedBundle } from '../bundle';
 import { deploymentsTable, deploymentText, warningLines } from './deployment-text';
 import type { Output } from './output';
 import { UsageError } from './parse-options';
@@ -93,10 +93,11 @@ export async function deploySource(
 ): Promise<Deployment | DeploymentDryRun> {
   const bundle = await bundleOf(source.file, source.project);
   for (const warning of bundle?.warnings ?? []) options.out?.info(`${source.file}: playwright: warning: ${warning}`);
-  if (bundle && options.dryRun) options.out?.info(`Bundle: ${describeBundle(bundle)}; not uploaded (dry run).`);
-  else if (bundle) {
-    const sent = await ensureUploaded(client, source.slug, bundle);
-    options.out?.info(`Bundle: ${describeBundle(bundle)}; ${sent ? 'uploaded' : 'already uploaded'}.`);
+  if (bundle) {
+    // A dry run uploads it too (a bundle is the workspace's, by digest, and stores no version), so
+    // the service lists its tests: the dry run shows what the version would hold.
+    const sent = await uploadForDeploy(client, source.slug, bundle, options.dryRun);
+    options.out?.info(`Bundle: ${describeBundle(bundle)}; ${sent}.`);
   }
   const request = {
     project: source.project,
@@ -108,6 +109,19 @@ export async function deploySource(
   const deployment = (await client.createDeployment(source.slug, request, idempotency)).body;
   if (options.out && !('dry_run' in deployment)) for (const line of warningLines(deployment)) options.out.info(line);
   return deployment;
+}
+
+/**
+ * Uploads the bundle unless the workspace has it; says what happened. A dry run with a key that may
+ * not upload (no `preview` scope) goes on without: its Playwright suites are then listed without tests.
+ */
+async function uploadForDeploy(client: TestrunClient, slug: string, bundle: PackedBundle, dryRun: boolean) {
+  try {
+    return (await ensureUploaded(client, slug, bundle)) ? 'uploaded' : 'already uploaded';
+  } catch (e) {
+    if (!dryRun || !(e instanceof TestrunApiError) || e.status !== 403) throw e;
+    return 'not uploaded (the key may not upload bundles: the dry run lists no Playwright test)';
+  }
 }
 
 /**

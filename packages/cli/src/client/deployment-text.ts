@@ -11,14 +11,32 @@ export function warningLines(deployment: Pick<Deployment, 'warnings'>): string[]
   return deployment.warnings.map((warning) => `warning: ${warning}`);
 }
 
-/** The changes, one test a line: `+ suite/key` added, `- …` removed, `~ …` changed. */
+/**
+ * The changes, one test a line (`+` added, `-` removed, `~` changed): a step test as `suite/key`; a
+ * Playwright test by its title path, under its spec file (and Playwright project), as Playwright's
+ * list reporter names it.
+ */
 function changeLines(changes: DeploymentChanges): string[] {
-  const lines = [
-    ...changes.added.map((t) => `  + ${t.suiteSlug}/${t.key}`),
-    ...changes.removed.map((t) => `  - ${t.suiteSlug}/${t.key}`),
-    ...changes.changed.map((t) => `  ~ ${t.suiteSlug}/${t.key}`),
+  const marked = [
+    ...changes.added.map((t) => ['+', t] as const),
+    ...changes.removed.map((t) => ['-', t] as const),
+    ...changes.changed.map((t) => ['~', t] as const),
   ];
-  return lines.length > 0 ? lines : ['  (no test changed)'];
+  if (marked.length === 0) return ['  (no test changed)'];
+  const steps: string[] = [];
+  const files = new Map<string, string[]>();
+  for (const [mark, t] of marked) {
+    if (!t.location) {
+      steps.push(`  ${mark} ${t.suiteSlug}/${t.key}`);
+      continue;
+    }
+    const { file, project, titlePath } = t.location;
+    const heading = project ? `  [${project}] ${file}` : `  ${file}`;
+    const lines = files.get(heading) ?? [];
+    lines.push(`    ${mark} ${titlePath?.join(' › ') ?? t.name ?? t.key}`);
+    files.set(heading, lines);
+  }
+  return [...steps, ...[...files].flatMap(([heading, lines]) => [heading, ...lines])];
 }
 
 function countChanges(changes: DeploymentChanges): string {

@@ -1,5 +1,5 @@
 import type { ReportTest, RunReport, TestLocation } from '@testrun/contracts';
-import { flakyCount, passedOnRetry } from './report';
+import { flakyCount, fullError, passedOnRetry } from './report';
 
 /**
  * JUnit XML for a report, in the dialect that Jenkins, GitLab, GitHub test-report actions and
@@ -112,7 +112,7 @@ function testcase(t: ReportTest, classname: string, suiteRunUrl: string | null):
   const body = [
     t.location ? `${t.location.file}:${t.location.line}:${t.location.column} › ${testTitle(t)}` : '',
     t.result_summary ?? '',
-    t.error && t.error.message !== t.result_summary ? t.error.message : '',
+    fullError(t),
     t.error?.step ? `Step: ${t.error.step}` : '',
     `Run: ${t.runId}`,
     link ? `View: ${link}` : '',

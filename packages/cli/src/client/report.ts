@@ -64,6 +64,7 @@ export function testsFromRuns(runs: readonly Run[]): ReportTest[] {
     attempts: r.attempts,
     previous_attempts: r.previous_attempts,
     ...(r.location ? { location: r.location } : {}),
+    ...(r.failure ? { failure: r.failure } : {}),
   }));
 }
 
@@ -76,12 +77,24 @@ export function displayName(t: Pick<ReportTest, 'name' | 'location'>): string {
 }
 
 /** The first lines of a test's error, for the closing lines: its summary, then the error's message if it says more. */
-function errorLines(t: Pick<ReportTest, 'result_summary' | 'error' | 'status'>, max = 6): string[] {
-  const text = [t.result_summary ?? t.status, t.error && t.error.message !== t.result_summary ? t.error.message : '']
-    .filter(Boolean)
-    .join('\n');
+function errorLines(t: Pick<ReportTest, 'result_summary' | 'error' | 'status' | 'failure'>, max = 10): string[] {
+  const text = [t.result_summary ?? t.status, fullError(t)].filter(Boolean).join('\n');
   const lines = text.split('\n').filter((line) => line.trim() !== '');
-  return lines.length > max ? [...lines.slice(0, max), `… (${lines.length - max} more lines in the view)`] : lines;
+  return lines.length > max
+    ? [
+        ...lines.slice(0, max),
+        `… (${lines.length - max} more ${lines.length - max === 1 ? 'line' : 'lines'} in the view)`,
+      ]
+    : lines;
+}
+
+/**
+ * A test's error in full when it says more than its summary: a failed run's failing step (a
+ * Playwright expectation's message, with expected and received), an error run's message; else ''.
+ */
+export function fullError(t: Pick<ReportTest, 'result_summary' | 'error' | 'failure'>): string {
+  const message = t.failure?.message ?? t.error?.message ?? '';
+  return t.result_summary?.endsWith(message.trim()) ? '' : message;
 }
 
 /** "passed on retry 1": which retry a flaky run passed on (its attempts count the first one too). */
@@ -153,8 +166,7 @@ export function closingLines(tests: readonly ReportTest[]): string[] {
     if (t.status === 'failed' || t.status === 'error') {
       const mark = t.status === 'failed' ? 'FAILED' : 'ERROR ';
       const [first, ...more] = errorLines(t);
-      const where = t.location ? ` (${t.location.file}:${t.location.line})` : '';
-      return [`${mark} ${displayName(t)}: ${first}${more.map((line) => `\n        ${line}`).join('')}${where}${link}`];
+      return [`${mark} ${displayName(t)}: ${first}${more.map((line) => `\n        ${line}`).join('')}${link}`];
     }
     if (!t.flaky) return [];
     const earlier = t.previous_attempts.map((a) => `; attempt ${a.attempt} ${a.status}: ${a.result_summary}`);
@@ -191,6 +203,7 @@ export async function addDetails(client: TestrunClient, tests: ReportTest[]): Pr
       t.attempts = run.attempts;
       t.previous_attempts = run.previous_attempts;
       t.viewUrl = viewUrl;
+      if (run.failure) t.failure = run.failure;
     } catch (e) {
       // The verdict is known already; details are a courtesy the API may be too busy to give.
       if (!isTransientError(e)) throw e;

@@ -83,16 +83,29 @@ export function changesOf(current: Definition[], planned: PlannedTest[]): Deploy
     const identity = identityOf(t.suiteSlug, t.def);
     if (after.has(identity)) continue;
     after.add(identity);
-    const name: DeploymentTestKey = { suiteSlug: t.suiteSlug, key: t.def.key };
+    const name = changeKey(t.suiteSlug, t.def.key, t.def.name, t.def.steps);
     const was = before.get(identity);
     const now = testRecord(t.def, 0);
     if (!was) changes.added.push(name);
     else if (fingerprint(was.record, now) !== fingerprint(now, was.record)) changes.changed.push(name);
   }
   for (const d of current) {
-    if (!after.has(d.identity)) changes.removed.push({ suiteSlug: d.suiteSlug, key: d.key });
+    if (!after.has(d.identity)) changes.removed.push(changeKey(d.suiteSlug, d.key, d.record.name, d.record.steps));
   }
   return changes;
+}
+
+/** A test as a change names it: suite and key, with its name and, for a Playwright test, where it is declared. */
+function changeKey(suiteSlug: string, key: string, name: string, steps: unknown): DeploymentTestKey {
+  const location = deploymentLocation(steps);
+  return { suiteSlug, key, name, ...(location ? { location } : {}) };
+}
+
+/** A Playwright test's file, line, project and title path, from its definition; null for a step test. */
+export function deploymentLocation(steps: unknown): NonNullable<DeploymentTestKey['location']> | null {
+  if (!isPlaywrightDefinition(steps)) return null;
+  const { file, line, project, titlePath } = steps.playwright;
+  return { file, line, project, titlePath };
 }
 
 /**

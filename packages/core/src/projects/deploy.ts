@@ -3,6 +3,7 @@ import {
   validateProjectFile,
   type Deployment,
   type DeploymentDryRun,
+  type DeploymentTestKey,
   type ProblemFieldError,
   type ProjectFile,
 } from '@testrun/contracts';
@@ -10,7 +11,7 @@ import type { Db, DbTx } from '../db';
 import { ID_PREFIX, newId } from '../ids';
 import { applyDocument, type AppliedProject } from './apply';
 import { checkDeploymentsPerDay, planErrors, sizeErrors } from './caps';
-import { activeDefinitions, canonical, changesOf, plannedTests } from './changes';
+import { activeDefinitions, canonical, changesOf, deploymentLocation, plannedTests } from './changes';
 import { DeploymentError } from './errors';
 import { playwrightSection, type ExpandedFile } from './playwright';
 import { readDeployment } from './reads';
@@ -158,6 +159,7 @@ export async function dryRunDeployment(
       name: t.def.name,
       suiteSlug: t.suiteSlug,
       enabled: t.def.enabled ?? true,
+      ...locationOf(t.def.steps),
     })),
   };
 }
@@ -266,4 +268,10 @@ async function prune(tx: DbTx, projectId: string, newest: number): Promise<void>
       AND NOT EXISTS (SELECT 1 FROM projects p WHERE p.active_deployment_id = d.id)
       AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.deployment_id = d.id)
       AND NOT EXISTS (SELECT 1 FROM suite_runs s WHERE s.deployment_id = d.id)`;
+}
+
+/** `{location}` of a Playwright test's definition; nothing for a step test. */
+function locationOf(steps: unknown): { location?: NonNullable<DeploymentTestKey['location']> } {
+  const location = deploymentLocation(steps);
+  return location ? { location } : {};
 }

@@ -25,7 +25,7 @@ const DEPLOYMENT_COLUMNS = `d.id, p.slug AS project_slug, d.version, COALESCE(p.
 /** A Playwright test's file, line and project, from its stored definition (SQL NULL for a step test). */
 const LOCATION = `CASE WHEN jsonb_typeof(t.steps) = 'object' THEN json_build_object(
     'file', t.steps->'playwright'->>'file', 'line', (t.steps->'playwright'->>'line')::int,
-    'project', t.steps->'playwright'->>'project') END`;
+    'project', t.steps->'playwright'->>'project', 'titlePath', t.steps->'playwright'->'titlePath') END`;
 
 function toSummary(row: DeploymentRow): Omit<Deployment, 'tests'> {
   return {

@@ -6,6 +6,7 @@ import {
   type Run,
   type RunAttempt,
   type RunError,
+  type RunFailure,
   type RunOutcomeCode,
   type RunStatus,
   type SkipReason,
@@ -46,6 +47,8 @@ export type RunRow = {
   view_token_version: number | null;
   /** The Playwright definition's `playwright` object (steps->'playwright'); null for a step test. */
   playwright: PlaywrightDefinition['playwright'] | null;
+  /** A failed run's failing step (see {@link FAILURE}); null otherwise. */
+  failure: RunFailure | null;
 };
 
 /**
@@ -76,12 +79,17 @@ const BLOCKED_REQUESTS = `(SELECT count(*)::int FROM page_events e
 /** A Playwright run's definition (its file, line, title path, project); null for a step test's array of steps. */
 const PLAYWRIGHT_DEFINITION = `CASE WHEN jsonb_typeof(r.steps) = 'object' THEN r.steps->'playwright' END AS playwright`;
 
+/** A failed run's failing step (the last of its current attempt with an error), as its view shows it. */
+const FAILURE = `CASE WHEN r.status = 'failed' THEN (SELECT json_build_object('message', st.error, 'expected', st.expected,
+        'received', st.received, 'location', st.location) FROM step_results st
+      WHERE st.run_id = r.id AND st.attempt = r.attempt AND st.error IS NOT NULL ORDER BY st.index DESC LIMIT 1) END AS failure`;
+
 /** What a Run is made of, for `SELECT … FROM runs r LEFT JOIN suite_runs s ON s.id = r.suite_run_id`. */
 export const RUN_COLUMNS = `r.id, r.status::text AS status, r.evidence, r.result_summary, r.outcome_code::text AS outcome_code,
       r.outcome_message, r.outcome_step, r.skip_reason::text AS skip_reason, r.test_id, r.test_name, r.suite_run_id,
       r.deployment_id, r.created_at, r.started_at, r.finished_at, r.duration_ms, r.attempt, r.retry, r.retries, ${PREVIOUS_ATTEMPTS},
       ${BLOCKED_REQUESTS},
-      COALESCE(s.view_token_version, r.view_token_version) AS view_token_version, ${PLAYWRIGHT_DEFINITION}`;
+      COALESCE(s.view_token_version, r.view_token_version) AS view_token_version, ${PLAYWRIGHT_DEFINITION}, ${FAILURE}`;
 
 /** `{location}`: where a Playwright test is declared, from its run's definition; nothing for a step test. */
 function locationOf(playwright: PlaywrightDefinition['playwright'] | null): { location?: TestLocation } {
@@ -118,6 +126,7 @@ export function toRun(row: RunRow): Run {
     previous_attempts: row.previous_attempts.map(toRunAttempt),
     blocked_request_count: row.blocked_request_count,
     ...locationOf(row.playwright),
+    ...(row.failure ? { failure: row.failure } : {}),
   };
 }
 

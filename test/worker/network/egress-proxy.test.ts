@@ -205,7 +205,10 @@ function expectLoopbackRefusal(blocked: BlockedRequest, runId: string): void {
     port: forbidden.port,
     rule: 'loopback',
     detail: `127.0.0.2 is a loopback address (rule: loopback); to allow it, set TARGET_ALLOW=127.0.0.2:${forbidden.port} in the environment of the API and of every worker (docs/NETWORK_POLICY.md)`,
+    askedAt: expect.any(Number) as unknown,
   });
+  // Stamped as the request reached the proxy, before the refusal was reported.
+  expect(blocked.askedAt).toBeLessThanOrEqual(Date.now());
 }
 
 describe('the allowed fixture', () => {
@@ -347,6 +350,7 @@ describe('every way a page reaches the forbidden host is blocked', () => {
         port: forbidden.port,
         rule: 'loopback',
         detail: `internal.test resolves to a loopback address (rule: loopback); to allow it, set TARGET_ALLOW=internal.test:${forbidden.port} in the environment of the API and of every worker (docs/NETWORK_POLICY.md)`,
+        askedAt: expect.any(Number) as unknown,
       });
     });
   });

@@ -139,9 +139,10 @@ export class EgressProxy {
 
   /** Resolves and judges the target; reports a refusal. `undefined` when the name did not resolve. */
   private async check(run: RunEntry, url: URL): Promise<CheckedTarget | TargetRefusal | undefined> {
+    const askedAt = Date.now();
     try {
       const result = await resolveTarget(run.policy, url, this.lookup);
-      if (!result.allowed) this.report(run, result, url);
+      if (!result.allowed) this.report(run, result, url, askedAt);
       return result;
     } catch (error) {
       if (error instanceof TargetUnresolvedError) return undefined;
@@ -149,7 +150,7 @@ export class EgressProxy {
     }
   }
 
-  private report(run: RunEntry, refusal: TargetRefusal, url: URL): void {
+  private report(run: RunEntry, refusal: TargetRefusal, url: URL, askedAt = Date.now()): void {
     const port = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
     const blocked: BlockedRequest = {
       runId: run.runId,
@@ -157,6 +158,7 @@ export class EgressProxy {
       port,
       rule: refusal.rule,
       detail: refusal.detail,
+      askedAt,
     };
     if (run.blocked.length < MAX_BLOCKED_KEPT) run.blocked.push(blocked);
     run.onBlocked?.(blocked);

@@ -10,6 +10,8 @@ export interface BlockedRequest {
   rule: TargetBlockRule;
   /** A sentence naming the host and the rule, fit for the run's summary. */
   detail: string;
+  /** When the request reached the proxy (ms since the epoch): the moment the page or the code asked. */
+  askedAt: number;
 }
 
 /** Options of {@link EgressProxy}. */

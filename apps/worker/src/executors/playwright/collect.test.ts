@@ -1,6 +1,8 @@
-import { relativeSteps } from './collect';
+import type { BlockedRequest } from '../../network/egress-proxy';
+import { relativeSteps, ResultCollector } from './collect';
+import { refusals } from './given';
 import { INSIDE } from './runtime';
-import type { PlaywrightStep } from './types';
+import type { PlaywrightStep, PlaywrightTestResult } from './types';
 
 const step = (title: string, extra: Partial<PlaywrightStep> = {}): PlaywrightStep => ({
   title,
@@ -47,5 +49,55 @@ describe('relativeSteps', () => {
     const [failed] = relativeSteps([step('Expect', { category: 'expect', error })], INSIDE);
     expect(failed?.location).toEqual({ file: 'e2e/po.ts', line: 10, column: 45 });
     expect(failed?.error?.location).toEqual({ file: 'e2e/po.ts', line: 10, column: 45 });
+  });
+});
+
+describe("a test's refusals", () => {
+  const ref = (title: string) => ({ file: 'a.spec.ts', project: 'chromium', titlePath: [title] });
+  const attempt = (title: string, endedAt: number) =>
+    JSON.stringify({
+      type: 'attempt',
+      ...ref(title),
+      line: 1,
+      column: 1,
+      final: true,
+      endedAt,
+      retry: 0,
+      status: 'passed',
+      expectedStatus: 'passed',
+      durationMs: 5,
+      annotations: [],
+      errors: [],
+      steps: [],
+      attachments: [],
+      stdout: '',
+      stderr: '',
+    });
+  const refused = (host: string, askedAt: number): BlockedRequest => ({
+    runId: 'r',
+    host,
+    port: 443,
+    rule: 'scheme',
+    detail: `${host} is not allowed`,
+    askedAt,
+  });
+
+  it("are those asked for by its end; one the next test asked for before its end was read is the next one's", () => {
+    const listener = { blocked: [] as BlockedRequest[] };
+    const results: PlaywrightTestResult[] = [];
+    const collector = new ResultCollector(
+      [ref('first'), ref('second')],
+      '/nonexistent-scratch',
+      (result) => results.push(result),
+      refusals(listener),
+    );
+    listener.blocked.push(refused('first.example', 1_000));
+    // The second test began and was refused before the worker read the first one's end.
+    listener.blocked.push(refused('second.example', 2_500));
+    collector.line(attempt('first', 2_000));
+    collector.line(attempt('second', 3_000));
+    expect(results.map((r) => r.blocked.map((b) => b.host))).toEqual([['first.example'], ['second.example']]);
+    expect(results[0]?.summary).toContain('first.example');
+    expect(results[0]?.summary).not.toContain('second.example');
   });
 });

@@ -29,7 +29,7 @@ interface Identity {
 }
 
 type ReporterLine =
-  | ({ type: 'attempt'; final: boolean } & Identity & PlaywrightAttempt)
+  | ({ type: 'attempt'; final: boolean; endedAt?: number } & Identity & PlaywrightAttempt)
   | ({ type: 'notRun' } & Identity)
   | ({ type: 'begin' } & Identity)
   | { type: 'error'; error: PlaywrightError }
@@ -128,7 +128,7 @@ export class ResultCollector {
     tests: readonly PlaywrightTestRef[],
     private readonly scratchDir: string,
     private readonly onResult: (result: PlaywrightTestResult) => void,
-    private readonly takeBlocked: () => readonly RefusedRequest[],
+    private readonly takeBlocked: (until?: number) => readonly RefusedRequest[],
     private readonly onBegin: (key: string) => void = () => undefined,
     private readonly layout: Layout = INSIDE,
   ) {
@@ -168,8 +168,9 @@ export class ResultCollector {
     const attempts = [...(this.attempts.get(key) ?? []), attempt];
     this.attempts.set(key, attempts);
     if (!line.final) return;
-    // The refusals since the previous test ended are this one's (one test runs at a time).
-    const blocked = this.takeBlocked();
+    // The refusals asked for since the previous test ended, up to this one's end, are this one's
+    // (one test runs at a time); the next test may have begun before this line was read.
+    const blocked = this.takeBlocked(line.endedAt);
     const outcome = classifyAttempt(attempt, blocked);
     const limit = this.limitAtEnd(outcome);
     if (!this.selected.has(key)) {

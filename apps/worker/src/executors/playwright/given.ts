@@ -3,7 +3,7 @@
 import type { EvidenceMode, PlaywrightDefinition } from '@testrun/contracts';
 import type { RunOutcome } from '@testrun/core/runs';
 import type { ExecutorAttempt } from '../executor';
-import type { RunListener } from '../../network/egress-proxy';
+import type { BlockedRequest, RunListener } from '../../network/egress-proxy';
 import type { PlaywrightRuntime } from './playwright-deps';
 import type { PlaywrightSecrets } from './playwright-secrets';
 import { recordTries } from './record-tries';
@@ -27,14 +27,19 @@ function evidenceOf(mode: EvidenceMode): PlaywrightEvidence {
   return mode === 'on' ? 'on' : mode === 'off' ? 'off' : 'retain-on-failure';
 }
 
-/** Reads an egress's refusals one test at a time: those since the previous call, in order. */
-export function refusals(egress: Pick<RunListener, 'blocked'> | undefined): () => readonly RefusedRequest[] {
-  let seen = 0;
-  return () => {
-    const list = egress?.blocked ?? [];
-    const next = list.slice(seen).map(({ host, port, detail }) => ({ host, port, detail }));
-    seen = list.length;
-    return next;
+/**
+ * Reads an egress's refusals one test at a time: those not yet taken, in order, asked for by
+ * `until` when given (the test's end as its runner saw it: a refusal the next test's page or code
+ * asked for before the worker read that end is left for the next test).
+ */
+export function refusals(
+  egress: Pick<RunListener, 'blocked'> | undefined,
+): (until?: number) => readonly RefusedRequest[] {
+  const taken = new Set<BlockedRequest>();
+  return (until = Infinity) => {
+    const next = (egress?.blocked ?? []).filter((b) => !taken.has(b) && b.askedAt <= until);
+    for (const b of next) taken.add(b);
+    return next.map(({ host, port, detail, askedAt }) => ({ host, port, detail, askedAt }));
   };
 }
 

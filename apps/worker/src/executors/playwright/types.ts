@@ -74,10 +74,12 @@ export interface RunPlaywrightOptions extends BundleOptions {
   timeoutMs?: number;
   /**
    * Called as each test ends: the requests the network policy refused since the previous call (the
-   * egress proxy's reports), in order. They are the test's result's `blocked`; they make it
-   * error/target_blocked only when its failure is one of them (outcome.ts, classifyAttempt).
+   * egress proxy's reports), in order, those asked for by `until` (ms since the epoch: when the
+   * runner learnt the test had ended) when given; a later one is the next test's. They are the
+   * test's result's `blocked`; they make it error/target_blocked only when its failure is one of
+   * them (outcome.ts, classifyAttempt).
    */
-  takeBlocked?: () => readonly RefusedRequest[];
+  takeBlocked?: (until?: number) => readonly RefusedRequest[];
   /** Told the key of each selected test as its first attempt begins (a batch claims its run then). */
   onBegin?: (key: string) => void;
 }
@@ -89,6 +91,8 @@ export interface RefusedRequest {
   port: number;
   /** A sentence naming the host and the rule. */
   detail: string;
+  /** When the request reached the proxy (ms since the epoch), when known. */
+  askedAt?: number;
 }
 
 type PlaywrightStepCategory = 'test.step' | 'expect' | 'pw:api' | 'hook' | 'fixture';

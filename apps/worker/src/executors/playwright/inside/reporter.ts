@@ -179,6 +179,9 @@ class TestrunReporter implements Reporter {
       type: 'attempt',
       ...this.identity(test),
       final,
+      // When the runner learnt of the end (after the test's own fixtures closed its pages): a
+      // request the network policy refused later is the next test's.
+      endedAt: Date.now(),
       retry: result.retry,
       status: result.status,
       expectedStatus: test.expectedStatus,

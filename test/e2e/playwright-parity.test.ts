@@ -105,13 +105,15 @@ module.exports = {
 }
 
 test("pw-time: Playwright's time and its locator verdicts, as the service records them", async () => {
-  // playwright-time.test.ts: passed, passed, error/timeout, failed/element_not_found twice.
+  // playwright-time.test.ts: passed, passed, error/timeout, failed/element_not_found twice, and
+  // error/timeout on both tries of the hook out of time.
   expect(await playwrightTest('pw-time', 'e2e/playwright.config.js', ['--grep-invert', 'takes a while'])).toEqual({
     'sets a longer timeout of its own': 'passed',
     'is slow': 'passed',
     'runs out of its config timeout': 'timedOut',
     'locators › clicks what is missing': 'failed',
     'locators › expects to see what is missing': 'failed',
+    'a hook out of time › times out in its beforeEach': 'timedOut',
   });
 });
 

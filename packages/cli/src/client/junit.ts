@@ -113,7 +113,8 @@ function testcase(t: ReportTest, classname: string, suiteRunUrl: string | null):
     t.location ? `${t.location.file}:${t.location.line}:${t.location.column} › ${testTitle(t)}` : '',
     t.result_summary ?? '',
     fullError(t),
-    t.error?.step ? `Step: ${t.error.step}` : '',
+    // A Playwright test's failing step is in its summary and code frame, as Playwright's reporter has it.
+    t.error?.step && !t.location ? `Step: ${t.error.step}` : '',
     `Run: ${t.runId}`,
     link ? `View: ${link}` : '',
   ]

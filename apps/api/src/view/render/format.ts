@@ -18,7 +18,7 @@ const CODE_WORDS: Record<RunErrorCode | RunFailureCode | SkipReason, string> = {
   target_unreachable: 'Target unreachable',
   browser_crashed: 'Browser crashed',
   invalid_definition: 'Invalid test definition',
-  timeout: 'Time budget exceeded',
+  timeout: 'Timed out',
   worker_lost: 'Worker lost',
   internal_error: 'Internal error',
   target_blocked: 'Target blocked by the network policy',

@@ -98,20 +98,23 @@ function refusalNote(name: string, error: ScratchPathError, maxFileBytes: number
 
 /** The run's outcome from the test's result (codes as docs/WORKER.md's "Playwright tests: outcomes"). */
 export function outcomeOf(
-  result: Omit<PlaywrightTestResult, 'key' | 'steps' | 'attempts' | 'attachments' | 'stdout' | 'stderr' | 'blocked'>,
+  result: Omit<PlaywrightTestResult, 'key' | 'attempts' | 'attachments' | 'stdout' | 'stderr' | 'blocked'>,
   mask: SecretMask,
 ): RunOutcome {
   const resultSummary = mask.text(result.summary);
   const message = result.errors[0] ? mask.text(result.errors[0].message).slice(0, 4_000) : null;
   const durationMs = Math.round(result.durationMs);
+  // The step the summary names ("at step 2"), by its row in the step table, when the table has it.
+  const row = failingStep(result.steps)?.number ?? null;
+  const step = row !== null && row <= MAX_STEP_ROWS ? row : null;
   switch (result.status) {
     case 'passed':
       return { status: 'passed', resultSummary, durationMs };
     case 'skipped':
       return { status: 'skipped', skipReason: result.skipReason ?? 'skipped_in_code', resultSummary, durationMs };
     case 'failed':
-      return { status: 'failed', code: result.code as never, message, resultSummary, durationMs };
+      return { status: 'failed', code: result.code as never, message, step, resultSummary, durationMs };
     case 'error':
-      return { status: 'error', code: result.code as never, message, resultSummary, durationMs };
+      return { status: 'error', code: result.code as never, message, step, resultSummary, durationMs };
   }
 }

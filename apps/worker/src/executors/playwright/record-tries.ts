@@ -66,7 +66,8 @@ async function recordTry(
 
 /** The outcome of a try Playwright retried, as its test's last try's is classified. */
 function triedOutcome(earlier: PlaywrightAttempt, mask: SecretMask): RunOutcome {
-  return outcomeOf({ ...classifyAttempt(earlier), errors: earlier.errors, durationMs: earlier.durationMs }, mask);
+  const { errors, steps, durationMs } = earlier;
+  return outcomeOf({ ...classifyAttempt(earlier), errors, steps, durationMs }, mask);
 }
 
 /**

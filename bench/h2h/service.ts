@@ -92,10 +92,10 @@ export async function startBenchService(
     for (;;) {
       const row = await db.suiteRun.findUniqueOrThrow({
         where: { id },
-        select: { status: true, passedCount: true, finishedAt: true },
+        select: { status: true, passedCount: true, createdAt: true, finishedAt: true },
       });
       if (row.status !== 'queued' && row.status !== 'running' && row.finishedAt)
-        return { status: row.status, passedCount: row.passedCount, finishedAt: row.finishedAt };
+        return { ...row, finishedAt: row.finishedAt };
       await sleep(100);
     }
   };

@@ -23,6 +23,7 @@ import path from 'node:path';
 import { parse } from 'yaml';
 import type { PlaywrightSelector } from '@testrun/contracts';
 import { compare, formatTable } from './compare';
+import { compareJunit, readJunit } from './junit-compare';
 import { keptPlaywrightSide, runPlaywrightSide } from './playwright-side';
 import { runServiceSide } from './service-side';
 
@@ -137,6 +138,7 @@ export async function run(): Promise<void> {
       variables: options.env,
       workerEnv: options.workerEnv,
       slots: options.slots,
+      junitFile: path.join(work, 'testrun.junit.xml'),
       deploy: async (deploy) => {
         if (inside) return deploy();
         copyFileSync(options.file, at);
@@ -156,6 +158,13 @@ export async function run(): Promise<void> {
     if (messages.size) out(`\nThe service's distinct error messages (${messages.size}):`);
     for (const message of [...messages].slice(0, 10)) out(message.split('\n').slice(0, 15).join('\n') + '\n');
     const mismatches = rows.filter((r) => r.match === 'no').length;
+    const junit = existsSync(pw.junitFile) ? compareJunit(readJunit(pw.junitFile), readJunit(sv.junitFile)) : null;
+    if (junit) {
+      out(
+        `\nJUnit: ${junit.same} of ${junit.playwright} of Playwright's test cases written alike by testrun run --junit (${junit.testrun} cases)`,
+      );
+      for (const line of junit.differences.slice(0, 40)) out(`  ${line}`);
+    } else out(`\nJUnit: Playwright's was not kept (${pw.junitFile}); not compared`);
     out('');
     out(`playwright test ${pw.version}: ${pw.tests.length} tests in ${secs(pw.wallMs)} (${ran})`);
     out(

@@ -34,6 +34,8 @@ export interface PlaywrightResult {
 
 export interface PlaywrightSide {
   version: string;
+  /** Playwright's junit reporter's file, written beside the JSON report. */
+  junitFile: string;
   tests: PlaywrightResult[];
   /** Projects that another project lists in `dependencies` or names as its teardown. */
   setupProjects: Set<string>;
@@ -190,14 +192,16 @@ export async function runPlaywrightSide(options: {
   selector: PlaywrightSelector;
   env: Record<string, string>;
   work: string;
-  /** Where the JSON report goes (default: in `work`). */
+  /** Where the JSON report goes (default: in `work`); Playwright's JUnit goes beside it. */
   reportFile?: string;
 }): Promise<PlaywrightSide> {
   const own = repositoryPlaywright(path.dirname(path.resolve(options.cwd, options.config)));
   const browsers = path.join(options.work, 'browsers');
   linkChromium(own.packageDir, browsers);
   const reportFile = options.reportFile ?? path.join(options.work, 'report.json');
+  const junitFile = junitBeside(reportFile);
   rmSync(reportFile, { force: true });
+  rmSync(junitFile, { force: true });
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     CI: '1',
@@ -207,13 +211,15 @@ export async function runPlaywrightSide(options: {
     // The JSON reporter's file: PLAYWRIGHT_JSON_OUTPUT_FILE from 1.41, _NAME before.
     PLAYWRIGHT_JSON_OUTPUT_FILE: reportFile,
     PLAYWRIGHT_JSON_OUTPUT_NAME: reportFile,
+    PLAYWRIGHT_JUNIT_OUTPUT_FILE: junitFile,
+    PLAYWRIGHT_JUNIT_OUTPUT_NAME: junitFile,
     FORCE_COLOR: '0',
   };
   // The bench's own loader flags (tsx) are no business of the repository's Node.
   if (options.env.NODE_OPTIONS === undefined) delete env.NODE_OPTIONS;
   const selection = selectorArgs(options.selector);
   const filters = selection.slice(0, options.selector.files?.length ?? 0);
-  const args = [own.cli, 'test', ...filters, '--config', options.config, '--reporter=json'];
+  const args = [own.cli, 'test', ...filters, '--config', options.config, '--reporter=json,junit'];
   args.push('--output', path.join(options.work, 'test-results'), ...selection.slice(filters.length));
   const began = performance.now();
   const child = spawn(process.execPath, args, { cwd: options.cwd, env, stdio: ['ignore', 'ignore', 'pipe'] });
@@ -222,12 +228,26 @@ export async function runPlaywrightSide(options: {
   const exitCode = await new Promise<number | null>((resolve) => child.on('exit', resolve));
   const wallMs = performance.now() - began;
   if (!existsSync(reportFile)) throw new Error(`playwright test wrote no report (exit ${exitCode}):\n${tail}`);
-  return { version: own.version, ...readReport(readFileSync(reportFile, 'utf8')), wallMs, exitCode, tail };
+  const report = readReport(readFileSync(reportFile, 'utf8'));
+  return { version: own.version, junitFile, ...report, wallMs, exitCode, tail };
+}
+
+/** Where Playwright's JUnit goes for a JSON report at `reportFile`. */
+function junitBeside(reportFile: string): string {
+  return `${reportFile.replace(/\.json$/, '')}.junit.xml`;
 }
 
 /** A report an earlier run kept (`--playwright-report`): its tests, and its own wall time. */
 export function keptPlaywrightSide(reportFile: string): PlaywrightSide {
   const text = readFileSync(reportFile, 'utf8');
   const { config, stats } = JSON.parse(text) as { config: { version: string }; stats?: { duration?: number } };
-  return { version: config.version, ...readReport(text), wallMs: stats?.duration ?? 0, exitCode: null, tail: '' };
+  const junitFile = junitBeside(reportFile);
+  return {
+    version: config.version,
+    junitFile,
+    ...readReport(text),
+    wallMs: stats?.duration ?? 0,
+    exitCode: null,
+    tail: '',
+  };
 }

@@ -2,7 +2,8 @@
  * The service's side of the parity harness: a private stack (the built API and a worker on their
  * own ports, database `testrun_bench_parity`, a Redis prefix of their own, bench/h2h/service.ts),
  * the repository deployed as a team deploys it (`testrun deploy --file testrun.yaml` with the
- * CLI of packages/cli), one suite run through `POST /api/v1/runs`, followed to its end.
+ * CLI of packages/cli), one suite run as a team's CI runs it (`testrun run --junit`), followed to
+ * its end.
  */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
@@ -28,6 +29,8 @@ export interface ServiceResult {
 
 export interface ServiceSide {
   deployOutput: string;
+  /** The JUnit file `testrun run --junit` wrote. */
+  junitFile: string;
   deployMs: number;
   tests: ServiceResult[];
   /** From the POST to the suite run's end. */
@@ -73,6 +76,8 @@ export async function runServiceSide(options: {
   /** Added to the worker's environment. */
   workerEnv: Record<string, string>;
   slots: number;
+  /** Where `testrun run` writes its JUnit. */
+  junitFile: string;
   deploy: (
     run: () => Promise<{ code: number | null; output: string }>,
   ) => Promise<{ code: number | null; output: string }>;
@@ -92,14 +97,18 @@ export async function runServiceSide(options: {
       throw new Error(
         `testrun deploy exited ${deployed.code}:\n${deployed.output}\nthe worker said:\n${worker.output()}`,
       );
-    const sent = Date.now();
-    const id = await bench.post({
-      projectSlug: options.projectSlug,
-      suiteSlug: options.suiteSlug,
-      baseUrl: options.baseUrl,
-      ...(Object.keys(options.variables).length ? { variables: options.variables } : {}),
-      evidence: { trace: 'off', video: 'off', screenshots: 'off' },
-    });
+    const vars = Object.entries(options.variables).flatMap(([name, value]) => ['--var', `${name}=${value}`]);
+    const ran = await cli(
+      [
+        ...['run', '--project', options.projectSlug, '--suite', options.suiteSlug, '--base-url', options.baseUrl],
+        ...[...vars, '--trace', 'off', '--video', 'off', '--screenshots', 'off'],
+        ...['--timeout', '2h', '--junit', options.junitFile, '--json'],
+      ],
+      cwd,
+      env,
+    );
+    const id = /"suiteRunId":\s*"([^"]+)"/.exec(ran.output)?.[1];
+    if (!id) throw new Error(`testrun run exited ${ran.code} without a suite run:\n${ran.output}`);
     const row = await bench.suiteTerminal(id);
     const runs = await bench.db.run.findMany({
       where: { suiteRunId: id },
@@ -128,9 +137,11 @@ export async function runServiceSide(options: {
     });
     return {
       deployOutput: deployed.output,
+      junitFile: options.junitFile,
       deployMs,
       tests,
-      wallMs: row.finishedAt.getTime() - sent,
+      // From the enqueue (the suite run's creation) to its end.
+      wallMs: row.finishedAt.getTime() - row.createdAt.getTime(),
       status: row.status,
     };
   } finally {

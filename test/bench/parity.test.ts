@@ -1,5 +1,9 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { agrees, compare, formatTable } from '../../bench/parity/compare';
 import { parseArgs } from '../../bench/parity/index';
+import { compareJunit, readJunit } from '../../bench/parity/junit-compare';
 import { globToFilter, readReport, selectorArgs } from '../../bench/parity/playwright-side';
 import type { ServiceResult } from '../../bench/parity/service-side';
 
@@ -193,4 +197,50 @@ test('the command line takes the repository, config, base URL, project file, and
   expect(() =>
     parseArgs([...['--repo', '/r', '--config', 'c', '--base-url', 'u', '--file', 'f'], '--env', 'NOEQ']),
   ).toThrow(/NAME=VALUE/);
+});
+
+describe('JUnit on both sides', () => {
+  const write = (xml: string) => {
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'parity-junit-')), 'junit.xml');
+    writeFileSync(file, xml);
+    return file;
+  };
+  const playwright = write(`<?xml version="1.0" encoding="UTF-8"?>
+<testsuites tests="3">
+<testsuite name="cart.spec.ts" hostname="chromium" tests="3">
+<testcase name="cart › adds" classname="cart.spec.ts" time="0.5"></testcase>
+<testcase name="cart › removes" classname="cart.spec.ts" time="0.5"><failure message="x" type="FAILURE">x</failure></testcase>
+<testcase name="cart › pays" classname="cart.spec.ts" time="0"><skipped/></testcase>
+</testsuite>
+</testsuites>`);
+  const testrun = write(`<?xml version="1.0" encoding="UTF-8"?>
+<testsuites tests="3">
+<testsuite name="cart.spec.ts" hostname="chromium" tests="3">
+<testcase name="cart › adds" classname="cart.spec.ts" file="cart.spec.ts" time="0.4"/>
+<testcase name="cart › removes" classname="cart.spec.ts" file="cart.spec.ts" time="0.4"/>
+<testcase name="cart › empties" classname="cart.spec.ts" file="cart.spec.ts" time="0.1"/>
+</testsuite>
+</testsuites>`);
+
+  it('reads each test case with its verdict', () => {
+    expect(readJunit(playwright).map((c) => [c.suite, c.classname, c.name, c.verdict])).toEqual([
+      ['cart.spec.ts', 'cart.spec.ts', 'cart › adds', 'passed'],
+      ['cart.spec.ts', 'cart.spec.ts', 'cart › removes', 'failure'],
+      ['cart.spec.ts', 'cart.spec.ts', 'cart › pays', 'skipped'],
+    ]);
+  });
+
+  it('names each case one side lacks and each pair whose verdict differs', () => {
+    const result = compareJunit(readJunit(playwright), readJunit(testrun));
+    expect(result).toEqual({
+      playwright: 3,
+      testrun: 3,
+      same: 1,
+      differences: [
+        "cart.spec.ts | cart.spec.ts | cart › removes: Playwright's failure (file -), testrun's passed (file cart.spec.ts)",
+        "only in Playwright's: cart.spec.ts | cart.spec.ts | cart › pays",
+        "only in testrun's: cart.spec.ts | cart.spec.ts | cart › empties",
+      ],
+    });
+  });
 });

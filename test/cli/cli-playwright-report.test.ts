@@ -114,9 +114,11 @@ it('testrun run prints file › title with durations and the error; its JUnit is
   ]);
   const cart = suites[0]?.testcase ?? [];
   expect(cart.map((c) => c.name)).toEqual(['cart › adds an item', 'cart › totals the items']);
-  for (const c of cart) expect([c.classname, c.file]).toEqual([suites[0]?.name, suites[0]?.name]);
+  // Named from the config's testDir as Playwright's junit reporter names it; file the repository's path.
+  expect(suites[0]?.name).toBe('cart.spec.ts');
+  for (const c of cart) expect([c.classname, c.file]).toEqual(['cart.spec.ts', 'e2e/tests/cart.spec.ts']);
   const failed = cart[1] as Case & { failure: { '#text': string }; 'system-out': string };
-  expect(failed.failure['#text']).toMatch(/^\S*tests\/cart\.spec\.ts:\d+:\d+ › cart › totals the items\n/);
+  expect(failed.failure['#text']).toMatch(/^cart\.spec\.ts:\d+:\d+ › cart › totals the items\n/);
   expect(failed.failure['#text']).toMatch(/Expected: 3/);
   expect(failed['system-out']).toMatch(/^\[\[ATTACHMENT\|https?:\/\/[^/]+\/view\/runs\/run_\w+\/\S+\]\]$/);
 });

@@ -56,6 +56,8 @@ export const DiscoveryResult = Type.Union([
       warnings: Type.Array(Type.String()),
       /** The config's own `workers`, when a number: the most Playwright workers its suite runs get. */
       workers: Type.Optional(Type.Integer({ minimum: 1 })),
+      /** The config's `rootDir` (its testDir), relative to the bundle's root, when not the root: Playwright's reporters name files from it. */
+      rootDir: Type.Optional(Type.String({ minLength: 1 })),
       /** The bundle's @playwright/test and the service's, when their major.minor differ (runs use the service's). */
       versions: Type.Optional(
         Type.Object({ bundle: Type.String(), service: Type.String() }, { additionalProperties: false }),
@@ -103,6 +105,8 @@ export type PlaywrightDefinition = {
     workers?: number;
     /** A digest of the test's own source in its file: a deployment counts the test changed when it changes. */
     source?: string;
+    /** The config's rootDir relative to the bundle's root, when not the root (Discovery's `rootDir`). */
+    rootDir?: string;
   };
 };
 

@@ -153,6 +153,7 @@ export const TestLocation = Type.Object(
         "Describe titles then the test's title (no file, no project): Playwright's `titlePath()` past the file.",
     }),
     project: Type.String({ description: "The Playwright project it ran in ('' when the config has none)." }),
+    rootDir: Type.Optional(Type.String({ description: "The config's rootDir (testDir) from the bundle's root." })),
   },
   {
     additionalProperties: false,

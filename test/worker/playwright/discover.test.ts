@@ -45,6 +45,8 @@ test('lists every test with its file, title path, project, tags, browser and set
     expect.objectContaining({ file: 'e2e/tests/auth.setup.js', titlePath: ['log in'], project: 'setup', setup: true }),
   );
   expect(discovery.warnings).toEqual([expect.stringContaining('webServer'), expect.stringContaining('1.48.2')]);
+  // The folder Playwright's reporters name the spec files from: the config's testDir.
+  expect(discovery.rootDir).toBe('e2e/tests');
 });
 
 test('a spec that does not load is an error naming the missing module', async () => {

@@ -110,6 +110,21 @@ describe('JUnit of Playwright tests', () => {
     expect(failed?.rerunFailure).toHaveLength(1);
   });
 
+  it("names spec files from the config's rootDir, as Playwright's reporter does, and keeps the bundle's path in file", () => {
+    const inSrc = (run: string, title: string) =>
+      test(run, 'failed', {
+        location: { ...at('src/tools/csv.e2e.spec.ts', ['csv', title], '', 4), rootDir: 'src' },
+        result_summary: 'failed',
+      });
+    const [suite] = parse(buildJunitXml(report([inSrc('run_x', 'converts'), inSrc('run_y', 'parses')])));
+    expect(suite?.name).toBe('tools/csv.e2e.spec.ts');
+    expect(suite?.testcase.map((c) => [c.classname, c.file])).toEqual([
+      ['tools/csv.e2e.spec.ts', 'src/tools/csv.e2e.spec.ts'],
+      ['tools/csv.e2e.spec.ts', 'src/tools/csv.e2e.spec.ts'],
+    ]);
+    expect(suite?.testcase[0]?.failure?.['#text']).toMatch(/^tools\/csv\.e2e\.spec\.ts:4:5 › csv › converts\n/);
+  });
+
   it('keeps step tests in one suite of their own, as before', () => {
     const xml = buildJunitXml(report([test('run_s', 'passed'), ...tests]));
     const suites = parse(xml);

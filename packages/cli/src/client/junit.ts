@@ -6,8 +6,9 @@ import { flakyCount, fullError, passedOnRetry } from './report';
  * most viewers read. Step tests are one `<testsuite>` (the suite, the project or the single test)
  * with one `<testcase>` each. Playwright tests are written as Playwright's own junit reporter
  * writes them: one `<testsuite>` per spec file (and Playwright project, named in `hostname`), each
- * test's `name` its title path joined by ' › ', its `classname` and `file` the spec file's path in
- * the bundle; a failure's body starts with the test's `file:line:column › title`, and the run's view
+ * test's `name` its title path joined by ' › ', its `classname` the spec file's path as Playwright
+ * names it (from the config's rootDir, its testDir) and `file` its path in the bundle; a failure's
+ * body starts with the test's `file:line:column › title`, and the run's view
  * (trace, screenshots, video) is a `[[ATTACHMENT|link]]` line of its `<system-out>`.
  *
  * `failed` → `<failure>`, `error` → `<error>`, `skipped` → `<skipped>`; a test still unfinished
@@ -76,12 +77,19 @@ function groups(tests: readonly ReportTest[], suiteName: string, classname: stri
     const key = `${location.project}\0${location.file}`;
     let group = byFile.get(key);
     if (!group) {
-      group = { name: location.file, classname: location.file, location, tests: [] };
+      const file = reportedFile(location);
+      group = { name: file, classname: file, location, tests: [] };
       byFile.set(key, group);
     }
     group.tests.push(t);
   }
   return steps.tests.length > 0 || byFile.size === 0 ? [steps, ...byFile.values()] : [...byFile.values()];
+}
+
+/** A spec file as Playwright's reporters name it: from the config's rootDir when the location gives one. */
+function reportedFile(location: TestLocation): string {
+  const root = location.rootDir?.replace(/\/+$/, '');
+  return root && location.file.startsWith(`${root}/`) ? location.file.slice(root.length + 1) : location.file;
 }
 
 /** A suite's `tests`, `failures`, `errors` (a test unfinished when the wait ran out is one) and `skipped`. */
@@ -110,7 +118,7 @@ function testcase(t: ReportTest, classname: string, suiteRunUrl: string | null):
   const open = `    <testcase name="${esc(testTitle(t))}" classname="${esc(classname)}"${where}${time}`;
   const link = t.viewUrl ?? suiteRunUrl;
   const body = [
-    t.location ? `${t.location.file}:${t.location.line}:${t.location.column} › ${testTitle(t)}` : '',
+    t.location ? `${reportedFile(t.location)}:${t.location.line}:${t.location.column} › ${testTitle(t)}` : '',
     t.result_summary ?? '',
     fullError(t),
     // A Playwright test's failing step is in its summary and code frame, as Playwright's reporter has it.

@@ -81,6 +81,7 @@ export function expandPlaywrightSuites(
           ...(test.parallel ? { parallel: true } : {}),
           ...(discovery.workers !== undefined ? { workers: discovery.workers } : {}),
           ...(sources.has(test) ? { source: sources.get(test) } : {}),
+          ...(discovery.rootDir !== undefined ? { rootDir: discovery.rootDir } : {}),
         },
       };
       return { key: playwrightTestKey(test), name: playwrightTestName(test).slice(0, 200), steps: definition };

@@ -94,8 +94,8 @@ export const RUN_COLUMNS = `r.id, r.status::text AS status, r.evidence, r.result
 /** `{location}`: where a Playwright test is declared, from its run's definition; nothing for a step test. */
 function locationOf(playwright: PlaywrightDefinition['playwright'] | null): { location?: TestLocation } {
   if (!playwright || typeof playwright.file !== 'string') return {};
-  const { file, line, column, titlePath, project } = playwright;
-  return { location: { file, line, column, titlePath, project } };
+  const { file, line, column, titlePath, project, rootDir } = playwright;
+  return { location: { file, line, column, titlePath, project, ...(rootDir ? { rootDir } : {}) } };
 }
 
 /** A run's row as the contract's Run. */

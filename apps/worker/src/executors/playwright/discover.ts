@@ -11,6 +11,7 @@ interface ListLine {
   webServer?: boolean;
   projects?: { name: string; dependencies: string[]; browser: string }[];
   workers?: number | null;
+  rootDir?: string;
   file?: string;
   line?: number;
   column?: number;
@@ -71,7 +72,13 @@ function discoveryOf(lines: ListLine[]): Discovery {
     ? ['the config starts a webServer: the service ignores it and runs the tests against the baseUrl']
     : [];
   const workers = typeof config.workers === 'number' ? { workers: config.workers } : {};
-  return { tests, projects, warnings, ...workers };
+  return { tests, projects, warnings, ...workers, ...reportRoot(config.rootDir) };
+}
+
+/** `{rootDir}` when the config's is a folder inside the bundle other than its root; else nothing. */
+function reportRoot(rootDir: string | undefined): { rootDir?: string } {
+  if (!rootDir || rootDir === '.' || rootDir.startsWith('..') || path.posix.isAbsolute(rootDir)) return {};
+  return { rootDir };
 }
 
 function parseLines(text: string): ListLine[] {

@@ -159,7 +159,15 @@ class TestrunReporter implements Reporter {
       dependencies: project.dependencies,
       browser: project.use.browserName ?? project.use.defaultBrowserType ?? 'chromium',
     }));
-    this.write({ type: 'config', webServer: config.webServer !== null, projects, workers: teamWorkers(config) });
+    // The folder Playwright's reporters name files from (the config's testDir, else its folder).
+    const rootDir = path.relative(this.options.root, config.rootDir).split(path.sep).join('/');
+    this.write({
+      type: 'config',
+      webServer: config.webServer !== null,
+      projects,
+      workers: teamWorkers(config),
+      rootDir,
+    });
     for (const test of suite.allTests())
       this.write({ type: 'test', ...this.identity(test), tags: tagsOf(test), parallel: runsApart(test) });
   }

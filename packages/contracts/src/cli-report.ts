@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Nullable, RunStatus, StringEnum, SuiteRunStatus } from './enums';
 import { IdempotencyKey } from './idempotency-key';
 import { PROBLEM_CODES, ProblemFieldError } from './problems';
-import { Run, SuiteRun, TestLocation } from './runs';
+import { Run, SetupTest, SuiteRun, TestLocation } from './runs';
 
 /**
  * The documents `testrun run --json` and `testrun status --json` print on stdout: one JSON value
@@ -66,6 +66,18 @@ export const ReportTest = Type.Object(
 );
 export type ReportTest = Static<typeof ReportTest>;
 
+/**
+ * A setup test of the suite run (the API's `setup_tests` entry), with the link to it on the suite
+ * run's page. Not among `tests`, nor counted in `counts`.
+ */
+export const ReportSetupTest = Type.Composite([
+  SetupTest,
+  Type.Object({
+    viewUrl: Nullable(Type.String({ description: "Link to the setup test on its suite run's detailed view." })),
+  }),
+]);
+export type ReportSetupTest = Static<typeof ReportSetupTest>;
+
 /** What was enqueued: the part every successful report shares. */
 const enqueued = {
   kind: StringEnum(['test', 'suite', 'project'] as const),
@@ -86,6 +98,12 @@ export const RunReport = Type.Object(
     status: SuiteRunStatus,
     counts: ReportCounts,
     tests: Type.Array(ReportTest),
+    setupTests: Type.Optional(
+      Type.Array(ReportSetupTest, {
+        description:
+          "The suite run's setup tests (Playwright setup projects its tests depended on), as the JUnit report and the text output list them; absent when it has none.",
+      }),
+    ),
     timedOut: Type.Boolean({ description: 'True when the wait budget ran out before everything was terminal.' }),
     durationMs: Type.Number({ minimum: 0, description: 'Wall time of the wait.' }),
     exitCode: ExitCode,

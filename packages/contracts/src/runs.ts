@@ -1,8 +1,13 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Nullable, RunErrorCode, RunStatus, SkipReason, SuiteRunStatus } from './enums';
+import { Nullable, RunStatus, SkipReason, SuiteRunStatus } from './enums';
 import { EvidencePolicy, EvidenceSettings } from './evidence';
 import { capOf, HEADER_LIMITS, RETRY_LIMITS } from './limits';
 import { variableMap } from './variables';
+import { Instant, Milliseconds, RunError, RunFailure, TestLocation } from './run-parts';
+import { FailedSetup, SetupTest } from './setup-tests';
+
+export { RunError, RunFailure, TestLocation } from './run-parts';
+export { FailedSetup, SetupTest } from './setup-tests';
 
 /** Header names a run may not set: hop-by-hop headers and those the browser must own. */
 export const FORBIDDEN_HEADER_NAMES = [
@@ -108,22 +113,6 @@ export type ProjectRunsCreated = Static<typeof ProjectRunsCreated>;
 export const RunCreateResponse = Type.Union([SingleRunCreated, SuiteRunCreated, ProjectRunsCreated]);
 export type RunCreateResponse = Static<typeof RunCreateResponse>;
 
-export const RunError = Type.Object(
-  {
-    code: RunErrorCode,
-    message: Type.String(),
-    step: Nullable(Type.Integer({ minimum: 1, description: '1-based index of the step that was running.' })),
-  },
-  { additionalProperties: false },
-);
-export type RunError = Static<typeof RunError>;
-
-/** An instant as the API gives it: RFC 3339 in UTC with milliseconds, e.g. 2026-11-22T10:15:00.123Z. */
-const Instant = (description: string) => Type.String({ format: 'date-time', description });
-
-/** Milliseconds between a start and an end the server recorded. */
-const Milliseconds = (description: string) => Type.Integer({ minimum: 0, description });
-
 /** A test attempt that was retried: how it ended, as a run's outcome reads. */
 export const RunAttempt = Type.Object(
   {
@@ -138,46 +127,6 @@ export const RunAttempt = Type.Object(
   { additionalProperties: false },
 );
 export type RunAttempt = Static<typeof RunAttempt>;
-
-/**
- * Where a Playwright test is declared, from the definition its run executed (the deployment's test):
- * what a report names it by, as Playwright's own reporters do. A step test has none.
- */
-export const TestLocation = Type.Object(
-  {
-    file: Type.String({ description: "The spec file, relative to the bundle's root (posix separators)." }),
-    line: Type.Integer({ minimum: 0 }),
-    column: Type.Integer({ minimum: 0 }),
-    titlePath: Type.Array(Type.String(), {
-      description:
-        "Describe titles then the test's title (no file, no project): Playwright's `titlePath()` past the file.",
-    }),
-    project: Type.String({ description: "The Playwright project it ran in ('' when the config has none)." }),
-    rootDir: Type.Optional(Type.String({ description: "The config's rootDir (testDir) from the bundle's root." })),
-  },
-  {
-    additionalProperties: false,
-    description: "A Playwright test's file, line, title path and project; absent for a step test.",
-  },
-);
-export type TestLocation = Static<typeof TestLocation>;
-
-/** A failed run's error as its failing step recorded it (what the view shows of the failure). */
-export const RunFailure = Type.Object(
-  {
-    message: Type.String({
-      description:
-        "The step's error in full: a Playwright expectation's message with its expected and received values, a step test's failure.",
-    }),
-    expected: Nullable(Type.String({ description: 'What a failed expectation wanted, when it says.' })),
-    received: Nullable(Type.String({ description: 'What the page had, when it says.' })),
-    location: Nullable(
-      Type.String({ description: "Where in the test the step is (`file:line`, a Playwright step's)." }),
-    ),
-  },
-  { additionalProperties: false },
-);
-export type RunFailure = Static<typeof RunFailure>;
 
 export const Run = Type.Object(
   {
@@ -238,6 +187,12 @@ export const Run = Type.Object(
           "A `failed` run's error as its failing step recorded it (its last attempt's); absent otherwise, and when no step recorded one.",
       }),
     ),
+    failed_setup: Type.Optional(
+      Type.Composite([FailedSetup], {
+        description:
+          "An `error`/`setup_failed` run of a suite run: the setup test whose failure it ended on (an entry of the suite run's `setup_tests`); absent otherwise.",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -291,6 +246,12 @@ export const SuiteRun = Type.Object(
       Type.String({
         description:
           'The suite run this one reruns (POST /api/v1/suite-runs/{suiteRunId}/rerun); null for a suite run enqueued by POST /api/v1/runs.',
+      }),
+    ),
+    setup_tests: Type.Optional(
+      Type.Array(SetupTest, {
+        description:
+          'The setup tests its Playwright tests depended on, in the order they ended, once each has run; absent for a suite run without any. Not counted in total_count or any other counter.',
       }),
     ),
   },

@@ -33,4 +33,5 @@ export const ID_PREFIX = {
   pageEvent: 'pev',
   webhookEndpoint: 'whe',
   deployment: 'dep',
+  setupResult: 'setup',
 } as const;

@@ -1,4 +1,5 @@
 import type { ArtifactKind, PageEvent, RunStatus, StepOutcome, SuiteCounts } from '@testrun/contracts';
+import type { SetupTestWithSteps } from '@testrun/core/runs';
 import type { ViewSubject } from '@testrun/core/secrets';
 
 /** Signs the view's links on a page with the terms of the link the page was opened with. */
@@ -76,6 +77,21 @@ export type ViewRun = {
   history?: ViewHistory;
   /** The deployed version the run executes and its warnings (on the run's page); absent when not loaded or none. */
   deployment?: ViewDeployment;
+  /** A setup_failed run's setup test, on its suite run's page (on the run's page); absent otherwise. */
+  failedSetup?: ViewFailedSetup;
+};
+
+/** A setup test of a suite run with the steps of the execution shown (docs/VIEW.md, "Setup tests"). */
+export type ViewSetupTest = SetupTestWithSteps;
+
+/** The setup test a setup_failed run ended on, and the signed token of its suite run's page. */
+type ViewFailedSetup = {
+  id: string;
+  name: string;
+  status: RunStatus;
+  resultSummary: string;
+  suiteRunId: string;
+  suiteRunToken: string;
 };
 
 /** A project's deployed version as a run's page names it: its number and what discovery warned of. */
@@ -129,6 +145,8 @@ export type ViewSuiteRun = {
   runs: ViewRun[];
   /** The deployed version the suite run executes and its warnings; absent for one from before deployments. */
   deployment?: ViewDeployment;
+  /** The setup tests its Playwright tests depended on; absent when not loaded or none. */
+  setupTests?: ViewSetupTest[];
 };
 
 /**

@@ -4,7 +4,7 @@ import { formatDuration, type EnqueuedReport, type RunReport } from '@testrun/co
 import { isReportable, reportFailure, type CommandContext, type openCommand } from './connection';
 import { buildJunitXml } from './junit';
 import type { Output } from './output';
-import { addDetails, closingLines, EXIT, exitCodeFor, verdictLine } from './report';
+import { addDetails, closingLines, EXIT, exitCodeFor, setupClosingLines, verdictLine } from './report';
 import { WaitProgress } from './wait-progress';
 
 /** The flags of `testrun run` and `testrun rerun` that say how to wait and report. */
@@ -65,7 +65,10 @@ async function followEnqueued(io: FollowIo, flags: FollowFlags, base: EnqueuedBa
   const started = now();
   const progress = new WaitProgress({
     suiteRunUrl: (url) => out.info(`Suite run: ${url}`),
-    changed: (p) => out.progress(p.tests, p.counts, p.status, started),
+    changed: (p) => {
+      out.setups(p.setupTests);
+      out.progress(p.tests, p.counts, p.status, started);
+    },
   });
   let timedOut = false;
   const exit = watchExitSignals(io.ctx);
@@ -85,7 +88,7 @@ async function followEnqueued(io: FollowIo, flags: FollowFlags, base: EnqueuedBa
     exit.stop();
   }
   out.done();
-  const { tests, counts, status, suiteRunUrl } = progress;
+  const { tests, counts, status, suiteRunUrl, setupTests } = progress;
   await addDetails(client, tests);
 
   const exitCode = exitCodeFor(status, timedOut);
@@ -95,13 +98,17 @@ async function followEnqueued(io: FollowIo, flags: FollowFlags, base: EnqueuedBa
     status,
     counts,
     tests,
+    ...(setupTests.length > 0 ? { setupTests } : {}),
     timedOut,
     durationMs: now() - started,
     exitCode,
-    message: verdictLine({ kind: base.kind, status, counts, timedOut, tests }, formatDuration(budget.timeoutMs)),
+    message: verdictLine(
+      { kind: base.kind, status, counts, timedOut, tests, setupTests },
+      formatDuration(budget.timeoutMs),
+    ),
   };
   if (flags.junit) writeFileSync(flags.junit, out.redactText(buildJunitXml(report)));
-  for (const line of closingLines(tests)) out.info(line);
+  for (const line of [...setupClosingLines(setupTests), ...closingLines(tests)]) out.info(line);
   if (suiteRunUrl) out.info(`Details: ${suiteRunUrl}`);
   out.summary(report.message);
   if (flags.json) out.result(JSON.stringify(report, null, 2));

@@ -1,4 +1,4 @@
-import type { ReportTest, RunReport, TestLocation } from '@testrun/contracts';
+import type { ReportSetupTest, ReportTest, RunReport, TestLocation } from '@testrun/contracts';
 import { flakyCount, fullError, passedOnRetry } from './report';
 
 /**
@@ -26,17 +26,20 @@ import { flakyCount, fullError, passedOnRetry } from './report';
 export function buildJunitXml(report: RunReport, generatedAt: Date = new Date()): string {
   const suiteName = [report.project, report.suite].filter((part) => part !== null).join('/') || (report.testId ?? '');
   const c = report.counts;
+  // Setup tests are test cases as Playwright's junit reporter writes them, in the totals too.
+  const setups = (report.setupTests ?? []).map(setupAsTest);
+  const s = countAttributes(setups);
   const attrs = {
-    tests: c.total,
-    failures: c.failed,
-    errors: c.error + c.queued + c.running,
-    skipped: c.skipped,
+    tests: c.total + s.tests,
+    failures: c.failed + s.failures,
+    errors: c.error + c.queued + c.running + s.errors,
+    skipped: c.skipped + s.skipped,
     time: seconds(report.durationMs),
   };
   const timestamp = generatedAt.toISOString().replace(/\.\d+Z$/, '');
   const lines = ['<?xml version="1.0" encoding="UTF-8"?>'];
   lines.push(`<testsuites name="testrun"${attributes(attrs)}>`);
-  const all = groups(report.tests, suiteName, report.kind === 'test' ? 'testrun' : suiteName);
+  const all = groups([...setups, ...report.tests], suiteName, report.kind === 'test' ? 'testrun' : suiteName);
   for (const group of all) {
     // One suite of step tests only is the whole report; a Playwright file's suite counts its own.
     const own =
@@ -56,6 +59,33 @@ export function buildJunitXml(report: RunReport, generatedAt: Date = new Date())
   }
   lines.push('</testsuites>');
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * A setup test as a test case (its `testsuite` is its spec file's, of its setup project, written
+ * before the tests that depended on it, as Playwright's junit reporter orders them).
+ */
+function setupAsTest(t: ReportSetupTest): ReportTest {
+  return {
+    runId: t.id,
+    name: t.name,
+    status: t.status,
+    result_summary: t.result_summary,
+    error: t.error,
+    skip_reason: null,
+    flaky: false,
+    attempts: 1,
+    previous_attempts: [],
+    viewUrl: t.viewUrl,
+    durationMs: t.duration_ms,
+    location: t.location,
+    ...(t.failure ? { failure: t.failure } : {}),
+  };
+}
+
+/** `Run: run_…`, or `Setup test: setup_…` for a setup test's entry. */
+function idLine(t: ReportTest): string {
+  return t.runId.startsWith('setup_') ? `Setup test: ${t.runId}` : `Run: ${t.runId}`;
 }
 
 type Group = { name: string; classname: string; location: TestLocation | null; tests: ReportTest[] };
@@ -123,7 +153,7 @@ function testcase(t: ReportTest, classname: string, suiteRunUrl: string | null):
     fullError(t),
     // A Playwright test's failing step is in its summary and code frame, as Playwright's reporter has it.
     t.error?.step && !t.location ? `Step: ${t.error.step}` : '',
-    `Run: ${t.runId}`,
+    idLine(t),
     link ? `View: ${link}` : '',
   ]
     .filter(Boolean)
@@ -159,7 +189,7 @@ function testcase(t: ReportTest, classname: string, suiteRunUrl: string | null):
         '    </testcase>',
       ];
     default: {
-      const text = `Still ${t.status} when the wait budget ran out.\nRun: ${t.runId}${link ? `\nView: ${link}` : ''}`;
+      const text = `Still ${t.status} when the wait budget ran out.\n${idLine(t)}${link ? `\nView: ${link}` : ''}`;
       return [
         `${open}>`,
         `      <error message="${esc(`still ${t.status} when the wait budget ran out`)}" type="timeout">${esc(text)}</error>`,

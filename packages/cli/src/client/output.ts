@@ -1,12 +1,13 @@
 import {
   formatDuration,
   type ReportCounts,
+  type ReportSetupTest,
   type ReportTest,
   type RunStatus,
   type SuiteRunStatus,
 } from '@testrun/contracts';
 import { redact } from './parse-options';
-import { displayName, flakyMark } from './report';
+import { displayName, flakyMark, setupDisplayName } from './report';
 
 /** Where the command writes, with every string passed through redaction of header values. */
 export interface OutputStreams {
@@ -63,6 +64,17 @@ export class Output {
   summary(text: string): void {
     if (this.json) this.info(text);
     else this.result(text);
+  }
+
+  /** Prints the setup tests that ended since the last call, as tests are printed, named with their project. */
+  setups(setups: readonly ReportSetupTest[]): void {
+    for (const t of setups) {
+      const mark = MARK[t.status];
+      if (this.printed.has(t.id) || mark === undefined) continue;
+      this.printed.add(t.id);
+      const summary = t.status === 'passed' ? '' : ` — ${t.result_summary}`;
+      this.info(`  ${mark} ${setupDisplayName(t)} (${formatDuration(t.duration_ms)})${summary}`);
+    }
   }
 
   /** Prints tests that became terminal since the last call and refreshes the status line. */

@@ -2,6 +2,7 @@ import {
   CLI_EXIT_CODES,
   type CliExitCode,
   type ReportCounts,
+  type ReportSetupTest,
   type ReportTest,
   type Run,
   type RunReport,
@@ -50,6 +51,38 @@ export function testsFromSuiteRun(suiteRun: SuiteRun): ReportTest[] {
   }));
 }
 
+/** A suite run's setup tests, each with its link on the suite run's page. */
+export function setupTestsOf(suiteRun: SuiteRun): ReportSetupTest[] {
+  return (suiteRun.setup_tests ?? []).map((t) => ({ ...t, viewUrl: `${suiteRun.suiteRunUrl}#setup-${t.id}` }));
+}
+
+/**
+ * A setup test as people read it, as Playwright's list reporter names a test with its project:
+ * `[setup] › e2e/auth.setup.ts › signs in`.
+ */
+export function setupDisplayName(t: Pick<ReportSetupTest, 'location'>): string {
+  return [`[${t.location.project}]`, t.location.file, ...t.location.titlePath].join(' › ');
+}
+
+/** The closing lines of the setup tests that failed or ended in error, as a test's, with their link. */
+export function setupClosingLines(setups: readonly ReportSetupTest[]): string[] {
+  return setups.flatMap((t) => {
+    if (t.status !== 'failed' && t.status !== 'error') return [];
+    const mark = t.status === 'failed' ? 'FAILED' : 'ERROR ';
+    const [first, ...more] = errorLines(t);
+    const link = t.viewUrl ? `\n        ${t.viewUrl}` : '';
+    return [`${mark} ${setupDisplayName(t)}: ${first}${more.map((line) => `\n        ${line}`).join('')}${link}`];
+  });
+}
+
+/** "; setup tests: 2 passed, 1 failed" after the verdict's counts when the suite run had some; empty otherwise. */
+function setupNote(setups: readonly ReportSetupTest[] | undefined): string {
+  if (!setups || setups.length === 0) return '';
+  const c = countStatuses(setups.map((t) => t.status));
+  const parts = (['passed', 'failed', 'error', 'skipped'] as const).filter((k) => c[k] > 0).map((k) => `${c[k]} ${k}`);
+  return `; setup tests (not counted): ${parts.join(', ')}`;
+}
+
 /**
  * Report tests from runs (test and project mode), named by their test's name as suite mode names
  * them; durations are the service's own (`duration_ms`).
@@ -77,7 +110,10 @@ export function displayName(t: Pick<ReportTest, 'name' | 'location'>): string {
 }
 
 /** The first lines of a test's error, for the closing lines: its summary, then the error's message if it says more. */
-function errorLines(t: Pick<ReportTest, 'result_summary' | 'error' | 'status' | 'failure'>, max = 10): string[] {
+function errorLines(
+  t: Pick<ReportTest, 'result_summary' | 'error' | 'status'> & { failure?: ReportTest['failure'] },
+  max = 10,
+): string[] {
   const text = [t.result_summary ?? t.status, fullError(t)].filter(Boolean).join('\n');
   const lines = text.split('\n').filter((line) => line.trim() !== '');
   return lines.length > max
@@ -92,7 +128,9 @@ function errorLines(t: Pick<ReportTest, 'result_summary' | 'error' | 'status' | 
  * A test's error in full when it says more than its summary: a failed run's failing step (a
  * Playwright expectation's message, with expected and received), an error run's message; else ''.
  */
-export function fullError(t: Pick<ReportTest, 'result_summary' | 'error' | 'failure'>): string {
+export function fullError(
+  t: Pick<ReportTest, 'result_summary' | 'error'> & { failure?: ReportTest['failure'] },
+): string {
   const message = t.failure?.message ?? t.error?.message ?? '';
   return t.result_summary?.endsWith(message.trim()) ? '' : message;
 }
@@ -133,12 +171,12 @@ const VERDICT: Record<SuiteRunStatus, string> = {
 
 /** The closing line for people: the verdict and the counts. */
 export function verdictLine(
-  report: Pick<RunReport, 'kind' | 'status' | 'counts' | 'timedOut' | 'tests'>,
+  report: Pick<RunReport, 'kind' | 'status' | 'counts' | 'timedOut' | 'tests' | 'setupTests'>,
   budget: string,
 ): string {
   const c = report.counts;
   const finished = c.passed + c.failed + c.error + c.skipped;
-  const counts = `${c.passed} passed${flakyNote(report.tests)}, ${c.failed} failed, ${c.error} error, ${c.skipped} skipped (${finished}/${c.total} finished)`;
+  const counts = `${c.passed} passed${flakyNote(report.tests)}, ${c.failed} failed, ${c.error} error, ${c.skipped} skipped (${finished}/${c.total} finished)${setupNote(report.setupTests)}`;
   if (report.timedOut)
     return `Wait budget of ${budget} exceeded before the ${report.kind} finished: ${counts}. The runs continue on the service.`;
   return `The ${report.kind} ${VERDICT[report.status]}: ${counts}.`;

@@ -1,6 +1,14 @@
 import { countStatuses } from '@testrun/client';
-import type { ReportCounts, ReportTest, Run, RunCreateResponse, SuiteRun, SuiteRunStatus } from '@testrun/contracts';
-import { bareTest, suiteCounts, summarize, testsFromRuns, testsFromSuiteRun } from './report';
+import type {
+  ReportCounts,
+  ReportSetupTest,
+  ReportTest,
+  Run,
+  RunCreateResponse,
+  SuiteRun,
+  SuiteRunStatus,
+} from '@testrun/contracts';
+import { bareTest, setupTestsOf, suiteCounts, summarize, testsFromRuns, testsFromSuiteRun } from './report';
 
 /** The ids a 201 answer of an enqueue gives, by mode. */
 export function enqueuedIds(body: RunCreateResponse): { suiteRunId: string | null; runIds: string[] } {
@@ -28,6 +36,8 @@ export interface WaitProgressView {
  */
 export class WaitProgress {
   tests: ReportTest[] = [];
+  /** The suite run's setup tests (not among `tests`, nor in `counts`). */
+  setupTests: ReportSetupTest[] = [];
   counts: ReportCounts = countStatuses([]);
   status: SuiteRunStatus = 'queued';
   suiteRunUrl: string | null = null;
@@ -38,6 +48,7 @@ export class WaitProgress {
     if (this.suiteRunUrl === null) this.view.suiteRunUrl(s.suiteRunUrl);
     this.suiteRunUrl = s.suiteRunUrl;
     this.tests = testsFromSuiteRun(s);
+    this.setupTests = setupTestsOf(s);
     this.counts = suiteCounts(s, this.tests);
     this.status = s.status;
     this.view.changed(this);

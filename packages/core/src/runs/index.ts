@@ -16,3 +16,4 @@ export * from './rerun';
 export * from './counts';
 export * from './batch';
 export * from './step-rows';
+export * from './setup-results';

@@ -15,8 +15,10 @@ import {
   type PlaywrightDefinition,
   type TestEntry,
   type TestLocation,
+  type FailedSetup,
 } from '@testrun/contracts';
 import { readSql, type Db } from '../db';
+import { FAILED_SETUP, SETUP_TESTS, setupTestsOf, type SetupTestsColumn } from './setup-results';
 import type { DerivedKeys } from '../secrets/seal';
 import { suiteRunViewUrl, viewLinkTerms, type ViewLinkConfig, type ViewLinkState } from '../view-links';
 
@@ -49,6 +51,8 @@ export type RunRow = {
   playwright: PlaywrightDefinition['playwright'] | null;
   /** A failed run's failing step (see {@link FAILURE}); null otherwise. */
   failure: RunFailure | null;
+  /** A setup_failed run's setup test (see FAILED_SETUP); null otherwise. */
+  failed_setup: FailedSetup | null;
 };
 
 /**
@@ -89,7 +93,8 @@ export const RUN_COLUMNS = `r.id, r.status::text AS status, r.evidence, r.result
       r.outcome_message, r.outcome_step, r.skip_reason::text AS skip_reason, r.test_id, r.test_name, r.suite_run_id,
       r.deployment_id, r.created_at, r.started_at, r.finished_at, r.duration_ms, r.attempt, r.retry, r.retries, ${PREVIOUS_ATTEMPTS},
       ${BLOCKED_REQUESTS},
-      COALESCE(s.view_token_version, r.view_token_version) AS view_token_version, ${PLAYWRIGHT_DEFINITION}, ${FAILURE}`;
+      COALESCE(s.view_token_version, r.view_token_version) AS view_token_version, ${PLAYWRIGHT_DEFINITION}, ${FAILURE},
+      ${FAILED_SETUP}`;
 
 /** `{location}`: where a Playwright test is declared, from its run's definition; nothing for a step test. */
 function locationOf(playwright: PlaywrightDefinition['playwright'] | null): { location?: TestLocation } {
@@ -127,6 +132,7 @@ export function toRun(row: RunRow): Run {
     blocked_request_count: row.blocked_request_count,
     ...locationOf(row.playwright),
     ...(row.failure ? { failure: row.failure } : {}),
+    ...(row.failed_setup ? { failed_setup: row.failed_setup } : {}),
   };
 }
 
@@ -258,6 +264,7 @@ export async function readSuiteRun(
         PlaywrightDefinition['playwright'] | null,
       ]
     >;
+    setup_tests: SetupTestsColumn;
   };
   const rows = await readSql<Row>(
     db,
@@ -266,7 +273,7 @@ export async function readSuiteRun(
       COALESCE((SELECT json_agg(json_build_array(r.id, r.test_name, r.status, r.skip_reason,
           CASE WHEN r.finished_at IS NULL THEN NULL ELSE r.duration_ms END, r.retry, r.started_at IS NOT NULL,
           CASE WHEN jsonb_typeof(r.steps) = 'object' THEN r.steps->'playwright' END) ORDER BY r.position)
-        FROM runs r WHERE r.suite_run_id = s.id), '[]'::json) AS tests
+        FROM runs r WHERE r.suite_run_id = s.id), '[]'::json) AS tests, ${SETUP_TESTS}
     FROM suite_runs s
     WHERE s.id = $1 AND s.workspace_id = $2`,
     [suiteRunId, workspaceId],
@@ -285,5 +292,6 @@ export async function readSuiteRun(
       attempts: started ? retry + 1 : 0,
       ...locationOf(playwright),
     })),
+    ...setupTestsOf(row.setup_tests),
   };
 }

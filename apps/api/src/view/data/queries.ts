@@ -2,6 +2,7 @@
 // once through the pool. The rows of runs and their details are read by details.ts.
 import { formatDuration, isTerminalRunStatus, type RunStatus } from '@testrun/contracts';
 import { readSql, type Db } from '@testrun/core/db';
+import { readFailedSetup, readSetupTestsWithSteps } from '@testrun/core/runs';
 import { isFlaky, searchText, showsDetailsInline } from '../filters';
 import type { LinkSigner, LiveStatus, ViewCounts, ViewDeployment, ViewRun, ViewSuiteRun } from '../model';
 import { attachDetails, detailsOf, ofAttempt, readDetails, RUN_SELECT, toViewRun, type RunRow } from './details';
@@ -37,7 +38,7 @@ function countsOf(row: CountRow, runs: ReadonlyArray<{ status: RunStatus; retry:
 export async function loadSuiteRun(db: Db, sign: LinkSigner, suiteRunId: string): Promise<ViewSuiteRun | null> {
   // The suite run, its runs, and the details and history of those it shows open, read at once.
   const scope = { openOfSuiteRun: suiteRunId };
-  const [suiteRun, rows, details, history] = await Promise.all([
+  const [suiteRun, rows, details, history, setupTests] = await Promise.all([
     db.suiteRun.findUnique({
       where: { id: suiteRunId },
       select: {
@@ -53,6 +54,7 @@ export async function loadSuiteRun(db: Db, sign: LinkSigner, suiteRunId: string)
     readSql<RunRow>(db, 'view_suite_runs', `${RUN_SELECT} WHERE suite_run_id = $1 ORDER BY position`, [suiteRunId]),
     readDetails(db, scope),
     readHistory(db, scope),
+    readSetupTestsWithSteps(db, suiteRunId),
   ]);
   if (!suiteRun) return null;
   const runs = rows.map((row) => toViewRun(sign, row));
@@ -73,6 +75,7 @@ export async function loadSuiteRun(db: Db, sign: LinkSigner, suiteRunId: string)
     finishedAt: suiteRun.finishedAt,
     runs,
     ...(suiteRun.deployment ? { deployment: viewDeployment(suiteRun.deployment) } : {}),
+    ...(setupTests.length > 0 ? { setupTests } : {}),
   };
 }
 
@@ -101,6 +104,7 @@ export async function loadRun(db: Db, sign: LinkSigner, runId: string): Promise<
   attachDetails([run], retried ? ofAttempt(details, run.attempt) : details);
   attachHistory(sign, [run], history);
   if (deployment) run.deployment = deployment;
+  await attachFailedSetup(db, sign, run);
   run.earlierAttempts = attempts.map((a) => ({
     retry: a.retry,
     status: a.status,
@@ -114,6 +118,21 @@ export async function loadRun(db: Db, sign: LinkSigner, runId: string): Promise<
     ...detailsOf(ofAttempt(details, a.attempt)),
   }));
   return run;
+}
+
+/** A setup_failed run of a suite run: the setup test it ended on, linked on its suite run's page. */
+async function attachFailedSetup(db: Db, sign: LinkSigner, run: ViewRun): Promise<void> {
+  if (run.outcomeCode !== 'setup_failed' || run.suiteRunId === null) return;
+  const setup = await readFailedSetup(db, run.id);
+  if (!setup) return;
+  run.failedSetup = {
+    id: setup.id,
+    name: setup.name,
+    status: setup.status,
+    resultSummary: setup.result_summary,
+    suiteRunId: run.suiteRunId,
+    suiteRunToken: sign('suite-run', run.suiteRunId),
+  };
 }
 
 /**

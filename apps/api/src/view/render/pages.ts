@@ -9,6 +9,7 @@ import type { ViewAttempt, ViewRun, ViewSuiteRun } from '../model';
 import { screenshotGallery } from './evidence';
 import { renderRunDetails, skipNote } from './run-details';
 import { deploymentWarnings } from './deployment-warnings';
+import { failedSetupNote, setupTestsSection } from './setup-tests';
 
 /** A run that passed only on a retry is marked flaky, in words (never only a colour). */
 function flakyMark(run: Pick<ViewRun, 'status' | 'retry'>): SafeHtml | '' {
@@ -84,6 +85,7 @@ export function renderRunPage(p: Paths, run: ViewRun): string {
       <p class="crumbs">Test run <code>${run.id}</code></p>
       <h1>${run.testName} ${chip(run.status, html` data-live-status`)}${flakyMark(run)}</h1>
       <p class="summary" data-run="${run.id}"><span data-run-summary>${redactCredentials(run.resultSummary)}</span></p>
+      ${failedSetupNote(p, run)}
       ${metaList([
         ['Status', chip(run.status, html` data-run-status`)],
         ['Duration', html`<span data-run-duration>${formatDuration(run.durationMs)}</span>`],
@@ -249,7 +251,7 @@ export function renderSuitePage(
       ])}
       ${live ? html`<p class="live-hint">This suite is still running. The page updates itself.</p>` : ''}
     </header>
-    ${deploymentWarnings(suite.deployment)} ${counters(suite)}
+    ${deploymentWarnings(suite.deployment)} ${counters(suite)} ${setupTestsSection(suite)}
     ${filterBar(suite, filter, shown.size, `${page}/search.json`)}
     <div class="test-groups">${GROUPS.map((group) => testGroup(p, suite, shown, group))}</div>
     <p class="no-match" ${shown.size === 0 && filtered(filter) ? '' : html`hidden`}>

@@ -10,7 +10,7 @@ import type { RunListener } from '../../network/egress-proxy';
 import { DEFAULT_PLAYWRIGHT_SANDBOX_LIMITS, limitsForWorkers, shareFolder } from '../../sandbox';
 import { PlaywrightBatch, reserveMembers, type BatchMember, type JoinedRun } from './batch';
 import { gatherKey, GATHER_BOUND_MS, GATHER_GRACE_MS, type Gathering } from './gather';
-import { cannotRun, recordResult, runAlone, sandboxOptions, type Definition, type Given } from './given';
+import { cannotRun, recordResult, runAlone, sandboxOptions, setupRecorder, type Definition, type Given } from './given';
 import { deferred } from './deferred';
 import { makeControlDir } from './interrupt';
 import type { PlaywrightSecrets } from './playwright-secrets';
@@ -170,6 +170,7 @@ function runBatch(given: Given, batch: PlaywrightBatch, egress: RunListener | un
       const options = sandboxOptions(given, egress);
       // A safety net far behind Playwright's own timeouts: it grows with the batch's tests, at least a run's.
       const wallMs = playwrightBatchWallMs(tests.length, DEFAULT_PLAYWRIGHT_SANDBOX_LIMITS.wallMs);
+      const setups = setupRecorder(given);
       try {
         await runPlaywrightTests(
           {
@@ -181,10 +182,12 @@ function runBatch(given: Given, batch: PlaywrightBatch, egress: RunListener | un
             controlDir: control.dir,
             limits: { ...limitsForWorkers(playwright.limits, workers), wallMs },
             onBegin: (key) => batch.began(key),
+            onSetup: setups.record,
           },
           (result) => batch.ended(result),
         );
       } finally {
+        await setups.settled();
         await control.remove();
         const freed = await batch.end();
         if (freed.length > 0)

@@ -11,6 +11,7 @@ import {
   stripAnsi,
   type PlaywrightOutcome,
 } from './outcome';
+import { resultOf } from './result-of';
 import { bundlePath, hostPath, INSIDE, type Layout } from './runtime';
 import { MAX_LINE_BYTES, type OversizedLine } from './tail';
 import type {
@@ -20,6 +21,7 @@ import type {
   PlaywrightTestRef,
   PlaywrightTestResult,
   RefusedRequest,
+  SetupTestResult,
 } from './types';
 
 interface Identity {
@@ -29,7 +31,8 @@ interface Identity {
 }
 
 type ReporterLine =
-  | ({ type: 'attempt'; final: boolean; endedAt?: number } & Identity & PlaywrightAttempt)
+  | ({ type: 'attempt'; final: boolean; endedAt?: number; line?: number; column?: number } & Identity &
+      PlaywrightAttempt)
   | ({ type: 'notRun' } & Identity)
   | ({ type: 'begin' } & Identity)
   | { type: 'error'; error: PlaywrightError }
@@ -108,6 +111,9 @@ export function relativeSteps(steps: PlaywrightStep[], layout: Layout): Playwrig
  */
 const WORKER_DIED = /worker process exited unexpectedly/;
 
+/** A setup test's name as a dependant's setup_failed summary gives it: `[project] › title path`. */
+const setupName = (line: Identity) => [`[${line.project}]`, ...line.titlePath].join(' › ');
+
 /** Turns the reporter's lines into each selected test's result, as its last attempt ends. */
 export class ResultCollector {
   private readonly selected: Map<string, PlaywrightTestRef>;
@@ -131,6 +137,8 @@ export class ResultCollector {
     private readonly takeBlocked: (until?: number) => readonly RefusedRequest[],
     private readonly onBegin: (key: string) => void = () => undefined,
     private readonly layout: Layout = INSIDE,
+    /** Told each setup test's result (a test that ran but was not selected) as its last attempt ends. */
+    private readonly onSetup: (setup: SetupTestResult) => void = () => undefined,
   ) {
     this.selected = new Map(tests.map((test) => [playwrightTestKey(test), test]));
   }
@@ -174,8 +182,13 @@ export class ResultCollector {
     const outcome = classifyAttempt(attempt, blocked);
     const limit = this.limitAtEnd(outcome);
     if (!this.selected.has(key)) {
+      const name = setupName(line);
       if (outcome.status === 'error' || outcome.status === 'failed')
-        this.failedSetup.push({ name: [`[${line.project}]`, ...line.titlePath].join(' › '), summary: outcome.summary });
+        this.failedSetup.push({ name, summary: outcome.summary });
+      const ref = { file: line.file, line: line.line ?? 0, column: line.column ?? 0, project: line.project };
+      const endedAt = line.endedAt ?? Date.now();
+      const result = resultOf(key, limit === null ? outcome : limitHit(limit), attempts, blocked);
+      this.onSetup({ ...result, name, ref: { ...ref, titlePath: line.titlePath }, endedAt });
       return;
     }
     if (limit !== null) {
@@ -222,19 +235,7 @@ export class ResultCollector {
     blocked: readonly RefusedRequest[] = [],
   ): void {
     if (this.done.has(key)) return;
-    const last = attempts[attempts.length - 1];
-    const result: PlaywrightTestResult = {
-      key,
-      ...outcome,
-      durationMs: attempts.reduce((sum, a) => sum + a.durationMs, 0),
-      steps: last?.steps ?? [],
-      errors: last?.errors ?? [],
-      attachments: last?.attachments ?? [],
-      stdout: last?.stdout ?? '',
-      stderr: last?.stderr ?? '',
-      attempts,
-      blocked,
-    };
+    const result = resultOf(key, outcome, attempts, blocked);
     this.done.set(key, result);
     this.onResult(result);
   }

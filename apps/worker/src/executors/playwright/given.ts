@@ -1,11 +1,13 @@
 // What a Playwright run's attempt runs with, alone or in a batch: its sandbox's options, and how a
 // test's result becomes the run's outcome (playwright-executor.ts, batch-run.ts).
 import type { EvidenceMode, PlaywrightDefinition } from '@testrun/contracts';
+import type { Db } from '@testrun/core/db';
 import type { RunOutcome } from '@testrun/core/runs';
 import type { ExecutorAttempt } from '../executor';
 import type { BlockedRequest, RunListener } from '../../network/egress-proxy';
 import type { PlaywrightRuntime } from './playwright-deps';
 import type { PlaywrightSecrets } from './playwright-secrets';
+import { SetupRecorder } from './record-setup';
 import { recordTries } from './record-tries';
 import { runPlaywrightTests } from './run';
 import { SCRATCH_PREFIX, scratchBytes, withScratch } from './scratch-run';
@@ -20,6 +22,14 @@ export interface Given {
   definition: Definition;
   secrets: PlaywrightSecrets;
   bundleDir: string;
+  db: Db;
+}
+
+/** Records the setup tests a sandbox of the run's (alone or leading a batch) runs, for its suite run. */
+export function setupRecorder(given: Given): SetupRecorder {
+  const { run, logger } = given.attempt;
+  const owner = { workspaceId: run.workspaceId, suiteRunId: run.suiteRunId };
+  return new SetupRecorder(given.db, owner, given.secrets.mask, logger);
 }
 
 /** The evidence policy as Playwright's trace, video and screenshot settings (one mode for the three). */
@@ -109,12 +119,21 @@ export function runAlone(given: Given): Promise<RunOutcome> {
         startedAt = Date.now();
       };
       const tests = [{ file: definition.file, project: definition.project, titlePath: definition.titlePath }];
+      const setups = setupRecorder(given);
       const [result] = await withEgress(given, `sandbox-${attempt.run.id}.${attempt.attempt}`, (egress) =>
         runPlaywrightTests(
-          { ...sandboxOptions(given, egress), scratchDir, tests, signal: attempt.signal, onBegin },
+          {
+            ...sandboxOptions(given, egress),
+            scratchDir,
+            tests,
+            signal: attempt.signal,
+            onBegin,
+            onSetup: setups.record,
+          },
           () => undefined,
         ),
       );
+      await setups.settled();
       if (!result) return cannotRun('the Playwright run reported no result for the test');
       return recordResult(attempt, result, { startedAt, scratchDir, secrets });
     },

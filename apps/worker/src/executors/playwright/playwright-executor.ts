@@ -80,7 +80,7 @@ async function executeTest(
     playwright.arrivals.arrived(run.id);
     return bundleDir;
   }
-  const given = { attempt, playwright, definition, secrets, bundleDir };
+  const given = { attempt, playwright, definition, secrets, bundleDir, db: read.db };
   return batched ? runInBatch(given, read.db) : runAlone(given);
 }
 

@@ -87,6 +87,7 @@ export async function runPlaywrightTests(
     options.takeBlocked ?? (() => []),
     options.onBegin,
     layout,
+    options.onSetup,
   );
   const tail = new LineTail(options.scratchDir, '.testrun/results.jsonl', (line) => collector.line(line));
   tail.start();

@@ -82,6 +82,8 @@ export interface RunPlaywrightOptions extends BundleOptions {
   takeBlocked?: (until?: number) => readonly RefusedRequest[];
   /** Told the key of each selected test as its first attempt begins (a batch claims its run then). */
   onBegin?: (key: string) => void;
+  /** Told each setup test's result as it ends (record-setup.ts). */
+  onSetup?: (setup: SetupTestResult) => void;
 }
 
 /** A request the network policy refused while a test ran, as the egress proxy reported it. */
@@ -161,4 +163,13 @@ export interface PlaywrightTestResult {
   attempts: PlaywrightAttempt[];
   /** Requests the network policy refused while it ran (its last attempt's, with the tries before it). */
   blocked: readonly RefusedRequest[];
+}
+
+/** A setup test's result (a test that ran before the selected ones, of a project they depend on). */
+export interface SetupTestResult extends PlaywrightTestResult {
+  /** `[project] › title path`. */
+  name: string;
+  ref: { file: string; line: number; column: number; project: string; titlePath: string[] };
+  /** When the runner learnt it had ended (ms since the epoch). */
+  endedAt: number;
 }

@@ -134,4 +134,32 @@ describe('JUnit of Playwright tests', () => {
     ]);
     expect(suites).toHaveLength(4);
   });
+
+  it("writes a suite run's setup tests as Playwright does: first, a testsuite per setup file, in the totals", () => {
+    const setup = {
+      id: 'setup_1',
+      name: '[setup] › seeds the shop',
+      status: 'failed' as const,
+      result_summary: 'Failed at step 1: seed refused',
+      error: null,
+      failure: { message: 'Error: seed refused', expected: null, received: null, location: 'auth.setup.ts:4' },
+      location: at('auth.setup.ts', ['seeds the shop'], 'setup', 2),
+      duration_ms: 500,
+      executions: 2,
+      failed_executions: 1,
+      started_at: '2026-01-01T00:00:00.000Z',
+      finished_at: '2026-01-01T00:00:00.500Z',
+      viewUrl: 'http://t/view/suite-runs/srun_1/x#setup-setup_1',
+    };
+    const xml = buildJunitXml({ ...report(tests), setupTests: [setup] }, new Date('2026-01-01T00:00:00Z'));
+    expect(xml).toMatch(/<testsuites name="testrun" tests="5" failures="2" /);
+    const [first, ...rest] = parse(xml);
+    expect([first?.name, first?.hostname, first?.tests, first?.failures]).toEqual(['auth.setup.ts', 'setup', '1', '1']);
+    expect(first?.testcase[0]?.name).toBe('seeds the shop');
+    expect(first?.testcase[0]?.failure?.['#text']).toMatch(
+      /^auth\.setup\.ts:2:5 › seeds the shop\n[^]*Error: seed refused\nSetup test: setup_1\n/,
+    );
+    expect(first?.testcase[0]?.['system-out']).toBe('[[ATTACHMENT|http://t/view/suite-runs/srun_1/x#setup-setup_1]]');
+    expect(rest).toHaveLength(3);
+  });
 });

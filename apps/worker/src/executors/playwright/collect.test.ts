@@ -2,7 +2,7 @@ import type { BlockedRequest } from '../../network/egress-proxy';
 import { relativeSteps, ResultCollector } from './collect';
 import { refusals } from './given';
 import { INSIDE } from './runtime';
-import type { PlaywrightStep, PlaywrightTestResult } from './types';
+import type { PlaywrightStep, PlaywrightTestResult, SetupTestResult } from './types';
 
 const step = (title: string, extra: Partial<PlaywrightStep> = {}): PlaywrightStep => ({
   title,
@@ -99,5 +99,55 @@ describe("a test's refusals", () => {
     expect(results.map((r) => r.blocked.map((b) => b.host))).toEqual([['first.example'], ['second.example']]);
     expect(results[0]?.summary).toContain('first.example');
     expect(results[0]?.summary).not.toContain('second.example');
+  });
+});
+
+describe('setup tests', () => {
+  const setupLine = (title: string, status: 'passed' | 'failed', line: number) =>
+    JSON.stringify({
+      type: 'attempt',
+      file: 'auth.setup.ts',
+      line,
+      column: 1,
+      project: 'setup',
+      titlePath: [title],
+      final: true,
+      endedAt: 5_000,
+      retry: 0,
+      status,
+      expectedStatus: 'passed',
+      durationMs: 40,
+      annotations: [],
+      errors: status === 'failed' ? [{ message: 'Error: seed refused' }] : [],
+      steps: [step('seed', status === 'failed' ? { error: { message: 'Error: seed refused' } } : {})],
+      attachments: [],
+      stdout: '',
+      stderr: '',
+    });
+
+  it('are told with their outcome, steps and location; the selected tests alone are results', () => {
+    const results: PlaywrightTestResult[] = [];
+    const setups: SetupTestResult[] = [];
+    const selected = { file: 'a.spec.ts', project: 'chromium', titlePath: ['buys'] };
+    const collector = new ResultCollector(
+      [selected],
+      '/nonexistent-scratch',
+      (result) => results.push(result),
+      () => [],
+      undefined,
+      INSIDE,
+      (setup) => setups.push(setup),
+    );
+    collector.line(setupLine('signs in', 'passed', 3));
+    collector.line(setupLine('seeds the shop', 'failed', 9));
+    expect(results).toEqual([]);
+    expect(setups.map((s) => [s.name, s.status, s.ref.line, s.endedAt, s.steps.map((st) => st.title)])).toEqual([
+      ['[setup] › signs in', 'passed', 3, 5_000, ['seed']],
+      ['[setup] › seeds the shop', 'error', 9, 5_000, ['seed']],
+    ]);
+    // The dependant that never ran ends on the failed setup, as before.
+    const [rest] = collector.finishRest({ limit: null, aborted: false, stderr: '' });
+    expect(rest).toMatchObject({ status: 'error', code: 'setup_failed' });
+    expect(rest?.summary).toContain('"[setup] › seeds the shop"');
   });
 });

@@ -42,7 +42,7 @@ export async function runSuite(client: TestrunClient, inputs: ActionInputs, now 
     timedOut = true;
     progress.timedOut(target, ids.runIds);
   }
-  const { tests, counts, status, suiteRunUrl } = progress;
+  const { tests, counts, status, suiteRunUrl, setupTests } = progress;
   await addDetails(client, tests);
   for (const t of tests) {
     if (t.status !== 'failed' && t.status !== 'error') continue;
@@ -62,10 +62,15 @@ export async function runSuite(client: TestrunClient, inputs: ActionInputs, now 
     status,
     counts,
     tests,
+    // The suite run's setup tests: in its JUnit as Playwright writes them, and apart in the verdict.
+    ...(setupTests.length > 0 ? { setupTests } : {}),
     timedOut,
     durationMs: now() - started,
     exitCode: exitCodeFor(status, timedOut),
-    message: verdictLine({ kind: target.kind, status, counts, timedOut, tests }, formatDuration(inputs.timeoutMs)),
+    message: verdictLine(
+      { kind: target.kind, status, counts, timedOut, tests, setupTests },
+      formatDuration(inputs.timeoutMs),
+    ),
   };
 }
 

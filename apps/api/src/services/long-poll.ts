@@ -24,7 +24,10 @@ export function preferredWait(header: string | undefined): number | null {
   return null;
 }
 
-/** What a long poll watches of a resource: its status and, for a suite run, how many children are in each status. */
+/**
+ * What a long poll watches of a resource: its status and, for a suite run, how many children are in
+ * each status and how many setup test executions it recorded (docs/PLAYWRIGHT.md, "Setup projects").
+ */
 export function runFingerprint(run: Run): string {
   return run.status;
 }
@@ -32,7 +35,8 @@ export function runFingerprint(run: Run): string {
 export function suiteRunFingerprint(suiteRun: SuiteRun): string {
   const counts: Record<RunStatus, number> = { queued: 0, running: 0, passed: 0, failed: 0, error: 0, skipped: 0 };
   for (const test of suiteRun.tests) counts[test.status]++;
-  return [suiteRun.status, ...RUN_STATUSES.map((s) => counts[s])].join('|');
+  const setups = (suiteRun.setup_tests ?? []).reduce((sum, setup) => sum + setup.executions, 0);
+  return [suiteRun.status, ...RUN_STATUSES.map((s) => counts[s]), setups].join('|');
 }
 
 type Kind = 'run' | 'suite-run';

@@ -30,7 +30,8 @@ export async function readFingerprints(
     `SELECT 'run' AS kind, id, status::text AS fingerprint FROM runs WHERE id = ANY($1::text[])
         UNION ALL
         SELECT 'suite-run', id, concat_ws('|', status::text, queued_count, running_count, passed_count, failed_count,
-          error_count, skipped_count) FROM suite_runs WHERE id = ANY($2::text[])`,
+          error_count, skipped_count, (SELECT COALESCE(sum(sr.executions), 0) FROM setup_results sr
+            WHERE sr.suite_run_id = suite_runs.id)) FROM suite_runs WHERE id = ANY($2::text[])`,
     [[...runIds], [...suiteRunIds]],
   );
 }

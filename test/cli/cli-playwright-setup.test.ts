@@ -36,9 +36,9 @@ function parseJunit(xml: string): { tests: string; suites: Suite[] } {
   return { tests: parsed.testsuites.tests, suites: parsed.testsuites.testsuite };
 }
 
-/** Each test case as `project file › name` (the file's base name: Playwright's is relative to its testDir). */
+/** Each test case as `project suite | classname | name` (the files relative to the config's testDir, as Playwright names them). */
 function casesOf(suites: Suite[]): string[] {
-  return suites.flatMap((s) => s.testcase.map((c) => `${s.hostname} ${path.basename(s.name)} › ${c.name}`)).sort();
+  return suites.flatMap((s) => s.testcase.map((c) => `${s.hostname} ${s.name} | ${c.classname} | ${c.name}`)).sort();
 }
 
 /** Playwright's own junit reporter on the fixture's config, on the host. */

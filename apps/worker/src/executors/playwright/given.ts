@@ -28,7 +28,8 @@ export interface Given {
 /** Records the setup tests a sandbox of the run's (alone or leading a batch) runs, for its suite run. */
 export function setupRecorder(given: Given): SetupRecorder {
   const { run, logger } = given.attempt;
-  const owner = { workspaceId: run.workspaceId, suiteRunId: run.suiteRunId };
+  const { rootDir } = given.definition;
+  const owner = { workspaceId: run.workspaceId, suiteRunId: run.suiteRunId, ...(rootDir ? { rootDir } : {}) };
   return new SetupRecorder(given.db, owner, given.secrets.mask, logger);
 }
 

@@ -13,11 +13,13 @@ import type { SetupTestResult } from './types';
 export interface SetupOwner {
   workspaceId: string;
   suiteRunId: string | null;
+  /** The config's rootDir relative to the bundle (the runs' definition's), which reports name files from. */
+  rootDir?: string;
 }
 
 /** One execution of a setup test as its suite run's record, every text masked. */
 function setupInput(
-  owner: { workspaceId: string; suiteRunId: string },
+  owner: { workspaceId: string; suiteRunId: string; rootDir?: string },
   setup: SetupTestResult,
   mask: SecretMask,
 ): SetupResultInput {
@@ -26,11 +28,16 @@ function setupInput(
   const rows = stepRows(setup, startedAt, mask);
   // A failed setup's failing step: the last with an error (as a failed run's `failure`).
   const failing = outcome.status === 'failed' ? rows.findLast((row) => row.error !== null) : undefined;
+  const { rootDir, ...ids } = owner;
   return {
-    ...owner,
+    ...ids,
     key: setup.key,
     name: mask.text(setup.name),
-    location: { ...setup.ref, titlePath: setup.ref.titlePath.map((title) => mask.text(title)) },
+    location: {
+      ...setup.ref,
+      titlePath: setup.ref.titlePath.map((title) => mask.text(title)),
+      ...(rootDir ? { rootDir } : {}),
+    },
     status: outcome.status,
     outcomeCode: outcome.status === 'failed' || outcome.status === 'error' ? (outcome.code ?? null) : null,
     outcomeMessage: outcome.status === 'failed' || outcome.status === 'error' ? (outcome.message ?? null) : null,
@@ -68,9 +75,9 @@ export class SetupRecorder {
   ) {}
 
   readonly record = (setup: SetupTestResult): void => {
-    const { workspaceId, suiteRunId } = this.owner;
+    const { suiteRunId } = this.owner;
     if (suiteRunId === null) return;
-    const input = setupInput({ workspaceId, suiteRunId }, setup, this.mask);
+    const input = setupInput({ ...this.owner, suiteRunId }, setup, this.mask);
     this.pending.push(
       recordSetupResult(this.db, input).catch((error: unknown) => {
         this.logger.warn('could not record a setup test', { suiteRunId, error: errorMessage(error) });

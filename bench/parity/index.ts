@@ -36,11 +36,12 @@ interface Options {
   env: Record<string, string>;
   workerEnv: Record<string, string>;
   playwrightReport?: string;
+  viewShots?: string;
   slots: number;
 }
 
 const USAGE =
-  'usage: pnpm bench parity --repo DIR --config PATH --base-url URL --file testrun.yaml [--suite SLUG] [--env NAME=VALUE]... [--worker-env NAME=VALUE]... [--playwright-report FILE] [--slots N]';
+  'usage: pnpm bench parity --repo DIR --config PATH --base-url URL --file testrun.yaml [--suite SLUG] [--env NAME=VALUE]... [--worker-env NAME=VALUE]... [--playwright-report FILE] [--view-shots DIR] [--slots N]';
 
 /** The command line after `parity`. */
 export function parseArgs(argv: readonly string[]): Options {
@@ -73,6 +74,7 @@ export function parseArgs(argv: readonly string[]): Options {
     workerEnv,
     slots,
     playwrightReport: got['playwright-report'] === undefined ? undefined : path.resolve(got['playwright-report']),
+    viewShots: got['view-shots'] === undefined ? undefined : path.resolve(got['view-shots']),
   };
 }
 
@@ -139,6 +141,7 @@ export async function run(): Promise<void> {
       workerEnv: options.workerEnv,
       slots: options.slots,
       junitFile: path.join(work, 'testrun.junit.xml'),
+      viewShots: options.viewShots,
       deploy: async (deploy) => {
         if (inside) return deploy();
         copyFileSync(options.file, at);
@@ -150,6 +153,7 @@ export async function run(): Promise<void> {
       },
     });
     out(sv.deployOutput.trimEnd());
+    for (const file of sv.shots) out(`view: ${file}`);
 
     const rows = compare(options.repo, pw.tests, sv.tests, pw.setupProjects);
     out('');

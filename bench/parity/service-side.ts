@@ -10,6 +10,7 @@ import path from 'node:path';
 import { isPlaywrightDefinition } from '@testrun/contracts';
 import { startBenchService } from '../h2h/service';
 import { CLI, placeholderProject } from '../playwright/service';
+import { photographView } from './view-shots';
 
 /** One run of the suite run, as the service stored it. */
 export interface ServiceResult {
@@ -31,6 +32,8 @@ export interface ServiceSide {
   deployOutput: string;
   /** The JUnit file `testrun run --junit` wrote. */
   junitFile: string;
+  /** The view's pictures taken (`--view-shots`). */
+  shots: string[];
   deployMs: number;
   tests: ServiceResult[];
   /** From the POST to the suite run's end. */
@@ -43,16 +46,19 @@ function cli(
   args: string[],
   cwd: string,
   env: Record<string, string>,
-): Promise<{ code: number | null; output: string }> {
+): Promise<{ code: number | null; output: string; stdout: string }> {
   const child = spawn(process.execPath, [CLI, ...args], {
     cwd,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let output = '';
-  child.stdout.on('data', (c: Buffer) => (output += c.toString('utf8')));
+  let [output, stdout] = ['', ''];
+  child.stdout.on('data', (c: Buffer) => {
+    output += c.toString('utf8');
+    stdout += c.toString('utf8');
+  });
   child.stderr.on('data', (c: Buffer) => (output += c.toString('utf8')));
-  return new Promise((resolve) => child.on('exit', (code) => resolve({ code, output })));
+  return new Promise((resolve) => child.on('exit', (code) => resolve({ code, output, stdout })));
 }
 
 /** The rule of TARGET_ALLOW that opens the site under test's port, and only it. */
@@ -78,6 +84,8 @@ export async function runServiceSide(options: {
   slots: number;
   /** Where `testrun run` writes its JUnit. */
   junitFile: string;
+  /** Where to photograph the view of the suite run (view-shots.ts), if anywhere. */
+  viewShots?: string;
   deploy: (
     run: () => Promise<{ code: number | null; output: string }>,
   ) => Promise<{ code: number | null; output: string }>;
@@ -101,7 +109,9 @@ export async function runServiceSide(options: {
     const ran = await cli(
       [
         ...['run', '--project', options.projectSlug, '--suite', options.suiteSlug, '--base-url', options.baseUrl],
-        ...[...vars, '--trace', 'off', '--video', 'off', '--screenshots', 'off'],
+        // Evidence off, as the timing is compared; the project's default (on failure) when the view is photographed.
+        ...vars,
+        ...(options.viewShots ? [] : ['--trace', 'off', '--video', 'off', '--screenshots', 'off']),
         ...['--timeout', '2h', '--junit', options.junitFile, '--json'],
       ],
       cwd,
@@ -110,6 +120,9 @@ export async function runServiceSide(options: {
     const id = /"suiteRunId":\s*"([^"]+)"/.exec(ran.output)?.[1];
     if (!id) throw new Error(`testrun run exited ${ran.code} without a suite run:\n${ran.output}`);
     const row = await bench.suiteTerminal(id);
+    const shots = options.viewShots
+      ? await photographView(ran.stdout, bench.apiUrl, options.viewShots, options.projectSlug)
+      : [];
     const runs = await bench.db.run.findMany({
       where: { suiteRunId: id },
       orderBy: { position: 'asc' },
@@ -138,6 +151,7 @@ export async function runServiceSide(options: {
     return {
       deployOutput: deployed.output,
       junitFile: options.junitFile,
+      shots,
       deployMs,
       tests,
       // From the enqueue (the suite run's creation) to its end.

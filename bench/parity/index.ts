@@ -153,6 +153,7 @@ export async function run(): Promise<void> {
       },
     });
     out(sv.deployOutput.trimEnd());
+    out(sv.runOutput.trimEnd());
     for (const file of sv.shots) out(`view: ${file}`);
 
     const rows = compare(options.repo, pw.tests, sv.tests, pw.setupProjects);

@@ -34,6 +34,8 @@ export interface ServiceSide {
   junitFile: string;
   /** The view's pictures taken (`--view-shots`). */
   shots: string[];
+  /** What `testrun run` printed for people (its progress, the tests, the verdict: not its --json result). */
+  runOutput: string;
   deployMs: number;
   tests: ServiceResult[];
   /** From the POST to the suite run's end. */
@@ -152,6 +154,7 @@ export async function runServiceSide(options: {
       deployOutput: deployed.output,
       junitFile: options.junitFile,
       shots,
+      runOutput: ran.output.replace(ran.stdout, ''),
       deployMs,
       tests,
       // From the enqueue (the suite run's creation) to its end.

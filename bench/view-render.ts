@@ -76,6 +76,8 @@ function syntheticSuite(): ViewSuiteRun {
       attempt: status === 'skipped' ? 0 : 1,
       retry: 0,
       retries: 0,
+      location: null,
+      queuedAhead: 0,
       plannedSteps: STEPS_PER_TEST,
       createdAt: new Date(t0),
       startedAt: new Date(t0 + i * 1000),
@@ -122,6 +124,7 @@ function syntheticSuite(): ViewSuiteRun {
     suiteSlug: 'checkout',
     projectName: 'Shop',
     projectSlug: 'shop',
+    queuedAhead: 0,
     status: 'failed',
     counts: {
       total: TESTS,

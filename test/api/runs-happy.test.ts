@@ -119,6 +119,7 @@ describe('POST /api/v1/runs — the three modes', () => {
       duration_ms: null,
       rerun_of: null,
       deployment_id: stringMatching(/^dep_/),
+      queue_wait: { waited_ms: null, runs_ahead: 0, reason: 'waiting_for_worker' },
     });
   });
 
@@ -211,6 +212,8 @@ describe('GET /api/v1/runs/:runId', () => {
       flaky: false,
       previous_attempts: [],
       blocked_request_count: 0,
+      // Still waiting, first of its workspace in line: why, not yet how long.
+      queue_wait: { waited_ms: null, runs_ahead: 0, reason: 'waiting_for_worker' },
     });
     const terms = viewLinkTerms({ createdAt, version: 0 });
     const url = runViewUrl('http://testrun.example', deriveKeys(api.config.secret).view, runId, terms);
@@ -228,7 +231,7 @@ describe('GET /api/v1/runs/:runId', () => {
     const createdAt = async (id: string) =>
       (await api.db.run.findUniqueOrThrow({ where: { id }, select: { createdAt: true } })).createdAt.toISOString();
     // What the worker records; `attempt` 2 is a claim taken again after a lost worker, not a second attempt.
-    const timings = async (id: string, testName: string) => ({
+    const timings = async (id: string, testName: string, runsAhead: number) => ({
       test_id: (await api.db.run.findUniqueOrThrow({ where: { id } })).testId,
       test_name: testName,
       suite_run_id: null,
@@ -242,6 +245,12 @@ describe('GET /api/v1/runs/:runId', () => {
       flaky: false,
       previous_attempts: [],
       blocked_request_count: 0,
+      // Its place in the workspace's line when enqueued; started "before" it was created here, so 0 ms.
+      queue_wait: {
+        waited_ms: 0,
+        runs_ahead: runsAhead,
+        reason: runsAhead > 0 ? 'workspace_runs_ahead' : 'waiting_for_worker',
+      },
     });
     await api.db.run.update({
       where: { id: errored },
@@ -273,7 +282,7 @@ describe('GET /api/v1/runs/:runId', () => {
       error: { code: 'target_unreachable', message: 'connect ECONNREFUSED 127.0.0.1:9', step: 1 },
       skip_reason: null,
       evidence: DEFAULT_EVIDENCE,
-      ...(await timings(errored, 'smoke test 1')),
+      ...(await timings(errored, 'smoke test 1', 0)),
     });
     const f = await request(api.app).get(`/api/v1/runs/${failed}`).set(bearer(t.key));
     expect(bodyOf(f, wire.run)).toEqual({
@@ -283,7 +292,7 @@ describe('GET /api/v1/runs/:runId', () => {
       error: null,
       skip_reason: null,
       evidence: DEFAULT_EVIDENCE,
-      ...(await timings(failed, 'smoke test 2')),
+      ...(await timings(failed, 'smoke test 2', 1)),
     });
     const s = await request(api.app).get(`/api/v1/runs/${skipped}`).set(bearer(t.key));
     expect(bodyOf(s, wire.run)).toEqual({

@@ -1,6 +1,7 @@
 export * from './enums';
 export * from './problems';
 export * from './runs';
+export * from './queue-wait';
 export * from './run-request';
 export * from './project-file';
 export * from './playwright-project';

@@ -3,6 +3,7 @@ import { Nullable, RunStatus, SkipReason, SuiteRunStatus } from './enums';
 import { EvidencePolicy, EvidenceSettings } from './evidence';
 import { capOf, HEADER_LIMITS, RETRY_LIMITS } from './limits';
 import { variableMap } from './variables';
+import { QueueWait } from './queue-wait';
 import { Instant, Milliseconds, RunError, RunFailure, TestLocation } from './run-parts';
 import { FailedSetup, SetupTest } from './setup-tests';
 
@@ -181,6 +182,7 @@ export const Run = Type.Object(
         "Requests the target network policy refused while the run's last attempt ran (each named in the view; the first 100 of a sandbox or browser context are kept). They make the run `error`/`target_blocked` only when it failed on one of them; a run that passed with some is `passed`.",
     }),
     location: Type.Optional(TestLocation),
+    queue_wait: Type.Optional(QueueWait),
     failure: Type.Optional(
       Type.Composite([RunFailure], {
         description:
@@ -254,6 +256,7 @@ export const SuiteRun = Type.Object(
           'The setup tests its Playwright tests depended on, in the order they ended, once each has run; absent for a suite run without any. Not counted in total_count or any other counter.',
       }),
     ),
+    queue_wait: Type.Optional(QueueWait),
   },
   { additionalProperties: false },
 );

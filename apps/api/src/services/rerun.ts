@@ -81,6 +81,7 @@ export async function createRerun(
         rerunOf: suiteRunId,
         deploymentId,
         fromDeployment,
+        queuedAhead,
       });
       if (!created.suiteRunId) throw new Error('a rerun creates a suite run');
       const body = { suiteRunId: created.suiteRunId };

@@ -92,6 +92,7 @@ export async function createRuns(
         requestId,
         deploymentId: deployment.deploymentId,
         fromDeployment: deployment.fromDeployment,
+        queuedAhead,
       });
       const { suiteRunId, runIds, queuedRunIds } = created;
       const [firstRunId] = runIds;

@@ -1,4 +1,4 @@
-import type { ArtifactKind, PageEvent, RunStatus, StepOutcome, SuiteCounts } from '@testrun/contracts';
+import type { ArtifactKind, PageEvent, RunStatus, StepOutcome, SuiteCounts, TestLocation } from '@testrun/contracts';
 import type { SetupTestWithSteps } from '@testrun/core/runs';
 import type { ViewSubject } from '@testrun/core/secrets';
 
@@ -57,6 +57,8 @@ export type ViewRun = {
   retry: number;
   /** Retries the run is allowed after a failed or error attempt. */
   retries: number;
+  /** Where a Playwright test is declared (file, line, column, title path, project); null for a step test. */
+  location: TestLocation | null;
   /** Steps the test's definition lists; 0 for a Playwright test, whose steps are known as they run. */
   plannedSteps: number;
   createdAt: Date;
@@ -77,6 +79,8 @@ export type ViewRun = {
   history?: ViewHistory;
   /** The deployed version the run executes and its warnings (on the run's page); absent when not loaded or none. */
   deployment?: ViewDeployment;
+  /** The workspace's runs ahead of it when it was enqueued; null when not recorded. */
+  queuedAhead: number | null;
   /** A setup_failed run's setup test, on its suite run's page (on the run's page); absent otherwise. */
   failedSetup?: ViewFailedSetup;
 };
@@ -94,8 +98,17 @@ type ViewFailedSetup = {
   suiteRunToken: string;
 };
 
-/** A project's deployed version as a run's page names it: its number and what discovery warned of. */
-export type ViewDeployment = { version: number; warnings: string[] };
+/**
+ * A project's deployed version as a run's page names it: its number, what discovery warned of, and
+ * whether it was a preview (not the project's active version when the run was enqueued).
+ */
+export type ViewDeployment = { version: number; warnings: string[]; preview: boolean };
+
+/**
+ * How long a run or suite run waited in the queue (created → started; until now while queued), and
+ * the workspace's runs ahead of it when it was enqueued (null when not recorded: older rows).
+ */
+export type ViewQueueWait = { waitedMs: number; runsAhead: number | null; queued: boolean };
 
 /** One outcome in a test's history: a run of the same test, linked when the page may open it. */
 export type ViewHistoryMark = {
@@ -147,6 +160,8 @@ export type ViewSuiteRun = {
   deployment?: ViewDeployment;
   /** The setup tests its Playwright tests depended on; absent when not loaded or none. */
   setupTests?: ViewSetupTest[];
+  /** The workspace's runs ahead of its first run when it was enqueued; null when not recorded. */
+  queuedAhead: number | null;
 };
 
 /**

@@ -206,4 +206,34 @@ describe('Output while the runs wait in the queue', () => {
     out.progress([], { ...counts, queued: 1, running: 1 }, 'running', 0);
     expect(written).toBe('queued: waiting for a worker (500 ms)\nqueued: waiting for a worker (31 s)\n');
   });
+
+  it("says why, from the service's queue_wait, and once the runs start how long they waited", () => {
+    let written = '';
+    const sink = { write: (text: string) => ((written += text), true) } as unknown as NodeJS.WritableStream;
+    let now = 0;
+    const out = new Output({ stdout: sink, stderr: sink }, [], false, () => now);
+    const counts = { total: 2, queued: 2, running: 0, passed: 0, failed: 0, error: 0, skipped: 0 };
+    const behind = { runs_ahead: 12, reason: 'workspace_runs_ahead' } as const;
+    now = 2_000;
+    out.progress([], counts, 'queued', 0, { waited_ms: null, ...behind });
+    now = 301_000;
+    out.progress([], { ...counts, queued: 1, running: 1 }, 'running', 0, { waited_ms: 301_000, ...behind });
+    out.progress([], { ...counts, queued: 1, running: 1 }, 'running', 0, { waited_ms: 301_000, ...behind });
+    expect(written).toBe(
+      'queued: waiting for a worker (2 s; behind 12 runs of its workspace enqueued before it)\n' +
+        'started after 5 min 01 s in the queue: behind 12 runs of its workspace enqueued before it\n',
+    );
+
+    // First of its workspace in line, it waited for a worker slot; a wait under a second is not worth a line.
+    written = '';
+    const first = new Output({ stdout: sink, stderr: sink }, [], false, () => now);
+    first.progress([], counts, 'queued', 0, { waited_ms: null, runs_ahead: 0, reason: 'waiting_for_worker' });
+    expect(written).toContain(
+      '(5 min 01 s; first of its workspace in line: every worker slot busy or no worker running)',
+    );
+    written = '';
+    const quick = new Output({ stdout: sink, stderr: sink }, [], false, () => now);
+    quick.progress([], counts, 'running', 0, { waited_ms: 40, runs_ahead: 0, reason: 'waiting_for_worker' });
+    expect(written).toBe('');
+  });
 });

@@ -67,7 +67,7 @@ async function followEnqueued(io: FollowIo, flags: FollowFlags, base: EnqueuedBa
     suiteRunUrl: (url) => out.info(`Suite run: ${url}`),
     changed: (p) => {
       out.setups(p.setupTests);
-      out.progress(p.tests, p.counts, p.status, started);
+      out.progress(p.tests, p.counts, p.status, started, p.wait);
     },
   });
   let timedOut = false;

@@ -1,5 +1,8 @@
 import {
   formatDuration,
+  QUEUE_WAIT_WORTH_SAYING_MS,
+  queueWaitWords,
+  type QueueWait,
   type ReportCounts,
   type ReportSetupTest,
   type ReportTest,
@@ -36,6 +39,8 @@ export class Output {
   private statusLine = '';
   /** When the last "queued: waiting for a worker" line was printed (CI logs repeat it now and then). */
   private queuedSaidAt: number | null = null;
+  /** Whether the line that says how long the runs waited in the queue, and why, was printed. */
+  private waitSaid = false;
 
   constructor(
     private readonly streams: OutputStreams,
@@ -77,8 +82,19 @@ export class Output {
     }
   }
 
-  /** Prints tests that became terminal since the last call and refreshes the status line. */
-  progress(tests: readonly ReportTest[], counts: ReportCounts, status: SuiteRunStatus, startedAt: number): void {
+  /**
+   * Prints tests that became terminal since the last call and refreshes the status line. `wait`:
+   * the service's account of the wait in the queue (the suite run's, or the first run's), when it
+   * gives one: while the runs wait, the status says why; once they start, one line says how long.
+   */
+  progress(
+    tests: readonly ReportTest[],
+    counts: ReportCounts,
+    status: SuiteRunStatus,
+    startedAt: number,
+    wait?: QueueWait | null,
+  ): void {
+    if (status !== 'queued') this.sayWaited(wait);
     for (const t of tests) {
       const mark = MARK[t.status];
       if (this.printed.has(t.runId) || mark === undefined) continue;
@@ -91,9 +107,10 @@ export class Output {
     }
     const finished = counts.passed + counts.failed + counts.error + counts.skipped;
     const waited = formatDuration(this.now() - startedAt);
-    if (status === 'queued') this.sayQueued(waited);
+    const queued = `queued: waiting for a worker (${waited}${wait ? `; ${queueWaitWords(wait)}` : ''})`;
+    if (status === 'queued') this.sayQueued(queued);
     this.statusLine =
-      `${status === 'queued' ? `queued: waiting for a worker (${waited})` : status} · ${finished}/${counts.total} finished · ` +
+      `${status === 'queued' ? queued : status} · ${finished}/${counts.total} finished · ` +
       `${counts.passed} passed · ${counts.failed} failed · ${counts.error} error · ${counts.skipped} skipped · ${waited}`;
     this.redraw();
   }
@@ -102,12 +119,22 @@ export class Output {
    * Everything still waits in the queue: on a TTY the status line says so; in a CI log a line says
    * it once, then every 30 s while it lasts, so a quiet log never looks hung.
    */
-  private sayQueued(waited: string): void {
+  private sayQueued(line: string): void {
     if (this.live) return;
     const now = this.now();
     if (this.queuedSaidAt !== null && now - this.queuedSaidAt < QUEUED_REPEAT_MS) return;
     this.queuedSaidAt = now;
-    this.info(`queued: waiting for a worker (${waited})`);
+    this.info(line);
+  }
+
+  /**
+   * Once the runs have left the queue, how long they waited there and why, when the service says
+   * and the wait was long enough to matter (a second or more).
+   */
+  private sayWaited(wait: QueueWait | null | undefined): void {
+    if (this.waitSaid || wait?.waited_ms == null || wait.waited_ms < QUEUE_WAIT_WORTH_SAYING_MS) return;
+    this.waitSaid = true;
+    this.info(`started after ${formatDuration(wait.waited_ms)} in the queue: ${queueWaitWords(wait)}`);
   }
 
   /** Removes the live status line before the command ends. */

@@ -1,5 +1,6 @@
 import { countStatuses } from '@testrun/client';
 import type {
+  QueueWait,
   ReportCounts,
   ReportSetupTest,
   ReportTest,
@@ -41,6 +42,8 @@ export class WaitProgress {
   counts: ReportCounts = countStatuses([]);
   status: SuiteRunStatus = 'queued';
   suiteRunUrl: string | null = null;
+  /** The service's account of the wait in the queue: the suite run's, or the first run's; null when it gives none. */
+  wait: QueueWait | null = null;
 
   constructor(private readonly view: WaitProgressView) {}
 
@@ -51,12 +54,14 @@ export class WaitProgress {
     this.setupTests = setupTestsOf(s);
     this.counts = suiteCounts(s, this.tests);
     this.status = s.status;
+    this.wait = s.queue_wait ?? null;
     this.view.changed(this);
   };
 
   readonly onRuns = (runs: readonly Run[]): void => {
     this.tests = testsFromRuns(runs);
     ({ counts: this.counts, status: this.status } = summarize(this.tests));
+    this.wait = runs[0]?.queue_wait ?? null;
     this.view.changed(this);
   };
 

@@ -59,6 +59,12 @@ export type RunsToCreate = {
    * live rows: for a deployment that is not the active one (a preview, or an older version).
    */
   fromDeployment?: boolean;
+  /**
+   * The workspace's runs queued or running when these are created (what the plan-limit check
+   * counted): kept on each queued run as the runs ahead of it in the workspace's line, and on the
+   * suite run as those ahead of its first run, so its page can say why it waited. Default unknown.
+   */
+  queuedAhead?: number | null;
 };
 
 export type CreatedRunRows = { suiteRunId: string | null; runIds: string[]; queuedRunIds: string[] };
@@ -99,10 +105,11 @@ export async function insertRuns(tx: DbTx, input: RunsToCreate): Promise<Created
     await tx.$executeRaw`
       INSERT INTO suite_runs (id, workspace_id, suite_id, project_id, status, total_count, queued_count, running_count,
         skipped_count, started_at, finished_at, rerun_of, headers_sealed, variables_sealed, sealed_fields, sealed_until,
-        deployment_id)
+        deployment_id, queued_ahead, preview)
       SELECT ${suiteRunId}, ${workspaceId}, su.id, su.project_id, ${status}::"RunStatus", ${counts.total}, ${counts.queued},
         0, ${counts.skipped}, ${startedAt}, ${finishedAt}, ${input.rerunOf ?? null}::text, ${copy.headersSealed}::bytea,
-        ${copy.variablesSealed}::bytea, ${copy.sealedFields}::text, ${sealedUntil}::timestamptz, ${deploymentId}::text
+        ${copy.variablesSealed}::bytea, ${copy.sealedFields}::text, ${sealedUntil}::timestamptz, ${deploymentId}::text,
+        ${queued > 0 ? (input.queuedAhead ?? null) : null}::int, ${previewOf(input)}::boolean
       FROM suites su WHERE su.id = ${suiteId}`;
   }
   // One statement whatever the number of runs: the rows travel as one JSON parameter and the test
@@ -111,7 +118,7 @@ export async function insertRuns(tx: DbTx, input: RunsToCreate): Promise<Created
   const inserted = await tx.$executeRaw`
     INSERT INTO runs (id, workspace_id, project_id, suite_id, test_id, suite_run_id, position, status, base_url,
       headers_sealed, variables_sealed, test_name, steps, timeout_ms, evidence, result_summary, skip_reason, finished_at,
-      request_id, retries, retries_requested, deployment_id)
+      request_id, retries, retries_requested, deployment_id, queued_ahead, preview)
     SELECT r.id, ${workspaceId}::text, t.project_id, COALESCE(${suiteId}::text, r.s, t.suite_id), t.id,
       ${suiteRunId}::text, r.p,
       CASE WHEN r.e THEN 'queued' ELSE 'skipped' END::"RunStatus", r.u, decode(r.h, 'base64'), decode(r.v, 'base64'),
@@ -120,9 +127,10 @@ export async function insertRuns(tx: DbTx, input: RunsToCreate): Promise<Created
       CASE WHEN r.e THEN ${QUEUED_SUMMARY}::text ELSE ${DISABLED_SUMMARY}::text END,
       CASE WHEN r.e THEN NULL ELSE 'test_disabled' END::"SkipReason",
       CASE WHEN r.e THEN NULL ELSE ${now}::timestamptz END, ${input.requestId ?? null}::text,
-      COALESCE(${input.retries ?? null}::int, d.retries, t.retries), ${input.retries != null}, ${deploymentId}::text
+      COALESCE(${input.retries ?? null}::int, d.retries, t.retries), ${input.retries != null}, ${deploymentId}::text,
+      r.a, ${previewOf(input)}::boolean
     FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS r(id text, t text, s text, p int, e boolean, u text, h text, v text,
-      x int)
+      x int, a int)
     JOIN tests t ON t.id = r.t AND t.workspace_id = ${workspaceId}::text
     LEFT JOIN LATERAL (SELECT * FROM deployment_tests dt WHERE dt.deployment_id = ${definitionsOf}::text
       AND dt.test_id = t.id ORDER BY dt.position LIMIT 1) d ON true`;
@@ -132,14 +140,22 @@ export async function insertRuns(tx: DbTx, input: RunsToCreate): Promise<Created
   return { suiteRunId, runIds, queuedRunIds };
 }
 
+/** Whether the runs execute a deployment other than the project's active one; null without a deployment. */
+function previewOf(input: RunsToCreate): boolean | null {
+  return input.deploymentId ? input.fromDeployment === true : null;
+}
+
 /** One row per test for the INSERT (the run's id, sealed headers and variables, evidence policy's index). */
 function runRows(input: RunsToCreate) {
   const policies = new Map<string, { index: number; policy: EvidencePolicy }>();
   const runIds: string[] = [];
   const queuedRunIds: string[] = [];
+  const ahead = input.queuedAhead ?? null;
   const rows = input.tests.map((t, position) => {
     const id = newId(ID_PREFIX.run);
     runIds.push(id);
+    // Its place in the workspace's line less one: the runs already there, then this request's before it.
+    const a = t.enabled && ahead !== null ? ahead + queuedRunIds.length : null;
     if (t.enabled) queuedRunIds.push(id);
     const policy = runEvidence(t, input.evidence);
     const policyKey = `${policy.trace} ${policy.video} ${policy.screenshots}`;
@@ -162,6 +178,7 @@ function runRows(input: RunsToCreate) {
           ? sealRunVariables(input.headersKey, id, input.variables).toString('base64')
           : null,
       x: known.index,
+      a,
     };
   });
   return { rows, runIds, queuedRunIds, policies };

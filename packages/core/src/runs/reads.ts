@@ -20,10 +20,11 @@ import {
 import { readSql, type Db } from '../db';
 import { FAILED_SETUP, SETUP_TESTS, setupTestsOf, type SetupTestsColumn } from './setup-results';
 import type { DerivedKeys } from '../secrets/seal';
+import { queueWaitColumns, queueWaitOf, type QueueWaitRow } from './queue-wait';
 import { suiteRunViewUrl, viewLinkTerms, type ViewLinkConfig, type ViewLinkState } from '../view-links';
 
 /** A run's row as {@link RUN_COLUMNS} selects it (from `runs r` joined to its suite run `s`). */
-export type RunRow = {
+export type RunRow = QueueWaitRow & {
   id: string;
   status: RunStatus;
   evidence: unknown;
@@ -55,10 +56,7 @@ export type RunRow = {
   failed_setup: FailedSetup | null;
 };
 
-/**
- * A retried test attempt as [retry, status, result summary, outcome code, message, step, started at,
- * finished at, duration] (a JSON array: timestamps as Postgres writes them in JSON).
- */
+/** A retried attempt as [retry, status, summary, code, message, step, started, finished, duration] (JSON). */
 type AttemptRow = [
   number,
   'failed' | 'error',
@@ -80,7 +78,7 @@ const PREVIOUS_ATTEMPTS = `COALESCE((SELECT json_agg(json_build_array(a.retry, a
 const BLOCKED_REQUESTS = `(SELECT count(*)::int FROM page_events e
       WHERE e.run_id = r.id AND e.attempt = r.attempt AND e.kind = 'blocked') AS blocked_request_count`;
 
-/** A Playwright run's definition (its file, line, title path, project); null for a step test's array of steps. */
+/** A Playwright run's definition (its file, line, title path, project); null for a step test's. */
 const PLAYWRIGHT_DEFINITION = `CASE WHEN jsonb_typeof(r.steps) = 'object' THEN r.steps->'playwright' END AS playwright`;
 
 /** A failed run's failing step (the last of its current attempt with an error), as its view shows it. */
@@ -94,7 +92,7 @@ export const RUN_COLUMNS = `r.id, r.status::text AS status, r.evidence, r.result
       r.deployment_id, r.created_at, r.started_at, r.finished_at, r.duration_ms, r.attempt, r.retry, r.retries, ${PREVIOUS_ATTEMPTS},
       ${BLOCKED_REQUESTS},
       COALESCE(s.view_token_version, r.view_token_version) AS view_token_version, ${PLAYWRIGHT_DEFINITION}, ${FAILURE},
-      ${FAILED_SETUP}`;
+      ${FAILED_SETUP}, ${queueWaitColumns('r')}`;
 
 /** `{location}`: where a Playwright test is declared, from its run's definition; nothing for a step test. */
 function locationOf(playwright: PlaywrightDefinition['playwright'] | null): { location?: TestLocation } {
@@ -131,6 +129,7 @@ export function toRun(row: RunRow): Run {
     previous_attempts: row.previous_attempts.map(toRunAttempt),
     blocked_request_count: row.blocked_request_count,
     ...locationOf(row.playwright),
+    ...queueWaitOf(row),
     ...(row.failure ? { failure: row.failure } : {}),
     ...(row.failed_setup ? { failed_setup: row.failed_setup } : {}),
   };
@@ -190,7 +189,7 @@ export async function readRun(db: Db, workspaceId: string, runId: string): Promi
 }
 
 /** A suite run's row as {@link SUITE_RUN_COLUMNS} selects it (from `suite_runs s`). */
-export type SuiteRunRow = {
+export type SuiteRunRow = QueueWaitRow & {
   id: string;
   status: SuiteRunStatus;
   total_count: number;
@@ -210,7 +209,8 @@ export type SuiteRunRow = {
 /** What a suite run is made of, its tests aside, for `SELECT … FROM suite_runs s`. */
 export const SUITE_RUN_COLUMNS = `s.id, s.status::text AS status, s.total_count, s.passed_count, s.failed_count,
       s.error_count, s.skipped_count, s.created_at, s.started_at, s.finished_at, s.view_token_version, s.rerun_of,
-      s.deployment_id, (SELECT count(*)::int FROM runs f WHERE f.suite_run_id = s.id AND f.retry > 0 AND f.status = 'passed') AS flaky_count`;
+      s.deployment_id, (SELECT count(*)::int FROM runs f WHERE f.suite_run_id = s.id AND f.retry > 0 AND f.status = 'passed') AS flaky_count,
+      ${queueWaitColumns('s')}`;
 
 /** A suite run's row as the contract's SuiteRun without its tests, with its signed view link. */
 export function toSuiteRunSummary(keys: DerivedKeys, links: ViewLinkConfig, row: SuiteRunRow): Omit<SuiteRun, 'tests'> {
@@ -235,6 +235,7 @@ export function toSuiteRunSummary(keys: DerivedKeys, links: ViewLinkConfig, row:
     finished_at: row.finished_at?.toISOString() ?? null,
     duration_ms: row.started_at && row.finished_at ? row.finished_at.getTime() - row.started_at.getTime() : null,
     rerun_of: row.rerun_of,
+    ...queueWaitOf(row),
   };
 }
 

@@ -8,6 +8,15 @@ import { scopeSql, type RunScope } from './scope';
 // many runs at once.
 
 /**
+ * A Playwright test's declaration (file, line, column, title path, project) from the definition
+ * the run executed; null for a step test, whose definition is an array of steps.
+ */
+const LOCATION_SELECT = `CASE WHEN jsonb_typeof(steps) = 'object' AND jsonb_typeof(steps->'playwright'->'file') = 'string'
+  THEN jsonb_build_object('file', steps->'playwright'->'file', 'line', steps->'playwright'->'line',
+    'column', steps->'playwright'->'column', 'titlePath', steps->'playwright'->'titlePath',
+    'project', steps->'playwright'->'project') END AS location`;
+
+/**
  * A run as the pages show it, read straight through the pool (a 1,000-test suite page reads 1,000
  * of them; Prisma's per-row work was most of the request). An explicit column list: the view never
  * reads headers_sealed, so header values cannot reach a page. The test's steps are only counted.
@@ -16,7 +25,8 @@ export const RUN_SELECT = `SELECT id, suite_run_id AS "suiteRunId", position, te
   result_summary AS "resultSummary", outcome_code::text AS "outcomeCode", outcome_message AS "outcomeMessage",
   outcome_step AS "outcomeStep", skip_reason::text AS "skipReason", base_url AS "baseUrl", attempt, retry, retries,
   CASE WHEN jsonb_typeof(steps) = 'array' THEN jsonb_array_length(steps) ELSE 0 END AS "plannedSteps", created_at AS "createdAt", started_at AS "startedAt",
-  finished_at AS "finishedAt", duration_ms AS "durationMs", artifacts_expired_at AS "artifactsExpiredAt"
+  finished_at AS "finishedAt", duration_ms AS "durationMs", artifacts_expired_at AS "artifactsExpiredAt", queued_ahead AS "queuedAhead",
+  ${LOCATION_SELECT}
   FROM runs`;
 
 /** A run row as RUN_SELECT reads it: the view's run before its token and details are added. */

@@ -48,7 +48,9 @@ export async function loadSuiteRun(db: Db, sign: LinkSigner, suiteRunId: string)
         startedAt: true,
         finishedAt: true,
         suite: { select: { name: true, slug: true, project: { select: { name: true, slug: true } } } },
-        deployment: { select: { version: true, warnings: true } },
+        queuedAhead: true,
+        preview: true,
+        deployment: { select: { version: true, warnings: true, activatedAt: true } },
       },
     }),
     readSql<RunRow>(db, 'view_suite_runs', `${RUN_SELECT} WHERE suite_run_id = $1 ORDER BY position`, [suiteRunId]),
@@ -74,19 +76,28 @@ export async function loadSuiteRun(db: Db, sign: LinkSigner, suiteRunId: string)
     startedAt: suiteRun.startedAt,
     finishedAt: suiteRun.finishedAt,
     runs,
-    ...(suiteRun.deployment ? { deployment: viewDeployment(suiteRun.deployment) } : {}),
+    queuedAhead: suiteRun.queuedAhead,
+    ...(suiteRun.deployment ? { deployment: viewDeployment(suiteRun.deployment, suiteRun.preview) } : {}),
     ...(setupTests.length > 0 ? { setupTests } : {}),
   };
 }
 
-/** A deployment row's version and warnings (a JSON array of strings, or null for step tests only). */
-function viewDeployment(row: { version: number; warnings: unknown }): ViewDeployment {
+/**
+ * A deployment row's version and warnings (a JSON array of strings, or null for step tests only),
+ * and whether the suite run ran it as a preview: as recorded when it was enqueued, else (older
+ * rows) only when the version was never activated, the one case known for certain after the fact.
+ */
+function viewDeployment(
+  row: { version: number; warnings: unknown; activatedAt: Date | null },
+  preview: boolean | null,
+): ViewDeployment {
   const warnings = Array.isArray(row.warnings) ? row.warnings.filter((w): w is string => typeof w === 'string') : [];
-  return { version: row.version, warnings };
+  return { version: row.version, warnings, preview: preview ?? row.activatedAt === null };
 }
 
-/** The version a run executes and its warnings (none for a run from before deployments). */
-const RUN_DEPLOYMENT_SQL = `SELECT d.version, COALESCE(d.warnings, '[]'::jsonb) AS warnings
+/** The version a run executes, its warnings and whether it ran as a preview (see viewDeployment). */
+const RUN_DEPLOYMENT_SQL = `SELECT d.version, COALESCE(d.warnings, '[]'::jsonb) AS warnings,
+  COALESCE(r.preview, d.activated_at IS NULL) AS preview
   FROM runs r JOIN deployments d ON d.id = r.deployment_id WHERE r.id = $1`;
 
 export async function loadRun(db: Db, sign: LinkSigner, runId: string): Promise<ViewRun | null> {

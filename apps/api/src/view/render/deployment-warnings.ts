@@ -16,3 +16,19 @@ export function deploymentWarnings(deployment: ViewDeployment | undefined): Safe
     </ul>
   </section>`;
 }
+
+/**
+ * Beside a page's status: that the run or suite run executed a preview (a version that was not the
+ * project's active one when it was enqueued), and which version. Nothing for the active version.
+ */
+export function previewMark(deployment: ViewDeployment | undefined): SafeHtml | '' {
+  if (!deployment?.preview) return '';
+  return html` <span class="chip chip-preview" data-preview>preview of version ${deployment.version}</span>`;
+}
+
+/** The header's `Version` entry: the version's number, and whether it ran as a preview. */
+export function versionMeta(deployment: ViewDeployment | undefined): Array<readonly [string, string]> {
+  if (!deployment) return [];
+  const preview = deployment.preview ? ' (a preview: not the active version when it was enqueued)' : '';
+  return [['Version', `${deployment.version}${preview}`]];
+}

@@ -1,14 +1,16 @@
-import { formatDuration, isTerminalRunStatus, type RunStatus } from '@testrun/contracts';
+import { formatDuration, type RunStatus } from '@testrun/contracts';
 import { filtered, isFlaky, matchesFilter, searchText, showsDetailsInline, type SuiteFilter } from '../filters';
 import { filterBar } from './filter-bar';
 import { redactCredentials } from './format';
 import { historySection } from './history';
 import { html, type SafeHtml } from './html';
 import { chip, layout, livePath, messagePage, metaList, runPath, suitePath, time, type Paths } from './layout';
-import type { ViewAttempt, ViewRun, ViewSuiteRun } from '../model';
-import { screenshotGallery } from './evidence';
+import type { ViewRun, ViewSuiteRun } from '../model';
+import { attemptText, runAttempts } from './attempts';
 import { renderRunDetails, skipNote } from './run-details';
-import { deploymentWarnings } from './deployment-warnings';
+import { deploymentWarnings, previewMark, versionMeta } from './deployment-warnings';
+import { queueWaitNote } from './queue-wait';
+import { fileGroups, groupsByFile, testLocation } from './suite-files';
 import { failedSetupNote, setupTestsSection } from './setup-tests';
 
 /** A run that passed only on a retry is marked flaky, in words (never only a colour). */
@@ -16,74 +18,12 @@ function flakyMark(run: Pick<ViewRun, 'status' | 'retry'>): SafeHtml | '' {
   return isFlaky(run) ? html` <span class="chip chip-flaky" data-flaky-mark>flaky</span>` : '';
 }
 
-/**
- * "2 of up to 3": the test attempt the run is at, and how many it may take; past the run's own
- * retries, the tries its Playwright config made (how many it allows is the config's).
- */
-function attemptText(run: ViewRun): string {
-  if (!run.attempt) return '–';
-  if (run.retry > run.retries) return `${run.retry + 1}, as its Playwright config retries`;
-  return run.retries > 0 ? `${run.retry + 1} of up to ${run.retries + 1}` : '1';
-}
-
-/** "Run" and "Retry #1", the names of a run's test attempts (as in Playwright's report). */
-function attemptName(retry: number): string {
-  return retry === 0 ? 'Run' : `Retry #${retry}`;
-}
-
-/** A retried attempt drawn as a run of its own: its outcome, steps and evidence. */
-function attemptAsRun(run: ViewRun, a: ViewAttempt): ViewRun {
-  return { ...run, ...a, earlierAttempts: null };
-}
-
-/**
- * The run's details; for a retried run, one tab per test attempt in the order they ran ("Run",
- * "Retry #1", …), each panel with that attempt's outcome, steps, screenshots and recording. The
- * last attempt, whose outcome is the run's, is the one selected. Without the script the tabs are
- * links to the panels, which all show, one after the other.
- */
-function runAttempts(p: Paths, run: ViewRun): SafeHtml {
-  const earlier = run.earlierAttempts ?? [];
-  if (earlier.length === 0) return html`${renderRunDetails(p, run, 2)} ${screenshotGallery(p, run, 2)}`;
-  const attempts = [...earlier.map((a) => attemptAsRun(run, a)), run];
-  const last = run.retry;
-  return html`<section class="attempts" aria-labelledby="attempts-heading">
-    <h2 id="attempts-heading">Attempts <span class="muted">(${attempts.length})</span></h2>
-    <ul class="attempt-tabs" data-tabs>
-      ${attempts.map(
-        (r) =>
-          html`<li>
-            <a
-              class="attempt-tab"
-              id="attempt-tab-${r.retry}"
-              href="#attempt-${r.retry}"
-              data-tab="attempt-${r.retry}"
-              ${r.retry === last ? html`aria-current="true"` : ''}
-              >${attemptName(r.retry)} ${chip(r.status)}</a
-            >
-          </li>`,
-      )}
-    </ul>
-    ${attempts.map(
-      (r) =>
-        html`<section class="attempt" id="attempt-${r.retry}" data-panel aria-labelledby="attempt-${r.retry}-heading">
-          <h3 id="attempt-${r.retry}-heading">
-            ${attemptName(r.retry)}: ${chip(r.status)}
-            <span class="muted"
-              >${r.retry === last ? (isTerminalRunStatus(r.status) ? 'the last attempt' : 'in progress') : formatDuration(r.durationMs)}</span
-            >
-          </h3>
-          <p class="summary">${redactCredentials(r.resultSummary)}</p>
-          ${renderRunDetails(p, r, 4)} ${screenshotGallery(p, r, 4)}
-        </section>`,
-    )}
-  </section>`;
-}
-
 export function renderRunPage(p: Paths, run: ViewRun): string {
   const body = html`<header class="page-header">
       <p class="crumbs">Test run <code>${run.id}</code></p>
-      <h1>${run.testName} ${chip(run.status, html` data-live-status`)}${flakyMark(run)}</h1>
+      <h1>
+        ${run.testName} ${chip(run.status, html` data-live-status`)}${flakyMark(run)}${previewMark(run.deployment)}
+      </h1>
       <p class="summary" data-run="${run.id}"><span data-run-summary>${redactCredentials(run.resultSummary)}</span></p>
       ${failedSetupNote(p, run)}
       ${metaList([
@@ -91,11 +31,12 @@ export function renderRunPage(p: Paths, run: ViewRun): string {
         ['Duration', html`<span data-run-duration>${formatDuration(run.durationMs)}</span>`],
         ['Target', html`<code>${redactCredentials(run.baseUrl)}</code>`],
         ['Attempt', attemptText(run)],
-        ...(run.deployment ? [['Version', run.deployment.version] as const] : []),
+        ...versionMeta(run.deployment),
         ['Queued', time(run.createdAt)],
         ['Started', time(run.startedAt)],
         ['Finished', time(run.finishedAt)],
       ])}
+      ${queueWaitNote(run)}
     </header>
     ${deploymentWarnings(run.deployment)} ${historySection(p, run, 2)} ${runAttempts(p, run)}`;
   return layout({
@@ -134,7 +75,7 @@ function testEntry(p: Paths, run: ViewRun, shown: boolean): SafeHtml {
       <summary>
         <span class="summary-line"
           >${chip(run.status, html` data-run-status`)}${flakyMark(run)} <span class="test-name">${run.testName}</span>
-          <span class="dur" data-run-duration>${formatDuration(run.durationMs)}</span></span
+          <span class="dur" data-run-duration>${formatDuration(run.durationMs)}</span>${testLocation(run)}</span
         >
         <span class="test-summary" data-run-summary
           >${redactCredentials(run.resultSummary)}${run.status === 'skipped' && run.skipReason ? html` <code>${run.skipReason}</code>` : ''}</span
@@ -222,6 +163,15 @@ function testGroup(
 }
 
 /**
+ * The suite page's list: a Playwright suite run's tests by spec file, as Playwright's report lists
+ * them; a step-test suite's by status, what needs attention first.
+ */
+function testGroups(p: Paths, suite: ViewSuiteRun, shown: ReadonlySet<string>): SafeHtml {
+  if (groupsByFile(suite)) return fileGroups(suite, shown, (r) => testEntry(p, r, shown.has(r.id)));
+  return html`${GROUPS.map((group) => testGroup(p, suite, shown, group))}`;
+}
+
+/**
  * The suite page, its list narrowed by `filter`. `texts` holds each run's search text (steps
  * included) when the filter has a search; without one, a run's own text is enough.
  */
@@ -239,21 +189,22 @@ export function renderSuitePage(
   const duration = suite.startedAt && suite.finishedAt ? suite.finishedAt.getTime() - suite.startedAt.getTime() : null;
   const body = html`<header class="page-header">
       <p class="crumbs">${suite.projectName} <span aria-hidden="true">›</span> ${suite.suiteName}</p>
-      <h1>Suite run ${chip(suite.status, html` data-live-status`)}</h1>
+      <h1>Suite run ${chip(suite.status, html` data-live-status`)}${previewMark(suite.deployment)}</h1>
       ${metaList([
         ['Suite', html`<code>${suite.projectSlug}/${suite.suiteSlug}</code>`],
         ['Created', time(suite.createdAt)],
         ['Started', time(suite.startedAt)],
         ['Finished', time(suite.finishedAt)],
         ['Duration', formatDuration(duration)],
-        ...(suite.deployment ? [['Version', suite.deployment.version] as const] : []),
+        ...versionMeta(suite.deployment),
         ['Id', html`<code>${suite.id}</code>`],
       ])}
+      ${queueWaitNote(suite)}
       ${live ? html`<p class="live-hint">This suite is still running. The page updates itself.</p>` : ''}
     </header>
     ${deploymentWarnings(suite.deployment)} ${counters(suite)} ${setupTestsSection(suite)}
     ${filterBar(suite, filter, shown.size, `${page}/search.json`)}
-    <div class="test-groups">${GROUPS.map((group) => testGroup(p, suite, shown, group))}</div>
+    <div class="test-groups">${testGroups(p, suite, shown)}</div>
     <p class="no-match" ${shown.size === 0 && filtered(filter) ? '' : html`hidden`}>
       No test matches this filter. <a href="?" data-filter="all">Show all tests</a>
     </p>`;

@@ -17,7 +17,13 @@ describe('readWorkerConfig', () => {
       retention: { artifactDays: 30, runDays: 90 },
       video: 'auto',
       redisPrefix: 'testrun',
-      limits: { heapBytes: 256 * 1024 * 1024, maxPages: 20, maxDialogs: 50, maxRecordingBytes: 50 * 1024 * 1024 },
+      limits: {
+        heapBytes: 256 * 1024 * 1024,
+        maxPages: 20,
+        maxDialogs: 50,
+        maxRecordingBytes: 50 * 1024 * 1024,
+        maxAttachments: 50,
+      },
       http: null,
       playwrightTests: 'on',
       playwrightSandbox: 'on',
@@ -65,6 +71,7 @@ describe('readWorkerConfig', () => {
       maxPages: 3,
       maxDialogs: 50,
       maxRecordingBytes: 2 * 1024 * 1024,
+      maxAttachments: 50,
     });
   });
 

@@ -94,7 +94,9 @@ export type WorkerConfig = CommonConfig & {
   /**
    * What each run may use. WORKER_PAGE_HEAP_MB: JavaScript heap of one page (default 256);
    * WORKER_MAX_PAGES: pages a run may open, popups included (default 20); WORKER_MAX_DIALOGS:
-   * dialogs a run may raise (default 50); WORKER_RECORDING_MAX_MB: largest trace or video kept (default 50).
+   * dialogs a run may raise (default 50); WORKER_RECORDING_MAX_MB: largest trace or video kept, and
+   * the bytes of a run's attachments (default 50); WORKER_ATTACHMENTS_MAX: attachments a run keeps
+   * (default 50).
    */
   limits: RunLimits;
   /**
@@ -165,6 +167,7 @@ export function readWorkerConfig(env: Env = process.env): WorkerConfig {
       maxPages: readInt(env, 'WORKER_MAX_PAGES', 20, { min: 1, max: 1_000 }),
       maxDialogs: readInt(env, 'WORKER_MAX_DIALOGS', 50, { min: 0, max: 100_000 }),
       maxRecordingBytes: readInt(env, 'WORKER_RECORDING_MAX_MB', 50, { min: 1, max: 10_240 }) * MB,
+      maxAttachments: readInt(env, 'WORKER_ATTACHMENTS_MAX', 50, { min: 0, max: 10_000 }),
     },
     http: null,
     webhooks: {

@@ -116,7 +116,7 @@ export const PLAN_DEFAULTS: Readonly<Record<Plan, { maxActiveRuns: number; month
   enterprise: { maxActiveRuns: 2_000, monthlyRuns: 1_000_000 },
 };
 
-export const ARTIFACT_KINDS = ['screenshot', 'trace', 'video'] as const;
+export const ARTIFACT_KINDS = ['screenshot', 'trace', 'video', 'attachment'] as const;
 export type ArtifactKind = (typeof ARTIFACT_KINDS)[number];
 
 /** Counts of a suite run's children by status. */

@@ -26,3 +26,4 @@ export * from './page-events';
 export * from './scopes';
 export * from './secrets';
 export * from './playwright-tests';
+export * from './attachments';

@@ -9,9 +9,10 @@ import {
   type PlaywrightTestResult,
   type RunPlaywrightOptions,
 } from '../../../apps/worker/src/executors/playwright';
-import { storeAttachments } from '../../../apps/worker/src/executors/playwright/record-result';
+import { attachmentBudget, storeAttachments } from '../../../apps/worker/src/executors/playwright/store-attachments';
 import { withScratch } from '../../../apps/worker/src/executors/playwright/scratch-run';
 import type { ArtifactWriter } from '../../../apps/worker/src/run/artifact-writer';
+import { SecretMask } from '../../../apps/worker/src/run/secret-mask';
 import { checkSandboxSupport, readScratchFile, type SandboxLimits } from '../../../apps/worker/src/sandbox';
 import { countingListener } from '../sandbox/sandbox-harness';
 import { serveProxy, serveSite, type Proxy, type Site } from './pw-harness';
@@ -324,7 +325,14 @@ test('attachments under a folder it swaps for a symlink to the host while they a
     64 * MiB,
     (result, scratchDir) => {
       if (result.attachments.length > 0)
-        reads.push(storeAttachments(writer, result, scratchDir, MiB).then((n) => void notes.push(...n)));
+        reads.push(
+          storeAttachments(writer, result, {
+            scratchDir,
+            mask: new SecretMask([]),
+            maxFileBytes: MiB,
+            budget: attachmentBudget({ maxAttachments: 50, maxRecordingBytes: MiB }),
+          }).then((n) => void notes.push(...n)),
+        );
     },
   );
   await Promise.all(reads);

@@ -136,6 +136,6 @@ test('one selected test: its setup project runs first, and evidence "on" leaves 
   expect(results.map((r) => [r.key, r.status])).toEqual([[playwrightTestKey(ref('passes')), 'passed']]);
   const names = results[0]?.attachments.map((a) => a.name) ?? [];
   expect(names).toEqual(expect.arrayContaining(['trace', 'screenshot']));
-  for (const attachment of results[0]?.attachments ?? []) expect(existsSync(attachment.path)).toBe(true);
+  for (const attachment of results[0]?.attachments ?? []) expect(existsSync(attachment.path ?? '')).toBe(true);
   expect(results[0]?.steps.map((s) => s.category)).toContain('pw:api');
 });

@@ -65,7 +65,7 @@ test('a run without the sandbox: outcomes, the setup project and a variable, ste
   // The failing step's location is the bundle's file, as in the sandbox.
   expect(fails?.steps.map((s) => s.location?.file)).toContain('e2e/outcomes.spec.js');
   // Evidence "on": the trace and screenshot are files under the scratch directory, on the host.
-  const files = (passes?.attachments ?? []).map((a) => a.path);
+  const files = (passes?.attachments ?? []).map((a) => a.path ?? '');
   expect(files.length).toBeGreaterThan(0);
   for (const file of files) {
     expect(file.startsWith(scratchDir)).toBe(true);

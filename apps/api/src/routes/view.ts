@@ -14,6 +14,7 @@ import {
   loadSuiteRun,
   loadSuiteSearchTexts,
 } from '../view/data/queries';
+import { withPreviews } from '../view/data/previews';
 import { readSuiteFilter } from '../view/filters';
 import {
   authorized,
@@ -148,7 +149,10 @@ function runRoutes(router: Router, deps: ViewDeps, logger: Logger): void {
   pageRoutes(router, deps, {
     prefix: '/runs',
     subject: 'run',
-    load: loadRun,
+    load: async (db, sign, id) => {
+      const run = await loadRun(db, sign, id);
+      return run && withPreviews(db, deps.store, run);
+    },
     render: renderRunPage,
     loadStatus: loadRunLiveStatus,
   });
@@ -158,7 +162,10 @@ function runRoutes(router: Router, deps: ViewDeps, logger: Logger): void {
     capability(
       deps,
       'run',
-      (id, _req, sign) => loadRun(deps.db, sign, id),
+      async (id, _req, sign) => {
+        const run = await loadRun(deps.db, sign, id);
+        return run && withPreviews(deps.db, deps.store, run);
+      },
       (req, res, run) =>
         sendPage(res, 200, html`${renderRunDetails(paths(req), run, 3)} ${historySection(paths(req), run, 3)}`.value),
     ),

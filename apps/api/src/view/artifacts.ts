@@ -3,10 +3,12 @@ import type { Request, Response } from 'express';
 import parseRange from 'range-parser';
 import type { ArtifactStore, ByteRange } from '@testrun/core/artifact-store';
 import type { Logger } from '@testrun/core/logger';
+import { attachmentClass, mediaTypeOf } from '@testrun/contracts';
 
 /** An artifact row as the view serves it (see findRunArtifact). */
 export type ServedArtifact = {
   id: string;
+  kind: string;
   name: string;
   storageKey: string;
   contentType: string;
@@ -18,6 +20,26 @@ const ARTIFACT_POLICY = "default-src 'none'; img-src 'self'; media-src 'self'; s
 
 /** Types an artifact is served as; anything else is a download of bytes. */
 const SERVABLE_TYPES = new Set(['image/png', 'image/jpeg', 'image/webp', 'video/webm', 'video/mp4', 'application/zip']);
+
+/**
+ * How a file is served: its type and whether a browser may show it. What a test attached on purpose
+ * keeps the type the test gave it, which is never trusted: a raster image is served as its type,
+ * text as plain text, anything else (SVG, HTML, PDF, …) as bytes to download.
+ */
+function servedAs(artifact: ServedArtifact): { type: string; inline: boolean } {
+  if (artifact.kind === 'attachment') {
+    switch (attachmentClass(artifact.contentType)) {
+      case 'image':
+        return { type: mediaTypeOf(artifact.contentType), inline: true };
+      case 'text':
+        return { type: 'text/plain; charset=utf-8', inline: true };
+      case 'binary':
+        return { type: 'application/octet-stream', inline: false };
+    }
+  }
+  const servable = SERVABLE_TYPES.has(artifact.contentType);
+  return { type: servable ? artifact.contentType : 'application/octet-stream', inline: servable };
+}
 
 function safeFileName(name: string): string {
   return name.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 100) || 'artifact';
@@ -72,16 +94,16 @@ export async function sendArtifact(
 ): Promise<boolean> {
   const etag = `"${artifact.id}"`;
   const size = artifact.sizeBytes;
-  const servable = SERVABLE_TYPES.has(artifact.contentType);
+  const served = servedAs(artifact);
   // Artifacts never change once written: cache them for good, but only in the browser (the URL is a capability).
   res.setHeader('Cache-Control', 'private, max-age=31536000, immutable');
   res.setHeader('ETag', etag);
   res.setHeader('Content-Security-Policy', ARTIFACT_POLICY);
   res.setHeader('Accept-Ranges', 'bytes');
-  res.setHeader('Content-Type', servable ? artifact.contentType : 'application/octet-stream');
+  res.setHeader('Content-Type', served.type);
   res.setHeader(
     'Content-Disposition',
-    `${servable ? 'inline' : 'attachment'}; filename="${safeFileName(artifact.name)}"`,
+    `${served.inline ? 'inline' : 'attachment'}; filename="${safeFileName(artifact.name)}"`,
   );
   if (matchesETag(req, etag)) {
     res.status(304).end();

@@ -36,6 +36,8 @@ export type ViewArtifact = {
   name: string;
   contentType: string;
   sizeBytes: number;
+  /** The head of a text attachment, for its run's page (data/previews.ts); absent when not read. */
+  preview?: { text: string; truncated: boolean };
 };
 
 /** What the pages show of a run. Never carries the run's sealed headers. */

@@ -214,7 +214,13 @@ export class ArtifactWriter {
 
   private async put(name: string, body: Buffer): Promise<{ id: string; storageKey: string }> {
     const id = newId(ID_PREFIX.artifact);
-    const storageKey = artifactKey(this.owner.workspaceId, this.owner.runId, id, name);
+    // The file's name in the store: the kept name (an attachment's is the test's) cut to what a key may hold.
+    const file =
+      name
+        .replace(/[^A-Za-z0-9._-]/g, '_')
+        .replace(/\.\.+/g, '_')
+        .slice(0, 100) || 'file';
+    const storageKey = artifactKey(this.owner.workspaceId, this.owner.runId, id, file);
     await this.retrying(() => this.store.put(storageKey, body));
     return { id, storageKey };
   }

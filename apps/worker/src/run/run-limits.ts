@@ -3,12 +3,21 @@ import { DEFAULT_PAGE_LIMITS, type PageLimits } from '../browser/page-guard';
 
 /** What one run may use of the worker: its pages' limits and the size of its recordings. */
 export interface RunLimits extends PageLimits {
-  /** Largest trace or video file kept, in bytes. Default 50 MB. */
+  /**
+   * Largest trace or video file kept, in bytes, and the bytes of all the files a Playwright test
+   * attached on purpose that one run keeps. Default 50 MB.
+   */
   maxRecordingBytes: number;
+  /** Files a Playwright test attached on purpose (testInfo.attach) that one run keeps. Default 50. */
+  maxAttachments: number;
 }
 
 /** Defaults of {@link RunLimits}. */
-export const DEFAULT_RUN_LIMITS: RunLimits = { ...DEFAULT_PAGE_LIMITS, maxRecordingBytes: 50 * 1024 * 1024 };
+export const DEFAULT_RUN_LIMITS: RunLimits = {
+  ...DEFAULT_PAGE_LIMITS,
+  maxRecordingBytes: 50 * 1024 * 1024,
+  maxAttachments: 50,
+};
 
 /** The outcome with the notes about recordings left out appended to its summary. */
 export function withRecordingNotes(outcome: RunOutcome, notes: readonly string[]): RunOutcome {

@@ -7,7 +7,7 @@ import type { ViewArtifact, ViewRun, ViewStep } from '../model';
 // A run's evidence: its screenshots (with what the full-size viewer reads off them), its video and
 // trace, and what stands in for them once retention deleted them.
 
-function artifactPath(p: Paths, run: ViewRun, artifactId: string): string {
+export function artifactPath(p: Paths, run: ViewRun, artifactId: string): string {
   return `${runPath(p, run)}/artifacts/${encodeURIComponent(artifactId)}`;
 }
 

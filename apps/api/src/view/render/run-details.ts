@@ -1,6 +1,7 @@
 // The templates of one run's detail: why it went wrong, its steps and its page events. Its evidence
 // (screenshots, video, trace) is evidence.ts's.
 import { formatDuration } from '@testrun/contracts';
+import { attachmentsSection } from './attachments';
 import { comparisonBlock } from './compare';
 import { describeCode, redactCredentials } from './format';
 import { expiredMark, failureScreenshot, recording, stepScreenshot, thumbnail } from './evidence';
@@ -272,6 +273,6 @@ export function renderRunDetails(p: Paths, run: ViewRun, level: Heading): SafeHt
   return html`<div class="run-details">
     ${run.status === 'failed' || run.status === 'error' ? failureCallout(p, run, level) : ''}
     ${run.status === 'skipped' ? skipNote(run) : stepTimeline(p, run, level)} ${pageEventsSection(run, level)}
-    ${recording(p, run, level)}
+    ${recording(p, run, level)} ${attachmentsSection(p, run, level)}
   </div>`;
 }

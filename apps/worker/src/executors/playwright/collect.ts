@@ -14,6 +14,7 @@ import {
 import { resultOf } from './result-of';
 import { bundlePath, hostPath, INSIDE, type Layout } from './runtime';
 import { MAX_LINE_BYTES, type OversizedLine } from './tail';
+import { attachmentsOfLine } from './store-attachments';
 import type {
   PlaywrightAttempt,
   PlaywrightError,
@@ -169,7 +170,7 @@ export class ResultCollector {
       annotations: line.annotations,
       errors: line.errors.map((e) => relativeError(e, this.layout)),
       steps: relativeSteps(line.steps, this.layout),
-      attachments: line.attachments.map((a) => ({ ...a, path: hostPath(this.scratchDir, a.path, this.layout) })),
+      attachments: attachmentsOfLine(line.attachments, (inside) => hostPath(this.scratchDir, inside, this.layout)),
       stdout: line.stdout,
       stderr: line.stderr,
     };

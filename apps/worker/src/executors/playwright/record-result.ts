@@ -1,8 +1,5 @@
-import path from 'node:path';
-import type { ArtifactKind } from '@testrun/contracts';
 import type { RunOutcome } from '@testrun/core/runs';
-import type { ArtifactWriter, TreeStepRow } from '../../run/artifact-writer';
-import { readScratchFile, ScratchPathError } from '../../sandbox';
+import type { TreeStepRow } from '../../run/artifact-writer';
 import type { SecretMask } from '../../run/secret-mask';
 import { failingStep, stripAnsi } from './outcome';
 import type { PlaywrightAttempt, PlaywrightStep, PlaywrightTestResult } from './types';
@@ -48,52 +45,6 @@ export function stepRows(
   };
   walk(result.steps, 0);
   return rows;
-}
-
-/** How an attachment is kept: screenshots, the trace and the video as the run's artifacts. */
-function artifactKind(name: string, contentType: string): ArtifactKind | null {
-  if (name === 'trace' || contentType === 'application/zip') return 'trace';
-  if (name === 'video' || contentType.startsWith('video/')) return 'video';
-  if (contentType.startsWith('image/')) return 'screenshot';
-  return null;
-}
-
-/**
- * Stores the result's attachments that are files under the scratch directory, up to `maxFileBytes`
- * each. Their paths are the test's, so the tenant's: each is read through no link in any folder,
- * from the scratch directory's own file system only (readScratchFile), even while the sandbox still
- * runs; one that is refused (a link, a FIFO, a path out of the scratch directory, too large) is not
- * kept, and the run's notes say why. A trace is stored as the test wrote it: Playwright records
- * what the page was sent, so a run's secret headers can be in it (docs/PLAYWRIGHT.md).
- */
-export async function storeAttachments(
-  writer: ArtifactWriter,
-  result: Pick<PlaywrightAttempt, 'attachments'>,
-  scratchDir: string,
-  maxFileBytes: number,
-): Promise<string[]> {
-  const notes: string[] = [];
-  for (const attachment of result.attachments) {
-    const kind = artifactKind(attachment.name, attachment.contentType);
-    if (!kind) continue;
-    let body: Buffer;
-    try {
-      body = await readScratchFile(scratchDir, path.relative(scratchDir, attachment.path), maxFileBytes);
-    } catch (error) {
-      if (error instanceof ScratchPathError) notes.push(refusalNote(attachment.name, error, maxFileBytes));
-      continue;
-    }
-    writer.recordRunFile(kind, path.basename(attachment.path), attachment.contentType, body);
-  }
-  return notes;
-}
-
-/** The run's note for an attachment that was not read (its path as the test named it is not repeated). */
-function refusalNote(name: string, error: ScratchPathError, maxFileBytes: number): string {
-  const label = name.slice(0, 100);
-  if (/ is over \d+ bytes/.test(error.message))
-    return `the ${label} is over the ${maxFileBytes}-byte limit and was not kept`;
-  return `the ${label} was not kept: its file ${error.reason}`;
 }
 
 /** The run's outcome from the test's result (codes as docs/WORKER.md's "Playwright tests: outcomes"). */

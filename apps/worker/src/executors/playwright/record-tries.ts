@@ -8,7 +8,8 @@ import { withRecordingNotes } from '../../run/run-limits';
 import type { SecretMask } from '../../run/secret-mask';
 import type { ExecutorAttempt } from '../executor';
 import { classifyAttempt } from './outcome';
-import { outcomeOf, stepRows, storeAttachments } from './record-result';
+import { outcomeOf, stepRows } from './record-result';
+import { attachmentBudget, overCountNote, storeAttachments, type AttachmentSource } from './store-attachments';
 import type { PlaywrightAttempt, PlaywrightTestResult } from './types';
 
 /** Where a test's result is read from: when it began (ms since the epoch), its scratch directory, the run's mask. */
@@ -31,8 +32,15 @@ export async function recordTries(
 ): Promise<RunOutcome> {
   const tries = result.attempts;
   let [writer, startedAt] = [attempt.writer, at.startedAt];
+  // The run's tries share its caps on what their tests attached on purpose.
+  const files: AttachmentSource = {
+    scratchDir: at.scratchDir,
+    mask: at.mask,
+    maxFileBytes: attempt.limits.maxRecordingBytes,
+    budget: attachmentBudget(attempt.limits),
+  };
   for (const earlier of tries.slice(0, -1)) {
-    const notes = await recordTry(writer, earlier, startedAt, at, attempt.limits.maxRecordingBytes);
+    const notes = await recordTry(writer, earlier, startedAt, at, files);
     const finishedAt = startedAt + earlier.durationMs;
     const ended = retriedOf(withRecordingNotes(triedOutcome(earlier, at.mask), notes));
     const ran = { startedAt: new Date(startedAt), finishedAt: new Date(finishedAt) };
@@ -43,7 +51,8 @@ export async function recordTries(
   }
   const endedAt = new Date(startedAt + (tries.at(-1)?.durationMs ?? 0));
   writer.recordPageEvents(blockedEvents(result.blocked, (text) => at.mask.text(text), endedAt));
-  const notes = await recordTry(writer, result, startedAt, at, attempt.limits.maxRecordingBytes);
+  const notes = await recordTry(writer, result, startedAt, at, files);
+  notes.push(...overCountNote(files.budget, attempt.limits));
   const outcome = outcomeOf(result, at.mask);
   // After earlier tries, the run's duration is all of them (each try's own is its attempt's).
   const total = tries.reduce((sum, one) => sum + one.durationMs, 0);
@@ -56,10 +65,10 @@ async function recordTry(
   one: Pick<PlaywrightAttempt, 'steps' | 'errors' | 'attachments'>,
   startedAt: number,
   at: ResultSource,
-  maxFileBytes: number,
+  files: AttachmentSource,
 ): Promise<string[]> {
   writer.recordTreeSteps(stepRows(one, startedAt, at.mask));
-  const notes = await storeAttachments(writer, one, at.scratchDir, maxFileBytes);
+  const notes = await storeAttachments(writer, one, files);
   await writer.flush();
   return notes;
 }

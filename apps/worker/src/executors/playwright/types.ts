@@ -122,11 +122,13 @@ export interface PlaywrightError {
   snippet?: string;
 }
 
-interface PlaywrightAttachment {
+export interface PlaywrightAttachment {
   name: string;
   contentType: string;
-  /** A host path (under the scratch directory). */
-  path: string;
+  /** Playwright's own, from its screenshot, video and trace options; else the test attached it on purpose. */
+  automatic: boolean;
+  /** A host path (under the scratch directory); none for a body the reporter did not write (over its bounds). */
+  path?: string;
 }
 
 /** One attempt of a test, as the reporter in the sandbox wrote it. */

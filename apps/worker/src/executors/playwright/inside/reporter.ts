@@ -4,7 +4,7 @@
  * the moment it ends. In list mode (discovery) it writes the projects and tests instead.
  * It imports nothing but Node: the worker's modules are not in the sandbox.
  */
-import { appendFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type {
   FullConfig,
@@ -25,6 +25,14 @@ interface Options {
 }
 
 const MAX_OUTPUT = 256 * 1024;
+/**
+ * Bodies of one attempt's attachments written to files (testInfo.attach with a body): at most this
+ * many, of at most this many bytes in all; the worker's own caps are narrower or equal.
+ */
+const MAX_BODIES = 100;
+const MAX_BODY_BYTES = 64 * 1024 * 1024;
+/** Playwright's own attachments from its `screenshot`, `video` and `trace` options (and its failure's page snapshot). */
+const AUTOMATIC_NAMES = new Set(['screenshot', 'video', 'trace', 'error-context']);
 const RUNTIME_DIR = path.dirname(__filename);
 const STEP_CATEGORIES = new Set(['test.step', 'expect', 'pw:api', 'hook', 'fixture']);
 
@@ -119,8 +127,22 @@ function teamWorkers(config: FullConfig): number | null {
   return typeof value === 'number' && Number.isInteger(value) && value >= 1 ? value : null;
 }
 
+type Attachment = TestResult['attachments'][number];
+
+/**
+ * Whether Playwright attached it by its own options: one of its names, a file in the test's output
+ * folder. testInfo.attach copies a file the test names into the folder's `attachments` (every
+ * supported version), and a body has no path: those are the test's, whatever their names.
+ */
+function isAutomatic(attachment: Attachment): boolean {
+  if (!AUTOMATIC_NAMES.has(attachment.name) || attachment.path === undefined) return false;
+  return path.basename(path.dirname(attachment.path)) !== 'attachments';
+}
+
 class TestrunReporter implements Reporter {
   private suite: Suite | undefined;
+  /** Body files written so far (each gets the next number). */
+  private bodies = 0;
   private readonly finished = new Set<TestCase>();
 
   private readonly options: Options;
@@ -197,11 +219,34 @@ class TestrunReporter implements Reporter {
       annotations: test.annotations.map((a) => ({ type: a.type, description: a.description })),
       errors: result.errors.map(errorOf),
       steps: stepsOf(result.steps, result.startTime.getTime()),
-      attachments: result.attachments
-        .filter((a) => a.path !== undefined)
-        .map((a) => ({ name: a.name, contentType: a.contentType, path: a.path })),
+      attachments: this.attachmentsOf(result.attachments),
       stdout: outputOf(result.stdout),
       stderr: outputOf(result.stderr),
+    });
+  }
+
+  /**
+   * An attempt's attachments for the worker: a file's path, or a body written to a file of its own
+   * under the state folder (never into the line, whose size is capped), within MAX_BODIES and
+   * MAX_BODY_BYTES; one not written is listed with no path and its size.
+   */
+  private attachmentsOf(attachments: Attachment[]): Record<string, unknown>[] {
+    const folder = path.join(path.dirname(this.options.file), 'attachments');
+    let [count, bytes] = [0, 0];
+    return attachments.map((a) => {
+      const own = { name: a.name, contentType: a.contentType, automatic: isAutomatic(a) };
+      if (a.path !== undefined) return { ...own, path: a.path };
+      const body = a.body ?? Buffer.alloc(0);
+      if (count >= MAX_BODIES || bytes + body.length > MAX_BODY_BYTES) return { ...own, size: body.length };
+      const file = path.join(folder, `body-${++this.bodies}`);
+      try {
+        mkdirSync(folder, { recursive: true });
+        writeFileSync(file, body);
+      } catch {
+        return { ...own, size: body.length };
+      }
+      [count, bytes] = [count + 1, bytes + body.length];
+      return { ...own, path: file };
     });
   }
 

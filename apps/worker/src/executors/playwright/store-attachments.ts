@@ -16,12 +16,19 @@ import type { PlaywrightAttachment } from './types';
 export interface AttachmentBudget {
   files: number;
   bytes: number;
+  /** The run's limit of bytes, for its notes. */
+  maxBytes: number;
   /** Attachments left out for the count, said in one note at the end. */
   overCount: number;
 }
 
 export function attachmentBudget(limits: Pick<RunLimits, 'maxAttachments' | 'maxRecordingBytes'>): AttachmentBudget {
-  return { files: limits.maxAttachments, bytes: limits.maxRecordingBytes, overCount: 0 };
+  return {
+    files: limits.maxAttachments,
+    bytes: limits.maxRecordingBytes,
+    maxBytes: limits.maxRecordingBytes,
+    overCount: 0,
+  };
 }
 
 /** Where attachments are read from and what they are kept within. */
@@ -100,7 +107,8 @@ async function storeOwn(writer: ArtifactWriter, a: PlaywrightAttachment, at: Att
   }
   const name = keptName(a.name, at.mask);
   const label = `the attachment "${name.slice(0, 100)}"`;
-  const over = () => `${label} was not kept: it is over what is left of the run's ${budget.bytes}-byte limit`;
+  const over = () =>
+    `${label} was not kept: it is over the ${budget.bytes} bytes left of the run's ${budget.maxBytes}-byte limit`;
   if (a.path === undefined) {
     notes.push(`${label} was not kept: its body is over what a test may attach in one try`);
     return;

@@ -22,7 +22,8 @@ const parts = usePlaywrightWorker({
   WORKER_ATTACHMENTS_MAX: '10',
 });
 
-type Runs = Record<string, { id: string; status: string; summary: string; view: string }>;
+type Attached = { id: string; name: string; content_type: string; size_bytes: number };
+type Runs = Record<string, { id: string; status: string; summary: string; view: string; attachments?: Attached[] }>;
 let runs: Runs;
 
 beforeAll(async () => {
@@ -42,13 +43,19 @@ beforeAll(async () => {
     const res = await fetch(`${parts.api.url}/api/v1/runs/${t.runId}`, {
       headers: { authorization: `Bearer ${tenant.key}` },
     });
-    const run = (await res.json()) as { test_name: string; status: string; result_summary: string };
+    const run = (await res.json()) as {
+      test_name: string;
+      status: string;
+      result_summary: string;
+      attachments?: Attached[];
+    };
     const { pathname, search } = new URL(present(parseAlternateLink(res.headers.get('link')), 'the view link'));
     runs[run.test_name] = {
       id: t.runId,
       status: run.status,
       summary: run.result_summary,
       view: `${parts.api.url}${pathname}${search}`,
+      attachments: run.attachments,
     };
   }
 });
@@ -77,6 +84,12 @@ it('keeps what a passing test attached, by body and by path, under its names and
       ['drawing', 'image/svg+xml'],
       ['report', 'text/html'],
     ].sort(),
+  );
+  // GET run lists them (the CLI's JUnit links each under the run's view); stored in one write, they
+  // are in the order of their ids.
+  const byId = (a: { id: string }, b: { id: string }) => a.id.localeCompare(b.id);
+  expect(run.attachments).toEqual(
+    kept.map((a) => ({ id: a.id, name: a.name, content_type: a.contentType, size_bytes: a.sizeBytes })).sort(byId),
   );
   // The team's "screenshot" is its own, not Playwright's evidence (none on a pass: retain-on-failure).
   expect(await parts.db.artifact.count({ where: { runId: run.id, kind: { not: 'attachment' } } })).toBe(0);
@@ -140,7 +153,7 @@ it('refuses a path out of the scratch folder, a symbolic link, and what is over 
   const run = present(runs['attaches what is refused'], 'the refusing run');
   expect(run.status).toBe('passed');
   const kept = await attachmentsOf(run.id);
-  expect(kept.map((a) => a.name)).toEqual(Array.from({ length: 10 }, (_, i) => `small ${i + 1}`));
+  expect(kept.map((a) => a.name).sort()).toEqual(Array.from({ length: 10 }, (_, i) => `small ${i + 1}`).sort());
   expect(run.summary).toContain('the attachment "outside" was not kept: its file');
   expect(run.summary).toContain('the attachment "link" was not kept: its file is a symbolic link');
   expect(run.summary).toContain('the attachment "huge" was not kept: it is over');

@@ -1,3 +1,5 @@
+import { Type, type Static } from '@sinclair/typebox';
+
 // What a file a Playwright test attached (testInfo.attach) is, by the content type the test gave it:
 // the worker masks text, the view shows raster images inline and text as text, and serves every
 // other type as a download. The type comes from the sandbox: it only ever narrows what is done.
@@ -34,3 +36,25 @@ export function attachmentClass(contentType: string): AttachmentClass {
   if (/^application\/[a-z0-9.+-]+\+(json|xml)$/.test(type)) return 'text';
   return 'binary';
 }
+
+/** A file a Playwright test attached on purpose (testInfo.attach), kept with the run. */
+export const RunAttachment = Type.Object(
+  {
+    id: Type.String({
+      description: "The artifact's id (`art_…`): the run's view serves it at `<view link>/artifacts/<id>`.",
+    }),
+    name: Type.String({ description: 'The name the test gave it (masked).' }),
+    content_type: Type.String({ description: 'The media type the test gave it (never trusted for rendering).' }),
+    size_bytes: Type.Integer({ minimum: 0 }),
+  },
+  { additionalProperties: false },
+);
+export type RunAttachment = Static<typeof RunAttachment>;
+
+/** A run's `attachments`: optional, absent when none was kept. */
+export const RunAttachments = Type.Optional(
+  Type.Array(RunAttachment, {
+    description:
+      "What a Playwright test attached on purpose (testInfo.attach) in the run's last attempt, oldest first; absent when none was kept, and once retention deleted the run's artifacts.",
+  }),
+);

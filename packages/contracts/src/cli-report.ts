@@ -61,6 +61,7 @@ export const ReportTest = Type.Object(
     ),
     location: Type.Optional(TestLocation),
     failure: Run.properties.failure,
+    attachments: Run.properties.attachments,
   },
   { additionalProperties: false },
 );

@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { RunAttachments } from './attachments';
 import { Nullable, RunStatus, SkipReason, SuiteRunStatus } from './enums';
 import { EvidencePolicy, EvidenceSettings } from './evidence';
 import { capOf, HEADER_LIMITS, RETRY_LIMITS } from './limits';
@@ -183,6 +184,7 @@ export const Run = Type.Object(
     }),
     location: Type.Optional(TestLocation),
     queue_wait: Type.Optional(QueueWait),
+    attachments: RunAttachments,
     failure: Type.Optional(
       Type.Composite([RunFailure], {
         description:

@@ -125,6 +125,25 @@ describe('JUnit of Playwright tests', () => {
     expect(suite?.testcase[0]?.failure?.['#text']).toMatch(/^tools\/csv\.e2e\.spec\.ts:4:5 › csv › converts\n/);
   });
 
+  it("adds an [[ATTACHMENT|…]] line for each file the test attached, linked under its run's view", () => {
+    const attached = test('run_e', 'failed', {
+      location: at('tests/att.spec.ts', ['attaches']),
+      viewUrl: 'http://t/view/runs/run_e/tok',
+      attachments: [
+        { id: 'art_1', name: 'screenshot', content_type: 'image/png', size_bytes: 10 },
+        { id: 'art_2', name: 'notes <1>', content_type: 'text/plain', size_bytes: 3 },
+      ],
+    });
+    const [suite] = parse(buildJunitXml(report([attached])));
+    expect(suite?.testcase[0]?.['system-out']).toBe(
+      [
+        '[[ATTACHMENT|http://t/view/runs/run_e/tok]]',
+        '[[ATTACHMENT|http://t/view/runs/run_e/tok/artifacts/art_1]]',
+        '[[ATTACHMENT|http://t/view/runs/run_e/tok/artifacts/art_2]]',
+      ].join('\n'),
+    );
+  });
+
   it('keeps step tests in one suite of their own, as before', () => {
     const xml = buildJunitXml(report([test('run_s', 'passed'), ...tests]));
     const suites = parse(xml);

@@ -199,15 +199,25 @@ function testcase(t: ReportTest, classname: string, suiteRunUrl: string | null):
   }
 }
 
+/** The view's link of one of a run's artifacts: under its run's view link. */
+function artifactLink(viewUrl: string, artifactId: string): string {
+  const url = new URL(viewUrl);
+  url.pathname = `${url.pathname.replace(/\/$/, '')}/artifacts/${encodeURIComponent(artifactId)}`;
+  return url.toString();
+}
+
 /**
  * A test's `<system-out>`: a flaky pass in words, then its view link: a passed step test's as
  * `View: …`, a Playwright test's (its trace, screenshots and video) as the `[[ATTACHMENT|…]]` line
- * of Playwright's junit reporter, which Jenkins and GitLab turn into a link; none when empty.
+ * of Playwright's junit reporter, which Jenkins and GitLab turn into a link, followed by one such
+ * line for each file the test attached that the run kept (when the CLI read the run); none when empty.
  */
 function systemOut(t: ReportTest, link: string | null): string[] {
   const lines = [t.status === 'passed' && t.flaky ? flakyText(t) : ''];
-  if (t.location && t.viewUrl) lines.push(`[[ATTACHMENT|${t.viewUrl}]]`);
-  else if (!t.location && t.status === 'passed' && link) lines.push(`View: ${link}`);
+  if (t.location && t.viewUrl) {
+    lines.push(`[[ATTACHMENT|${t.viewUrl}]]`);
+    for (const a of t.attachments ?? []) lines.push(`[[ATTACHMENT|${artifactLink(t.viewUrl, a.id)}]]`);
+  } else if (!t.location && t.status === 'passed' && link) lines.push(`View: ${link}`);
   const text = lines.filter(Boolean).join('\n');
   return text ? [`      <system-out>${esc(text)}</system-out>`] : [];
 }

@@ -98,6 +98,7 @@ export function testsFromRuns(runs: readonly Run[]): ReportTest[] {
     previous_attempts: r.previous_attempts,
     ...(r.location ? { location: r.location } : {}),
     ...(r.failure ? { failure: r.failure } : {}),
+    ...(r.attachments ? { attachments: r.attachments } : {}),
   }));
 }
 
@@ -242,6 +243,7 @@ export async function addDetails(client: TestrunClient, tests: ReportTest[]): Pr
       t.previous_attempts = run.previous_attempts;
       t.viewUrl = viewUrl;
       if (run.failure) t.failure = run.failure;
+      if (run.attachments) t.attachments = run.attachments;
     } catch (e) {
       // The verdict is known already; details are a courtesy the API may be too busy to give.
       if (!isTransientError(e)) throw e;

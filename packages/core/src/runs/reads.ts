@@ -4,6 +4,7 @@ import {
   isRunErrorCode,
   readEvidencePolicy,
   type Run,
+  type RunAttachment,
   type RunAttempt,
   type RunError,
   type RunFailure,
@@ -22,6 +23,14 @@ import { FAILED_SETUP, SETUP_TESTS, setupTestsOf, type SetupTestsColumn } from '
 import type { DerivedKeys } from '../secrets/seal';
 import { queueWaitColumns, queueWaitOf, type QueueWaitRow } from './queue-wait';
 import { suiteRunViewUrl, viewLinkTerms, type ViewLinkConfig, type ViewLinkState } from '../view-links';
+import {
+  ATTACHMENTS,
+  BLOCKED_REQUESTS,
+  FAILURE,
+  PLAYWRIGHT_DEFINITION,
+  PREVIOUS_ATTEMPTS,
+  type AttemptRow,
+} from './run-columns';
 
 /** A run's row as {@link RUN_COLUMNS} selects it (from `runs r` joined to its suite run `s`). */
 export type RunRow = QueueWaitRow & {
@@ -54,37 +63,9 @@ export type RunRow = QueueWaitRow & {
   failure: RunFailure | null;
   /** A setup_failed run's setup test (see FAILED_SETUP); null otherwise. */
   failed_setup: FailedSetup | null;
+  /** What its test attached in its current attempt (see {@link ATTACHMENTS}); null when none. */
+  attachments: RunAttachment[] | null;
 };
-
-/** A retried attempt as [retry, status, summary, code, message, step, started, finished, duration] (JSON). */
-type AttemptRow = [
-  number,
-  'failed' | 'error',
-  string,
-  RunOutcomeCode | null,
-  string | null,
-  number | null,
-  string,
-  string,
-  number,
-];
-
-/** A run's retried attempts, oldest first, read through run_attempts' primary key. */
-const PREVIOUS_ATTEMPTS = `COALESCE((SELECT json_agg(json_build_array(a.retry, a.status, a.result_summary, a.outcome_code,
-        a.outcome_message, a.outcome_step, a.started_at, a.finished_at, a.duration_ms) ORDER BY a.retry)
-      FROM run_attempts a WHERE a.run_id = r.id), '[]'::json) AS previous_attempts`;
-
-/** Requests the network policy refused during the run's current attempt, through page_events' (run_id, attempt) index. */
-const BLOCKED_REQUESTS = `(SELECT count(*)::int FROM page_events e
-      WHERE e.run_id = r.id AND e.attempt = r.attempt AND e.kind = 'blocked') AS blocked_request_count`;
-
-/** A Playwright run's definition (its file, line, title path, project); null for a step test's. */
-const PLAYWRIGHT_DEFINITION = `CASE WHEN jsonb_typeof(r.steps) = 'object' THEN r.steps->'playwright' END AS playwright`;
-
-/** A failed run's failing step (the last of its current attempt with an error), as its view shows it. */
-const FAILURE = `CASE WHEN r.status = 'failed' THEN (SELECT json_build_object('message', st.error, 'expected', st.expected,
-        'received', st.received, 'location', st.location) FROM step_results st
-      WHERE st.run_id = r.id AND st.attempt = r.attempt AND st.error IS NOT NULL ORDER BY st.index DESC LIMIT 1) END AS failure`;
 
 /** What a Run is made of, for `SELECT … FROM runs r LEFT JOIN suite_runs s ON s.id = r.suite_run_id`. */
 export const RUN_COLUMNS = `r.id, r.status::text AS status, r.evidence, r.result_summary, r.outcome_code::text AS outcome_code,
@@ -92,7 +73,7 @@ export const RUN_COLUMNS = `r.id, r.status::text AS status, r.evidence, r.result
       r.deployment_id, r.created_at, r.started_at, r.finished_at, r.duration_ms, r.attempt, r.retry, r.retries, ${PREVIOUS_ATTEMPTS},
       ${BLOCKED_REQUESTS},
       COALESCE(s.view_token_version, r.view_token_version) AS view_token_version, ${PLAYWRIGHT_DEFINITION}, ${FAILURE},
-      ${FAILED_SETUP}, ${queueWaitColumns('r')}`;
+      ${FAILED_SETUP}, ${queueWaitColumns('r')}, ${ATTACHMENTS}`;
 
 /** `{location}`: where a Playwright test is declared, from its run's definition; nothing for a step test. */
 function locationOf(playwright: PlaywrightDefinition['playwright'] | null): { location?: TestLocation } {
@@ -130,6 +111,7 @@ export function toRun(row: RunRow): Run {
     blocked_request_count: row.blocked_request_count,
     ...locationOf(row.playwright),
     ...queueWaitOf(row),
+    ...(row.attachments ? { attachments: row.attachments } : {}),
     ...(row.failure ? { failure: row.failure } : {}),
     ...(row.failed_setup ? { failed_setup: row.failed_setup } : {}),
   };

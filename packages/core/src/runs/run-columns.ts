@@ -1,0 +1,37 @@
+// The parts of a Run's SELECT that read other tables or the definition (reads.ts's RUN_COLUMNS).
+import type { RunOutcomeCode } from '@testrun/contracts';
+
+/** A retried attempt as [retry, status, summary, code, message, step, started, finished, duration] (JSON). */
+export type AttemptRow = [
+  number,
+  'failed' | 'error',
+  string,
+  RunOutcomeCode | null,
+  string | null,
+  number | null,
+  string,
+  string,
+  number,
+];
+
+/** A run's retried attempts, oldest first, read through run_attempts' primary key. */
+export const PREVIOUS_ATTEMPTS = `COALESCE((SELECT json_agg(json_build_array(a.retry, a.status, a.result_summary, a.outcome_code,
+        a.outcome_message, a.outcome_step, a.started_at, a.finished_at, a.duration_ms) ORDER BY a.retry)
+      FROM run_attempts a WHERE a.run_id = r.id), '[]'::json) AS previous_attempts`;
+
+/** Requests the network policy refused during the run's current attempt, through page_events' (run_id, attempt) index. */
+export const BLOCKED_REQUESTS = `(SELECT count(*)::int FROM page_events e
+      WHERE e.run_id = r.id AND e.attempt = r.attempt AND e.kind = 'blocked') AS blocked_request_count`;
+
+/** A Playwright run's definition (its file, line, title path, project); null for a step test's. */
+export const PLAYWRIGHT_DEFINITION = `CASE WHEN jsonb_typeof(r.steps) = 'object' THEN r.steps->'playwright' END AS playwright`;
+
+/** A failed run's failing step (the last of its current attempt with an error), as its view shows it. */
+export const FAILURE = `CASE WHEN r.status = 'failed' THEN (SELECT json_build_object('message', st.error, 'expected', st.expected,
+        'received', st.received, 'location', st.location) FROM step_results st
+      WHERE st.run_id = r.id AND st.attempt = r.attempt AND st.error IS NOT NULL ORDER BY st.index DESC LIMIT 1) END AS failure`;
+
+/** The files a Playwright test attached in the run's current attempt, through artifacts' (run_id, attempt) index. */
+export const ATTACHMENTS = `(SELECT json_agg(json_build_object('id', x.id, 'name', x.name, 'content_type', x.content_type,
+        'size_bytes', x.size_bytes) ORDER BY x.created_at, x.id)
+      FROM artifacts x WHERE x.run_id = r.id AND x.attempt = r.attempt AND x.kind = 'attachment') AS attachments`;

@@ -37,6 +37,10 @@ test('runs on the pinned Playwright', async ({ page }) => {
 test('has no page.clock, which came in 1.45', async ({ page }) => {
   await (page as any).clock.install();
 });
+test('expects a title the page does not have', async ({ page }) => {
+  await page.goto('/');
+  await expect(page).toHaveTitle('not its title', { timeout: 500 });
+});
 `,
     // Two tests at one line: a selection by line would run both.
     'tests/cases.spec.ts': `import { test } from '@playwright/test';
@@ -90,6 +94,11 @@ export function checkPinnedVersion(env: Record<string, string>): void {
       'has no page.clock, which came in 1.45': HAS_CLOCK
         ? ['passed', expect.anything()]
         : ['error', expect.stringContaining("reading 'install'")],
+      // Its summary names the spec's line in the repository, whatever the version says of it.
+      'expects a title the page does not have': [
+        'failed',
+        expect.stringMatching(/^Failed at step \d+ \(.*\): .* \(tests\/version\.spec\.ts:12\)$/),
+      ],
       'case-1 @cases': ['passed', expect.anything()],
     });
     const cases = parts.site.seen.map((headers) => headers['x-case']).filter((name) => name !== undefined);

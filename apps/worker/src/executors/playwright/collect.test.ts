@@ -50,6 +50,15 @@ describe('relativeSteps', () => {
     expect(failed?.location).toEqual({ file: 'e2e/po.ts', line: 10, column: 45 });
     expect(failed?.error?.location).toEqual({ file: 'e2e/po.ts', line: 10, column: 45 });
   });
+  it("takes the stack's file when the error's own names the bundle twice over, as Playwright 1.39 does", () => {
+    const error = {
+      message: 'Error: Timed out 500ms waiting for expect(locator).toHaveTitle(expected)',
+      stack: `Error: Timed out\n    at ${INSIDE.bundle}/tests/version.spec.ts:12:22`,
+      location: { file: `${INSIDE.bundle}/bundle/tests/version.spec.ts`, line: 12, column: 22 },
+    };
+    const [failed] = relativeSteps([step('Expect', { category: 'expect', error })], INSIDE);
+    expect(failed?.error?.location).toEqual({ file: 'tests/version.spec.ts', line: 12, column: 22 });
+  });
 });
 
 describe("a test's refusals", () => {

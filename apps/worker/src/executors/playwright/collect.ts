@@ -92,8 +92,12 @@ function relativeError(error: PlaywrightError, layout: Layout): PlaywrightError 
     message: stripAnsi(error.message),
     stack: error.stack === undefined ? undefined : stripAnsi(error.stack),
   };
-  const location = teamLocation(error.location, layout) ?? teamFrame(clean.stack, layout);
-  return { ...clean, location };
+  const own = teamLocation(error.location, layout);
+  const frame = teamFrame(clean.stack, layout);
+  // Playwright 1.39 resolves the location's file twice over (`/work/bundle/bundle/tests/a.spec.ts`):
+  // the stack's frame at the same line and column names the file right.
+  const same = own && frame && own.line === frame.line && own.column === frame.column;
+  return { ...clean, location: same ? frame : (own ?? frame) };
 }
 
 /** Steps as the sandbox reported them, each located in the team's own files or not at all. */

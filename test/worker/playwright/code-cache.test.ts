@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { CODE_CACHE_HOOK, CodeCache } from '../../../apps/worker/src/executors/playwright/code-cache';
-import { playwrightPackages } from '../../../apps/worker/src/executors/playwright/packages';
+import { servicePlaywright } from '../../../apps/worker/src/executors/playwright/versions';
 import { runFixture, sandboxDir } from './sandbox-dir';
 
 /*
@@ -37,7 +37,7 @@ ${padding}
 test("a large module's cache is used only for the very bytes it was made from", async () => {
   const root = await mkdtemp(path.join(dir.base(), 'hook-'));
   const cacheDir = path.join(root, 'cache');
-  await CodeCache.create(cacheDir, playwrightPackages().playwright).then((made) => made.ready());
+  await CodeCache.create(cacheDir, servicePlaywright().playwright).then((made) => made.ready());
   const moduleFile = path.join(root, 'large.js');
   await writeFile(path.join(root, 'other.js'), "module.exports = 'neighbour';");
   await writeFile(moduleFile, largeModule('A'));
@@ -89,7 +89,7 @@ async function runCacheFixture(titles: string[], options: { codeCache?: string; 
 }
 
 test("a sandbox's runner and workers compile Playwright from the worker's cache, and cannot write it", async () => {
-  const made = await CodeCache.create(path.join(dir.base(), 'code-cache'), playwrightPackages().playwright);
+  const made = await CodeCache.create(path.join(dir.base(), 'code-cache'), servicePlaywright().playwright);
   expect(await made.ready()).toBe(true);
   const results = await runCacheFixture([CACHED_TITLE, 'the cache cannot be written from here'], {
     codeCache: made.dir,
@@ -108,7 +108,7 @@ test('without a cache, the same tests see no hook', async () => {
 });
 
 test('without the sandbox (PLAYWRIGHT_SANDBOX=off) the processes use it too', async () => {
-  const made = await CodeCache.create(path.join(dir.base(), 'code-cache-none'), playwrightPackages().playwright);
+  const made = await CodeCache.create(path.join(dir.base(), 'code-cache-none'), servicePlaywright().playwright);
   expect(await made.ready()).toBe(true);
   expect(await runCacheFixture([CACHED_TITLE], { codeCache: made.dir, isolation: 'none' })).toEqual([['passed', '']]);
 });
@@ -127,7 +127,7 @@ test('a cache that cannot be made is said once, with why', async () => {
 });
 
 test('an ES module project (config and spec loaded through import()) runs with the cache ready', async () => {
-  const made = await CodeCache.create(path.join(dir.base(), 'code-cache-esm'), playwrightPackages().playwright);
+  const made = await CodeCache.create(path.join(dir.base(), 'code-cache-esm'), servicePlaywright().playwright);
   expect(await made.ready()).toBe(true);
   const results = await runFixture('esm', {
     configFile: 'playwright.config.ts',

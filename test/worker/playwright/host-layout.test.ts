@@ -4,7 +4,7 @@ import path from 'node:path';
 import { playwrightTestKey, runPlaywrightTests } from '../../../apps/worker/src/executors/playwright';
 import { CodeCache } from '../../../apps/worker/src/executors/playwright/code-cache';
 import { makeControlDir } from '../../../apps/worker/src/executors/playwright/interrupt';
-import { playwrightPackages } from '../../../apps/worker/src/executors/playwright/packages';
+import { servicePlaywright } from '../../../apps/worker/src/executors/playwright/versions';
 import { withScratch } from '../../../apps/worker/src/executors/playwright/scratch-run';
 import { makeScratchDir } from '../../../apps/worker/src/housekeeping/scratch-dir';
 import { checkSandboxSupport, shareFolder } from '../../../apps/worker/src/sandbox';
@@ -39,7 +39,7 @@ beforeAll(async () => {
   await cp(PROGRAMS, path.join(scratchRoot, 'bundle', 'programs'), { recursive: true });
   // As the worker's Playwright runtime makes them (service/playwright-tasks.ts, batch-run.ts).
   proxy = await serveProxy(await shareFolder('egress', 0o700), {});
-  codeCache = await CodeCache.create(await shareFolder('code-cache', 0o755), playwrightPackages().playwright);
+  codeCache = await CodeCache.create(await shareFolder('code-cache', 0o755), servicePlaywright().playwright);
   expect(await codeCache.ready()).toBe(true);
 });
 

@@ -14,7 +14,7 @@ import { discoverTests } from '../executors/playwright/discover';
 import { Arrivals, Gatherings } from '../executors/playwright/gather';
 import { scratchBytes, withScratch } from '../executors/playwright/scratch-run';
 import type { PlaywrightRuntime } from '../executors/playwright/playwright-deps';
-import { playwrightPackages } from '../executors/playwright/packages';
+import { servicePlaywright } from '../executors/playwright/versions';
 import { PlaywrightVersions } from '../executors/playwright/versions';
 import type { Isolation } from '../executors/playwright/runtime';
 import type { WorkerEgress } from '../network/worker-egress';
@@ -48,7 +48,7 @@ export async function startPlaywright(
         ? undefined
         : await CodeCache.create(
             shared ? await shareFolder('code-cache', 0o755) : path.join(parts.scratchDir, 'code-cache'),
-            playwrightPackages().playwright,
+            servicePlaywright().playwright,
             (reason) =>
               logger.warn("the code cache of Playwright's modules cannot be made: each sandbox compiles them", {
                 reason,

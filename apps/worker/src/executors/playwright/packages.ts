@@ -17,11 +17,6 @@ import { servicePlaywright, type PlaywrightPackages } from './versions';
 /** The compiled inside/ folder (also when the worker runs from its sources under jest). */
 export const INSIDE_BUILD = path.resolve(__dirname, '../../../dist/executors/playwright/inside');
 
-/** The service's @playwright/test, playwright and playwright-core: their real directories (pnpm links them). */
-export function playwrightPackages(): PlaywrightPackages {
-  return servicePlaywright();
-}
-
 /** The folders a Playwright process is given, on the host: ffmpeg's is null when it is not installed or not needed. */
 export interface PlaywrightSources {
   /** `@playwright/test`: the real package when listing, the stand-in for a run. */

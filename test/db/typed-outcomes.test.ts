@@ -1,7 +1,7 @@
 import { Client, DatabaseError } from 'pg';
 import { DB_ENUMS, type Db } from '@testrun/core/db';
 import { ID_PREFIX, newId } from '@testrun/core/ids';
-import { finishRun, startRun } from '@testrun/core/runs';
+import { finishRun, readRun, startRun } from '@testrun/core/runs';
 import { applySampleProject, createTenant, sampleProject, testDb } from '../support/harness';
 
 /**
@@ -98,6 +98,28 @@ describe('an outcome code matches its run status', () => {
   it('a skip reason belongs to a skipped run only', async () => {
     const runId = await runningRun();
     expect(await refusal(`UPDATE runs SET skip_reason = 'test_disabled' WHERE id = $1`, [runId])).toBe(CHECK_VIOLATION);
+  });
+
+  it("a failed run's failure is the step its outcome names, not a later step's error", async () => {
+    const runId = await runningRun();
+    const { workspaceId } = await db.run.findUniqueOrThrow({ where: { id: runId }, select: { workspaceId: true } });
+    const step = (index: number, error: string) => ({
+      ...{
+        id: newId(ID_PREFIX.step),
+        runId,
+        attempt: 1,
+        index,
+        category: 'expect',
+        label: `step ${index}`,
+        target: '',
+      },
+      ...{ outcome: 'failed' as const, error, startedAt: new Date(), durationMs: 1 },
+    });
+    // A Playwright test's expectation failed at step 2; its teardown (step 5) then failed too.
+    await db.stepResult.createMany({ data: [step(2, 'expect failed'), step(5, 'video.saveAs: ENOENT')] });
+    const outcome = { status: 'failed', code: 'expectation_failed', step: 2, resultSummary: 'Failed.' } as const;
+    await expect(finishRun(db, runId, 1, outcome)).resolves.toBe(true);
+    expect((await readRun(db, workspaceId, runId))?.run.failure?.message).toBe('expect failed');
   });
 
   it('finishRun writes a typed outcome that reads back as written', async () => {

@@ -26,10 +26,15 @@ export const BLOCKED_REQUESTS = `(SELECT count(*)::int FROM page_events e
 /** A Playwright run's definition (its file, line, title path, project); null for a step test's. */
 export const PLAYWRIGHT_DEFINITION = `CASE WHEN jsonb_typeof(r.steps) = 'object' THEN r.steps->'playwright' END AS playwright`;
 
-/** A failed run's failing step (the last of its current attempt with an error), as its view shows it. */
+/**
+ * A failed run's failing step, as its view shows it: the step its outcome names (outcome_step), else
+ * the last of its current attempt with an error (a later step's error, a Playwright teardown's say,
+ * is not the failure).
+ */
 export const FAILURE = `CASE WHEN r.status = 'failed' THEN (SELECT json_build_object('message', st.error, 'expected', st.expected,
         'received', st.received, 'location', st.location) FROM step_results st
-      WHERE st.run_id = r.id AND st.attempt = r.attempt AND st.error IS NOT NULL ORDER BY st.index DESC LIMIT 1) END AS failure`;
+      WHERE st.run_id = r.id AND st.attempt = r.attempt AND st.error IS NOT NULL
+      ORDER BY st.index = r.outcome_step DESC NULLS LAST, st.index DESC LIMIT 1) END AS failure`;
 
 /** The files a Playwright test attached in the run's current attempt, through artifacts' (run_id, attempt) index. */
 export const ATTACHMENTS = `(SELECT json_agg(json_build_object('id', x.id, 'name', x.name, 'content_type', x.content_type,

@@ -5,11 +5,10 @@
  * Playwright's junit reporter (a testsuite per spec file, title paths, the file as classname and
  * file, the run's view as an [[ATTACHMENT|…]] line). Through the real API, worker and sandbox.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
-import { usePlaywrightWorker } from '../e2e/playwright-site';
+import { usePlaywrightWorker, writeTeamRepository } from '../e2e/playwright-site';
 import { createTenant } from '../support/harness';
 import { runCliHere } from './cli-harness';
 
@@ -48,11 +47,7 @@ test('signs in', () => {
 });
 `,
   };
-  const dir = mkdtempSync(path.join(tmpdir(), 'testrun-pw-report-'));
-  for (const [name, text] of Object.entries(files)) {
-    mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
-    writeFileSync(path.join(dir, name), text);
-  }
+  const dir = writeTeamRepository('testrun-pw-report-', files);
   return dir;
 }
 

@@ -6,12 +6,11 @@
  * request's when a variable names it, in the config and in the tests. Through the real API, worker
  * and sandbox.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { DeploymentList } from '@testrun/contracts';
 import { runActionStep } from '../action/action-harness';
-import { usePlaywrightWorker } from '../e2e/playwright-site';
+import { usePlaywrightWorker, writeTeamRepository } from '../e2e/playwright-site';
 import { createTenant } from '../support/harness';
 import { runCliHere } from './cli-harness';
 
@@ -51,11 +50,7 @@ test('sees CI as the request sets it', () => {
     // so the tests run on the nearest newer version it has (infra/playwright-versions), 1.39.
     'node_modules/@playwright/test/package.json': '{ "name": "@playwright/test", "version": "1.38.0" }',
   };
-  const dir = mkdtempSync(path.join(tmpdir(), 'testrun-pw-env-'));
-  for (const [name, text] of Object.entries(files)) {
-    mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
-    writeFileSync(path.join(dir, name), text);
-  }
+  const dir = writeTeamRepository('testrun-pw-env-', files);
   return dir;
 }
 

@@ -1,5 +1,8 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { compileValidator, Deployment } from '@testrun/contracts';
 import type { Db } from '@testrun/core/db';
 import { readWorkerConfig } from '../../apps/worker/src/config';
@@ -196,4 +199,14 @@ export function usePlaywrightWorker(env: Record<string, string>, reconcile = fal
   }) as PlaywrightWorkerParts;
   parts.workerLog = memoryLogger('worker');
   return parts;
+}
+
+/** A team's repository written from `files` (path in the repository → text) in a new folder named after `prefix`. */
+export function writeTeamRepository(prefix: string, files: Record<string, string>): string {
+  const dir = mkdtempSync(path.join(tmpdir(), prefix));
+  for (const [name, text] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
+    writeFileSync(path.join(dir, name), text);
+  }
+  return dir;
 }

@@ -1,8 +1,7 @@
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { createTenant } from '../support/harness';
-import { deployFixture, usePlaywrightWorker } from './playwright-site';
+import { deployFixture, usePlaywrightWorker, writeTeamRepository } from './playwright-site';
 import { apiClient } from './support';
 
 /**
@@ -22,7 +21,6 @@ const HAS_CLOCK = Number(PINNED.split('.')[1]) >= 45;
 
 /** The team's repository: its config, specs and node_modules/@playwright/test (the installed 1.39.0). */
 function teamRepository(): string {
-  const dir = mkdtempSync(path.join(tmpdir(), 'testrun-pw-versions-'));
   const files: Record<string, string> = {
     'testrun.yaml': 'slug: pw-versions\n',
     'playwright.config.ts': `import { defineConfig } from '@playwright/test';
@@ -47,10 +45,7 @@ test('expects a title the page does not have', async ({ page }) => {
 for (const name of ['case-1', 'case-2']) test(name + ' @cases', async ({ page }) => { await page.setExtraHTTPHeaders({ 'x-case': name }); await page.goto('/'); });
 `,
   };
-  for (const [name, text] of Object.entries(files)) {
-    mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
-    writeFileSync(path.join(dir, name), text);
-  }
+  const dir = writeTeamRepository('testrun-pw-versions-', files);
   mkdirSync(path.join(dir, 'node_modules/@playwright'), { recursive: true });
   const installed = path.join(REPO, '.cache/playwright-versions', PINNED, 'node_modules/@playwright/test');
   symlinkSync(installed, path.join(dir, 'node_modules/@playwright/test'));

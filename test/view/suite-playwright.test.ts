@@ -224,6 +224,17 @@ test('a queued suite run says why it waits, and once started how long it waited 
   const again = await api(`/api/v1/suite-runs/${preview.suiteRunId}`);
   expect(again.headers.get('etag')).toBe(waiting.headers.get('etag'));
 
+  // The open page's line moves on while it waits, without a reload: two minutes later it says so.
+  await env.db.$executeRawUnsafe(
+    `UPDATE suite_runs SET created_at = created_at - interval '2 minutes' WHERE id = $1`,
+    preview.suiteRunId,
+  );
+  await page.waitForFunction(() =>
+    /^Waiting in the queue for 2 min \d\d s so far: behind 4 runs/.test(
+      document.querySelector('[data-queue-wait]')?.textContent.trim() ?? '',
+    ),
+  );
+
   // As in the report that asked for it: created, then started 5 min 1 s later.
   await env.db.$executeRawUnsafe(
     `UPDATE suite_runs SET status = 'running', queued_count = queued_count - 1, running_count = 1,

@@ -2,7 +2,8 @@
  * The view's one script, served under a content-hashed name (see src/view/assets.ts) so the pages'
  * Content-Security-Policy can forbid inline code. Pages read fully without it; it only adds:
  * - live updates: while <main data-live="…/status.json"> is set, polls that JSON, updates chips,
- *   counters, summaries and durations in place, and swaps in the final page once it is terminal;
+ *   counters, summaries, durations and the time in the queue in place, and swaps in the final page
+ *   once it is terminal;
  * - a passed test's steps, fetched from its run page's `/fragment` when its <details data-fragment>
  *   is first opened;
  * - a retried run's attempts as tabs;
@@ -83,6 +84,8 @@
   function apply(s) {
     setChip(document.querySelector('[data-live-status]'), s.status);
     if (s.counts) applyCounts(s.counts);
+    var wait = document.querySelector('[data-queue-wait]');
+    if (wait && s.queueWaitText) wait.textContent = s.queueWaitText;
     s.runs.forEach(applyRun);
     if (filters) filters.apply();
   }

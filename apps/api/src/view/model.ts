@@ -174,6 +174,8 @@ export type LiveStatus = {
   status: RunStatus;
   terminal: boolean;
   counts?: ViewCounts;
+  /** The page's line on its time in the queue (see queueWaitText), moving on while it waits; absent when it never started. */
+  queueWaitText?: string;
   runs: Array<{
     id: string;
     status: RunStatus;

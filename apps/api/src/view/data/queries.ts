@@ -6,6 +6,7 @@ import { readFailedSetup, readSetupTestsWithSteps } from '@testrun/core/runs';
 import { isFlaky, searchText, showsDetailsInline } from '../filters';
 import type { LinkSigner, LiveStatus, ViewCounts, ViewDeployment, ViewRun, ViewSuiteRun } from '../model';
 import { attachDetails, detailsOf, ofAttempt, readDetails, RUN_SELECT, toViewRun, type RunRow } from './details';
+import { queueWaitText, type Queued } from '../queue-wait-text';
 import { attachHistory, readHistory } from './history';
 
 /** The suite run's counters, as stored beside its status. */
@@ -175,6 +176,14 @@ export async function loadSuiteSearchTexts(db: Db, suiteRunId: string): Promise<
   );
 }
 
+/** What a live page's line on the time in the queue is made from. */
+const QUEUE_COLUMNS = { createdAt: true, startedAt: true, queuedAhead: true } as const;
+
+function liveQueueWait(row: Queued): Pick<LiveStatus, 'queueWaitText'> {
+  const text = queueWaitText(row);
+  return text === null ? {} : { queueWaitText: text };
+}
+
 const LIVE_RUN_COLUMNS = { id: true, status: true, retry: true, resultSummary: true, durationMs: true } as const;
 
 type LiveRunRow = Omit<LiveStatus['runs'][number], 'durationText' | 'flaky'> & { retry: number };
@@ -184,21 +193,31 @@ function liveRun({ retry, ...run }: LiveRunRow): LiveStatus['runs'][number] {
 }
 
 export async function loadSuiteLiveStatus(db: Db, suiteRunId: string): Promise<LiveStatus | null> {
-  const suiteRun = await db.suiteRun.findUnique({ where: { id: suiteRunId }, select: COUNT_COLUMNS });
+  const suiteRun = await db.suiteRun.findUnique({
+    where: { id: suiteRunId },
+    select: { ...COUNT_COLUMNS, ...QUEUE_COLUMNS },
+  });
   if (!suiteRun) return null;
   const runs = await db.run.findMany({ where: { suiteRunId }, select: LIVE_RUN_COLUMNS, orderBy: { position: 'asc' } });
   return {
     status: suiteRun.status,
     terminal: isTerminalRunStatus(suiteRun.status),
     counts: countsOf(suiteRun, runs),
+    ...liveQueueWait(suiteRun),
     runs: runs.map(liveRun),
   };
 }
 
 export async function loadRunLiveStatus(db: Db, runId: string): Promise<LiveStatus | null> {
-  const run = await db.run.findUnique({ where: { id: runId }, select: LIVE_RUN_COLUMNS });
-  if (!run) return null;
-  return { status: run.status, terminal: isTerminalRunStatus(run.status), runs: [liveRun(run)] };
+  const row = await db.run.findUnique({ where: { id: runId }, select: { ...LIVE_RUN_COLUMNS, ...QUEUE_COLUMNS } });
+  if (!row) return null;
+  const { createdAt, startedAt, queuedAhead, ...run } = row;
+  return {
+    status: run.status,
+    terminal: isTerminalRunStatus(run.status),
+    ...liveQueueWait({ status: run.status, createdAt, startedAt, queuedAhead }),
+    runs: [liveRun(run)],
+  };
 }
 
 /**

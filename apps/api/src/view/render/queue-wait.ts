@@ -1,41 +1,8 @@
-import {
-  formatDuration,
-  QUEUE_WAIT_WORTH_SAYING_MS,
-  queueWaitReason,
-  queueWaitWords,
-  type RunStatus,
-} from '@testrun/contracts';
-import type { ViewQueueWait } from '../model';
+import { queueWaitText, type Queued } from '../queue-wait-text';
 import { html, type SafeHtml } from './html';
 
-/** What a run or suite run row says of its time in the queue. */
-type Queued = { createdAt: Date; startedAt: Date | null; status: RunStatus; queuedAhead: number | null };
-
-/**
- * How long it waited in the queue: created → started, or until now while it is still queued; null
- * for one that never started (created skipped, cancelled while queued).
- */
-function queueWaitOf(row: Queued, now = Date.now()): ViewQueueWait | null {
-  const queued = row.status === 'queued';
-  const end = row.startedAt?.getTime() ?? (queued ? now : null);
-  if (end === null) return null;
-  return { waitedMs: Math.max(0, end - row.createdAt.getTime()), runsAhead: row.queuedAhead, queued };
-}
-
-/**
- * One line under a page's header: how long the suite run or run waited in the queue and why, from
- * what was recorded when it was enqueued (the workspace's runs ahead of it). A wait too short to
- * matter, or one whose runs ahead were not recorded (older rows), is given without a reason.
- */
+/** One line under a page's header: how long the suite run or run waited in the queue and why. */
 export function queueWaitNote(row: Queued): SafeHtml | '' {
-  const wait = queueWaitOf(row);
-  if (!wait) return '';
-  const reason =
-    wait.runsAhead !== null && (wait.queued || wait.waitedMs >= QUEUE_WAIT_WORTH_SAYING_MS)
-      ? `: ${queueWaitWords({ runs_ahead: wait.runsAhead, reason: queueWaitReason(wait.runsAhead) })}`
-      : '';
-  const took = formatDuration(wait.waitedMs);
-  return html`<p class="queue-wait" data-queue-wait>
-    ${wait.queued ? `Waiting in the queue for ${took} so far` : `Waited ${took} in the queue`}${reason}.
-  </p>`;
+  const text = queueWaitText(row);
+  return text === null ? '' : html`<p class="queue-wait" data-queue-wait>${text}</p>`;
 }

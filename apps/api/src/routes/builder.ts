@@ -11,6 +11,7 @@ import {
 } from '@testrun/contracts';
 import type { Logger } from '@testrun/core/logger';
 import type { AppDeps } from '../deps';
+import { apiErrorOf } from '../domain-errors';
 import { ApiError } from '../errors';
 import { authOf } from '../middleware/authenticate';
 import { jsonBody, rawBody } from '../middleware/json-body';
@@ -24,7 +25,8 @@ import { clientGone, preferenceApplied } from '../services/long-poll-http';
  * handler. The builder checks what the declaration names before the handler runs, in the order the
  * contract gives (the key's scope; Idempotency-Key, then the body; the query; the path), with the
  * same problems as ever, and gives the handler the values checked and typed. Idempotency and
- * conditional GET are the builder's too, so a handler says only what to create or read.
+ * conditional GET are the builder's too, so a handler says only what to create or read; core's
+ * refusals it lets go are mapped to problems in one place (domain-errors.ts).
  */
 
 /** What a handler answers: a JSON body (status by default the declaration's), none (204), plain text, or 304. */
@@ -126,7 +128,7 @@ export function apiRoute<D extends RouteDeclaration>(deps: AppDeps, declaration:
         const outcome = await runIdempotently(
           { db: deps.db, hashKey: deps.keys.idempotency, now: deps.now(), logger: context.log },
           { workspaceId: workspaceId ?? '', key, method: 'POST', path: pathOf(declaration, req), body: req.body },
-          create,
+          (keep) => mapped(() => create(keep)),
         );
         if (outcome.kind === 'replayed') {
           return { body: outcome.body, status: outcome.status, headers: { 'Idempotent-Replayed': 'true' } };
@@ -139,7 +141,7 @@ export function apiRoute<D extends RouteDeclaration>(deps: AppDeps, declaration:
         return readConditionalGet(deps, req, res, read, headers);
       },
     } as RouteContext<D>;
-    send(res, declaration.success.status, await handler(context));
+    send(res, declaration.success.status, await mapped(() => handler(context)));
   };
   declared.set(handle, declaration);
   const checks = declaration.auth === 'apiKey' ? [scopeCheck(declaration.scope)] : [];
@@ -152,6 +154,19 @@ export function apiRoute<D extends RouteDeclaration>(deps: AppDeps, declaration:
       handle,
     ],
   };
+}
+
+/**
+ * What `work` gives, with core's refusals it lets go made the API's problems (domain-errors.ts):
+ * around the handler, and around what an idempotent request creates, so a refusal is a problem
+ * before the Idempotency-Key record decides whether to keep it (404 and 422 are replayed).
+ */
+async function mapped<T>(work: () => Promise<T> | T): Promise<T> {
+  try {
+    return await work();
+  } catch (e) {
+    throw apiErrorOf(e);
+  }
 }
 
 /** An Express router of routes whose paths all start with `mount`, where it is to be mounted. */

@@ -2,7 +2,7 @@ import { API_ROUTES } from '@testrun/contracts';
 import { listDeployments, readDeployment } from '@testrun/core/projects';
 import type { AppDeps } from '../deps';
 import { ApiError } from '../errors';
-import { activate, asApiError, createDeployment, dryRun, type DeploymentContext } from '../services/deployments';
+import { activate, createDeployment, dryRun, type DeploymentContext } from '../services/deployments';
 import { listProjects } from '../services/projects';
 import { enqueuePolicy } from '../services/target-check';
 import { requireScope } from '../scopes';
@@ -39,11 +39,7 @@ export function projectsRoutes(deps: AppDeps): ApiRoute[] {
     }),
 
     apiRoute(deps, API_ROUTES.listDeployments, async ({ workspaceId, params, query }) => {
-      try {
-        return { body: await listDeployments(db, workspaceId, params.projectSlug, query) };
-      } catch (e) {
-        throw asApiError(e);
-      }
+      return { body: await listDeployments(db, workspaceId, params.projectSlug, query) };
     }),
 
     apiRoute(deps, API_ROUTES.getDeployment, async ({ workspaceId, params: { projectSlug, deploymentId } }) => {

@@ -1,5 +1,4 @@
 import {
-  underProject,
   type DiscoveryResult,
   type ParsedDeploymentRequest,
   type ProblemFieldError,
@@ -10,7 +9,6 @@ import type { Db } from '@testrun/core/db';
 import {
   activateDeployment,
   deployProject,
-  DeploymentError,
   dryRunDeployment,
   expandPlaywrightSuites,
   playwrightSection,
@@ -18,7 +16,7 @@ import {
   type Expanded,
 } from '@testrun/core/projects';
 import { bundleExists } from '@testrun/core/bundles';
-import { DiscoveryUnavailableError, type Discover } from '@testrun/core/queue';
+import type { Discover } from '@testrun/core/queue';
 import type { TargetPolicy } from '@testrun/core/target-policy';
 import { ApiError } from '../errors';
 import { checkDeploymentBundle } from './bundles';
@@ -55,39 +53,31 @@ export async function createDeployment(ctx: DeploymentContext, input: Deployment
   const { workspaceId, projectSlug, request } = input;
   const check = (file: ProjectFile) => targetErrors(ctx, workspaceId, file);
   await checkDeploymentBundle(ctx.store, workspaceId, request);
-  try {
-    const { deployment } = await deployProject(ctx.db, {
-      workspaceId,
-      document: request.project,
-      expand: (file) => discovered(ctx, workspaceId, request, file),
-      activate: request.activate,
-      keyId: input.keyId,
-      slug: projectSlug,
-      ifMatch: input.ifMatch,
-      webhookKey: ctx.webhookKey,
-      check,
-      inTransaction: keep,
-    });
-    return { body: deployment };
-  } catch (e) {
-    throw asApiError(e);
-  }
+  const { deployment } = await deployProject(ctx.db, {
+    workspaceId,
+    document: request.project,
+    expand: (file) => discovered(ctx, workspaceId, request, file),
+    activate: request.activate,
+    keyId: input.keyId,
+    slug: projectSlug,
+    ifMatch: input.ifMatch,
+    webhookKey: ctx.webhookKey,
+    check,
+    inTransaction: keep,
+  });
+  return { body: deployment };
 }
 
 /** A dry run: the changes and ids, nothing stored (so nothing for an Idempotency-Key to keep). */
 export async function dryRun(ctx: DeploymentContext, input: Omit<DeploymentRequest, 'keyId' | 'ifMatch'>) {
   await checkDeploymentBundle(ctx.store, input.workspaceId, input.request);
-  try {
-    return await dryRunDeployment(ctx.db, {
-      workspaceId: input.workspaceId,
-      document: input.request.project,
-      slug: input.projectSlug,
-      check: (file) => targetErrors(ctx, input.workspaceId, file),
-      expand: (file) => discovered(ctx, input.workspaceId, input.request, file),
-    });
-  } catch (e) {
-    throw asApiError(e);
-  }
+  return dryRunDeployment(ctx.db, {
+    workspaceId: input.workspaceId,
+    document: input.request.project,
+    slug: input.projectSlug,
+    check: (file) => targetErrors(ctx, input.workspaceId, file),
+    expand: (file) => discovered(ctx, input.workspaceId, input.request, file),
+  });
 }
 
 /** POST …/deployments/{deploymentId}/activate. */
@@ -95,11 +85,7 @@ export async function activate(
   ctx: DeploymentContext,
   input: { workspaceId: string; projectSlug: string; deploymentId: string; ifMatch: string | null },
 ) {
-  try {
-    return (await activateDeployment(ctx.db, { ...input, webhookKey: ctx.webhookKey })).deployment;
-  } catch (e) {
-    throw asApiError(e);
-  }
+  return (await activateDeployment(ctx.db, { ...input, webhookKey: ctx.webhookKey })).deployment;
 }
 
 /**
@@ -123,18 +109,8 @@ async function discovered(
   if (request.dryRun && !(await bundleExists(ctx.store, workspaceId, bundle))) return { file, bundle, warnings: [] };
   if (!ctx.discover)
     throw new ApiError('discovery_unavailable', 'This service has no worker to discover Playwright tests with.');
-  let result: DiscoveryResult;
-  try {
-    result = await ctx.discover({ workspaceId, bundle, config: section.config });
-  } catch (e) {
-    if (!(e instanceof DiscoveryUnavailableError)) throw e;
-    throw new ApiError(
-      'discovery_unavailable',
-      e.failed
-        ? 'A worker failed to list the bundle’s Playwright tests (its log says why); nothing was stored. Retry later.'
-        : 'No worker listed the bundle’s Playwright tests in time; nothing was stored. Retry later.',
-    );
-  }
+  // A worker that failed or did not answer is core's DiscoveryUnavailableError (a 503, domain-errors.ts).
+  const result: DiscoveryResult = await ctx.discover({ workspaceId, bundle, config: section.config });
   if ('error' in result && result.cause === 'bundle')
     throw new ApiError('invalid_bundle', `The bundle is refused by the worker: ${result.error}.`, {
       errors: [{ path: '/bundle', message: result.error }],
@@ -173,24 +149,4 @@ async function targetErrors(
     const decision = policy.checkUrl(url);
     return decision.allowed ? [] : [{ path, message: `is not allowed by the network policy: ${decision.detail}` }];
   });
-}
-
-/** A core refusal as the API's problem. */
-export function asApiError(e: unknown): unknown {
-  if (!(e instanceof DeploymentError)) return e;
-  switch (e.refusal) {
-    case 'not_found':
-      return new ApiError('not_found', e.message);
-    case 'precondition_failed':
-      return new ApiError('precondition_failed', e.message);
-    case 'over_limit':
-      return new ApiError('limit_exceeded', `${e.message}.`);
-    case 'invalid': {
-      const errors = underProject(e.errors.length > 0 ? e.errors : [{ path: '', message: e.message }]);
-      const listed = errors.map((x) => `${x.path} ${x.message}`).join('; ');
-      return e.overLimit
-        ? new ApiError('limit_exceeded', `The project file is over a limit: ${listed}.`, { errors })
-        : new ApiError('invalid_project', `The project file is invalid: ${listed}.`, { errors });
-    }
-  }
 }

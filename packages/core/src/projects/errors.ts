@@ -24,3 +24,8 @@ export class DeploymentError extends Error {
     super(message);
   }
 }
+
+/** A project, suite, test or deployment a request named is not in its workspace: the message says which. */
+export class NotFoundError extends Error {
+  override name = 'NotFoundError';
+}

@@ -17,3 +17,4 @@ export * from './counts';
 export * from './batch';
 export * from './step-rows';
 export * from './setup-results';
+export * from './request-tests';

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Db } from '@testrun/core/db';
 import { readFingerprints, readRun, readSuiteRun, recordSetupResult, type SetupResultInput } from '@testrun/core/runs';
 import { deriveKeys } from '@testrun/core/secrets';
@@ -29,11 +30,13 @@ const keys = deriveKeys(testSecret());
 const links = { publicBaseUrl: 'http://testrun.invalid', viewLinkTtlDays: 30 };
 
 function execution(
-  base: Pick<SetupResultInput, 'workspaceId' | 'suiteRunId'>,
+  base: Pick<SetupResultInput, 'workspaceId' | 'suiteRunId'> & Partial<Pick<SetupResultInput, 'runId'>>,
   status: 'passed' | 'failed',
   summary: string,
 ): SetupResultInput {
   return {
+    runId: null,
+    executionId: randomUUID(),
     ...base,
     key: 'pw-setup-key',
     name: '[setup] › seeds the shop',

@@ -9,7 +9,7 @@ import { Instant, Milliseconds, RunError, RunFailure, TestLocation } from './run
 import { FailedSetup, SetupTest } from './setup-tests';
 
 export { RunError, RunFailure, TestLocation } from './run-parts';
-export { FailedSetup, SetupTest } from './setup-tests';
+export { FailedSetup, SetupArtifact, SetupTest } from './setup-tests';
 
 /** Header names a run may not set: hop-by-hop headers and those the browser must own. */
 export const FORBIDDEN_HEADER_NAMES = [
@@ -194,7 +194,13 @@ export const Run = Type.Object(
     failed_setup: Type.Optional(
       Type.Composite([FailedSetup], {
         description:
-          "An `error`/`setup_failed` run of a suite run: the setup test whose failure it ended on (an entry of the suite run's `setup_tests`); absent otherwise.",
+          "An `error`/`setup_failed` run: the setup test whose failure it ended on (an entry of its suite run's `setup_tests`, or of its own for a run outside a suite run); absent otherwise.",
+      }),
+    ),
+    setup_tests: Type.Optional(
+      Type.Array(SetupTest, {
+        description:
+          "A run outside a suite run: the setup tests its Playwright test depended on, in the order they ended, one entry each whatever its attempts; absent for a run of a suite run (its suite run's `setup_tests` has them) and for a run without any.",
       }),
     ),
   },

@@ -3,6 +3,7 @@ import type { ArtifactStore } from '@testrun/core/artifact-store';
 import type { Db } from '@testrun/core/db';
 import type { Logger } from '@testrun/core/logger';
 import type { DerivedKeys, ViewSubject } from '@testrun/core/secrets';
+import { findSetupArtifact } from '@testrun/core/runs';
 import { loadViewLinkState } from '@testrun/core/view-links';
 import { matchesETag, sendArtifact } from '../view/artifacts';
 import { findAsset } from '../view/assets';
@@ -129,6 +130,24 @@ function suiteRunRoutes(router: Router, deps: ViewDeps): void {
     render: (p, { suite, filter, texts }) => renderSuitePage(p, suite, filter, texts),
     loadStatus: loadSuiteLiveStatus,
   });
+  // The files of its setup tests' shown executions, served as a run's artifacts are.
+  router.get(
+    '/suite-runs/:id/:token/artifacts/:artifactId',
+    capability(
+      deps,
+      'suite-run',
+      (id, req) => {
+        const { artifactId } = req.params;
+        if (typeof artifactId !== 'string' || !ID_SHAPE.test(artifactId)) return Promise.resolve(null);
+        return findSetupArtifact(deps.db, { suiteRunId: id }, artifactId);
+      },
+      async (req, res, artifact) => {
+        if (await sendArtifact(req, res, { store: deps.store, logger: deps.logger }, artifact)) return;
+        deps.logger.warn('setup artifact row without stored file', { artifactId: artifact.id });
+        sendNotFound(req, res);
+      },
+    ),
+  );
   // What the suite page's search looks through, fetched once when someone first types in it.
   router.get(
     '/suite-runs/:id/:token/search.json',
@@ -178,7 +197,10 @@ function runRoutes(router: Router, deps: ViewDeps, logger: Logger): void {
       (id, req) => {
         const { artifactId } = req.params;
         if (typeof artifactId !== 'string' || !ID_SHAPE.test(artifactId)) return Promise.resolve(null);
-        return findRunArtifact(deps.db, id, artifactId);
+        return findRunArtifact(deps.db, id, artifactId).then(
+          // A run outside a suite run serves its setup tests' files too.
+          async (found) => found ?? (await findSetupArtifact(deps.db, { runId: id }, artifactId)),
+        );
       },
       async (req, res, artifact) => {
         if (artifact === 'expired') return sendPage(res, 410, renderArtifactExpired(paths(req)));

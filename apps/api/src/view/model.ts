@@ -85,19 +85,21 @@ export type ViewRun = {
   queuedAhead: number | null;
   /** A setup_failed run's setup test, on its suite run's page (on the run's page); absent otherwise. */
   failedSetup?: ViewFailedSetup;
+  /** A run outside a suite run: the setup tests its test depended on (its page shows them); absent when none. */
+  setupTests?: ViewSetupTest[];
 };
 
-/** A setup test of a suite run with the steps of the execution shown (docs/VIEW.md, "Setup tests"). */
+/** A setup test of a suite run (or a run outside one) with the steps and evidence of the execution shown (docs/VIEW.md, "Setup tests"). */
 export type ViewSetupTest = SetupTestWithSteps;
 
-/** The setup test a setup_failed run ended on, and the signed token of its suite run's page. */
+/** The setup test a setup_failed run ended on, and the signed token of its suite run's page (none outside a suite run: the run's own page shows it). */
 type ViewFailedSetup = {
   id: string;
   name: string;
   status: RunStatus;
   resultSummary: string;
-  suiteRunId: string;
-  suiteRunToken: string;
+  suiteRunId: string | null;
+  suiteRunToken: string | null;
 };
 
 /**

@@ -41,8 +41,9 @@ const FILE_CONCURRENCY = 16;
  *   finished: their files, then (in one short transaction) the runs, whose steps and artifact rows
  *   go by cascade, and the suite runs of theirs that have no run left;
  * - artifacts created more than ARTIFACT_RETENTION_DAYS (or `artifact_retention_days`) ago: all the
- *   files of their runs, then the artifact rows, and the run is marked `artifacts_expired_at` so
- *   the view shows "expired" where they were.
+ *   files of their runs, then the artifact rows (the run's own, and those of the setup tests its
+ *   sandbox ran), and the run is marked `artifacts_expired_at` so the view shows "expired" where
+ *   they were. A purged run's setup test files go with its other files, their rows by cascade.
  * Files always go before rows: a crash between the two leaves rows that the next batch finds and
  * deletes again (deleting files that are gone is no error), never files no row leads to. Each
  * statement is small and uses the (workspace_id, created_at) indexes, and nothing here locks a row
@@ -86,17 +87,29 @@ async function expiredRuns({ db, defaults }: RetentionOptions, limit: number): P
     LIMIT ${limit}`;
 }
 
-/** Runs that have an artifact past their workspace's artifact retention. */
+/**
+ * Runs that have an artifact past their workspace's artifact retention: one of their own, or one of
+ * a setup test their sandbox ran (setup_artifacts, whose files are under the run's prefix).
+ */
 async function runsWithExpiredArtifacts({ db, defaults }: RetentionOptions, limit: number): Promise<Expired[]> {
   return db.$queryRaw<Expired[]>`
     SELECT DISTINCT run_id AS id, workspace_id FROM (
-      SELECT a.run_id, a.workspace_id FROM workspaces w
+      (SELECT a.run_id, a.workspace_id FROM workspaces w
       CROSS JOIN LATERAL (
         SELECT run_id, workspace_id FROM artifacts
         WHERE workspace_id = w.id
           AND created_at < now() - make_interval(days => COALESCE(w.artifact_retention_days, ${defaults.artifactDays}::int))
         ORDER BY created_at LIMIT ${limit}) a
-      LIMIT ${limit}) expired`;
+      LIMIT ${limit})
+      UNION ALL
+      (SELECT a.run_id, a.workspace_id FROM workspaces w
+      CROSS JOIN LATERAL (
+        SELECT run_id, workspace_id FROM setup_artifacts
+        WHERE workspace_id = w.id
+          AND created_at < now() - make_interval(days => COALESCE(w.artifact_retention_days, ${defaults.artifactDays}::int))
+        ORDER BY created_at LIMIT ${limit}) a
+      LIMIT ${limit})) expired
+    LIMIT ${limit}`;
 }
 
 /** Every file of the runs (a run's keys share the `<workspace>/<run>` prefix, see artifactKey). */
@@ -131,6 +144,7 @@ async function expireArtifacts({ db, store }: RetentionOptions, runs: readonly E
   const ids = runs.map((r) => r.id);
   await db.$transaction([
     db.$executeRaw`DELETE FROM artifacts WHERE run_id = ANY(${ids}::text[])`,
+    db.$executeRaw`DELETE FROM setup_artifacts WHERE run_id = ANY(${ids}::text[])`,
     db.$executeRaw`UPDATE runs SET artifacts_expired_at = now() WHERE id = ANY(${ids}::text[]) AND artifacts_expired_at IS NULL`,
   ]);
 }

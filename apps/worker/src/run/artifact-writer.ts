@@ -185,6 +185,19 @@ export class ArtifactWriter {
     });
   }
 
+  /**
+   * Stores a file under the run's key prefix now, whose row the caller writes (a setup test's
+   * evidence, record-setup.ts): retention deletes it with the run's other files.
+   */
+  storeFile(name: string, body: Buffer): Promise<{ id: string; storageKey: string }> {
+    return this.put(name, body);
+  }
+
+  /** Deletes stored files by their keys (a setup test's evidence of an execution no longer shown). */
+  async deleteFiles(storageKeys: readonly string[]): Promise<void> {
+    for (const key of storageKeys) await this.retrying(() => this.store.deletePrefix(key));
+  }
+
   /** Waits for every write; throws the first that failed. */
   async flush(): Promise<void> {
     await Promise.all(this.pending);

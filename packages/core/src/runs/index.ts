@@ -18,3 +18,4 @@ export * from './batch';
 export * from './step-rows';
 export * from './setup-results';
 export * from './request-tests';
+export * from './setup-artifacts';

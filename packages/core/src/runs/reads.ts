@@ -19,7 +19,7 @@ import {
   type FailedSetup,
 } from '@testrun/contracts';
 import { readSql, type Db } from '../db';
-import { FAILED_SETUP, SETUP_TESTS, setupTestsOf, type SetupTestsColumn } from './setup-results';
+import { FAILED_SETUP, RUN_SETUP_TESTS, SETUP_TESTS, setupTestsOf, type SetupTestsColumn } from './setup-results';
 import type { DerivedKeys } from '../secrets/seal';
 import { queueWaitColumns, queueWaitOf, type QueueWaitRow } from './queue-wait';
 import { suiteRunViewUrl, viewLinkTerms, type ViewLinkConfig, type ViewLinkState } from '../view-links';
@@ -65,6 +65,8 @@ export type RunRow = QueueWaitRow & {
   failed_setup: FailedSetup | null;
   /** What its test attached in its current attempt (see {@link ATTACHMENTS}); null when none. */
   attachments: RunAttachment[] | null;
+  /** A run outside a suite run: its setup tests (see RUN_SETUP_TESTS); null when none. */
+  setup_tests: SetupTestsColumn;
 };
 
 /** What a Run is made of, for `SELECT … FROM runs r LEFT JOIN suite_runs s ON s.id = r.suite_run_id`. */
@@ -73,7 +75,7 @@ export const RUN_COLUMNS = `r.id, r.status::text AS status, r.evidence, r.result
       r.deployment_id, r.created_at, r.started_at, r.finished_at, r.duration_ms, r.attempt, r.retry, r.retries, ${PREVIOUS_ATTEMPTS},
       ${BLOCKED_REQUESTS},
       COALESCE(s.view_token_version, r.view_token_version) AS view_token_version, ${PLAYWRIGHT_DEFINITION}, ${FAILURE},
-      ${FAILED_SETUP}, ${queueWaitColumns('r')}, ${ATTACHMENTS}`;
+      ${FAILED_SETUP}, ${queueWaitColumns('r')}, ${ATTACHMENTS}, ${RUN_SETUP_TESTS}`;
 
 /** `{location}`: where a Playwright test is declared, from its run's definition; nothing for a step test. */
 function locationOf(playwright: PlaywrightDefinition['playwright'] | null): { location?: TestLocation } {
@@ -114,6 +116,7 @@ export function toRun(row: RunRow): Run {
     ...(row.attachments ? { attachments: row.attachments } : {}),
     ...(row.failure ? { failure: row.failure } : {}),
     ...(row.failed_setup ? { failed_setup: row.failed_setup } : {}),
+    ...setupTestsOf(row.setup_tests),
   };
 }
 

@@ -57,7 +57,7 @@ export async function loadSuiteRun(db: Db, sign: LinkSigner, suiteRunId: string)
     readSql<RunRow>(db, 'view_suite_runs', `${RUN_SELECT} WHERE suite_run_id = $1 ORDER BY position`, [suiteRunId]),
     readDetails(db, scope),
     readHistory(db, scope),
-    readSetupTestsWithSteps(db, suiteRunId),
+    readSetupTestsWithSteps(db, { suiteRunId }),
   ]);
   if (!suiteRun) return null;
   const runs = rows.map((row) => toViewRun(sign, row));
@@ -117,6 +117,11 @@ export async function loadRun(db: Db, sign: LinkSigner, runId: string): Promise<
   attachHistory(sign, [run], history);
   if (deployment) run.deployment = deployment;
   await attachFailedSetup(db, sign, run);
+  // Outside a suite run, the run's page shows the setup tests its test depended on.
+  if (run.suiteRunId === null) {
+    const setupTests = await readSetupTestsWithSteps(db, { runId: run.id });
+    if (setupTests.length > 0) run.setupTests = setupTests;
+  }
   run.earlierAttempts = attempts.map((a) => ({
     retry: a.retry,
     status: a.status,
@@ -132,9 +137,9 @@ export async function loadRun(db: Db, sign: LinkSigner, runId: string): Promise<
   return run;
 }
 
-/** A setup_failed run of a suite run: the setup test it ended on, linked on its suite run's page. */
+/** A setup_failed run: the setup test it ended on, linked on its suite run's page (else on its own). */
 async function attachFailedSetup(db: Db, sign: LinkSigner, run: ViewRun): Promise<void> {
-  if (run.outcomeCode !== 'setup_failed' || run.suiteRunId === null) return;
+  if (run.outcomeCode !== 'setup_failed') return;
   const setup = await readFailedSetup(db, run.id);
   if (!setup) return;
   run.failedSetup = {
@@ -143,7 +148,7 @@ async function attachFailedSetup(db: Db, sign: LinkSigner, run: ViewRun): Promis
     status: setup.status,
     resultSummary: setup.result_summary,
     suiteRunId: run.suiteRunId,
-    suiteRunToken: sign('suite-run', run.suiteRunId),
+    suiteRunToken: run.suiteRunId === null ? null : sign('suite-run', run.suiteRunId),
   };
 }
 

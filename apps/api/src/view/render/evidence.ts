@@ -11,7 +11,7 @@ export function artifactPath(p: Paths, run: ViewRun, artifactId: string): string
   return `${runPath(p, run)}/artifacts/${encodeURIComponent(artifactId)}`;
 }
 
-function traceViewerPath(p: Paths, traceUrl: string): string {
+export function traceViewerPath(p: Paths, traceUrl: string): string {
   return `${p.base}/trace-viewer/index.html?trace=${encodeURIComponent(traceUrl)}`;
 }
 

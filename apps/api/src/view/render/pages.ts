@@ -38,7 +38,8 @@ export function renderRunPage(p: Paths, run: ViewRun): string {
       ])}
       ${queueWaitNote(run)}
     </header>
-    ${deploymentWarnings(run.deployment)} ${historySection(p, run, 2)} ${runAttempts(p, run)}`;
+    ${deploymentWarnings(run.deployment)} ${setupTestsSection(p, runPath(p, run), run.setupTests)}
+    ${historySection(p, run, 2)} ${runAttempts(p, run)}`;
   return layout({
     title: `${run.status} · ${run.testName}`,
     paths: p,
@@ -202,7 +203,8 @@ export function renderSuitePage(
       ${queueWaitNote(suite)}
       ${live ? html`<p class="live-hint">This suite is still running. The page updates itself.</p>` : ''}
     </header>
-    ${deploymentWarnings(suite.deployment)} ${counters(suite)} ${setupTestsSection(suite)}
+    ${deploymentWarnings(suite.deployment)} ${counters(suite)}
+    ${setupTestsSection(p, suitePath(p, suite), suite.setupTests)}
     ${filterBar(suite, filter, shown.size, `${page}/search.json`)}
     <div class="test-groups">${testGroups(p, suite, shown)}</div>
     <p class="no-match" ${shown.size === 0 && filtered(filter) ? '' : html`hidden`}>

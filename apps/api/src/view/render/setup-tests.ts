@@ -1,12 +1,14 @@
 import { formatDuration } from '@testrun/contracts';
-import type { ViewRun, ViewSetupTest, ViewSuiteRun } from '../model';
+import type { ViewRun, ViewSetupTest } from '../model';
 import { redactCredentials } from './format';
 import { html, type SafeHtml } from './html';
 import { chip, suitePath, type Paths } from './layout';
+import { setupEvidence } from './setup-evidence';
 
-// The setup tests of a suite run (docs/VIEW.md, "Setup tests"): the tests of the Playwright setup
-// projects its tests depended on, each with its outcome and steps; and, on the page of a run that
-// ended setup_failed, the link to the setup test whose failure it ended on.
+// The setup tests of a suite run, or of a run outside a suite run (docs/VIEW.md, "Setup tests"): the
+// tests of the Playwright setup projects its tests depended on, each with its outcome, steps and
+// evidence; and, on the page of a run that ended setup_failed, the link to the setup test whose
+// failure it ended on.
 
 /** The anchor of a setup test on its suite run's page. */
 function setupAnchor(id: string): string {
@@ -54,7 +56,8 @@ function setupSteps(setup: ViewSetupTest): SafeHtml {
   </div>`;
 }
 
-function setupEntry(setup: ViewSetupTest): SafeHtml {
+/** `page`: the path of the page that shows it, under which its files are served. */
+function setupEntry(p: Paths, page: string, setup: ViewSetupTest): SafeHtml {
   const failed = setup.status === 'failed' || setup.status === 'error';
   const where = `${setup.location.file}:${setup.location.line}`;
   const note = executionsNote(setup);
@@ -69,34 +72,36 @@ function setupEntry(setup: ViewSetupTest): SafeHtml {
       </summary>
       <div class="test-body">
         <p class="muted"><code>${where}</code>${note ? html` · ${note}` : ''}</p>
-        ${setupSteps(setup)}
+        ${setupSteps(setup)} ${setupEvidence(p, page, setup)}
       </div>
     </details>
   </li>`;
 }
 
 /**
- * The suite page's section of setup tests, before its tests: they ran first, in each sandbox of its
- * tests, and are not counted among its tests. Nothing when it has none.
+ * The section of setup tests of a suite page (before its tests: they ran first, in each sandbox of
+ * its tests, and are not counted among its tests), or of a run outside a suite run's page; `page`
+ * is that page's path. Nothing when it has none.
  */
-export function setupTestsSection(suite: ViewSuiteRun): SafeHtml | '' {
-  const setups = suite.setupTests ?? [];
-  if (setups.length === 0) return '';
+export function setupTestsSection(p: Paths, page: string, setups: readonly ViewSetupTest[] | undefined): SafeHtml | '' {
+  if (!setups || setups.length === 0) return '';
   return html`<section class="group setup-tests" aria-labelledby="setup-tests-heading">
     <h2 id="setup-tests-heading">
       Setup tests <span class="muted">(${setups.length}, not counted among the tests)</span>
     </h2>
     <ol class="tests">
-      ${setups.map(setupEntry)}
+      ${setups.map((setup) => setupEntry(p, page, setup))}
     </ol>
   </section>`;
 }
 
-/** On a setup_failed run's page: the setup test it ended on, linked on its suite run's page. */
+/** On a setup_failed run's page: the setup test it ended on, linked on its suite run's page (else below, on its own). */
 export function failedSetupNote(p: Paths, run: ViewRun): SafeHtml | '' {
   const setup = run.failedSetup;
   if (!setup) return '';
-  const page = suitePath(p, { id: setup.suiteRunId, token: setup.suiteRunToken });
+  const { suiteRunId, suiteRunToken } = setup;
+  const page =
+    suiteRunId !== null && suiteRunToken !== null ? suitePath(p, { id: suiteRunId, token: suiteRunToken }) : '';
   return html`<p class="failed-setup" data-failed-setup="${setup.id}">
     It did not run: its setup test
     <a href="${page}#${setupAnchor(setup.id)}">${redactCredentials(setup.name)}</a> ${chip(setup.status)} —

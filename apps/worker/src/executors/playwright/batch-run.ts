@@ -170,7 +170,7 @@ function runBatch(given: Given, batch: PlaywrightBatch, egress: RunListener | un
       const options = sandboxOptions(given, egress);
       // A safety net far behind Playwright's own timeouts: it grows with the batch's tests, at least a run's.
       const wallMs = playwrightBatchWallMs(tests.length, DEFAULT_PLAYWRIGHT_SANDBOX_LIMITS.wallMs);
-      const setups = setupRecorder(given);
+      const setups = setupRecorder(given, scratchDir);
       try {
         await runPlaywrightTests(
           {

@@ -25,12 +25,20 @@ export interface Given {
   db: Db;
 }
 
-/** Records the setup tests a sandbox of the run's (alone or leading a batch) runs, for its suite run. */
-export function setupRecorder(given: Given): SetupRecorder {
-  const { run, logger } = given.attempt;
+/**
+ * Records the setup tests a sandbox of the run's (alone or leading a batch) runs, for its suite run
+ * (else for the run), their evidence read from the sandbox's `scratchDir`.
+ */
+export function setupRecorder(given: Given, scratchDir: string): SetupRecorder {
+  const { run, logger, writer, limits } = given.attempt;
   const { rootDir } = given.definition;
-  const owner = { workspaceId: run.workspaceId, suiteRunId: run.suiteRunId, ...(rootDir ? { rootDir } : {}) };
-  return new SetupRecorder(given.db, owner, given.secrets.mask, logger);
+  const owner = {
+    workspaceId: run.workspaceId,
+    suiteRunId: run.suiteRunId,
+    runId: run.id,
+    ...(rootDir ? { rootDir } : {}),
+  };
+  return new SetupRecorder(given.db, owner, given.secrets.mask, logger, { scratchDir, writer, limits });
 }
 
 /** The evidence policy as Playwright's trace, video and screenshot settings (one mode for the three). */
@@ -120,7 +128,7 @@ export function runAlone(given: Given): Promise<RunOutcome> {
         startedAt = Date.now();
       };
       const tests = [{ file: definition.file, project: definition.project, titlePath: definition.titlePath }];
-      const setups = setupRecorder(given);
+      const setups = setupRecorder(given, scratchDir);
       const [result] = await withEgress(given, `sandbox-${attempt.run.id}.${attempt.attempt}`, (egress) =>
         runPlaywrightTests(
           {

@@ -12,6 +12,9 @@ import type { PlaywrightAttachment } from './types';
 // any content type) as `attachment` artifacts under their names, up to a count and a total of bytes
 // per run, text masked. Everything here came from the sandbox: names, types, sizes and paths.
 
+/** Where kept files go: the run's writer, or a setup test's record (record-setup.ts). */
+export type FileSink = Pick<ArtifactWriter, 'recordRunFile'>;
+
 /** What a run may still keep of the attachments its tests make on purpose: files and bytes left. */
 export interface AttachmentBudget {
   files: number;
@@ -82,7 +85,7 @@ async function readAttachment(
 const isOverSize = (error: ScratchPathError) => / is over \d+ bytes/.test(error.message);
 
 /** Stores one of Playwright's own attachments (see automaticKind), as before there were others. */
-async function storeAutomatic(writer: ArtifactWriter, a: PlaywrightAttachment, at: AttachmentSource, notes: string[]) {
+async function storeAutomatic(writer: FileSink, a: PlaywrightAttachment, at: AttachmentSource, notes: string[]) {
   const kind = automaticKind(a.name);
   if (!kind || a.path === undefined) return;
   const body = await readAttachment(
@@ -99,7 +102,7 @@ async function storeAutomatic(writer: ArtifactWriter, a: PlaywrightAttachment, a
 }
 
 /** Stores one attachment the test made on purpose, within the run's budget; text masked. */
-async function storeOwn(writer: ArtifactWriter, a: PlaywrightAttachment, at: AttachmentSource, notes: string[]) {
+async function storeOwn(writer: FileSink, a: PlaywrightAttachment, at: AttachmentSource, notes: string[]) {
   const { budget } = at;
   if (budget.files <= 0) {
     budget.overCount += 1;
@@ -138,7 +141,7 @@ async function storeOwn(writer: ArtifactWriter, a: PlaywrightAttachment, at: Att
  * secret headers can be in it (docs/PLAYWRIGHT.md).
  */
 export async function storeAttachments(
-  writer: ArtifactWriter,
+  writer: FileSink,
   result: { attachments: readonly PlaywrightAttachment[] },
   at: AttachmentSource,
 ): Promise<string[]> {

@@ -232,7 +232,9 @@ it("keeps a failed setup test's screenshot, trace and attachments: in the API, s
   expect(entry).toContain(`data-setup-evidence="${broken?.id}"`);
   expect(entry).toMatch(new RegExp(`<img src="[^"]+/artifacts/${shot.id}"`));
   expect(entry).toMatch(new RegExp(`trace-viewer/index\\.html\\?trace=[^"]+${trace.id}`));
-  expect(entry).toMatch(new RegExp(`data-attachment="${log.id}"[^]*seed log`));
+  expect(entry).toMatch(
+    new RegExp(`data-attachment="${log.id}"[^]*seed log[^]*<pre class="attachment-text">seeded 0 of 2 products</pre>`),
+  );
   expect(entry).toMatch(new RegExp(`<img src="[^"]+/artifacts/${image.id}" alt="catalog.png"`));
 });
 

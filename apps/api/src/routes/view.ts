@@ -15,7 +15,7 @@ import {
   loadSuiteRun,
   loadSuiteSearchTexts,
 } from '../view/data/queries';
-import { withPreviews } from '../view/data/previews';
+import { withPreviews, withSetupPreviews } from '../view/data/previews';
 import { readSuiteFilter } from '../view/filters';
 import {
   authorized,
@@ -125,6 +125,7 @@ function suiteRunRoutes(router: Router, deps: ViewDeps): void {
         // A search reaches into the steps; without one, the page reads no step of a passed test.
         filter.q ? loadSuiteSearchTexts(db, id) : undefined,
       ]);
+      if (suite) await withSetupPreviews(db, deps.store, suite.setupTests);
       return suite && { suite, filter, texts };
     },
     render: (p, { suite, filter, texts }) => renderSuitePage(p, suite, filter, texts),

@@ -37,7 +37,7 @@ export type ViewArtifact = {
   contentType: string;
   sizeBytes: number;
   /** The head of a text attachment, for its run's page (data/previews.ts); absent when not read. */
-  preview?: { text: string; truncated: boolean };
+  preview?: AttachmentPreview;
 };
 
 /** What the pages show of a run. Never carries the run's sealed headers. */
@@ -89,8 +89,14 @@ export type ViewRun = {
   setupTests?: ViewSetupTest[];
 };
 
+/** A text attachment's head, shown on its page (data/previews.ts). */
+export type AttachmentPreview = { text: string; truncated: boolean };
+
 /** A setup test of a suite run (or a run outside one) with the steps and evidence of the execution shown (docs/VIEW.md, "Setup tests"). */
-export type ViewSetupTest = SetupTestWithSteps;
+export type ViewSetupTest = SetupTestWithSteps & {
+  /** The heads of its text attachments by artifact id (data/previews.ts); absent when none was read. */
+  previews?: Map<string, AttachmentPreview>;
+};
 
 /** The setup test a setup_failed run ended on, and the signed token of its suite run's page (none outside a suite run: the run's own page shows it). */
 type ViewFailedSetup = {

@@ -1,7 +1,7 @@
 import { attachmentClass } from '@testrun/contracts';
 import type { ArtifactStore } from '@testrun/core/artifact-store';
 import type { Db } from '@testrun/core/db';
-import type { ViewArtifact, ViewRun } from '../model';
+import type { ViewArtifact, ViewRun, ViewSetupTest } from '../model';
 
 // The heads of a run's text attachments, read from the artifact store for its page: a page shows
 // what the test attached as text, as Playwright's HTML report does, without a click.
@@ -20,8 +20,38 @@ async function readHead(store: ArtifactStore, storageKey: string, size: number):
   return Buffer.concat(chunks);
 }
 
-/** Sets `preview` on the text attachments of the run and of its earlier attempts, the first MAX_PREVIEWS of them. */
+/**
+ * Sets `previews` on the setup tests whose shown execution attached text, the first MAX_PREVIEWS of
+ * their files. `setups` are of one suite run (or run), read with it: their files' keys are its own.
+ */
+export async function withSetupPreviews(db: Db, store: ArtifactStore, setups: readonly ViewSetupTest[] = []) {
+  const texts = setups
+    .flatMap((setup) => (setup.artifacts ?? []).map((a) => ({ setup, a })))
+    .filter(({ a }) => a.kind === 'attachment' && attachmentClass(a.content_type) === 'text')
+    .slice(0, MAX_PREVIEWS);
+  if (texts.length === 0) return;
+  const rows = await db.setupArtifact.findMany({
+    where: { id: { in: texts.map(({ a }) => a.id) }, setupResultId: { in: setups.map((s) => s.id) } },
+    select: { id: true, storageKey: true },
+  });
+  const keys = new Map(rows.map((row) => [row.id, row.storageKey]));
+  await Promise.all(
+    texts.map(async ({ setup, a }) => {
+      const key = keys.get(a.id);
+      const head = key ? await readHead(store, key, a.size_bytes) : null;
+      if (!head) return;
+      setup.previews ??= new Map();
+      setup.previews.set(a.id, { text: head.toString('utf8'), truncated: a.size_bytes > head.length });
+    }),
+  );
+}
+
+/**
+ * Sets `preview` on the text attachments of the run and of its earlier attempts, the first
+ * MAX_PREVIEWS of them, and the previews of its setup tests (a run outside a suite run).
+ */
 export async function withPreviews(db: Db, store: ArtifactStore, run: ViewRun): Promise<ViewRun> {
+  await withSetupPreviews(db, store, run.setupTests);
   const all = [run, ...(run.earlierAttempts ?? [])].flatMap((r) => r.artifacts ?? []);
   const texts = all
     .filter((a: ViewArtifact) => a.kind === 'attachment' && attachmentClass(a.contentType) === 'text')

@@ -7,8 +7,8 @@ import type { Paths } from './layout';
 
 // The evidence of a setup test's shown execution (docs/VIEW.md, "Setup tests"), as a run's is shown:
 // its screenshot drawn, its trace opening in the hosted trace viewer, its video played, and what it
-// attached as attachments.ts shows a run's (an image drawn, anything else a download; the content
-// type is the test's, so only ever narrows). Its files are served under the page that shows it.
+// attached as attachments.ts shows a run's (an image drawn, text in a block, its head, escaped, any
+// other file a download; the content type is the test's, so only ever narrows). Its files are served under the page that shows it.
 
 function fileHref(page: string, a: SetupArtifact): string {
   return `${page}/artifacts/${encodeURIComponent(a.id)}`;
@@ -51,15 +51,31 @@ function recordings(p: Paths, page: string, setup: ViewSetupTest, files: SetupAr
   });
 }
 
-function attachment(page: string, a: SetupArtifact): SafeHtml {
+function attachmentBody(page: string, setup: ViewSetupTest, a: SetupArtifact): SafeHtml {
   const href = fileHref(page, a);
-  const body =
-    attachmentClass(a.content_type) === 'image'
-      ? html`<a class="attachment-image" href="${href}" target="_blank" rel="noopener noreferrer"
-            ><img src="${href}" alt="${a.name}" loading="lazy" decoding="async"
-          /></a>
-          ${download(href, a)}`
-      : download(href, a);
+  switch (attachmentClass(a.content_type)) {
+    case 'image':
+      return html`<a class="attachment-image" href="${href}" target="_blank" rel="noopener noreferrer"
+          ><img src="${href}" alt="${a.name}" loading="lazy" decoding="async"
+        /></a>
+        ${download(href, a)}`;
+    case 'text': {
+      const preview = setup.previews?.get(a.id);
+      return html`${
+        preview
+          ? html`<pre class="attachment-text">${preview.text}</pre>
+              ${preview.truncated ? html`<p class="muted">Its beginning is shown: download it for the rest.</p>` : ''}`
+          : ''
+      }
+      ${download(href, a)}`;
+    }
+    case 'binary':
+      return download(href, a);
+  }
+}
+
+function attachment(page: string, setup: ViewSetupTest, a: SetupArtifact): SafeHtml {
+  const body = attachmentBody(page, setup, a);
   return html`<li class="attachment" data-attachment="${a.id}">
     <p class="attachment-name"><strong>${a.name}</strong> <span class="muted">${a.content_type}</span></p>
     ${body}
@@ -77,7 +93,7 @@ export function setupEvidence(p: Paths, page: string, setup: ViewSetupTest): Saf
     ${
       attachments.length > 0
         ? html`<ul class="attachment-list">
-            ${attachments.map((a) => attachment(page, a))}
+            ${attachments.map((a) => attachment(page, setup, a))}
           </ul>`
         : ''
     }

@@ -90,7 +90,7 @@ export type ViewRun = {
 };
 
 /** A text attachment's head, shown on its page (data/previews.ts). */
-export type AttachmentPreview = { text: string; truncated: boolean };
+type AttachmentPreview = { text: string; truncated: boolean };
 
 /** A setup test of a suite run (or a run outside one) with the steps and evidence of the execution shown (docs/VIEW.md, "Setup tests"). */
 export type ViewSetupTest = SetupTestWithSteps & {

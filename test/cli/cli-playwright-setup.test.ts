@@ -231,6 +231,8 @@ it("keeps a failed setup test's screenshot, trace and attachments: in the API, s
   )[0];
   expect(entry).toContain(`data-setup-evidence="${broken?.id}"`);
   expect(entry).toMatch(new RegExp(`<img src="[^"]+/artifacts/${shot.id}"`));
+  // The screenshot opens in the full-size viewer, a sequence of its own.
+  expect(entry).toMatch(new RegExp(`data-viewer="setup:${broken?.id}"\\s+data-viewer-order="0"`));
   expect(entry).toMatch(new RegExp(`trace-viewer/index\\.html\\?trace=[^"]+${trace.id}`));
   expect(entry).toMatch(
     new RegExp(`data-attachment="${log.id}"[^]*seed log[^]*<pre class="attachment-text">seeded 0 of 2 products</pre>`),

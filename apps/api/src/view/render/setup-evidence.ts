@@ -21,11 +21,20 @@ function download(href: string, a: SetupArtifact): SafeHtml {
 function screenshots(page: string, setup: ViewSetupTest, shots: SetupArtifact[]): SafeHtml | '' {
   if (shots.length === 0) return '';
   return html`<ul class="shots">
-    ${shots.map((a) => {
+    ${shots.map((a, order) => {
       const href = fileHref(page, a);
+      // The full-size viewer (view.js) reads its sequence off these: one per setup test.
       return html`<li>
         <figure>
-          <a class="shot shot-thumb" href="${href}" target="_blank" rel="noopener noreferrer"
+          <a
+            class="shot shot-thumb"
+            href="${href}"
+            target="_blank"
+            rel="noopener noreferrer"
+            data-viewer="setup:${setup.id}"
+            data-viewer-order="${order}"
+            data-viewer-title="${setup.name}"
+            data-viewer-caption="${a.name}"
             ><img src="${href}" alt="Screenshot of ${setup.name}" loading="lazy" decoding="async"
           /></a>
           <figcaption>${a.name}</figcaption>

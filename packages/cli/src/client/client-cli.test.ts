@@ -166,6 +166,31 @@ describe('JUnit', () => {
     );
     expect(xml).toContain('<property name="flaky" value="1"/>');
   });
+  it("orders earlier attempts as Surefire's schema orders a test case's children", () => {
+    const attempt = (n: number, status: 'failed' | 'error') => ({
+      attempt: n,
+      status,
+      result_summary: `attempt ${n} ${status}`,
+      error: status === 'error' ? { code: 'timeout' as const, message: 'm', step: 1 } : null,
+      started_at: '2026-01-01T00:00:00.000Z',
+      finished_at: '2026-01-01T00:00:01.000Z',
+      duration_ms: 1000,
+    });
+    const earlier = [attempt(1, 'error'), attempt(2, 'failed')];
+    const xml = buildJunitXml(
+      suiteReport([
+        reportTest('run_a', 'passed', { flaky: true, attempts: 3, previous_attempts: earlier }),
+        reportTest('run_b', 'error', { previous_attempts: earlier }),
+      ]),
+    );
+    const elements = (runId: string) => {
+      const at = xml.indexOf(`name="test &lt;${runId}&gt;"`);
+      const testcase = xml.slice(at, xml.indexOf('</testcase>', at));
+      return [...testcase.matchAll(/<([\w-]+)[ >]/g)].map((m) => m[1]);
+    };
+    expect(elements('run_a')).toEqual(['flakyFailure', 'stackTrace', 'flakyError', 'stackTrace', 'system-out']);
+    expect(elements('run_b')).toEqual(['rerunFailure', 'stackTrace', 'error', 'rerunError', 'stackTrace']);
+  });
   it('exit codes: 0 passed, 1 failed, 2 error, skipped or timed out', () => {
     expect([
       exitCodeFor('passed', false),

@@ -174,14 +174,18 @@ function testcase(t: ReportTest, classname: string, suiteRunUrl: string | null):
         ...out,
         '    </testcase>',
       ];
-    case 'error':
+    case 'error': {
+      // Surefire's schema orders a test case's children failure, rerunFailure, …, error, rerunError.
+      const earlier = earlierAttempts(t, 'rerun');
       return [
         `${open}>`,
+        ...earlier.filter((line) => line.includes('<rerunFailure')),
         `      <error message="${esc(message)}" type="${esc(t.error?.code ?? 'error')}">${esc(body)}</error>`,
-        ...earlierAttempts(t, 'rerun'),
+        ...earlier.filter((line) => line.includes('<rerunError')),
         ...out,
         '    </testcase>',
       ];
+    }
     case 'skipped':
       return [
         `${open}>`,
@@ -224,10 +228,14 @@ function systemOut(t: ReportTest, link: string | null): string[] {
 
 /**
  * Surefire's elements for a test's earlier attempts: `flakyFailure`/`flakyError` on a test that
- * passed, `rerunFailure`/`rerunError` on one that did not; each with the attempt's summary.
+ * passed, `rerunFailure`/`rerunError` on one that did not; each with the attempt's summary (which
+ * names the attempt), the failures before the errors as Surefire's schema orders them.
  */
 function earlierAttempts(t: ReportTest, kind: 'flaky' | 'rerun'): string[] {
-  return t.previous_attempts.map((a) => {
+  const failuresFirst = [...t.previous_attempts].sort(
+    (a, b) => Number(a.status !== 'failed') - Number(b.status !== 'failed'),
+  );
+  return failuresFirst.map((a) => {
     const element = `${kind}${a.status === 'failed' ? 'Failure' : 'Error'}`;
     const type = a.error?.code ?? a.status;
     const text = [`Attempt ${a.attempt}: ${a.result_summary}`, a.error?.step ? `Step: ${a.error.step}` : '']

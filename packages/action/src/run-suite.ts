@@ -43,7 +43,7 @@ export async function runSuite(client: TestrunClient, inputs: ActionInputs, now 
     progress.timedOut(target, ids.runIds);
   }
   const { tests, counts, status, suiteRunUrl, setupTests } = progress;
-  await addDetails(client, tests);
+  await addDetails(client, tests, { attachments: inputs.junit !== null });
   for (const t of tests) {
     if (t.status !== 'failed' && t.status !== 'error') continue;
     core.info(

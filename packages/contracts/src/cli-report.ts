@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Nullable, RunStatus, StringEnum, SuiteRunStatus } from './enums';
 import { IdempotencyKey } from './idempotency-key';
 import { PROBLEM_CODES, ProblemFieldError } from './problems';
-import { Run, SetupTest, SuiteRun, TestLocation } from './runs';
+import { Run, SetupTest, SuiteRun, TestEntry, TestLocation } from './runs';
 
 /**
  * The documents `testrun run --json` and `testrun status --json` print on stdout: one JSON value
@@ -62,6 +62,7 @@ export const ReportTest = Type.Object(
     location: Type.Optional(TestLocation),
     failure: Run.properties.failure,
     attachments: Run.properties.attachments,
+    attachmentCount: TestEntry.properties.attachmentCount,
   },
   { additionalProperties: false },
 );

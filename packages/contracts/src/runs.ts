@@ -218,6 +218,13 @@ export const TestEntry = Type.Object(
     flaky: Type.Boolean({ description: "The run's flaky: it passed after a failed or error attempt." }),
     attempts: Type.Integer({ minimum: 0, description: "The run's attempts." }),
     location: Type.Optional(TestLocation),
+    attachmentCount: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        description:
+          "How many files the test attached in the run's current attempt (the length of GET run's `attachments`); absent when none.",
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -89,7 +89,8 @@ async function followEnqueued(io: FollowIo, flags: FollowFlags, base: EnqueuedBa
   }
   out.done();
   const { tests, counts, status, suiteRunUrl, setupTests } = progress;
-  await addDetails(client, tests);
+  // Attachments are listed in the JUnit and the JSON report only: read them only for those.
+  await addDetails(client, tests, { attachments: Boolean(flags.junit) || Boolean(flags.json) });
 
   const exitCode = exitCodeFor(status, timedOut);
   const report: RunReport = {

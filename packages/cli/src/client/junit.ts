@@ -214,7 +214,8 @@ function artifactLink(viewUrl: string, artifactId: string): string {
  * A test's `<system-out>`: a flaky pass in words, then its view link: a passed step test's as
  * `View: …`, a Playwright test's (its trace, screenshots and video) as the `[[ATTACHMENT|…]]` line
  * of Playwright's junit reporter, which Jenkins and GitLab turn into a link, followed by one such
- * line for each file the test attached that the run kept (when the CLI read the run); none when empty.
+ * line for each file the test attached that the run kept (when the CLI read the run: every test
+ * that did not pass cleanly or attached files); none when empty.
  */
 function systemOut(t: ReportTest, link: string | null): string[] {
   const lines = [t.status === 'passed' && t.flaky ? flakyText(t) : ''];

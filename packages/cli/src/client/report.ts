@@ -48,6 +48,7 @@ export function testsFromSuiteRun(suiteRun: SuiteRun): ReportTest[] {
     flaky: t.flaky,
     attempts: t.attempts,
     ...(t.location ? { location: t.location } : {}),
+    ...(t.attachmentCount ? { attachmentCount: t.attachmentCount } : {}),
   }));
 }
 
@@ -227,26 +228,48 @@ export function suiteCounts(s: SuiteRun, tests: readonly ReportTest[]): ReportCo
   };
 }
 
+/** How many runs {@link addDetails} reads at once. */
+const DETAIL_READS_AT_ONCE = 4;
+
+/**
+ * Whether a test's run is read for details: one that did not pass or passed only on a retry, and,
+ * when the output lists attachments (`--junit`, `--json`), one that attached files.
+ */
+function wantsDetails(t: ReportTest, attachments: boolean): boolean {
+  if (t.status === 'failed' || t.status === 'error' || t.flaky) return true;
+  return attachments && (t.attachmentCount ?? 0) > 0;
+}
+
 /**
  * Adds result summaries, error details, earlier attempts and view links of the tests that did not
- * pass or passed only on a retry (one GET each).
+ * pass or passed only on a retry, and with `attachments` the attachments (and view link) of every
+ * test that attached files (one GET each, at most {@link DETAIL_READS_AT_ONCE} at a time).
  */
-export async function addDetails(client: TestrunClient, tests: ReportTest[]): Promise<void> {
-  for (const t of tests) {
-    if (t.status !== 'failed' && t.status !== 'error' && !t.flaky) continue;
-    try {
-      const { run, viewUrl } = await client.getRunWithLink(t.runId);
-      t.result_summary = run.result_summary;
-      t.error = run.error;
-      t.flaky = run.flaky;
-      t.attempts = run.attempts;
-      t.previous_attempts = run.previous_attempts;
-      t.viewUrl = viewUrl;
-      if (run.failure) t.failure = run.failure;
-      if (run.attachments) t.attachments = run.attachments;
-    } catch (e) {
-      // The verdict is known already; details are a courtesy the API may be too busy to give.
-      if (!isTransientError(e)) throw e;
-    }
+export async function addDetails(
+  client: TestrunClient,
+  tests: ReportTest[],
+  options: { attachments?: boolean } = {},
+): Promise<void> {
+  const queue = tests.filter((t) => wantsDetails(t, options.attachments ?? false));
+  const reader = async () => {
+    for (let t = queue.shift(); t !== undefined; t = queue.shift()) await addRunDetails(client, t);
+  };
+  await Promise.all(Array.from({ length: Math.min(DETAIL_READS_AT_ONCE, queue.length) }, reader));
+}
+
+async function addRunDetails(client: TestrunClient, t: ReportTest): Promise<void> {
+  try {
+    const { run, viewUrl } = await client.getRunWithLink(t.runId);
+    t.result_summary = run.result_summary;
+    t.error = run.error;
+    t.flaky = run.flaky;
+    t.attempts = run.attempts;
+    t.previous_attempts = run.previous_attempts;
+    t.viewUrl = viewUrl;
+    if (run.failure) t.failure = run.failure;
+    if (run.attachments) t.attachments = run.attachments;
+  } catch (e) {
+    // The verdict is known already; details are a courtesy the API may be too busy to give.
+    if (!isTransientError(e)) throw e;
   }
 }

@@ -24,6 +24,7 @@ import type { DerivedKeys } from '../secrets/seal';
 import { queueWaitColumns, queueWaitOf, type QueueWaitRow } from './queue-wait';
 import { suiteRunViewUrl, viewLinkTerms, type ViewLinkConfig, type ViewLinkState } from '../view-links';
 import {
+  ATTACHMENT_COUNTS,
   ATTACHMENTS,
   BLOCKED_REQUESTS,
   FAILURE,
@@ -237,7 +238,10 @@ export async function readSuiteRun(
   suiteRunId: string,
 ): Promise<SuiteRun | null> {
   type Row = SuiteRunRow & {
-    /** The children in position order as [id, test name, status, skip reason, duration, retry, started, Playwright definition] (a JSON array). */
+    /**
+     * The children in position order as [id, test name, status, skip reason, duration, retry, started,
+     * Playwright definition, attachment count] (a JSON array).
+     */
     tests: Array<
       [
         string,
@@ -248,6 +252,7 @@ export async function readSuiteRun(
         number,
         boolean,
         PlaywrightDefinition['playwright'] | null,
+        number,
       ]
     >;
     setup_tests: SetupTestsColumn;
@@ -258,8 +263,9 @@ export async function readSuiteRun(
     `SELECT ${SUITE_RUN_COLUMNS},
       COALESCE((SELECT json_agg(json_build_array(r.id, r.test_name, r.status, r.skip_reason,
           CASE WHEN r.finished_at IS NULL THEN NULL ELSE r.duration_ms END, r.retry, r.started_at IS NOT NULL,
-          CASE WHEN jsonb_typeof(r.steps) = 'object' THEN r.steps->'playwright' END) ORDER BY r.position)
-        FROM runs r WHERE r.suite_run_id = s.id), '[]'::json) AS tests, ${SETUP_TESTS}
+          CASE WHEN jsonb_typeof(r.steps) = 'object' THEN r.steps->'playwright' END, COALESCE(ac.n, 0)) ORDER BY r.position)
+        FROM runs r LEFT JOIN (${ATTACHMENT_COUNTS}) ac ON ac.run_id = r.id
+        WHERE r.suite_run_id = s.id), '[]'::json) AS tests, ${SETUP_TESTS}
     FROM suite_runs s
     WHERE s.id = $1 AND s.workspace_id = $2`,
     [suiteRunId, workspaceId],
@@ -268,16 +274,19 @@ export async function readSuiteRun(
   if (!row) return null;
   return {
     ...toSuiteRunSummary(keys, links, row),
-    tests: row.tests.map(([runId, name, status, skipReason, durationMs, retry, started, playwright]): TestEntry => ({
-      runId,
-      name,
-      status,
-      skipReason: status === 'skipped' ? skipReason : null,
-      durationMs,
-      flaky: isFlaky(status, retry),
-      attempts: started ? retry + 1 : 0,
-      ...locationOf(playwright),
-    })),
+    tests: row.tests.map(
+      ([runId, name, status, skipReason, durationMs, retry, started, playwright, attachments]): TestEntry => ({
+        runId,
+        name,
+        status,
+        skipReason: status === 'skipped' ? skipReason : null,
+        durationMs,
+        flaky: isFlaky(status, retry),
+        attempts: started ? retry + 1 : 0,
+        ...locationOf(playwright),
+        ...(attachments > 0 ? { attachmentCount: attachments } : {}),
+      }),
+    ),
     ...setupTestsOf(row.setup_tests),
   };
 }

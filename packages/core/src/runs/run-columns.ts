@@ -40,3 +40,11 @@ export const FAILURE = `CASE WHEN r.status = 'failed' THEN (SELECT json_build_ob
 export const ATTACHMENTS = `(SELECT json_agg(json_build_object('id', x.id, 'name', x.name, 'content_type', x.content_type,
         'size_bytes', x.size_bytes) ORDER BY x.created_at, x.id)
       FROM artifacts x WHERE x.run_id = r.id AND x.attempt = r.attempt AND x.kind = 'attachment') AS attachments`;
+
+/**
+ * How many files each run of suite run `s` attached in its current attempt, as (run_id, n): one
+ * grouped count over the suite run's runs (artifacts' run_id index), joined to its test entries.
+ */
+export const ATTACHMENT_COUNTS = `SELECT x.run_id, count(*)::int AS n FROM artifacts x
+      JOIN runs c ON c.id = x.run_id AND x.attempt = c.attempt
+      WHERE c.suite_run_id = s.id AND x.kind = 'attachment' GROUP BY x.run_id`;

@@ -58,7 +58,15 @@ type Case = { name: string; classname: string; file?: string; time?: string; fai
   string,
   unknown
 >;
-type Suite = { name: string; hostname?: string; tests: string; failures: string; skipped: string; testcase: Case[] };
+type Suite = {
+  name: string;
+  hostname?: string;
+  tests: string;
+  failures: string;
+  errors: string;
+  skipped: string;
+  testcase: Case[];
+};
 
 function parse(xml: string): Suite[] {
   expect(XMLValidator.validate(xml)).toBe(true);
@@ -161,7 +169,12 @@ describe('JUnit of Playwright tests', () => {
       status: 'failed' as const,
       result_summary: 'Failed at step 1: seed refused',
       error: null,
-      failure: { message: 'Error: seed refused', expected: null, received: null, location: 'auth.setup.ts:4' },
+      failure: {
+        message: 'Error: expect(received).toBe(expected) // Object.is equality\n\nExpected: 2\nReceived: 0',
+        expected: '2',
+        received: '0',
+        location: 'auth.setup.ts:4',
+      },
       location: at('auth.setup.ts', ['seeds the shop'], 'setup', 2),
       duration_ms: 500,
       executions: 2,
@@ -176,9 +189,43 @@ describe('JUnit of Playwright tests', () => {
     expect([first?.name, first?.hostname, first?.tests, first?.failures]).toEqual(['auth.setup.ts', 'setup', '1', '1']);
     expect(first?.testcase[0]?.name).toBe('seeds the shop');
     expect(first?.testcase[0]?.failure?.['#text']).toMatch(
-      /^auth\.setup\.ts:2:5 › seeds the shop\n[^]*Error: seed refused\nSetup test: setup_1\n/,
+      /^auth\.setup\.ts:2:5 › seeds the shop\n[^]*Received: 0\nSetup test: setup_1\n/,
     );
     expect(first?.testcase[0]?.['system-out']).toBe('[[ATTACHMENT|http://t/view/suite-runs/srun_1/x#setup-setup_1]]');
     expect(rest).toHaveLength(3);
+  });
+
+  it("writes a Playwright test's failure or error as Playwright's reporter classifies it, in the counts too", () => {
+    const failed = (runId: string, message: string, code: string, status: ReportTest['status'] = 'failed') =>
+      test(runId, status, {
+        location: at('tests/a.spec.ts', [runId]),
+        error: { code: code as 'timeout', message, step: 2 },
+        ...(status === 'failed' ? { failure: { message, expected: null, received: null, location: null } } : {}),
+      });
+    const tests = [
+      failed('matcher', 'Error: expect(locator).not.toBeVisible() failed\n\nLocator: #x', 'expectation_failed'),
+      failed('locator', 'TimeoutError: locator.click: Timeout 5000ms exceeded.\nCall log:', 'element_not_found'),
+      failed('thrown', 'Error: boom\n    at tests/a.spec.ts:9:11', 'test_code_error', 'error'),
+      failed('lost', 'The worker running the test was lost.', 'worker_lost', 'error'),
+    ];
+    const xml = buildJunitXml({
+      ...report(tests),
+      counts: { total: 4, queued: 0, running: 0, passed: 0, failed: 2, error: 2, skipped: 0 },
+    });
+    const [suite] = parse(xml);
+    const cases = new Map(suite?.testcase.map((c) => [c.name, c]));
+    expect(cases.get('matcher')?.failure).toMatchObject({
+      message: 'expect(locator).not.toBeVisible() failed',
+      type: 'expect.not.toBeVisible',
+    });
+    expect(cases.get('locator')?.error).toMatchObject({
+      message: 'locator.click: Timeout 5000ms exceeded.',
+      type: 'TimeoutError',
+    });
+    expect(cases.get('thrown')?.error).toMatchObject({ message: 'boom', type: 'Error' });
+    // The service's own error is not Playwright's to classify: its code and summary, as before.
+    expect(cases.get('lost')?.error).toMatchObject({ message: 'error summary', type: 'worker_lost' });
+    expect([suite?.failures, suite?.errors]).toEqual(['1', '3']);
+    expect(xml).toMatch(/<testsuites name="testrun" tests="4" failures="1" errors="3" /);
   });
 });

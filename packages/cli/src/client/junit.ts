@@ -1,4 +1,5 @@
 import type { ReportSetupTest, ReportTest, RunReport, TestLocation } from '@testrun/contracts';
+import { junitVerdict } from './junit-classify';
 import { flakyCount, fullError, passedOnRetry } from './report';
 
 /**
@@ -11,9 +12,11 @@ import { flakyCount, fullError, passedOnRetry } from './report';
  * body starts with the test's `file:line:column › title`, and the run's view
  * (trace, screenshots, video) is a `[[ATTACHMENT|link]]` line of its `<system-out>`.
  *
- * `failed` → `<failure>`, `error` → `<error>`, `skipped` → `<skipped>`; a test still unfinished
- * when the wait budget ran out is an `<error type="timeout">`. Messages carry the run's result
- * summary and a link to its view.
+ * `failed` → `<failure>`, `error` → `<error>`, `skipped` → `<skipped>`, except that a Playwright
+ * test's own failure or error is a `<failure type="expect.matcher">` or `<error type="Name">` with
+ * its error's first line as the message, as Playwright's reporter classifies it (junit-classify.ts);
+ * a test still unfinished when the wait budget ran out is an `<error type="timeout">`. Messages
+ * carry the run's result summary and a link to its view.
  *
  * Retried tests are written as Maven Surefire writes reruns, which Jenkins, GitLab and most
  * viewers read: a test that passed on a retry has one `<flakyFailure>` (or `<flakyError>`) per
@@ -29,10 +32,12 @@ export function buildJunitXml(report: RunReport, generatedAt: Date = new Date())
   // Setup tests are test cases as Playwright's junit reporter writes them, in the totals too.
   const setups = (report.setupTests ?? []).map(setupAsTest);
   const s = countAttributes(setups);
+  const moved = reclassified(report.tests);
   const attrs = {
     tests: c.total + s.tests,
-    failures: c.failed + s.failures,
-    errors: c.error + c.queued + c.running + s.errors,
+    // A Playwright test's failure or error is the one Playwright's reporter would write (junit-classify.ts).
+    failures: c.failed + s.failures + moved.toFailure - moved.toError,
+    errors: c.error + c.queued + c.running + s.errors - moved.toFailure + moved.toError,
     skipped: c.skipped + s.skipped,
     time: seconds(report.durationMs),
   };
@@ -83,6 +88,13 @@ function setupAsTest(t: ReportSetupTest): ReportTest {
   };
 }
 
+/** How many tests that ended `error` are written as a `<failure>`, and `failed` as an `<error>`. */
+function reclassified(tests: readonly ReportTest[]): { toFailure: number; toError: number } {
+  const count = (status: string, element: string) =>
+    tests.filter((t) => t.status === status && junitVerdict(t).element === element).length;
+  return { toFailure: count('error', 'failure'), toError: count('failed', 'error') };
+}
+
 /** `Run: run_…`, or `Setup test: setup_…` for a setup test's entry. */
 function idLine(t: ReportTest): string {
   return t.runId.startsWith('setup_') ? `Setup test: ${t.runId}` : `Run: ${t.runId}`;
@@ -125,10 +137,12 @@ function reportedFile(location: TestLocation): string {
 /** A suite's `tests`, `failures`, `errors` (a test unfinished when the wait ran out is one) and `skipped`. */
 function countAttributes(tests: readonly ReportTest[]) {
   const count = (...statuses: string[]) => tests.filter((t) => statuses.includes(t.status)).length;
+  const ended = (element: 'failure' | 'error') =>
+    tests.filter((t) => (t.status === 'failed' || t.status === 'error') && junitVerdict(t).element === element).length;
   return {
     tests: tests.length,
-    failures: count('failed'),
-    errors: count('error', 'queued', 'running'),
+    failures: ended('failure'),
+    errors: ended('error') + count('queued', 'running'),
     skipped: count('skipped'),
   };
 }
@@ -158,7 +172,6 @@ function testcase(t: ReportTest, classname: string, suiteRunUrl: string | null):
   ]
     .filter(Boolean)
     .join('\n');
-  const message = t.result_summary ?? t.status;
   const out = systemOut(t, link);
   switch (t.status) {
     case 'passed': {
@@ -167,20 +180,16 @@ function testcase(t: ReportTest, classname: string, suiteRunUrl: string | null):
       return [`${open}>`, ...flaky, ...out, '    </testcase>'];
     }
     case 'failed':
-      return [
-        `${open}>`,
-        `      <failure message="${esc(message)}" type="failed">${esc(body)}</failure>`,
-        ...earlierAttempts(t, 'rerun'),
-        ...out,
-        '    </testcase>',
-      ];
     case 'error': {
-      // Surefire's schema orders a test case's children failure, rerunFailure, …, error, rerunError.
+      const { element, type, message } = junitVerdict(t);
+      const final = `      <${element} message="${esc(message)}" type="${esc(type)}">${esc(body)}</${element}>`;
       const earlier = earlierAttempts(t, 'rerun');
+      if (element === 'failure') return [`${open}>`, final, ...earlier, ...out, '    </testcase>'];
+      // Surefire's schema orders a test case's children failure, rerunFailure, …, error, rerunError.
       return [
         `${open}>`,
         ...earlier.filter((line) => line.includes('<rerunFailure')),
-        `      <error message="${esc(message)}" type="${esc(t.error?.code ?? 'error')}">${esc(body)}</error>`,
+        final,
         ...earlier.filter((line) => line.includes('<rerunError')),
         ...out,
         '    </testcase>',

@@ -248,6 +248,8 @@ it('a run of one test outside a suite run keeps and shows its setup tests, and l
   const run = await runCliHere(['run', '--test', test.id, '--base-url', parts.site.url, '--json'], env);
   expect(run.code).toBe(2);
   const report = JSON.parse(run.stdout) as RunReport;
+  // testrun run lists the run's own setup tests, as it lists a suite run's.
+  expect(report.setupTests?.map((s) => [s.name, s.status])).toEqual([['[broken-setup] › seed the catalog', 'failed']]);
   const lone = await apiClient(parts.api.url, key).getRun(present(report.runIds[0], 'the run'));
   expect(lone).toMatchObject({ suite_run_id: null, status: 'error', error: { code: 'setup_failed' } });
   expect(lone.setup_tests?.map((s) => [s.name, s.status])).toEqual([['[broken-setup] › seed the catalog', 'failed']]);

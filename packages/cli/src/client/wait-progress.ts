@@ -37,7 +37,7 @@ export interface WaitProgressView {
  */
 export class WaitProgress {
   tests: ReportTest[] = [];
-  /** The suite run's setup tests (not among `tests`, nor in `counts`). */
+  /** The suite run's setup tests, or those of runs outside a suite run (not among `tests`, nor in `counts`). */
   setupTests: ReportSetupTest[] = [];
   counts: ReportCounts = countStatuses([]);
   status: SuiteRunStatus = 'queued';
@@ -60,6 +60,8 @@ export class WaitProgress {
 
   readonly onRuns = (runs: readonly Run[]): void => {
     this.tests = testsFromRuns(runs);
+    // A run outside a suite run has its own setup tests (linked from the run's page once the CLI reads its link).
+    this.setupTests = runs.flatMap((r) => (r.setup_tests ?? []).map((t) => ({ ...t, viewUrl: null })));
     ({ counts: this.counts, status: this.status } = summarize(this.tests));
     this.wait = runs[0]?.queue_wait ?? null;
     this.view.changed(this);

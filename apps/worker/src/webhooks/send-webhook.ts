@@ -1,14 +1,8 @@
 import http from 'node:http';
 import https from 'node:https';
-import type { LookupFunction } from 'node:net';
 import { errorMessage } from '@testrun/core/logger';
-import {
-  resolveTarget,
-  TargetUnresolvedError,
-  type LookupAll,
-  type ResolvedAddress,
-  type TargetPolicy,
-} from '@testrun/core/target-policy';
+import { TargetUnresolvedError, type LookupAll, type TargetPolicy } from '@testrun/core/target-policy';
+import { pinnedLookup, resolveAndCheck } from '../network/checked-connection';
 
 /** One POST of a webhook message. */
 export type WebhookRequest = {
@@ -35,14 +29,6 @@ export type WebhookResponse = {
   durationMs: number;
 };
 
-/** A `lookup` that answers the one address the policy checked, so nothing resolves the name again. */
-function pinnedLookup(address: ResolvedAddress): LookupFunction {
-  return (_host, options, callback) => {
-    if (options.all) callback(null, [{ address: address.address, family: address.family }]);
-    else callback(null, address.address, address.family);
-  };
-}
-
 /**
  * POSTs a message under the target network policy, as the worker's egress proxy does for test
  * traffic: the host is resolved once, every address it resolves to is checked, and the connection
@@ -59,15 +45,13 @@ export async function sendWebhook(request: WebhookRequest): Promise<WebhookRespo
   });
   let checked;
   try {
-    checked = await resolveTarget(request.policy, request.url, request.lookup);
+    checked = await resolveAndCheck(request.policy, request.url, request.lookup);
   } catch (error) {
     if (error instanceof TargetUnresolvedError) return done({ ok: false, status: null, error: error.message });
     throw error;
   }
   if (!checked.allowed)
     return done({ ok: false, status: null, error: `blocked by the target network policy: ${checked.detail}` });
-  const address = checked.addresses[0];
-  if (!address) return done({ ok: false, status: null, error: `${checked.host} has no address` });
   const url = new URL(request.url);
   const client = url.protocol === 'https:' ? https : http;
   const body = Buffer.from(request.body, 'utf8');
@@ -82,7 +66,7 @@ export async function sendWebhook(request: WebhookRequest): Promise<WebhookRespo
       url,
       {
         method: 'POST',
-        lookup: pinnedLookup(address),
+        lookup: pinnedLookup(checked),
         agent: false,
         headers: {
           'content-type': 'application/json',

@@ -54,6 +54,29 @@ function listenAnywhere(port = 0): Promise<Server> {
   });
 }
 
+/** The worker's start, task by task, as docs/ARCHITECTURE.md's "Start-up and shutdown" lists it. */
+const DOCUMENTED_START_ORDER = [
+  'database',
+  'egress proxy',
+  'run queue connection',
+  'run queue',
+  'run worker connection',
+  'webhook worker connection',
+  'browser',
+  'scratch directory',
+  'cancel subscription',
+  'http',
+  'playwright runtime',
+  'discovery worker',
+  'run holds',
+  'run worker',
+  'webhook queue',
+  'webhook worker',
+  'drain',
+  'reconciler',
+  'webhook relay',
+];
+
 let taken: Server;
 
 beforeAll(async () => {
@@ -124,6 +147,16 @@ it('a worker killed outright leaves nothing of its own in the temporary director
     await stopProcess(worker.child);
     throw error;
   }
+  // It started its parts in the order docs/ARCHITECTURE.md gives ("Start-up and shutdown").
+  const ready = present(
+    worker
+      .output()
+      .split('\n')
+      .filter((line) => line.includes('"worker ready"'))
+      .map((line) => JSON.parse(line) as { tasks?: string[] })[0],
+    'the ready line',
+  );
+  expect(ready.tasks).toEqual(DOCUMENTED_START_ORDER);
   const pid = present(worker.child.pid, "the worker's pid");
   const its = () => readdirSync(tmpdir()).filter((name) => name.startsWith(`testrun-worker-${pid}-`));
   // Its share (sandbox/share.ts: a tmpfs, holding the code cache from the start) is among them, mounted.

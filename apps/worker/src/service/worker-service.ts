@@ -48,6 +48,8 @@ export interface WorkerService {
   httpPort: number | undefined;
   /** What each run is executed with (the service's own parts and scratch directory). */
   runDeps: RunDeps;
+  /** The names of the start's tasks, in the order they were set up (a stop closes them last first). */
+  tasks: readonly string[];
   /** Which run a fault belongs to (main.ts's fault guard asks it). */
   faults: RunFaults;
   /**
@@ -60,10 +62,8 @@ export interface WorkerService {
 
 /**
  * Starts the worker process's parts in order, each a task of a {@link Lifecycle}: stop (and a start
- * that fails halfway) closes those that were opened, last first. The order, and so the reverse
- * order of the stop: Postgres, the egress proxy, the Redis connections and run queue, the browser,
- * the scratch directory, the cancel subscription, the HTTP server, the run and webhook workers, the
- * drain, the reconciler and the webhook relay.
+ * that fails halfway) closes those that were opened, last first. The order is docs/ARCHITECTURE.md's
+ * ("Start-up and shutdown"), which test/worker/worker-start-failure.test.ts checks (`tasks`).
  */
 export async function startWorkerService(config: WorkerConfig, options: WorkerServiceOptions): Promise<WorkerService> {
   const { logger } = options;
@@ -71,7 +71,9 @@ export async function startWorkerService(config: WorkerConfig, options: WorkerSe
   const lifecycle = new Lifecycle({ logger });
   const drain = new DrainState();
   const parts = await lifecycle.start((life) => startParts(life, config, { ...options, recordVideo }, drain));
+  const tasks = lifecycle.names;
   logger.info('worker ready', {
+    tasks,
     concurrency: config.concurrency,
     video: recordVideo,
     artifacts: describeArtifactStore(config.artifacts),
@@ -84,7 +86,7 @@ export async function startWorkerService(config: WorkerConfig, options: WorkerSe
     stopping ??= lifecycle.close().then(() => ({ handedBack: drain.handedBack }));
     return stopping;
   };
-  return { ...parts, recordVideo, stop };
+  return { ...parts, recordVideo, tasks, stop };
 }
 
 /** Whether runs are recorded on video: WORKER_VIDEO, and whether Playwright's ffmpeg is installed. */
@@ -97,7 +99,7 @@ function videoRecording(config: WorkerConfig, logger: Logger): boolean {
   return available;
 }
 
-type Started = Omit<WorkerService, 'recordVideo' | 'stop'>;
+type Started = Omit<WorkerService, 'recordVideo' | 'tasks' | 'stop'>;
 
 /** The tasks of the start, in order; see {@link startWorkerService}. */
 async function startParts(

@@ -1,5 +1,6 @@
 import { Prisma, type Db, type DbTx } from '../db';
-import { groupKey, inGroup, liveRun } from './group';
+import { planBatch, type BatchCandidate } from './batch-plan';
+import { inGroup, liveRun, staysWithFile, wholeSuite } from './group';
 
 /*
  * Playwright batches (docs/PLAYWRIGHT.md, "Batches"): the worker that claims a Playwright run of a
@@ -29,20 +30,12 @@ export interface BatchRequest {
   joined?: readonly string[];
 }
 
-interface Candidate {
-  id: string;
-  /** What it goes into a batch with: its spec file, or its own id for a test Playwright may run apart from its file (`parallel`). */
-  group: string;
-  /** In the leader's spec file: always in its batch (a serial group stays whole). */
-  same: boolean;
-}
-
 /**
  * Reserves the runs that join the leader's batch and returns their ids (the leader and the joined
  * runs, reserved too so that the batch's lease counts them, not among them).
  * Candidates are the suite run's queued runs of the same bundle and settings not reserved by a live
- * batch; the batch takes the leader's spec file first, then whole files in queue order, up to its
- * share (the candidates and the leader divided by the ways still free) or `maxRuns`.
+ * batch; which of them it takes is the sharing rule of batch-plan.ts (planBatch): the leader's spec
+ * file first, then whole files in queue order, up to its share or `maxRuns`.
  */
 export async function reserveBatch(db: Db, request: BatchRequest): Promise<string[]> {
   for (let attempt = 1; ; attempt++) {
@@ -98,15 +91,13 @@ async function tryReserve(db: Db, request: BatchRequest, last: boolean): Promise
     // The leader and the joined runs first, in id order as a cancel locks them, then only rows no
     // one holds (SKIP LOCKED): this never deadlocks with a cancel or a claim.
     const running = [request.leaderId, ...(request.joined ?? [])];
-    await tx.$queryRaw`SELECT id FROM runs WHERE id = ANY(${running}::text[]) ORDER BY id FOR UPDATE`;
-    // A file of the leader's or a joined run's is taken whole (a serial group is never split); with
-    // the config's `workers: 1`, the whole suite run is.
-    const candidates = await tx.$queryRaw<Candidate[]>`
-      SELECT r.id, ${Prisma.raw(groupKey('r'))} AS "group",
-        (SELECT bool_or(${Prisma.raw(inGroup('r', 'j', { project: false, otherStays: false }))})
-          FROM runs j WHERE j.id = ANY(${running}::text[])) AS same
+    const locked = await tx.$queryRaw<Array<{ id: string; file: string | null }>>`
+      SELECT id, steps->'playwright'->>'file' AS file FROM runs WHERE id = ANY(${running}::text[]) ORDER BY id FOR UPDATE`;
+    const candidates = await tx.$queryRaw<BatchCandidate[]>`
+      SELECT r.id, r.steps->'playwright'->>'file' AS file, NOT ${Prisma.raw(staysWithFile('r'))} AS parallel,
+        (${Prisma.raw(wholeSuite('r'))}) IS TRUE AS "wholeSuite"
       ${candidatesOf(request.leaderId, running)}
-      ORDER BY 3 DESC, r.position
+      ORDER BY r.position
       FOR UPDATE OF r SKIP LOCKED`;
     if (!last && (await candidateCount(tx, request.leaderId, running)) > candidates.length) return 'contended';
     if (candidates.length === 0 && running.length === 1) return [];
@@ -114,32 +105,19 @@ async function tryReserve(db: Db, request: BatchRequest, last: boolean): Promise
       SELECT count(DISTINCT r.batch_id)::int AS batches
       FROM runs l JOIN runs r ON r.suite_run_id = l.suite_run_id
       WHERE l.id = ${request.leaderId} AND r.batch_lease_until >= now() AND r.status IN ('queued', 'running')`;
-    // A batch of W workers (the leader and the runs that joined it) takes W of the ways still free.
-    const workers = running.length;
-    const ways = Math.max(workers, request.share - (live?.batches ?? 0));
-    const total = candidates.length + workers;
-    const size = Math.min(request.maxRuns * workers, Math.ceil((total * workers) / ways)) - workers;
-    const ids = wholeFiles(candidates, size);
-    if (ids.length === 0 && workers === 1) return [];
+    const ids = planBatch(candidates, {
+      leading: running.map((id) => locked.find((row) => row.id === id)?.file ?? null),
+      share: request.share,
+      maxRuns: request.maxRuns,
+      liveBatches: live?.batches ?? 0,
+    });
+    if (!ids) return [];
     await tx.$executeRaw`
       UPDATE runs SET batch_id = ${request.batchId},
         batch_lease_until = now() + make_interval(secs => ${BATCH_LEASE_MS / 1000})
       WHERE id = ANY(${[...running, ...ids]}::text[])`;
     return ids;
   });
-}
-
-/** The leader's file's candidates, then whole groups (files, or one parallel test) in order while fewer than `size` are taken. */
-function wholeFiles(candidates: readonly Candidate[], size: number): string[] {
-  const ids = candidates.filter((c) => c.same).map((c) => c.id);
-  const groups: string[] = [];
-  for (const candidate of candidates)
-    if (!candidate.same && !groups.includes(candidate.group)) groups.push(candidate.group);
-  for (const group of groups) {
-    if (ids.length >= size) break;
-    ids.push(...candidates.filter((c) => c.group === group).map((c) => c.id));
-  }
-  return ids;
 }
 
 /**

@@ -5,8 +5,9 @@
  * `fullyParallel` or a parallel describe); the whole suite run when its config says `workers: 1`.
  * Written once here for the statements that need it: a claim's GROUP_LOCK (claim.ts), and a
  * batch's reservation (batch.ts), which leaves out a candidate whose group runs live elsewhere and
- * takes the groups of the runs it leads whole. Each is SQL text over aliases of `runs` (the code's
- * own names, never input), as HOLD_LIVE is; the caller joins the runs on their suite run.
+ * reads what the sharing rule (batch-plan.ts) takes the groups of the runs it leads whole by. Each
+ * is SQL text over aliases of `runs` (the code's own names, never input), as HOLD_LIVE is; the
+ * caller joins the runs on their suite run.
  */
 
 type Field = 'workers' | 'parallel' | 'file' | 'project';
@@ -15,10 +16,10 @@ type Field = 'workers' | 'parallel' | 'file' | 'project';
 const step = (run: string, field: Field) => `${run}.steps->'playwright'->>'${field}'`;
 
 /** Whether the run's group is its whole suite run (`workers: 1`); null when its config gave no number. */
-const wholeSuite = (run: string) => `${step(run, 'workers')} = '1'`;
+export const wholeSuite = (run: string) => `${step(run, 'workers')} = '1'`;
 
 /** Whether the run's test stays with its file: Playwright would not run it apart (`parallel`). Never null. */
-const staysWithFile = (run: string) => `(${step(run, 'parallel')}) IS DISTINCT FROM 'true'`;
+export const staysWithFile = (run: string) => `(${step(run, 'parallel')}) IS DISTINCT FROM 'true'`;
 
 /** Which of the file's runs {@link inGroup} counts. */
 export interface GroupScope {
@@ -38,14 +39,6 @@ export function inGroup(run: string, other: string, scope: GroupScope): string {
   if (scope.project) file.push(`${step(other, 'project')} IS NOT DISTINCT FROM ${step(run, 'project')}`);
   if (scope.otherStays) file.push(staysWithFile(other));
   return `(${wholeSuite(run)} OR (${staysWithFile(run)} AND ${file.join(' AND ')}))`;
-}
-
-/**
- * SQL: what a batch takes the run with, whole: '' for every run of a `workers: 1` suite run, the
- * run's own id when its test runs apart, else its file (of every Playwright project).
- */
-export function groupKey(run: string): string {
-  return `CASE WHEN ${wholeSuite(run)} THEN '' WHEN NOT (${staysWithFile(run)}) THEN ${run}.id ELSE ${step(run, 'file')} END`;
 }
 
 /**

@@ -15,6 +15,7 @@ export * from './listing';
 export * from './rerun';
 export * from './counts';
 export * from './batch';
+export { batchWorkers } from './batch-plan';
 export * from './step-rows';
 export * from './setup-results';
 export * from './request-tests';

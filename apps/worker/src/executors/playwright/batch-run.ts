@@ -4,7 +4,7 @@
 // sandbox, and each run's result is recorded as its test ends.
 import type { Db } from '@testrun/core/db';
 import { errorMessage } from '@testrun/core/logger';
-import { playwrightBatchWallMs, type RunOutcome } from '@testrun/core/runs';
+import { batchWorkers, playwrightBatchWallMs, type RunOutcome } from '@testrun/core/runs';
 import type { ExecutorAttempt } from '../executor';
 import type { RunListener } from '../../network/egress-proxy';
 import { DEFAULT_PLAYWRIGHT_SANDBOX_LIMITS, limitsForWorkers, shareFolder } from '../../sandbox';
@@ -114,8 +114,7 @@ async function leadBatch(
   const { run } = attempt;
   const own = deferred<undefined>();
   const running: JoinedRun[] = [{ runId: run.id, definition, recorded: own.promise }, ...gathering.joined];
-  // A Playwright worker for each slot the batch holds, at most the config's own `workers`.
-  const workers = Math.min(running.length, definition.workers ?? running.length);
+  const workers = batchWorkers(running.length, definition.workers);
   let batch: PlaywrightBatch;
   let work: Promise<unknown>;
   try {

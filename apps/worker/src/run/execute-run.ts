@@ -33,7 +33,7 @@ export async function executeRun(
 
 /**
  * `batch`: the run is a member of that Playwright batch, claimed as its test begins in the batch's
- * sandbox (executors/playwright/batch.ts). Work an executor holds the job for (a batch it leads)
+ * sandbox (executors/playwright/batch/). Work an executor holds the job for (a batch it leads)
  * is awaited in `held` of the execution.
  */
 async function execute(
@@ -43,24 +43,6 @@ async function execute(
   batch: BatchClaim | null,
 ): Promise<RunExecution> {
   const began = performance.now();
-  // A job's run is on its way to its executor until it gets there: a Playwright batch's leader
-  // waits for it (executors/playwright/gather.ts).
-  const arrivals = batch === null ? given.playwright?.arrivals : undefined;
-  arrivals?.begin(runId);
-  try {
-    return await claimAndRun(given, runId, owner, batch, began);
-  } finally {
-    arrivals?.arrived(runId);
-  }
-}
-
-async function claimAndRun(
-  given: RunDeps,
-  runId: string,
-  owner: RunOwner | null,
-  batch: BatchClaim | null,
-  began: number,
-): Promise<RunExecution> {
   // One statement claims the run, moves its suite counters and returns the snapshot to execute; it
   // is tried again through a Postgres outage, like the result writes.
   const log = given.logger.child({ runId });
@@ -84,6 +66,8 @@ async function claimedRun(
   began: number,
 ): Promise<RunExecution> {
   const runId = claim.id;
+  // A run that is not a Playwright test never joins a batch: a leader waiting for it stops waiting
+  // (executors/playwright/batch/arrivals.ts).
   if (executorKind(claim) !== 'playwright') given.playwright?.arrivals.arrived(runId);
   // From here every line logged for the run carries the id of the API request that created it.
   const { requestId } = claim;

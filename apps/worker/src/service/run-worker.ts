@@ -30,6 +30,21 @@ export interface RunWorkerOptions {
 const parsePayload = compileValidator(RunJobPayload);
 
 /**
+ * The job's run, executed; it is no longer on its way to a batch (if it had not arrived yet). executeRun
+ * throws only when the run could not be recorded: the job fails saying why, and the reconciler ends
+ * the run with that reason (never `worker_lost`: this worker is alive).
+ */
+async function executeJobRun(deps: RunDeps, runId: string): Promise<RunExecution> {
+  try {
+    return await executeRun(deps, runId);
+  } catch (error) {
+    throw notRecordedError(error);
+  } finally {
+    deps.playwright?.arrivals.arrived(runId);
+  }
+}
+
+/**
  * The run queue's consumer: a thin processor that checks the payload and calls executeRun. Any
  * number of these, in any number of processes, share the queue.
  */
@@ -45,15 +60,13 @@ export function createRunWorker(deps: RunDeps, options: RunWorkerOptions): Worke
           `invalid run job payload: ${payload.errors.map((e) => `${e.path} ${e.message}`).join('; ')}`,
         );
       }
-      // A Playwright batch's leader sees which of this worker's slots hold a job (gather.ts).
+      // A Playwright batch's leader sees which of this worker's slots hold a job, and waits for
+      // the job's run until it reaches its executor (executors/playwright/batch/arrivals.ts).
+      const { runId } = payload.value;
       const arrivals = deps.playwright?.arrivals;
-      arrivals?.jobBegan();
+      arrivals?.jobTook(runId);
       try {
-        // executeRun throws only when the run could not be recorded: the job fails saying why, and the
-        // reconciler ends the run with that reason (never `worker_lost`: this worker is alive).
-        const execution = await executeRun(deps, payload.value.runId).catch((error: unknown) => {
-          throw notRecordedError(error);
-        });
+        const execution = await executeJobRun(deps, runId);
         // A Playwright batch this run led keeps the job (and the worker's slot) until it has ended.
         if (execution.kind === 'finished') await execution.held;
         // Another test of its file runs elsewhere: the job comes back once that one's batch has

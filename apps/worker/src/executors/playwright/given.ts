@@ -1,5 +1,5 @@
 // What a Playwright run's attempt runs with, alone or in a batch: its sandbox's options, and how a
-// test's result becomes the run's outcome (playwright-executor.ts, batch-run.ts).
+// test's result becomes the run's outcome (playwright-executor.ts, batch/run-in-batch.ts).
 import type { EvidenceMode, PlaywrightDefinition } from '@testrun/contracts';
 import type { Db } from '@testrun/core/db';
 import type { RunOutcome } from '@testrun/core/runs';

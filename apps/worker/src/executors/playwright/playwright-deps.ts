@@ -1,10 +1,11 @@
 import type { TargetPolicy } from '@testrun/core/target-policy';
 import type { RunListener } from '../../network/egress-proxy';
 import type { SandboxLimits } from '../../sandbox';
-import type { BatchRegistry } from './batch';
+import type { Arrivals } from './batch/arrivals';
+import type { BatchRegistry } from './batch/batch';
+import type { Gatherings } from './batch/gather';
 import type { BundleCache } from './bundle-cache';
 import type { CodeCache } from './code-cache';
-import type { Arrivals, Gatherings } from './gather';
 import type { Isolation } from './runtime';
 import type { PlaywrightVersions } from './versions';
 
@@ -33,15 +34,15 @@ export interface PlaywrightRuntime {
   egress: { port: number; open: (id: string, policy: TargetPolicy | undefined) => Promise<RunListener> } | null;
   /** Bounds of each sandbox (a run's wall clock comes from its time budget). */
   limits: Partial<SandboxLimits>;
-  /** This worker's batches, by member run (batch.ts). */
+  /** This worker's batches, by member run (batch/batch.ts). */
   batches: BatchRegistry;
   /**
    * How a suite run's tests are shared into batches: between `share` batches (the worker's
    * concurrency), at most `maxRuns` runs each (PLAYWRIGHT_BATCH_SIZE; 1: every test alone).
    */
   batching: { share: number; maxRuns: number };
-  /** The runs this worker's jobs are bringing to their executor, which a batch's leader waits for (gather.ts). */
+  /** The runs this worker's jobs are bringing to their executor, which a batch's leader waits for (batch/arrivals.ts). */
   arrivals: Arrivals;
-  /** The batches being gathered, which runs of the same suite run join (gather.ts). */
+  /** The batches being gathered, which runs of the same suite run join (batch/gather.ts). */
   gatherings: Gatherings;
 }

@@ -1,13 +1,13 @@
 // Playwright Test as an executor (docs/PLAYWRIGHT.md): the run's definition names one test of a
 // bundle the team deployed; the test runs with the service's Playwright Test runner in a sandbox
 // (docs/SANDBOX.md), through the worker's egress proxy, and its result becomes the run's.
-// The first attempt of a run of a suite run joins or leads a batch (batch-run.ts) of the suite
+// The first attempt of a run of a suite run joins or leads a batch (batch/) of the suite
 // run's runs: the tests then share one sandbox.
 import { isPlaywrightDefinition } from '@testrun/contracts';
 import type { RunOutcome } from '@testrun/core/runs';
 import { invalidDefinitionOutcome } from '../../run/run-outcomes';
 import type { Executor, ExecutorAttempt, ExecutorRun } from '../executor';
-import { recordMember, runInBatch } from './batch-run';
+import { recordMember, runInBatch } from './batch/run-in-batch';
 import { BundleUnavailableError } from './bundle-cache';
 import { cannotRun, runAlone, type Definition } from './given';
 import type { PlaywrightRuntime } from './playwright-deps';
@@ -46,7 +46,7 @@ function prepare({ run, db, headersKey, retry }: ExecutorRun): PrepareResult {
   // Its own values' secrets, compiled once: a member of a batch is recorded with them.
   const own = playwrightSecrets(values);
   const execute = (attempt: ExecutorAttempt) => executeTest(attempt, definition, { values, own }, read);
-  // Its sandbox goes out through a listener of its own (given.ts, batch-run.ts).
+  // Its sandbox goes out through a listener of its own (given.ts, batch/run-in-batch.ts).
   return { prepared: { mask: own.mask, ownEgress: true, execute } };
 }
 
@@ -60,7 +60,7 @@ async function executeTest(
 ): Promise<RunOutcome> {
   const { run, playwright } = attempt;
   if (!playwright) return cannotRun('this worker was started without Playwright support');
-  // A run of a suite run joins or leads a batch, and is then no longer on its way (gather.ts);
+  // A run of a suite run joins or leads a batch, and is then no longer on its way (batch/arrivals.ts);
   // any other is no longer on its way now.
   const batched = run.suiteRunId !== null && playwright.batching.maxRuns >= 2;
   if (!batched) playwright.arrivals.arrived(run.id);

@@ -1,21 +1,30 @@
 // A run of a suite run in a batch (docs/PLAYWRIGHT.md, "Batches"): the run joins the batch of a
 // leader this worker is gathering (gather.ts), or leads one: the runs that joined it (one
-// Playwright worker each) and the suite run's queued runs it reserves (batch.ts) run in one
-// sandbox, and each run's result is recorded as its test ends.
+// Playwright worker each) and the suite run's queued runs it reserves (batch.ts; which ones is
+// core's sharing rule, runs/batch-plan.ts) run in one sandbox, and each run's result is recorded
+// as its test ends.
 import type { Db } from '@testrun/core/db';
 import { errorMessage } from '@testrun/core/logger';
 import { batchWorkers, playwrightBatchWallMs, type RunOutcome } from '@testrun/core/runs';
-import type { ExecutorAttempt } from '../executor';
-import type { RunListener } from '../../network/egress-proxy';
-import { DEFAULT_PLAYWRIGHT_SANDBOX_LIMITS, limitsForWorkers, shareFolder } from '../../sandbox';
+import type { ExecutorAttempt } from '../../executor';
+import type { RunListener } from '../../../network/egress-proxy';
+import { DEFAULT_PLAYWRIGHT_SANDBOX_LIMITS, limitsForWorkers, shareFolder } from '../../../sandbox';
 import { PlaywrightBatch, reserveMembers, type BatchMember, type JoinedRun } from './batch';
 import { gatherKey, GATHER_BOUND_MS, GATHER_GRACE_MS, type Gathering } from './gather';
-import { cannotRun, recordResult, runAlone, sandboxOptions, setupRecorder, type Definition, type Given } from './given';
+import {
+  cannotRun,
+  recordResult,
+  runAlone,
+  sandboxOptions,
+  setupRecorder,
+  type Definition,
+  type Given,
+} from '../given';
 import { deferred } from './deferred';
-import { makeControlDir } from './interrupt';
-import type { PlaywrightSecrets } from './playwright-secrets';
-import { runPlaywrightTests } from './run';
-import { SCRATCH_PREFIX, scratchBytes, withScratch } from './scratch-run';
+import { makeControlDir } from '../interrupt';
+import type { PlaywrightSecrets } from '../playwright-secrets';
+import { runPlaywrightTests } from '../run';
+import { SCRATCH_PREFIX, scratchBytes, withScratch } from '../scratch-run';
 
 /**
  * Runs the attempt of a run of a suite run: in the batch of a leader gathering its suite run's runs

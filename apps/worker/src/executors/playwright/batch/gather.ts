@@ -2,7 +2,7 @@
 // that this worker's slots took at the same moment share one sandbox, one Playwright runner and
 // its workers (one a slot), as `playwright test --workers=N` would run them, instead of each
 // starting a sandbox and a runner of its own. The first to reach its executor leads; it waits for
-// the others this worker has claimed and is still preparing (Arrivals), and those of the same suite
+// the others this worker has claimed and is still preparing (arrivals.ts), and those of the same suite
 // run and settings join it: their jobs keep their slots for the batch, which runs one Playwright
 // worker a slot.
 import type { PlaywrightDefinition } from '@testrun/contracts';
@@ -20,68 +20,6 @@ export const GATHER_BOUND_MS = 1_000;
  * apart, and a leader whose claim was quicker would otherwise start alone.
  */
 export const GATHER_GRACE_MS = 100;
-
-/**
- * The runs this worker's jobs have taken and not yet brought to their executor (being claimed, their
- * secrets opened), and how many of its `slots` hold a job: a leader waits until none is on its way
- * (and, for a while, until no slot is idle), so that those of its suite run join it.
- */
-export class Arrivals {
-  private readonly pending = new Set<string>();
-  private readonly waiters = new Set<() => void>();
-  private jobs = 0;
-
-  constructor(private readonly slots = 1) {}
-
-  /** A slot took a job (its run's `begin` follows). */
-  jobBegan(): void {
-    this.jobs += 1;
-  }
-
-  /** A slot's job ended: the slot is idle again. */
-  jobEnded(): void {
-    this.jobs -= 1;
-  }
-
-  begin(runId: string): void {
-    this.pending.add(runId);
-  }
-
-  /** The run reached its executor (or ended before it): it is no longer on its way. */
-  arrived(runId: string): void {
-    if (!this.pending.delete(runId)) return;
-    for (const waiter of this.waiters) waiter();
-  }
-
-  /**
-   * Resolves once `enough()` holds, or no run is on its way and, for `graceMs`, no slot is idle;
-   * after `boundMs` at the latest.
-   */
-  async settled(boundMs: number, enough: () => boolean, graceMs = 0): Promise<void> {
-    let graceOver = graceMs <= 0;
-    const ready = () => enough() || (this.pending.size === 0 && (graceOver || this.jobs >= this.slots));
-    if (ready()) return;
-    await new Promise<void>((resolve) => {
-      const done = () => {
-        clearTimeout(bound);
-        clearTimeout(grace);
-        this.waiters.delete(check);
-        resolve();
-      };
-      const check = () => {
-        if (ready()) done();
-      };
-      const bound = setTimeout(done, boundMs);
-      const grace = graceOver
-        ? undefined
-        : setTimeout(() => {
-            graceOver = true;
-            check();
-          }, graceMs);
-      this.waiters.add(check);
-    });
-  }
-}
 
 /** What a joined run is told: the batch it is a member of and the work its job keeps its slot for; null: run alone. */
 export type Gathered = { batch: PlaywrightBatch; work: Promise<unknown> } | null;

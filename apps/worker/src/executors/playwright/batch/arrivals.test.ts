@@ -1,11 +1,11 @@
-import { Arrivals, Gatherings } from './gather';
+import { Arrivals } from './arrivals';
 
 describe('Arrivals', () => {
   it('settles at once when no run is on its way, and once the last one arrives otherwise', async () => {
     const arrivals = new Arrivals();
     await arrivals.settled(60_000, () => false);
-    arrivals.begin('a');
-    arrivals.begin('b');
+    arrivals.jobTook('a');
+    arrivals.jobTook('b');
     let settled = false;
     const waiting = arrivals.settled(60_000, () => false).then(() => (settled = true));
     arrivals.arrived('a');
@@ -22,11 +22,11 @@ describe('Arrivals', () => {
 
   it('settles when enough have gathered, or at its bound while a run is still on its way', async () => {
     const arrivals = new Arrivals();
-    arrivals.begin('slow');
+    arrivals.jobTook('slow');
     let enough = false;
     const waiting = arrivals.settled(60_000, () => enough);
     enough = true;
-    arrivals.begin('other');
+    arrivals.jobTook('other');
     arrivals.arrived('other');
     await waiting;
     // 'slow' never arrives: the bound ends the wait.
@@ -37,13 +37,13 @@ describe('Arrivals', () => {
 describe('Arrivals with idle slots', () => {
   it('waits, within its grace, for a job to come to an idle slot and for its run to arrive', async () => {
     const arrivals = new Arrivals(2);
-    arrivals.jobBegan();
+    arrivals.jobTook('a');
+    arrivals.arrived('a');
     let settled = false;
     const waiting = arrivals.settled(60_000, () => false, 60_000).then(() => (settled = true));
     await new Promise((resolve) => setTimeout(resolve, 10));
     expect(settled).toBe(false);
-    arrivals.jobBegan();
-    arrivals.begin('b');
+    arrivals.jobTook('b');
     await Promise.resolve();
     expect(settled).toBe(false);
     arrivals.arrived('b');
@@ -53,28 +53,14 @@ describe('Arrivals with idle slots', () => {
 
   it('settles at the end of its grace when a slot stays idle, and at once with none idle or no grace', async () => {
     const arrivals = new Arrivals(2);
-    arrivals.jobBegan();
+    arrivals.jobTook('a');
+    arrivals.arrived('a');
     await arrivals.settled(60_000, () => false, 20);
     await arrivals.settled(60_000, () => false);
-    arrivals.jobBegan();
+    arrivals.jobTook('b');
+    arrivals.arrived('b');
     await arrivals.settled(60_000, () => false, 60_000);
     arrivals.jobEnded();
     arrivals.jobEnded();
-  });
-});
-
-describe('Gatherings', () => {
-  it('lets runs of the same key join an open gathering and tells them its batch; a closed one takes nobody', async () => {
-    const gatherings = new Gatherings();
-    const run = (runId: string) => ({ runId, definition: {} as never, recorded: Promise.resolve() });
-    expect(gatherings.join('k', run('early'))).toBeNull();
-    const gathering = gatherings.lead('k');
-    const joined = gatherings.join('k', run('b'));
-    expect(gatherings.join('other', run('c'))).toBeNull();
-    gathering.close();
-    expect(gatherings.join('k', run('late'))).toBeNull();
-    expect(gathering.joined.map((r) => r.runId)).toEqual(['b']);
-    gathering.resolve(null);
-    await expect(joined).resolves.toBeNull();
   });
 });

@@ -9,12 +9,12 @@ import type { Db } from '@testrun/core/db';
 import type { Logger } from '@testrun/core/logger';
 import { errorMessage } from '@testrun/core/logger';
 import { releaseBatch, renewBatch, reserveBatch } from '@testrun/core/runs';
-import type { RunListener } from '../../network/egress-proxy';
-import type { SecretMask } from '../../run/secret-mask';
+import type { RunListener } from '../../../network/egress-proxy';
+import type { SecretMask } from '../../../run/secret-mask';
 import { deferred } from './deferred';
-import { playwrightTestKey } from './discover';
-import { interruptTest } from './interrupt';
-import type { PlaywrightTestRef, PlaywrightTestResult } from './types';
+import { playwrightTestKey } from '../discover';
+import { interruptTest } from '../interrupt';
+import type { PlaywrightTestRef, PlaywrightTestResult } from '../types';
 
 type Definition = PlaywrightDefinition['playwright'];
 

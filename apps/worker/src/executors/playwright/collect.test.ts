@@ -1,5 +1,6 @@
 import type { BlockedRequest } from '../../network/egress-proxy';
 import { relativeSteps, ResultCollector } from './collect';
+import { playwrightTestKey } from './discover';
 import { refusals } from './given';
 import { INSIDE } from './runtime';
 import type { PlaywrightStep, PlaywrightTestResult, SetupTestResult } from './types';
@@ -158,5 +159,56 @@ describe('setup tests', () => {
     const [rest] = collector.finishRest({ limit: null, aborted: false, stderr: '' });
     expect(rest).toMatchObject({ status: 'error', code: 'setup_failed' });
     expect(rest?.summary).toContain('"[setup] › seeds the shop"');
+  });
+});
+
+describe("the reporter's lines", () => {
+  const ref = (title: string) => ({ file: 'a.spec.ts', project: 'chromium', titlePath: [title] });
+  const line = (type: string, title: string, extra: Record<string, unknown> = {}) =>
+    JSON.stringify({ type, ...ref(title), line: 1, column: 1, ...extra });
+  const passed = {
+    final: true,
+    endedAt: 1_000,
+    retry: 0,
+    status: 'passed',
+    expectedStatus: 'passed',
+    durationMs: 5,
+    annotations: [],
+    errors: [],
+    steps: [],
+    attachments: [],
+    stdout: '',
+    stderr: '',
+  };
+  const collect = () => {
+    const results: PlaywrightTestResult[] = [];
+    const collector = new ResultCollector(
+      [ref('first'), ref('second')],
+      '/nonexistent-scratch',
+      (r) => results.push(r),
+      () => [],
+    );
+    return { collector, results };
+  };
+
+  it('are refused when not of their shape, and the next ones still read', () => {
+    const { collector, results } = collect();
+    collector.line(line('attempt', 'first', { ...passed, errors: 'Error: no', steps: null }));
+    collector.line(line('attempt', 'first', { ...passed, status: 'exploded' }));
+    collector.line('{"type":"attempt"');
+    expect(results).toEqual([]);
+    collector.line(line('attempt', 'first', passed));
+    expect(results.map((r) => [r.key, r.status])).toEqual([[playwrightTestKey(ref('first')), 'passed']]);
+  });
+
+  it("name the test of a line over the cap by its head, whatever the order of the head's members", () => {
+    const { collector, results } = collect();
+    collector.line(line('begin', 'first'));
+    collector.line(line('begin', 'second'));
+    // The head names the first test, its members in another order than the reporter's: the first
+    // ends on the output limit, not the last that began.
+    const head = JSON.stringify({ titlePath: ['first'], project: 'chromium', file: 'a.spec.ts', type: 'attempt' });
+    collector.line(JSON.stringify({ type: 'oversized', bytes: 5_000_000, head: head.slice(0, -1) + ',"stdout":"xx' }));
+    expect(results.map((r) => [r.key, r.code])).toEqual([[playwrightTestKey(ref('first')), 'resource_limit']]);
   });
 });

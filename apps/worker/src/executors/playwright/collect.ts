@@ -1,5 +1,7 @@
 import { groupLimitNow, scratchFullNow } from '../../sandbox';
 import { playwrightTestKey } from './discover';
+import { MAX_LINE_BYTES, type OversizedRecord } from './inside/protocol';
+import { identityOfHead, readLine } from './inside/protocol-read';
 import {
   classifyAttempt,
   invalidDefinition,
@@ -13,7 +15,6 @@ import {
 } from './outcome';
 import { resultOf } from './result-of';
 import { bundlePath, hostPath, INSIDE, type Layout } from './runtime';
-import { MAX_LINE_BYTES, type OversizedLine } from './tail';
 import { attachmentsOfLine } from './store-attachments';
 import type {
   PlaywrightAttempt,
@@ -25,41 +26,11 @@ import type {
   SetupTestResult,
 } from './types';
 
+/** Which test a line is about. */
 interface Identity {
   file: string;
   project: string;
   titlePath: string[];
-}
-
-type ReporterLine =
-  | ({ type: 'attempt'; final: boolean; endedAt?: number; line?: number; column?: number } & Identity &
-      PlaywrightAttempt)
-  | ({ type: 'notRun' } & Identity)
-  | ({ type: 'begin' } & Identity)
-  | { type: 'error'; error: PlaywrightError }
-  | { type: 'end' }
-  | OversizedLine;
-
-const JSON_STRING = String.raw`"(?:[^"\\]|\\.)*"`;
-/** The identity the reporter writes first in an attempt's line, as the head of one over the cap has it. */
-const ATTEMPT_IDENTITY = new RegExp(
-  String.raw`^\{"type":"attempt","file":(${JSON_STRING}),"line":\d+,"column":\d+,"project":(${JSON_STRING}),` +
-    String.raw`"titlePath":(\[(?:${JSON_STRING}(?:,${JSON_STRING})*)?\])`,
-);
-
-/** Whose attempt a line over the cap was, from its head; null when the head does not say. */
-function identityOf(head: string): Identity | null {
-  const match = ATTEMPT_IDENTITY.exec(head);
-  if (!match?.[1] || !match[2] || !match[3]) return null;
-  try {
-    return {
-      file: JSON.parse(match[1]) as string,
-      project: JSON.parse(match[2]) as string,
-      titlePath: JSON.parse(match[3]) as string[],
-    };
-  } catch {
-    return null;
-  }
 }
 
 type Location = NonNullable<PlaywrightStep['location']>;
@@ -149,12 +120,9 @@ export class ResultCollector {
   }
 
   line(text: string): void {
-    let line: ReporterLine;
-    try {
-      line = JSON.parse(text) as ReporterLine;
-    } catch {
-      return;
-    }
+    // The sandbox wrote it: a line that is not a record of the protocol's is refused.
+    const line = readLine(text);
+    if (line === null) return;
     if (line.type === 'error') this.loadErrors.push(line.error.message);
     if (line.type === 'end') this.ended = true;
     if (line.type === 'oversized') this.oversized(line);
@@ -190,8 +158,8 @@ export class ResultCollector {
       const name = setupName(line);
       if (outcome.status === 'error' || outcome.status === 'failed')
         this.failedSetup.push({ name, summary: outcome.summary });
-      const ref = { file: line.file, line: line.line ?? 0, column: line.column ?? 0, project: line.project };
-      const endedAt = line.endedAt ?? Date.now();
+      const ref = { file: line.file, line: line.line, column: line.column, project: line.project };
+      const endedAt = line.endedAt;
       const result = resultOf(key, limit === null ? outcome : limitHit(limit), attempts, blocked);
       this.onSetup({ ...result, name, ref: { ...ref, titlePath: line.titlePath }, endedAt });
       return;
@@ -211,8 +179,8 @@ export class ResultCollector {
    * A line over the cap (tail.ts), dropped unread: the test whose result it was (its head names it;
    * else the last test that began without a result, the one running) ends on the output limit.
    */
-  private oversized(line: OversizedLine): void {
-    const identity = identityOf(line.head);
+  private oversized(line: OversizedRecord): void {
+    const identity = identityOfHead(line.head);
     const key = identity ? playwrightTestKey(identity) : this.begun.findLast((begun) => !this.done.has(begun));
     if (key === undefined || !this.selected.has(key)) return;
     this.finish(key, resultTooLarge(MAX_LINE_BYTES), this.attempts.get(key) ?? [], this.takeBlocked());

@@ -1,5 +1,6 @@
 import { appendFile, chmod, mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
+import { INTERRUPT_FILE, interruptLine } from './inside/protocol';
 import type { PlaywrightTestRef } from './types';
 
 /*
@@ -9,14 +10,6 @@ import type { PlaywrightTestRef } from './types';
  * whose test is named ends itself. Playwright's runner reports that test failed and goes on with the
  * batch's next tests in a new Playwright worker, as after any worker crash.
  */
-
-/** The file in the control directory, one JSON line per test to stop. */
-const INTERRUPT_FILE = 'interrupt.jsonl';
-
-/** The line naming a test: what inside/fixtures.ts computes from its TestInfo. */
-function interruptLine(test: Pick<PlaywrightTestRef, 'file' | 'project' | 'titlePath'>): string {
-  return JSON.stringify([test.file, test.project, test.titlePath]);
-}
 
 /** A control directory under `parent` (root's, readable by the sandbox's user), and how to remove it. */
 export async function makeControlDir(parent: string): Promise<{ dir: string; remove: () => Promise<void> }> {

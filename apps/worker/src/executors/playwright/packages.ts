@@ -43,17 +43,20 @@ function ffmpegFolderOf(core: string): string | null {
   }
 }
 
+/** The compiled fixture and the modules of inside/ it imports. */
+const FIXTURE_FILES = ['fixtures.js', 'protocol.js'];
+
 /**
  * Writes into `dir` a package standing in for `@playwright/test` in runs: everything of
  * `playwright/test`, with `test` extended by the fixture that sends the headers to the target only
  * (inside/fixtures.ts), found under `runtimeDir` (the sandbox's mount of inside/, whence it resolves
  * `playwright/test` from the sandbox's /node_modules). Without a sandbox (`runtimeDir` null) the
- * fixture is copied into the package, which is copied into the run's node_modules: it resolves
+ * fixture (with the modules it imports) is copied into the package, which is copied into the run's node_modules: it resolves
  * `playwright/test` there, the bundle's version, not the worker's own.
  */
 function writeShim(dir: string, runtimeDir: string | null, packages: PlaywrightPackages): void {
   if (runtimeDir === null)
-    writeFileSync(path.join(dir, 'fixtures.js'), readFileSync(path.join(INSIDE_BUILD, 'fixtures.js')));
+    for (const file of FIXTURE_FILES) writeFileSync(path.join(dir, file), readFileSync(path.join(INSIDE_BUILD, file)));
   const fixtures = runtimeDir === null ? './fixtures.js' : `${runtimeDir}/fixtures.js`;
   const real = packages.test;
   writeFileSync(

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { isVideoAvailable } from '../../run/video';
 import { ResultCollector } from './collect';
 import { playwrightTestKey } from './discover';
+import { OPTIONS_FILE, wrapperOptionsText } from './inside/protocol';
 import { browserUnavailable } from './outcome';
 import { layoutOf, playwrightEnv, prepareScratch, runPlaywrightCli, type Layout } from './runtime';
 import { LineTail } from './tail';
@@ -45,7 +46,7 @@ async function writeRunFiles(
   const wrapper = path.posix.join(path.posix.dirname(options.configFile), WRAPPER_FILE);
   await writeFile(path.join(options.scratchDir, 'bundle', wrapper), wrapperSource(options.configFile, layout));
   const wrapped = wrapperOptions(options, tests, isVideoAvailable(), layout, selectBy);
-  await writeFile(path.join(state, 'options.json'), JSON.stringify(wrapped));
+  await writeFile(path.join(state, OPTIONS_FILE), wrapperOptionsText(wrapped));
   await writeFile(path.join(state, 'test-list.txt'), '');
   const headers = options.headers ?? {};
   if (options.baseUrl !== undefined && Object.keys(headers).length > 0) {
@@ -58,7 +59,7 @@ async function writeRunFiles(
 /**
  * Runs the selected tests of a bundle (normally one) in one sandbox with the Playwright Test runner
  * the bundle runs on (versions.ts), `workers` Playwright workers (default one), Chromium, and the team's config under
- * ours (wrapper-config.ts).
+ * ours (wrapper-config.ts, inside/wrapper-config.ts).
  * Setup projects the tests depend on run first, as Playwright runs them. `onBegin` hears each
  * selected test start (its first attempt). Each selected test's result
  * reaches `onResult` as soon as its last attempt ends; the promise resolves with all of them once the

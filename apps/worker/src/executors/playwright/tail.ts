@@ -2,14 +2,9 @@ import { watch, type FSWatcher } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { openScratchFile } from '../../sandbox';
+import { MAX_LINE_BYTES, type OversizedRecord } from './inside/protocol';
 
-/**
- * The longest line the worker holds: a test's result is one line, and the team's code decides
- * its size (step titles, annotations, error messages; the reporter cuts stdout and stderr to
- * 256 Ki characters each). A plain result is kilobytes, a long test's steps some hundreds.
- */
-export const MAX_LINE_BYTES = 4 * 1024 * 1024;
-/** How much of a line over the cap is kept, to tell whose it was (the reporter writes the test's identity first). */
+/** How much of a line over the cap is kept, to tell whose it was (the reporter writes the test's identity first: inside/protocol.ts). */
 const HEAD_BYTES = 64 * 1024;
 /**
  * The least time between two reads a change of the file's directory wakes: a test that churns that
@@ -19,15 +14,6 @@ const MIN_WAKE_MS = 20;
 /** How often the file is read besides, while the directory is watched (its changes wake reads). */
 const WATCHED_INTERVAL_MS = 1_000;
 
-/** What a line over the cap becomes: the reporter's line type the collector reads it as. */
-export interface OversizedLine {
-  type: 'oversized';
-  /** Its length in bytes (over `maxLineBytes`). */
-  bytes: number;
-  /** Its first bytes. */
-  head: string;
-}
-
 /**
  * Reads the lines appended to a file as they come (the reporter in the sandbox writes them): the
  * file `relative` of the scratch directory `root`. The file and its folders are the sandbox's to
@@ -35,7 +21,7 @@ export interface OversizedLine {
  * scratch directory's own file system (openScratchFile), and opening it never blocks (a FIFO would
  * hold the read, and the run, forever). A line longer than
  * `maxLineBytes` is not held: its bytes are dropped as they come, and `onLine` gets an
- * {@link OversizedLine} (as JSON) in its place.
+ * {@link OversizedRecord} (as JSON) in its place.
  *
  * A change of the file's directory wakes a read at once (so a test's result is recorded, and its
  * verdict known, as soon as the reporter wrote it), and the file is read every `intervalMs` besides
@@ -159,7 +145,7 @@ export class LineTail {
 
   private endLine(): void {
     if (this.dropped) {
-      const line: OversizedLine = { type: 'oversized', bytes: this.size, head: this.dropped.head };
+      const line: OversizedRecord = { type: 'oversized', bytes: this.size, head: this.dropped.head };
       this.onLine(JSON.stringify(line));
     } else if (this.size > 0) {
       const text = Buffer.concat(this.chunks).toString('utf8');

@@ -1,4 +1,5 @@
 import type { SandboxLimits, SandboxSpec } from '../../sandbox';
+import type { ErrorRecord, StepRecord, TestStatus } from './inside/protocol';
 import type { Isolation } from './runtime';
 import type { PlaywrightVersions } from './versions';
 
@@ -97,30 +98,11 @@ export interface RefusedRequest {
   askedAt?: number;
 }
 
-type PlaywrightStepCategory = 'test.step' | 'expect' | 'pw:api' | 'hook' | 'fixture';
+/** A step of an attempt, as the reporter in the sandbox wrote it (inside/protocol.ts). */
+export type PlaywrightStep = StepRecord;
 
-interface PlaywrightLocation {
-  file: string;
-  line: number;
-  column: number;
-}
-
-export interface PlaywrightStep {
-  title: string;
-  category: PlaywrightStepCategory;
-  startMs: number;
-  durationMs: number;
-  error?: PlaywrightError;
-  location?: PlaywrightLocation;
-  steps: PlaywrightStep[];
-}
-
-export interface PlaywrightError {
-  message: string;
-  stack?: string;
-  location?: PlaywrightLocation;
-  snippet?: string;
-}
+/** An error of an attempt, as the reporter in the sandbox wrote it (inside/protocol.ts). */
+export type PlaywrightError = ErrorRecord;
 
 export interface PlaywrightAttachment {
   name: string;
@@ -134,8 +116,8 @@ export interface PlaywrightAttachment {
 /** One attempt of a test, as the reporter in the sandbox wrote it. */
 export interface PlaywrightAttempt {
   retry: number;
-  status: 'passed' | 'failed' | 'timedOut' | 'skipped' | 'interrupted';
-  expectedStatus: 'passed' | 'failed' | 'timedOut' | 'skipped' | 'interrupted';
+  status: TestStatus;
+  expectedStatus: TestStatus;
   durationMs: number;
   annotations: { type: string; description?: string }[];
   errors: PlaywrightError[];

@@ -3,11 +3,12 @@
  * /node_modules/@playwright/test re-exports this module): everything of `playwright/test`, with
  * `test` extended by one automatic fixture that sends the run's headers to the target's origin,
  * and to no other, from every browser context and API request context the test creates.
- * It imports nothing but Node and Playwright: the worker's modules are not in the sandbox.
+ * It imports nothing but Node, Playwright and its neighbours: the worker's modules are not in the sandbox.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test as base, type APIRequestContext, type BrowserContext, type Page, type Route } from 'playwright/test';
+import { INTERRUPT_FILE, interruptLine } from './protocol';
 
 export * from 'playwright/test';
 
@@ -100,10 +101,10 @@ interface ClientInstrumentation {
 const CONTROL_DIR = process.env.TESTRUN_CONTROL_DIR;
 const BUNDLE_DIR = process.env.TESTRUN_BUNDLE_DIR ?? '/work/bundle';
 
-/** Whether the worker named this test (its line as interrupt.ts writes it) to stop. */
+/** Whether the worker named this test (its {@link interruptLine}) to stop. */
 function interrupted(line: string): boolean {
   try {
-    return readFileSync(`${CONTROL_DIR}/interrupt.jsonl`, 'utf8').split('\n').includes(line);
+    return readFileSync(`${CONTROL_DIR}/${INTERRUPT_FILE}`, 'utf8').split('\n').includes(line);
   } catch {
     return false;
   }
@@ -149,7 +150,7 @@ export const test = base.extend<{
     async ({ _testrunTargetHeaders: _headers }, use, testInfo) => {
       if (CONTROL_DIR === undefined) return use(undefined);
       const file = path.relative(BUNDLE_DIR, testInfo.file).split(path.sep).join('/');
-      const line = JSON.stringify([file, testInfo.project.name, testInfo.titlePath.slice(1)]);
+      const line = interruptLine({ file, project: testInfo.project.name, titlePath: testInfo.titlePath.slice(1) });
       if (interrupted(line)) process.kill(process.pid, 'SIGKILL');
       const poll = setInterval(() => {
         if (interrupted(line)) process.kill(process.pid, 'SIGKILL');

@@ -2,7 +2,8 @@
  * Runs INSIDE the sandbox: the reporter the wrapper config forces. It writes one JSON line per
  * event to a file under /work, which the worker tails, so each test's attempt reaches the worker
  * the moment it ends. In list mode (discovery) it writes the projects and tests instead.
- * It imports nothing but Node: the worker's modules are not in the sandbox.
+ * Its records are protocol.ts's. It imports nothing but Node and its neighbours: the worker's
+ * modules are not in the sandbox.
  */
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -15,6 +16,15 @@ import type {
   TestResult,
   TestStep,
 } from 'playwright/types/testReporter';
+import {
+  recordLine,
+  STEP_CATEGORIES,
+  type AttachmentRecord,
+  type ErrorRecord,
+  type ReporterRecord,
+  type StepRecord,
+  type TestIdentity,
+} from './protocol';
 
 interface Options {
   mode: 'list' | 'run';
@@ -34,7 +44,7 @@ const MAX_BODY_BYTES = 64 * 1024 * 1024;
 /** Playwright's own attachments from its `screenshot`, `video` and `trace` options (and its failure's page snapshot). */
 const AUTOMATIC_NAMES = new Set(['screenshot', 'video', 'trace', 'error-context']);
 const RUNTIME_DIR = path.dirname(__filename);
-const STEP_CATEGORIES = new Set(['test.step', 'expect', 'pw:api', 'hook', 'fixture']);
+const STEP_CATEGORY = new Set<string>(STEP_CATEGORIES);
 
 function titlePathOf(test: TestCase): string[] {
   // ['', project, file, ...describes, title]
@@ -47,7 +57,7 @@ function messageOf(error: TestError): string {
   return error.cause ? `${own}\n[cause]: ${messageOf(error.cause)}` : own;
 }
 
-function errorOf(error: TestError): Record<string, unknown> {
+function errorOf(error: TestError): ErrorRecord {
   return {
     message: messageOf(error),
     stack: error.stack,
@@ -56,18 +66,18 @@ function errorOf(error: TestError): Record<string, unknown> {
   };
 }
 
-function stepsOf(steps: TestStep[], start: number): unknown[] {
-  const out: unknown[] = [];
+function stepsOf(steps: TestStep[], start: number): StepRecord[] {
+  const out: StepRecord[] = [];
   for (const step of steps) {
     // The service's own calls (the fixture that sends the headers) are not the test's steps.
     if (step.location?.file.startsWith(RUNTIME_DIR)) continue;
-    if (!STEP_CATEGORIES.has(step.category)) {
+    if (!STEP_CATEGORY.has(step.category)) {
       out.push(...stepsOf(step.steps, start));
       continue;
     }
     out.push({
       title: step.title,
-      category: step.category,
+      category: step.category as StepRecord['category'],
       startMs: Math.max(0, step.startTime.getTime() - start),
       durationMs: step.duration,
       error: step.error ? errorOf(step.error) : undefined,
@@ -159,11 +169,11 @@ class TestrunReporter implements Reporter {
     return false;
   }
 
-  private write(line: Record<string, unknown>): void {
-    appendFileSync(this.options.file, `${JSON.stringify(line)}\n`);
+  private write(record: ReporterRecord): void {
+    appendFileSync(this.options.file, recordLine(record));
   }
 
-  private identity(test: TestCase): Record<string, unknown> {
+  private identity(test: TestCase): TestIdentity {
     return {
       file: path.relative(this.options.root, test.location.file).split(path.sep).join('/'),
       line: test.location.line,
@@ -230,7 +240,7 @@ class TestrunReporter implements Reporter {
    * under the state folder (never into the line, whose size is capped), within MAX_BODIES and
    * MAX_BODY_BYTES; one not written is listed with no path and its size.
    */
-  private attachmentsOf(attachments: Attachment[]): Record<string, unknown>[] {
+  private attachmentsOf(attachments: Attachment[]): AttachmentRecord[] {
     const folder = path.join(path.dirname(this.options.file), 'attachments');
     let [count, bytes] = [0, 0];
     return attachments.map((a) => {

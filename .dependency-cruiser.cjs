@@ -72,6 +72,24 @@ module.exports = {
       to: { path: '^apps/worker/src/service/' },
     },
     {
+      // docs/ARCHITECTURE.md, "The worker's layout": inside/ runs in the sandbox under the team's Node,
+      // where only Node's builtins, the mounted Playwright packages and inside/ itself are there.
+      name: 'worker-inside-sandbox-only',
+      comment:
+        'A module of executors/playwright/inside/ (run in the sandbox) imports something other than a node: builtin, Playwright or inside/ itself: it would not load there.',
+      severity: 'error',
+      from: { path: '^apps/worker/src/executors/playwright/inside/', pathNot: '\\.test\\.ts$' },
+      to: {
+        dependencyTypesNot: ['core'],
+        pathNot: [
+          '^apps/worker/src/executors/playwright/inside/',
+          '(^|/)node_modules/(playwright|playwright-core|@playwright/test)/',
+          // A Playwright module the resolver does not find (a type-only path its exports map keeps to `types`).
+          '^(playwright|playwright-core|@playwright/test)(/|$)',
+        ],
+      },
+    },
+    {
       // Without this an import that fails to resolve would slip past every rule above.
       name: 'workspace-imports-resolve',
       comment: 'An import of a workspace package does not resolve to a file.',

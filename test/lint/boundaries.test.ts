@@ -124,6 +124,19 @@ describe('a tree with forbidden imports', () => {
       'apps/worker/src/executors/x.ts': "import { service } from '../service/y';\nexport const x = service;\n",
       'apps/worker/src/service/y.ts': 'export const service = 1;\n',
       'test/support/helper.ts': 'export const helper = 1;\n',
+      // Code run in the sandbox imports a worker module and a package (allowed: Node, Playwright, inside/).
+      'apps/worker/src/executors/playwright/inside/reporter.ts': [
+        "import { readFileSync } from 'node:fs';",
+        "import type { Reporter } from 'playwright/types/testReporter';",
+        "import { test } from 'playwright/test';",
+        "import { line } from './protocol';",
+        "import { cap } from '../tail';",
+        "import { a } from '@testrun/core';",
+        'export const r = [readFileSync, test, line, cap, a] as unknown as Reporter;',
+        '',
+      ].join('\n'),
+      'apps/worker/src/executors/playwright/inside/protocol.ts': 'export const line = 1;\n',
+      'apps/worker/src/executors/playwright/tail.ts': 'export const cap = 1;\n',
       // A colocated test that opens a socket is an integration test.
       'apps/api/src/server.test.ts': "import { createServer } from 'node:http';\nexport const s = createServer;\n",
       // Allowed: a root test imports apps and helpers.
@@ -154,6 +167,8 @@ describe('a tree with forbidden imports', () => {
         'packages-not-apps-or-test: packages/core/src/uses-test.ts -> test/support/helper.ts',
         'workspace-imports-resolve: apps/api/src/missing.ts -> @testrun/gone',
         'worker-executors-not-service: apps/worker/src/executors/x.ts -> apps/worker/src/service/y.ts',
+        'worker-inside-sandbox-only: apps/worker/src/executors/playwright/inside/reporter.ts -> apps/worker/src/executors/playwright/tail.ts',
+        'worker-inside-sandbox-only: apps/worker/src/executors/playwright/inside/reporter.ts -> packages/core/src/index.ts',
       ].sort(),
     );
   });

@@ -1,26 +1,15 @@
 import path from 'node:path';
 import { playwrightTestKey } from '@testrun/contracts';
 import { readScratchFile } from '../../sandbox';
+import type { ConfigRecord, ErrorLineRecord, ListedTestRecord } from './inside/protocol';
+import { readLine } from './inside/protocol-read';
 import { layoutOf, playwrightEnv, prepareScratch, runPlaywrightCli } from './runtime';
 import { keepTransformCache, seedTransformCache } from './transform-cache';
 import type { BundleOptions, DiscoveredProject, DiscoveredTest, Discovery, PlaywrightBrowser } from './types';
 import { SERVICE_VERSION_ONLY, type ChosenPlaywright, type PlaywrightVersions } from './versions';
 
-interface ListLine {
-  type: 'config' | 'test' | 'error';
-  webServer?: boolean;
-  projects?: { name: string; dependencies: string[]; browser: string }[];
-  workers?: number | null;
-  rootDir?: string;
-  file?: string;
-  line?: number;
-  column?: number;
-  project?: string;
-  titlePath?: string[];
-  tags?: string[];
-  parallel?: boolean;
-  error?: { message: string };
-}
+/** What the reporter writes when listing (inside/protocol.ts). */
+type ListLine = ConfigRecord | ListedTestRecord | ErrorLineRecord;
 
 /** The most of the test list the worker reads: about 200 bytes a test, so far more than a project has. */
 const MAX_LIST_BYTES = 64 * 1024 * 1024;
@@ -44,11 +33,11 @@ function versionWarning(chosen: ChosenPlaywright, versions: PlaywrightVersions):
 
 /** The lines the list reporter wrote, as discovery's answer. */
 function discoveryOf(lines: ListLine[]): Discovery {
-  const errors = lines.filter((line) => line.type === 'error').map((line) => line.error?.message ?? 'unknown error');
+  const errors = lines.flatMap((line) => (line.type === 'error' ? [line.error.message] : []));
   if (errors.length > 0) return { error: errors.join('\n\n') };
   const config = lines.find((line) => line.type === 'config');
   if (!config) return { error: 'the Playwright config did not load' };
-  const projects: DiscoveredProject[] = (config.projects ?? []).map((project) => ({
+  const projects: DiscoveredProject[] = config.projects.map((project) => ({
     name: project.name,
     dependencies: project.dependencies,
     browser: browserOf(project.browser),
@@ -58,20 +47,20 @@ function discoveryOf(lines: ListLine[]): Discovery {
   const tests: DiscoveredTest[] = lines
     .filter((line) => line.type === 'test')
     .map((line) => ({
-      file: line.file ?? '',
-      line: line.line ?? 0,
-      column: line.column ?? 0,
-      titlePath: line.titlePath ?? [],
-      project: line.project ?? '',
-      tags: line.tags ?? [],
-      browser: browsers.get(line.project ?? '') ?? 'chromium',
-      setup: setupProjects.has(line.project ?? ''),
+      file: line.file,
+      line: line.line,
+      column: line.column,
+      titlePath: line.titlePath,
+      project: line.project,
+      tags: line.tags,
+      browser: browsers.get(line.project) ?? 'chromium',
+      setup: setupProjects.has(line.project),
       ...(line.parallel ? { parallel: true } : {}),
     }));
   const warnings = config.webServer
     ? ['the config starts a webServer: the service ignores it and runs the tests against the baseUrl']
     : [];
-  const workers = typeof config.workers === 'number' ? { workers: config.workers } : {};
+  const workers = config.workers === null ? {} : { workers: config.workers };
   return { tests, projects, warnings, ...workers, ...reportRoot(config.rootDir) };
 }
 
@@ -81,11 +70,16 @@ function reportRoot(rootDir: string | undefined): { rootDir?: string } {
   return { rootDir };
 }
 
+/** The list's lines as records; a line the protocol refuses (the sandbox wrote it) fails the whole list. */
 function parseLines(text: string): ListLine[] {
   return text
     .split('\n')
     .filter((line) => line.trim() !== '')
-    .map((line) => JSON.parse(line) as ListLine);
+    .flatMap((raw) => {
+      const line = readLine(raw);
+      if (line === null) throw new Error('a line of the test list is not a record of the reporter');
+      return line.type === 'config' || line.type === 'test' || line.type === 'error' ? [line] : [];
+    });
 }
 
 /**

@@ -1,0 +1,96 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { OPTIONS_FILE, wrapperOptionsText, type WrapperOptions } from './protocol';
+import { wrapConfig } from './wrapper-config';
+
+describe('wrapConfig', () => {
+  let dir: string;
+  const cwd = process.cwd();
+
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(tmpdir(), 'testrun-wrapper-'));
+  });
+  afterEach(() => {
+    process.chdir(cwd);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** The options for a bundle at `dir`, its config in e2e/, written where wrapConfig reads them. */
+  function options(changes: Partial<WrapperOptions> = {}): string {
+    const o: WrapperOptions = {
+      bundleDir: dir,
+      configDir: path.join(dir, 'e2e'),
+      outputDir: '/work/output',
+      reporter: '/opt/testrun/playwright/reporter.js',
+      resultsFile: '/work/.testrun/results.jsonl',
+      testListFile: path.join(dir, 'test-list.txt'),
+      tests: [{ file: 'e2e/tests/a.spec.ts', project: 'chromium', titlePath: ['cart', 'buys'] }],
+      workers: 2,
+      baseURL: 'http://shop.test',
+      proxy: { server: 'http://127.0.0.1:9' },
+      retries: null,
+      timeoutMs: null,
+      chromium: '/usr/lib/chromium/chromium',
+      chromiumArgs: ['--no-sandbox'],
+      disabledFeatures: ['Translate'],
+      trace: 'retain-on-failure',
+      video: 'off',
+      screenshot: 'only-on-failure',
+      selectBy: 'list',
+      ...changes,
+    };
+    const file = path.join(dir, OPTIONS_FILE);
+    writeFileSync(file, wrapperOptionsText(o));
+    return file;
+  }
+
+  it("forces the service's settings on the team's config and each project, and writes the test list", () => {
+    const team = {
+      testDir: './tests',
+      retries: 2,
+      webServer: { command: 'npm start' },
+      use: { channel: 'chrome', launchOptions: { args: ['--lang=fr', '--disable-features=A,B'] } },
+      projects: [{ name: 'chromium', use: { connectOptions: { wsEndpoint: 'ws://x' } } }],
+    };
+    const config = wrapConfig({ default: team }, options());
+    expect(process.cwd()).toBe(dir);
+    expect(config.webServer).toBeUndefined();
+    expect(config).toMatchObject({
+      testDir: './tests',
+      retries: 2,
+      workers: 2,
+      outputDir: '/work/output',
+      reporter: [
+        ['/opt/testrun/playwright/reporter.js', { mode: 'run', file: '/work/.testrun/results.jsonl', root: dir }],
+      ],
+    });
+    const use = config.use as Record<string, unknown>;
+    expect(use.channel).toBeUndefined();
+    expect(use).toMatchObject({ headless: true, baseURL: 'http://shop.test', proxy: { server: 'http://127.0.0.1:9' } });
+    expect(use.launchOptions).toEqual({
+      executablePath: '/usr/lib/chromium/chromium',
+      args: ['--lang=fr', '--no-sandbox', '--disable-features=Translate,A,B'],
+    });
+    const [project] = config.projects as Record<string, unknown>[];
+    const projectUse = project?.use as Record<string, unknown>;
+    expect(projectUse.connectOptions).toBeUndefined();
+    // A project's launch options inherit the config's arguments, as Playwright merges them.
+    expect((projectUse.launchOptions as { args: string[] }).args).toContain('--lang=fr');
+    expect(readFileSync(path.join(dir, 'test-list.txt'), 'utf8')).toBe(
+      '[chromium] \u203a a.spec.ts \u203a cart \u203a buys\n',
+    );
+  });
+
+  it("selects by title where the runner has no test list: the project's grep matches the tests' title paths", () => {
+    const config = wrapConfig(
+      { projects: [{ name: 'chromium' }, { name: 'other' }] },
+      options({ selectBy: 'title', retries: 0 }),
+    );
+    const [chromium, other] = config.projects as { grep?: RegExp; retries?: number }[];
+    expect(chromium?.grep?.test(' chromium tests/a.spec.ts cart buys')).toBe(true);
+    expect(chromium?.grep?.test('chromium tests/a.spec.ts cart sells')).toBe(false);
+    expect(other?.grep).toBeUndefined();
+    expect(chromium?.retries).toBe(0);
+  });
+});

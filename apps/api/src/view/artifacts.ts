@@ -3,17 +3,8 @@ import type { Request, Response } from 'express';
 import parseRange from 'range-parser';
 import type { ArtifactStore, ByteRange } from '@testrun/core/artifact-store';
 import type { Logger } from '@testrun/core/logger';
+import type { ServedArtifact } from '@testrun/core/runs';
 import { attachmentClass, mediaTypeOf } from '@testrun/contracts';
-
-/** An artifact row as the view serves it (see findRunArtifact). */
-export type ServedArtifact = {
-  id: string;
-  kind: string;
-  name: string;
-  storageKey: string;
-  contentType: string;
-  sizeBytes: number;
-};
 
 /** Artifacts are data, never documents: a file that claims to be HTML still cannot run anything. */
 const ARTIFACT_POLICY = "default-src 'none'; img-src 'self'; media-src 'self'; style-src 'unsafe-inline'; sandbox";

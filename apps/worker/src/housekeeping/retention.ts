@@ -1,5 +1,5 @@
 import type { ArtifactStore } from '@testrun/core/artifact-store';
-import type { Db } from '@testrun/core/db';
+import { Prisma, type Db } from '@testrun/core/db';
 
 /** Days runs and artifacts are kept where a workspace sets none of its own (see config.ts). */
 export type RetentionDays = { artifactDays: number; runDays: number };
@@ -92,23 +92,17 @@ async function expiredRuns({ db, defaults }: RetentionOptions, limit: number): P
  * a setup test their sandbox ran (setup_artifacts, whose files are under the run's prefix).
  */
 async function runsWithExpiredArtifacts({ db, defaults }: RetentionOptions, limit: number): Promise<Expired[]> {
+  const expired = (table: 'artifacts' | 'setup_artifacts') => Prisma.sql`
+      (SELECT a.run_id, a.workspace_id FROM workspaces w
+      CROSS JOIN LATERAL (
+        SELECT run_id, workspace_id FROM ${Prisma.raw(table)}
+        WHERE workspace_id = w.id
+          AND created_at < now() - make_interval(days => COALESCE(w.artifact_retention_days, ${defaults.artifactDays}::int))
+        ORDER BY created_at LIMIT ${limit}) a
+      LIMIT ${limit})`;
   return db.$queryRaw<Expired[]>`
     SELECT DISTINCT run_id AS id, workspace_id FROM (
-      (SELECT a.run_id, a.workspace_id FROM workspaces w
-      CROSS JOIN LATERAL (
-        SELECT run_id, workspace_id FROM artifacts
-        WHERE workspace_id = w.id
-          AND created_at < now() - make_interval(days => COALESCE(w.artifact_retention_days, ${defaults.artifactDays}::int))
-        ORDER BY created_at LIMIT ${limit}) a
-      LIMIT ${limit})
-      UNION ALL
-      (SELECT a.run_id, a.workspace_id FROM workspaces w
-      CROSS JOIN LATERAL (
-        SELECT run_id, workspace_id FROM setup_artifacts
-        WHERE workspace_id = w.id
-          AND created_at < now() - make_interval(days => COALESCE(w.artifact_retention_days, ${defaults.artifactDays}::int))
-        ORDER BY created_at LIMIT ${limit}) a
-      LIMIT ${limit})) expired
+      ${expired('artifacts')} UNION ALL ${expired('setup_artifacts')}) expired
     LIMIT ${limit}`;
 }
 

@@ -39,8 +39,8 @@ export async function dropHiddenSetupArtifacts(db: Db, setupResultId: string): P
   return rows.map((row) => row.storage_key);
 }
 
-/** A setup artifact as the view serves it (view/artifacts.ts's ServedArtifact). */
-export type ServedSetupArtifact = {
+/** A stored file as the view serves it: a run's artifact or a setup test's (apps/api view/artifacts.ts). */
+export type ServedArtifact = {
   id: string;
   kind: string;
   name: string;
@@ -57,9 +57,9 @@ export async function findSetupArtifact(
   db: Db,
   owner: SetupOwnerId,
   artifactId: string,
-): Promise<ServedSetupArtifact | null> {
+): Promise<ServedArtifact | null> {
   const [column, id] = 'suiteRunId' in owner ? ['suite_run_id', owner.suiteRunId] : ['run_id', owner.runId];
-  const rows = await readSql<ServedSetupArtifact>(
+  const rows = await readSql<ServedArtifact>(
     db,
     `setup_artifact_by_${column}`,
     `SELECT a.id, a.kind::text AS kind, a.name, a.storage_key AS "storageKey", a.content_type AS "contentType",

@@ -90,6 +90,14 @@ module.exports = {
       },
     },
     {
+      // docs/ARCHITECTURE.md, "The worker's layout": support/ is the ground floor every folder may use.
+      name: 'worker-support-ground-floor',
+      comment: "A module of the worker's support/ imports another folder of the worker: it is the floor they stand on.",
+      severity: 'error',
+      from: { path: '^apps/worker/src/support/' },
+      to: { path: '^apps/worker/src/', pathNot: '^apps/worker/src/support/' },
+    },
+    {
       // Without this an import that fails to resolve would slip past every rule above.
       name: 'workspace-imports-resolve',
       comment: 'An import of a workspace package does not resolve to a file.',

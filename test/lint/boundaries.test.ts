@@ -123,6 +123,10 @@ describe('a tree with forbidden imports', () => {
       // A worker executor imports the worker's service.
       'apps/worker/src/executors/x.ts': "import { service } from '../service/y';\nexport const x = service;\n",
       'apps/worker/src/service/y.ts': 'export const service = 1;\n',
+      // The worker's ground floor imports a floor above it (allowed: support/ itself).
+      'apps/worker/src/support/z.ts':
+        "import { service } from '../service/y';\nimport { w } from './w';\nexport const z = service + w;\n",
+      'apps/worker/src/support/w.ts': 'export const w = 1;\n',
       'test/support/helper.ts': 'export const helper = 1;\n',
       // Code run in the sandbox imports a worker module and a package (allowed: Node, Playwright, inside/).
       'apps/worker/src/executors/playwright/inside/reporter.ts': [
@@ -167,6 +171,7 @@ describe('a tree with forbidden imports', () => {
         'packages-not-apps-or-test: packages/core/src/uses-test.ts -> test/support/helper.ts',
         'workspace-imports-resolve: apps/api/src/missing.ts -> @testrun/gone',
         'worker-executors-not-service: apps/worker/src/executors/x.ts -> apps/worker/src/service/y.ts',
+        'worker-support-ground-floor: apps/worker/src/support/z.ts -> apps/worker/src/service/y.ts',
         'worker-inside-sandbox-only: apps/worker/src/executors/playwright/inside/reporter.ts -> apps/worker/src/executors/playwright/tail.ts',
         'worker-inside-sandbox-only: apps/worker/src/executors/playwright/inside/reporter.ts -> packages/core/src/index.ts',
       ].sort(),

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { readWorkerConfig } from '../../apps/worker/src/config';
-import { sweepStaleScratchDirs } from '../../apps/worker/src/housekeeping/scratch-dir';
+import { sweepStaleScratchDirs } from '../../apps/worker/src/support/scratch-dir';
 import { sweepStaleScratch } from '../../apps/worker/src/sandbox';
 import { startWorkerService } from '../../apps/worker/src/service/worker-service';
 import { memoryLogger, spawnService, waitForLog } from '../e2e/support';

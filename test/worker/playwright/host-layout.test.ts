@@ -6,7 +6,7 @@ import { CodeCache } from '../../../apps/worker/src/executors/playwright/code-ca
 import { makeControlDir } from '../../../apps/worker/src/executors/playwright/interrupt';
 import { servicePlaywright } from '../../../apps/worker/src/executors/playwright/versions';
 import { withScratch } from '../../../apps/worker/src/executors/playwright/scratch-run';
-import { makeScratchDir } from '../../../apps/worker/src/housekeeping/scratch-dir';
+import { makeScratchDir } from '../../../apps/worker/src/support/scratch-dir';
 import { checkSandboxSupport, shareFolder } from '../../../apps/worker/src/sandbox';
 import { serveProxy, type Proxy } from './pw-harness';
 

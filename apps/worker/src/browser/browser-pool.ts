@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type CDPSession } from 'playwright';
 import { withTimeout } from '@testrun/core/with-timeout';
-import { makeScratchDir } from '../housekeeping/scratch-dir';
+import { makeScratchDir } from '../support/scratch-dir';
 import { browserEnv } from './browser-env';
 
 /**

@@ -3,7 +3,7 @@ import { accessSync, constants, existsSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { makeScratchDir } from '../housekeeping/scratch-dir';
+import { makeScratchDir } from '../support/scratch-dir';
 import { closingOthers } from '../sandbox/close-fds';
 import type { EgressProxy } from './egress-proxy';
 

@@ -1,7 +1,7 @@
 import { errorMessage, type Logger } from '@testrun/core/logger';
 import { createRedis } from '@testrun/core/queue';
 import { CANCELLED_RUNNING_OUTCOME, readRunCancels, runCancelChannel, type RunOutcome } from '@testrun/core/runs';
-import { foldRepeats } from '../service/repeated-errors';
+import { foldRepeats } from '../support/repeated-errors';
 
 /**
  * The cancel signals of the runs this process is executing: one AbortSignal per run, aborted when a

@@ -1,7 +1,7 @@
 import type { Db } from '@testrun/core/db';
 import { errorMessage, type Logger } from '@testrun/core/logger';
 import { renewHolds } from '@testrun/core/runs';
-import { foldRepeats } from '../service/repeated-errors';
+import { foldRepeats } from '../support/repeated-errors';
 
 /**
  * The runs this process is running, and their hold in Postgres (`held_until`): a claim takes a hold

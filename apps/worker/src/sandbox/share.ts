@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { cp, lstat, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { scratchDirPrefix } from '../housekeeping/scratch-dir';
+import { scratchDirPrefix } from '../support/scratch-dir';
 import { mountScratch, unmountScratch, unmountScratchNow } from './scratch';
 
 /*

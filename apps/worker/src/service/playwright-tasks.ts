@@ -19,7 +19,7 @@ import { servicePlaywright } from '../executors/playwright/versions';
 import { PlaywrightVersions } from '../executors/playwright/versions';
 import type { Isolation } from '../executors/playwright/runtime';
 import type { WorkerEgress } from '../network/worker-egress';
-import { makeScratchDir } from '../housekeeping/scratch-dir';
+import { makeScratchDir } from '../support/scratch-dir';
 import { checkSandboxSupport, shareFolder } from '../sandbox';
 import type { Lifecycle } from './lifecycle';
 

@@ -5,7 +5,7 @@ import { errorMessage, type Logger } from '@testrun/core/logger';
 import { abortRun } from '@testrun/core/runs';
 import { executeRun } from '../run/execute-run';
 import type { RunDeps, RunExecution } from '../run/run-deps';
-import { foldRepeats } from './repeated-errors';
+import { foldRepeats } from '../support/repeated-errors';
 import { isWorkerLost, notRecordedError, workerLostOutcome } from '../run/run-outcomes';
 
 /** How long the job of a run waiting for another test of its Playwright file is put off (claim.ts, `waiting`). */

@@ -12,13 +12,13 @@ import { systemLookup } from '@testrun/core/target-policy';
 import { TimeoutError, withTimeout } from '@testrun/core/with-timeout';
 import { BrowserPool } from '../browser/browser-pool';
 import type { WorkerConfig } from '../config';
-import { makeScratchDir, sweepStaleScratchDirs } from '../housekeeping/scratch-dir';
+import { makeScratchDir, sweepStaleScratchDirs } from '../support/scratch-dir';
 import { startEgress, type WorkerEgress } from '../network/worker-egress';
 import { memoryArgs } from '../run/run-limits';
 import { sweepStaleScratch } from '../sandbox';
 import { createWebhookWorker } from '../webhooks/webhook-worker';
 import type { Lifecycle, TearDown } from './lifecycle';
-import { foldRepeats } from './repeated-errors';
+import { foldRepeats } from '../support/repeated-errors';
 import type { WorkerServiceOptions } from './service-options';
 import type { WorkerMetrics } from './worker-metrics';
 

@@ -3,7 +3,7 @@ import { JOBS, type WebhookJobPayload } from '@testrun/contracts';
 import type { Db } from '@testrun/core/db';
 import { errorMessage, type Logger } from '@testrun/core/logger';
 import { webhookPositions } from '@testrun/core/webhooks';
-import { foldRepeats } from '../service/repeated-errors';
+import { foldRepeats } from '../support/repeated-errors';
 import type { webhookJobOptions } from './webhook-worker';
 
 /** Options of {@link WebhookRelay}. */

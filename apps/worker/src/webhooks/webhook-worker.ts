@@ -9,7 +9,7 @@ import type { LookupAll, TargetPolicy } from '@testrun/core/target-policy';
 import type { ViewLinkConfig } from '@testrun/core/view-links';
 import { buildWebhookBody, openWebhookSecret } from '@testrun/core/webhooks';
 import { runPolicy } from '../network/run-target';
-import { foldRepeats } from '../service/repeated-errors';
+import { foldRepeats } from '../support/repeated-errors';
 import { webhookRetryDelays, type WebhookRetryPolicy } from './retry-schedule';
 import { DeliverySlots, type SlotKey } from './delivery-slots';
 import { sendWebhook, type WebhookResponse } from './send-webhook';

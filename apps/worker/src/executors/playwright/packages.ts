@@ -1,6 +1,6 @@
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { scratchDirPrefix } from '../../housekeeping/scratch-dir';
+import { scratchDirPrefix } from '../../support/scratch-dir';
 import { playwrightFfmpegPath } from '../../run/video';
 import { shareCopy, shareFolder } from '../../sandbox';
 import { servicePlaywright, type PlaywrightPackages } from './versions';

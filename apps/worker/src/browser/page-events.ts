@@ -1,5 +1,5 @@
 import type { BrowserContext, ConsoleMessage, Request, Response, WebError } from 'playwright';
-import { displayUrl, truncate } from '../executors/steps/format';
+import { displayUrl, truncate } from '../support/text-format';
 
 import type { PageEvent } from '@testrun/contracts';
 

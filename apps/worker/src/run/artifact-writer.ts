@@ -5,7 +5,7 @@ import { ID_PREFIX, newId } from '@testrun/core/ids';
 import { insertStepRows, type ArtifactRow } from '@testrun/core/runs';
 import type { PageEvent } from '../browser/page-events';
 import { describeStep, describeTarget, type StepOutcomeResult } from '../executors/steps';
-import { truncate } from '../executors/steps/format';
+import { truncate } from '../support/text-format';
 import type { StepShot } from '../executors/steps/types';
 
 /** The page as it was when a step went wrong, for the view. */

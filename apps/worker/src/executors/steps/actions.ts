@@ -3,7 +3,7 @@ import { withTimeout } from '@testrun/core/with-timeout';
 import type { Step, StepAction, StepOf } from '@testrun/contracts';
 import { errorText, isFatalError, isTimeoutError } from './classify-error';
 import { expectText, expectTitle, expectUrl } from './expectations';
-import { quote } from './format';
+import { quote } from '../../support/text-format';
 import { goto } from './navigate';
 import {
   elementNotFound,

@@ -1,7 +1,7 @@
 import { stripVTControlCharacters } from 'node:util';
 import { errors } from 'playwright';
 import { STEP_LIMITS, type Step } from '@testrun/contracts';
-import { quote, truncate } from './format';
+import { quote, truncate } from '../../support/text-format';
 import { browserCrashed, internalError, invalidDefinition, stepHung, StepFailure } from './step-failure';
 
 /**

@@ -1,7 +1,7 @@
 import type { Locator, Page } from 'playwright';
 import type { StepOf } from '@testrun/contracts';
 import { errorText, isFatalError } from './classify-error';
-import { displayUrl, formatPattern, normalizeWhitespace, quote } from './format';
+import { displayUrl, formatPattern, normalizeWhitespace, quote } from '../../support/text-format';
 import { resolveStepUrl } from './navigate';
 import { elementNotFound, expectationFailed, invalidDefinition } from './step-failure';
 import { sleep, timeLeft } from './time-left';

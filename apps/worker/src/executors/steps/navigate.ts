@@ -2,7 +2,7 @@ import type { Page, Response } from 'playwright';
 import { formatDuration, type StepOf } from '@testrun/contracts';
 import { EGRESS_ERROR_HEADER } from '../../network/egress-proxy';
 import { errorText, isTimeoutError } from './classify-error';
-import { displayUrl, quote } from './format';
+import { displayUrl, quote } from '../../support/text-format';
 import {
   expectationFailed,
   httpError,

@@ -12,7 +12,7 @@ import { maskStepResult, type RunSecrets } from '../../run/run-secrets';
 import type { SecretMask } from '../../run/secret-mask';
 import type { ExecutorAttempt } from '../executor';
 import { describeStep, executeStep, summarizePass, timelineShot, type StepOutcomeResult } from './execute-step';
-import { displayUrl } from './format';
+import { displayUrl } from '../../support/text-format';
 import { resolveStep } from './variables';
 
 /** What a run's steps need of the guard watching their page. */

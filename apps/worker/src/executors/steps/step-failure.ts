@@ -1,5 +1,5 @@
 import { formatDuration } from '@testrun/contracts';
-import { displayUrl, quote } from './format';
+import { displayUrl, quote } from '../../support/text-format';
 import type { Comparison, StepProblem } from './types';
 
 /**

@@ -5,13 +5,9 @@ import { validateProjectFile, type Step } from '@testrun/contracts';
 import { demoProjectFile, PROTECTED_CREDENTIALS, startFixtureSite, type FixtureSite } from '../fixtures/site';
 import { freePort } from '../support/processes';
 import { BrowserPool } from '../../apps/worker/src/browser/browser-pool';
-import {
-  captureScreenshot,
-  executeStep,
-  summarizeFailure,
-  type StepContext,
-  type StepOutcomeResult,
-} from '../../apps/worker/src/executors/steps/execute-step';
+import { captureScreenshot, executeStep, type StepContext } from '../../apps/worker/src/executors/steps/execute-step';
+import { summarizeFailure } from '../../apps/worker/src/run/describe-step';
+import type { StepOutcomeResult } from '../../apps/worker/src/run/step-outcome';
 
 jest.setTimeout(90_000);
 

@@ -2,7 +2,6 @@ import type { BrowserContext, CDPSession, Dialog, Page } from 'playwright';
 import { errorMessage, type Logger } from '@testrun/core/logger';
 import { withTimeout } from '@testrun/core/with-timeout';
 import { pageSession } from './page-devtools';
-import type { StepOutcomeResult } from '../executors/steps';
 
 /** Limits every run's pages are held to (see WorkerConfig for the environment variables). */
 export interface PageLimits {
@@ -198,22 +197,4 @@ export class PageGuard {
     for (const targetId of this.targets)
       this.targetSession?.send('Target.closeTarget', { targetId }).catch(() => undefined);
   }
-}
-
-/**
- * A step's result once the guard had its say: a step during which the page went past a limit
- * ends `error`/`resource_limit`, whatever the step itself saw (mostly its page being closed).
- */
-export function applyViolation(result: StepOutcomeResult, violation: LimitViolation | null): StepOutcomeResult {
-  if (!violation) return result;
-  const { durationMs, startedAt, target } = result;
-  return {
-    outcome: 'error',
-    code: 'resource_limit',
-    message: `the page ${violation.detail}; the run was stopped`,
-    reason: `resource limit reached (the page ${violation.detail})`,
-    durationMs,
-    startedAt,
-    target,
-  };
 }

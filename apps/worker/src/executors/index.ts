@@ -2,7 +2,7 @@ import { executeRun as executeWith } from '../run/execute-run';
 import type { RunDeps, RunExecution } from '../run/run-deps';
 import type { Executors } from './executor';
 import { playwrightExecutor } from './playwright/playwright-executor';
-import { stepsExecutor } from './steps/steps-executor';
+import { stepsExecutor } from './steps';
 
 /** The worker's executors, one per kind of test. */
 export const EXECUTORS: Executors = { steps: stepsExecutor, playwright: playwrightExecutor };

@@ -2,8 +2,6 @@ import type { PageEvent } from '@testrun/contracts';
 import type { Db } from '@testrun/core/db';
 import type { RunOutcome } from '@testrun/core/runs';
 import { narrowPolicy, parseTargetRules, type TargetPolicy } from '@testrun/core/target-policy';
-import type { StepOutcomeResult } from '../executors/steps';
-import { targetBlocked } from '../executors/steps/step-failure';
 import type { BlockedRequest, OpenRunOptions, RunEgress } from './egress-proxy';
 
 /** Where a run's browser context gets its way out: the worker's egress proxy (see EgressProxy). */
@@ -12,32 +10,24 @@ export interface EgressSource {
 }
 
 /** What a refusal says about a target: its host and the policy's sentence naming host and rule. */
-type Refused = Pick<BlockedRequest, 'host' | 'detail'>;
+export type Refused = Pick<BlockedRequest, 'host' | 'detail'>;
+
+/**
+ * What a refusal says when the run's browser asked for a target the network policy refuses: the host
+ * and the rule (`detail`), never anything the target answered or whether anything listens there.
+ */
+export function blockedMessage(refused: Refused): string {
+  return `a request to ${refused.host} was blocked by the target network policy: ${refused.detail}`;
+}
 
 /** The run's outcome when its base URL itself is refused: no browser context is opened at all. */
 export function baseUrlBlockedOutcome(refused: Refused): RunOutcome {
   return {
     status: 'error',
     code: 'target_blocked',
-    message: targetBlocked(refused).problem.message,
+    message: blockedMessage(refused),
     resultSummary: `Error: the run's target ${refused.host} is blocked by the target network policy (${refused.detail}).`,
   };
-}
-
-/**
- * The step's result once the run's browser asked for a blocked target while it ran: whatever the
- * step saw (the proxy's refusal page, a failed request, or nothing at all for a blocked image), it
- * ends `error`/`target_blocked` naming the first blocked host and rule.
- */
-export function withBlockedRequest(
-  result: StepOutcomeResult,
-  blocked: readonly Refused[] | undefined,
-): StepOutcomeResult {
-  const first = blocked?.[0];
-  if (first === undefined) return result;
-  if (result.outcome === 'error' && result.code === 'target_blocked') return result;
-  const { durationMs, startedAt, target } = result;
-  return { ...targetBlocked(first).problem, durationMs, startedAt, target };
 }
 
 /**

@@ -4,9 +4,9 @@ import type { Db } from '@testrun/core/db';
 import { ID_PREFIX, newId } from '@testrun/core/ids';
 import { insertStepRows, type ArtifactRow } from '@testrun/core/runs';
 import type { PageEvent } from '../browser/page-events';
-import { describeStep, describeTarget, type StepOutcomeResult } from '../executors/steps';
+import { describeStep, describeTarget } from './describe-step';
 import { truncate } from '../support/text-format';
-import type { StepShot } from '../executors/steps/types';
+import type { StepOutcomeResult, StepShot } from './step-outcome';
 
 /** The page as it was when a step went wrong, for the view. */
 export type PageAtFailure = { url: string; title: string };

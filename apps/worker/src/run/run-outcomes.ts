@@ -3,7 +3,8 @@ import { ArtifactStoreUnavailableError } from '@testrun/core/artifact-store';
 import { errorMessage } from '@testrun/core/logger';
 import type { AbortOutcome, RunOutcome } from '@testrun/core/runs';
 import { isPermanentWriteError } from './retry-write';
-import { summarizeFailure, type StepOutcomeResult } from '../executors/steps';
+import { summarizeFailure } from './describe-step';
+import type { StepOutcomeResult } from './step-outcome';
 
 /** A run is started at most this many times: the first try plus one retry after its worker was lost. */
 export const MAX_RUN_ATTEMPTS = JOBS.run.maxStalledCount + 1;

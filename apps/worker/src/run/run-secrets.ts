@@ -4,8 +4,8 @@ import type { RunOutcome } from '@testrun/core/runs';
 import { loadStoredSecrets, openHeaders, openRunVariables } from '@testrun/core/secrets';
 import { headersUnreadableOutcome, invalidDefinitionOutcome } from './run-outcomes';
 import { SecretMask } from './secret-mask';
-import { findUnknownVariable, referencedNames, type VariableValues } from '../executors/steps/variables';
-import type { StepOutcomeResult } from '../executors/steps';
+import type { StepOutcomeResult } from './step-outcome';
+import { findUnknownVariable, referencedNames, type VariableValues } from './variables';
 
 /** What a run holds in clear while it executes: its headers, its variables and the mask of every secret it uses. */
 export type RunSecrets = {

@@ -15,7 +15,8 @@ import {
   StepFailure,
 } from './step-failure';
 import { callOptions, sleep, type CallOptions } from './time-left';
-import type { ActionContext, StepEffect } from './types';
+import type { StepEffect } from '../../run/step-outcome';
+import type { ActionContext } from './types';
 
 /** One action of the step language: does the step or throws (a StepFailure when it can name why). */
 type StepActionFn<A extends StepAction> = (

@@ -3,7 +3,7 @@ import { keepsEvidence, type EvidenceMode } from '@testrun/contracts';
 import { withTimeout } from '@testrun/core/with-timeout';
 import { pageSession } from '../../browser/page-devtools';
 import type { SecretMask } from '../../run/secret-mask';
-import type { StepOutcomeResult, StepShot } from './types';
+import type { StepOutcomeResult, StepShot } from '../../run/step-outcome';
 
 /** Options of {@link captureScreenshot}. */
 export interface CaptureScreenshotOptions {

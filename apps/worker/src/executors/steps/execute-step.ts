@@ -3,13 +3,13 @@ import { STEP_LIMITS, type Step } from '@testrun/contracts';
 import { TimeoutError, withTimeout } from '@testrun/core/with-timeout';
 import { runAction } from './actions';
 import { classifyError } from './classify-error';
-import { describeTarget } from './describe-step';
+import { describeTarget } from '../../run/describe-step';
 import { browserCrashed, budgetExceeded, stepCancelled, stepHung, type StepFailure } from './step-failure';
-import type { ActionContext, StepContext, StepEffect, StepOutcomeResult, StepProblem } from './types';
+import type { StepEffect, StepOutcomeResult, StepProblem } from '../../run/step-outcome';
+import type { ActionContext, StepContext } from './types';
 
 export { captureScreenshot, timelineShot } from './capture-screenshot';
-export { describeStep, describeTarget, summarizeFailure, summarizePass } from './describe-step';
-export type { StepContext, StepOutcomeResult } from './types';
+export type { StepContext } from './types';
 
 /**
  * How long past its own timeout a step may run before the watchdog gives up on it. Playwright

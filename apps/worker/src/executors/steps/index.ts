@@ -1,1 +1,1 @@
-export { describeStep, describeTarget, summarizeFailure, type StepOutcomeResult } from './execute-step';
+export { stepsExecutor } from './steps-executor';

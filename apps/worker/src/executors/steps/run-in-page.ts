@@ -3,17 +3,19 @@ import type { Step } from '@testrun/contracts';
 import { CANCELLED_RUNNING_OUTCOME, type RunOutcome } from '@testrun/core/runs';
 import type { PageAtFailure } from '../../run/artifact-writer';
 import type { PageEvent } from '../../browser/page-events';
-import { applyViolation, type PageGuard } from '../../browser/page-guard';
+import type { PageGuard } from '../../browser/page-guard';
 import { focusedIsPassword, pageTitle } from '../../browser/page-devtools';
-import { withBlockedRequest } from '../../network/run-target';
 import { inTraceGroup } from '../../run/recording';
 import { stepProblemOutcome } from '../../run/run-outcomes';
 import { maskStepResult, type RunSecrets } from '../../run/run-secrets';
 import type { SecretMask } from '../../run/secret-mask';
 import type { ExecutorAttempt } from '../executor';
-import { describeStep, executeStep, summarizePass, timelineShot, type StepOutcomeResult } from './execute-step';
+import { describeStep, summarizePass } from '../../run/describe-step';
+import type { StepOutcomeResult } from '../../run/step-outcome';
+import { executeStep, timelineShot } from './execute-step';
+import { applyViolation, withBlockedRequest } from './step-guards';
 import { displayUrl } from '../../support/text-format';
-import { resolveStep } from './variables';
+import { resolveStep } from '../../run/variables';
 
 /** What a run's steps need of the guard watching their page. */
 type Guarded = Pick<PageGuard, 'violation'>;

@@ -1,6 +1,7 @@
 import { formatDuration } from '@testrun/contracts';
 import { displayUrl, quote } from '../../support/text-format';
-import type { Comparison, StepProblem } from './types';
+import { blockedMessage, type Refused } from '../../network/run-target';
+import type { Comparison, StepProblem } from '../../run/step-outcome';
 
 /**
  * Thrown by an action for an outcome it can name. `dueToTimeout` marks outcomes that only happen
@@ -74,11 +75,11 @@ export function targetUnreachable(detail: string, url: string, technical?: strin
  * The run's browser asked for a target the network policy refuses. Names the host and the rule
  * (`detail`), never anything the target answered or whether anything listens there.
  */
-export function targetBlocked(refused: { host: string; detail: string }): StepFailure {
+export function targetBlocked(refused: Refused): StepFailure {
   return new StepFailure({
     outcome: 'error',
     code: 'target_blocked',
-    message: `a request to ${refused.host} was blocked by the target network policy: ${refused.detail}`,
+    message: blockedMessage(refused),
     reason: `target blocked (${refused.detail})`,
   });
 }

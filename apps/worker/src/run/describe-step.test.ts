@@ -1,6 +1,6 @@
 import type { Step } from '@testrun/contracts';
 import { describeStep, describeTarget, summarizeFailure, summarizePass } from './describe-step';
-import { displayUrl } from '../../support/text-format';
+import { displayUrl } from '../support/text-format';
 
 const base = 'http://127.0.0.1:4010';
 

@@ -1,5 +1,5 @@
 import { formatDuration, type Step } from '@testrun/contracts';
-import { displayUrl, formatPattern, quote } from '../../support/text-format';
+import { displayUrl, formatPattern, quote } from '../support/text-format';
 
 /** A label for summaries and the timeline: `click "text=Sign in"`, `goto "/"`, `wait 500 ms`. */
 export function describeStep(step: Step): string {

@@ -7,7 +7,7 @@ import {
   BundleCache,
   BundleRefusedError,
   type BundleCacheOptions,
-} from '../../../apps/worker/src/executors/playwright/bundle-cache';
+} from '../../../apps/worker/src/executors/playwright/caches/bundle-cache';
 import { mountScratch, unmountScratch } from '../../../apps/worker/src/sandbox';
 import { bombBundle, digestOf, manyFilesBundle, tarGz, type TarEntry } from '../../support/hostile-bundles';
 

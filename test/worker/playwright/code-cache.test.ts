@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { mkdir, mkdtemp, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { CODE_CACHE_HOOK, CodeCache } from '../../../apps/worker/src/executors/playwright/code-cache';
+import { CODE_CACHE_HOOK, CodeCache } from '../../../apps/worker/src/executors/playwright/caches/code-cache';
 import { servicePlaywright } from '../../../apps/worker/src/executors/playwright/versions';
 import { runFixture, sandboxDir } from './sandbox-dir';
 

@@ -2,7 +2,7 @@ import { chmod, cp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { playwrightTestKey, runPlaywrightTests } from '../../../apps/worker/src/executors/playwright';
-import { CodeCache } from '../../../apps/worker/src/executors/playwright/code-cache';
+import { CodeCache } from '../../../apps/worker/src/executors/playwright/caches/code-cache';
 import { makeControlDir } from '../../../apps/worker/src/executors/playwright/interrupt';
 import { servicePlaywright } from '../../../apps/worker/src/executors/playwright/versions';
 import { withScratch } from '../../../apps/worker/src/executors/playwright/scratch-run';

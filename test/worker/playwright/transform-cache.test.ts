@@ -1,7 +1,10 @@
 import { createHash } from 'node:crypto';
 import { mkdir, mkdtemp, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { keepTransformCache, TRANSFORM_DIR } from '../../../apps/worker/src/executors/playwright/transform-cache';
+import {
+  keepTransformCache,
+  TRANSFORM_DIR,
+} from '../../../apps/worker/src/executors/playwright/caches/transform-cache';
 import { sandboxDir, runFixture } from './sandbox-dir';
 
 /*

@@ -4,7 +4,7 @@ import { readScratchFile } from '../../sandbox';
 import type { ConfigRecord, ErrorLineRecord, ListedTestRecord } from './inside/protocol';
 import { readLine } from './inside/protocol-read';
 import { layoutOf, playwrightEnv, prepareScratch, runPlaywrightCli } from './runtime';
-import { keepTransformCache, seedTransformCache } from './transform-cache';
+import { keepTransformCache, seedTransformCache } from './caches/transform-cache';
 import type { BundleOptions, DiscoveredProject, DiscoveredTest, Discovery, PlaywrightBrowser } from './types';
 import { SERVICE_VERSION_ONLY, type ChosenPlaywright, type PlaywrightVersions } from './versions';
 

@@ -4,8 +4,8 @@ import type { SandboxLimits } from '../../sandbox';
 import type { Arrivals } from './batch/arrivals';
 import type { BatchRegistry } from './batch/batch';
 import type { Gatherings } from './batch/gather';
-import type { BundleCache } from './bundle-cache';
-import type { CodeCache } from './code-cache';
+import type { BundleCache } from './caches/bundle-cache';
+import type { CodeCache } from './caches/code-cache';
 import type { Isolation } from './runtime';
 import type { PlaywrightVersions } from './versions';
 

@@ -8,7 +8,7 @@ import type { RunOutcome } from '@testrun/core/runs';
 import { invalidDefinitionOutcome } from '../../run/run-outcomes';
 import type { Executor, ExecutorAttempt, ExecutorRun } from '../executor';
 import { recordMember, runInBatch } from './batch/run-in-batch';
-import { BundleUnavailableError } from './bundle-cache';
+import { BundleUnavailableError } from './caches/bundle-cache';
 import { cannotRun, runAlone, type Definition } from './given';
 import type { PlaywrightRuntime } from './playwright-deps';
 import {

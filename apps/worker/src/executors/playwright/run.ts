@@ -7,7 +7,7 @@ import { OPTIONS_FILE, wrapperOptionsText } from './inside/protocol';
 import { browserUnavailable } from './outcome';
 import { layoutOf, playwrightEnv, prepareScratch, runPlaywrightCli, type Layout } from './runtime';
 import { LineTail } from './tail';
-import { keepTransformCache, seedTransformCache } from './transform-cache';
+import { keepTransformCache, seedTransformCache } from './caches/transform-cache';
 import type { PlaywrightTestRef, PlaywrightTestResult, RunPlaywrightOptions } from './types';
 import { SERVICE_VERSION_ONLY, takesTestList } from './versions';
 import { WRAPPER_FILE, wrapperOptions, wrapperSource } from './wrapper-config';

@@ -10,7 +10,7 @@ import {
   type SandboxSpec,
 } from '../../sandbox';
 import { hostSources, INSIDE_BUILD, sharedSources, type PlaywrightSources } from './packages';
-import { TRANSFORM_DIR } from './transform-cache';
+import { TRANSFORM_DIR } from './caches/transform-cache';
 import { servicePlaywright, type PlaywrightPackages } from './versions';
 
 /** Where things are inside the sandbox. */

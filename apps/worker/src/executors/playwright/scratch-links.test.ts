@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promise
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { LineTail } from './tail';
-import { keepTransformCache, TRANSFORM_DIR } from './transform-cache';
+import { keepTransformCache, TRANSFORM_DIR } from './caches/transform-cache';
 
 /*
  * The folders of the scratch directory the worker reads after (or while) a sandbox runs are the

@@ -12,7 +12,7 @@ import path from 'node:path';
  */
 
 /** The hook, as built JavaScript (also when the worker runs from its sources under jest). */
-export const CODE_CACHE_HOOK = path.resolve(__dirname, '../../../dist/executors/playwright/inside/code-cache.js');
+export const CODE_CACHE_HOOK = path.resolve(__dirname, '../../../../dist/executors/playwright/inside/code-cache.js');
 
 /** The Playwright modules a runner and its workers load first, relative to the `playwright` package. */
 const ENTRIES = [

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Dirent } from 'node:fs';
 import { cp, lstat, mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { listScratchDir, readScratchFile } from '../../sandbox';
+import { listScratchDir, readScratchFile } from '../../../sandbox';
 
 /*
  * The TypeScript Playwright compiled for a bundle, kept per worker, workspace and bundle

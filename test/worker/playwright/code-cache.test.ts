@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { CODE_CACHE_HOOK, CodeCache } from '../../../apps/worker/src/executors/playwright/caches/code-cache';
-import { servicePlaywright } from '../../../apps/worker/src/executors/playwright/versions';
+import { servicePlaywright } from '../../../apps/worker/src/executors/playwright/runner/versions';
 import { runFixture, sandboxDir } from './sandbox-dir';
 
 /*

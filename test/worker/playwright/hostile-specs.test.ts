@@ -10,7 +10,7 @@ import {
   type RunPlaywrightOptions,
 } from '../../../apps/worker/src/executors/playwright';
 import { attachmentBudget, storeAttachments } from '../../../apps/worker/src/executors/playwright/store-attachments';
-import { withScratch } from '../../../apps/worker/src/executors/playwright/scratch-run';
+import { withScratch } from '../../../apps/worker/src/executors/playwright/runner/sandbox-scratch';
 import type { ArtifactWriter } from '../../../apps/worker/src/run/artifact-writer';
 import { SecretMask } from '../../../apps/worker/src/run/secret-mask';
 import { checkSandboxSupport, readScratchFile, type SandboxLimits } from '../../../apps/worker/src/sandbox';

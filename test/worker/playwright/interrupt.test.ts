@@ -1,5 +1,5 @@
 import { playwrightTestKey } from '../../../apps/worker/src/executors/playwright';
-import { interruptTest, makeControlDir } from '../../../apps/worker/src/executors/playwright/interrupt';
+import { interruptTest, makeControlDir } from '../../../apps/worker/src/executors/playwright/runner/interrupt';
 import { runFixture, sandboxDir } from './sandbox-dir';
 
 /*

@@ -8,7 +8,7 @@ import {
   type PlaywrightTestResult,
   type RunPlaywrightOptions,
 } from '../../../apps/worker/src/executors/playwright';
-import type { PlaywrightStep } from '../../../apps/worker/src/executors/playwright/types';
+import type { PlaywrightStep } from '../../../apps/worker/src/executors/playwright/runner/types';
 import { checkSandboxSupport } from '../../../apps/worker/src/sandbox';
 import { serveProxy, serveSite, type Proxy, type Site } from './pw-harness';
 

@@ -7,10 +7,10 @@ const MiB = 1024 * 1024;
  * The one definition of the limits of a sandbox holding a Playwright Test run (a discovery, or a
  * batch of tests run one after another, one page at a time, by one Playwright worker; a batch of
  * several workers gets `limitsForWorkers`): Node (the test runner and its Playwright worker, with
- * the team's code) and Debian's Chromium with its GPU, network and renderer processes. runtime.ts
- * applies them to every Playwright sandbox (a caller may override each); scratch-run.ts mounts
- * `scratchBytes`. docs/SANDBOX.md ("Limits for a Playwright run") gives the
- * measurements behind them.
+ * the team's code) and Debian's Chromium with its GPU, network and renderer processes.
+ * executors/playwright/runner/sandboxed-cli.ts applies them to every Playwright sandbox (a caller
+ * may override each); runner/sandbox-scratch.ts mounts `scratchBytes`. docs/SANDBOX.md ("Limits
+ * for a Playwright run") gives the measurements behind them.
  */
 export const DEFAULT_PLAYWRIGHT_SANDBOX_LIMITS = {
   /**

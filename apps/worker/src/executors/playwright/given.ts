@@ -9,9 +9,9 @@ import type { PlaywrightRuntime } from './playwright-deps';
 import type { PlaywrightSecrets } from './playwright-secrets';
 import { SetupRecorder } from './record-setup';
 import { recordTries } from './record-tries';
-import { runPlaywrightTests } from './run';
-import { SCRATCH_PREFIX, scratchBytes, withScratch } from './scratch-run';
-import type { PlaywrightEvidence, PlaywrightTestResult, RefusedRequest, RunPlaywrightOptions } from './types';
+import { runPlaywrightTests } from './runner/invoke-tests';
+import { SCRATCH_PREFIX, scratchBytes, withScratch } from './runner/sandbox-scratch';
+import type { PlaywrightEvidence, PlaywrightTestResult, RefusedRequest, RunPlaywrightOptions } from './runner/types';
 
 export type Definition = PlaywrightDefinition['playwright'];
 

@@ -1,3 +1,3 @@
-export { discoverTests, playwrightTestKey } from './discover';
-export { runPlaywrightTests } from './run';
-export type * from './types';
+export { discoverTests, playwrightTestKey } from './runner/discover';
+export { runPlaywrightTests } from './runner/invoke-tests';
+export type * from './runner/types';

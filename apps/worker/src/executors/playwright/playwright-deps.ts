@@ -6,8 +6,8 @@ import type { BatchRegistry } from './batch/batch';
 import type { Gatherings } from './batch/gather';
 import type { BundleCache } from './caches/bundle-cache';
 import type { CodeCache } from './caches/code-cache';
-import type { Isolation } from './runtime';
-import type { PlaywrightVersions } from './versions';
+import type { Isolation } from './runner/sandboxed-cli';
+import type { PlaywrightVersions } from './runner/versions';
 
 /**
  * What a worker gives Playwright runs and discovery (service/playwright-tasks.ts): its bundles, the

@@ -20,7 +20,7 @@ import type { RunLimits } from '../../run/run-limits';
 import type { SecretMask } from '../../run/secret-mask';
 import { outcomeOf, stepRows } from './record-result';
 import { attachmentBudget, storeAttachments } from './store-attachments';
-import type { SetupTestResult } from './types';
+import type { SetupTestResult } from './runner/types';
 
 /** What a setup test's record belongs to: the suite run of the sandbox's runs, else the run it ran alone. */
 export interface SetupOwner {

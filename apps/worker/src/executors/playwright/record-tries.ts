@@ -7,10 +7,10 @@ import { blockedEvents } from '../../network/run-target';
 import { withRecordingNotes } from '../../run/run-limits';
 import type { SecretMask } from '../../run/secret-mask';
 import type { ExecutorAttempt } from '../executor';
-import { classifyAttempt } from './outcome';
+import { classifyAttempt } from './runner/outcome';
 import { outcomeOf, stepRows } from './record-result';
 import { attachmentBudget, overCountNote, storeAttachments, type AttachmentSource } from './store-attachments';
-import type { PlaywrightAttempt, PlaywrightTestResult } from './types';
+import type { PlaywrightAttempt, PlaywrightTestResult } from './runner/types';
 
 /** Where a test's result is read from: when it began (ms since the epoch), its scratch directory, the run's mask. */
 export interface ResultSource {

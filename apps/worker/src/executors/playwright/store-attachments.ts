@@ -4,7 +4,7 @@ import type { ArtifactWriter } from '../../run/artifact-writer';
 import type { RunLimits } from '../../run/run-limits';
 import type { SecretMask } from '../../run/secret-mask';
 import { readScratchFile, ScratchPathError } from '../../sandbox';
-import type { PlaywrightAttachment } from './types';
+import type { PlaywrightAttachment } from './runner/types';
 
 // A test's attachments as the run keeps them (docs/PLAYWRIGHT.md, "Attachments"): Playwright's own
 // screenshots, video and trace (its options, which the run's evidence policy sets) as evidence, each
@@ -157,20 +157,4 @@ export async function storeAttachments(
 export function overCountNote(budget: AttachmentBudget, limits: Pick<RunLimits, 'maxAttachments'>): string[] {
   if (budget.overCount === 0) return [];
   return [`${budget.overCount} attachment(s) were not kept: a run keeps at most ${limits.maxAttachments}`];
-}
-
-/** The attachments of a reporter line, checked: the sandbox wrote them. Paths are mapped by `hostPath`. */
-export function attachmentsOfLine(raw: unknown, hostPath: (inside: string) => string): PlaywrightAttachment[] {
-  if (!Array.isArray(raw)) return [];
-  return raw.slice(0, 10_000).flatMap((item: unknown): PlaywrightAttachment[] => {
-    if (typeof item !== 'object' || item === null) return [];
-    const a = item as Record<string, unknown>;
-    if (typeof a.name !== 'string' || typeof a.contentType !== 'string') return [];
-    const own = {
-      name: a.name.slice(0, 1_000),
-      contentType: a.contentType.slice(0, 256),
-      automatic: a.automatic === true,
-    };
-    return [typeof a.path === 'string' ? { ...own, path: hostPath(a.path) } : own];
-  });
 }

@@ -12,9 +12,9 @@ import { releaseBatch, renewBatch, reserveBatch } from '@testrun/core/runs';
 import type { RunListener } from '../../../network/egress-proxy';
 import type { SecretMask } from '../../../run/secret-mask';
 import { deferred } from './deferred';
-import { playwrightTestKey } from '../discover';
-import { interruptTest } from '../interrupt';
-import type { PlaywrightTestRef, PlaywrightTestResult } from '../types';
+import { playwrightTestKey } from '../runner/discover';
+import { interruptTest } from '../runner/interrupt';
+import type { PlaywrightTestRef, PlaywrightTestResult } from '../runner/types';
 
 type Definition = PlaywrightDefinition['playwright'];
 

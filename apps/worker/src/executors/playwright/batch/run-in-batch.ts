@@ -21,10 +21,10 @@ import {
   type Given,
 } from '../given';
 import { deferred } from './deferred';
-import { makeControlDir } from '../interrupt';
+import { makeControlDir } from '../runner/interrupt';
 import type { PlaywrightSecrets } from '../playwright-secrets';
-import { runPlaywrightTests } from '../run';
-import { SCRATCH_PREFIX, scratchBytes, withScratch } from '../scratch-run';
+import { runPlaywrightTests } from '../runner/invoke-tests';
+import { SCRATCH_PREFIX, scratchBytes, withScratch } from '../runner/sandbox-scratch';
 
 /**
  * Runs the attempt of a run of a suite run: in the batch of a leader gathering its suite run's runs

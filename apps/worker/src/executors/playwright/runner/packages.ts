@@ -1,8 +1,8 @@
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { scratchDirPrefix } from '../../support/scratch-dir';
-import { playwrightFfmpegPath } from '../../run/video';
-import { shareCopy, shareFolder } from '../../sandbox';
+import { scratchDirPrefix } from '../../../support/scratch-dir';
+import { playwrightFfmpegPath } from '../../../run/video';
+import { shareCopy, shareFolder } from '../../../sandbox';
 import { servicePlaywright, type PlaywrightPackages } from './versions';
 
 /*
@@ -15,7 +15,7 @@ import { servicePlaywright, type PlaywrightPackages } from './versions';
  */
 
 /** The compiled inside/ folder (also when the worker runs from its sources under jest). */
-export const INSIDE_BUILD = path.resolve(__dirname, '../../../dist/executors/playwright/inside');
+export const INSIDE_BUILD = path.resolve(__dirname, '../../../../dist/executors/playwright/inside');
 
 /** The folders a Playwright process is given, on the host: ffmpeg's is null when it is not installed or not needed. */
 export interface PlaywrightSources {

@@ -1,4 +1,4 @@
-import { playwrightEnv } from './runtime';
+import { playwrightEnv } from './sandboxed-cli';
 
 describe("the sandbox's environment", () => {
   it('sets CI=1, FORCE_COLOR=0 and NO_COLOR=1 by default, and nothing of the worker’s', () => {

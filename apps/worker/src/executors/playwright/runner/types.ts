@@ -1,6 +1,6 @@
-import type { SandboxLimits, SandboxSpec } from '../../sandbox';
-import type { ErrorRecord, StepRecord, TestStatus } from './inside/protocol';
-import type { Isolation } from './runtime';
+import type { SandboxLimits, SandboxSpec } from '../../../sandbox';
+import type { ErrorRecord, StepRecord, TestStatus } from '../inside/protocol';
+import type { Isolation } from './sandboxed-cli';
 import type { PlaywrightVersions } from './versions';
 
 import type { DiscoveryResult, PlaywrightBrowser } from '@testrun/contracts';

@@ -1,13 +1,15 @@
+// One invocation of the Playwright Test runner (`playwright test`) on selected tests of a bundle,
+// in a sandbox of their own; discover.ts is the other (`playwright test --list`).
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { isVideoAvailable } from '../../run/video';
+import { isVideoAvailable } from '../../../run/video';
 import { ResultCollector } from './collect';
 import { playwrightTestKey } from './discover';
-import { OPTIONS_FILE, wrapperOptionsText } from './inside/protocol';
+import { OPTIONS_FILE, wrapperOptionsText } from '../inside/protocol';
 import { browserUnavailable } from './outcome';
-import { layoutOf, playwrightEnv, prepareScratch, runPlaywrightCli, type Layout } from './runtime';
+import { layoutOf, playwrightEnv, prepareScratch, runPlaywrightCli, type Layout } from './sandboxed-cli';
 import { LineTail } from './tail';
-import { keepTransformCache, seedTransformCache } from './caches/transform-cache';
+import { keepTransformCache, seedTransformCache } from '../caches/transform-cache';
 import type { PlaywrightTestRef, PlaywrightTestResult, RunPlaywrightOptions } from './types';
 import { SERVICE_VERSION_ONLY, takesTestList } from './versions';
 import { WRAPPER_FILE, wrapperOptions, wrapperSource } from './wrapper-config';

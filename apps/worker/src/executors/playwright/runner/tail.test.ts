@@ -1,4 +1,4 @@
-import { appendFile, mkdtemp, rm } from 'node:fs/promises';
+import { appendFile, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { LineTail } from './tail';
@@ -83,4 +83,18 @@ test('after its watch fails the tail reads every intervalMs again, not once a se
     every.mockRestore();
     await tail.stop();
   }
+});
+
+test('a results folder that is a symlink to a host folder: the tail reads none of its lines', async () => {
+  // The scratch directory's folders are the sandbox's: a test can leave one as a symlink to the host's.
+  const scratch = path.join(dir, 'scratch');
+  const host = path.join(dir, 'host');
+  await mkdir(scratch);
+  await mkdir(host);
+  await writeFile(path.join(host, 'results.jsonl'), '{"host":"secret"}\n');
+  await symlink(host, path.join(scratch, '.testrun'));
+  const lines: string[] = [];
+  const tail = new LineTail(scratch, '.testrun/results.jsonl', (line) => lines.push(line), 60_000);
+  await tail.stop();
+  expect(lines).toEqual([]);
 });

@@ -1,6 +1,8 @@
+// The Playwright CLI as the worker starts it: in the sandbox (or, opted out, without one), where
+// things are there (INSIDE, Layout), its environment, its scratch directory prepared, the process.
 import { cp, mkdir, symlink } from 'node:fs/promises';
 import path from 'node:path';
-import { playwrightFfmpegPath } from '../../run/video';
+import { playwrightFfmpegPath } from '../../../run/video';
 import {
   DEFAULT_PLAYWRIGHT_SANDBOX_LIMITS,
   runSandboxed,
@@ -8,9 +10,9 @@ import {
   type SandboxLimits,
   type SandboxResult,
   type SandboxSpec,
-} from '../../sandbox';
+} from '../../../sandbox';
 import { hostSources, INSIDE_BUILD, sharedSources, type PlaywrightSources } from './packages';
-import { TRANSFORM_DIR } from './caches/transform-cache';
+import { TRANSFORM_DIR } from '../caches/transform-cache';
 import { servicePlaywright, type PlaywrightPackages } from './versions';
 
 /** Where things are inside the sandbox. */

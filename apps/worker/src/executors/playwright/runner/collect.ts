@@ -1,7 +1,7 @@
-import { groupLimitNow, scratchFullNow } from '../../sandbox';
+import { groupLimitNow, scratchFullNow } from '../../../sandbox';
 import { playwrightTestKey } from './discover';
-import { MAX_LINE_BYTES, type OversizedRecord } from './inside/protocol';
-import { identityOfHead, readLine } from './inside/protocol-read';
+import { MAX_LINE_BYTES, type OversizedRecord } from '../inside/protocol';
+import { identityOfHead, readLine } from '../inside/protocol-read';
 import {
   classifyAttempt,
   invalidDefinition,
@@ -14,9 +14,9 @@ import {
   type PlaywrightOutcome,
 } from './outcome';
 import { resultOf } from './result-of';
-import { bundlePath, hostPath, INSIDE, type Layout } from './runtime';
-import { attachmentsOfLine } from './store-attachments';
+import { bundlePath, hostPath, INSIDE, type Layout } from './sandboxed-cli';
 import type {
+  PlaywrightAttachment,
   PlaywrightAttempt,
   PlaywrightError,
   PlaywrightStep,
@@ -25,6 +25,22 @@ import type {
   RefusedRequest,
   SetupTestResult,
 } from './types';
+
+/** The attachments of a reporter line, checked: the sandbox wrote them. Paths are mapped by `hostPath`. */
+function attachmentsOfLine(raw: unknown, hostPath: (inside: string) => string): PlaywrightAttachment[] {
+  if (!Array.isArray(raw)) return [];
+  return raw.slice(0, 10_000).flatMap((item: unknown): PlaywrightAttachment[] => {
+    if (typeof item !== 'object' || item === null) return [];
+    const a = item as Record<string, unknown>;
+    if (typeof a.name !== 'string' || typeof a.contentType !== 'string') return [];
+    const own = {
+      name: a.name.slice(0, 1_000),
+      contentType: a.contentType.slice(0, 256),
+      automatic: a.automatic === true,
+    };
+    return [typeof a.path === 'string' ? { ...own, path: hostPath(a.path) } : own];
+  });
+}
 
 /** Which test a line is about. */
 interface Identity {

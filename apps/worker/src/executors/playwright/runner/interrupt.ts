@@ -1,6 +1,6 @@
 import { appendFile, chmod, mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { INTERRUPT_FILE, interruptLine } from './inside/protocol';
+import { INTERRUPT_FILE, interruptLine } from '../inside/protocol';
 import type { PlaywrightTestRef } from './types';
 
 /*

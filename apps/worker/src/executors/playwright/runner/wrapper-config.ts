@@ -1,7 +1,7 @@
 import path from 'node:path';
-import { CHROMIUM_BASE_ARGS, CHROMIUM_DISABLED_FEATURES } from '../../browser/browser-pool';
-import { INSIDE, type Layout } from './runtime';
-import { OPTIONS_FILE, type WrapperOptions } from './inside/protocol';
+import { CHROMIUM_BASE_ARGS, CHROMIUM_DISABLED_FEATURES } from '../../../browser/browser-pool';
+import { INSIDE, type Layout } from './sandboxed-cli';
+import { OPTIONS_FILE, type WrapperOptions } from '../inside/protocol';
 import type { PlaywrightEvidence, PlaywrightTestRef, RunPlaywrightOptions } from './types';
 
 function evidenceModes(

@@ -1,8 +1,8 @@
-import type { BlockedRequest } from '../../network/egress-proxy';
+import type { BlockedRequest } from '../../../network/egress-proxy';
 import { relativeSteps, ResultCollector } from './collect';
 import { playwrightTestKey } from './discover';
-import { refusals } from './given';
-import { INSIDE } from './runtime';
+import { refusals } from '../given';
+import { INSIDE } from './sandboxed-cli';
 import type { PlaywrightStep, PlaywrightTestResult, SetupTestResult } from './types';
 
 const step = (title: string, extra: Partial<PlaywrightStep> = {}): PlaywrightStep => ({

@@ -1,7 +1,9 @@
+// A sandbox's scratch directory (its /work, on the host): a tmpfs of its quota, made before the
+// sandbox starts and removed after it.
 import { mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { DEFAULT_PLAYWRIGHT_SANDBOX_LIMITS, mountScratch, unmountScratch } from '../../sandbox';
-import type { PlaywrightRuntime } from './playwright-deps';
+import { DEFAULT_PLAYWRIGHT_SANDBOX_LIMITS, mountScratch, unmountScratch } from '../../../sandbox';
+import type { Isolation } from './sandboxed-cli';
 
 /**
  * The scratch directory names of a Playwright run and of a batch: short, because without the sandbox
@@ -42,6 +44,6 @@ export async function withScratch<T>(
 }
 
 /** The scratch quota of a sandbox of `workers` Playwright workers (each its own); none without a sandbox (PLAYWRIGHT_SANDBOX=off). */
-export function scratchBytes(playwright: Pick<PlaywrightRuntime, 'isolation'>, workers = 1): number | null {
+export function scratchBytes(playwright: { isolation: Isolation }, workers = 1): number | null {
   return playwright.isolation === 'none' ? null : DEFAULT_PLAYWRIGHT_SANDBOX_LIMITS.scratchBytes * workers;
 }

@@ -1,8 +1,8 @@
 import { watch, type FSWatcher } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { openScratchFile } from '../../sandbox';
-import { MAX_LINE_BYTES, type OversizedRecord } from './inside/protocol';
+import { openScratchFile } from '../../../sandbox';
+import { MAX_LINE_BYTES, type OversizedRecord } from '../inside/protocol';
 
 /** How much of a line over the cap is kept, to tell whose it was (the reporter writes the test's identity first: inside/protocol.ts). */
 const HEAD_BYTES = 64 * 1024;

@@ -1,10 +1,10 @@
 import path from 'node:path';
 import { playwrightTestKey } from '@testrun/contracts';
-import { readScratchFile } from '../../sandbox';
-import type { ConfigRecord, ErrorLineRecord, ListedTestRecord } from './inside/protocol';
-import { readLine } from './inside/protocol-read';
-import { layoutOf, playwrightEnv, prepareScratch, runPlaywrightCli } from './runtime';
-import { keepTransformCache, seedTransformCache } from './caches/transform-cache';
+import { readScratchFile } from '../../../sandbox';
+import type { ConfigRecord, ErrorLineRecord, ListedTestRecord } from '../inside/protocol';
+import { readLine } from '../inside/protocol-read';
+import { layoutOf, playwrightEnv, prepareScratch, runPlaywrightCli } from './sandboxed-cli';
+import { keepTransformCache, seedTransformCache } from '../caches/transform-cache';
 import type { BundleOptions, DiscoveredProject, DiscoveredTest, Discovery, PlaywrightBrowser } from './types';
 import { SERVICE_VERSION_ONLY, type ChosenPlaywright, type PlaywrightVersions } from './versions';
 

@@ -7,7 +7,7 @@ import {
   runPlaywrightTests,
   type PlaywrightTestResult,
 } from '../../../apps/worker/src/executors/playwright';
-import { refusals } from '../../../apps/worker/src/executors/playwright/given';
+import { refusals } from '../../../apps/worker/src/executors/playwright/ready-attempt';
 import { EgressProxy, type RunListener } from '../../../apps/worker/src/network/egress-proxy';
 import { checkSandboxSupport } from '../../../apps/worker/src/sandbox';
 import { countingListener } from '../sandbox/sandbox-harness';

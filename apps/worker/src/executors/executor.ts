@@ -13,7 +13,7 @@ import type { ArtifactWriter } from '../run/artifact-writer';
 import type { Retrying } from '../run/claim';
 import type { RunLimits } from '../run/run-limits';
 import type { SecretMask } from '../run/secret-mask';
-import type { PlaywrightRuntime } from './playwright/playwright-deps';
+import type { PlaywrightRuntime } from './playwright/playwright-runtime';
 
 /** The kinds of test a run can hold, one executor each (see {@link Executors}). */
 export type ExecutorKind = 'steps' | 'playwright';

@@ -6,7 +6,7 @@ import type { Db } from '@testrun/core/db';
 import type { Logger } from '@testrun/core/logger';
 import type { TargetPolicy } from '@testrun/core/target-policy';
 import type { Executors } from '../executors/executor';
-import type { PlaywrightRuntime } from '../executors/playwright/playwright-deps';
+import type { PlaywrightRuntime } from '../executors/playwright/playwright-runtime';
 import type { EgressSource } from '../network/run-target';
 import type { RunCancels } from './run-cancels';
 import type { RunHolds } from './run-holds';

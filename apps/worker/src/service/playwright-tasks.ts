@@ -14,7 +14,7 @@ import { BundleCacheFullError } from '../executors/playwright/caches/bundle-cach
 import { CodeCache } from '../executors/playwright/caches/code-cache';
 import { discoverTests } from '../executors/playwright/runner/discover';
 import { scratchBytes, withScratch } from '../executors/playwright/runner/sandbox-scratch';
-import type { PlaywrightRuntime } from '../executors/playwright/playwright-deps';
+import type { PlaywrightRuntime } from '../executors/playwright/playwright-runtime';
 import { servicePlaywright } from '../executors/playwright/runner/versions';
 import { PlaywrightVersions } from '../executors/playwright/runner/versions';
 import type { Isolation } from '../executors/playwright/runner/sandboxed-cli';

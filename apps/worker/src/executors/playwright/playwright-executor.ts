@@ -9,8 +9,8 @@ import { invalidDefinitionOutcome } from '../../run/run-outcomes';
 import type { Executor, ExecutorAttempt, ExecutorRun } from '../executor';
 import { recordMember, runInBatch } from './batch/run-in-batch';
 import { BundleUnavailableError } from './caches/bundle-cache';
-import { cannotRun, runAlone, type Definition } from './given';
-import type { PlaywrightRuntime } from './playwright-deps';
+import { cannotRun, runAlone, type Definition } from './ready-attempt';
+import type { PlaywrightRuntime } from './playwright-runtime';
 import {
   openRequestValues,
   playwrightSecrets,
@@ -46,7 +46,7 @@ function prepare({ run, db, headersKey, retry }: ExecutorRun): PrepareResult {
   // Its own values' secrets, compiled once: a member of a batch is recorded with them.
   const own = playwrightSecrets(values);
   const execute = (attempt: ExecutorAttempt) => executeTest(attempt, definition, { values, own }, read);
-  // Its sandbox goes out through a listener of its own (given.ts, batch/run-in-batch.ts).
+  // Its sandbox goes out through a listener of its own (ready-attempt.ts, batch/run-in-batch.ts).
   return { prepared: { mask: own.mask, ownEgress: true, execute } };
 }
 
@@ -80,8 +80,8 @@ async function executeTest(
     playwright.arrivals.arrived(run.id);
     return bundleDir;
   }
-  const given = { attempt, playwright, definition, secrets, bundleDir, db: read.db };
-  return batched ? runInBatch(given, read.db) : runAlone(given);
+  const ready = { attempt, playwright, definition, secrets, bundleDir, db: read.db };
+  return batched ? runInBatch(ready, read.db) : runAlone(ready);
 }
 
 /** The bundle extracted on this worker, or the run's outcome when it cannot be. */

@@ -18,8 +18,8 @@ import {
   sandboxOptions,
   setupRecorder,
   type Definition,
-  type Given,
-} from '../given';
+  type ReadyAttempt,
+} from '../ready-attempt';
 import { deferred } from './deferred';
 import { makeControlDir } from '../runner/interrupt';
 import type { PlaywrightSecrets } from '../playwright-secrets';
@@ -30,34 +30,34 @@ import { SCRATCH_PREFIX, scratchBytes, withScratch } from '../runner/sandbox-scr
  * Runs the attempt of a run of a suite run: in the batch of a leader gathering its suite run's runs
  * (its job keeps its slot for the batch: one Playwright worker more), or as the leader of one.
  */
-export async function runInBatch(given: Given, db: Db): Promise<RunOutcome> {
-  const { attempt, playwright, definition } = given;
+export async function runInBatch(ready: ReadyAttempt, db: Db): Promise<RunOutcome> {
+  const { attempt, playwright, definition } = ready;
   const { run } = attempt;
   const key = gatherKey(run, definition);
   // Resolved when the run's own result has been recorded.
   const own = deferred<undefined>();
   const joining = playwright.gatherings.join(key, { runId: run.id, definition, recorded: own.promise });
   playwright.arrivals.arrived(run.id);
-  if (!joining) return lead(given, db, key);
+  if (!joining) return lead(ready, db, key);
   try {
     const gathered = await joining;
     const member = gathered && playwright.batches.take(run.id);
     if (gathered && member) {
       attempt.holdJob(gathered.work);
-      return await recordMember(attempt, member.member, gathered.batch, given.secrets);
+      return await recordMember(attempt, member.member, gathered.batch, ready.secrets);
     }
   } finally {
     own.resolve(undefined);
   }
-  return runAlone(given);
+  return runAlone(ready);
 }
 
 /**
  * Leads a batch: waits for the runs this worker took with it to join, reserves its share of the
  * suite run's queued runs, and runs them all in one sandbox with a Playwright worker per slot held.
  */
-async function lead(given: Given, db: Db, key: string): Promise<RunOutcome> {
-  const { attempt, playwright } = given;
+async function lead(ready: ReadyAttempt, db: Db, key: string): Promise<RunOutcome> {
+  const { attempt, playwright } = ready;
   const gathering = playwright.gatherings.lead(key);
   try {
     const enough = () => gathering.joined.length + 1 >= playwright.batching.share;
@@ -77,9 +77,9 @@ async function lead(given: Given, db: Db, key: string): Promise<RunOutcome> {
   }
   if (!reserved) {
     gathering.resolve(null);
-    return runAlone(given);
+    return runAlone(ready);
   }
-  return leadBatch(given, db, reserved, gathering);
+  return leadBatch(ready, db, reserved, gathering);
 }
 
 /**
@@ -114,12 +114,12 @@ export async function recordMember(
  * recorded as its test ends, like any member's.
  */
 async function leadBatch(
-  given: Given,
+  ready: ReadyAttempt,
   db: Db,
   reserved: { batchId: string; members: Map<string, Definition> },
   gathering: Gathering,
 ): Promise<RunOutcome> {
-  const { attempt, playwright, definition } = given;
+  const { attempt, playwright, definition } = ready;
   const { run } = attempt;
   const own = deferred<undefined>();
   const running: JoinedRun[] = [{ runId: run.id, definition, recorded: own.promise }, ...gathering.joined];
@@ -130,7 +130,7 @@ async function leadBatch(
     const egress = await playwright.egress?.open(`batch-${reserved.batchId}`, attempt.policy);
     batch = new PlaywrightBatch(
       reserved.batchId,
-      { db, logger: attempt.logger, running, runBatched: attempt.runBatched, egress, mask: given.secrets.mask },
+      { db, logger: attempt.logger, running, runBatched: attempt.runBatched, egress, mask: ready.secrets.mask },
       reserved.members,
     );
     playwright.batches.add(batch);
@@ -140,7 +140,7 @@ async function leadBatch(
       runs: batch.runIds().length,
       workers,
     });
-    work = runBatch(given, batch, egress, workers).finally(() => playwright.batches.remove(batch));
+    work = runBatch(ready, batch, egress, workers).finally(() => playwright.batches.remove(batch));
   } catch (error) {
     gathering.resolve(null);
     own.resolve(undefined);
@@ -155,7 +155,7 @@ async function leadBatch(
   const taken = playwright.batches.take(run.id);
   try {
     return taken
-      ? await recordMember(attempt, taken.member, batch, given.secrets)
+      ? await recordMember(attempt, taken.member, batch, ready.secrets)
       : cannotRun('the batch lost its leader');
   } finally {
     own.resolve(undefined);
@@ -163,8 +163,8 @@ async function leadBatch(
 }
 
 /** The batch's sandbox: its tests with `workers` Playwright workers, then the batch ended (its unrun runs freed). */
-function runBatch(given: Given, batch: PlaywrightBatch, egress: RunListener | undefined, workers: number) {
-  const { attempt, playwright } = given;
+function runBatch(ready: ReadyAttempt, batch: PlaywrightBatch, egress: RunListener | undefined, workers: number) {
+  const { attempt, playwright } = ready;
   const tests = batch.tests();
   return withScratch(
     attempt.scratchDir,
@@ -175,10 +175,10 @@ function runBatch(given: Given, batch: PlaywrightBatch, egress: RunListener | un
       const parent = playwright.isolation === 'sandbox' ? await shareFolder('control', 0o755) : attempt.scratchDir;
       const control = await makeControlDir(parent);
       batch.controlDir = control.dir;
-      const options = sandboxOptions(given, egress);
+      const options = sandboxOptions(ready, egress);
       // A safety net far behind Playwright's own timeouts: it grows with the batch's tests, at least a run's.
       const wallMs = playwrightBatchWallMs(tests.length, DEFAULT_PLAYWRIGHT_SANDBOX_LIMITS.wallMs);
-      const setups = setupRecorder(given, scratchDir);
+      const setups = setupRecorder(ready, scratchDir);
       try {
         await runPlaywrightTests(
           {

@@ -1,7 +1,7 @@
 import type { BlockedRequest } from '../../../network/egress-proxy';
 import { relativeSteps, ResultCollector } from './collect';
 import { playwrightTestKey } from './discover';
-import { refusals } from '../given';
+import { refusals } from '../ready-attempt';
 import { INSIDE } from './sandboxed-cli';
 import type { PlaywrightStep, PlaywrightTestResult, SetupTestResult } from './types';
 

@@ -1,11 +1,12 @@
-// What a Playwright run's attempt runs with, alone or in a batch: its sandbox's options, and how a
-// test's result becomes the run's outcome (playwright-executor.ts, batch/run-in-batch.ts).
+// A Playwright run's attempt once it is ready to run (ReadyAttempt: its secrets opened, its bundle
+// extracted), alone or in a batch: its sandbox's options, its test run alone, and how a test's
+// result becomes the run's outcome (playwright-executor.ts, batch/run-in-batch.ts).
 import type { EvidenceMode, PlaywrightDefinition } from '@testrun/contracts';
 import type { Db } from '@testrun/core/db';
 import type { RunOutcome } from '@testrun/core/runs';
 import type { ExecutorAttempt } from '../executor';
 import type { BlockedRequest, RunListener } from '../../network/egress-proxy';
-import type { PlaywrightRuntime } from './playwright-deps';
+import type { PlaywrightRuntime } from './playwright-runtime';
 import type { PlaywrightSecrets } from './playwright-secrets';
 import { SetupRecorder } from './record-setup';
 import { recordTries } from './record-tries';
@@ -15,8 +16,11 @@ import type { PlaywrightEvidence, PlaywrightTestResult, RefusedRequest, RunPlayw
 
 export type Definition = PlaywrightDefinition['playwright'];
 
-/** A run's attempt with its test, its open secrets and its extracted bundle. */
-export interface Given {
+/**
+ * A run's attempt ready to run: the attempt with the worker's Playwright runtime, its test, its
+ * open secrets and its extracted bundle (what the executor hands on to runAlone or runInBatch).
+ */
+export interface ReadyAttempt {
   attempt: ExecutorAttempt;
   playwright: PlaywrightRuntime;
   definition: Definition;
@@ -29,16 +33,16 @@ export interface Given {
  * Records the setup tests a sandbox of the run's (alone or leading a batch) runs, for its suite run
  * (else for the run), their evidence read from the sandbox's `scratchDir`.
  */
-export function setupRecorder(given: Given, scratchDir: string): SetupRecorder {
-  const { run, logger, writer, limits } = given.attempt;
-  const { rootDir } = given.definition;
+export function setupRecorder(ready: ReadyAttempt, scratchDir: string): SetupRecorder {
+  const { run, logger, writer, limits } = ready.attempt;
+  const { rootDir } = ready.definition;
   const owner = {
     workspaceId: run.workspaceId,
     suiteRunId: run.suiteRunId,
     runId: run.id,
     ...(rootDir ? { rootDir } : {}),
   };
-  return new SetupRecorder(given.db, owner, given.secrets.mask, logger, { scratchDir, writer, limits });
+  return new SetupRecorder(ready.db, owner, ready.secrets.mask, logger, { scratchDir, writer, limits });
 }
 
 /** The evidence policy as Playwright's trace, video and screenshot settings (one mode for the three). */
@@ -67,11 +71,11 @@ export function refusals(
  * sandboxes no network), named `id`, closed when `work` ends.
  */
 async function withEgress<T>(
-  given: Given,
+  ready: ReadyAttempt,
   id: string,
   work: (egress: RunListener | undefined) => Promise<T>,
 ): Promise<T> {
-  const egress = await given.playwright.egress?.open(id, given.attempt.policy);
+  const egress = await ready.playwright.egress?.open(id, ready.attempt.policy);
   try {
     return await work(egress);
   } finally {
@@ -85,10 +89,10 @@ async function withEgress<T>(
  * them, Playwright would intercept every request and turn the HTTP cache off).
  */
 export function sandboxOptions(
-  given: Given,
+  ready: ReadyAttempt,
   egress: RunListener | undefined,
 ): Omit<RunPlaywrightOptions, 'tests' | 'scratchDir'> {
-  const { attempt, playwright, definition, secrets, bundleDir } = given;
+  const { attempt, playwright, definition, secrets, bundleDir } = ready;
   const { run } = attempt;
   const port = playwright.egress?.port;
   // In a sandbox the relay on its loopback carries the browser's connections to the socket.
@@ -116,8 +120,8 @@ export function sandboxOptions(
 }
 
 /** The run's test alone in a sandbox of its own, its steps and attachments recorded before its scratch directory goes. */
-export function runAlone(given: Given): Promise<RunOutcome> {
-  const { attempt, playwright, definition, secrets } = given;
+export function runAlone(ready: ReadyAttempt): Promise<RunOutcome> {
+  const { attempt, playwright, definition, secrets } = ready;
   return withScratch(
     attempt.scratchDir,
     SCRATCH_PREFIX.run,
@@ -128,11 +132,11 @@ export function runAlone(given: Given): Promise<RunOutcome> {
         startedAt = Date.now();
       };
       const tests = [{ file: definition.file, project: definition.project, titlePath: definition.titlePath }];
-      const setups = setupRecorder(given, scratchDir);
-      const [result] = await withEgress(given, `sandbox-${attempt.run.id}.${attempt.attempt}`, (egress) =>
+      const setups = setupRecorder(ready, scratchDir);
+      const [result] = await withEgress(ready, `sandbox-${attempt.run.id}.${attempt.attempt}`, (egress) =>
         runPlaywrightTests(
           {
-            ...sandboxOptions(given, egress),
+            ...sandboxOptions(ready, egress),
             scratchDir,
             tests,
             signal: attempt.signal,

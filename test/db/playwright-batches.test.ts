@@ -46,6 +46,7 @@ async function playwrightSuiteRun(): Promise<Six> {
     await db.run.update({
       where: { id },
       data: {
+        kind: 'playwright',
         steps: {
           playwright: { ...playwright, column: 1, titlePath: [`t${i}`], project: 'app', browser: 'chromium', tags: [] },
         },

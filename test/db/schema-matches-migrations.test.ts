@@ -214,8 +214,12 @@ describe('a database built only from the migrations matches schema.prisma', () =
     expect(actual).toEqual(expected.sort());
   });
 
-  /** A list default (`["run"]`) as Postgres reports it (`ARRAY['run'::text]`); anything else as written. */
+  /**
+   * A list default (`["run"]`) or a text default (`"steps"`) as Postgres reports it (`ARRAY['run'::text]`,
+   * `'steps'::text`); anything else as written.
+   */
   const pgDefault = (d: string) => {
+    if (/^"[^"]*"$/.test(d)) return `'${JSON.parse(d) as string}'::text`;
     const list = /^\[(.*)\]$/.exec(d)?.[1];
     if (list === undefined) return d;
     return `ARRAY[${(JSON.parse(`[${list}]`) as string[]).map((v) => `'${v}'::text`).join(', ')}]`;

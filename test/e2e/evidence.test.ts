@@ -152,7 +152,7 @@ describe('the default policy', () => {
   it('keeps only the steps of a passing run: no trace, video or screenshot', async () => {
     expect(await stored(passed.id)).toEqual({ steps: ['passed', 'passed'], screenshots: [], files: [] });
     // Nothing was left behind on the worker's disk either.
-    expect((await readdir(worker.runDeps.scratchDir)).filter((f) => f.startsWith(passed.id))).toEqual([]);
+    expect((await readdir(worker.scratchDir)).filter((f) => f.startsWith(passed.id))).toEqual([]);
   });
 
   it('keeps for a failing run its steps, the failing step’s screenshot and a trace', async () => {

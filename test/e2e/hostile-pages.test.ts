@@ -172,7 +172,7 @@ describe('with a recording cap smaller than any trace', () => {
 
   it('removes its scratch directory when it stops', async () => {
     const service = present(worker, 'the worker');
-    const dir = service.runDeps.scratchDir;
+    const dir = service.scratchDir;
     expect(existsSync(dir)).toBe(true);
     await service.stop();
     expect(existsSync(dir)).toBe(false);

@@ -56,7 +56,7 @@ async function finishAsPlaywright(suiteRunId: string, runIds: string[]): Promise
     };
     const failed = spec.ends === 'failed';
     await env.db.$executeRawUnsafe(
-      `UPDATE runs SET steps = $2::jsonb, test_name = $3,
+      `UPDATE runs SET kind = 'playwright', steps = $2::jsonb, test_name = $3,
         status = CASE WHEN status = 'skipped' THEN status ELSE $4::"RunStatus" END,
         outcome_code = CASE WHEN status = 'skipped' THEN NULL WHEN $4 = 'failed' THEN 'expectation_failed'::"RunOutcomeCode" END,
         outcome_message = CASE WHEN $4 = 'failed' AND status <> 'skipped' THEN 'expected 1 item, found 2' END,

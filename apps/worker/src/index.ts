@@ -1,14 +1,8 @@
 export { readWorkerConfig, type WorkerConfig } from './config';
-export { executeRun, EXECUTORS, type RunDepsInput } from './executors';
-export type { ContextSource, RunDeps, RunExecution, RunTimings } from './run/run-deps';
-export type {
-  Executor,
-  ExecutorAttempt,
-  ExecutorKind,
-  ExecutorRun,
-  Executors,
-  PreparedRun,
-} from './executors/executor';
+export { executeRun, workerRunDeps, type ExecutorParts, type RunDepsInput } from './executors';
+export type { ContextSource } from './executors/steps';
+export type { RunDeps, RunExecution, RunTimings } from './run/run-deps';
+export type { Executor, ExecutorAttempt, ExecutorRun, Executors, PreparedRun } from './run/executor';
 export { checkDefinition, MAX_RUN_ATTEMPTS, workerLostOutcome } from './run/run-outcomes';
 export { createRunWorker, type RunWorkerOptions } from './service/run-worker';
 export { RunHolds } from './run/run-holds';

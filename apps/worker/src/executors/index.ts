@@ -1,16 +1,41 @@
+// The worker's executors, one registry entry per kind of test (runs.kind), each made with what it
+// needs: adding a kind of test is one folder under executors/ and one entry here.
 import { executeRun as executeWith } from '../run/execute-run';
+import type { Executors, JobWatch } from '../run/executor';
 import type { RunDeps, RunExecution } from '../run/run-deps';
-import type { Executors } from './executor';
-import { playwrightExecutor } from './playwright/playwright-executor';
-import { stepsExecutor } from './steps';
+import { PLAYWRIGHT_KIND, playwrightExecutor, playwrightJobWatch, type PlaywrightRuntime } from './playwright';
+import { stepsExecutor, type StepsExecutorDeps } from './steps';
 
-/** The worker's executors, one per kind of test. */
-export const EXECUTORS: Executors = { steps: stepsExecutor, playwright: playwrightExecutor };
+/** What the worker's executors are made with: the steps executor's parts, and the Playwright runtime. */
+export interface ExecutorParts extends StepsExecutorDeps {
+  /** Bundles, sandbox and egress of Playwright runs (service/playwright-tasks.ts). Default none: they end `error`. */
+  playwright?: PlaywrightRuntime;
+}
 
-/** What {@link executeRun} needs: RunDeps, whose executors default to {@link EXECUTORS}. */
-export type RunDepsInput = Omit<RunDeps, 'executors'> & Partial<Pick<RunDeps, 'executors'>>;
+/**
+ * The lifecycle's dependencies with the worker's executors made from `parts`: a batch's members
+ * run through the same dependencies (RunMember).
+ */
+export function workerRunDeps(base: Omit<RunDeps, 'executors'>, parts: ExecutorParts): RunDeps {
+  const { playwright } = parts;
+  const executors: Executors = {
+    steps: stepsExecutor(parts),
+    [PLAYWRIGHT_KIND]: playwrightExecutor({
+      runtime: playwright,
+      scratchDir: parts.scratchDir,
+      limits: parts.limits,
+      runMember: (runId, batch) => executeWith(deps, runId, batch),
+    }),
+  };
+  const jobs: JobWatch | undefined = base.jobs ?? (playwright && playwrightJobWatch(playwright));
+  const deps: RunDeps = { ...base, executors, ...(jobs ? { jobs } : {}) };
+  return deps;
+}
+
+/** What {@link executeRun} needs: the lifecycle's dependencies and the executors' parts, or executors already made. */
+export type RunDepsInput = Omit<RunDeps, 'executors'> & (ExecutorParts | Pick<RunDeps, 'executors'>);
 
 /** Executes one run (see run/execute-run.ts) with the worker's executors unless given others. */
-export function executeRun(deps: RunDepsInput, runId: string): Promise<RunExecution> {
-  return executeWith({ ...deps, executors: deps.executors ?? EXECUTORS }, runId);
+export function executeRun(input: RunDepsInput, runId: string): Promise<RunExecution> {
+  return executeWith('executors' in input ? input : workerRunDeps(input, input), runId);
 }

@@ -1,17 +1,14 @@
-import type { BrowserContextOptions } from 'playwright';
-import { recordsEvidence } from '@testrun/contracts';
 import { errorMessage, type Logger } from '@testrun/core/logger';
 import { CANCELLED_RUNNING_OUTCOME, retryRun, type RunOutcome } from '@testrun/core/runs';
 import type { TargetPolicy } from '@testrun/core/target-policy';
 import type { BrowserClock } from '../browser/browser-clock';
-import type { Executor, ExecutorAttempt, PreparedRun, RunRecord } from '../executors/executor';
 import { baseUrlBlockedOutcome, refusalOf, runPolicy } from '../network/run-target';
 import { ArtifactWriter } from './artifact-writer';
 import { retrying, type Retrying } from './claim';
+import type { Executor, ExecutorAttempt, PreparedRun, RunRecord } from './executor';
 import type { RunDeps } from './run-deps';
 import { untilCancelled } from './run-cancels';
 import { untilFaulted, type RunOwner } from './run-faults';
-import { DEFAULT_RUN_LIMITS } from './run-limits';
 import { internalErrorOutcome } from './run-outcomes';
 import { maskOutcome } from './run-secrets';
 import { SecretMask } from './secret-mask';
@@ -29,12 +26,10 @@ export interface RunContext {
   /** The run as its faults see it (see RunFaults); null when faults are not attributed. */
   readonly owner: RunOwner | null;
   /**
-   * A member of a Playwright batch goes out through its batch's network, under the target policy
-   * the batch's leader read (`policy`): it reads none of its own. Null for any other run.
+   * A member of a batch goes out through its batch's network, under the target policy the batch's
+   * leader read (`policy`): it reads none of its own. Null for any other run.
    */
   readonly batchPolicy: { policy: TargetPolicy | undefined } | null;
-  /** Executes another run as a member of a Playwright batch that goes out under `policy` (executeRun with the batch). */
-  readonly runBatched: (runId: string, batchId: string, policy: TargetPolicy | undefined) => Promise<unknown>;
   /** Keeps the run's job until `work` settles. */
   readonly hold: ExecutorAttempt['holdJob'];
 }
@@ -54,8 +49,8 @@ export type AttemptResult = {
 
 /**
  * One test attempt under execution number `attempt`: the executor prepares the run, the target
- * policy and egress are opened for it, and the executor runs it; a cancel or a fault of the run's
- * ends it. Never throws for a fault of the attempt's: that is an `internal_error` outcome.
+ * policy is read and checked against its base URL, and the executor runs it (opening what it needs:
+ * a browser context, a sandbox, each through the egress); a cancel or a fault of the run's ends it. Never throws for a fault of the attempt's: that is an `internal_error` outcome.
  */
 export async function runAttempt(rc: RunContext, attempt: number): Promise<AttemptResult> {
   const { deps, run, log, signal, owner } = rc;
@@ -110,7 +105,7 @@ type AttemptParts = Pick<ExecutorAttempt, 'attempt' | 'writer' | 'maskGrew' | 'c
   retry: Retrying;
 };
 
-/** Prepares the run (definition, secrets), checks its base URL against the policy and executes it through its egress. */
+/** Prepares the run (definition, secrets), checks its base URL against the policy and executes it. */
 async function prepareAndExecute(rc: RunContext, parts: AttemptParts): Promise<RunOutcome> {
   const { deps, run } = rc;
   const prepared = await rc.executor.prepare({ run, db: deps.db, headersKey: deps.headersKey, retry: parts.retry });
@@ -123,58 +118,27 @@ async function prepareAndExecute(rc: RunContext, parts: AttemptParts): Promise<R
     : targetPolicy && (await parts.retry(() => runPolicy(deps.db, targetPolicy, run.workspaceId)));
   const refused = refusalOf(policy, run.baseUrl);
   if (refused) return baseUrlBlockedOutcome(refused);
-  const egress = prepared.prepared.ownEgress
-    ? undefined
-    : deps.egress?.openRun(`${run.id}.${parts.attempt}`, { policy });
-  try {
-    return await executeAttempt(rc, prepared.prepared, parts, {
-      policy,
-      blocked: egress?.blocked,
-      proxy: egress?.proxy,
-    });
-  } finally {
-    egress?.close();
-  }
+  return executeAttempt(rc, prepared.prepared, parts, policy);
 }
-
-/** The network an attempt goes out through (`proxy`: the credentials its browser contexts carry). */
-type AttemptNetwork = Pick<ExecutorAttempt, 'policy' | 'blocked'> & { proxy: BrowserContextOptions['proxy'] };
 
 /** Builds the executor's view of the attempt, once, and executes it. */
 function executeAttempt(
   rc: RunContext,
   prepared: PreparedRun,
   parts: AttemptParts,
-  network: AttemptNetwork,
+  policy: TargetPolicy | undefined,
 ): Promise<RunOutcome> {
-  const { deps, run } = rc;
-  const { proxy } = network;
-  // No video unless the run's policy records one: without recordVideo no encoder is started.
-  const video: BrowserContextOptions =
-    deps.recordVideo && recordsEvidence(run.evidence.video)
-      ? { recordVideo: { dir: deps.scratchDir, size: { width: 800, height: 450 } } }
-      : {};
   const attempt: ExecutorAttempt = {
-    run,
+    run: rc.run,
     attempt: parts.attempt,
     writer: parts.writer,
     clock: rc.clock,
     signal: rc.signal,
-    policy: network.policy,
-    blocked: network.blocked,
-    // A page's downloads are never written to the worker's disk.
-    openContext: (options) =>
-      deps.browser.newContext({ ...options, ...(proxy ? { proxy } : {}), acceptDownloads: false, ...video }),
+    policy,
+    logger: rc.deps.logger,
+    maskGrew: parts.maskGrew,
     closeUnder: parts.closeUnder,
     nextTry: parts.nextTry,
-    playwright: deps.playwright,
-    maskGrew: parts.maskGrew,
-    contextCancelled: () => deps.onContextCancelled?.(run.id),
-    logger: deps.logger,
-    limits: deps.limits ?? DEFAULT_RUN_LIMITS,
-    scratchDir: deps.scratchDir,
-    teardownMs: deps.teardownTimeoutMs ?? 15_000,
-    runBatched: (member, batchId) => rc.runBatched(member, batchId, network.policy),
     holdJob: rc.hold,
   };
   return prepared.execute(attempt);

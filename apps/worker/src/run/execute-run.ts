@@ -1,17 +1,13 @@
 // One run's lifecycle, whatever defines its test: claim, attempts (run/attempt.ts), retries, the
 // terminal write. What a kind of test does in an attempt is its executor's (executors/).
 import { finishRun, firstAttemptSummary, retryRun, type ClaimedRun, type RunOutcome } from '@testrun/core/runs';
-import type { TargetPolicy } from '@testrun/core/target-policy';
 import { BrowserClock } from '../browser/browser-clock';
-import { executorKind } from '../executors/executor';
 import { runAttempt, type RunContext } from './attempt';
 import { claimRun } from './claim';
+import type { Executor, MemberOf } from './executor';
 import type { RunDeps, RunExecution } from './run-deps';
 import { flakySummary, retriedOutcome } from './retry-policy';
 import type { RunOwner } from './run-faults';
-
-/** A run claimed as a member of a Playwright batch: the batch, and the target policy its leader read. */
-type BatchClaim = { id: string; policy: TargetPolicy | undefined };
 
 /**
  * Executes one run end to end: claims it (`startRun`), has its executor run it in a fresh browser
@@ -22,25 +18,21 @@ type BatchClaim = { id: string; policy: TargetPolicy | undefined };
  * `error`/`internal_error`. Throws only when Postgres itself cannot be written, so that the job
  * fails and the reconciler takes over.
  */
-export async function executeRun(
-  given: RunDeps,
-  runId: string,
-  batch: BatchClaim | null = null,
-): Promise<RunExecution> {
+export async function executeRun(given: RunDeps, runId: string, batch: MemberOf | null = null): Promise<RunExecution> {
   if (!given.faults) return execute(given, runId, null, batch);
   return given.faults.run(runId, (owner) => execute(given, runId, owner, batch));
 }
 
 /**
- * `batch`: the run is a member of that Playwright batch, claimed as its test begins in the batch's
- * sandbox (executors/playwright/batch/). Work an executor holds the job for (a batch it leads)
- * is awaited in `held` of the execution.
+ * `batch`: the run is a member of that batch (a {@link RunMember}, claimed as its test begins in
+ * the batch's sandbox), executed by the executor the batch gives. Work an executor holds the job for
+ * (a batch it leads) is awaited in `held` of the execution.
  */
 async function execute(
   given: RunDeps,
   runId: string,
   owner: RunOwner | null,
-  batch: BatchClaim | null,
+  batch: MemberOf | null,
 ): Promise<RunExecution> {
   const began = performance.now();
   // One statement claims the run, moves its suite counters and returns the snapshot to execute; it
@@ -62,26 +54,23 @@ async function claimedRun(
   given: RunDeps,
   claim: ClaimedRun,
   owner: RunOwner | null,
-  batch: BatchClaim | null,
+  batch: MemberOf | null,
   began: number,
 ): Promise<RunExecution> {
   const runId = claim.id;
-  // A run that is not a Playwright test never joins a batch: a leader waiting for it stops waiting
-  // (executors/playwright/batch/arrivals.ts).
-  if (executorKind(claim) !== 'playwright') given.playwright?.arrivals.arrived(runId);
+  given.jobs?.claimed(claim);
   // From here every line logged for the run carries the id of the API request that created it.
   const { requestId } = claim;
   const deps = requestId ? { ...given, logger: given.logger.child({ requestId }) } : given;
   const rc: RunContext = {
     deps,
     run: claim,
-    executor: deps.executors[executorKind(claim)],
+    executor: batch?.executor ?? executorOf(deps.executors, claim.kind),
     log: deps.logger.child({ runId }),
     clock: new BrowserClock(),
     signal: deps.cancels?.track(runId) ?? new AbortController().signal,
     owner,
     batchPolicy: batch && { policy: batch.policy },
-    runBatched: (member, batchId, policy) => executeRun(given, member, { id: batchId, policy }),
     hold: (work) => held.push(work.then(noop, noop)),
   };
   const held: Promise<void>[] = [];
@@ -156,5 +145,17 @@ async function attempts(rc: RunContext, first: number, firstRetry: number, began
 }
 
 function noop(): void {}
+
+/**
+ * The executor of a run's kind; for a kind this worker has none of (a newer service's run, or an
+ * executor turned off), one whose every attempt ends `error`/`internal_error` saying so.
+ */
+function executorOf(executors: RunDeps['executors'], kind: string): Executor {
+  const executor = Object.hasOwn(executors, kind) ? executors[kind] : undefined;
+  if (executor) return executor;
+  const message = `this worker has no executor for tests of kind "${kind}"`;
+  const outcome: RunOutcome = { status: 'error', code: 'internal_error', message, resultSummary: `Error: ${message}.` };
+  return { prepare: () => Promise.resolve({ outcome }) };
+}
 
 type Finished = Extract<RunExecution, { kind: 'finished' }>;

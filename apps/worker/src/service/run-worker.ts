@@ -40,7 +40,7 @@ async function executeJobRun(deps: RunDeps, runId: string): Promise<RunExecution
   } catch (error) {
     throw notRecordedError(error);
   } finally {
-    deps.playwright?.arrivals.arrived(runId);
+    deps.jobs?.executed(runId);
   }
 }
 
@@ -60,14 +60,13 @@ export function createRunWorker(deps: RunDeps, options: RunWorkerOptions): Worke
           `invalid run job payload: ${payload.errors.map((e) => `${e.path} ${e.message}`).join('; ')}`,
         );
       }
-      // A Playwright batch's leader sees which of this worker's slots hold a job, and waits for
-      // the job's run until it reaches its executor (executors/playwright/batch/arrivals.ts).
+      // An executor that waits for runs on their way (a Playwright batch's leader) sees which of this
+      // worker's slots hold a job, and which runs are on their way (RunDeps.jobs).
       const { runId } = payload.value;
-      const arrivals = deps.playwright?.arrivals;
-      arrivals?.jobTook(runId);
+      deps.jobs?.took(runId);
       try {
         const execution = await executeJobRun(deps, runId);
-        // A Playwright batch this run led keeps the job (and the worker's slot) until it has ended.
+        // Work this run's executor held the job for (a batch it leads) keeps the worker's slot until it has ended.
         if (execution.kind === 'finished') await execution.held;
         // Another test of its file runs elsewhere: the job comes back once that one's batch has
         // taken this run, or it has ended; the slot meanwhile takes other work.
@@ -80,7 +79,7 @@ export function createRunWorker(deps: RunDeps, options: RunWorkerOptions): Worke
           ? { status: execution.status, attempt: execution.attempt }
           : { skipped: execution.reason };
       } finally {
-        arrivals?.jobEnded();
+        deps.jobs?.freed();
       }
     },
     {

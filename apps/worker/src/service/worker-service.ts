@@ -3,20 +3,17 @@ import type { WebhookJobPayload } from '@testrun/contracts';
 import { describeArtifactStore, type ArtifactStore } from '@testrun/core/artifact-store';
 import type { Db } from '@testrun/core/db';
 import type { Logger } from '@testrun/core/logger';
-import { deriveKeys } from '@testrun/core/secrets';
 import type { BrowserPool } from '../browser/browser-pool';
 import type { WorkerConfig } from '../config';
-import { EXECUTORS } from '../executors';
 import { Reconciler } from '../housekeeping/reconciler';
 import type { RunDeps } from '../run/run-deps';
 import { RunCancels, subscribeRunCancels } from '../run/run-cancels';
-import { RunFaults } from '../run/run-faults';
-import { RunHolds } from '../run/run-holds';
+import { type RunFaults } from '../run/run-faults';
 import { isVideoAvailable } from '../run/video';
 import { WebhookRelay } from '../webhooks/webhook-relay';
 import { webhookJobOptions } from '../webhooks/webhook-worker';
 import { Lifecycle } from './lifecycle';
-import { createRunWorker } from './run-worker';
+import { startRuns } from './run-tasks';
 import type { WorkerServiceOptions } from './service-options';
 import {
   DrainState,
@@ -26,7 +23,6 @@ import {
   scratchDirectory,
   startWebhookWorker,
 } from './service-tasks';
-import { startPlaywright } from './playwright-tasks';
 import { startWorkerHttp } from './worker-http';
 import { WorkerMetrics } from './worker-metrics';
 
@@ -46,8 +42,10 @@ export interface WorkerService {
   metrics: WorkerMetrics;
   /** The port the worker's HTTP server listens on; undefined without WORKER_HTTP_PORT. */
   httpPort: number | undefined;
-  /** What each run is executed with (the service's own parts and scratch directory). */
+  /** What each run is executed with (the service's own parts and its executors). */
   runDeps: RunDeps;
+  /** The worker's scratch directory: recordings and sandboxes' files pass through it (removed at stop). */
+  scratchDir: string;
   /** The names of the start's tasks, in the order they were set up (a stop closes them last first). */
   tasks: readonly string[];
   /** Which run a fault belongs to (main.ts's fault guard asks it). */
@@ -132,29 +130,13 @@ async function startParts(
         return { value: value.port, tearDown: () => value.close() };
       })
     : undefined;
-  const faults = new RunFaults();
-  const playwright = await startPlaywright(life, config, logger, { ...connections, scratchDir });
-  // The holds of the runs running here, renewed in Postgres while they run (run/run-holds.ts).
-  const holds = await life.task('run holds', () => {
-    const value = new RunHolds(db, config.lockDurationMs, logger);
-    value.start();
-    return { value, tearDown: () => value.stop() };
-  });
-  const parts = { ...connections, browser, scratchDir, cancels, faults, playwright, holds };
-  const runDeps = runDepsOf(config, options, parts);
-  const worker = await life.task('run worker', () => {
-    const value = createRunWorker(runDeps, {
-      connection: connections.workerConnection,
-      prefix: config.redisPrefix,
-      concurrency: config.concurrency,
-      lockDurationMs: config.lockDurationMs,
-      stalledIntervalMs: config.stalledIntervalMs,
-      onRunDone: (runId, execution) => {
-        metrics.observeRun(execution);
-        options.onRunDone?.(runId, execution);
-      },
-    });
-    return { value, tearDown: drain.unlessHandedBack(() => value.close()) };
+  const { worker, runDeps, faults } = await startRuns(life, config, options, {
+    connections,
+    browser,
+    scratchDir,
+    cancels,
+    metrics,
+    drain,
   });
   const { webhookQueue, webhookWorker } = await startWebhookWorker(
     life,
@@ -177,6 +159,7 @@ async function startParts(
     db,
     store: connections.store,
     runDeps,
+    scratchDir,
     faults,
     metrics,
     httpPort,
@@ -228,43 +211,4 @@ function startReconciler(
     if (options.reconcile !== false) reconciler.start();
     return { value: reconciler, tearDown: () => reconciler.stop() };
   });
-}
-
-/** What each run is executed with: the service's own parts. */
-function runDepsOf(
-  config: WorkerConfig,
-  options: WorkerServiceOptions & { recordVideo: boolean },
-  parts: Pick<RunDeps, 'db' | 'store' | 'scratchDir' | 'cancels' | 'faults' | 'playwright' | 'holds'> & {
-    browser: BrowserPool;
-    egress: { proxy: RunDeps['egress']; policy: RunDeps['targetPolicy'] };
-    faults: RunFaults;
-  },
-): RunDeps {
-  const { browser, faults } = parts;
-  return {
-    executors: EXECUTORS,
-    cancels: parts.cancels,
-    holds: parts.holds,
-    faults,
-    onContextCancelled: options.onContextCancelled,
-    db: parts.db,
-    store: parts.store,
-    browser: {
-      // A browser (re)launched for a run's context outlives the run: its pipe, whose callbacks
-      // deliver every Playwright event, must not carry that run (see RunFaults).
-      newContext: async (contextOptions) => {
-        await faults.outside(() => browser.getBrowser());
-        return browser.newContext(contextOptions);
-      },
-    },
-    headersKey: deriveKeys(config.secret).headers,
-    logger: options.logger,
-    scratchDir: parts.scratchDir,
-    recordVideo: options.recordVideo,
-    egress: parts.egress.proxy,
-    targetPolicy: parts.egress.policy,
-    limits: config.limits,
-    writeRetryMs: config.writeRetryMs,
-    playwright: parts.playwright,
-  };
 }

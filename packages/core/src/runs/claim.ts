@@ -17,6 +17,11 @@ export type ClaimedRun = {
   baseUrl: string;
   headersSealed: Uint8Array | null;
   variablesSealed: Uint8Array | null;
+  /**
+   * The kind of test the run executes (`steps`, `playwright`): the worker runs it with the executor
+   * of that kind. Set when the run is created, from the form of its test's definition.
+   */
+  kind: string;
   steps: unknown;
   timeoutMs: number;
   /** What the run keeps as evidence, resolved when it was created (the default for older runs). */
@@ -39,7 +44,7 @@ export type ClaimedRun = {
 
 /** The columns of a claimed run's snapshot, as `r.<column>`. */
 export const CLAIMED_COLUMNS =
-  'r.id, r.attempt, r.workspace_id, r.project_id, r.base_url, r.headers_sealed, r.variables_sealed, r.steps, r.timeout_ms, r.evidence, r.request_id, r.retry, r.retries, r.retries_requested, r.suite_run_id, r.cancel_requested_at IS NOT NULL AS cancel_requested';
+  'r.id, r.attempt, r.workspace_id, r.project_id, r.base_url, r.headers_sealed, r.variables_sealed, r.kind, r.steps, r.timeout_ms, r.evidence, r.request_id, r.retry, r.retries, r.retries_requested, r.suite_run_id, r.cancel_requested_at IS NOT NULL AS cancel_requested';
 
 /** A row of {@link CLAIMED_COLUMNS}, with the status the run had before the claim when it is known. */
 export type ClaimedRow = {
@@ -51,6 +56,7 @@ export type ClaimedRow = {
   base_url: string;
   headers_sealed: Uint8Array | null;
   variables_sealed: Uint8Array | null;
+  kind: string;
   steps: unknown;
   timeout_ms: number;
   evidence: unknown;
@@ -73,6 +79,7 @@ export function claimedRun(row: ClaimedRow): ClaimedRun {
     baseUrl: row.base_url,
     headersSealed: row.headers_sealed,
     variablesSealed: row.variables_sealed,
+    kind: row.kind,
     steps: row.steps,
     timeoutMs: row.timeout_ms,
     evidence: readEvidencePolicy(row.evidence),

@@ -117,12 +117,14 @@ export async function insertRuns(tx: DbTx, input: RunsToCreate): Promise<Created
   const { rows, runIds, queuedRunIds, policies } = runRows(input);
   const inserted = await tx.$executeRaw`
     INSERT INTO runs (id, workspace_id, project_id, suite_id, test_id, suite_run_id, position, status, base_url,
-      headers_sealed, variables_sealed, test_name, steps, timeout_ms, evidence, result_summary, skip_reason, finished_at,
-      request_id, retries, retries_requested, deployment_id, queued_ahead, preview)
+      headers_sealed, variables_sealed, test_name, kind, steps, timeout_ms, evidence, result_summary, skip_reason,
+      finished_at, request_id, retries, retries_requested, deployment_id, queued_ahead, preview)
     SELECT r.id, ${workspaceId}::text, t.project_id, COALESCE(${suiteId}::text, r.s, t.suite_id), t.id,
       ${suiteRunId}::text, r.p,
       CASE WHEN r.e THEN 'queued' ELSE 'skipped' END::"RunStatus", r.u, decode(r.h, 'base64'), decode(r.v, 'base64'),
-      COALESCE(d.name, t.name), COALESCE(d.steps, t.steps), COALESCE(d.timeout_ms, t.timeout_ms),
+      COALESCE(d.name, t.name), CASE WHEN jsonb_typeof(COALESCE(d.steps, t.steps) -> 'playwright') = 'object'
+        THEN 'playwright' ELSE 'steps' END, COALESCE(d.steps, t.steps),
+      COALESCE(d.timeout_ms, t.timeout_ms),
       ${JSON.stringify([...policies.values()].map((k) => k.policy))}::jsonb -> r.x,
       CASE WHEN r.e THEN ${QUEUED_SUMMARY}::text ELSE ${DISABLED_SUMMARY}::text END,
       CASE WHEN r.e THEN NULL ELSE 'test_disabled' END::"SkipReason",

@@ -24,8 +24,8 @@ export function playwrightBatchWallMs(tests: number, aloneMs: number): number {
   return Math.min(PLAYWRIGHT_TIME.wallCapMs, Math.max(aloneMs, tests * PLAYWRIGHT_TIME.perTestWallMs));
 }
 
-/** SQL: whether the row `r` is a Playwright run (its snapshot names a test of a bundle). */
-export const IS_PLAYWRIGHT_RUN = `(r.steps->'playwright' IS NOT NULL)`;
+/** SQL: whether the row `r` is a Playwright run (its kind, `runs.kind`). */
+export const IS_PLAYWRIGHT_RUN = `(r.kind = 'playwright')`;
 
 /**
  * SQL: the deadline of the row `r`'s attempt starting now: a step test's time budget (`timeout_ms`),

@@ -6,11 +6,12 @@
 import { isPlaywrightDefinition } from '@testrun/contracts';
 import type { RunOutcome } from '@testrun/core/runs';
 import { invalidDefinitionOutcome } from '../../run/run-outcomes';
-import type { Executor, ExecutorAttempt, ExecutorRun } from '../executor';
+import type { Executor, ExecutorAttempt, ExecutorRun } from '../../run/executor';
 import { recordMember, runInBatch } from './batch/run-in-batch';
 import { BundleUnavailableError } from './caches/bundle-cache';
 import { cannotRun, runAlone, type Definition } from './ready-attempt';
 import type { PlaywrightRuntime } from './playwright-runtime';
+import { sandboxedAttempt, type PlaywrightExecutorDeps, type SandboxedAttempt } from './sandboxed-attempt';
 import {
   openRequestValues,
   playwrightSecrets,
@@ -21,12 +22,21 @@ import {
 
 type StoredRead = Parameters<typeof withStoredSecrets>[0];
 
-/** Runs a Playwright test's run: opens its secrets, then runs the test in a sandbox. */
-export const playwrightExecutor: Executor = {
-  prepare: (input) => Promise.resolve(prepare(input)),
-};
+/**
+ * The Playwright executor, made with the worker's Playwright runtime: opens a run's secrets, then
+ * runs its test in a sandbox, alone or in a batch whose members are run through `runMember` with
+ * this executor.
+ */
+export function playwrightExecutor(deps: PlaywrightExecutorDeps): Executor {
+  const executor: Executor = { prepare: (input) => Promise.resolve(prepare(input, deps, executor)) };
+  return executor;
+}
 
-function prepare({ run, db, headersKey, retry }: ExecutorRun): PrepareResult {
+function prepare(
+  { run, db, headersKey, retry }: ExecutorRun,
+  deps: PlaywrightExecutorDeps,
+  self: Executor,
+): PrepareResult {
   if (!isPlaywrightDefinition(run.steps))
     return { outcome: invalidDefinitionOutcome('the run does not name a Playwright test') };
   const definition = run.steps.playwright;
@@ -45,20 +55,27 @@ function prepare({ run, db, headersKey, retry }: ExecutorRun): PrepareResult {
   const read = { db, key: headersKey, retry };
   // Its own values' secrets, compiled once: a member of a batch is recorded with them.
   const own = playwrightSecrets(values);
-  const execute = (attempt: ExecutorAttempt) => executeTest(attempt, definition, { values, own }, read);
+  const execute = (attempt: ExecutorAttempt) => {
+    // A batch's members are run with this executor, under the target policy this attempt read.
+    const runMember = (id: string, batchId: string) =>
+      deps.runMember(id, { id: batchId, policy: attempt.policy, executor: self });
+    return executeTest(sandboxedAttempt(deps, attempt), deps.runtime, runMember, definition, { values, own }, read);
+  };
   // Its sandbox goes out through a listener of its own (ready-attempt.ts, batch/run-in-batch.ts).
-  return { prepared: { mask: own.mask, ownEgress: true, execute } };
+  return { prepared: { mask: own.mask, execute } };
 }
 
 type PrepareResult = Awaited<ReturnType<Executor['prepare']>>;
 
 async function executeTest(
-  attempt: ExecutorAttempt,
+  attempt: SandboxedAttempt,
+  playwright: PlaywrightRuntime | undefined,
+  runMember: (runId: string, batchId: string) => Promise<unknown>,
   definition: Definition,
   request: { values: RequestValues; own: PlaywrightSecrets },
   read: StoredRead,
 ): Promise<RunOutcome> {
-  const { run, playwright } = attempt;
+  const { run } = attempt;
   if (!playwright) return cannotRun('this worker was started without Playwright support');
   // A run of a suite run joins or leads a batch, and is then no longer on its way (batch/arrivals.ts);
   // any other is no longer on its way now.
@@ -80,7 +97,7 @@ async function executeTest(
     playwright.arrivals.arrived(run.id);
     return bundleDir;
   }
-  const ready = { attempt, playwright, definition, secrets, bundleDir, db: read.db };
+  const ready = { attempt, playwright, runMember, definition, secrets, bundleDir, db: read.db };
   return batched ? runInBatch(ready, read.db) : runAlone(ready);
 }
 

@@ -5,7 +5,7 @@ import type { Retrying } from '../../run/claim';
 import { headersUnreadableOutcome } from '../../run/run-outcomes';
 import { storedSecretsUnreadableOutcome } from '../../run/run-secrets';
 import { SecretMask } from '../../run/secret-mask';
-import type { RunRecord } from '../executor';
+import type { RunRecord } from '../../run/executor';
 
 /** What a Playwright run holds in clear: the target's headers, the test's environment, and the mask. */
 export type PlaywrightSecrets = {

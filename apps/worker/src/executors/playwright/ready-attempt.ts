@@ -4,10 +4,10 @@
 import type { EvidenceMode, PlaywrightDefinition } from '@testrun/contracts';
 import type { Db } from '@testrun/core/db';
 import type { RunOutcome } from '@testrun/core/runs';
-import type { ExecutorAttempt } from '../executor';
 import type { BlockedRequest, RunListener } from '../../network/egress-proxy';
 import type { PlaywrightRuntime } from './playwright-runtime';
 import type { PlaywrightSecrets } from './playwright-secrets';
+import type { SandboxedAttempt } from './sandboxed-attempt';
 import { SetupRecorder } from './record-setup';
 import { recordTries } from './record-tries';
 import { runPlaywrightTests } from './runner/invoke-tests';
@@ -21,8 +21,10 @@ export type Definition = PlaywrightDefinition['playwright'];
  * open secrets and its extracted bundle (what the executor hands on to runAlone or runInBatch).
  */
 export interface ReadyAttempt {
-  attempt: ExecutorAttempt;
+  attempt: SandboxedAttempt;
   playwright: PlaywrightRuntime;
+  /** Starts the lifecycle of a member of a batch this attempt leads (PlaywrightExecutorDeps.runMember). */
+  runMember: (runId: string, batchId: string) => Promise<unknown>;
   definition: Definition;
   secrets: PlaywrightSecrets;
   bundleDir: string;
@@ -156,7 +158,7 @@ export function runAlone(ready: ReadyAttempt): Promise<RunOutcome> {
 
 /** Records a test's tries (their steps and attachments) and returns the run's outcome from its result. */
 export function recordResult(
-  attempt: ExecutorAttempt,
+  attempt: SandboxedAttempt,
   result: PlaywrightTestResult,
   at: { startedAt: number; scratchDir: string; secrets: PlaywrightSecrets },
 ): Promise<RunOutcome> {

@@ -6,7 +6,7 @@ import type { ArtifactWriter } from '../../run/artifact-writer';
 import { blockedEvents } from '../../network/run-target';
 import { withRecordingNotes } from '../../run/run-limits';
 import type { SecretMask } from '../../run/secret-mask';
-import type { ExecutorAttempt } from '../executor';
+import type { SandboxedAttempt } from './sandboxed-attempt';
 import { classifyAttempt } from './runner/outcome';
 import { outcomeOf, stepRows } from './record-result';
 import { attachmentBudget, overCountNote, storeAttachments, type AttachmentSource } from './store-attachments';
@@ -26,7 +26,7 @@ export interface ResultSource {
  * another from when the test began, each as long as Playwright measured it.
  */
 export async function recordTries(
-  attempt: ExecutorAttempt,
+  attempt: SandboxedAttempt,
   result: PlaywrightTestResult,
   at: ResultSource,
 ): Promise<RunOutcome> {

@@ -1,1 +1,2 @@
 export { stepsExecutor } from './steps-executor';
+export type { ContextSource, StepsExecutorDeps } from './steps-attempt';

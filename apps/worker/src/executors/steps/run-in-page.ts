@@ -9,7 +9,7 @@ import { inTraceGroup } from '../../run/recording';
 import { stepProblemOutcome } from '../../run/run-outcomes';
 import { maskStepResult, type RunSecrets } from '../../run/run-secrets';
 import type { SecretMask } from '../../run/secret-mask';
-import type { ExecutorAttempt } from '../executor';
+import type { StepsAttempt } from './steps-attempt';
 import { describeStep, summarizePass } from '../../run/describe-step';
 import type { StepOutcomeResult } from '../../run/step-outcome';
 import { executeStep, timelineShot } from './execute-step';
@@ -35,7 +35,7 @@ export interface InPage {
  * `traced` (the run's context, when it records a trace) each step is a named group of the trace.
  */
 export async function runInPage(
-  attempt: ExecutorAttempt,
+  attempt: StepsAttempt,
   where: InPage,
   steps: readonly Step[],
   secrets: RunSecrets,

@@ -11,27 +11,31 @@ import { stopRecording, traceOptions } from '../../run/recording';
 import { withRecordingNotes } from '../../run/run-limits';
 import { checkDefinition, invalidDefinitionOutcome, noContextOutcome } from '../../run/run-outcomes';
 import { openRunSecrets, type RunSecrets } from '../../run/run-secrets';
-import type { Executor, ExecutorAttempt } from '../executor';
+import type { Executor } from '../../run/executor';
 import { maskEvent, runInPage } from './run-in-page';
+import { withStepsAttempt, type StepsAttempt, type StepsExecutorDeps } from './steps-attempt';
 
-/** Runs a steps run: checks its steps and opens the secrets they use, then runs them in a page. */
-export const stepsExecutor: Executor = {
-  async prepare({ run, db, headersKey, retry }) {
-    const checked = checkDefinition(run.steps);
-    if ('problem' in checked) return { outcome: invalidDefinitionOutcome(checked.problem) };
-    const opened = await openRunSecrets(db, headersKey, run, checked.steps, retry);
-    if ('outcome' in opened) return opened;
-    const { secrets } = opened;
-    return { prepared: { mask: secrets.mask, execute: (attempt) => runInContext(attempt, checked.steps, secrets) } };
-  },
-};
+/**
+ * The steps executor, made with the worker's browser, egress and recordings: checks a run's steps
+ * and opens the secrets they use, then runs them in a page of a context of the attempt's own.
+ */
+export function stepsExecutor(deps: StepsExecutorDeps): Executor {
+  return {
+    async prepare({ run, db, headersKey, retry }) {
+      const checked = checkDefinition(run.steps);
+      if ('problem' in checked) return { outcome: invalidDefinitionOutcome(checked.problem) };
+      const opened = await openRunSecrets(db, headersKey, run, checked.steps, retry);
+      if ('outcome' in opened) return opened;
+      const { secrets } = opened;
+      const execute = (attempt: Parameters<typeof withStepsAttempt>[1]) =>
+        withStepsAttempt(deps, attempt, (steps) => runInContext(steps, checked.steps, secrets));
+      return { prepared: { mask: secrets.mask, execute } };
+    },
+  };
+}
 
 /** Opens the attempt's context and runs the steps in it; the teardown stores its recordings. */
-async function runInContext(
-  attempt: ExecutorAttempt,
-  steps: readonly Step[],
-  secrets: RunSecrets,
-): Promise<RunOutcome> {
+async function runInContext(attempt: StepsAttempt, steps: readonly Step[], secrets: RunSecrets): Promise<RunOutcome> {
   const { run, clock } = attempt;
   let context: BrowserContext;
   try {

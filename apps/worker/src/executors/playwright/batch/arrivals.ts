@@ -2,6 +2,8 @@
 // waits for the runs this worker's jobs have taken and are still preparing, so that those of its
 // suite run join it (gather.ts).
 
+import type { JobWatch } from '../../../run/executor';
+
 /**
  * The runs this worker's jobs have taken and not yet brought to their executor (being claimed, their
  * secrets opened), and how many of its `slots` hold a job: a leader waits until none is on its way
@@ -59,4 +61,19 @@ export class Arrivals {
       this.waiters.add(check);
     });
   }
+}
+
+/**
+ * What the worker's jobs tell the leaders through `arrivals` (RunDeps.jobs): a run of another kind
+ * than `kind` never joins a batch, so it is no longer on its way once claimed.
+ */
+export function arrivalsWatch(arrivals: Arrivals, kind: string): JobWatch {
+  return {
+    took: (runId) => arrivals.jobTook(runId),
+    claimed: (run) => {
+      if (run.kind !== kind) arrivals.arrived(run.id);
+    },
+    executed: (runId) => arrivals.arrived(runId),
+    freed: () => arrivals.jobEnded(),
+  };
 }

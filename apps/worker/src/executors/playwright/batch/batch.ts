@@ -49,7 +49,7 @@ export interface BatchSetup {
   logger: Logger;
   /** The runs its jobs brought to it, the leader first (gather.ts): one Playwright worker each. */
   running: readonly JoinedRun[];
-  /** Starts a member's lifecycle (ExecutorAttempt.runBatched). */
+  /** Starts a member's lifecycle (ReadyAttempt.runMember). */
   runBatched: (runId: string, batchId: string) => Promise<unknown>;
   /** The batch's own way out through the egress proxy (closed when the batch ends). */
   egress: RunListener | undefined;

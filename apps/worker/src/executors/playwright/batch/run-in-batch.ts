@@ -6,7 +6,6 @@
 import type { Db } from '@testrun/core/db';
 import { errorMessage } from '@testrun/core/logger';
 import { batchWorkers, playwrightBatchWallMs, type RunOutcome } from '@testrun/core/runs';
-import type { ExecutorAttempt } from '../../executor';
 import type { RunListener } from '../../../network/egress-proxy';
 import { DEFAULT_PLAYWRIGHT_SANDBOX_LIMITS, limitsForWorkers, shareFolder } from '../../../sandbox';
 import { PlaywrightBatch, reserveMembers, type BatchMember, type JoinedRun } from './batch';
@@ -23,6 +22,7 @@ import {
 import { deferred } from './deferred';
 import { makeControlDir } from '../runner/interrupt';
 import type { PlaywrightSecrets } from '../playwright-secrets';
+import type { SandboxedAttempt } from '../sandboxed-attempt';
 import { runPlaywrightTests } from '../runner/invoke-tests';
 import { SCRATCH_PREFIX, scratchBytes, withScratch } from '../runner/sandbox-scratch';
 
@@ -87,7 +87,7 @@ async function lead(ready: ReadyAttempt, db: Db, key: string): Promise<RunOutcom
  * records it, masked with its own values and the batch's (the sandbox holds its leader's).
  */
 export async function recordMember(
-  attempt: ExecutorAttempt,
+  attempt: SandboxedAttempt,
   member: BatchMember,
   batch: PlaywrightBatch,
   own: PlaywrightSecrets,
@@ -130,7 +130,7 @@ async function leadBatch(
     const egress = await playwright.egress?.open(`batch-${reserved.batchId}`, attempt.policy);
     batch = new PlaywrightBatch(
       reserved.batchId,
-      { db, logger: attempt.logger, running, runBatched: attempt.runBatched, egress, mask: ready.secrets.mask },
+      { db, logger: attempt.logger, running, runBatched: ready.runMember, egress, mask: ready.secrets.mask },
       reserved.members,
     );
     playwright.batches.add(batch);

@@ -1,25 +1,24 @@
-import { randomUUID } from 'node:crypto';
-import {
-  isTerminalRunStatus,
-  type Deployment,
-  type DeploymentCreateRequest,
-  type DeploymentDryRun,
-  type DeploymentList,
-  type ProjectList,
-  type ProjectRunsCreated,
-  type Run,
-  type RunCreateRequest,
-  type RunCreateResponse,
-  type RunList,
-  type Secret,
-  type SecretList,
-  type SingleRunCreated,
-  type SuiteRun,
-  type SuiteRunCreated,
-  type SuiteRunList,
-  type SuiteRunRerunRequest,
+import type {
+  Deployment,
+  DeploymentCreateRequest,
+  DeploymentDryRun,
+  DeploymentList,
+  ProjectList,
+  ProjectRunsCreated,
+  Run,
+  RunCreateRequest,
+  RunCreateResponse,
+  RunList,
+  Secret,
+  SecretList,
+  SingleRunCreated,
+  SuiteRun,
+  SuiteRunCreated,
+  SuiteRunList,
+  SuiteRunRerunRequest,
 } from '@testrun/contracts';
-import { parseAlternateLink, type RateLimitInfo } from './backoff';
+import type { RateLimitInfo } from './backoff';
+import { createIdempotently } from './idempotent-create';
 import type {
   EnqueueOptions,
   EnqueueResult,
@@ -30,8 +29,9 @@ import type {
   WaitOptions,
 } from './options';
 import { deploymentPath, listingQuery, secretPath } from './paths';
-import { poll, type PollRead, type PollReadOptions } from './poll';
-import { Transport, waited, type Cached, type RequestOptions } from './transport';
+import { readRun, readSuiteRun } from './run-reads';
+import * as waits from './run-waits';
+import { Transport } from './transport';
 
 export { DEFAULT_POLL_INTERVAL_MS, DEFAULT_WAIT_TIMEOUT_MS } from './poll';
 
@@ -40,6 +40,10 @@ export { DEFAULT_POLL_INTERVAL_MS, DEFAULT_WAIT_TIMEOUT_MS } from './poll';
  * are retried within bounds: GETs on network faults and 5xx; POSTs also on 409 (the same key is
  * still in flight), which is safe because every POST carries an `Idempotency-Key`; any request on
  * 429, after `Retry-After` (else jittered exponential backoff).
+ *
+ * One method per endpoint, each naming its URL; the parts with more to them live beside it: the
+ * HTTP and its retries in `transport.ts`, keyed creation in `idempotent-create.ts`, the
+ * conditional reads of runs in `run-reads.ts`, and the waits in `run-waits.ts`.
  */
 export class TestrunClient {
   /** @internal */ readonly transport: Transport;
@@ -82,7 +86,7 @@ export class TestrunClient {
 
   /** POST /api/v1/runs in whichever mode `request` addresses. */
   async enqueue(request: RunCreateRequest, options: EnqueueOptions = {}): Promise<EnqueueResult> {
-    return this.create<RunCreateResponse>('/api/v1/runs', request, options);
+    return createIdempotently<RunCreateResponse>(this.transport, '/api/v1/runs', request, options);
   }
 
   /**
@@ -94,18 +98,8 @@ export class TestrunClient {
     request: SuiteRunRerunRequest,
     options: EnqueueOptions = {},
   ): Promise<EnqueueResult<SuiteRunCreated>> {
-    return this.create<SuiteRunCreated>(`/api/v1/suite-runs/${encodeURIComponent(suiteRunId)}/rerun`, request, options);
-  }
-
-  /** A POST that creates something, under the caller's `Idempotency-Key` or a new random one. */
-  private async create<T extends RunCreateResponse>(
-    path: string,
-    body: unknown,
-    options: EnqueueOptions,
-  ): Promise<EnqueueResult<T>> {
-    const idempotencyKey = options.idempotencyKey ?? randomUUID();
-    const res = await this.transport.request<T>('POST', path, { body, idempotencyKey });
-    return { body: res.body, idempotencyKey, replayed: res.headers.get('idempotent-replayed') === 'true' };
+    const path = `/api/v1/suite-runs/${encodeURIComponent(suiteRunId)}/rerun`;
+    return createIdempotently<SuiteRunCreated>(this.transport, path, request, options);
   }
 
   /**
@@ -133,13 +127,13 @@ export class TestrunClient {
 
   /** GET /api/v1/runs/:id, with the view link from the `Link` header. */
   async getRunWithLink(runId: string, options: { deadline?: number; signal?: AbortSignal } = {}): Promise<RunWithLink> {
-    const { run, viewUrl } = await this.readRun(runId, options);
+    const { run, viewUrl } = await readRun(this.transport, runId, options);
     return { run, viewUrl };
   }
 
   /** GET /api/v1/suite-runs/:id. */
   async getSuiteRun(suiteRunId: string, options: { deadline?: number; signal?: AbortSignal } = {}): Promise<SuiteRun> {
-    return (await this.readSuiteRun(suiteRunId, options)).state;
+    return (await readSuiteRun(this.transport, suiteRunId, options)).state;
   }
 
   /** GET /api/v1/projects: the workspace's projects, their suites and tests (ids, keys, names, enabled). */
@@ -187,12 +181,8 @@ export class TestrunClient {
     request: DeploymentCreateRequest,
     options: EnqueueOptions = {},
   ): Promise<{ body: Deployment | DeploymentDryRun; idempotencyKey: string; replayed: boolean }> {
-    const idempotencyKey = options.idempotencyKey ?? randomUUID();
-    const res = await this.transport.request<Deployment | DeploymentDryRun>('POST', deploymentPath(projectSlug), {
-      body: request,
-      idempotencyKey,
-    });
-    return { body: res.body, idempotencyKey, replayed: res.headers.get('idempotent-replayed') === 'true' };
+    const path = deploymentPath(projectSlug);
+    return createIdempotently<Deployment | DeploymentDryRun>(this.transport, path, request, options);
   }
 
   /** GET /api/v1/projects/:slug/deployments: one page of the project's versions, newest first, without their tests. */
@@ -215,60 +205,18 @@ export class TestrunClient {
     return (await this.transport.request<Deployment>('POST', path)).body;
   }
 
-  private async readRun(
-    runId: string,
-    options: RequestOptions,
-    cached?: Cached<Run>,
-  ): Promise<RunWithLink & { waited: boolean; etag: string | null }> {
-    const res = await this.transport.request<Run>('GET', `/api/v1/runs/${encodeURIComponent(runId)}`, options, cached);
-    const viewUrl = parseAlternateLink(res.headers.get('link'));
-    return { run: res.body, viewUrl, waited: waited(res), etag: res.headers.get('etag') };
-  }
-
-  private async readSuiteRun(
-    suiteRunId: string,
-    options: RequestOptions,
-    cached?: Cached<SuiteRun>,
-  ): Promise<PollRead<SuiteRun> & { etag: string | null }> {
-    const path = `/api/v1/suite-runs/${encodeURIComponent(suiteRunId)}`;
-    const res = await this.transport.request<SuiteRun>('GET', path, options, cached);
-    return { state: res.body, waited: waited(res), etag: res.headers.get('etag') };
-  }
-
   /**
    * Polls a run until it is terminal; rejects with {@link TestrunWaitTimeoutError} when the budget
    * runs out. Each poll after the first sends the last answer's `ETag` as `If-None-Match`, so an
    * unchanged run costs the server no body (304).
    */
   async waitForRun(runId: string, options: WaitOptions<Run> = {}): Promise<Run> {
-    let cached: Cached<Run> | undefined;
-    return poll(
-      this.transport.options,
-      `Run ${runId}`,
-      options,
-      async (o) => {
-        const r = await this.readRun(runId, o, cached);
-        cached = r.etag ? { etag: r.etag, body: r.run } : undefined;
-        return { state: r.run, waited: r.waited };
-      },
-      (run) => isTerminalRunStatus(run.status),
-    );
+    return waits.waitForRun(this.transport, runId, options);
   }
 
   /** Polls a suite run until it is terminal (every child terminal), conditionally as {@link waitForRun} does. */
   async waitForSuiteRun(suiteRunId: string, options: WaitOptions<SuiteRun> = {}): Promise<SuiteRun> {
-    let cached: Cached<SuiteRun> | undefined;
-    return poll(
-      this.transport.options,
-      `Suite run ${suiteRunId}`,
-      options,
-      async (o) => {
-        const r = await this.readSuiteRun(suiteRunId, o, cached);
-        cached = r.etag ? { etag: r.etag, body: r.state } : undefined;
-        return r;
-      },
-      (s) => isTerminalRunStatus(s.status),
-    );
+    return waits.waitForSuiteRun(this.transport, suiteRunId, options);
   }
 
   /**
@@ -276,23 +224,7 @@ export class TestrunClient {
    * not yet terminal, so the request count shrinks as runs finish. Results keep the order of `runIds`.
    */
   async waitForRuns(runIds: readonly string[], options: WaitOptions<Run[]> = {}): Promise<Run[]> {
-    const known = new Map<string, Run>();
-    // Plain polls: a long poll of each run in turn would hold the round on the first one.
-    const read = async ({ deadline, signal }: PollReadOptions): Promise<PollRead<Run[]>> => {
-      const runs: Run[] = [];
-      for (const id of runIds) {
-        let run = known.get(id);
-        if (!run || !isTerminalRunStatus(run.status)) {
-          run = (await this.getRunWithLink(id, { deadline, signal })).run;
-          known.set(id, run);
-        }
-        runs.push(run);
-      }
-      return { state: runs, waited: false };
-    };
-    return poll(this.transport.options, `${runIds.length} runs`, options, read, (runs) =>
-      runs.every((r) => isTerminalRunStatus(r.status)),
-    );
+    return waits.waitForRuns(this.transport, runIds, options);
   }
 }
 

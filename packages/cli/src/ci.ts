@@ -7,7 +7,7 @@ export { buildJunitXml } from './client/junit';
 export { parseDuration, parseHeaders, parseRetries, redact, secretsOf, UsageError } from './client/parse-options';
 export { addDetails, exitCodeFor, flakyCount, verdictLine } from './client/report';
 export { enqueuedIds, replayedNote, WaitProgress, type WaitProgressView } from './client/wait-progress';
-export { deploySource, isProjectFileRefusal } from './client/deploy-commands';
+export { deploySource, isProjectFileRefusal } from './client/deploy-source';
 export {
   formatProjectFileError,
   locateErrors,

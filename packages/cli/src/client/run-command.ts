@@ -7,7 +7,7 @@ import {
 } from '@testrun/contracts';
 import { deriveCiIdempotencyKey } from './ci-idempotency';
 import { openCommand, type CommandContext, type ConnectionFlags } from './connection';
-import { deploySource, loadProjectFile, reportDeployFailure } from './deploy-commands';
+import { deploySource, loadProjectFile, reportDeployFailure } from './deploy-source';
 import { enqueueAndFollow, type FollowFlags } from './follow';
 import { EXIT } from './report';
 import { parseDuration, parseRetries, UsageError } from './parse-options';

@@ -4,6 +4,7 @@ export * from './runs';
 export * from './queue-wait';
 export * from './run-request';
 export * from './project-file';
+export * from './steps';
 export * from './playwright-project';
 export * from './bundles';
 export * from './variables';

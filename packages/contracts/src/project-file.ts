@@ -1,142 +1,14 @@
-import { Type, type Static, type TObject, type TProperties } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import { EvidenceSettings } from './evidence';
 import { WebhookEvent } from './webhooks';
 import { capOf, RETRY_LIMITS, STEP_LIMITS } from './limits';
 import { PlaywrightSection, PlaywrightSelector, playwrightErrors } from './playwright-project';
 import type { ProblemFieldError } from './problems';
+import { StepSchema, type Step } from './steps';
 import { compileValidator, type Validation } from './validate';
 
 const SLUG_PATTERN = '^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$';
 const KEY_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$';
-
-// Every string field of a step may reference `{{vars.NAME}}` and `{{secrets.NAME}}` (see
-// variables.ts): the worker puts the values in just before the step runs. A project file holds the
-// reference only, never a secret's value.
-const Selector = Type.String({ minLength: 1, maxLength: 1_000, description: 'A Playwright selector.' });
-const Text = Type.String({ maxLength: 10_000 });
-const Pattern = Type.String({ minLength: 1, maxLength: 1_000, description: 'A JavaScript regular expression source.' });
-const Flags = Type.String({ pattern: '^[dgimsuvy]*$', maxLength: 8, description: 'Regular expression flags.' });
-
-const common = {
-  name: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Label shown in the timeline.' })),
-  timeoutMs: Type.Optional(
-    Type.Integer({
-      minimum: STEP_LIMITS.minStepTimeoutMs,
-      maximum: STEP_LIMITS.maxStepTimeoutMs,
-      ...capOf('STEP_LIMITS.maxStepTimeoutMs'),
-      description: `How long the step may wait for its element or condition (default ${STEP_LIMITS.defaultStepTimeoutMs} ms).`,
-    }),
-  ),
-};
-
-function step<A extends string, P extends TProperties>(action: A, props: P, description: string) {
-  return Type.Object(
-    { action: Type.Literal(action), ...common, ...props },
-    { additionalProperties: false, description },
-  );
-}
-
-export const GotoStep = step(
-  'goto',
-  { url: Type.String({ minLength: 1, maxLength: 2_048 }) },
-  'Navigate; url is resolved against the run base URL.',
-);
-export const ClickStep = step('click', { selector: Selector }, 'Click an element.');
-export const FillStep = step('fill', { selector: Selector, value: Text }, 'Fill an input.');
-export const PressStep = step(
-  'press',
-  { selector: Type.Optional(Selector), key: Type.String({ minLength: 1, maxLength: 100 }) },
-  'Press a key (on an element, or the page).',
-);
-export const SelectStep = step(
-  'select',
-  { selector: Selector, value: Type.Union([Text, Type.Array(Text, { minItems: 1, maxItems: 100 })]) },
-  'Select option(s) by value or label.',
-);
-export const CheckStep = step('check', { selector: Selector }, 'Check a checkbox or radio.');
-export const UncheckStep = step('uncheck', { selector: Selector }, 'Uncheck a checkbox.');
-export const HoverStep = step('hover', { selector: Selector }, 'Hover an element.');
-export const WaitForStep = step(
-  'waitFor',
-  {
-    selector: Selector,
-    state: Type.Optional(
-      Type.Union([Type.Literal('attached'), Type.Literal('detached'), Type.Literal('visible'), Type.Literal('hidden')]),
-    ),
-  },
-  'Wait for an element to reach a state (default visible).',
-);
-export const ExpectTextStep = step(
-  'expectText',
-  { selector: Selector, text: Type.Optional(Text), pattern: Type.Optional(Pattern), flags: Type.Optional(Flags) },
-  'Expect the element text to contain text, or match pattern.',
-);
-export const ExpectVisibleStep = step('expectVisible', { selector: Selector }, 'Expect an element to be visible.');
-export const ExpectHiddenStep = step(
-  'expectHidden',
-  { selector: Selector },
-  'Expect an element to be hidden or absent.',
-);
-export const ExpectUrlStep = step(
-  'expectUrl',
-  {
-    url: Type.Optional(Type.String({ minLength: 1, maxLength: 2_048 })),
-    pattern: Type.Optional(Pattern),
-    flags: Type.Optional(Flags),
-  },
-  'Expect the page URL to equal url (resolved against the base URL), or match pattern.',
-);
-export const ExpectTitleStep = step(
-  'expectTitle',
-  { title: Type.Optional(Text), pattern: Type.Optional(Pattern), flags: Type.Optional(Flags) },
-  'Expect the page title to equal title, or match pattern.',
-);
-export const ScreenshotStep = step(
-  'screenshot',
-  { fullPage: Type.Optional(Type.Boolean()) },
-  'Take a named screenshot.',
-);
-export const WaitStep = step(
-  'wait',
-  { ms: Type.Integer({ minimum: 0, maximum: STEP_LIMITS.maxWaitMs, ...capOf('STEP_LIMITS.maxWaitMs') }) },
-  'Pause (bounded).',
-);
-
-const STEP_SCHEMAS = [
-  GotoStep,
-  ClickStep,
-  FillStep,
-  PressStep,
-  SelectStep,
-  CheckStep,
-  UncheckStep,
-  HoverStep,
-  WaitForStep,
-  ExpectTextStep,
-  ExpectVisibleStep,
-  ExpectHiddenStep,
-  ExpectUrlStep,
-  ExpectTitleStep,
-  ScreenshotStep,
-  WaitStep,
-] as const;
-
-type StepSchemas = (typeof STEP_SCHEMAS)[number];
-export type Step = Static<StepSchemas>;
-export type StepAction = Step['action'];
-export type StepOf<A extends StepAction> = Extract<Step, { action: A }>;
-export const STEP_ACTIONS = STEP_SCHEMAS.map(
-  (s: TObject) => (s.properties.action as unknown as { const: string }).const,
-) as StepAction[];
-
-/** One step: a discriminated union on `action`, so a bad step reports the errors of its own action only. */
-export const StepSchema = Type.Unsafe<Step>({
-  type: 'object',
-  discriminator: { propertyName: 'action' },
-  properties: { action: { type: 'string', enum: STEP_ACTIONS } },
-  required: ['action'],
-  oneOf: STEP_SCHEMAS,
-});
 
 export const TestDefinition = Type.Object(
   {

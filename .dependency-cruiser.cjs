@@ -90,6 +90,27 @@ module.exports = {
       },
     },
     {
+      // docs/ARCHITECTURE.md, "The worker's layout": the Playwright executor's rooms. The executor room
+      // (executors/playwright/'s own files and batch/) is on top; the runner adapter (runner/) and the
+      // caches (caches/) below it know nothing of runs' attempts; inside/ is at the bottom.
+      name: 'worker-playwright-executor-on-top',
+      comment:
+        "A module of executors/playwright/runner/ or caches/ imports the executor room (executors/playwright/'s own files, batch/) or the executor interface: they sit below the executor.",
+      severity: 'error',
+      from: { path: '^apps/worker/src/executors/playwright/(runner|caches)/', pathNot: '\\.test\\.ts$' },
+      to: {
+        path: ['^apps/worker/src/executors/(playwright/)?[^/]+\\.ts$', '^apps/worker/src/executors/playwright/batch/'],
+      },
+    },
+    {
+      name: 'worker-playwright-caches-below-runner',
+      comment:
+        'A module of executors/playwright/caches/ imports the runner adapter (runner/): the caches sit below the runner that seeds and keeps them.',
+      severity: 'error',
+      from: { path: '^apps/worker/src/executors/playwright/caches/', pathNot: '\\.test\\.ts$' },
+      to: { path: '^apps/worker/src/executors/playwright/runner/' },
+    },
+    {
       // docs/ARCHITECTURE.md, "The worker's layout": support/ is the ground floor every folder may use.
       name: 'worker-support-ground-floor',
       comment: "A module of the worker's support/ imports another folder of the worker: it is the floor they stand on.",

@@ -134,13 +134,27 @@ describe('a tree with forbidden imports', () => {
         "import type { Reporter } from 'playwright/types/testReporter';",
         "import { test } from 'playwright/test';",
         "import { line } from './protocol';",
-        "import { cap } from '../tail';",
+        "import { cap } from '../runner/tail';",
         "import { a } from '@testrun/core';",
         'export const r = [readFileSync, test, line, cap, a] as unknown as Reporter;',
         '',
       ].join('\n'),
       'apps/worker/src/executors/playwright/inside/protocol.ts': 'export const line = 1;\n',
-      'apps/worker/src/executors/playwright/tail.ts': 'export const cap = 1;\n',
+      // The runner adapter imports the executor room above it (allowed: the caches and inside/ below it,
+      // and a test beside it), and a cache imports the runner adapter.
+      'apps/worker/src/executors/playwright/runner/tail.ts': [
+        "import { ready } from '../ready-attempt';",
+        "import { kept } from '../caches/transform-cache';",
+        "import { line } from '../inside/protocol';",
+        'export const cap = ready + kept + line;',
+        '',
+      ].join('\n'),
+      'apps/worker/src/executors/playwright/runner/tail.test.ts':
+        "import { ready } from '../ready-attempt';\nexport const t = ready;\n",
+      'apps/worker/src/executors/playwright/runner/types.ts': 'export const types = 1;\n',
+      'apps/worker/src/executors/playwright/caches/transform-cache.ts':
+        "import { types } from '../runner/types';\nexport const kept = types;\n",
+      'apps/worker/src/executors/playwright/ready-attempt.ts': 'export const ready = 1;\n',
       // A colocated test that opens a socket is an integration test.
       'apps/api/src/server.test.ts': "import { createServer } from 'node:http';\nexport const s = createServer;\n",
       // Allowed: a root test imports apps and helpers.
@@ -172,7 +186,9 @@ describe('a tree with forbidden imports', () => {
         'workspace-imports-resolve: apps/api/src/missing.ts -> @testrun/gone',
         'worker-executors-not-service: apps/worker/src/executors/x.ts -> apps/worker/src/service/y.ts',
         'worker-support-ground-floor: apps/worker/src/support/z.ts -> apps/worker/src/service/y.ts',
-        'worker-inside-sandbox-only: apps/worker/src/executors/playwright/inside/reporter.ts -> apps/worker/src/executors/playwright/tail.ts',
+        'worker-inside-sandbox-only: apps/worker/src/executors/playwright/inside/reporter.ts -> apps/worker/src/executors/playwright/runner/tail.ts',
+        'worker-playwright-executor-on-top: apps/worker/src/executors/playwright/runner/tail.ts -> apps/worker/src/executors/playwright/ready-attempt.ts',
+        'worker-playwright-caches-below-runner: apps/worker/src/executors/playwright/caches/transform-cache.ts -> apps/worker/src/executors/playwright/runner/types.ts',
         'worker-inside-sandbox-only: apps/worker/src/executors/playwright/inside/reporter.ts -> packages/core/src/index.ts',
       ].sort(),
     );

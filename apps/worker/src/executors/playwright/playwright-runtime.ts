@@ -20,9 +20,9 @@ export interface PlaywrightRuntime {
    * end `error` saying so, unless the operator opted out of the sandbox).
    */
   sandbox: { ok: true } | { ok: false; reason: string };
-  /** The @playwright/test versions a bundle may run on: the service's and those installed beside it (versions.ts). */
+  /** The @playwright/test versions a bundle may run on: the service's and those installed beside it (runner/versions.ts). */
   versions: PlaywrightVersions;
-  /** The V8 code cache of the service's Playwright modules each sandbox reads (code-cache.ts). */
+  /** The V8 code cache of the service's Playwright modules each sandbox reads (caches/code-cache.ts). */
   codeCache?: CodeCache;
   /** 'none' when the operator opted out of the sandbox (PLAYWRIGHT_SANDBOX=off): tenant code runs unsandboxed. */
   isolation: Isolation;

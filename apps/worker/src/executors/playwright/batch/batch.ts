@@ -124,7 +124,7 @@ export class PlaywrightBatch {
   private readonly tick: NodeJS.Timeout;
   /** Scratch directory of the running sandbox: members read their attachments from it. */
   scratchDir = '';
-  /** The sandbox's control directory (interrupt.ts), once it runs. */
+  /** The sandbox's control directory (runner/interrupt.ts), once it runs. */
   controlDir: string | undefined;
   /** BatchSetup.mask. */
   readonly mask: SecretMask;

@@ -97,7 +97,7 @@ interface ClientInstrumentation {
   removeListener(listener: object): void;
 }
 
-/** Where the worker names tests to stop (executors/playwright/interrupt.ts), when it can. */
+/** Where the worker names tests to stop (executors/playwright/runner/interrupt.ts), when it can. */
 const CONTROL_DIR = process.env.TESTRUN_CONTROL_DIR;
 const BUNDLE_DIR = process.env.TESTRUN_BUNDLE_DIR ?? '/work/bundle';
 
@@ -113,7 +113,7 @@ function interrupted(line: string): boolean {
 /**
  * The annotation that names, for a test that did not pass, the URL each of its pages was left on
  * (at most {@link MAX_PAGE_URLS}): the worker tells by it a test that failed on a page the network
- * policy refused, which showed the proxy's refusal instead of the target (outcome.ts, failedOnRefusal).
+ * policy refused, which showed the proxy's refusal instead of the target (runner/outcome.ts, failedOnRefusal).
  */
 const PAGE_URL = 'testrun:page-url';
 const MAX_PAGE_URLS = 10;

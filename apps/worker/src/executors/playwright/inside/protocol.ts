@@ -1,7 +1,7 @@
 /*
  * The protocol between the worker and the sandbox, in one place: the records the reporter writes
  * (one JSON line each, which the worker tails and reads with protocol-read.ts), the line naming a
- * test to stop (interrupt.ts writes it, the fixture looks for it) and the wrapper config's options
+ * test to stop (runner/interrupt.ts writes it, the fixture looks for it) and the wrapper config's options
  * (the worker writes them, wrapper-config.ts reads them). Both sides compile against these types.
  * Runs INSIDE the sandbox too: it imports nothing but Node.
  */

@@ -1,7 +1,7 @@
 /*
  * Runs INSIDE the sandbox, as the config the runner loads: the team's config with what the service
  * decides forced on it and on each project (a project's `use` wins over the config's, so both get
- * it). The file the worker writes next to the team's config (../wrapper-config.ts, wrapperSource)
+ * it). The file the worker writes next to the team's config (../runner/wrapper-config.ts, wrapperSource)
  * imports the team's module and hands it here with the path of the options (protocol.ts,
  * WrapperOptions). It also writes the test list (`--test-list`), whose file paths are relative to
  * the config's testDir, known only once loaded.

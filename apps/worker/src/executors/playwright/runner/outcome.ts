@@ -59,7 +59,7 @@ function where(location: { file: string; line: number } | undefined): string {
 /** Rows of a step's subtree below it (the step table numbers the whole tree depth first from 1). */
 const rowsUnder = (step: PlaywrightStep): number => step.steps.reduce((sum, s) => sum + 1 + rowsUnder(s), 0);
 
-/** The deepest step on the first failing path, and its row in the step table (record-result.ts stepRows). */
+/** The deepest step on the first failing path, and its row in the step table (../record-result.ts stepRows). */
 export function failingStep(steps: readonly PlaywrightStep[]): { step: PlaywrightStep; number: number } | null {
   let number = 0;
   const visit = (list: readonly PlaywrightStep[]): PlaywrightStep | null => {

@@ -31,7 +31,7 @@ export const INSIDE = {
 
 /** Where the sandbox sees the worker's control directory (interrupt.ts), read only. */
 const INSIDE_CONTROL = '/opt/testrun/control';
-/** Where the sandbox sees the worker's code cache of Playwright's modules (code-cache.ts), read only. */
+/** Where the sandbox sees the worker's code cache of Playwright's modules (caches/code-cache.ts), read only. */
 const INSIDE_CODE_CACHE = '/opt/testrun/code-cache';
 
 /** Where each of the service's folders (packages.ts) is mounted in the sandbox, or linked without one. */
@@ -77,7 +77,7 @@ export function playwrightEnv(
     TESTRUN_BUNDLE_DIR: layout.bundle,
     PLAYWRIGHT_BROWSERS_PATH: layout.browsers,
     PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD: '1',
-    // What Playwright compiled, seeded from earlier sandboxes of the bundle (transform-cache.ts).
+    // What Playwright compiled, seeded from earlier sandboxes of the bundle (caches/transform-cache.ts).
     PLAYWRIGHT_TRANSFORM_CACHE_DIR: `${layout.work}/${TRANSFORM_DIR}`,
   };
 }
@@ -159,7 +159,7 @@ export function layoutOf(isolation: Isolation, scratchDir: string): Layout {
 
 /**
  * What the service preloads in every Node process of the sandbox, first in NODE_OPTIONS (the team's
- * kept after): the code cache's hook (code-cache.ts; the service's version only, whose modules it
+ * kept after): the code cache's hook (caches/code-cache.ts; the service's version only, whose modules it
  * holds) and the egress hook that sends the team's Node code (fetch, http and https agents) through
  * the proxy at `egressProxy`, as its browser (inside/egress.ts). With the variables each reads.
  */

@@ -25,9 +25,9 @@ export interface BundleOptions {
   signal?: AbortSignal;
   /** 'none' runs without the sandbox (PLAYWRIGHT_SANDBOX=off, docs/SANDBOX.md "Opting out"). Default 'sandbox'. */
   isolation?: Isolation;
-  /** The host directory keeping the TypeScript Playwright compiled for this bundle (transform-cache.ts); none: compiled afresh. */
+  /** The host directory keeping the TypeScript Playwright compiled for this bundle (caches/transform-cache.ts); none: compiled afresh. */
   transformCache?: string;
-  /** The worker's V8 code cache of Playwright's own modules (code-cache.ts); none: compiled afresh. */
+  /** The worker's V8 code cache of Playwright's own modules (caches/code-cache.ts); none: compiled afresh. */
   codeCache?: string;
   /** The @playwright/test versions the worker has (versions.ts); none: the service's alone. */
   versions?: PlaywrightVersions;
@@ -83,7 +83,7 @@ export interface RunPlaywrightOptions extends BundleOptions {
   takeBlocked?: (until?: number) => readonly RefusedRequest[];
   /** Told the key of each selected test as its first attempt begins (a batch claims its run then). */
   onBegin?: (key: string) => void;
-  /** Told each setup test's result as it ends (record-setup.ts). */
+  /** Told each setup test's result as it ends (../record-setup.ts). */
   onSetup?: (setup: SetupTestResult) => void;
 }
 

@@ -4,9 +4,51 @@
 // to their sources through the `@testrun/source` export condition, so a package import is an edge
 // to the package's folder like any relative one.
 
+/**
+ * docs/ARCHITECTURE.md, "The worker's layout": apps/worker/src's folders (and top-level modules) by
+ * floor, lowest first. A room imports only rooms of the floors below its own: never one above, and
+ * never another room of its floor.
+ */
+const WORKER_FLOORS = [
+  ['support'],
+  ['sandbox', 'browser'],
+  ['network'],
+  ['run'],
+  ['executors'],
+  ['housekeeping', 'webhooks'],
+  ['config'],
+  ['service'],
+  ['index', 'main'],
+];
+
+const workerRoom = (/** @type {string} */ room) => `^apps/worker/src/${room}(/|\\.ts$)`;
+
+/** One rule a room of the worker: what it may not import (see {@link WORKER_FLOORS}). */
+const workerFloorRules = WORKER_FLOORS.flatMap((rooms, floor) =>
+  rooms.map((room) => ({
+    name: `worker-floor-${room}`,
+    comment: `A module of the worker's ${room} imports a room of its own floor or of a floor above it (docs/ARCHITECTURE.md, "The worker's layout").`,
+    severity: /** @type {const} */ ('error'),
+    from: { path: workerRoom(room), pathNot: '\\.test\\.ts$' },
+    to: {
+      path: [...rooms.filter((other) => other !== room), ...WORKER_FLOORS.slice(floor + 1).flat()].map(workerRoom),
+    },
+  })),
+);
+
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
+    ...workerFloorRules,
+    {
+      // docs/ARCHITECTURE.md, "The worker's layout": a kind of test is one folder under executors/.
+      name: 'worker-executors-own-folder',
+      comment:
+        "A worker executor's module imports another executor's folder or the registry (executors/index.ts): each kind of test is a folder of its own.",
+      severity: 'error',
+      from: { path: '^apps/worker/src/executors/([^/]+)/', pathNot: '\\.test\\.ts$' },
+      to: { path: '^apps/worker/src/executors/', pathNot: '^apps/worker/src/executors/$1/' },
+    },
     {
       // Type-only imports count too: a cycle of types still ties the modules into one unit that
       // cannot be understood, tested or moved apart, and breaking it costs no more than a runtime one.
@@ -64,14 +106,6 @@ module.exports = {
       to: { path: '^test/' },
     },
     {
-      // docs/ARCHITECTURE.md, "The worker's layout": an executor is given what it needs for one attempt.
-      name: 'worker-executors-not-service',
-      comment: "A worker executor imports the process's service (start-up, queue consumers, HTTP).",
-      severity: 'error',
-      from: { path: '^apps/worker/src/executors/' },
-      to: { path: '^apps/worker/src/service/' },
-    },
-    {
       // docs/ARCHITECTURE.md, "The worker's layout": inside/ runs in the sandbox under the team's Node,
       // where only Node's builtins, the mounted Playwright packages and inside/ itself are there.
       name: 'worker-inside-sandbox-only',
@@ -109,14 +143,6 @@ module.exports = {
       severity: 'error',
       from: { path: '^apps/worker/src/executors/playwright/caches/', pathNot: '\\.test\\.ts$' },
       to: { path: '^apps/worker/src/executors/playwright/runner/' },
-    },
-    {
-      // docs/ARCHITECTURE.md, "The worker's layout": support/ is the ground floor every folder may use.
-      name: 'worker-support-ground-floor',
-      comment: "A module of the worker's support/ imports another folder of the worker: it is the floor they stand on.",
-      severity: 'error',
-      from: { path: '^apps/worker/src/support/' },
-      to: { path: '^apps/worker/src/', pathNot: '^apps/worker/src/support/' },
     },
     {
       // Without this an import that fails to resolve would slip past every rule above.

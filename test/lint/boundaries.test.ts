@@ -123,6 +123,30 @@ describe('a tree with forbidden imports', () => {
       // A worker executor imports the worker's service.
       'apps/worker/src/executors/x.ts': "import { service } from '../service/y';\nexport const x = service;\n",
       'apps/worker/src/service/y.ts': 'export const service = 1;\n',
+      // The run lifecycle reaches up to an executor and the registry; the browser reaches across to the
+      // sandbox on its floor (allowed: run/ imports browser/ below it, and a test of run/ anything).
+      'apps/worker/src/run/attempt.ts': [
+        "import { steps } from '../executors/steps/types';",
+        "import { registry } from '../executors/index';",
+        "import { clock } from '../browser/clock';",
+        'export const attempt = steps + registry + clock;',
+        '',
+      ].join('\n'),
+      'apps/worker/src/run/attempt.test.ts':
+        "import { registry } from '../executors/index';\nexport const t = registry;\n",
+      'apps/worker/src/browser/clock.ts':
+        "import { sandbox } from '../sandbox/index';\nexport const clock = sandbox;\n",
+      'apps/worker/src/sandbox/index.ts': 'export const sandbox = 1;\n',
+      // One executor imports another's folder and the registry (allowed: its own folder).
+      'apps/worker/src/executors/steps/types.ts': [
+        "import { pw } from '../playwright/ready-attempt';",
+        "import { registry } from '../index';",
+        "import { own } from './own';",
+        'export const steps = pw + registry + own;',
+        '',
+      ].join('\n'),
+      'apps/worker/src/executors/steps/own.ts': 'export const own = 1;\n',
+      'apps/worker/src/executors/index.ts': 'export const registry = 1;\n',
       // The worker's ground floor imports a floor above it (allowed: support/ itself).
       'apps/worker/src/support/z.ts':
         "import { service } from '../service/y';\nimport { w } from './w';\nexport const z = service + w;\n",
@@ -184,8 +208,13 @@ describe('a tree with forbidden imports', () => {
         'packages-not-apps-or-test: packages/core/src/uses-app.ts -> apps/api/src/index.ts',
         'packages-not-apps-or-test: packages/core/src/uses-test.ts -> test/support/helper.ts',
         'workspace-imports-resolve: apps/api/src/missing.ts -> @testrun/gone',
-        'worker-executors-not-service: apps/worker/src/executors/x.ts -> apps/worker/src/service/y.ts',
-        'worker-support-ground-floor: apps/worker/src/support/z.ts -> apps/worker/src/service/y.ts',
+        'worker-floor-executors: apps/worker/src/executors/x.ts -> apps/worker/src/service/y.ts',
+        'worker-floor-support: apps/worker/src/support/z.ts -> apps/worker/src/service/y.ts',
+        'worker-floor-run: apps/worker/src/run/attempt.ts -> apps/worker/src/executors/steps/types.ts',
+        'worker-floor-run: apps/worker/src/run/attempt.ts -> apps/worker/src/executors/index.ts',
+        'worker-floor-browser: apps/worker/src/browser/clock.ts -> apps/worker/src/sandbox/index.ts',
+        'worker-executors-own-folder: apps/worker/src/executors/steps/types.ts -> apps/worker/src/executors/playwright/ready-attempt.ts',
+        'worker-executors-own-folder: apps/worker/src/executors/steps/types.ts -> apps/worker/src/executors/index.ts',
         'worker-inside-sandbox-only: apps/worker/src/executors/playwright/inside/reporter.ts -> apps/worker/src/executors/playwright/runner/tail.ts',
         'worker-playwright-executor-on-top: apps/worker/src/executors/playwright/runner/tail.ts -> apps/worker/src/executors/playwright/ready-attempt.ts',
         'worker-playwright-caches-below-runner: apps/worker/src/executors/playwright/caches/transform-cache.ts -> apps/worker/src/executors/playwright/runner/types.ts',

@@ -9,7 +9,7 @@ import { invalidDefinitionOutcome } from '../../run/run-outcomes';
 import type { Executor, ExecutorAttempt, ExecutorRun } from '../../run/executor';
 import { recordMember, runInBatch } from './batch/run-in-batch';
 import { BundleUnavailableError } from './caches/bundle-cache';
-import { cannotRun, runAlone, type Definition } from './ready-attempt';
+import { cannotRun, runAlone, type Definition, type ReadyAttempt } from './ready-attempt';
 import type { PlaywrightRuntime } from './playwright-runtime';
 import { sandboxedAttempt, type PlaywrightExecutorDeps, type SandboxedAttempt } from './sandboxed-attempt';
 import {
@@ -83,22 +83,34 @@ async function executeTest(
   if (!batched) playwright.arrivals.arrived(run.id);
   const joined = playwright.batches.take(run.id);
   if (joined) return recordMember(attempt, joined.member, joined.batch, request.own);
-  const opened = await withStoredSecrets(read, run, request.values);
-  if ('outcome' in opened) {
+  const ready = await readyAttempt(attempt, playwright, read, request.values, definition);
+  // A run that cannot run (a secret that does not open, a bundle that cannot be had) joins nothing.
+  if (!('bundleDir' in ready)) {
     playwright.arrivals.arrived(run.id);
-    return opened.outcome;
+    return ready;
   }
+  const given = { ...ready, runMember };
+  return batched ? runInBatch(given, read.db) : runAlone(given);
+}
+
+/** The attempt with its stored secrets opened and its bundle extracted, or the run's outcome when it cannot be. */
+async function readyAttempt(
+  attempt: SandboxedAttempt,
+  playwright: PlaywrightRuntime,
+  read: StoredRead,
+  values: RequestValues,
+  definition: Definition,
+): Promise<Omit<ReadyAttempt, 'runMember'> | RunOutcome> {
+  const { run } = attempt;
+  const opened = await withStoredSecrets(read, run, values);
+  if ('outcome' in opened) return opened.outcome;
   const { secrets } = opened;
   attempt.maskGrew(secrets.mask);
   const bundleDir = playwright.sandbox.ok
     ? await extracted(playwright, run.workspaceId, definition.bundle)
     : cannotRun(`this worker cannot sandbox tenant code: ${playwright.sandbox.reason}`);
-  if (typeof bundleDir !== 'string') {
-    playwright.arrivals.arrived(run.id);
-    return bundleDir;
-  }
-  const ready = { attempt, playwright, runMember, definition, secrets, bundleDir, db: read.db };
-  return batched ? runInBatch(ready, read.db) : runAlone(ready);
+  if (typeof bundleDir !== 'string') return bundleDir;
+  return { attempt, playwright, definition, secrets, bundleDir, db: read.db };
 }
 
 /** The bundle extracted on this worker, or the run's outcome when it cannot be. */

@@ -222,38 +222,64 @@ test("with network 'none': raw sockets, fetch, the request fixture and the page 
   });
 });
 
-const LIMITS: [string, Partial<SandboxLimits>, string][] = [
-  ['allocates memory without bound', {}, 'memory limit'],
-  // The test's budget (timeoutMs below) outlasts the sandbox's wall clock: the limit ends it.
-  ['forks without bound', { wallMs: 20_000 }, 'process limit (processes and threads)'],
-  ['spins the CPU forever', { wallMs: 20_000 }, 'wall-clock limit'],
-  ['writes gigabytes to its working directory and /tmp', { tmpBytes: 16 * MiB }, 'disk limit (its scratch space)'],
-  ['floods stdout', {}, 'output limit'],
-];
+let fills = 0;
 
-test.each(LIMITS)('%s: the sandbox ends it, error resource_limit (%#)', async (title, limits, limit) => {
-  const fill = `testrun-hostile-fill-${process.pid}`;
+/** Runs one attack of limits.spec.js alone in a sandbox of `limits` (over SMALL) and returns its result; no fill of /tmp is left. */
+async function limitResult(title: string, limits: Partial<SandboxLimits>): Promise<PlaywrightTestResult | undefined> {
+  fills += 1;
+  const fill = `testrun-hostile-fill-${process.pid}-${fills}`;
   const { results } = await run(
     'limits.spec.js',
     [title],
     { limits: { ...SMALL, ...limits }, timeoutMs: 200_000, env: { HOSTILE_TMP_FILL: `/tmp/${fill}` } },
     32 * MiB,
   );
-  expect(results[title]).toMatchObject({ status: 'error', code: 'resource_limit' });
-  expect(results[title]?.summary).toBe(`The sandbox's ${limit} was hit before the test ended`);
   expect(existsSync(path.join('/tmp', fill))).toBe(false);
+  return results[title];
+}
+
+/** What the sandbox reports when `limit` ends a test: its verdict, with the title to tell the runs apart. */
+const endedBy = (title: string, limit: string) => ({
+  title,
+  status: 'error',
+  code: 'resource_limit',
+  summary: `The sandbox's ${limit} was hit before the test ended`,
+});
+const verdict = (title: string, result: PlaywrightTestResult | undefined) => ({
+  title,
+  status: result?.status,
+  code: result?.code,
+  summary: result?.summary,
 });
 
-test("forks without bound until the test's own timeout: the process limit names it, not the timeout", async () => {
-  // The config's 30 s timeout ends the test while the sandbox's wall clock still runs: Playwright
-  // reports it timed out, and the process limit its groups reached while it ran is what it ends on.
-  const title = 'forks without bound';
-  const { results } = await run('limits.spec.js', [title], { limits: SMALL }, 32 * MiB);
-  expect(results[title]).toMatchObject({ status: 'error', code: 'resource_limit' });
-  expect(results[title]?.summary).toBe(
-    "The sandbox's process limit (processes and threads) was hit before the test ended",
-  );
-  expect(results[title]?.attempts.at(-1)?.status).toBe('timedOut');
+const LIMITS: [string, Partial<SandboxLimits>, string][] = [
+  ['allocates memory without bound', {}, 'memory limit'],
+  ['writes gigabytes to its working directory and /tmp', { tmpBytes: 16 * MiB }, 'disk limit (its scratch space)'],
+  ['floods stdout', {}, 'output limit'],
+];
+
+test.each(LIMITS)('%s: the sandbox ends it, error resource_limit (%#)', async (title, limits, limit) => {
+  expect(verdict(title, await limitResult(title, limits))).toEqual(endedBy(title, limit));
+});
+
+const FORKS = 'forks without bound';
+const SPINS = 'spins the CPU forever';
+
+test("forking and spinning without bound: the sandbox's process and wall-clock limits end them, error resource_limit; forking until the test's own timeout: the process limit names it, not the timeout", async () => {
+  // Only a clock ends these three, so they wait on their clocks at once, each in its own sandbox.
+  // The first two: the test's budget (timeoutMs) outlasts the sandbox's wall clock, which ends them.
+  // The third: a test timeout of 10 s (as a config's would) ends the test while the sandbox's wall
+  // clock still runs; Playwright reports it timed out, and the process limit its groups reached
+  // while it ran is what it ends on.
+  const [forks, spins, timedOut] = await Promise.all([
+    limitResult(FORKS, { wallMs: 20_000 }),
+    limitResult(SPINS, { wallMs: 20_000 }),
+    run('limits.spec.js', [FORKS], { limits: SMALL, timeoutMs: 10_000 }, 32 * MiB).then((r) => r.results[FORKS]),
+  ]);
+  expect(verdict(FORKS, forks)).toEqual(endedBy(FORKS, 'process limit (processes and threads)'));
+  expect(verdict(SPINS, spins)).toEqual(endedBy(SPINS, 'wall-clock limit'));
+  expect(verdict(FORKS, timedOut)).toEqual(endedBy(FORKS, 'process limit (processes and threads)'));
+  expect(timedOut?.attempts.at(-1)?.status).toBe('timedOut');
 });
 
 const HUGE = 'reports a result larger than the worker reads';

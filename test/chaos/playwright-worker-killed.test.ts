@@ -10,6 +10,8 @@ import { CHAOS_WORKER_ENV } from './steady-suite';
  * test's), once the batch's lease has lapsed, and ends with its own verdict. It used to end
  * `error`/`timeout` ("the worker did not report back") on its first attempt: the run's deadline,
  * counted from the stored budget, came before the batch's lease let another worker take it over.
+ * The lease's minute passes in the database (the lease and the deadline moved earlier), not in
+ * waiting.
  */
 jest.setTimeout(240_000);
 
@@ -46,6 +48,16 @@ it('runs again the Playwright test whose worker was killed, and records its own 
 
   const second = startWorker();
   await waitForLog(second, 'worker ready');
+  // The batch's lease (60 s, which the dead worker renews no more) is not waited out: what is left
+  // of it passes in the database instead, the runs' lease and deadlines moved that much earlier,
+  // the lease to lapse in 2 s. A deadline kept from the stored budget is then long past, and the
+  // second worker's reconciler (which ends overdue runs before it requeues) would end the run
+  // error/timeout first.
+  const moved = await parts.db.$executeRaw`
+    UPDATE runs SET batch_lease_until = now() + interval '2 seconds',
+      deadline_at = deadline_at - (batch_lease_until - (now() + interval '2 seconds'))
+    WHERE suite_run_id = ${suiteRunId} AND status = 'running' AND batch_lease_until > now() + interval '2 seconds'`;
+  expect(moved).toBeGreaterThan(0);
   await client.waitSuiteRun(suiteRunId);
   second.child.kill('SIGTERM');
   await second.exited;

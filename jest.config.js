@@ -13,16 +13,37 @@ const transform = {
     { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } },
   ],
 };
-module.exports = {
+/** What both projects share. */
+const common = {
   testEnvironment: 'node',
   testEnvironmentOptions: { customExportConditions: ['@testrun/source', 'node', 'node-addons'] },
   transform,
-  testMatch: ['<rootDir>/{apps,packages,test}/**/*.test.ts'],
   testPathIgnorePatterns: ['/node_modules/', '/generated/', '/dist/', '<rootDir>/test/fixtures/repos/'],
   modulePathIgnorePatterns: ['<rootDir>/apps/[^/]+/dist/', '<rootDir>/packages/[^/]+/dist/'],
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
-  setupFiles: ['<rootDir>/test/support/per-file-setup.ts'],
   testTimeout: 60_000,
+};
+/*
+ * Two projects, one run (jest runs a global setup named by both once): the unit tests beside the
+ * code open no database (.dependency-cruiser.cjs, colocated-tests-are-unit-tests), so they skip the
+ * per-file clone of the test database, a second or so each on a busy machine; the tests of test/
+ * get their own database and Redis prefix (per-file-setup.ts).
+ */
+module.exports = {
   maxWorkers: 2,
+  projects: [
+    {
+      ...common,
+      displayName: 'unit',
+      testMatch: ['<rootDir>/{apps,packages}/**/*.test.ts'],
+      setupFiles: ['<rootDir>/test/support/unit-file-setup.ts'],
+    },
+    {
+      ...common,
+      displayName: 'test',
+      testMatch: ['<rootDir>/test/**/*.test.ts'],
+      setupFiles: ['<rootDir>/test/support/per-file-setup.ts'],
+    },
+  ],
 };

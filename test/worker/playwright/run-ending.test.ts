@@ -70,10 +70,18 @@ test("a test that outlives the sandbox's wall clock: error resource_limit", asyn
 });
 
 test('cancel: the sandbox is killed, nothing is reported for the test that did not end', async () => {
+  // Cancelled while the spinning test runs: a moment after it began (a fixed wait could cancel a
+  // runner still starting on a busy machine, or wait longer than needed); at the latest after 60 s.
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), 8_000);
-  const { results } = await run({ ...outcomes, tests: [spin], signal: controller.signal });
+  const begun: string[] = [];
+  const timer = setTimeout(() => controller.abort(), 60_000);
+  const onBegin = (key: string) => {
+    begun.push(key);
+    setTimeout(() => controller.abort(), 500);
+  };
+  const { results } = await run({ ...outcomes, tests: [spin], signal: controller.signal, onBegin });
   clearTimeout(timer);
+  expect(begun).toEqual([playwrightTestKey(spin)]);
   expect(controller.signal.aborted).toBe(true);
   expect(results).toEqual([]);
 });

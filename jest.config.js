@@ -32,6 +32,7 @@ const common = {
  */
 module.exports = {
   maxWorkers: 2,
+  testSequencer: '<rootDir>/test/support/sequencer.cjs',
   projects: [
     {
       ...common,

@@ -104,10 +104,26 @@ module.exports = {
   return statuses(JSON.parse(await readFile(path.join(dir, 'report.json'), 'utf8')) as Report);
 }
 
+/**
+ * The three `playwright test` runs, started together once the site is up: pw-time's mostly waits on
+ * its timeouts, and the others (pw-one-worker alone uses the site's counter) run meanwhile. Each
+ * test awaits its own.
+ */
+let runs: Record<'time' | 'serial' | 'oneWorker', Promise<Record<string, string>>>;
+beforeAll(() => {
+  runs = {
+    time: playwrightTest('pw-time', 'e2e/playwright.config.js', ['--grep-invert', 'takes a while']),
+    serial: playwrightTest('pw-serial', 'e2e/playwright.config.ts'),
+    oneWorker: playwrightTest('pw-one-worker', 'e2e/playwright.config.ts'),
+  };
+  // A run that fails is reported by the test that awaits it, not as an unhandled rejection first.
+  for (const run of Object.values(runs)) run.catch(() => undefined);
+});
+
 test("pw-time: Playwright's time and its locator verdicts, as the service records them", async () => {
   // playwright-time.test.ts: passed, passed, error/timeout, failed/element_not_found twice, and
   // error/timeout on both tries of the hook out of time.
-  expect(await playwrightTest('pw-time', 'e2e/playwright.config.js', ['--grep-invert', 'takes a while'])).toEqual({
+  expect(await runs.time).toEqual({
     'sets a longer timeout of its own': 'passed',
     'is slow': 'passed',
     'runs out of its config timeout': 'timedOut',
@@ -119,14 +135,14 @@ test("pw-time: Playwright's time and its locator verdicts, as the service record
 
 test('pw-serial and pw-one-worker: a serial group, a default-mode file and a workers: 1 suite pass, as in the service', async () => {
   // playwright-serial.test.ts: every test passed.
-  expect(await playwrightTest('pw-serial', 'e2e/playwright.config.ts')).toEqual({
+  expect(await runs.serial).toEqual({
     'first counts': 'passed',
     'second sees the first': 'passed',
     'one starts the order': 'passed',
     'two reads it': 'passed',
     'three reads both': 'passed',
   });
-  expect(await playwrightTest('pw-one-worker', 'e2e/playwright.config.ts')).toEqual({
+  expect(await runs.oneWorker).toEqual({
     a1: 'passed',
     a2: 'passed',
     b1: 'passed',

@@ -22,7 +22,6 @@ const common = {
   modulePathIgnorePatterns: ['<rootDir>/apps/[^/]+/dist/', '<rootDir>/packages/[^/]+/dist/'],
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
-  testTimeout: 60_000,
 };
 /*
  * Two projects, one run (jest runs a global setup named by both once): the unit tests beside the
@@ -32,6 +31,8 @@ const common = {
  */
 module.exports = {
   maxWorkers: 2,
+  // A global option: jest reads it from here, not from a project's settings.
+  testTimeout: 60_000,
   testSequencer: '<rootDir>/test/support/sequencer.cjs',
   projects: [
     {

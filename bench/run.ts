@@ -48,6 +48,8 @@ const SCENARIOS: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
   mask: () => import('./mask'),
   /** Someone else's Playwright repository: `playwright test` against the service, test by test (docs/PARITY.md). */
   parity: () => import('./parity'),
+  /** The service against `playwright test --workers=K` on a real repository's suite, round after round (docs/BENCHMARKS.md). */
+  'real-h2h': () => import('./real-h2h'),
 };
 
 /** What plain `pnpm bench` runs: every figure of the speed targets, in one go. */

@@ -79,7 +79,7 @@ export function parseArgs(argv: readonly string[]): Options {
 }
 
 /** `git status` of the repository, ignored files included; null when it is not a git work tree. */
-function gitStatus(repo: string): string | null {
+export function gitStatus(repo: string): string | null {
   const run = spawnSync('git', ['-C', repo, 'status', '--porcelain', '--ignored'], { encoding: 'utf8' });
   return run.status === 0 ? run.stdout : null;
 }
@@ -91,7 +91,10 @@ interface ProjectYaml {
 }
 
 /** The project file's slug, and the suite to run: `--suite`, else its first Playwright suite. */
-function readProject(options: Options, at: string): { slug: string; suite: string; selector: PlaywrightSelector } {
+export function readProject(
+  options: Options,
+  at: string,
+): { slug: string; suite: string; selector: PlaywrightSelector } {
   const project = parse(readFileSync(options.file, 'utf8')) as ProjectYaml;
   const config = project.playwright?.config;
   if (!config || path.resolve(path.dirname(at), config) !== path.resolve(options.repo, options.config))

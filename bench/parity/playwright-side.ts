@@ -6,10 +6,11 @@
  * PLAYWRIGHT_BROWSERS_PATH of ours whose browser executables, where that Playwright looks for
  * them, are links to it. The config is loaded as it is.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import type { PlaywrightSelector } from '@testrun/contracts';
+import { runTimed } from '../h2h/cpu';
 import { CHROMIUM } from '../h2h/service';
 
 /** Playwright's JSON report status of a test (its last try's verdict against its expectation). */
@@ -40,6 +41,8 @@ export interface PlaywrightSide {
   /** Projects that another project lists in `dependencies` or names as its teardown. */
   setupProjects: Set<string>;
   wallMs: number;
+  /** CPU of its whole process tree (runner, workers, browsers); 0 for a kept report. */
+  cpuMs: number;
   exitCode: number | null;
   /** The command's last lines: what a run that reported nothing said. */
   tail: string;
@@ -194,6 +197,8 @@ export async function runPlaywrightSide(options: {
   work: string;
   /** Where the JSON report goes (default: in `work`); Playwright's JUnit goes beside it. */
   reportFile?: string;
+  /** `--workers`, when given (default: the config's). */
+  workers?: number;
 }): Promise<PlaywrightSide> {
   const own = repositoryPlaywright(path.dirname(path.resolve(options.cwd, options.config)));
   const browsers = path.join(options.work, 'browsers');
@@ -220,16 +225,14 @@ export async function runPlaywrightSide(options: {
   const selection = selectorArgs(options.selector);
   const filters = selection.slice(0, options.selector.files?.length ?? 0);
   const args = [own.cli, 'test', ...filters, '--config', options.config, '--reporter=json,junit'];
+  if (options.workers !== undefined) args.push(`--workers=${options.workers}`);
   args.push('--output', path.join(options.work, 'test-results'), ...selection.slice(filters.length));
-  const began = performance.now();
-  const child = spawn(process.execPath, args, { cwd: options.cwd, env, stdio: ['ignore', 'ignore', 'pipe'] });
-  let tail = '';
-  child.stderr.on('data', (c: Buffer) => (tail = (tail + c.toString('utf8')).slice(-4000)));
-  const exitCode = await new Promise<number | null>((resolve) => child.on('exit', resolve));
-  const wallMs = performance.now() - began;
+  // Timed with the CPU of its process tree (a control group of its own where the machine allows one).
+  const ran = await runTimed('playwright', process.execPath, args, options.cwd, env);
+  const [exitCode, tail] = [ran.code, ran.output.slice(-4000)];
   if (!existsSync(reportFile)) throw new Error(`playwright test wrote no report (exit ${exitCode}):\n${tail}`);
   const report = readReport(readFileSync(reportFile, 'utf8'));
-  return { version: own.version, junitFile, ...report, wallMs, exitCode, tail };
+  return { version: own.version, junitFile, ...report, wallMs: ran.wallMs, cpuMs: ran.cpuMs, exitCode, tail };
 }
 
 /** Where Playwright's JUnit goes for a JSON report at `reportFile`. */
@@ -247,6 +250,7 @@ export function keptPlaywrightSide(reportFile: string): PlaywrightSide {
     junitFile,
     ...readReport(text),
     wallMs: stats?.duration ?? 0,
+    cpuMs: 0,
     exitCode: null,
     tail: '',
   };

@@ -44,7 +44,7 @@ export interface ServiceSide {
 }
 
 /** The CLI in `cwd` with `env` added (the key never on its command line): its exit code and output. */
-function cli(
+export function cli(
   args: string[],
   cwd: string,
   env: Record<string, string>,
@@ -64,7 +64,7 @@ function cli(
 }
 
 /** The rule of TARGET_ALLOW that opens the site under test's port, and only it. */
-function siteRule(baseUrl: string): string {
+export function siteRule(baseUrl: string): string {
   const url = new URL(baseUrl);
   const port = url.port || (url.protocol === 'https:' ? '443' : '80');
   return `${url.hostname}:${port}`;

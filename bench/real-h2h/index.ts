@@ -1,0 +1,138 @@
+/**
+ * `pnpm bench real-h2h --repo DIR --config PATH --base-url URL --file testrun.yaml [--suite SLUG]
+ * [--env NAME=VALUE]… [--worker-env NAME=VALUE]… --workers K [--rounds N] [--label NAME]
+ * [--results FILE]`: the service against `playwright test --workers=K` on a real repository's suite,
+ * round after round, on the same build of the app and the same Chromium.
+ *
+ * The options the parity harness takes mean what they mean there (bench/parity/index.ts,
+ * docs/PARITY.md); the project file goes at the repository's root for the deploy only. Each round
+ * runs both sides, their order alternating (odd rounds `playwright test` first, even rounds the
+ * service first):
+ *
+ * - `playwright test --workers=K` in DIR, its config as it is (its evidence, its retries), the
+ *   machine's Chromium: wall from spawn to exit, CPU of its process tree (bench/parity/playwright-side.ts);
+ * - the service: one suite run on a warm private stack with K worker slots, sandboxed, the network
+ *   policy on, the default evidence: wall from the POST to the suite run's end, CPU of the API,
+ *   worker and sandboxes plus the bench database's Postgres backends (service.ts).
+ *
+ * It prints each round, then the ratios (service / playwright test) with their spread and each test's
+ * median duration on both sides (report.ts), and keeps every round in FILE (JSON) as it goes. It
+ * writes no docs: docs/BENCHMARKS.md "Head to head on real suites" quotes what it printed.
+ */
+import { copyFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import path from 'node:path';
+import { machineLine } from '../report';
+import { gitStatus, parseArgs, readProject } from '../parity';
+import { runPlaywrightSide } from '../parity/playwright-side';
+import { formatReport, type Results, type Side } from './report';
+import { startWarmService, testKey, type Round } from './service';
+
+const OWN_OPTIONS = ['workers', 'rounds', 'label', 'results'] as const;
+
+/** This harness's own options, and the rest for the parity harness's parser. */
+function splitArgs(argv: readonly string[]): { own: Record<string, string>; rest: string[] } {
+  const own: Record<string, string> = {};
+  const rest: string[] = [];
+  for (let i = 0; i < argv.length; i += 2) {
+    const [name, value] = [argv[i] ?? '', argv[i + 1] ?? ''];
+    if ((OWN_OPTIONS as readonly string[]).includes(name.slice(2))) own[name.slice(2)] = value;
+    else rest.push(name, value);
+  }
+  return { own, rest };
+}
+
+const wholeNumber = (value: string | undefined, fallback: number, name: string): number => {
+  const n = Number(value ?? fallback);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} takes a whole number from 1`);
+  return n;
+};
+
+const out = (line: string) => process.stdout.write(`${line}\n`);
+const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+
+export async function run(): Promise<void> {
+  const { own, rest } = splitArgs(process.argv.slice(3));
+  const workers = wholeNumber(own.workers, 2, 'workers');
+  const rounds = wholeNumber(own.rounds, 3, 'rounds');
+  const options = { ...parseArgs(rest), slots: workers };
+  const label = own.label ?? path.basename(options.repo);
+  const resultsFile = path.resolve(own.results ?? path.join(tmpdir(), `testrun-real-h2h-${label}-k${workers}.json`));
+  const inside = !path.relative(options.repo, options.file).startsWith('..');
+  const at = inside ? options.file : path.join(options.repo, path.basename(options.file));
+  if (!inside && existsSync(at)) throw new Error(`${at} exists: pass it as --file, or remove it`);
+  const project = readProject(options, at);
+  const before = gitStatus(options.repo);
+  const work = mkdtempSync(path.join(tmpdir(), 'testrun-real-h2h-'));
+  const results: Results = {
+    label,
+    workers,
+    machine: machineLine(),
+    began: new Date().toISOString(),
+    rounds: [],
+  };
+  const keep = () => writeFileSync(resultsFile, JSON.stringify(results, null, 2));
+
+  out(`${label}: starting the private stack (${workers} worker slots), deploying, warming …`);
+  const service = await startWarmService({
+    repo: options.repo,
+    projectFile: at,
+    projectSlug: project.slug,
+    suiteSlug: project.suite,
+    baseUrl: options.baseUrl,
+    variables: options.env,
+    workerEnv: options.workerEnv,
+    slots: workers,
+    deploy: async (deploy) => {
+      if (inside) return deploy();
+      copyFileSync(options.file, at);
+      try {
+        return await deploy();
+      } finally {
+        rmSync(at, { force: true });
+      }
+    },
+  });
+  try {
+    const playwright = async (): Promise<Round> => {
+      const pw = await runPlaywrightSide({
+        cwd: options.repo,
+        config: options.config,
+        selector: project.selector,
+        env: options.env,
+        work,
+        workers,
+      });
+      if (pw.tests.length === 0) throw new Error(`playwright test reported no test (exit ${pw.exitCode}):\n${pw.tail}`);
+      const tests = pw.tests.map((t) => ({
+        key: testKey(options.repo, t.file, t.project, t.titlePath),
+        status: t.outcome,
+        durationMs: t.durationMs,
+      }));
+      const passed = tests.filter((t) => t.status === 'expected' || t.status === 'flaky').length;
+      return { wallMs: pw.wallMs, cpuMs: pw.cpuMs, passed, tests };
+    };
+    const sides: Record<Side, () => Promise<Round>> = { playwright, service: service.round };
+    for (let round = 1; round <= rounds; round++) {
+      const order: Side[] = round % 2 === 1 ? ['playwright', 'service'] : ['service', 'playwright'];
+      for (const side of order) {
+        const load = loadavg()[0] ?? 0;
+        const measured = await sides[side]();
+        results.rounds.push({ round, side, load, at: new Date().toISOString(), ...measured });
+        keep();
+        const of = `${measured.passed} of ${measured.tests.length} passed`;
+        out(
+          `round ${round} ${side}: ${secs(measured.wallMs)} wall, ${secs(measured.cpuMs)} CPU, ${of}, load ${load.toFixed(1)}`,
+        );
+      }
+    }
+  } finally {
+    await service.close();
+    rmSync(work, { recursive: true, force: true });
+  }
+  out(`rounds kept in ${resultsFile}\n`);
+  out(formatReport(results));
+  const after = gitStatus(options.repo);
+  if (before !== null && after !== before)
+    throw new Error(`${options.repo} changed: git status was\n${before}and is now\n${after ?? ''}`);
+}

@@ -1,7 +1,7 @@
 /**
  * `pnpm bench real-h2h --repo DIR --config PATH --base-url URL --file testrun.yaml [--suite SLUG]
  * [--env NAME=VALUE]… [--worker-env NAME=VALUE]… --workers K [--rounds N] [--label NAME]
- * [--results FILE]`: the service against `playwright test --workers=K` on a real repository's suite,
+ * [--results FILE]` (or `--report FILE`: print the report of kept rounds again): the service against `playwright test --workers=K` on a real repository's suite,
  * round after round, on the same build of the app and the same Chromium.
  *
  * The options the parity harness takes mean what they mean there (bench/parity/index.ts,
@@ -19,7 +19,7 @@
  * median duration on both sides (report.ts), and keeps every round in FILE (JSON) as it goes. It
  * writes no docs: docs/BENCHMARKS.md "Head to head on real suites" quotes what it printed.
  */
-import { copyFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { machineLine } from '../report';
@@ -52,7 +52,13 @@ const out = (line: string) => process.stdout.write(`${line}\n`);
 const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
 export async function run(): Promise<void> {
-  const { own, rest } = splitArgs(process.argv.slice(3));
+  const argv = process.argv.slice(3);
+  // `--report FILE`: the report of rounds kept earlier, measured again never.
+  if (argv[0] === '--report' && argv[1]) {
+    out(formatReport(JSON.parse(readFileSync(argv[1], 'utf8')) as Results));
+    return;
+  }
+  const { own, rest } = splitArgs(argv);
   const workers = wholeNumber(own.workers, 2, 'workers');
   const rounds = wholeNumber(own.rounds, 3, 'rounds');
   const options = { ...parseArgs(rest), slots: workers };

@@ -52,6 +52,7 @@ function perTest(results: Results) {
 export function formatReport(results: Results): string {
   const side = (s: Side) => results.rounds.filter((r) => r.side === s);
   const [pw, sv] = [side('playwright'), side('service')];
+  const occupancy = (r: Round) => r.tests.reduce((total, t) => total + t.durationMs, 0) / (results.workers * r.wallMs);
   const pairs = sv.flatMap((s) => {
     const p = pw.find((r) => r.round === s.round);
     return p ? [{ s, p }] : [];
@@ -93,6 +94,8 @@ export function formatReport(results: Results): string {
     )}** |`,
     '',
     'Figures: median (min–max).',
+    '',
+    `Slots filled by the tests themselves (their durations summed / (K × wall)): \`playwright test\` ${fmt(pw.map(occupancy), 2)}, service ${fmt(sv.map(occupancy), 2)}.`,
   ];
   const tests = perTest(results);
   const sum = (of: 'playwright' | 'service') =>

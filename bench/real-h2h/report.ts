@@ -110,7 +110,7 @@ export function formatReport(results: Results): string {
       .sort((a, b) => b.service - b.playwright - (a.service - a.playwright))
       .map(
         (t) =>
-          `| ${t.key} | ${t.playwright.toFixed(0)} | ${t.service.toFixed(0)} | ${(t.service / t.playwright).toFixed(2)} | ${t.passed} |`,
+          `| ${t.key} | ${t.playwright.toFixed(0)} | ${t.service.toFixed(0)} | ${t.playwright > 0 ? (t.service / t.playwright).toFixed(2) : '–'} | ${t.passed} |`,
       ),
   );
   return lines.join('\n');

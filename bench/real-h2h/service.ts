@@ -1,7 +1,7 @@
 /**
  * The service's side of the head-to-head on a real suite: a private stack (bench/h2h/service.ts)
  * with one worker of K slots, the repository deployed once (`testrun deploy`, as the parity harness
- * does), the worker warmed by one run of the suite's first test, then one suite run per round,
+ * does), the worker warmed by one suite run that is not measured, then one suite run per round,
  * POSTed and followed to its end at the project's default evidence, in the sandbox, under the
  * network policy (TARGET_ALLOW opens the app's port only). CPU is that of the API, the worker and
  * everything they start (sandboxes, browsers), accounted by a control group, plus the Postgres
@@ -28,8 +28,6 @@ export interface Round {
   passed: number;
   tests: TestTime[];
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The key of a test on both sides: its spec file relative to the repository, project, title path. */
 export function testKey(repo: string, file: string, project: string, titlePath: readonly string[]): string {
@@ -78,25 +76,17 @@ export async function startWarmService(options: {
       baseUrl: options.baseUrl,
       ...(Object.keys(options.variables).length ? { variables: options.variables } : {}),
     };
-    // Warm: the worker's first Playwright run launches what later runs reuse (browser, caches).
-    const first = await bench.db.test.findFirstOrThrow({
-      where: {
-        workspaceId: bench.workspaceId,
-        archivedAt: null,
-        suite: { slug: options.suiteSlug, project: { slug: options.projectSlug } },
-      },
-      orderBy: { position: 'asc' },
-      select: { id: true },
-    });
-    const warmId = await bench.post({ testId: first.id, ...request });
-    while (!(await bench.db.run.findUniqueOrThrow({ where: { id: warmId } })).finishedAt) await sleep(200);
+    // Warm: one suite run, not measured, launches and fills what later runs reuse (browser, caches).
+    // (A run of one test by testId hung on IT Tools: its sandbox started Chromium with Firefox's arguments.)
+    const suite = { projectSlug: options.projectSlug, suiteSlug: options.suiteSlug, ...request };
+    await bench.suiteTerminal(await bench.post(suite));
 
     const round = async (): Promise<Round> => {
       const pgBefore = await bench.backendPids();
       const cpu = () => group?.usageMs() ?? treeCpuMs([apiPid, workerPid]);
       const cpuBefore = cpu() + treeCpuMs([], pgBefore);
       const sent = Date.now();
-      const id = await bench.post({ projectSlug: options.projectSlug, suiteSlug: options.suiteSlug, ...request });
+      const id = await bench.post(suite);
       const row = await bench.suiteTerminal(id);
       const pgAfter = await bench.backendPids();
       const cpuMs = cpu() + treeCpuMs([], [...new Set([...pgBefore, ...pgAfter])]) - cpuBefore;

@@ -90,7 +90,29 @@ describe('wrapConfig', () => {
     const [chromium, other] = config.projects as { grep?: RegExp; retries?: number }[];
     expect(chromium?.grep?.test(' chromium tests/a.spec.ts cart buys')).toBe(true);
     expect(chromium?.grep?.test('chromium tests/a.spec.ts cart sells')).toBe(false);
-    expect(other?.grep).toBeUndefined();
+    // A project none of whose tests is selected runs none of them (before, all of them ran).
+    expect(other?.grep?.test(' other tests/a.spec.ts cart buys')).toBe(false);
+    expect(other?.grep?.test('other tests/b.spec.ts anything')).toBe(false);
     expect(chromium?.retries).toBe(0);
+  });
+
+  it('keeps the grep of a project the selected ones need: a setup project, its own setup, a teardown', () => {
+    const config = wrapConfig(
+      {
+        projects: [
+          { name: 'chromium', dependencies: ['setup'] },
+          { name: 'setup', dependencies: ['db'], teardown: 'cleanup', grep: /setup/ },
+          { name: 'db' },
+          { name: 'cleanup' },
+          { name: 'firefox', dependencies: ['setup'] },
+        ],
+      },
+      options({ selectBy: 'title' }),
+    );
+    const byName = new Map((config.projects as { name: string; grep?: RegExp }[]).map((p) => [p.name, p.grep]));
+    expect(byName.get('setup')).toEqual(/setup/);
+    expect(byName.get('db')).toBeUndefined();
+    expect(byName.get('cleanup')).toBeUndefined();
+    expect(byName.get('firefox')?.test('firefox tests/a.spec.ts cart buys')).toBe(false);
   });
 });

@@ -56,10 +56,16 @@ const bare = (title: string) => title.replace(/^ +/, '');
 /**
  * Playwright before 1.56 has no --test-list: a selected project's grep then matches the selected
  * tests' title paths exactly (Playwright matches a test's titlePath() joined by spaces: project,
- * file, describes and title, after the root's empty title in some versions, not in others).
- * Undefined with `--test-list`, or when none of the project's tests is selected.
+ * file, describes and title, after the root's empty title in some versions, not in others). A
+ * project the run needs without selecting a test of it (a setup project a selected one depends on,
+ * or a teardown) keeps its own grep (undefined); any other project matches nothing, so that none of
+ * its tests runs. Undefined with `--test-list`.
  */
-function selector(o: WrapperOptions, rootDir: string): (project: string | undefined) => RegExp | undefined {
+function selector(
+  o: WrapperOptions,
+  rootDir: string,
+  needed: ReadonlySet<string>,
+): (project: string | undefined) => RegExp | undefined {
   const files = o.tests.map((t) => fileOf(o, rootDir, t));
   return (project) => {
     if (o.selectBy !== 'title') return undefined;
@@ -67,13 +73,33 @@ function selector(o: WrapperOptions, rootDir: string): (project: string | undefi
     const wanted = new Set(
       o.tests.flatMap((t, i) => (t.project === name ? [bare([name, files[i] ?? '', ...t.titlePath].join(' '))] : [])),
     );
-    if (wanted.size === 0) return undefined;
+    if (wanted.size === 0) return needed.has(name) ? undefined : MATCHES_NOTHING;
     return new (class extends RegExp {
       override test(title: string): boolean {
         return wanted.has(bare(title));
       }
     })('^$');
   };
+}
+
+/** A grep no title matches: a project the run does not need runs none of its tests. */
+const MATCHES_NOTHING = /(?!)/;
+
+const names = (value: unknown): string[] =>
+  (Array.isArray(value) ? value : [value]).filter((v): v is string => typeof v === 'string');
+
+/** The projects of the selected tests, with the projects they depend on and their teardowns, all the way down. */
+function neededProjects(o: WrapperOptions, projects: readonly Fields[] | undefined): Set<string> {
+  const byName = new Map((projects ?? []).map((p) => [typeof p.name === 'string' ? p.name : '', p]));
+  const needed = new Set<string>();
+  const add = (name: string): void => {
+    if (needed.has(name)) return;
+    needed.add(name);
+    const project = byName.get(name);
+    for (const next of [...names(project?.dependencies), ...names(project?.teardown)]) add(next);
+  };
+  for (const t of o.tests) add(t.project);
+  return needed;
 }
 
 /** The object without its undefined fields (Playwright's config validation rejects some as given). */
@@ -89,12 +115,12 @@ export function wrapConfig(loaded: unknown, optionsFile: string): Fields {
   const base = fieldsOf(fieldsOf(team).default ?? team);
   const rootDir = path.resolve(o.configDir, typeof base.testDir === 'string' ? base.testDir : '.');
   writeTestList(o, rootDir);
-  const selected = selector(o, rootDir);
   const retries = (value: unknown) => o.retries ?? value;
   const timeout = (value: unknown) => o.timeoutMs ?? value;
   const { webServer: _ignored, ...rest } = base;
   const baseUse = fieldsOf(base.use);
   const projects = Array.isArray(base.projects) ? (base.projects as unknown[]).map(fieldsOf) : undefined;
+  const selected = selector(o, rootDir, neededProjects(o, projects));
   return clean({
     ...rest,
     reporter: [[o.reporter, { mode: 'run', file: o.resultsFile, root: o.bundleDir }]],

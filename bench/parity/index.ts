@@ -91,6 +91,31 @@ interface ProjectYaml {
 }
 
 /** The project file's slug, and the suite to run: `--suite`, else its first Playwright suite. */
+type Deployed = { code: number | null; output: string };
+
+/**
+ * Where the project file sits for the deploy: inside the repository as it is, else copied to the
+ * repository's root around the CLI's deploy only (and removed after, whatever happened).
+ */
+export function placeProjectFile(
+  repo: string,
+  file: string,
+): { at: string; deploy: (run: () => Promise<Deployed>) => Promise<Deployed> } {
+  const inside = !path.relative(repo, file).startsWith('..');
+  const at = inside ? file : path.join(repo, path.basename(file));
+  if (!inside && existsSync(at)) throw new Error(`${at} exists: pass it as --file, or remove it`);
+  const deploy = async (run: () => Promise<Deployed>): Promise<Deployed> => {
+    if (inside) return run();
+    copyFileSync(file, at);
+    try {
+      return await run();
+    } finally {
+      rmSync(at, { force: true });
+    }
+  };
+  return { at, deploy };
+}
+
 export function readProject(
   options: Options,
   at: string,
@@ -110,9 +135,7 @@ export async function run(): Promise<void> {
   const options = parseArgs(process.argv.slice(3));
   const out = (line: string) => process.stdout.write(`${line}\n`);
   // The project file goes where a team would add it: the repository's root, unless it is already in it.
-  const inside = !path.relative(options.repo, options.file).startsWith('..');
-  const at = inside ? options.file : path.join(options.repo, path.basename(options.file));
-  if (!inside && existsSync(at)) throw new Error(`${at} exists: pass it as --file, or remove it`);
+  const { at, deploy } = placeProjectFile(options.repo, options.file);
   const project = readProject(options, at);
   const before = gitStatus(options.repo);
   const work = mkdtempSync(path.join(tmpdir(), 'testrun-parity-'));
@@ -145,15 +168,7 @@ export async function run(): Promise<void> {
       slots: options.slots,
       junitFile: path.join(work, 'testrun.junit.xml'),
       viewShots: options.viewShots,
-      deploy: async (deploy) => {
-        if (inside) return deploy();
-        copyFileSync(options.file, at);
-        try {
-          return await deploy();
-        } finally {
-          rmSync(at, { force: true });
-        }
-      },
+      deploy,
     });
     out(sv.deployOutput.trimEnd());
     out(sv.runOutput.trimEnd());

@@ -19,11 +19,11 @@
  * median duration on both sides (report.ts), and keeps every round in FILE (JSON) as it goes. It
  * writes no docs: docs/BENCHMARKS.md "Head to head on real suites" quotes what it printed.
  */
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { machineLine } from '../report';
-import { gitStatus, parseArgs, readProject } from '../parity';
+import { gitStatus, parseArgs, placeProjectFile, readProject } from '../parity';
 import { runPlaywrightSide } from '../parity/playwright-side';
 import { formatReport, type Results, type Side } from './report';
 import { startWarmService, testKey, type Round } from './service';
@@ -64,9 +64,7 @@ export async function run(): Promise<void> {
   const options = { ...parseArgs(rest), slots: workers };
   const label = own.label ?? path.basename(options.repo);
   const resultsFile = path.resolve(own.results ?? path.join(tmpdir(), `testrun-real-h2h-${label}-k${workers}.json`));
-  const inside = !path.relative(options.repo, options.file).startsWith('..');
-  const at = inside ? options.file : path.join(options.repo, path.basename(options.file));
-  if (!inside && existsSync(at)) throw new Error(`${at} exists: pass it as --file, or remove it`);
+  const { at, deploy } = placeProjectFile(options.repo, options.file);
   const project = readProject(options, at);
   const before = gitStatus(options.repo);
   const work = mkdtempSync(path.join(tmpdir(), 'testrun-real-h2h-'));
@@ -89,15 +87,7 @@ export async function run(): Promise<void> {
     variables: options.env,
     workerEnv: options.workerEnv,
     slots: workers,
-    deploy: async (deploy) => {
-      if (inside) return deploy();
-      copyFileSync(options.file, at);
-      try {
-        return await deploy();
-      } finally {
-        rmSync(at, { force: true });
-      }
-    },
+    deploy,
   });
   try {
     const playwright = async (): Promise<Round> => {

@@ -7,6 +7,7 @@ import { claimRun } from './claim';
 import type { Executor, MemberOf } from './executor';
 import type { RunDeps, RunExecution } from './run-deps';
 import { flakySummary, retriedOutcome } from './retry-policy';
+import { cannotRunOutcome } from './run-outcomes';
 import type { RunOwner } from './run-faults';
 
 /**
@@ -153,8 +154,7 @@ function noop(): void {}
 function executorOf(executors: RunDeps['executors'], kind: string): Executor {
   const executor = Object.hasOwn(executors, kind) ? executors[kind] : undefined;
   if (executor) return executor;
-  const message = `this worker has no executor for tests of kind "${kind}"`;
-  const outcome: RunOutcome = { status: 'error', code: 'internal_error', message, resultSummary: `Error: ${message}.` };
+  const outcome = cannotRunOutcome(`this worker has no executor for tests of kind "${kind}"`);
   return { prepare: () => Promise.resolve({ outcome }) };
 }
 

@@ -111,6 +111,11 @@ export function noContextOutcome(error: unknown): RunOutcome {
   };
 }
 
+/** A run this worker cannot run, for the reason given (a kind it has no executor for, a batch that lost its leader). */
+export function cannotRunOutcome(reason: string): RunOutcome {
+  return { status: 'error', code: 'internal_error', message: reason, resultSummary: `Error: ${reason}.` };
+}
+
 export function internalErrorOutcome(error: unknown): RunOutcome {
   return {
     status: 'error',

@@ -5,11 +5,11 @@
 // run's runs: the tests then share one sandbox.
 import { isPlaywrightDefinition } from '@testrun/contracts';
 import type { RunOutcome } from '@testrun/core/runs';
-import { invalidDefinitionOutcome } from '../../run/run-outcomes';
+import { cannotRunOutcome, invalidDefinitionOutcome } from '../../run/run-outcomes';
 import type { Executor, ExecutorAttempt, ExecutorRun } from '../../run/executor';
 import { recordMember, runInBatch } from './batch/run-in-batch';
 import { BundleUnavailableError } from './caches/bundle-cache';
-import { cannotRun, runAlone, type Definition, type ReadyAttempt } from './ready-attempt';
+import { runAlone, type Definition, type ReadyAttempt } from './ready-attempt';
 import type { PlaywrightRuntime } from './playwright-runtime';
 import { sandboxedAttempt, type PlaywrightExecutorDeps, type SandboxedAttempt } from './sandboxed-attempt';
 import {
@@ -76,7 +76,7 @@ async function executeTest(
   read: StoredRead,
 ): Promise<RunOutcome> {
   const { run } = attempt;
-  if (!playwright) return cannotRun('this worker was started without Playwright support');
+  if (!playwright) return cannotRunOutcome('this worker was started without Playwright support');
   // A run of a suite run joins or leads a batch, and is then no longer on its way (batch/arrivals.ts);
   // any other is no longer on its way now.
   const batched = run.suiteRunId !== null && playwright.batching.maxRuns >= 2;
@@ -108,7 +108,7 @@ async function readyAttempt(
   attempt.maskGrew(secrets.mask);
   const bundleDir = playwright.sandbox.ok
     ? await extracted(playwright, run.workspaceId, definition.bundle)
-    : cannotRun(`this worker cannot sandbox tenant code: ${playwright.sandbox.reason}`);
+    : cannotRunOutcome(`this worker cannot sandbox tenant code: ${playwright.sandbox.reason}`);
   if (typeof bundleDir !== 'string') return bundleDir;
   return { attempt, playwright, definition, secrets, bundleDir, db: read.db };
 }

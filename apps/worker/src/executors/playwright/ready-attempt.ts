@@ -8,6 +8,7 @@ import type { BlockedRequest, RunListener } from '../../network/egress-proxy';
 import type { PlaywrightRuntime } from './playwright-runtime';
 import type { PlaywrightSecrets } from './playwright-secrets';
 import type { SandboxedAttempt } from './sandboxed-attempt';
+import { cannotRunOutcome } from '../../run/run-outcomes';
 import { SetupRecorder } from './record-setup';
 import { recordTries } from './record-tries';
 import { runPlaywrightTests } from './runner/invoke-tests';
@@ -149,7 +150,7 @@ export function runAlone(ready: ReadyAttempt): Promise<RunOutcome> {
         ),
       );
       await setups.settled();
-      if (!result) return cannotRun('the Playwright run reported no result for the test');
+      if (!result) return cannotRunOutcome('the Playwright run reported no result for the test');
       return recordResult(attempt, result, { startedAt, scratchDir, secrets });
     },
     scratchBytes(playwright),
@@ -163,8 +164,4 @@ export function recordResult(
   at: { startedAt: number; scratchDir: string; secrets: PlaywrightSecrets },
 ): Promise<RunOutcome> {
   return recordTries(attempt, result, { startedAt: at.startedAt, scratchDir: at.scratchDir, mask: at.secrets.mask });
-}
-
-export function cannotRun(reason: string): RunOutcome {
-  return { status: 'error', code: 'internal_error', message: reason, resultSummary: `Error: ${reason}.` };
 }

@@ -11,7 +11,6 @@ import { DEFAULT_PLAYWRIGHT_SANDBOX_LIMITS, limitsForWorkers, shareFolder } from
 import { PlaywrightBatch, reserveMembers, type BatchMember, type JoinedRun } from './batch';
 import { gatherKey, GATHER_BOUND_MS, GATHER_GRACE_MS, type Gathering } from './gather';
 import {
-  cannotRun,
   recordResult,
   runAlone,
   sandboxOptions,
@@ -20,6 +19,7 @@ import {
   type ReadyAttempt,
 } from '../ready-attempt';
 import { deferred } from './deferred';
+import { cannotRunOutcome } from '../../../run/run-outcomes';
 import { makeControlDir } from '../runner/interrupt';
 import type { PlaywrightSecrets } from '../playwright-secrets';
 import type { SandboxedAttempt } from '../sandboxed-attempt';
@@ -102,9 +102,9 @@ export async function recordMember(
   if (attempt.signal.aborted) {
     // Its test stops in the sandbox too; the batch's other tests carry on.
     await batch.interrupt(member.runId);
-    return cannotRun('cancelled');
+    return cannotRunOutcome('cancelled');
   }
-  if (!result) return cannotRun('the Playwright batch ended without a result for the test');
+  if (!result) return cannotRunOutcome('the Playwright batch ended without a result for the test');
   return recordResult(attempt, result, { startedAt: member.beganAt, scratchDir: batch.scratchDir, secrets });
 }
 
@@ -156,7 +156,7 @@ async function leadBatch(
   try {
     return taken
       ? await recordMember(attempt, taken.member, batch, ready.secrets)
-      : cannotRun('the batch lost its leader');
+      : cannotRunOutcome('the batch lost its leader');
   } finally {
     own.resolve(undefined);
   }

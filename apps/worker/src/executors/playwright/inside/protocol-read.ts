@@ -98,6 +98,7 @@ const SHAPES: Readonly<Record<LineRecord['type'], (line: Fields) => boolean>> = 
     (l.workers === null || isNumber(l.workers)) &&
     isString(l.rootDir),
   test: (l) => isIdentity(l) && isStrings(l.tags) && isBoolean(l.parallel),
+  start: () => true,
   begin: isIdentity,
   attempt: (l) =>
     isIdentity(l) &&

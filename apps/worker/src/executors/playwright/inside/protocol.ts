@@ -81,6 +81,11 @@ export interface ListedTestRecord extends TestIdentity {
   parallel: boolean;
 }
 
+/** Run mode: the tests loaded and the runner began the run (its onBegin), before any test. */
+export interface StartRecord {
+  type: 'start';
+}
+
 /** A test's first attempt began. */
 export interface BeginRecord extends TestIdentity {
   type: 'begin';
@@ -123,7 +128,14 @@ export interface EndRecord {
 
 /** Every record the reporter writes, one a line. */
 export type ReporterRecord =
-  ConfigRecord | ListedTestRecord | BeginRecord | AttemptRecord | NotRunRecord | ErrorLineRecord | EndRecord;
+  | ConfigRecord
+  | ListedTestRecord
+  | StartRecord
+  | BeginRecord
+  | AttemptRecord
+  | NotRunRecord
+  | ErrorLineRecord
+  | EndRecord;
 
 /** What the worker's tail makes of a line over {@link MAX_LINE_BYTES}, which it drops unread. */
 export interface OversizedRecord {

@@ -185,7 +185,8 @@ class TestrunReporter implements Reporter {
 
   onBegin(config: FullConfig, suite: Suite): void {
     this.suite = suite;
-    if (this.options.mode !== 'list') return;
+    // Written before any test can run: a runner killed before it reports a test's begin has still begun.
+    if (this.options.mode !== 'list') return this.write({ type: 'start' });
     const projects = config.projects.map((project) => ({
       name: project.name,
       dependencies: project.dependencies,

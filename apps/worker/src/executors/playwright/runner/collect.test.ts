@@ -211,4 +211,28 @@ describe("the reporter's lines", () => {
     collector.line(JSON.stringify({ type: 'oversized', bytes: 5_000_000, head: head.slice(0, -1) + ',"stdout":"xx' }));
     expect(results.map((r) => [r.key, r.code])).toEqual([[playwrightTestKey(ref('first')), 'resource_limit']]);
   });
+
+  it("of a runner killed before any test's begin reached its reporter: the tests' code killed it, not a bundle that did not load", () => {
+    const { collector } = collect();
+    collector.line(JSON.stringify({ type: 'start' }));
+    const rest = collector.finishRest({ limit: null, aborted: false, stderr: '' });
+    expect(rest.map((r) => [r.code, r.summary])).toEqual([
+      ['test_code_error', expect.stringContaining('before it reported which test ran') as unknown],
+      ['test_code_error', expect.stringContaining('before it reported which test ran') as unknown],
+    ]);
+  });
+
+  it('of a runner that never began (no start line): the tests did not load', () => {
+    const { collector } = collect();
+    const rest = collector.finishRest({ limit: null, aborted: false, stderr: 'SyntaxError: Unexpected token' });
+    expect(rest.map((r) => r.code)).toEqual(['invalid_definition', 'invalid_definition']);
+    // A runner that began and ended without running a test it was given: not found, still invalid_definition.
+    const ended = collect().collector;
+    ended.line(JSON.stringify({ type: 'start' }));
+    ended.line(JSON.stringify({ type: 'end' }));
+    expect(ended.finishRest({ limit: null, aborted: false, stderr: '' }).map((r) => r.code)).toEqual([
+      'invalid_definition',
+      'invalid_definition',
+    ]);
+  });
 });

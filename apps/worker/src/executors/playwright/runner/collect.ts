@@ -119,6 +119,8 @@ export class ResultCollector {
   /** Selected tests that began, in order; whether the runner reported its end. */
   private readonly begun: string[] = [];
   private ended = false;
+  /** Whether the runner began the run (the tests loaded). */
+  private started = false;
   /** Whether the sandbox's groups had reached a limit when the previous test ended. */
   private groupLimitSeen = false;
 
@@ -141,6 +143,7 @@ export class ResultCollector {
     if (line === null) return;
     if (line.type === 'error') this.loadErrors.push(line.error.message);
     if (line.type === 'end') this.ended = true;
+    if (line.type === 'start') this.started = true;
     if (line.type === 'oversized') this.oversized(line);
     if (line.type !== 'begin' && line.type !== 'attempt') return;
     const key = playwrightTestKey(line);
@@ -262,6 +265,8 @@ export class ResultCollector {
     if (killer === key) return runnerKilled();
     const ref = killer === undefined ? undefined : this.selected.get(killer);
     if (ref) return runnerKilledBefore(ref.titlePath.join(' › '));
+    // Begun and not ended, no test's begin read: a test killed it before its begin reached the reporter.
+    if (this.started && !this.ended && this.loadErrors.length === 0) return runnerKilled(false);
     const message = this.loadErrors[0] ?? (ending.stderr.trim() || 'the test was not found in the bundle');
     return invalidDefinition(message);
   }

@@ -254,13 +254,16 @@ export function resultTooLarge(maxBytes: number): PlaywrightOutcome {
 
 /**
  * The Playwright runner stopped while the test ran, without reporting its result, and no limit
- * stopped it: the test's code killed it (it alone runs in the sandbox beside it).
+ * stopped it: the test's code killed it (it alone runs in the sandbox beside it). `seen: false`:
+ * it stopped after the tests loaded and before it reported any test's begin (killed that fast).
  */
-export function runnerKilled(): PlaywrightOutcome {
+export function runnerKilled(seen = true): PlaywrightOutcome {
   return {
     status: 'error',
     code: 'test_code_error',
-    summary: "The test's code killed the Playwright runner: it stopped while the test ran, without its result",
+    summary: seen
+      ? "The test's code killed the Playwright runner: it stopped while the test ran, without its result"
+      : "A test's code killed the Playwright runner: it stopped after the tests loaded, before it reported which test ran, and no limit was hit",
   };
 }
 

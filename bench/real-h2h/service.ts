@@ -72,8 +72,10 @@ export async function startWarmService(options: {
     const cwd = path.dirname(options.projectFile);
     const deployed = await options.deploy(() => cli(['deploy', '--file', options.projectFile], cwd, env));
     if (deployed.code !== 0) throw new Error(`testrun deploy exited ${deployed.code}:\n${deployed.output}`);
+    // `workers: K`, as `playwright test --workers=K` overrides the config's own `workers`.
     const request = {
       baseUrl: options.baseUrl,
+      workers: options.slots,
       ...(Object.keys(options.variables).length ? { variables: options.variables } : {}),
     };
     // Warm: one suite run, not measured, launches and fills what later runs reuse (browser, caches).

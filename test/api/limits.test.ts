@@ -12,6 +12,7 @@ import {
   RETRY_LIMITS,
   STEP_LIMITS,
   VARIABLE_LIMITS,
+  WORKERS_LIMITS,
   type ProblemCode,
   type ProjectFile,
   type Step,
@@ -133,6 +134,11 @@ const requestCases: RequestCase[] = [
     cap: 'RETRY_LIMITS.maxRetries',
     code: 'limit_exceeded',
     body: { retries: RETRY_LIMITS.maxRetries + 1 },
+  },
+  {
+    cap: 'WORKERS_LIMITS.maxWorkers',
+    code: 'limit_exceeded',
+    body: { workers: WORKERS_LIMITS.maxWorkers + 1 },
   },
 ];
 

@@ -158,6 +158,28 @@ describe('POST /api/v1/runs — the three modes', () => {
     for (const id of runIds) expect((await api.queue.getJob(id))?.data).toEqual({ runId: id });
   });
 
+  it("workers: a Playwright test's run gets the request's workers over its config's; a step test's steps do not change", async () => {
+    const t = await tenantWithProject({ count: 2 });
+    const [pw, step] = nth(t.applied.suites, 0).tests;
+    const playwright = { bundle: `sha256:${'0'.repeat(64)}`, config: 'c.ts', file: 'a.spec.ts', line: 1, column: 1 };
+    const definition = { ...playwright, titlePath: ['t'], project: 'app', browser: 'chromium', tags: [], workers: 1 };
+    await api.db.test.update({ where: { id: pw?.id }, data: { steps: { playwright: definition } } });
+    const res = await request(api.app)
+      .post('/api/v1/runs')
+      .set(bearer(t.key))
+      .send({ projectSlug: 'shop', suiteSlug: 'smoke', workers: 3 });
+    expect(res.status).toBe(201);
+    const runs = await api.db.run.findMany({ where: { workspaceId: t.workspace.id }, orderBy: { position: 'asc' } });
+    expect(runs.map((r) => [r.testId, r.steps])).toEqual([
+      [pw?.id, { playwright: { ...definition, workers: 3 } }],
+      [step?.id, [{ action: 'goto', url: '/' }]],
+    ]);
+    for (const workers of [0, 1.5, '2'])
+      expect(
+        (await request(api.app).post('/api/v1/runs').set(bearer(t.key)).send({ projectSlug: 'shop', workers })).status,
+      ).toBe(400);
+  });
+
   it('headers are sealed per run (AAD = run id) and never returned', async () => {
     const t = await tenantWithProject({ count: 2 });
     const headers = { Authorization: 'Basic c2VjcmV0OnNlY3JldA==', 'x-vercel-protection-bypass': 'bypass-value-123' };

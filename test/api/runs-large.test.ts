@@ -127,6 +127,7 @@ describe('the workspace lock of an enqueue', () => {
           secretVariables: null,
           evidence: null,
           retries: null,
+          workers: null,
           deploymentId: null,
         },
         targetPolicy: enqueuePolicy(api.config.targetPolicy),

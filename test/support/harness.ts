@@ -90,6 +90,8 @@ export async function insertSuiteRuns(
     evidence?: EvidenceSettings;
     /** As a request's `retries`: wins over the tests'. */
     retries?: number;
+    /** As a request's `workers`: written over the Playwright tests' config `workers`. */
+    workers?: number;
   },
 ): Promise<CreatedRunRows> {
   const tests = await db.test.findMany({
@@ -104,6 +106,7 @@ export async function insertSuiteRuns(
     headers: options.headers,
     evidence: options.evidence,
     retries: options.retries,
+    workers: options.workers,
     headersKey: options.headersKey ?? deriveKeys(testSecret()).headers,
   });
 }

@@ -4,6 +4,7 @@ import {
   parseDuration,
   parseHeaders,
   parseRetries,
+  parseWorkers,
   secretsOf,
   UsageError,
 } from '@testrun/cli/ci';
@@ -82,6 +83,8 @@ export function readInputs(env: NodeJS.ProcessEnv): ActionInputs {
   if (Object.keys(evidence).length > 0) request.evidence = evidence;
   const retries = core.getInput('retries');
   if (retries !== '') request.retries = parseRetries(retries, 'retries');
+  const workers = core.getInput('workers');
+  if (workers !== '') request.workers = parseWorkers(workers, 'workers');
 
   const timeoutMs = parseDuration(core.getInput('timeout') || '15m', 'timeout');
   if (timeoutMs <= 0) throw new UsageError('timeout must be greater than zero');

@@ -4,7 +4,15 @@
 // package.
 export { deriveCiIdempotencyKey } from './client/ci-idempotency';
 export { buildJunitXml } from './client/junit';
-export { parseDuration, parseHeaders, parseRetries, redact, secretsOf, UsageError } from './client/parse-options';
+export {
+  parseDuration,
+  parseHeaders,
+  parseRetries,
+  parseWorkers,
+  redact,
+  secretsOf,
+  UsageError,
+} from './client/parse-options';
 export { addDetails, exitCodeFor, flakyCount, verdictLine } from './client/report';
 export { enqueuedIds, replayedNote, WaitProgress, type WaitProgressView } from './client/wait-progress';
 export { deploySource, isProjectFileRefusal } from './client/deploy-source';

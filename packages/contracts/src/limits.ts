@@ -67,6 +67,15 @@ export const RETRY_LIMITS = {
 } as const;
 
 /**
+ * A request's `workers` (422 `limit_exceeded` above the cap): as `playwright test --workers`, the
+ * most Playwright workers a suite run's batches use, over the config's own. The worker's free slots
+ * bound a batch whatever it asks.
+ */
+export const WORKERS_LIMITS = {
+  maxWorkers: 64,
+} as const;
+
+/**
  * Caps of a deployment (POST …/deployments and `testrun admin project apply`, both core's
  * `deployProject`), refused with 422 `limit_exceeded` (the admin CLI: "over a limit") before anything
  * is stored. A dry run reports the project file's caps too; it is not a deployment, so it is not
@@ -132,6 +141,7 @@ const LIMIT_GROUPS = {
   VARIABLE_LIMITS,
   STEP_LIMITS,
   RETRY_LIMITS,
+  WORKERS_LIMITS,
   DEPLOYMENT_LIMITS,
   BUNDLE_LIMITS,
   TESTS_PER_PROJECT,

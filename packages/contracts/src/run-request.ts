@@ -22,6 +22,8 @@ export type ParsedRunRequest = {
   evidence: EvidenceSettings | null;
   /** The request's `retries`, overriding the tests'; null when it gives none. */
   retries: number | null;
+  /** The request's `workers`, overriding the Playwright config's; null when it gives none. */
+  workers: number | null;
   /** The deployment to run (`deploymentId`); null: the project's active one. */
   deploymentId: string | null;
 };
@@ -100,6 +102,7 @@ export function parseRunCreateRequest(body: unknown): ParseResult {
       secretVariables,
       evidence: evidenceSettingsOrNull(value.evidence),
       retries: value.retries ?? null,
+      workers: value.workers ?? null,
       deploymentId: value.deploymentId ?? null,
     },
   };

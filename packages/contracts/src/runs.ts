@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { RunAttachments } from './attachments';
 import { Nullable, RunStatus, SkipReason, SuiteRunStatus } from './enums';
 import { EvidencePolicy, EvidenceSettings } from './evidence';
-import { capOf, HEADER_LIMITS, RETRY_LIMITS } from './limits';
+import { capOf, HEADER_LIMITS, RETRY_LIMITS, WORKERS_LIMITS } from './limits';
 import { variableMap } from './variables';
 import { QueueWait } from './queue-wait';
 import { Instant, Milliseconds, RunError, RunFailure, TestLocation } from './run-parts';
@@ -99,6 +99,15 @@ export const RunCreateRequest = Type.Object(
         ...capOf('RETRY_LIMITS.maxRetries'),
         description:
           "How many times each run's test is attempted again after a failed or error attempt; overrides the tests' `retries` of the project file for this request, and a Playwright test's config `retries` (0 included: `retries: 0` turns the config's off).",
+      }),
+    ),
+    workers: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: WORKERS_LIMITS.maxWorkers,
+        ...capOf('WORKERS_LIMITS.maxWorkers'),
+        description:
+          "As `playwright test --workers`: the most Playwright workers this request's Playwright tests run in, overriding their config's own `workers` (with 1, a suite run's tests run one at a time, in order). The worker's free slots bound it still. Step tests ignore it.",
       }),
     ),
   },

@@ -87,6 +87,7 @@ export async function createRuns(
             : null,
         evidence: request.evidence,
         retries: request.retries,
+        workers: request.workers,
         headersKey: keys.headers,
         requestId,
         deploymentId: deployment.deploymentId,

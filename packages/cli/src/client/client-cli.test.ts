@@ -1,6 +1,14 @@
 import { deriveCiIdempotencyKey } from './ci-idempotency';
 import { buildJunitXml, esc } from './junit';
-import { parseDuration, parseHeaders, parseRetries, redact, secretsOf, UsageError } from './parse-options';
+import {
+  parseDuration,
+  parseHeaders,
+  parseRetries,
+  parseWorkers,
+  redact,
+  secretsOf,
+  UsageError,
+} from './parse-options';
 import type { ReportTest, RunReport } from '@testrun/contracts';
 import { exitCodeFor } from './report';
 import { openCommand } from './connection';
@@ -11,6 +19,14 @@ describe('parseRetries', () => {
     expect([parseRetries('0', '--retries'), parseRetries(' 3 ', '--retries')]).toEqual([0, 3]);
     for (const bad of ['4', '-1', '1.5', 'two', ''])
       expect(() => parseRetries(bad, '--retries')).toThrow(/^--retries must be a whole number from 0 to 3/);
+  });
+});
+
+describe('parseWorkers', () => {
+  it('takes a whole number from 1 to 64 and names the flag otherwise', () => {
+    expect([parseWorkers('1', '--workers'), parseWorkers(' 64 ', '--workers')]).toEqual([1, 64]);
+    for (const bad of ['0', '65', '-1', '1.5', 'two', ''])
+      expect(() => parseWorkers(bad, '--workers')).toThrow(/^--workers must be a whole number from 1 to 64/);
   });
 });
 

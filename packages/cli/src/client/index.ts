@@ -74,6 +74,10 @@ function registerRun(program: Command, ctx: CommandContext): Command {
       "attempt each failed or error run again up to n times, 0 to 3 (default: the test's retries)",
     )
     .option(
+      '--workers <n>',
+      "Playwright workers of the suite run, as playwright test --workers (default: the config's)",
+    )
+    .option(
       '--idempotency-key <key>',
       'Idempotency-Key of the enqueue (default: derived from the CI job, else random)',
     );

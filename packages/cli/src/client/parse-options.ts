@@ -1,4 +1,4 @@
-import { HEADER_VALUE_RULE, isHeaderName, isHeaderValue, RETRY_LIMITS } from '@testrun/contracts';
+import { HEADER_VALUE_RULE, isHeaderName, isHeaderValue, RETRY_LIMITS, WORKERS_LIMITS } from '@testrun/contracts';
 
 /** A problem with the command line; the CLI prints it with usage and exits 2. */
 export class UsageError extends Error {
@@ -12,6 +12,15 @@ export function parseRetries(value: string, flag: string): number {
     throw new UsageError(`${flag} must be a whole number from 0 to ${RETRY_LIMITS.maxRetries} (got "${value}")`);
   }
   return retries;
+}
+
+/** Parses a request's `workers`: a whole number from 1 to the cap; `flag` names the option in the error. */
+export function parseWorkers(value: string, flag: string): number {
+  const workers = /^\d+$/.test(value.trim()) ? Number(value.trim()) : Number.NaN;
+  if (!(workers >= 1 && workers <= WORKERS_LIMITS.maxWorkers)) {
+    throw new UsageError(`${flag} must be a whole number from 1 to ${WORKERS_LIMITS.maxWorkers} (got "${value}")`);
+  }
+  return workers;
 }
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };

@@ -10,7 +10,7 @@ import { openCommand, type CommandContext, type ConnectionFlags } from './connec
 import { deploySource, loadProjectFile, reportDeployFailure } from './deploy-source';
 import { enqueueAndFollow, type FollowFlags } from './follow';
 import { EXIT } from './report';
-import { parseDuration, parseRetries, UsageError } from './parse-options';
+import { parseDuration, parseRetries, parseWorkers, UsageError } from './parse-options';
 import { readSecretInputs, type SecretInputFlags } from './secret-inputs';
 import { enqueuedIds, replayedNote } from './wait-progress';
 
@@ -28,6 +28,7 @@ export interface RunFlags extends ConnectionFlags, SecretInputFlags, FollowFlags
   screenshots?: EvidenceMode;
   /** Retries of each run after a failed or error attempt (overrides the tests'). */
   retries?: string;
+  workers?: string;
   idempotencyKey?: string;
   timeout: string;
   pollInterval: string;
@@ -88,6 +89,7 @@ function parseRunFlags(flags: RunFlags, env: NodeJS.ProcessEnv) {
   };
   if (Object.keys(evidence).length > 0) request.evidence = evidence;
   if (flags.retries !== undefined) request.retries = parseRetries(flags.retries, '--retries');
+  if (flags.workers !== undefined) request.workers = parseWorkers(flags.workers, '--workers');
   const secrets = [...Object.values(headers), ...Object.values(secretVariables)];
   return { target, request, secrets, timeoutMs, pollIntervalMs };
 }

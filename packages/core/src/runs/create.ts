@@ -1,5 +1,5 @@
 import { readEvidenceSettings, resolveEvidence, type EvidencePolicy, type EvidenceSettings } from '@testrun/contracts';
-import type { DbTx, Prisma } from '../db';
+import { Prisma, type DbTx } from '../db';
 import { ID_PREFIX, newId } from '../ids';
 import { deriveSuiteStatus } from './state';
 import { sealHeaders } from '../secrets/seal';
@@ -44,6 +44,8 @@ export type RunsToCreate = {
   evidence?: EvidenceSettings | null;
   /** The request's `retries`: overrides every test's. Default none (each run takes its test's). */
   retries?: number | null;
+  /** The request's `workers`: written over each Playwright test's config `workers` in its run's definition. */
+  workers?: number | null;
   headersKey: Buffer;
   /**
    * The id of the API request that creates the runs (its X-Request-Id), kept on each run so the
@@ -123,7 +125,7 @@ export async function insertRuns(tx: DbTx, input: RunsToCreate): Promise<Created
       ${suiteRunId}::text, r.p,
       CASE WHEN r.e THEN 'queued' ELSE 'skipped' END::"RunStatus", r.u, decode(r.h, 'base64'), decode(r.v, 'base64'),
       COALESCE(d.name, t.name), CASE WHEN jsonb_typeof(COALESCE(d.steps, t.steps) -> 'playwright') = 'object'
-        THEN 'playwright' ELSE 'steps' END, COALESCE(d.steps, t.steps),
+        THEN 'playwright' ELSE 'steps' END, ${definitionWithWorkers(input.workers ?? null)},
       COALESCE(d.timeout_ms, t.timeout_ms),
       ${JSON.stringify([...policies.values()].map((k) => k.policy))}::jsonb -> r.x,
       CASE WHEN r.e THEN ${QUEUED_SUMMARY}::text ELSE ${DISABLED_SUMMARY}::text END,
@@ -143,6 +145,17 @@ export async function insertRuns(tx: DbTx, input: RunsToCreate): Promise<Created
 }
 
 /** Whether the runs execute a deployment other than the project's active one; null without a deployment. */
+/**
+ * The run's definition, the deployment's snapshot else the test's: with the request's `workers`
+ * written over a Playwright test's config `workers` (as `playwright test --workers` would).
+ */
+function definitionWithWorkers(workers: number | null): Prisma.Sql {
+  if (workers === null) return Prisma.sql`COALESCE(d.steps, t.steps)`;
+  return Prisma.sql`CASE WHEN jsonb_typeof(COALESCE(d.steps, t.steps) -> 'playwright') = 'object'
+    THEN jsonb_set(COALESCE(d.steps, t.steps), '{playwright,workers}', to_jsonb(${workers}::int))
+    ELSE COALESCE(d.steps, t.steps) END`;
+}
+
 function previewOf(input: RunsToCreate): boolean | null {
   return input.deploymentId ? input.fromDeployment === true : null;
 }

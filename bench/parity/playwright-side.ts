@@ -31,6 +31,9 @@ export interface PlaywrightResult {
   tries: number;
   /** The first line of its last try's error, if any. */
   error?: string;
+  /** When its first try began, and its last ended (ms since the epoch; the report's startTime and duration). */
+  startedAt?: number;
+  endedAt?: number;
 }
 
 export interface PlaywrightSide {
@@ -41,6 +44,8 @@ export interface PlaywrightSide {
   /** Projects that another project lists in `dependencies` or names as its teardown. */
   setupProjects: Set<string>;
   wallMs: number;
+  /** When the command was spawned (ms since the epoch). */
+  spawnedAt?: number;
   /** CPU of its whole process tree (runner, workers, browsers); 0 for a kept report. */
   cpuMs: number;
   exitCode: number | null;
@@ -59,7 +64,7 @@ interface ReportSuite {
     tests: {
       projectName: string;
       status: PlaywrightOutcome;
-      results: { status: string; duration: number; error?: { message?: string } }[];
+      results: { status: string; duration: number; startTime?: string; error?: { message?: string } }[];
     }[];
   }[];
 }
@@ -145,6 +150,16 @@ export function selectorArgs(selector: PlaywrightSelector): string[] {
   return args;
 }
 
+/** When a test's first try began and its last ended, where the report gives start times. */
+function tryTimes(results: readonly { duration: number; startTime?: string }[]): {
+  startedAt?: number;
+  endedAt?: number;
+} {
+  const [first, last] = [results[0]?.startTime, results.at(-1)];
+  if (first === undefined || last?.startTime === undefined) return {};
+  return { startedAt: Date.parse(first), endedAt: Date.parse(last.startTime) + last.duration };
+}
+
 /** Terminal colours (ESC [ … m) in Playwright's messages. */
 const ANSI = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g');
 
@@ -169,6 +184,7 @@ export function readReport(text: string): { tests: PlaywrightResult[]; setupProj
           durationMs: test.results.reduce((sum, r) => sum + r.duration, 0),
           tries: test.results.length,
           ...(error ? { error: error.trim() } : {}),
+          ...tryTimes(test.results),
         });
       }
     for (const child of suite.suites ?? []) walk(child, [...titles, child.title]);
@@ -228,11 +244,13 @@ export async function runPlaywrightSide(options: {
   if (options.workers !== undefined) args.push(`--workers=${options.workers}`);
   args.push('--output', path.join(options.work, 'test-results'), ...selection.slice(filters.length));
   // Timed with the CPU of its process tree (a control group of its own where the machine allows one).
+  const spawnedAt = Date.now();
   const ran = await runTimed('playwright', process.execPath, args, options.cwd, env);
   const [exitCode, tail] = [ran.code, ran.output.slice(-4000)];
   if (!existsSync(reportFile)) throw new Error(`playwright test wrote no report (exit ${exitCode}):\n${tail}`);
   const report = readReport(readFileSync(reportFile, 'utf8'));
-  return { version: own.version, junitFile, ...report, wallMs: ran.wallMs, cpuMs: ran.cpuMs, exitCode, tail };
+  const { wallMs, cpuMs } = ran;
+  return { version: own.version, junitFile, ...report, wallMs, spawnedAt, cpuMs, exitCode, tail };
 }
 
 /** Where Playwright's JUnit goes for a JSON report at `reportFile`. */

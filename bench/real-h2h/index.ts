@@ -106,7 +106,13 @@ export async function run(): Promise<void> {
         durationMs: t.durationMs,
       }));
       const passed = tests.filter((t) => t.status === 'expected' || t.status === 'flaky').length;
-      return { wallMs: pw.wallMs, cpuMs: pw.cpuMs, passed, tests };
+      const since = (times: (number | undefined)[]) => {
+        const known = times.filter((t): t is number => t !== undefined);
+        return known.length && pw.spawnedAt !== undefined ? Math.min(...known) - pw.spawnedAt : undefined;
+      };
+      const firstTestMs = since(pw.tests.map((t) => t.startedAt));
+      const firstResultMs = since(pw.tests.map((t) => t.endedAt));
+      return { wallMs: pw.wallMs, cpuMs: pw.cpuMs, passed, tests, firstTestMs, firstResultMs };
     };
     const sides: Record<Side, () => Promise<Round>> = { playwright, service: service.round };
     for (let round = 1; round <= rounds; round++) {

@@ -48,6 +48,12 @@ function perTest(results: Results) {
   }));
 }
 
+/** A start-up figure over the rounds that have it, in seconds: median (min–max), or – when none has. */
+function firsts(rounds: readonly Round[], of: 'firstTestMs' | 'firstResultMs'): string {
+  const known = rounds.flatMap((r) => (r[of] === undefined ? [] : [r[of] / 1000]));
+  return known.length ? fmt(known, 2) : '–';
+}
+
 /** The report's markdown: rounds, ratios with spread, per-test medians and the largest differences. */
 export function formatReport(results: Results): string {
   const side = (s: Side) => results.rounds.filter((r) => r.side === s);
@@ -96,6 +102,8 @@ export function formatReport(results: Results): string {
     'Figures: median (min–max).',
     '',
     `Slots filled by the tests themselves (their durations summed / (K × wall)): \`playwright test\` ${fmt(pw.map(occupancy), 2)}, service ${fmt(sv.map(occupancy), 2)}.`,
+    '',
+    `From the start (spawning \`playwright test\`; the service's POST) to the first test running: \`playwright test\` ${firsts(pw, 'firstTestMs')}, service ${firsts(sv, 'firstTestMs')}; to the first test's result: ${firsts(pw, 'firstResultMs')} and ${firsts(sv, 'firstResultMs')} (s).`,
   ];
   const tests = perTest(results);
   const sum = (of: 'playwright' | 'service') =>

@@ -27,6 +27,9 @@ export interface Round {
   /** Tests that passed (a retried test that passed counts once). */
   passed: number;
   tests: TestTime[];
+  /** From the start (the POST; spawning playwright test) to the first test's first step, and to the first test's result. */
+  firstTestMs?: number;
+  firstResultMs?: number;
 }
 
 /** The key of a test on both sides: its spec file relative to the repository, project, title path. */
@@ -107,11 +110,17 @@ export async function startWarmService(options: {
         tests.set(key, { key, status: run.status, durationMs: (before?.durationMs ?? 0) + (run.durationMs ?? 0) });
       }
       const all = [...tests.values()];
+      const first = await bench.db.$queryRaw<{ step: Date | null; result: Date | null }[]>`
+        SELECT (SELECT min(s.started_at) FROM step_results s JOIN runs r ON r.id = s.run_id WHERE r.suite_run_id = ${id}) AS step,
+          (SELECT min(finished_at) FROM runs WHERE suite_run_id = ${id}) AS result`;
+      const since = (at: Date | null | undefined) => (at ? { ms: at.getTime() - sent } : undefined);
       return {
         wallMs: row.finishedAt.getTime() - sent,
         cpuMs,
         passed: all.filter((t) => t.status === 'passed').length,
         tests: all,
+        firstTestMs: since(first[0]?.step)?.ms,
+        firstResultMs: since(first[0]?.result)?.ms,
       };
     };
     return { round, close, workerOutput: () => worker.output() };

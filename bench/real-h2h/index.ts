@@ -28,7 +28,7 @@ import { runPlaywrightSide } from '../parity/playwright-side';
 import { formatReport, type Results, type Side } from './report';
 import { startWarmService, testKey, type Round } from './service';
 
-const OWN_OPTIONS = ['workers', 'rounds', 'label', 'results'] as const;
+const OWN_OPTIONS = ['workers', 'rounds', 'label', 'results', 'evidence'] as const;
 
 /** This harness's own options, and the rest for the parity harness's parser. */
 function splitArgs(argv: readonly string[]): { own: Record<string, string>; rest: string[] } {
@@ -47,6 +47,16 @@ const wholeNumber = (value: string | undefined, fallback: number, name: string):
   if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} takes a whole number from 1`);
   return n;
 };
+
+/** `--evidence trace=off,screenshots=off`: the service side's request `evidence` (default: none, the service's defaults). */
+function evidenceOf(value: string | undefined): Record<string, string> | undefined {
+  if (value === undefined) return undefined;
+  const pairs = value.split(',').map((pair) => pair.split('='));
+  for (const [key, mode] of pairs)
+    if (!['trace', 'video', 'screenshots'].includes(key ?? '') || !['on', 'off', 'on-failure'].includes(mode ?? ''))
+      throw new Error(`--evidence takes trace|video|screenshots=on|off|on-failure, comma-separated (got "${value}")`);
+  return Object.fromEntries(pairs) as Record<string, string>;
+}
 
 const out = (line: string) => process.stdout.write(`${line}\n`);
 const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
@@ -71,6 +81,7 @@ export async function run(): Promise<void> {
   const results: Results = {
     label,
     workers,
+    ...(own.evidence ? { evidence: own.evidence } : {}),
     machine: machineLine(),
     began: new Date().toISOString(),
     rounds: [],
@@ -87,6 +98,7 @@ export async function run(): Promise<void> {
     variables: options.env,
     workerEnv: options.workerEnv,
     slots: workers,
+    evidence: evidenceOf(own.evidence),
     deploy,
   });
   try {

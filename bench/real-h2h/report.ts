@@ -13,6 +13,8 @@ export interface Results {
   workers: number;
   machine: string;
   began: string;
+  /** The service side's request `evidence` (`--evidence`), when given. */
+  evidence?: string;
   rounds: (Round & {
     round: number;
     side: Side;
@@ -66,7 +68,7 @@ export function formatReport(results: Results): string {
   const lines = [
     `### ${results.label}, K = ${results.workers}`,
     '',
-    `${results.machine}; began ${results.began}.`,
+    `${results.machine}; began ${results.began}${results.evidence ? `; the service's evidence ${results.evidence}` : ''}.`,
     '',
     '| Round | Side | Wall (s) | CPU (s) | Passed | Load (1 min) |',
     '|---|---|---|---|---|---|',

@@ -50,6 +50,8 @@ export async function startWarmService(options: {
   variables: Record<string, string>;
   workerEnv: Record<string, string>;
   slots: number;
+  /** The request's `evidence`, when given (else the service's defaults). */
+  evidence?: Record<string, string>;
   deploy: (
     run: () => Promise<{ code: number | null; output: string }>,
   ) => Promise<{ code: number | null; output: string }>;
@@ -79,6 +81,7 @@ export async function startWarmService(options: {
     const request = {
       baseUrl: options.baseUrl,
       workers: options.slots,
+      ...(options.evidence ? { evidence: options.evidence } : {}),
       ...(Object.keys(options.variables).length ? { variables: options.variables } : {}),
     };
     // Warm: one suite run, not measured, launches and fills what later runs reuse (browser, caches).

@@ -10,6 +10,7 @@ import {
 } from '../../../apps/worker/src/executors/playwright';
 import type { PlaywrightStep } from '../../../apps/worker/src/executors/playwright/runner/types';
 import { checkSandboxSupport } from '../../../apps/worker/src/sandbox';
+import { zipEntries, zipEntryText } from '../../e2e/support';
 import { serveProxy, serveSite, type Proxy, type Site } from './pw-harness';
 
 /*
@@ -131,6 +132,14 @@ test('every row of the outcome table, from one run of the selected tests (the sp
   expect(withHeader(other)).toEqual([]);
 });
 
+/** The kinds of event in a result's trace (`frame-snapshot` for DOM snapshots, `screencast-frame`…), from every trace file of its zip. */
+function traceEventTypes(result: PlaywrightTestResult | undefined): Set<string> {
+  const file = result?.attachments.find((a) => a.name === 'trace')?.path ?? '';
+  const traces = zipEntries(file).filter((entry) => entry.endsWith('.trace'));
+  const lines = traces.flatMap((entry) => zipEntryText(file, entry).split('\n').filter(Boolean));
+  return new Set(lines.map((line) => (JSON.parse(line) as { type: string }).type));
+}
+
 test('one selected test: its setup project runs first, and evidence "on" leaves a trace and a screenshot on the host', async () => {
   const { results } = await run({ tests: [ref('passes')], env: { SHOP_USER: 'alice' }, evidence: 'on' });
   expect(results.map((r) => [r.key, r.status])).toEqual([[playwrightTestKey(ref('passes')), 'passed']]);
@@ -138,4 +147,18 @@ test('one selected test: its setup project runs first, and evidence "on" leaves 
   expect(names).toEqual(expect.arrayContaining(['trace', 'screenshot']));
   for (const attachment of results[0]?.attachments ?? []) expect(existsSync(attachment.path ?? '')).toBe(true);
   expect(results[0]?.steps.map((s) => s.category)).toContain('pw:api');
+  // A trace that is `on` records the screencast too.
+  const types = traceEventTypes(results[0]);
+  expect(types.has('frame-snapshot') && types.has('screencast-frame')).toBe(true);
+});
+
+test('the on-failure trace: kept for the failure only, with DOM snapshots and without the screencast', async () => {
+  const tests = [ref('expect fails'), ref('passes')];
+  const { results } = await run({ tests, env: { SHOP_USER: 'alice' }, evidence: 'retain-on-failure' });
+  const [failed, passed] = tests.map((t) => results.find((r) => r.key === playwrightTestKey(t)));
+  expect([failed?.status, passed?.status]).toEqual(['failed', 'passed']);
+  expect(passed?.attachments.map((a) => a.name)).not.toContain('trace');
+  const types = traceEventTypes(failed);
+  expect(types.has('frame-snapshot')).toBe(true);
+  expect(types.has('screencast-frame')).toBe(false);
 });

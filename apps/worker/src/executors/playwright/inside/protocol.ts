@@ -194,7 +194,8 @@ export interface WrapperOptions {
   chromiumArgs: readonly string[];
   /** Chromium features turned off, with any the team's `launchOptions.args` turn off added (one switch: Chromium keeps the last). */
   disabledFeatures: readonly string[];
-  trace: string;
+  /** A mode, or Playwright's object form of `use.trace` (what it records beside the mode). */
+  trace: string | TraceOptions;
   video: string;
   screenshot: string;
   /**
@@ -202,6 +203,14 @@ export interface WrapperOptions {
    * each selected project's `grep` matching exactly their title paths (older versions, which have none).
    */
   selectBy: 'list' | 'title';
+}
+
+/** Playwright's `use.trace` as an object: the mode and which parts the trace records. */
+export interface TraceOptions {
+  mode: string;
+  snapshots: boolean;
+  screenshots: boolean;
+  sources: boolean;
 }
 
 /** The options file as the worker writes it. */

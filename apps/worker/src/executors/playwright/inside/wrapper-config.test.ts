@@ -34,7 +34,7 @@ describe('wrapConfig', () => {
       chromium: '/usr/lib/chromium/chromium',
       chromiumArgs: ['--no-sandbox'],
       disabledFeatures: ['Translate'],
-      trace: 'retain-on-failure',
+      trace: { mode: 'retain-on-failure', snapshots: true, screenshots: false, sources: true },
       video: 'off',
       screenshot: 'only-on-failure',
       selectBy: 'list',
@@ -68,6 +68,8 @@ describe('wrapConfig', () => {
     const use = config.use as Record<string, unknown>;
     expect(use.channel).toBeUndefined();
     expect(use).toMatchObject({ headless: true, baseURL: 'http://shop.test', proxy: { server: 'http://127.0.0.1:9' } });
+    // The trace as the worker gives it, Playwright's object form included.
+    expect(use.trace).toEqual({ mode: 'retain-on-failure', snapshots: true, screenshots: false, sources: true });
     expect(use.launchOptions).toEqual({
       executablePath: '/usr/lib/chromium/chromium',
       args: ['--lang=fr', '--no-sandbox', '--disable-features=Translate,A,B'],

@@ -10,8 +10,16 @@ function evidenceModes(
 ): Pick<WrapperOptions, 'trace' | 'video' | 'screenshot'> {
   if (evidence === 'off') return { trace: 'off', video: 'off', screenshot: 'off' };
   if (evidence === 'on') return { trace: 'on', video: video ? 'on' : 'off', screenshot: 'on' };
-  return { trace: 'retain-on-failure', video: video ? 'retain-on-failure' : 'off', screenshot: 'only-on-failure' };
+  return { trace: ON_FAILURE_TRACE, video: video ? 'retain-on-failure' : 'off', screenshot: 'only-on-failure' };
 }
+
+/**
+ * The on-failure trace: recorded for every test and kept for a failure, with the DOM snapshots at
+ * each action, the network log and the sources, without the screencast (its film strip). On a real
+ * suite of short tests the screencast was about 5% of the suite's wall (docs/BENCHMARKS.md, "Where
+ * the time goes on IT Tools"); the failure's own screenshot is kept apart. `on` keeps the screencast.
+ */
+const ON_FAILURE_TRACE = { mode: 'retain-on-failure', snapshots: true, screenshots: false, sources: true };
 
 export function wrapperOptions(
   options: RunPlaywrightOptions,

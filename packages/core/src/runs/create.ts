@@ -144,7 +144,6 @@ export async function insertRuns(tx: DbTx, input: RunsToCreate): Promise<Created
   return { suiteRunId, runIds, queuedRunIds };
 }
 
-/** Whether the runs execute a deployment other than the project's active one; null without a deployment. */
 /**
  * The run's definition, the deployment's snapshot else the test's: with the request's `workers`
  * written over a Playwright test's config `workers` (as `playwright test --workers` would).
@@ -156,6 +155,7 @@ function definitionWithWorkers(workers: number | null): Prisma.Sql {
     ELSE COALESCE(d.steps, t.steps) END`;
 }
 
+/** Whether the runs execute a deployment other than the project's active one; null without a deployment. */
 function previewOf(input: RunsToCreate): boolean | null {
   return input.deploymentId ? input.fromDeployment === true : null;
 }

@@ -25,7 +25,7 @@ import type { PlaywrightSelector } from '@testrun/contracts';
 import { compare, formatTable } from './compare';
 import { compareJunit, readJunit } from './junit-compare';
 import { keptPlaywrightSide, runPlaywrightSide } from './playwright-side';
-import { runServiceSide } from './service-side';
+import { runServiceSide, type Deployed, type StackSuite } from './service-side';
 
 interface Options {
   repo: string;
@@ -90,9 +90,6 @@ interface ProjectYaml {
   suites?: { slug: string; playwright?: PlaywrightSelector }[];
 }
 
-/** The project file's slug, and the suite to run: `--suite`, else its first Playwright suite. */
-type Deployed = { code: number | null; output: string };
-
 /**
  * Where the project file sits for the deploy: inside the repository as it is, else copied to the
  * repository's root around the CLI's deploy only (and removed after, whatever happened).
@@ -116,6 +113,7 @@ export function placeProjectFile(
   return { at, deploy };
 }
 
+/** The project file's slug, and the suite to run: `--suite`, else its first Playwright suite. */
 export function readProject(
   options: Options,
   at: string,
@@ -129,13 +127,32 @@ export function readProject(
   return { slug: project.slug, suite: suite.slug, selector: suite.playwright };
 }
 
+/** The suite as both harnesses run it on their stack: the options' target, variables and slots, the project file where `placed` put it. */
+export function stackSuite(
+  options: Options,
+  project: { slug: string; suite: string },
+  placed: ReturnType<typeof placeProjectFile>,
+): StackSuite {
+  return {
+    projectFile: placed.at,
+    projectSlug: project.slug,
+    suiteSlug: project.suite,
+    baseUrl: options.baseUrl,
+    variables: options.env,
+    workerEnv: options.workerEnv,
+    slots: options.slots,
+    deploy: placed.deploy,
+  };
+}
+
 const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
 export async function run(): Promise<void> {
   const options = parseArgs(process.argv.slice(3));
   const out = (line: string) => process.stdout.write(`${line}\n`);
   // The project file goes where a team would add it: the repository's root, unless it is already in it.
-  const { at, deploy } = placeProjectFile(options.repo, options.file);
+  const placed = placeProjectFile(options.repo, options.file);
+  const { at } = placed;
   const project = readProject(options, at);
   const before = gitStatus(options.repo);
   const work = mkdtempSync(path.join(tmpdir(), 'testrun-parity-'));
@@ -159,16 +176,9 @@ export async function run(): Promise<void> {
 
     out(`testrun: deploying ${path.relative(options.repo, at)} and running suite ${project.suite} …`);
     const sv = await runServiceSide({
-      projectFile: at,
-      projectSlug: project.slug,
-      suiteSlug: project.suite,
-      baseUrl: options.baseUrl,
-      variables: options.env,
-      workerEnv: options.workerEnv,
-      slots: options.slots,
+      ...stackSuite(options, project, placed),
       junitFile: path.join(work, 'testrun.junit.xml'),
       viewShots: options.viewShots,
-      deploy,
     });
     out(sv.deployOutput.trimEnd());
     out(sv.runOutput.trimEnd());

@@ -70,28 +70,38 @@ export function siteRule(baseUrl: string): string {
   return `${url.hostname}:${port}`;
 }
 
+export type Deployed = { code: number | null; output: string };
+
 /**
- * Starts the stack, runs `deploy` (which writes and removes the project file: the repository is
- * left as it was), runs suite `suiteSlug` of project `projectSlug` against `baseUrl` with `variables`
- * and each run's evidence off, and stops the stack.
+ * A repository's suite on a private stack, as both harnesses deploy and run it: the project file,
+ * deployed by `deploy` (which puts it in place around the CLI's deploy), suite `suiteSlug` of
+ * project `projectSlug` run against `baseUrl` with `variables`, on a worker of `slots` slots with
+ * `workerEnv` added to its environment.
  */
-export async function runServiceSide(options: {
+export interface StackSuite {
   projectFile: string;
   projectSlug: string;
   suiteSlug: string;
   baseUrl: string;
   variables: Record<string, string>;
-  /** Added to the worker's environment. */
   workerEnv: Record<string, string>;
   slots: number;
-  /** Where `testrun run` writes its JUnit. */
-  junitFile: string;
-  /** Where to photograph the view of the suite run (view-shots.ts), if anywhere. */
-  viewShots?: string;
-  deploy: (
-    run: () => Promise<{ code: number | null; output: string }>,
-  ) => Promise<{ code: number | null; output: string }>;
-}): Promise<ServiceSide> {
+  deploy: (run: () => Promise<Deployed>) => Promise<Deployed>;
+}
+
+/**
+ * Starts the stack, runs `deploy` (which writes and removes the project file: the repository is
+ * left as it was), runs suite `suiteSlug` of project `projectSlug` against `baseUrl` with `variables`
+ * and each run's evidence off, and stops the stack.
+ */
+export async function runServiceSide(
+  options: StackSuite & {
+    /** Where `testrun run` writes its JUnit. */
+    junitFile: string;
+    /** Where to photograph the view of the suite run (view-shots.ts), if anywhere. */
+    viewShots?: string;
+  },
+): Promise<ServiceSide> {
   const bench = await startBenchService('parity', placeholderProject('parity-placeholder'), {
     scopes: ['deploy'],
     targetAllow: siteRule(options.baseUrl),

@@ -23,7 +23,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { machineLine } from '../report';
-import { gitStatus, parseArgs, placeProjectFile, readProject } from '../parity';
+import { gitStatus, parseArgs, placeProjectFile, readProject, stackSuite } from '../parity';
 import { runPlaywrightSide } from '../parity/playwright-side';
 import { formatReport, type Results, type Side } from './report';
 import { startWarmService, testKey, type Round } from './service';
@@ -74,8 +74,8 @@ export async function run(): Promise<void> {
   const options = { ...parseArgs(rest), slots: workers };
   const label = own.label ?? path.basename(options.repo);
   const resultsFile = path.resolve(own.results ?? path.join(tmpdir(), `testrun-real-h2h-${label}-k${workers}.json`));
-  const { at, deploy } = placeProjectFile(options.repo, options.file);
-  const project = readProject(options, at);
+  const placed = placeProjectFile(options.repo, options.file);
+  const project = readProject(options, placed.at);
   const before = gitStatus(options.repo);
   const work = mkdtempSync(path.join(tmpdir(), 'testrun-real-h2h-'));
   const results: Results = {
@@ -90,16 +90,9 @@ export async function run(): Promise<void> {
 
   out(`${label}: starting the private stack (${workers} worker slots), deploying, warming …`);
   const service = await startWarmService({
+    ...stackSuite(options, project, placed),
     repo: options.repo,
-    projectFile: at,
-    projectSlug: project.slug,
-    suiteSlug: project.suite,
-    baseUrl: options.baseUrl,
-    variables: options.env,
-    workerEnv: options.workerEnv,
-    slots: workers,
     evidence: evidenceOf(own.evidence),
-    deploy,
   });
   try {
     const playwright = async (): Promise<Round> => {

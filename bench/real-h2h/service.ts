@@ -12,7 +12,7 @@ import { isPlaywrightDefinition } from '@testrun/contracts';
 import { CpuGroup, treeCpuMs } from '../h2h/cpu';
 import { startBenchService } from '../h2h/service';
 import { placeholderProject } from '../playwright/service';
-import { cli, siteRule } from '../parity/service-side';
+import { cli, siteRule, type StackSuite } from '../parity/service-side';
 
 /** One test of a round: its key (file › project › titles), status, and its tries' duration summed. */
 export interface TestTime {
@@ -41,21 +41,13 @@ export function testKey(repo: string, file: string, project: string, titlePath: 
  * Starts the stack, deploys with `deploy` (which puts the project file in place around the CLI's
  * deploy), warms the worker and returns `round()`, one timed suite run, and `close()`.
  */
-export async function startWarmService(options: {
-  repo: string;
-  projectFile: string;
-  projectSlug: string;
-  suiteSlug: string;
-  baseUrl: string;
-  variables: Record<string, string>;
-  workerEnv: Record<string, string>;
-  slots: number;
-  /** The request's `evidence`, when given (else the service's defaults). */
-  evidence?: Record<string, string>;
-  deploy: (
-    run: () => Promise<{ code: number | null; output: string }>,
-  ) => Promise<{ code: number | null; output: string }>;
-}) {
+export async function startWarmService(
+  options: StackSuite & {
+    repo: string;
+    /** The request's `evidence`, when given (else the service's defaults). */
+    evidence?: Record<string, string>;
+  },
+) {
   const bench = await startBenchService('real_h2h', placeholderProject('real-h2h-placeholder'), {
     scopes: ['deploy'],
     targetAllow: siteRule(options.baseUrl),
@@ -116,14 +108,14 @@ export async function startWarmService(options: {
       const first = await bench.db.$queryRaw<{ step: Date | null; result: Date | null }[]>`
         SELECT (SELECT min(s.started_at) FROM step_results s JOIN runs r ON r.id = s.run_id WHERE r.suite_run_id = ${id}) AS step,
           (SELECT min(finished_at) FROM runs WHERE suite_run_id = ${id}) AS result`;
-      const since = (at: Date | null | undefined) => (at ? { ms: at.getTime() - sent } : undefined);
+      const since = (at: Date | null | undefined) => (at ? at.getTime() - sent : undefined);
       return {
         wallMs: row.finishedAt.getTime() - sent,
         cpuMs,
         passed: all.filter((t) => t.status === 'passed').length,
         tests: all,
-        firstTestMs: since(first[0]?.step)?.ms,
-        firstResultMs: since(first[0]?.result)?.ms,
+        firstTestMs: since(first[0]?.step),
+        firstResultMs: since(first[0]?.result),
       };
     };
     return { round, close, workerOutput: () => worker.output() };

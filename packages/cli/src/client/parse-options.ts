@@ -5,22 +5,22 @@ export class UsageError extends Error {
   override readonly name = 'UsageError';
 }
 
-/** Parses a request's `retries`: a whole number from 0 to the cap; `flag` names the option in the error. */
-export function parseRetries(value: string, flag: string): number {
-  const retries = /^\d+$/.test(value.trim()) ? Number(value.trim()) : Number.NaN;
-  if (!(retries <= RETRY_LIMITS.maxRetries)) {
-    throw new UsageError(`${flag} must be a whole number from 0 to ${RETRY_LIMITS.maxRetries} (got "${value}")`);
-  }
-  return retries;
+/** A whole number from `min` to `max`; `flag` names the option in the error. */
+function wholeNumberIn(value: string, flag: string, min: number, max: number): number {
+  const n = /^\d+$/.test(value.trim()) ? Number(value.trim()) : Number.NaN;
+  if (!(n >= min && n <= max))
+    throw new UsageError(`${flag} must be a whole number from ${min} to ${max} (got "${value}")`);
+  return n;
 }
 
-/** Parses a request's `workers`: a whole number from 1 to the cap; `flag` names the option in the error. */
+/** Parses a request's `retries`: a whole number from 0 to the cap. */
+export function parseRetries(value: string, flag: string): number {
+  return wholeNumberIn(value, flag, 0, RETRY_LIMITS.maxRetries);
+}
+
+/** Parses a request's `workers`: a whole number from 1 to the cap. */
 export function parseWorkers(value: string, flag: string): number {
-  const workers = /^\d+$/.test(value.trim()) ? Number(value.trim()) : Number.NaN;
-  if (!(workers >= 1 && workers <= WORKERS_LIMITS.maxWorkers)) {
-    throw new UsageError(`${flag} must be a whole number from 1 to ${WORKERS_LIMITS.maxWorkers} (got "${value}")`);
-  }
-  return workers;
+  return wholeNumberIn(value, flag, 1, WORKERS_LIMITS.maxWorkers);
 }
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };

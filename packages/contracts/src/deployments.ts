@@ -4,7 +4,7 @@ import { Nullable } from './enums';
 import { LISTING_LIMITS, PAGE_QUERY_FIELDS, readCursor } from './listings';
 import { storableText } from './limits';
 import type { ProblemCode, ProblemFieldError } from './problems';
-import { compileValidator, escapePointer, type Validation } from './validate';
+import { compileValidator, escapePointer } from './validate';
 
 // Deployments of a project (POST/GET /api/v1/projects/{projectSlug}/deployments): every version of
 // its test definitions, one of them active. docs/API.md, "Deployments".
@@ -44,7 +44,7 @@ export type DeploymentCreateRequest = Static<typeof DeploymentCreateRequest>;
 /** A deployment request, checked: the project file itself is checked by the deployment. */
 export type ParsedDeploymentRequest = { project: unknown; activate: boolean; dryRun: boolean; bundle?: string };
 
-let validateShape: ((body: unknown) => Validation<DeploymentCreateRequest>) | undefined;
+const validateShape = compileValidator(DeploymentCreateRequest);
 
 /** Checks a deployment body's envelope (400 `invalid_body`); the project file is the deployment's to check. */
 export function parseDeploymentCreateRequest(body: unknown):
@@ -53,7 +53,7 @@ export function parseDeploymentCreateRequest(body: unknown):
       ok: false;
       problem: { code: Extract<ProblemCode, 'invalid_body'>; detail: string; errors: ProblemFieldError[] };
     } {
-  const shape = (validateShape ??= compileValidator(DeploymentCreateRequest))(body);
+  const shape = validateShape(body);
   if (!shape.ok) {
     const listed = shape.errors.map((e) => `${e.path || 'body'} ${e.message}`).join('; ');
     const errors = shape.errors.map((e) => ({ path: storableText(e.path), message: e.message }));

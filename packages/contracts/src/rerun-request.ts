@@ -4,7 +4,7 @@ import { isOverCap, storableText } from './limits';
 import type { ProblemCode, ProblemFieldError } from './problems';
 import { checkHeaders, checkVariables } from './run-request';
 import { RunCreateRequest } from './runs';
-import { compileValidator, type Validation } from './validate';
+import { compileValidator } from './validate';
 
 /** Which children of a suite run a rerun runs again. */
 export const RERUN_SELECTIONS = ['failed', 'all'] as const;
@@ -49,7 +49,7 @@ export type RerunRequestProblem = {
   errors: ProblemFieldError[];
 };
 
-let validateShape: ((body: unknown) => Validation<SuiteRunRerunRequest>) | undefined;
+const validateShape = compileValidator(SuiteRunRerunRequest);
 
 /**
  * Checks a rerun body: its shape, then the headers and variables by the rules of POST /api/v1/runs.
@@ -58,7 +58,7 @@ let validateShape: ((body: unknown) => Validation<SuiteRunRerunRequest>) | undef
 export function parseRerunRequest(
   body: unknown,
 ): { ok: true; value: ParsedRerunRequest } | { ok: false; problem: RerunRequestProblem } {
-  const shape = (validateShape ??= compileValidator(SuiteRunRerunRequest))(body);
+  const shape = validateShape(body);
   const errors: ProblemFieldError[] = shape.ok ? [] : [...shape.errors];
   const raw =
     body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {};

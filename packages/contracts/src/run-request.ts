@@ -2,7 +2,7 @@ import { evidenceSettingsOrNull, type EvidenceSettings } from './evidence';
 import { HEADER_LIMITS, isOverCap, overCap, storableText, VARIABLE_LIMITS } from './limits';
 import type { ProblemCode, ProblemFieldError } from './problems';
 import { FORBIDDEN_HEADER_NAMES, HEADER_VALUE_RULE, isHeaderValue, RunCreateRequest } from './runs';
-import { compileValidator, escapePointer, type Validation } from './validate';
+import { compileValidator, escapePointer } from './validate';
 
 /** The three ways of addressing what to run, decided from a valid body. */
 export type RunTarget =
@@ -38,7 +38,7 @@ export type RunRequestProblem = {
  * Compiled on first use: the CLI loads this module for `checkBaseUrl` and never validates a body,
  * and compiling the schema is most of the time `testrun --version` would otherwise take.
  */
-let validateShape: ((body: unknown) => Validation<RunCreateRequest>) | undefined;
+const validateShape = compileValidator(RunCreateRequest);
 const forbidden = new Set<string>(FORBIDDEN_HEADER_NAMES);
 
 /**
@@ -64,7 +64,7 @@ export function parseRunCreateRequest(body: unknown): ParseResult {
       message: 'requires projectSlug',
     });
   }
-  const shape = (validateShape ??= compileValidator(RunCreateRequest))(body);
+  const shape = validateShape(body);
   const errors: ProblemFieldError[] = shape.ok ? [] : [...shape.errors];
   if (raw.testId === undefined && raw.projectSlug === undefined) {
     errors.push({ path: '', message: 'must have exactly one of testId or projectSlug' });

@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Nullable } from './enums';
 import { capOf, isOverCap, storableText, VARIABLE_LIMITS } from './limits';
 import type { ProblemCode, ProblemFieldError } from './problems';
-import { compileValidator, type Validation } from './validate';
+import { compileValidator } from './validate';
 import { isVariableName } from './variables';
 
 /**
@@ -49,7 +49,7 @@ export function isSecretName(name: string): boolean {
   return isVariableName(name);
 }
 
-let validateSet: ((body: unknown) => Validation<SecretSetRequest>) | undefined;
+const validateSet = compileValidator(SecretSetRequest);
 
 /**
  * Checks a PUT body: a value over its cap is 422 `limit_exceeded`, any other fault 400
@@ -58,7 +58,7 @@ let validateSet: ((body: unknown) => Validation<SecretSetRequest>) | undefined;
 export function parseSecretSetRequest(
   body: unknown,
 ): { ok: true; value: SecretSetRequest } | { ok: false; problem: SecretSetProblem } {
-  const checked = (validateSet ??= compileValidator(SecretSetRequest))(body);
+  const checked = validateSet(body);
   if (checked.ok) return { ok: true, value: checked.value };
   const { errors } = checked;
   const listed = errors.map((e) => `${e.path || 'body'} ${e.message}`).join('; ');

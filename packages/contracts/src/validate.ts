@@ -23,13 +23,15 @@ const CAP_KEYWORDS = new Set(['maxItems', 'maxProperties', 'maxLength', 'maximum
 export type Validation<T> = { ok: true; value: T } | { ok: false; errors: ProblemFieldError[] };
 
 /**
- * Compiles a schema once and returns a function that gives the value typed, or every error with its
- * path. Every validator also refuses text Postgres cannot store (NUL, unpaired surrogates) anywhere
- * in the value, so no schema has to remember it field by field.
+ * Returns a function that gives the value typed, or every error with its path, compiling the schema
+ * on its first call only: a process (or a test file) pays for the schemas it uses, not for every
+ * one a module it loads declares. Every validator also refuses text Postgres cannot store (NUL,
+ * unpaired surrogates) anywhere in the value, so no schema has to remember it field by field.
  */
 export function compileValidator<S extends TSchema>(schema: S): (value: unknown) => Validation<Static<S>> {
-  const validate: ValidateFunction = ajv.compile(schema);
+  let compiled: ValidateFunction | undefined;
   return (value) => {
+    const validate = (compiled ??= ajv.compile(schema));
     const valid = validate(value);
     const unstorable = findUnstorableText(value);
     if (valid && !unstorable) return { ok: true, value: value as Static<S> };

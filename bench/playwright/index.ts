@@ -262,7 +262,7 @@ beside it \`playwright test --list\` of the same project on this machine, what l
 |---|---|---|---|
 | \`playwright test --list\` (local, no sandbox), compile cache cold | ${fmt(results.listCold, 2, 1000)} | – | |
 | \`playwright test --list\`, compile cache warm | ${fmt(results.listWarm, 2, 1000)} | – | |
-| \`testrun deploy\` end to end | ${fmt(results.deploys, 2, 1000)} | ≤ 15 | ${verdict(results.deploys, 15_000)} |
+| \`testrun deploy\` end to end | ${fmt(results.deploys, 2, 1000)} | ≤ 5 | ${verdict(results.deploys, 5_000)} |
 
 Playwright compiles a project's TypeScript when it first loads it and caches the result
 (\`PLAYWRIGHT_TRANSFORM_CACHE_DIR\`): the worker keeps that cache per bundle and seeds each sandbox with it

@@ -152,8 +152,7 @@ export async function run(): Promise<void> {
   const out = (line: string) => process.stdout.write(`${line}\n`);
   // The project file goes where a team would add it: the repository's root, unless it is already in it.
   const placed = placeProjectFile(options.repo, options.file);
-  const { at } = placed;
-  const project = readProject(options, at);
+  const project = readProject(options, placed.at);
   const before = gitStatus(options.repo);
   const work = mkdtempSync(path.join(tmpdir(), 'testrun-parity-'));
   try {
@@ -174,7 +173,7 @@ export async function run(): Promise<void> {
     const ran = pw.exitCode === null ? `read from ${kept ?? ''}` : `exit ${pw.exitCode}`;
     out(`playwright test ${pw.version}: ${pw.tests.length} tests, ${ran}, ${secs(pw.wallMs)}`);
 
-    out(`testrun: deploying ${path.relative(options.repo, at)} and running suite ${project.suite} …`);
+    out(`testrun: deploying ${path.relative(options.repo, placed.at)} and running suite ${project.suite} …`);
     const sv = await runServiceSide({
       ...stackSuite(options, project, placed),
       junitFile: path.join(work, 'testrun.junit.xml'),

@@ -12,7 +12,7 @@ const CREATE_DATABASE = `
   const { workerData } = require('node:worker_threads');
   const { Client } = require(workerData.pg);
   const done = (error) => {
-    workerData.port.postMessage(error ? error.message : null);
+    workerData.port.postMessage(error ? String((error && error.message) || error) : null);
     Atomics.store(workerData.flag, 0, 1);
     Atomics.notify(workerData.flag, 0);
   };

@@ -70,6 +70,9 @@ describe('every declared route against every scope', () => {
       deleteProjectSecret: 'deploy',
       putBundle: 'preview',
       headBundle: 'preview',
+      // A preview's baselines; a change of the active version asks for deploy besides (test/e2e/playwright-visual).
+      approveRunVisualChanges: 'preview',
+      approveSuiteRunVisualChanges: 'preview',
     };
     for (const [name, route] of keyed) {
       expect(API_KEY_SCOPES).toContain(route.scope);

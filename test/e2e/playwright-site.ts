@@ -97,12 +97,13 @@ async function packFixture(projectFile: string, project: Record<string, unknown>
 
 const checkDeployment = compileValidator(Deployment);
 
-/** Uploads the fixture project's bundle and deploys it through the API, as `testrun deploy` does. */
+/** Uploads the fixture project's bundle and deploys it through the API, as `testrun deploy` does (a preview unless `activate`). */
 export async function deployFixture(
   apiUrl: string,
   key: string,
   projectFile: string,
   project: Record<string, unknown> & { slug: string },
+  activate = true,
 ): Promise<Deployment> {
   const { body, digest } = await packFixture(projectFile, project);
   const authorization = `Bearer ${key}`;
@@ -116,7 +117,7 @@ export async function deployFixture(
   const deployed = await fetch(`${base}/deployments`, {
     method: 'POST',
     headers: { authorization, 'content-type': 'application/json' },
-    body: JSON.stringify({ project, bundle: digest }),
+    body: JSON.stringify({ project, bundle: digest, activate }),
   });
   const answer = (await deployed.json()) as unknown;
   const checked = checkDeployment(answer);

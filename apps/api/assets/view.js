@@ -12,7 +12,8 @@
  *   text of every test (steps included) is fetched once, when someone first types;
  * - a full-size viewer of the screenshots (see wireViewer);
  * - a Playwright run's hooks and fixtures folded in its step table, as Playwright's report folds
- *   them (see wireFolds).
+ *   them (see wireFolds);
+ * - a changed screenshot's comparison slider (see wireSliders).
  * Durations arrive already formatted (`durationText`): the server owns that rule.
  */
 (function () {
@@ -365,8 +366,32 @@
     });
   }
 
+  /*
+   * A changed screenshot's comparison: the expected image under the actual one, a range input moving
+   * the line between them (the actual image shows right of it). The server renders it hidden; without
+   * this script the images side by side are the comparison.
+   */
+  function wireSliders(root) {
+    root.querySelectorAll('[data-visual-slider]').forEach(function (slider) {
+      var range = slider.querySelector('[data-visual-range]');
+      var over = slider.querySelector('.visual-over');
+      var line = slider.querySelector('.visual-slider-line');
+      if (!range || !over) return;
+      function update() {
+        var at = Math.min(100, Math.max(0, Number(range.value) || 0));
+        over.style.clipPath = 'inset(0 0 0 ' + at + '%)';
+        if (line) line.style.left = at + '%';
+        range.setAttribute('aria-valuetext', at + '% expected, ' + (100 - at) + '% actual');
+      }
+      range.addEventListener('input', update);
+      update();
+      slider.hidden = false;
+    });
+  }
+
   function wire(root) {
     wireFolds(root);
+    wireSliders(root);
     root.querySelectorAll('details[data-fragment]').forEach(function (d) {
       d.addEventListener('toggle', function () {
         if (!d.open || d.getAttribute('data-loaded')) return;

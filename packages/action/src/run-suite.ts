@@ -2,7 +2,9 @@ import * as core from '@actions/core';
 import { TestrunWaitTimeoutError, type TestrunClient } from '@testrun/client';
 import {
   addDetails,
+  changedScreenshots,
   enqueuedIds,
+  newBaselinesHint,
   exitCodeFor,
   replayedNote,
   verdictLine,
@@ -46,10 +48,14 @@ export async function runSuite(client: TestrunClient, inputs: ActionInputs, now 
   await addDetails(client, tests, { attachments: inputs.junit !== null });
   for (const t of tests) {
     if (t.status !== 'failed' && t.status !== 'error') continue;
+    const screenshots = changedScreenshots(t);
+    const visual = screenshots ? `\n  ${screenshots.note}. ${screenshots.hint}` : '';
     core.info(
-      `${t.status.toUpperCase()} ${t.name}: ${t.result_summary ?? t.status}${t.viewUrl ? `\n  ${t.viewUrl}` : ''}`,
+      `${t.status.toUpperCase()} ${t.name}: ${t.result_summary ?? t.status}${visual}${t.viewUrl ? `\n  ${t.viewUrl}` : ''}`,
     );
   }
+  const baselines = newBaselinesHint(tests, ids.suiteRunId);
+  if (baselines) core.info(baselines);
   return {
     kind: target.kind,
     project: target.kind === 'test' ? null : target.project,

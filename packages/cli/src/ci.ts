@@ -15,6 +15,7 @@ export {
 } from './client/parse-options';
 export { addDetails, exitCodeFor, flakyCount, verdictLine } from './client/report';
 export { enqueuedIds, replayedNote, WaitProgress, type WaitProgressView } from './client/wait-progress';
+export { changedScreenshots, newBaselinesHint } from './client/visual-notes';
 export { deploySource, isProjectFileRefusal } from './client/deploy-source';
 export {
   formatProjectFileError,

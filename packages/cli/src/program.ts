@@ -39,7 +39,7 @@ function adminPointer(ctx: CommandContext): Command {
 }
 
 /**
- * The published `testrun` program: `testrun run|status|cancel|rerun|projects|runs|suite-runs|secret set|deploy|deployments|activate` for CI
+ * The published `testrun` program: `testrun run|status|cancel|rerun|projects|runs|suite-runs|secret set|deploy|deployments|activate|approve` for CI
  * pipelines, speaking the HTTP API only. Its commands, and commander's own messages, read and write
  * through `ctx`: the process's in {@link main}, a test's own streams and environment in the tests.
  */

@@ -105,3 +105,6 @@ export interface RunListFilters extends SuiteRunListFilters {
   testId?: string;
   suiteRunId?: string;
 }
+
+/** Whose visual changes an approval approves: one run's, or those of every run of a suite run. */
+export type VisualTarget = { runId: string } | { suiteRunId: string };

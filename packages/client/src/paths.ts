@@ -1,4 +1,4 @@
-import type { RunListFilters } from './options';
+import type { RunListFilters, VisualTarget } from './options';
 
 // The URLs of the API's resources, as the client's methods address them.
 
@@ -15,6 +15,15 @@ export function secretPath(where: { projectSlug?: string }, name?: string): stri
 export function deploymentPath(projectSlug: string, deploymentId?: string): string {
   const base = `/api/v1/projects/${encodeURIComponent(projectSlug)}/deployments`;
   return deploymentId === undefined ? base : `${base}/${encodeURIComponent(deploymentId)}`;
+}
+
+/** The URL that approves the visual changes of a run, or of every run of a suite run. */
+export function visualApprovalPath(target: VisualTarget): string {
+  const base =
+    'runId' in target
+      ? `/api/v1/runs/${encodeURIComponent(target.runId)}`
+      : `/api/v1/suite-runs/${encodeURIComponent(target.suiteRunId)}`;
+  return `${base}/visual-changes/approve`;
 }
 
 /** A listing's query string: the filters given, statuses comma-separated; the API checks them. */

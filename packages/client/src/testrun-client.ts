@@ -16,6 +16,8 @@ import type {
   SuiteRunCreated,
   SuiteRunList,
   SuiteRunRerunRequest,
+  VisualApproval,
+  VisualApprovalRequest,
 } from '@testrun/contracts';
 import type { RateLimitInfo } from './backoff';
 import { createIdempotently } from './idempotent-create';
@@ -26,9 +28,10 @@ import type {
   RunWithLink,
   SuiteRunListFilters,
   TestrunClientOptions,
+  VisualTarget,
   WaitOptions,
 } from './options';
-import { deploymentPath, listingQuery, secretPath } from './paths';
+import { deploymentPath, listingQuery, secretPath, visualApprovalPath } from './paths';
 import { readRun, readSuiteRun } from './run-reads';
 import * as waits from './run-waits';
 import { Transport } from './transport';
@@ -118,6 +121,18 @@ export class TestrunClient {
   ): Promise<SuiteRun> {
     const path = `/api/v1/suite-runs/${encodeURIComponent(suiteRunId)}/cancel`;
     return (await this.transport.request<SuiteRun>('POST', path, options)).body;
+  }
+
+  /**
+   * POST /api/v1/runs/:id/visual-changes/approve (or a suite run's, for every run of it): makes each
+   * change not yet approved (only those of `ids`, when given) the baseline of its snapshot in the
+   * deployment its run ran. Needs a key with the `preview` scope, and `deploy` when a change is of
+   * the project's active deployment (403 `insufficient_scope`). Approving again approves nothing
+   * more, so it is retried like a GET.
+   */
+  async approveVisualChanges(target: VisualTarget, ids?: readonly string[]): Promise<VisualApproval> {
+    const body: VisualApprovalRequest = ids === undefined ? {} : { ids: [...ids] };
+    return (await this.transport.request<VisualApproval>('POST', visualApprovalPath(target), { body })).body;
   }
 
   /** GET /api/v1/runs/:id. */

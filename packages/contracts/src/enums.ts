@@ -92,6 +92,8 @@ export const RUN_FAILURE_CODES = [
   'http_error',
   // A Playwright test marked `test.fail()` passed.
   'unexpected_pass',
+  // A snapshot (`toHaveScreenshot`, `toMatchSnapshot`) differs from the baseline the service keeps.
+  'screenshot_changed',
 ] as const;
 export type RunFailureCode = (typeof RUN_FAILURE_CODES)[number];
 

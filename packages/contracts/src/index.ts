@@ -28,3 +28,4 @@ export * from './scopes';
 export * from './secrets';
 export * from './playwright-tests';
 export * from './attachments';
+export * from './visual';

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { RunAttachments } from './attachments';
+import { RunVisualChanges } from './visual';
 import { Nullable, RunStatus, SkipReason, SuiteRunStatus } from './enums';
 import { EvidencePolicy, EvidenceSettings } from './evidence';
 import { capOf, HEADER_LIMITS, RETRY_LIMITS, WORKERS_LIMITS } from './limits';
@@ -194,6 +195,7 @@ export const Run = Type.Object(
     location: Type.Optional(TestLocation),
     queue_wait: Type.Optional(QueueWait),
     attachments: RunAttachments,
+    visual_changes: RunVisualChanges,
     failure: Type.Optional(
       Type.Composite([RunFailure], {
         description:

@@ -34,4 +34,7 @@ export const ID_PREFIX = {
   webhookEndpoint: 'whe',
   deployment: 'dep',
   setupResult: 'setup',
+  baseline: 'bl',
+  baselineHistory: 'blh',
+  visualChange: 'vis',
 } as const;

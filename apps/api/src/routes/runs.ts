@@ -7,9 +7,10 @@ import { runFingerprint } from '../services/long-poll';
 import { getRun } from '../services/run-reads';
 import { createRuns, enqueueRunJobs } from '../services/runs';
 import { enqueuePolicy } from '../services/target-check';
+import { approveVisual } from '../services/visual';
 import { apiRoute, type ApiRoute } from './builder';
 
-/** POST /api/v1/runs (enqueue), GET /api/v1/runs (a page, newest first), GET /api/v1/runs/:runId (poll) and its cancel. */
+/** POST /api/v1/runs (enqueue), GET /api/v1/runs (a page, newest first), GET /api/v1/runs/:runId (poll), its cancel and its visual approval. */
 export function runsRoutes(deps: AppDeps): ApiRoute[] {
   const { db, keys, queue, logger, config } = deps;
   return [
@@ -56,5 +57,9 @@ export function runsRoutes(deps: AppDeps): ApiRoute[] {
       });
       return { body: (await getRun(db, workspaceId, runId)).run };
     }),
+
+    apiRoute(deps, API_ROUTES.approveRunVisualChanges, async ({ workspaceId, keyId, scopes, params, body }) => ({
+      body: await approveVisual(db, { workspaceId, keyId, scopes }, { run: params.runId }, body.ids),
+    })),
   ];
 }

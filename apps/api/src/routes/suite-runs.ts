@@ -7,9 +7,10 @@ import { createRerun } from '../services/rerun';
 import { enqueueRunJobs } from '../services/runs';
 import { getSuiteRun } from '../services/suite-runs';
 import { enqueuePolicy } from '../services/target-check';
+import { approveVisual } from '../services/visual';
 import { apiRoute, type ApiRoute } from './builder';
 
-/** GET /api/v1/suite-runs (a page, newest first), GET /api/v1/suite-runs/:suiteRunId, its cancel and its rerun. */
+/** GET /api/v1/suite-runs (a page, newest first), GET /api/v1/suite-runs/:suiteRunId, its cancel, its rerun and its visual approval. */
 export function suiteRunsRoutes(deps: AppDeps): ApiRoute[] {
   const { db, keys, config } = deps;
   return [
@@ -55,5 +56,9 @@ export function suiteRunsRoutes(deps: AppDeps): ApiRoute[] {
           (created) => enqueueRunJobs(deps.queue, log, created),
         ),
     ),
+
+    apiRoute(deps, API_ROUTES.approveSuiteRunVisualChanges, async ({ workspaceId, keyId, scopes, params, body }) => ({
+      body: await approveVisual(db, { workspaceId, keyId, scopes }, { suiteRun: params.suiteRunId }, body.ids),
+    })),
   ];
 }

@@ -87,7 +87,25 @@ export type ViewRun = {
   failedSetup?: ViewFailedSetup;
   /** A run outside a suite run: the setup tests its test depended on (its page shows them); absent when none. */
   setupTests?: ViewSetupTest[];
+  /** What the run found of its snapshots against the baselines (on the run's page); absent when not loaded or none. */
+  visualChanges?: ViewVisualChange[];
 };
+
+/** A snapshot a run found without a baseline (`new`) or different from it (`changed`), and its approval. */
+export type ViewVisualChange = {
+  id: string;
+  /** The snapshot's name as Playwright attaches it (`home.png`): its images are `home-expected.png` and so on. */
+  name: string;
+  /** The baseline's path in the bundle. */
+  path: string;
+  kind: 'new' | 'changed';
+  approvedAt: Date | null;
+  /** The name of the API key that approved it. */
+  approvedBy: string | null;
+};
+
+/** What one run of a suite run found of its snapshots: awaiting approval (changed, new) and approved. */
+export type ViewVisualSummary = { changed: number; new: number; approved: number; names: string[] };
 
 /** A text attachment's head, shown on its page (data/previews.ts). */
 type AttachmentPreview = { text: string; truncated: boolean };
@@ -172,6 +190,8 @@ export type ViewSuiteRun = {
   setupTests?: ViewSetupTest[];
   /** The workspace's runs ahead of its first run when it was enqueued; null when not recorded. */
   queuedAhead: number | null;
+  /** What its runs found of their snapshots, by run id (only runs that found something); absent when none. */
+  visualChanges?: Map<string, ViewVisualSummary>;
 };
 
 /**

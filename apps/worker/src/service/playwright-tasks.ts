@@ -3,6 +3,7 @@ import path from 'node:path';
 import { Worker } from 'bullmq';
 import { JOBS, type DiscoveryJobPayload, type DiscoveryResult } from '@testrun/contracts';
 import type { ArtifactStore } from '@testrun/core/artifact-store';
+import type { Db } from '@testrun/core/db';
 import { errorMessage, type Logger } from '@testrun/core/logger';
 import { createRedis } from '@testrun/core/queue';
 import type { WorkerConfig } from '../config';
@@ -15,6 +16,7 @@ import { CodeCache } from '../executors/playwright/caches/code-cache';
 import { discoverTests } from '../executors/playwright/runner/discover';
 import { scratchBytes, withScratch } from '../executors/playwright/runner/sandbox-scratch';
 import type { PlaywrightRuntime } from '../executors/playwright/playwright-runtime';
+import { VisualStore } from '../executors/playwright/store-visual';
 import { servicePlaywright } from '../executors/playwright/runner/versions';
 import { PlaywrightVersions } from '../executors/playwright/runner/versions';
 import type { Isolation } from '../executors/playwright/runner/sandboxed-cli';
@@ -31,7 +33,7 @@ export async function startPlaywright(
   life: Lifecycle,
   config: WorkerConfig,
   logger: Logger,
-  parts: { store: ArtifactStore; egress: WorkerEgress; scratchDir: string },
+  parts: { db: Db; store: ArtifactStore; egress: WorkerEgress; scratchDir: string },
 ): Promise<PlaywrightRuntime | undefined> {
   if (config.playwrightTests === 'off') {
     logger.info('PLAYWRIGHT_TESTS=off: Playwright runs end error and no discovery job is taken');
@@ -72,6 +74,7 @@ export async function startPlaywright(
       batching: { share: config.concurrency, maxRuns: config.playwrightBatchSize },
       arrivals: new Arrivals(config.concurrency),
       gatherings: new Gatherings(),
+      visual: new VisualStore(parts.db, parts.store),
     };
     const tearDown = () => {
       codeCache?.stop();

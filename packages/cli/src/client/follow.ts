@@ -5,6 +5,7 @@ import { isReportable, reportFailure, type CommandContext, type openCommand } fr
 import { buildJunitXml } from './junit';
 import type { Output } from './output';
 import { addDetails, closingLines, EXIT, exitCodeFor, setupClosingLines, verdictLine } from './report';
+import { newBaselinesHint } from './visual-notes';
 import { WaitProgress } from './wait-progress';
 
 /** The flags of `testrun run` and `testrun rerun` that say how to wait and report. */
@@ -110,6 +111,8 @@ async function followEnqueued(io: FollowIo, flags: FollowFlags, base: EnqueuedBa
   };
   if (flags.junit) writeFileSync(flags.junit, out.redactText(buildJunitXml(report)));
   for (const line of [...setupClosingLines(setupTests), ...closingLines(tests)]) out.info(line);
+  const baselines = newBaselinesHint(tests, suiteRunId);
+  if (baselines) out.info(baselines);
   if (suiteRunUrl) out.info(`Details: ${suiteRunUrl}`);
   out.summary(report.message);
   if (flags.json) out.result(JSON.stringify(report, null, 2));

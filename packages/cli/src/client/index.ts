@@ -1,6 +1,7 @@
 import { Option, type Command, type CommanderError } from 'commander';
 import { EVIDENCE_MODES } from '@testrun/contracts';
 import { UsageError } from './parse-options';
+import { registerApproveCommand } from './approve-command';
 import { exitNow, setExitCode, type CommandContext } from './connection';
 import { registerDeployCommands } from './deploy-commands';
 import { registerListCommands } from './list-commands';
@@ -26,6 +27,7 @@ export function registerClientCommands(
   registerListCommands(program, ctx);
   registerSecretCommands(program, ctx);
   registerDeployCommands(program, ctx);
+  registerApproveCommand(program, ctx);
 
   for (const command of commands) {
     command.showHelpAfterError(`(see "testrun ${command.name()} --help")`);

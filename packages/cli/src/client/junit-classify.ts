@@ -8,6 +8,7 @@ const PLAYWRIGHT_OWN = new Set([
   'expectation_failed',
   'element_not_found',
   'unexpected_pass',
+  'screenshot_changed',
   'test_code_error',
   'timeout',
 ]);

@@ -1,6 +1,7 @@
 import type { ReportSetupTest, ReportTest, RunReport, TestLocation } from '@testrun/contracts';
 import { junitVerdict } from './junit-classify';
 import { flakyCount, fullError, passedOnRetry } from './report';
+import { changedScreenshots } from './visual-notes';
 
 /**
  * JUnit XML for a report, in the dialect that Jenkins, GitLab, GitHub test-report actions and
@@ -161,10 +162,12 @@ function testcase(t: ReportTest, classname: string, suiteRunUrl: string | null):
   const where = t.location ? ` file="${esc(t.location.file)}"` : '';
   const open = `    <testcase name="${esc(testTitle(t))}" classname="${esc(classname)}"${where}${time}`;
   const link = t.viewUrl ?? suiteRunUrl;
+  const screenshots = changedScreenshots(t);
   const body = [
     t.location ? `${reportedFile(t.location)}:${t.location.line}:${t.location.column} › ${testTitle(t)}` : '',
     t.result_summary ?? '',
     fullError(t),
+    screenshots ? `${screenshots.note}. ${screenshots.hint}` : '',
     // A Playwright test's failing step is in its summary and code frame, as Playwright's reporter has it.
     t.error?.step && !t.location ? `Step: ${t.error.step}` : '',
     idLine(t),

@@ -11,6 +11,7 @@ import {
   type SuiteRunStatus,
 } from '@testrun/contracts';
 import { aggregateStatus, countStatuses, isTransientError, type TestrunClient } from '@testrun/client';
+import { changedScreenshots, noteVisualChanges } from './visual-notes';
 
 /** Exit codes of `testrun run` / `testrun status` (the contracts' `CLI_EXIT_CODES`). */
 export const EXIT = CLI_EXIT_CODES;
@@ -89,18 +90,22 @@ function setupNote(setups: readonly ReportSetupTest[] | undefined): string {
  * them; durations are the service's own (`duration_ms`).
  */
 export function testsFromRuns(runs: readonly Run[]): ReportTest[] {
-  return runs.map((r) => ({
-    ...bareTest(r.id, r.test_name, r.status, r.duration_ms),
-    result_summary: r.result_summary,
-    error: r.error,
-    skip_reason: r.skip_reason,
-    flaky: r.flaky,
-    attempts: r.attempts,
-    previous_attempts: r.previous_attempts,
-    ...(r.location ? { location: r.location } : {}),
-    ...(r.failure ? { failure: r.failure } : {}),
-    ...(r.attachments ? { attachments: r.attachments } : {}),
-  }));
+  return runs.map((r) => {
+    const t: ReportTest = {
+      ...bareTest(r.id, r.test_name, r.status, r.duration_ms),
+      result_summary: r.result_summary,
+      error: r.error,
+      skip_reason: r.skip_reason,
+      flaky: r.flaky,
+      attempts: r.attempts,
+      previous_attempts: r.previous_attempts,
+      ...(r.location ? { location: r.location } : {}),
+      ...(r.failure ? { failure: r.failure } : {}),
+      ...(r.attachments ? { attachments: r.attachments } : {}),
+    };
+    noteVisualChanges(t, r.visual_changes);
+    return t;
+  });
 }
 
 /**
@@ -205,7 +210,10 @@ export function closingLines(tests: readonly ReportTest[]): string[] {
     const link = t.viewUrl ? `\n        ${t.viewUrl}` : '';
     if (t.status === 'failed' || t.status === 'error') {
       const mark = t.status === 'failed' ? 'FAILED' : 'ERROR ';
-      const [first, ...more] = errorLines(t);
+      // A screenshot that differs from its baseline says so first, and how to approve it last.
+      const screenshots = changedScreenshots(t);
+      const lines = screenshots ? [screenshots.note, ...errorLines(t), screenshots.hint] : errorLines(t);
+      const [first, ...more] = lines;
       return [`${mark} ${displayName(t)}: ${first}${more.map((line) => `\n        ${line}`).join('')}${link}`];
     }
     if (!t.flaky) return [];
@@ -268,6 +276,7 @@ async function addRunDetails(client: TestrunClient, t: ReportTest): Promise<void
     t.viewUrl = viewUrl;
     if (run.failure) t.failure = run.failure;
     if (run.attachments) t.attachments = run.attachments;
+    noteVisualChanges(t, run.visual_changes);
   } catch (e) {
     // The verdict is known already; details are a courtesy the API may be too busy to give.
     if (!isTransientError(e)) throw e;

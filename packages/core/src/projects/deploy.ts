@@ -15,6 +15,7 @@ import { activeDefinitions, canonical, changesOf, deploymentLocation, plannedTes
 import { DeploymentError } from './errors';
 import { playwrightSection, type ExpandedFile } from './playwright';
 import { readDeployment } from './reads';
+import { inheritBaselines } from '../visual/baselines';
 import { checkIfMatch, ensureRows, identityOf, lockProject, rowKey, testIdentity, type LockedProject } from './rows';
 import { insertDeploymentTests, testRecord } from './test-rows';
 
@@ -213,6 +214,7 @@ async function makeActive(
   webhookKey: Buffer | undefined,
 ): Promise<AppliedProject> {
   const applied = await applyDocument(tx, { workspaceId, projectId: project.id }, file, webhookKey);
+  await inheritBaselines(tx, project.active?.id ?? null, deploymentId);
   await tx.$executeRaw`UPDATE projects SET active_deployment_id = ${deploymentId} WHERE id = ${project.id}`;
   await tx.$executeRaw`UPDATE deployments SET activated_at = now() WHERE id = ${deploymentId}`;
   return applied;

@@ -5,6 +5,7 @@ import {
   readEvidencePolicy,
   type Run,
   type RunAttachment,
+  type VisualChange,
   type RunAttempt,
   type RunError,
   type RunFailure,
@@ -26,6 +27,7 @@ import { suiteRunViewUrl, viewLinkTerms, type ViewLinkConfig, type ViewLinkState
 import {
   ATTACHMENT_COUNTS,
   ATTACHMENTS,
+  VISUAL_CHANGES,
   BLOCKED_REQUESTS,
   FAILURE,
   PLAYWRIGHT_DEFINITION,
@@ -66,6 +68,8 @@ export type RunRow = QueueWaitRow & {
   failed_setup: FailedSetup | null;
   /** What its test attached in its current attempt (see {@link ATTACHMENTS}); null when none. */
   attachments: RunAttachment[] | null;
+  /** What it found of its snapshots (see VISUAL_CHANGES); null when nothing. */
+  visual_changes: VisualChange[] | null;
   /** A run outside a suite run: its setup tests (see RUN_SETUP_TESTS); null when none. */
   setup_tests: SetupTestsColumn;
 };
@@ -76,7 +80,7 @@ export const RUN_COLUMNS = `r.id, r.status::text AS status, r.evidence, r.result
       r.deployment_id, r.created_at, r.started_at, r.finished_at, r.duration_ms, r.attempt, r.retry, r.retries, ${PREVIOUS_ATTEMPTS},
       ${BLOCKED_REQUESTS},
       COALESCE(s.view_token_version, r.view_token_version) AS view_token_version, ${PLAYWRIGHT_DEFINITION}, ${FAILURE},
-      ${FAILED_SETUP}, ${queueWaitColumns('r')}, ${ATTACHMENTS}, ${RUN_SETUP_TESTS}`;
+      ${FAILED_SETUP}, ${queueWaitColumns('r')}, ${ATTACHMENTS}, ${VISUAL_CHANGES}, ${RUN_SETUP_TESTS}`;
 
 /** `{location}`: where a Playwright test is declared, from its run's definition; nothing for a step test. */
 function locationOf(playwright: PlaywrightDefinition['playwright'] | null): { location?: TestLocation } {
@@ -115,6 +119,7 @@ export function toRun(row: RunRow): Run {
     ...locationOf(row.playwright),
     ...queueWaitOf(row),
     ...(row.attachments ? { attachments: row.attachments } : {}),
+    ...(row.visual_changes ? { visual_changes: row.visual_changes } : {}),
     ...(row.failure ? { failure: row.failure } : {}),
     ...(row.failed_setup ? { failed_setup: row.failed_setup } : {}),
     ...setupTestsOf(row.setup_tests),

@@ -41,6 +41,12 @@ export const ATTACHMENTS = `(SELECT json_agg(json_build_object('id', x.id, 'name
         'size_bytes', x.size_bytes) ORDER BY x.created_at, x.id)
       FROM artifacts x WHERE x.run_id = r.id AND x.attempt = r.attempt AND x.kind = 'attachment') AS attachments`;
 
+/** What the run found of its snapshots (docs/VISUAL.md), by path, through visual_changes' (run_id, path) index. */
+export const VISUAL_CHANGES = `(SELECT json_agg(json_build_object('id', v.id, 'name', v.name, 'path', v.path, 'kind', v.kind,
+        'approved', v.approved_at IS NOT NULL, 'approved_at', to_char(v.approved_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+        'approved_by', v.approved_by_key_name) ORDER BY v.path)
+      FROM visual_changes v WHERE v.run_id = r.id) AS visual_changes`;
+
 /**
  * How many files each run of suite run `s` attached in its current attempt, as (run_id, n): one
  * grouped count over the suite run's runs (artifacts' run_id index), joined to its test entries.

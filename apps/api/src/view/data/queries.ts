@@ -8,6 +8,7 @@ import type { LinkSigner, LiveStatus, ViewCounts, ViewDeployment, ViewRun, ViewS
 import { attachDetails, detailsOf, ofAttempt, readDetails, RUN_SELECT, toViewRun, type RunRow } from './details';
 import { queueWaitText, type Queued } from '../queue-wait-text';
 import { attachHistory, readHistory } from './history';
+import { readVisualChanges, readVisualSummary } from './visual';
 
 /** The suite run's counters, as stored beside its status. */
 const COUNT_COLUMNS = {
@@ -39,7 +40,7 @@ function countsOf(row: CountRow, runs: ReadonlyArray<{ status: RunStatus; retry:
 export async function loadSuiteRun(db: Db, sign: LinkSigner, suiteRunId: string): Promise<ViewSuiteRun | null> {
   // The suite run, its runs, and the details and history of those it shows open, read at once.
   const scope = { openOfSuiteRun: suiteRunId };
-  const [suiteRun, rows, details, history, setupTests] = await Promise.all([
+  const [suiteRun, rows, details, history, setupTests, visualChanges] = await Promise.all([
     db.suiteRun.findUnique({
       where: { id: suiteRunId },
       select: {
@@ -58,6 +59,7 @@ export async function loadSuiteRun(db: Db, sign: LinkSigner, suiteRunId: string)
     readDetails(db, scope),
     readHistory(db, scope),
     readSetupTestsWithSteps(db, { suiteRunId }),
+    readVisualSummary(db, suiteRunId),
   ]);
   if (!suiteRun) return null;
   const runs = rows.map((row) => toViewRun(sign, row));
@@ -80,6 +82,7 @@ export async function loadSuiteRun(db: Db, sign: LinkSigner, suiteRunId: string)
     queuedAhead: suiteRun.queuedAhead,
     ...(suiteRun.deployment ? { deployment: viewDeployment(suiteRun.deployment, suiteRun.preview) } : {}),
     ...(setupTests.length > 0 ? { setupTests } : {}),
+    ...(visualChanges.size > 0 ? { visualChanges } : {}),
   };
 }
 
@@ -107,15 +110,17 @@ export async function loadRun(db: Db, sign: LinkSigner, runId: string): Promise<
   const run = toViewRun(sign, row);
   // A retried run's page shows every attempt: their rows are read at once and split by attempt.
   const retried = run.retry > 0;
-  const [details, history, attempts, [deployment]] = await Promise.all([
+  const [details, history, attempts, [deployment], visualChanges] = await Promise.all([
     readDetails(db, { runIds: run.attempt > 0 ? [run.id] : [] }, retried ? 'every' : 'current'),
     readHistory(db, { runIds: [run.id] }),
     retried ? db.runAttempt.findMany({ where: { runId }, orderBy: { retry: 'asc' } }) : [],
     readSql<ViewDeployment>(db, 'view_run_deployment', RUN_DEPLOYMENT_SQL, [runId]),
+    readVisualChanges(db, runId),
   ]);
   attachDetails([run], retried ? ofAttempt(details, run.attempt) : details);
   attachHistory(sign, [run], history);
   if (deployment) run.deployment = deployment;
+  if (visualChanges.length > 0) run.visualChanges = visualChanges;
   await attachFailedSetup(db, sign, run);
   // Outside a suite run, the run's page shows the setup tests its test depended on.
   if (run.suiteRunId === null) {

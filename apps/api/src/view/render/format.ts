@@ -27,6 +27,7 @@ const CODE_WORDS: Record<RunErrorCode | RunFailureCode | SkipReason, string> = {
   element_not_found: 'Element not found',
   http_error: 'HTTP error',
   unexpected_pass: 'Passed, but marked test.fail()',
+  screenshot_changed: 'Screenshot changed',
   test_code_error: "Error in the test's code",
   setup_failed: 'Setup project failed',
   test_disabled: 'Test disabled',

@@ -12,6 +12,8 @@ import { deploymentWarnings, previewMark, versionMeta } from './deployment-warni
 import { queueWaitNote } from './queue-wait';
 import { fileGroups, groupsByFile, testLocation } from './suite-files';
 import { failedSetupNote, setupTestsSection } from './setup-tests';
+import { visualChangesSection } from './visual';
+import { visualSummarySection } from './visual-summary';
 
 /** A run that passed only on a retry is marked flaky, in words (never only a colour). */
 function flakyMark(run: Pick<ViewRun, 'status' | 'retry'>): SafeHtml | '' {
@@ -39,7 +41,7 @@ export function renderRunPage(p: Paths, run: ViewRun): string {
       ${queueWaitNote(run)}
     </header>
     ${deploymentWarnings(run.deployment)} ${setupTestsSection(p, runPath(p, run), run.setupTests)}
-    ${historySection(p, run, 2)} ${runAttempts(p, run)}`;
+    ${historySection(p, run, 2)} ${visualChangesSection(p, run)} ${runAttempts(p, run)}`;
   return layout({
     title: `${run.status} · ${run.testName}`,
     paths: p,
@@ -203,7 +205,7 @@ export function renderSuitePage(
       ${queueWaitNote(suite)}
       ${live ? html`<p class="live-hint">This suite is still running. The page updates itself.</p>` : ''}
     </header>
-    ${deploymentWarnings(suite.deployment)} ${counters(suite)}
+    ${deploymentWarnings(suite.deployment)} ${counters(suite)} ${visualSummarySection(p, suite)}
     ${setupTestsSection(p, suitePath(p, suite), suite.setupTests)}
     ${filterBar(suite, filter, shown.size, `${page}/search.json`)}
     <div class="test-groups">${testGroups(p, suite, shown)}</div>

@@ -8,6 +8,7 @@ import type { BundleCache } from './caches/bundle-cache';
 import type { CodeCache } from './caches/code-cache';
 import type { Isolation } from './runner/sandboxed-cli';
 import type { PlaywrightVersions } from './runner/versions';
+import type { VisualStore } from './store-visual';
 
 /**
  * What a worker gives Playwright runs and discovery (service/playwright-tasks.ts): its bundles, the
@@ -45,4 +46,6 @@ export interface PlaywrightRuntime {
   arrivals: Arrivals;
   /** The batches being gathered, which runs of the same suite run join (batch/gather.ts). */
   gatherings: Gatherings;
+  /** The baselines of the runs' snapshots, and what the snapshots found (docs/VISUAL.md). */
+  visual: VisualStore;
 }

@@ -136,12 +136,14 @@ export function runAlone(ready: ReadyAttempt): Promise<RunOutcome> {
       };
       const tests = [{ file: definition.file, project: definition.project, titlePath: definition.titlePath }];
       const setups = setupRecorder(ready, scratchDir);
+      const baselines = await playwright.visual.baselinesFor(attempt.run.id);
       const [result] = await withEgress(ready, `sandbox-${attempt.run.id}.${attempt.attempt}`, (egress) =>
         runPlaywrightTests(
           {
             ...sandboxOptions(ready, egress),
             scratchDir,
             tests,
+            baselines,
             signal: attempt.signal,
             onBegin,
             onSetup: setups.record,

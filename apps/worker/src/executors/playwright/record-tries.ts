@@ -53,6 +53,11 @@ export async function recordTries(
   writer.recordPageEvents(blockedEvents(result.blocked, (text) => at.mask.text(text), endedAt));
   const notes = await recordTry(writer, result, startedAt, at, files);
   notes.push(...overCountNote(files.budget, attempt.limits));
+  const snapshots = tries.at(-1)?.snapshots ?? [];
+  if (attempt.visual && snapshots.length > 0)
+    notes.push(
+      ...(await attempt.visual.record(attempt.run, snapshots, at.scratchDir, attempt.limits.maxRecordingBytes)),
+    );
   const outcome = outcomeOf(result, at.mask);
   // After earlier tries, the run's duration is all of them (each try's own is its attempt's).
   const total = tries.reduce((sum, one) => sum + one.durationMs, 0);

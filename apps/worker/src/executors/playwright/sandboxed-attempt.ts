@@ -3,6 +3,7 @@
 import type { ExecutorAttempt, RunMember } from '../../run/executor';
 import { DEFAULT_RUN_LIMITS, type RunLimits } from '../../run/run-limits';
 import type { PlaywrightRuntime } from './playwright-runtime';
+import type { VisualStore } from './store-visual';
 
 /** What the Playwright executor is made with. */
 export interface PlaywrightExecutorDeps {
@@ -20,9 +21,16 @@ export interface PlaywrightExecutorDeps {
 export interface SandboxedAttempt extends ExecutorAttempt {
   readonly scratchDir: string;
   readonly limits: RunLimits;
+  /** Where what its test's snapshots found is kept (docs/VISUAL.md); none without Playwright. */
+  readonly visual: VisualStore | undefined;
 }
 
 /** The lifecycle's attempt as the Playwright executor runs it. */
 export function sandboxedAttempt(deps: PlaywrightExecutorDeps, attempt: ExecutorAttempt): SandboxedAttempt {
-  return { ...attempt, scratchDir: deps.scratchDir, limits: deps.limits ?? DEFAULT_RUN_LIMITS };
+  return {
+    ...attempt,
+    scratchDir: deps.scratchDir,
+    limits: deps.limits ?? DEFAULT_RUN_LIMITS,
+    visual: deps.runtime?.visual,
+  };
 }

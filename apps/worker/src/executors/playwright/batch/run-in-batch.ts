@@ -185,6 +185,7 @@ function runBatch(ready: ReadyAttempt, batch: PlaywrightBatch, egress: RunListen
             ...options,
             scratchDir,
             tests,
+            baselines: await playwright.visual.baselinesFor(attempt.run.id),
             workers,
             signal: batch.abort.signal,
             controlDir: control.dir,

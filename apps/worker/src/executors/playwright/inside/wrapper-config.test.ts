@@ -50,12 +50,14 @@ describe('wrapConfig', () => {
       testDir: './tests',
       retries: 2,
       webServer: { command: 'npm start' },
+      updateSnapshots: 'all',
       use: { channel: 'chrome', launchOptions: { args: ['--lang=fr', '--disable-features=A,B'] } },
       projects: [{ name: 'chromium', use: { connectOptions: { wsEndpoint: 'ws://x' } } }],
     };
     const config = wrapConfig({ default: team }, options());
     expect(process.cwd()).toBe(dir);
     expect(config.webServer).toBeUndefined();
+    expect(config.updateSnapshots).toBeUndefined();
     expect(config).toMatchObject({
       testDir: './tests',
       retries: 2,

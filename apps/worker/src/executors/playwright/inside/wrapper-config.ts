@@ -117,7 +117,9 @@ export function wrapConfig(loaded: unknown, optionsFile: string): Fields {
   writeTestList(o, rootDir);
   const retries = (value: unknown) => o.retries ?? value;
   const timeout = (value: unknown) => o.timeoutMs ?? value;
-  const { webServer: _ignored, ...rest } = base;
+  // The service tests a running target; and its baselines change by approval, not by the run
+  // (docs/VISUAL.md): Playwright's own default writes a missing snapshot and fails, never overwrites.
+  const { webServer: _ignored, updateSnapshots: _approved, ...rest } = base;
   const baseUse = fieldsOf(base.use);
   const projects = Array.isArray(base.projects) ? (base.projects as unknown[]).map(fieldsOf) : undefined;
   const selected = selector(o, rootDir, neededProjects(o, projects));

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { groupLimitNow, scratchFullNow } from '../../../sandbox';
 import { playwrightTestKey } from './discover';
 import { MAX_LINE_BYTES, type OversizedRecord } from '../inside/protocol';
@@ -14,6 +15,7 @@ import {
   type PlaywrightOutcome,
 } from './outcome';
 import { resultOf } from './result-of';
+import { snapshotFindings } from './snapshots';
 import { bundlePath, hostPath, INSIDE, type Layout } from './sandboxed-cli';
 import type {
   PlaywrightAttachment,
@@ -165,6 +167,9 @@ export class ResultCollector {
       stdout: line.stdout,
       stderr: line.stderr,
     };
+    attempt.snapshots = snapshotFindings(attempt, path.join(this.scratchDir, 'bundle'), (inside) =>
+      hostPath(this.scratchDir, inside, this.layout),
+    );
     const attempts = [...(this.attempts.get(key) ?? []), attempt];
     this.attempts.set(key, attempts);
     if (!line.final) return;

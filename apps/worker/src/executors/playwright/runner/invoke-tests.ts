@@ -8,6 +8,7 @@ import { playwrightTestKey } from './discover';
 import { OPTIONS_FILE, wrapperOptionsText } from '../inside/protocol';
 import { browserUnavailable } from './outcome';
 import { layoutOf, playwrightEnv, prepareScratch, runPlaywrightCli, type Layout } from './sandboxed-cli';
+import { placeBaselines } from './place-baselines';
 import { LineTail } from './tail';
 import { keepTransformCache, seedTransformCache } from '../caches/transform-cache';
 import type { PlaywrightTestRef, PlaywrightTestResult, RunPlaywrightOptions } from './types';
@@ -79,6 +80,7 @@ export async function runPlaywrightTests(
   if (tests.length === 0) return early;
   const { packages } = await (options.versions ?? SERVICE_VERSION_ONLY).forBundle(options.bundleDir);
   await prepareScratch(options.bundleDir, options.scratchDir, options.isolation, packages);
+  await placeBaselines(path.join(options.scratchDir, 'bundle'), options.baselines ?? []);
   await seedTransformCache(options.transformCache, options.scratchDir);
   const layout = layoutOf(options.isolation ?? 'sandbox', options.scratchDir);
   const byList = takesTestList(packages);

@@ -1,3 +1,5 @@
+import { changedSnapshot, newBaselinesSummary, onlyNewBaselines } from './snapshots';
+import { stripAnsi } from './strip-ansi';
 import type { PlaywrightAttempt, PlaywrightError, PlaywrightStatus, PlaywrightStep, RefusedRequest } from './types';
 
 /** A test's outcome: the status, the code (docs/WORKER.md, "Playwright tests: outcomes") and the summary. */
@@ -8,12 +10,7 @@ export interface PlaywrightOutcome {
   summary: string;
 }
 
-/** Terminal colours (ESC [ … m), which Playwright may leave in messages. */
-const ANSI = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g');
-
-export function stripAnsi(text: string): string {
-  return text.replace(ANSI, '');
-}
+export { stripAnsi };
 const CRASHED = /Target crashed|Page crashed|page has crashed|browser has disconnected|Browser closed/i;
 const UNREACHABLE =
   /net::ERR_(?!ABORTED\b|BLOCKED_BY)[A-Z_]+|\b(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ECONNRESET|EHOSTUNREACH|ENETUNREACH|CERT_[A-Z_]+|DEPTH_ZERO_SELF_SIGNED_CERT)\b/;
@@ -49,7 +46,7 @@ function bareTimeoutCode(message: string): string | null {
 }
 
 function firstLine(text: string): string {
-  return text.replace(ANSI, '').trim().split('\n')[0] ?? '';
+  return stripAnsi(text).trim().split('\n')[0] ?? '';
 }
 
 function where(location: { file: string; line: number } | undefined): string {
@@ -76,7 +73,7 @@ export function failingStep(steps: readonly PlaywrightStep[]): { step: Playwrigh
 
 /** Why a failed attempt failed, from its first error and the step that failed. */
 function failureCode(error: PlaywrightError | undefined, step: PlaywrightStep | undefined): string {
-  const message = (error?.message ?? step?.error?.message ?? '').replace(ANSI, '').trim();
+  const message = stripAnsi(error?.message ?? step?.error?.message ?? '').trim();
   if (CRASHED.test(message)) return 'browser_crashed';
   if (step?.category === 'expect' || EXPECT.test(message))
     return NO_ELEMENT.test(message) ? 'element_not_found' : 'expectation_failed';
@@ -85,7 +82,7 @@ function failureCode(error: PlaywrightError | undefined, step: PlaywrightStep | 
   return bareTimeoutCode(message) ?? 'test_code_error';
 }
 
-const FAILED_CODES = new Set(['expectation_failed', 'element_not_found', 'unexpected_pass']);
+const FAILED_CODES = new Set(['expectation_failed', 'element_not_found', 'unexpected_pass', 'screenshot_changed']);
 
 /** The summary of a failure: the failing step by number and title, the error's first line, file and line. */
 function failureSummary(attempt: PlaywrightAttempt, prefix: string): string {
@@ -210,12 +207,14 @@ function ownOutcome(attempt: PlaywrightAttempt): PlaywrightOutcome {
     return { status: 'error', code: 'timeout', summary: failureSummary(attempt, 'Timed out') };
   if (attempt.status === 'interrupted')
     return { status: 'error', code: 'timeout', summary: 'Interrupted before it ended' };
+  const fresh = onlyNewBaselines(attempt);
+  if (fresh !== null) return { status: 'passed', code: null, summary: newBaselinesSummary(fresh) };
   const failing = failingStep(attempt.steps);
-  const code = failureCode(attempt.errors[0], failing?.step);
+  const code = changedSnapshot(attempt) ? 'screenshot_changed' : failureCode(attempt.errors[0], failing?.step);
   return {
     status: FAILED_CODES.has(code) ? 'failed' : 'error',
     code,
-    summary: failureSummary(attempt, 'Failed'),
+    summary: failureSummary(attempt, code === 'screenshot_changed' ? 'Screenshot changed' : 'Failed'),
   };
 }
 
@@ -278,7 +277,7 @@ export function runnerKilledBefore(name: string): PlaywrightOutcome {
 
 /** A load error's first line; under the place Node prints above a module's SyntaxError, the error's line and that place. */
 function loadErrorLine(message: string): string {
-  const lines = message.replace(ANSI, '').trim().split('\n');
+  const lines = stripAnsi(message).trim().split('\n');
   const first = lines[0] ?? '';
   const error = /^\S+:\d+$/.test(first) ? lines.find((line) => /^[A-Za-z]*Error\b/.test(line)) : undefined;
   return error ? `${error.trim()} (${first.replace(/^file:\/\//, '').replace(/^.*?\/bundle\//, '')})` : first;

@@ -52,6 +52,8 @@ export interface RunPlaywrightOptions extends BundleOptions {
   controlDir?: string;
   /** Normally one test; several run in the same sandbox, in Playwright's order. */
   tests: PlaywrightTestRef[];
+  /** The baselines the tests' snapshots compare against, placed in the bundle's copy at their paths (docs/VISUAL.md). */
+  baselines?: readonly PlacedBaseline[];
   /** Playwright workers running them (a batch holding as many of the worker's slots). Default 1. */
   workers?: number;
   /** Passed to runSandboxed (default 'none'). */
@@ -125,6 +127,8 @@ export interface PlaywrightAttempt {
   attachments: PlaywrightAttachment[];
   stdout: string;
   stderr: string;
+  /** What the try found of its snapshots against the baselines placed in the bundle (snapshots.ts); none when absent. */
+  snapshots?: readonly SnapshotFinding[];
 }
 
 export type PlaywrightStatus = 'passed' | 'failed' | 'error' | 'skipped';
@@ -156,4 +160,22 @@ export interface SetupTestResult extends PlaywrightTestResult {
   ref: { file: string; line: number; column: number; project: string; titlePath: string[] };
   /** When the runner learnt it had ended (ms since the epoch). */
   endedAt: number;
+}
+
+/** A snapshot a try found new or changed: its path in the bundle and the host file of the image taken. */
+export interface SnapshotFinding {
+  kind: 'new' | 'changed';
+  /** The snapshot's name as Playwright attaches it (`home.png`). */
+  name: string;
+  /** Its baseline's path relative to the bundle's root, `/`-separated. */
+  path: string;
+  /** The image the try took, on the host (under the scratch directory). */
+  file: string;
+  contentType: string;
+}
+
+/** A baseline to place: its path in the bundle and its bytes. */
+export interface PlacedBaseline {
+  path: string;
+  body: Buffer;
 }

@@ -1,0 +1,99 @@
+import type { Db, DbTx } from '../db';
+import { ID_PREFIX, newId } from '../ids';
+
+// The baselines of visual comparison (docs/VISUAL.md, "Baselines follow versions"): a deployment's
+// own baseline of a snapshot path, else the project's active deployment's. Activating a deployment
+// copies in the baselines of the one active before it that it lacks, so each version that was once
+// active keeps its whole set, and rolling back to it restores that set.
+
+/** Where a workspace's baseline image of a SHA-256 is stored: once, whatever snapshots share it. */
+export function baselineKey(workspaceId: string, sha256: string): string {
+  if (!/^[0-9a-f]{64}$/.test(sha256)) throw new Error(`not a SHA-256: ${sha256}`);
+  return `baselines/${workspaceId}/${sha256}`;
+}
+
+/** A baseline a run compares against: its path in the bundle and where its image is stored. */
+export interface BaselineFile {
+  path: string;
+  sha256: string;
+  storageKey: string;
+  sizeBytes: number;
+}
+
+/** At most this many baselines are placed for one sandbox (the rest are compared as missing). */
+export const MAX_BASELINES_PER_RUN = 5_000;
+
+/**
+ * The baselines a run compares against: of each path, its deployment's own, else the project's
+ * active deployment's; none for a run of no deployment. One query, whatever the number of snapshots.
+ */
+export function baselinesForRun(db: DbTx, runId: string): Promise<BaselineFile[]> {
+  return db.$queryRaw<BaselineFile[]>`
+    SELECT DISTINCT ON (b.path) b.path, b.sha256, b.storage_key AS "storageKey", b.size_bytes AS "sizeBytes"
+    FROM runs r
+    JOIN projects p ON p.id = r.project_id
+    JOIN baselines b ON b.deployment_id = r.deployment_id OR b.deployment_id = p.active_deployment_id
+    WHERE r.id = ${runId}
+    ORDER BY b.path, (b.deployment_id IS NOT DISTINCT FROM r.deployment_id) DESC
+    LIMIT ${MAX_BASELINES_PER_RUN}`;
+}
+
+/** A snapshot a run found new or changed, its image stored under `storageKey`. */
+export interface VisualFinding {
+  kind: 'new' | 'changed';
+  name: string;
+  path: string;
+  sha256: string;
+  storageKey: string;
+  contentType: string;
+  sizeBytes: number;
+}
+
+/**
+ * Records what a run's attempt found of its snapshots, in one transaction: each as a visual change
+ * of the run (a later attempt's replaces an earlier one's of the same path, unapproved), and each new
+ * one as its deployment's baseline awaiting approval, unless the deployment got one meanwhile.
+ * Nothing for a run of no deployment.
+ */
+export async function recordVisualFindings(db: Db, runId: string, findings: readonly VisualFinding[]): Promise<void> {
+  if (findings.length === 0) return;
+  await db.$transaction(async (tx) => {
+    for (const f of findings) {
+      await tx.$executeRaw`
+        INSERT INTO visual_changes (id, workspace_id, run_id, deployment_id, name, path, kind, sha256, storage_key, content_type, size_bytes)
+        SELECT ${newId(ID_PREFIX.visualChange)}, r.workspace_id, r.id, r.deployment_id, ${f.name}, ${f.path}, ${f.kind}, ${f.sha256},
+          ${f.storageKey}, ${f.contentType}, ${f.sizeBytes}
+        FROM runs r WHERE r.id = ${runId} AND r.deployment_id IS NOT NULL
+        ON CONFLICT (run_id, path) DO UPDATE SET name = EXCLUDED.name, kind = EXCLUDED.kind, sha256 = EXCLUDED.sha256,
+          storage_key = EXCLUDED.storage_key, content_type = EXCLUDED.content_type, size_bytes = EXCLUDED.size_bytes,
+          approved_by_key_id = NULL, approved_by_key_name = NULL, approved_at = NULL, created_at = now()`;
+      if (f.kind !== 'new') continue;
+      await tx.$executeRaw`
+        INSERT INTO baselines (id, workspace_id, project_id, deployment_id, path, sha256, storage_key, content_type, size_bytes, status, run_id)
+        SELECT ${newId(ID_PREFIX.baseline)}, r.workspace_id, r.project_id, r.deployment_id, ${f.path}, ${f.sha256}, ${f.storageKey},
+          ${f.contentType}, ${f.sizeBytes}, 'new', r.id
+        FROM runs r WHERE r.id = ${runId} AND r.deployment_id IS NOT NULL
+        ON CONFLICT (deployment_id, path) DO NOTHING`;
+    }
+  });
+}
+
+/**
+ * Called as `deploymentId` becomes its project's active deployment, in that transaction: copies in
+ * the baselines of `previousId` (the deployment active until now) whose paths it has none of.
+ */
+export async function inheritBaselines(tx: DbTx, previousId: string | null, deploymentId: string): Promise<void> {
+  if (previousId === null || previousId === deploymentId) return;
+  const missing = await tx.baseline.findMany({
+    where: { deploymentId: previousId, NOT: { path: { in: await ownPaths(tx, deploymentId) } } },
+  });
+  if (missing.length === 0) return;
+  await tx.baseline.createMany({
+    data: missing.map(({ id: _id, ...row }) => ({ ...row, id: newId(ID_PREFIX.baseline), deploymentId })),
+  });
+}
+
+async function ownPaths(tx: DbTx, deploymentId: string): Promise<string[]> {
+  const rows = await tx.baseline.findMany({ where: { deploymentId }, select: { path: true } });
+  return rows.map((r) => r.path);
+}

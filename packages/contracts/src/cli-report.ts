@@ -62,6 +62,7 @@ export const ReportTest = Type.Object(
     location: Type.Optional(TestLocation),
     failure: Run.properties.failure,
     attachments: Run.properties.attachments,
+    visual_changes: Run.properties.visual_changes,
     attachmentCount: TestEntry.properties.attachmentCount,
   },
   { additionalProperties: false },

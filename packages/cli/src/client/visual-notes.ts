@@ -2,21 +2,18 @@ import type { ReportTest, VisualChange } from '@testrun/contracts';
 
 // What `testrun run` (and the action) say of visual comparison: a run that failed on a screenshot
 // that differs from its baseline, and runs that passed with new baselines awaiting approval, each
-// with the `testrun approve` command that makes the images the baselines. The report's tests do
-// not carry the runs' `visual_changes` (the `--json` document keeps its contract), so the CLI notes
-// them here for each test whose run it read: every run of a poll in project and single-test mode,
-// and in suite mode the runs it reads for details.
+// with the `testrun approve` command that makes the images the baselines. A report's test carries
+// its run's `visual_changes` when the CLI read the run: every run of a poll in project and
+// single-test mode, and in suite mode the runs it reads for details.
 
-const noted = new WeakMap<ReportTest, readonly VisualChange[]>();
-
-/** Notes the visual changes of the run `t` was read from (nothing when it has none). */
+/** Keeps the visual changes of the run `t` was read from on it (nothing when it has none). */
 export function noteVisualChanges(t: ReportTest, changes: readonly VisualChange[] | undefined): void {
-  if (changes && changes.length > 0) noted.set(t, changes);
+  if (changes && changes.length > 0) t.visual_changes = [...changes];
 }
 
 /** The changes of `t`'s run not yet approved, of one kind. */
 function awaiting(t: ReportTest, kind: VisualChange['kind']): readonly VisualChange[] {
-  return (noted.get(t) ?? []).filter((c) => c.kind === kind && !c.approved);
+  return (t.visual_changes ?? []).filter((c) => c.kind === kind && !c.approved);
 }
 
 /** `home.png, heading.png` (the first five, then how many more). */
@@ -55,7 +52,7 @@ export function newBaselinesHint(tests: readonly ReportTest[], suiteRunId: strin
   const [first] = fresh;
   if (first === undefined) return null;
   const images = fresh.flatMap((t) => awaiting(t, 'new'));
-  const others = tests.some((t) => t.status !== 'passed' && (noted.get(t) ?? []).some((c) => !c.approved));
+  const others = tests.some((t) => t.status !== 'passed' && (t.visual_changes ?? []).some((c) => !c.approved));
   const command =
     suiteRunId !== null && !others
       ? approveCommand({ suiteRunId })

@@ -34,6 +34,8 @@ const SCENARIOS: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
   view: () => import('./view-render'),
   /** What a test's history costs the view: its load for a 1,000-test suite's open tests, and the page. */
   'view-history': () => import('./view-history'),
+  /** The visual changes of a suite run of 100 changed screenshots in Chromium: bytes before and after the lazy images, time to interactive. */
+  'view-visual': () => import('./view-visual'),
   /** Installed size of the packed CLI and client, and the time of `testrun --version`. */
   install: () => import('./install'),
   /** Chromium in its own network namespace: launch, first page through the proxy, added memory. */
@@ -50,6 +52,8 @@ const SCENARIOS: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
   parity: () => import('./parity'),
   /** The service against `playwright test --workers=K` on a real repository's suite, round after round (docs/BENCHMARKS.md). */
   'real-h2h': () => import('./real-h2h'),
+  /** What a `toHaveScreenshot` costs the service against `playwright test`, and whether the same pages compare unchanged. */
+  visual: () => import('./visual'),
 };
 
 /** What plain `pnpm bench` runs: every figure of the speed targets, in one go. */

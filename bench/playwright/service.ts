@@ -30,6 +30,8 @@ export interface Trial {
   tailMs?: number;
   /** Service only: the statements the worker's Postgres client sent for the suite run (count-statements.cjs). */
   statements?: number;
+  /** Service only: the suite run's id. */
+  suiteRunId?: string;
 }
 
 /** What the Playwright benchmarks ask of the service. */
@@ -45,8 +47,16 @@ export interface PlaywrightService {
     warm: { projectSlug: string; suiteSlug: string; oneTest?: boolean },
     env?: Record<string, string>,
   ): Promise<void>;
-  /** POSTs a suite run and resolves once it is POSTed, with a promise of its terminal status (whatever its tests did). */
-  startSuite(projectSlug: string, suiteSlug: string): Promise<{ ended: Promise<string> }>;
+  /** POSTs a suite run and resolves once it is POSTed, with its id and a promise of its terminal status (whatever its tests did). */
+  startSuite(projectSlug: string, suiteSlug: string): Promise<{ id: string; ended: Promise<string> }>;
+  /** Approves every visual change of a suite run with the bench's `deploy` key (docs/VISUAL.md): how many it approved. */
+  approveVisual(suiteRunId: string): Promise<number>;
+  /** The runs of a suite run: each one's test name, status, outcome code and message. */
+  runsOf(
+    suiteRunId: string,
+  ): Promise<{ testName: string; status: string; outcomeCode: string | null; outcomeMessage: string | null }[]>;
+  /** The durations (ms) of a suite run's steps whose label starts with `label`. */
+  stepDurations(suiteRunId: string, label: string): Promise<number[]>;
   /** Runs a suite; wall from the POST to the suite run's end, CPU of the API, worker, browsers and Postgres backends. */
   runSuite(projectSlug: string, suiteSlug: string, expectPassed: number): Promise<Trial>;
   close(): Promise<void>;
@@ -161,7 +171,30 @@ export async function startPlaywrightService(
     },
     startSuite: async (projectSlug, suiteSlug) => {
       const id = await bench.post({ projectSlug, suiteSlug });
-      return { ended: bench.suiteTerminal(id).then((row) => row.status) };
+      return { id, ended: bench.suiteTerminal(id).then((row) => row.status) };
+    },
+    approveVisual: async (suiteRunId) => {
+      const res = await fetch(`${bench.apiUrl}/api/v1/suite-runs/${suiteRunId}/visual-changes/approve`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${bench.key}`, 'content-type': 'application/json' },
+        body: '{}',
+      });
+      const text = await res.text();
+      if (res.status !== 200) throw new Error(`the approval answered ${res.status}: ${text}`);
+      return (JSON.parse(text) as { approved: unknown[] }).approved.length;
+    },
+    runsOf: (suiteRunId) =>
+      bench.db.run.findMany({
+        where: { suiteRunId },
+        orderBy: { position: 'asc' },
+        select: { testName: true, status: true, outcomeCode: true, outcomeMessage: true },
+      }),
+    stepDurations: async (suiteRunId, label) => {
+      const steps = await bench.db.stepResult.findMany({
+        where: { run: { suiteRunId }, label: { startsWith: label } },
+        select: { durationMs: true },
+      });
+      return steps.map((step) => step.durationMs);
     },
     runSuite: async (projectSlug, suiteSlug, expectPassed) => {
       const pids = [bench.api.child.pid ?? 0, worker.child.pid ?? 0];
@@ -196,7 +229,15 @@ export async function startPlaywrightService(
         const reasons = why.map((r) => r.resultSummary).join(' | ');
         throw new Error(`service: ${row.passedCount} of ${expectPassed} passed (${row.status}): ${reasons}`);
       }
-      return { wallMs: row.finishedAt.getTime() - sent, cpuMs, phases, sandboxPeaks, tailMs, statements };
+      return {
+        wallMs: row.finishedAt.getTime() - sent,
+        cpuMs,
+        phases,
+        sandboxPeaks,
+        tailMs,
+        statements,
+        suiteRunId: id,
+      };
     },
     close: async () => {
       await stopWorker();

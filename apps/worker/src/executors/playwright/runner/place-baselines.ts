@@ -20,8 +20,9 @@ async function realFolder(root: string, dir: string): Promise<boolean> {
 }
 
 /**
- * Writes each baseline at its path under `bundleDir` (the scratch copy), replacing a file there;
- * a path out of the bundle, or under anything but folders, is skipped. Never follows a link.
+ * Writes each baseline at its path under `bundleDir` (the scratch copy), replacing a snapshot file
+ * there; a path out of the bundle, not a snapshot's (pathInBundle), or under anything but folders,
+ * is skipped. Never follows a link.
  */
 export async function placeBaselines(bundleDir: string, baselines: readonly PlacedBaseline[]): Promise<number> {
   let placed = 0;

@@ -25,6 +25,8 @@ function attempt(overrides: Partial<PlaywrightAttempt>): PlaywrightAttempt {
     ...overrides,
   };
 }
+const attemptOf = (a: Pick<PlaywrightAttempt, 'errors' | 'attachments'>) =>
+  attempt({ ...a, snapshots: snapshotFindings(a, BUNDLE, inside) });
 const missing = (p: string) => ({
   message: `Error: A snapshot doesn't exist at ${p}, writing actual.\n\n  4 |   await expect(page)`,
 });
@@ -55,6 +57,11 @@ describe('pathInBundle', () => {
     ['a neighbour by ..', `${BUNDLE}/a/../../bundle2/x.png`, null],
     ['a line break', `${BUNDLE}/a\nb.png`, null],
     ['2,000 characters', `${BUNDLE}/${'x'.repeat(2000)}.png`, null],
+    ['a text snapshot', `${BUNDLE}/${SNAPS}/label-linux.txt`, `${SNAPS}/label-linux.txt`],
+    ['a module of the bundle', `${BUNDLE}/e2e/helpers.ts`, null],
+    ['a script', `${BUNDLE}/e2e/fixtures.js`, null],
+    ['a configuration', `${BUNDLE}/tsconfig.json`, null],
+    ['a package', `${BUNDLE}/node_modules/x/logo.png`, null],
   ])('%s', (_label, file, expected) => {
     expect(pathInBundle(BUNDLE, file)).toBe(expected);
   });
@@ -107,6 +114,19 @@ describe('snapshotFindings', () => {
       inside,
     );
     expect(found).toEqual([]);
+  });
+
+  it("keeps no snapshot at a path Node or Playwright would load as code, so none can carry one deployment's code into another", () => {
+    const attempt = {
+      errors: [missing('/work/bundle/e2e/helpers.ts'), missing('/work/bundle/playwright.config.mjs')],
+      attachments: [
+        file('cfg-expected.json', `${BUNDLE}/tsconfig.json`),
+        file('cfg-actual.json', '/scratch/output/a.json'),
+      ],
+    };
+    expect(snapshotFindings(attempt, BUNDLE, inside)).toEqual([]);
+    // With nothing kept, the test is not passed as new baselines: it does not pass, as under Playwright.
+    expect(classifyAttempt(attemptOf(attempt)).status).not.toBe('passed');
   });
 
   it('needs the image taken beside a changed baseline', () => {
@@ -164,8 +184,10 @@ describe('placeBaselines', () => {
       { path: 'tests/linked.png', body: Buffer.from('through') },
       { path: 'link/outside.png', body: Buffer.from('escaped') },
       { path: '../outside.png', body: Buffer.from('escaped') },
+      { path: 'tests/helpers.ts', body: Buffer.from('export const planted = true;') },
     ]);
     expect(placed).toBe(3);
+    expect(existsSync(path.join(bundle, 'tests/helpers.ts'))).toBe(false);
     expect(readFileSync(path.join(bundle, 'tests/a-snapshots/new.png'), 'utf8')).toBe('new');
     expect(readFileSync(path.join(bundle, 'tests/old.png'), 'utf8')).toBe('replaced');
     expect(readFileSync(path.join(bundle, 'tests/linked.png'), 'utf8')).toBe('through');

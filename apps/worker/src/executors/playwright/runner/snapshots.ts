@@ -29,14 +29,25 @@ function isMissingSnapshot(error: Pick<PlaywrightError, 'message'>): boolean {
 }
 
 /**
- * A host path as a path in the bundle: relative to `bundleDir`, within it, without `..`, NUL or
- * line breaks, at most {@link MAX_PATH} characters; null otherwise.
+ * The extensions of the snapshots the service keeps: images and text, never a file Node or
+ * Playwright would load as code or configuration (a baseline placed at `helpers.ts`, `x.json` or in
+ * `node_modules` would carry one deployment's test code into the runs of another).
+ */
+const SNAPSHOT_EXTENSIONS = new Set(['.png', '.jpg', '.jpeg', '.txt']);
+
+/**
+ * A host path as a snapshot's path in the bundle: relative to `bundleDir`, within it, without `..`,
+ * NUL or line breaks, at most {@link MAX_PATH} characters, of a snapshot's extension and not under
+ * `node_modules`; null otherwise.
  */
 export function pathInBundle(bundleDir: string, file: string): string | null {
   const rel = path.relative(bundleDir, path.resolve(bundleDir, file));
   if (rel === '' || path.isAbsolute(rel) || rel.length > MAX_PATH) return null;
-  if (rel.split(path.sep).some((part) => part === '..' || part === '') || /[\0\r\n]/.test(rel)) return null;
-  return rel.split(path.sep).join('/');
+  const parts = rel.split(path.sep);
+  if (parts.some((part) => part === '..' || part === '' || part === 'node_modules') || /[\0\r\n]/.test(rel))
+    return null;
+  if (!SNAPSHOT_EXTENSIONS.has(path.extname(rel).toLowerCase())) return null;
+  return parts.join('/');
 }
 
 /** The name without its `-expected`/`-actual` suffix (`home-actual.png` → `home.png`), or null. */

@@ -1,7 +1,8 @@
 import type { RunOutcome } from '@testrun/core/runs';
 import type { TreeStepRow } from '../../run/artifact-writer';
 import type { SecretMask } from '../../run/secret-mask';
-import { failingStep, stripAnsi } from './runner/outcome';
+import { failingStep } from './runner/outcome';
+import { stripAnsi } from './runner/strip-ansi';
 import type { PlaywrightAttempt, PlaywrightStep, PlaywrightTestResult } from './runner/types';
 
 // A Playwright test's result as the run records it: its steps as step rows, its attachments as

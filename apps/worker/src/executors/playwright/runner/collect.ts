@@ -11,10 +11,10 @@ import {
   runnerKilled,
   runnerKilledBefore,
   setupFailed,
-  stripAnsi,
   type PlaywrightOutcome,
 } from './outcome';
 import { resultOf } from './result-of';
+import { stripAnsi } from './strip-ansi';
 import { snapshotFindings } from './snapshots';
 import { bundlePath, hostPath, INSIDE, type Layout } from './sandboxed-cli';
 import type {

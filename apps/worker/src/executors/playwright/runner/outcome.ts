@@ -10,7 +10,6 @@ export interface PlaywrightOutcome {
   summary: string;
 }
 
-export { stripAnsi };
 const CRASHED = /Target crashed|Page crashed|page has crashed|browser has disconnected|Browser closed/i;
 const UNREACHABLE =
   /net::ERR_(?!ABORTED\b|BLOCKED_BY)[A-Z_]+|\b(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ECONNRESET|EHOSTUNREACH|ENETUNREACH|CERT_[A-Z_]+|DEPTH_ZERO_SELF_SIGNED_CERT)\b/;

@@ -73,6 +73,9 @@ describe('every declared route against every scope', () => {
       // A preview's baselines; a change of the active version asks for deploy besides (test/e2e/playwright-visual).
       approveRunVisualChanges: 'preview',
       approveSuiteRunVisualChanges: 'preview',
+      // A link that approves as the key: the same scopes (test/view/visual-approve).
+      issueRunApprovalLink: 'preview',
+      issueSuiteRunApprovalLink: 'preview',
     };
     for (const [name, route] of keyed) {
       expect(API_KEY_SCOPES).toContain(route.scope);

@@ -199,3 +199,37 @@ it("approves a preview's changes with a preview key: --change only those named, 
   const none = await runCliHere(['approve', '--suite-run', w.suiteRunId, '--json'], w.preview);
   expect(JSON.parse(none.stdout)).toEqual({ approved: [], deployments: [] });
 });
+
+it("--link prints a link that approves a preview's changes in the browser as the preview key; never under CI", async () => {
+  const w = await workspace('preview');
+  const [runId = ''] = w.runIds;
+  const home = await visualChange(w, runId, 1, 'home.png', 'changed');
+  const ci = await runCliHere(['approve', '--suite-run', w.suiteRunId, '--link'], { ...w.preview, CI: 'true' });
+  expect(ci.code).toBe(2);
+  expect(ci.stderr).toContain('CI is set, and a CI log is read by others');
+
+  const printed = await runCliHere(['approve', '--suite-run', w.suiteRunId, '--link'], w.preview);
+  expect(printed).toMatchObject({ code: 0, stderr: '' });
+  const [intro = '', keep = '', url = ''] = printed.stdout.split('\n');
+  expect(intro).toBe(
+    'Open this link to look at the changes and approve them in the browser (1 change awaits approval).',
+  );
+  expect(keep).toMatch(/^It approves as this API key until \d{4}-\d\d-\d\dT.*Z: give it to no one\.$/);
+  const path = new URL(url).pathname;
+  expect(path).toMatch(new RegExp(`^/view/approve/suite-runs/${w.suiteRunId}/key_\\w+/[0-9a-z]+~[\\w-]{32}$`));
+  const origin = `http://127.0.0.1:${served.port}`;
+  const page = await fetch(`${origin}${path}`);
+  expect(page.status).toBe(200);
+  expect(await page.text()).toContain(`name="change" value="${home}"`);
+  // The page's form, as the browser posts it: approved as the preview key, the preview's baseline.
+  const posted = await fetch(`${origin}${path}`, {
+    method: 'POST',
+    body: new URLSearchParams([['change', home]]),
+    redirect: 'manual',
+    headers: { 'Sec-Fetch-Site': 'same-origin' },
+  });
+  expect([posted.status, posted.headers.get('location')]).toEqual([303, `${path}?approved=1`]);
+  const change = await served.api.db.visualChange.findUniqueOrThrow({ where: { id: home } });
+  expect(change.approvedByKeyName).toBe(`preview-${w.tag}`);
+  expect(await served.api.db.baseline.count({ where: { deploymentId: w.deploymentId, status: 'approved' } })).toBe(1);
+});

@@ -106,7 +106,11 @@ test("a changed image's run page shows expected, actual and diff, each a link to
   await eventually(async () => (await widths()).every((w) => w > 0));
   expect(await widths()).toEqual([64, 64, 64]);
   const approve = section.locator('.visual-approve');
-  expect(await approve.locator('code.command').textContent()).toBe(`testrun approve --run ${suite.runs[0]?.id}`);
+  // The command, and the one that prints a link approving in the browser (as the key, for an hour).
+  expect(await approve.locator('code.command').allTextContents()).toEqual([
+    `testrun approve --run ${suite.runs[0]?.id}`,
+    `testrun approve --run ${suite.runs[0]?.id} --link`,
+  ]);
   expect((await approve.textContent())?.replace(/\s+/g, ' ')).toContain(
     "This page's link is read-only: it cannot approve.",
   );
@@ -190,7 +194,7 @@ test('a new baseline is marked awaiting approval, and shows the image it took', 
   const figure = page.locator('.visual-change figure');
   expect(await figure.locator('figcaption').allTextContents()).toEqual(['The new baseline']);
   expect(await figure.locator('img').getAttribute('alt')).toBe('heading.png: The new baseline');
-  expect(await page.locator('.visual-approve code.command').textContent()).toBe(
+  expect(await page.locator('.visual-approve code.command').first().textContent()).toBe(
     `testrun approve --run ${suite.runs[1]?.id}`,
   );
   await expectReadOnly(page);
@@ -248,9 +252,10 @@ test("the suite page lists each test's changes, links to its run page and gives 
   for (const [i, id] of listed.entries())
     expect(hrefs[i]).toMatch(new RegExp(`^/view/runs/${id}/[^/]+#visual-changes$`));
   for (const href of hrefs) expect((await fetch(`${env.api.origin}${href ?? ''}`)).status).toBe(200);
-  expect(await section.locator('.visual-approve code.command').textContent()).toBe(
+  expect(await section.locator('.visual-approve code.command').allTextContents()).toEqual([
     `testrun approve --suite-run ${suite.suiteRunId}`,
-  );
+    `testrun approve --suite-run ${suite.suiteRunId} --link`,
+  ]);
   expect(await section.locator('.visual-approve').textContent()).toContain('it cannot approve');
   await expectReadOnly(page);
   expect((await new AxeBuilder({ page }).analyze()).violations).toEqual([]);

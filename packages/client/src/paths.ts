@@ -17,13 +17,16 @@ export function deploymentPath(projectSlug: string, deploymentId?: string): stri
   return deploymentId === undefined ? base : `${base}/${encodeURIComponent(deploymentId)}`;
 }
 
-/** The URL that approves the visual changes of a run, or of every run of a suite run. */
-export function visualApprovalPath(target: VisualTarget): string {
+/**
+ * The URL that approves the visual changes of a run, or of every run of a suite run; or, with
+ * `approval-link`, that issues a link approving them in the view.
+ */
+export function visualApprovalPath(target: VisualTarget, action: 'approve' | 'approval-link' = 'approve'): string {
   const base =
     'runId' in target
       ? `/api/v1/runs/${encodeURIComponent(target.runId)}`
       : `/api/v1/suite-runs/${encodeURIComponent(target.suiteRunId)}`;
-  return `${base}/visual-changes/approve`;
+  return `${base}/visual-changes/${action}`;
 }
 
 /** A listing's query string: the filters given, statuses comma-separated; the API checks them. */

@@ -17,6 +17,7 @@ import type {
   SuiteRunList,
   SuiteRunRerunRequest,
   VisualApproval,
+  VisualApprovalLink,
   VisualApprovalRequest,
 } from '@testrun/contracts';
 import type { RateLimitInfo } from './backoff';
@@ -133,6 +134,16 @@ export class TestrunClient {
   async approveVisualChanges(target: VisualTarget, ids?: readonly string[]): Promise<VisualApproval> {
     const body: VisualApprovalRequest = ids === undefined ? {} : { ids: [...ids] };
     return (await this.transport.request<VisualApproval>('POST', visualApprovalPath(target), { body })).body;
+  }
+
+  /**
+   * POST /api/v1/runs/:id/visual-changes/approval-link (or a suite run's): a link, for an hour, to a
+   * page that approves the changes in the browser as this key (docs/VISUAL.md). The same scopes as
+   * approving. A capability: never log it. Issuing changes nothing, so it is retried like a GET.
+   */
+  async approvalLink(target: VisualTarget): Promise<VisualApprovalLink> {
+    const path = visualApprovalPath(target, 'approval-link');
+    return (await this.transport.request<VisualApprovalLink>('POST', path, {})).body;
   }
 
   /** GET /api/v1/runs/:id. */

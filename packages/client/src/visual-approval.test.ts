@@ -100,3 +100,20 @@ describe('approveVisualChanges', () => {
     expect(calls).toHaveLength(1);
   });
 });
+
+describe('approvalLink', () => {
+  it("POSTs without a body to a run's or a suite run's approval-link route and gives the link", async () => {
+    const link = {
+      approvalUrl: 'http://api.test/view/approve/runs/run_1/key_1/abc~x',
+      expires_at: '2026-12-07T11:00:00.000Z',
+      pending_count: 2,
+    };
+    const { client, calls } = clientAnswering([() => json(200, link), () => json(200, link)]);
+    await expect(client.approvalLink({ runId: 'run_1' })).resolves.toEqual(link);
+    await client.approvalLink({ suiteRunId: 'srun_1' });
+    expect(calls.map((c) => [c.method, c.url, c.body])).toEqual([
+      ['POST', 'http://api.test/api/v1/runs/run_1/visual-changes/approval-link', undefined],
+      ['POST', 'http://api.test/api/v1/suite-runs/srun_1/visual-changes/approval-link', undefined],
+    ]);
+  });
+});

@@ -2,10 +2,10 @@ import { BUNDLE_ROUTES } from './bundle-routes';
 import { DEPLOYMENT_ROUTES } from './deployment-routes';
 import { RunListQuery, SuiteRunListQuery, parseListingQuery } from './listings';
 import { parseRerunRequest } from './rerun-request';
-import { parseVisualApproval } from './visual';
 import { parseRunCreateRequest } from './run-request';
 import { declareRoute, pathParams, type ApiSchemaName } from './route-declaration';
 import { secretRoutes } from './secret-routes';
+import { VISUAL_ROUTES } from './visual-routes';
 
 /**
  * Every HTTP route of the API declared once: method, path, schemas and flags. The API binds a
@@ -161,27 +161,6 @@ const rerunSuiteRun = declareRoute({
   documented: true,
 });
 
-/** An approval of the visual changes of a run or of a suite run's runs (docs/VISUAL.md). */
-function approveVisual<K extends string>(operationId: string, path: string, param: K, what: string) {
-  return declareRoute({
-    operationId,
-    method: 'post',
-    path,
-    summary: `Approve the visual changes of ${what} as baselines`,
-    description:
-      "Each change not yet approved (or each named in `ids`) becomes the baseline of its snapshot in the deployment its run ran: a preview's approval changes that preview's baselines only, and needs a key with the `preview` scope; one in a run of the project's active deployment changes the project's baselines and needs `deploy` (403 `insufficient_scope` naming it). Activating a preview makes its baselines the project's. Approving again approves nothing more. The view's link cannot approve.",
-    auth: 'apiKey',
-    scope: 'preview',
-    params: pathParams(param),
-    body: { schema: 'VisualApprovalRequest', parse: parseVisualApproval },
-    idempotent: false,
-    conditionalGet: false,
-    success: { status: 200, description: 'What was approved', schema: ['VisualApproval'] },
-    problems: { '400': ['invalid_body'], '404': ['not_found'] },
-    documented: true,
-  });
-}
-
 const workspaceSecrets = secretRoutes('workspace');
 const projectSecrets = secretRoutes('project');
 
@@ -245,18 +224,6 @@ export const API_ROUTES = {
     schema: 'SuiteRun',
   }),
   rerunSuiteRun,
-  approveRunVisualChanges: approveVisual(
-    'approveRunVisualChanges',
-    '/api/v1/runs/{runId}/visual-changes/approve',
-    'runId',
-    'a run',
-  ),
-  approveSuiteRunVisualChanges: approveVisual(
-    'approveSuiteRunVisualChanges',
-    '/api/v1/suite-runs/{suiteRunId}/visual-changes/approve',
-    'suiteRunId',
-    "a suite run's runs",
-  ),
   listProjects: declareRoute({
     operationId: 'listProjects',
     method: 'get',
@@ -278,4 +245,5 @@ export const API_ROUTES = {
   deleteProjectSecret: projectSecrets.delete,
   ...DEPLOYMENT_ROUTES,
   ...BUNDLE_ROUTES,
+  ...VISUAL_ROUTES,
 };

@@ -7,7 +7,7 @@ import { SuiteRunRerunRequest } from './rerun-request';
 import type { ApiKeyScope } from './scopes';
 import { Secret, SecretList, SecretSetRequest } from './secrets';
 import { ProjectRunsCreated, Run, RunCreateRequest, SingleRunCreated, SuiteRun, SuiteRunCreated } from './runs';
-import { VisualApproval, VisualApprovalRequest } from './visual';
+import { VisualApproval, VisualApprovalLink, VisualApprovalRequest } from './visual';
 import { RunFinishedEvent, SuiteRunFinishedEvent } from './webhooks';
 
 // What a declaration of api-routes.ts is, and the types a handler of one is given.
@@ -38,6 +38,7 @@ export const API_SCHEMAS = {
   BundleStored,
   VisualApprovalRequest,
   VisualApproval,
+  VisualApprovalLink,
 };
 export type ApiSchemaName = keyof typeof API_SCHEMAS;
 

@@ -71,6 +71,27 @@ export const VisualApproval = Type.Object(
 );
 export type VisualApproval = Static<typeof VisualApproval>;
 
+/** A link that approves in the view (POST …/visual-changes/approval-link). */
+export const VisualApprovalLink = Type.Object(
+  {
+    approvalUrl: Type.String({
+      format: 'uri',
+      description:
+        'The page of the changes with their approve buttons. A capability for the key that asked for it: give it to no one.',
+    }),
+    expires_at: Type.String({
+      format: 'date-time',
+      description: 'When the link stops working (an hour after it was issued).',
+    }),
+    pending_count: Type.Integer({
+      minimum: 0,
+      description: 'How many changes of the run or suite run await approval now.',
+    }),
+  },
+  { additionalProperties: false },
+);
+export type VisualApprovalLink = Static<typeof VisualApprovalLink>;
+
 const validateApproval = compileValidator(VisualApprovalRequest);
 
 /** Checks an approval's body: 400 `invalid_body` naming every field at fault. */

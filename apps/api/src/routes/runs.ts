@@ -7,7 +7,7 @@ import { runFingerprint } from '../services/long-poll';
 import { getRun } from '../services/run-reads';
 import { createRuns, enqueueRunJobs } from '../services/runs';
 import { enqueuePolicy } from '../services/target-check';
-import { approveVisual } from '../services/visual';
+import { approveVisual, issueApprovalLink } from '../services/visual';
 import { apiRoute, type ApiRoute } from './builder';
 
 /** POST /api/v1/runs (enqueue), GET /api/v1/runs (a page, newest first), GET /api/v1/runs/:runId (poll), its cancel and its visual approval. */
@@ -60,6 +60,14 @@ export function runsRoutes(deps: AppDeps): ApiRoute[] {
 
     apiRoute(deps, API_ROUTES.approveRunVisualChanges, async ({ workspaceId, keyId, scopes, params, body }) => ({
       body: await approveVisual(db, { workspaceId, keyId, scopes }, { run: params.runId }, body.ids),
+    })),
+
+    apiRoute(deps, API_ROUTES.issueRunApprovalLink, async ({ workspaceId, keyId, scopes, params }) => ({
+      body: await issueApprovalLink(
+        { db, keys, publicBaseUrl: config.publicBaseUrl, now: deps.now() },
+        { workspaceId, keyId, scopes },
+        { run: params.runId },
+      ),
     })),
   ];
 }

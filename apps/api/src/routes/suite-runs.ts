@@ -7,7 +7,7 @@ import { createRerun } from '../services/rerun';
 import { enqueueRunJobs } from '../services/runs';
 import { getSuiteRun } from '../services/suite-runs';
 import { enqueuePolicy } from '../services/target-check';
-import { approveVisual } from '../services/visual';
+import { approveVisual, issueApprovalLink } from '../services/visual';
 import { apiRoute, type ApiRoute } from './builder';
 
 /** GET /api/v1/suite-runs (a page, newest first), GET /api/v1/suite-runs/:suiteRunId, its cancel, its rerun and its visual approval. */
@@ -59,6 +59,14 @@ export function suiteRunsRoutes(deps: AppDeps): ApiRoute[] {
 
     apiRoute(deps, API_ROUTES.approveSuiteRunVisualChanges, async ({ workspaceId, keyId, scopes, params, body }) => ({
       body: await approveVisual(db, { workspaceId, keyId, scopes }, { suiteRun: params.suiteRunId }, body.ids),
+    })),
+
+    apiRoute(deps, API_ROUTES.issueSuiteRunApprovalLink, async ({ workspaceId, keyId, scopes, params }) => ({
+      body: await issueApprovalLink(
+        { db, keys, publicBaseUrl: config.publicBaseUrl, now: deps.now() },
+        { workspaceId, keyId, scopes },
+        { suiteRun: params.suiteRunId },
+      ),
     })),
   ];
 }

@@ -1,8 +1,7 @@
 import { Router, type Request, type Response } from 'express';
-import type { ArtifactStore } from '@testrun/core/artifact-store';
 import type { Db } from '@testrun/core/db';
 import type { Logger } from '@testrun/core/logger';
-import type { DerivedKeys, ViewSubject } from '@testrun/core/secrets';
+import type { ViewSubject } from '@testrun/core/secrets';
 import { findSetupArtifact } from '@testrun/core/runs';
 import { loadViewLinkState } from '@testrun/core/view-links';
 import { matchesETag, sendArtifact } from '../view/artifacts';
@@ -26,6 +25,7 @@ import {
   sendPage,
   viewErrorHandler,
   viewHeaders,
+  type ViewDeps,
 } from '../view/http';
 import type { LinkSigner, LiveStatus } from '../view/model';
 import { historySection } from '../view/render/history';
@@ -34,17 +34,7 @@ import type { Paths } from '../view/render/layout';
 import { renderArtifactExpired, renderRunPage, renderSuitePage } from '../view/render/pages';
 import { renderRunDetails } from '../view/render/run-details';
 import { createTraceViewerRouter, traceViewerDir } from '../view/trace-viewer';
-
-/** What the detailed view needs from the API process. */
-export type ViewDeps = {
-  db: Db;
-  store: ArtifactStore;
-  keys: DerivedKeys;
-  publicBaseUrl: string;
-  /** VIEW_LINK_TTL_DAYS: how long a link works; also bounds links of the older form without an expiry. */
-  viewLinkTtlDays: number;
-  logger: Logger;
-};
+import { approvalRoutes } from './view-approve';
 
 /**
  * A GET handler under `<id>/<token>`: 404 unless the token was signed for this subject and id and
@@ -228,6 +218,7 @@ export function createViewRouter(deps: ViewDeps): Router {
   else logger.warn('playwright-core trace viewer not found; traces are offered as downloads only');
   suiteRunRoutes(router, deps);
   runRoutes(router, deps, logger);
+  approvalRoutes(router, deps);
   router.use((req, res) => sendNotFound(req, res));
   router.use(viewErrorHandler(logger));
   return router;

@@ -44,21 +44,33 @@ export function readBearerKey(header: string | undefined): string {
 /** An accepted key: who calls, and when the key was last recorded as used. */
 export type AcceptedKey = { auth: AuthContext; lastUsedAt: Date | null };
 
+/** A key's row with what accepting it needs, by its hash or by its id. */
+function keySql(by: 'hash' | 'id'): string {
+  return `SELECT k.id, k.workspace_id, k.scopes, k.paused, k.revoked_at, k.last_used_at, w.plan::text AS plan,
+      EXISTS (SELECT 1 FROM memberships m WHERE m.workspace_id = k.workspace_id AND m.user_id = k.creator_id) AS creator_is_member
+    FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
+    WHERE k.${by} = $1`;
+}
+
 /**
  * Resolves a key (by its hash) to its workspace, or throws 401 (unknown, revoked) or 403 (paused on
  * the Free plan, creator no longer a member). One indexed lookup by hash.
  */
 export async function readKey(db: Db, hash: string): Promise<AcceptedKey> {
-  const rows = await readSql<KeyRow>(
-    db,
-    'api_key_by_hash',
-    `SELECT k.id, k.workspace_id, k.scopes, k.paused, k.revoked_at, k.last_used_at, w.plan::text AS plan,
-      EXISTS (SELECT 1 FROM memberships m WHERE m.workspace_id = k.workspace_id AND m.user_id = k.creator_id) AS creator_is_member
-    FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
-    WHERE k.hash = $1`,
-    [hash],
-  );
-  const row = rows[0];
+  const rows = await readSql<KeyRow>(db, 'api_key_by_hash', keySql('hash'), [hash]);
+  return acceptKey(rows[0]);
+}
+
+/**
+ * The key an approval link was issued to (docs/VISUAL.md), by its id, accepted by the same rules
+ * as a key sent in a request: the link approves only while the key itself could.
+ */
+export async function readKeyById(db: Db, id: string): Promise<AcceptedKey> {
+  const rows = await readSql<KeyRow>(db, 'api_key_by_id', keySql('id'), [id]);
+  return acceptKey(rows[0]);
+}
+
+function acceptKey(row: KeyRow | undefined): AcceptedKey {
   if (!row) throw unauthorized('The API key is not valid.');
   // Revoked reads exactly like unknown: the answer must not tell a guesser that a key once existed.
   if (row.revoked_at) throw unauthorized('The API key is not valid.');

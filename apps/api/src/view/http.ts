@@ -1,6 +1,6 @@
 import compression from 'compression';
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
-import { ArtifactStoreUnavailableError } from '@testrun/core/artifact-store';
+import { ArtifactStoreUnavailableError, type ArtifactStore } from '@testrun/core/artifact-store';
 import type { Db } from '@testrun/core/db';
 import type { Logger } from '@testrun/core/logger';
 import type { DerivedKeys, ViewSubject } from '@testrun/core/secrets';
@@ -13,7 +13,7 @@ import { renderFailure, renderNotFound } from './render/pages';
 // How the view answers over HTTP: its pages' headers, the capability check of a URL's token, and
 // its error pages. The routes themselves are in routes/view.ts.
 
-/** Pages: nothing from anywhere else, no inline code, no framing, no forms. */
+/** Pages: nothing from anywhere else, no inline code, no framing, no forms (an approval page's post to this origin). */
 const PAGE_POLICY = [
   "default-src 'none'",
   "script-src 'self'",
@@ -26,6 +26,9 @@ const PAGE_POLICY = [
   "frame-ancestors 'none'",
 ].join('; ');
 
+/** An approval link's page (routes/view-approve.ts): the same, but its forms post to this origin. */
+export const APPROVAL_PAGE_POLICY = PAGE_POLICY.replace("form-action 'none'", "form-action 'self'");
+
 export const ID_SHAPE = /^[a-z]{2,5}_[0-9a-z]{26}$/;
 // A link (`<start base 36>~<hmac>`), or one of the older forms: `<expiry base 36>.<hmac>`, the HMAC alone.
 const TOKEN_SHAPE = /^(?:[0-9a-z]{1,11}[.~])?[A-Za-z0-9_-]{32}$/;
@@ -34,8 +37,8 @@ export function paths(req: Request): Paths {
   return { base: req.baseUrl };
 }
 
-export function sendPage(res: Response, status: number, body: string): void {
-  res.status(status).setHeader('Cache-Control', 'no-store').setHeader('Content-Security-Policy', PAGE_POLICY);
+export function sendPage(res: Response, status: number, body: string, policy = PAGE_POLICY): void {
+  res.status(status).setHeader('Cache-Control', 'no-store').setHeader('Content-Security-Policy', policy);
   // Not res.send: it would hash the whole page for an ETag, which a page never cached has no use for.
   res.type('html').setHeader('Content-Length', Buffer.byteLength(body));
   res.end(body);
@@ -45,6 +48,17 @@ export function sendNotFound(req: Request, res: Response): void {
   // One body for an unknown id, a wrong token and a missing token: a 404 tells nothing.
   sendPage(res, 404, renderNotFound(paths(req)));
 }
+
+/** What the detailed view needs from the API process. */
+export type ViewDeps = {
+  db: Db;
+  store: ArtifactStore;
+  keys: DerivedKeys;
+  publicBaseUrl: string;
+  /** VIEW_LINK_TTL_DAYS: how long a link works; also bounds links of the older form without an expiry. */
+  viewLinkTtlDays: number;
+  logger: Logger;
+};
 
 /** What checking a link's token needs. */
 export type LinkCheck = { db: Db; keys: DerivedKeys; viewLinkTtlDays: number };

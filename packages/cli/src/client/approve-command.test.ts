@@ -1,5 +1,5 @@
 import type { VisualApproval, VisualChange } from '@testrun/contracts';
-import { approvalRequest, approvalText } from './approve-command';
+import { approvalLinkText, approvalRequest, approvalText, checkLinkFlags } from './approve-command';
 import { UsageError } from './parse-options';
 
 const change = (id: string, name: string, kind: VisualChange['kind']): VisualChange => ({
@@ -72,5 +72,33 @@ describe('approvalText', () => {
         'Not approved (already approved, or no change of srun_1): vis_9.',
       ].join('\n'),
     );
+  });
+});
+
+describe('--link', () => {
+  it('is refused with --change, and wherever CI is set: a CI log is read by others', () => {
+    expect(() => checkLinkFlags({ link: true, change: [] }, {})).not.toThrow();
+    expect(() => checkLinkFlags({ link: true, change: [] }, { CI: 'false' })).not.toThrow();
+    expect(() => checkLinkFlags({ link: false, change: ['vis_1'] }, { CI: 'true' })).not.toThrow();
+    expect(() => checkLinkFlags({ link: true, change: ['vis_1'] }, {})).toThrow(
+      '--link and --change do not go together',
+    );
+    for (const CI of ['true', '1', 'yes'])
+      expect(() => checkLinkFlags({ link: true, change: [] }, { CI })).toThrow(
+        /CI is set, and a CI log is read by others/,
+      );
+  });
+
+  it('prints where to approve, until when, and that the link is the key holder’s', () => {
+    const text = approvalLinkText({
+      approvalUrl: 'https://t.example/view/approve/runs/run_1/key_1/abc~x',
+      expires_at: '2026-12-07T11:00:00.000Z',
+      pending_count: 1,
+    });
+    expect(text.split('\n')).toEqual([
+      'Open this link to look at the changes and approve them in the browser (1 change awaits approval).',
+      'It approves as this API key until 2026-12-07T11:00:00.000Z: give it to no one.',
+      'https://t.example/view/approve/runs/run_1/key_1/abc~x',
+    ]);
   });
 });

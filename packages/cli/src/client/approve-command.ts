@@ -1,6 +1,6 @@
 import type { Command, CommanderError } from 'commander';
 import type { VisualTarget } from '@testrun/client';
-import type { VisualApproval } from '@testrun/contracts';
+import type { VisualApproval, VisualApprovalLink } from '@testrun/contracts';
 import {
   exitNow,
   isReportable,
@@ -18,6 +18,7 @@ export interface ApproveFlags extends ConnectionFlags {
   run?: string;
   suiteRun?: string;
   change: string[];
+  link?: boolean;
   json?: boolean;
 }
 
@@ -72,16 +73,53 @@ export function approvalText(request: ApprovalRequest, approval: VisualApproval)
   return lines.join('\n');
 }
 
+/** Whether the environment is a CI job's (`CI` set, as every CI service sets it), whose logs others read. */
+function inCi(env: NodeJS.ProcessEnv): boolean {
+  const ci = env.CI?.trim().toLowerCase();
+  return ci !== undefined && ci !== '' && ci !== 'false' && ci !== '0';
+}
+
 /**
- * `testrun approve --run ID | --suite-run ID [--change vis_…]…`: makes the visual changes of a run
- * (or of every run of a suite run) the baselines of their snapshots. Exit 0 (also when nothing was
+ * Checks `--link`: the link approves as the key for an hour, so it is printed on a person's
+ * terminal only, never in a CI job's log; it approves the changes a person picks on the page.
+ */
+export function checkLinkFlags(flags: Pick<ApproveFlags, 'link' | 'change'>, env: NodeJS.ProcessEnv): void {
+  if (!flags.link) return;
+  if (flags.change.length > 0)
+    throw new UsageError('--link and --change do not go together: pick the changes on the page');
+  if (inCi(env))
+    throw new UsageError(
+      "--link prints a link that approves as this key: CI is set, and a CI log is read by others. Run it on your own machine, or approve with 'testrun approve' without --link",
+    );
+}
+
+/** The text of an approval link: where, until when, and that it is the key's to keep. */
+export function approvalLinkText(link: VisualApprovalLink): string {
+  const waiting = link.pending_count === 1 ? '1 change awaits' : `${link.pending_count} changes await`;
+  return [
+    `Open this link to look at the changes and approve them in the browser (${waiting} approval).`,
+    `It approves as this API key until ${link.expires_at}: give it to no one.`,
+    link.approvalUrl,
+  ].join('\n');
+}
+
+/**
+ * `testrun approve --run ID | --suite-run ID [--change vis_…]… [--link]`: makes the visual changes of a run
+ * (or of every run of a suite run) the baselines of their snapshots; with `--link`, prints a link
+ * that approves them in the view instead. Exit 0 (also when nothing was
  * left to approve), 2 on a usage or API error (a key without the scope the change needs).
  */
 async function runApprove(flags: ApproveFlags, ctx: CommandContext): Promise<number> {
   const request = approvalRequest(flags);
+  checkLinkFlags(flags, ctx.env);
   const json = Boolean(flags.json);
   const { out, client } = openCommand(flags, ctx, { json });
   try {
+    if (flags.link) {
+      const link = await client.approvalLink(request.target);
+      out.result(json ? JSON.stringify(link, null, 2) : approvalLinkText(link));
+      return EXIT.passed;
+    }
     const approval = await client.approveVisualChanges(request.target, request.ids);
     out.result(json ? JSON.stringify(approval, null, 2) : approvalText(request, approval));
     return EXIT.passed;
@@ -103,6 +141,7 @@ export function registerApproveCommand(program: Command, ctx: CommandContext): v
     .option('--run <id>', "the run's changes (run_…)")
     .option('--suite-run <id>', 'the changes of every run of the suite run (srun_…)')
     .option('--change <id>', 'approve only this change (vis_…; repeatable)', collect, [])
+    .option('--link', 'print a link, for an hour, to approve in the browser as this key (not in CI)')
     .option('--json', "print the API's JSON on stdout")
     .option('--api-url <url>', 'API origin (default: $TESTRUN_API_URL)')
     .option('--api-key <key>', 'API key (default: $TESTRUN_API_KEY)')

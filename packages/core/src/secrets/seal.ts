@@ -4,12 +4,19 @@ import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes, ti
 export type DerivedKeys = {
   headers: Buffer;
   view: Buffer;
+  /** Signs approval links (docs/VISUAL.md): never the view key, so no view link can stand for one. */
+  approval: Buffer;
   idempotency: Buffer;
 };
 
 export function deriveKeys(secret: string): DerivedKeys {
   const derive = (info: string) => Buffer.from(hkdfSync('sha256', secret, 'testrun', info, 32));
-  return { headers: derive('headers-v1'), view: derive('view-link-v1'), idempotency: derive('idempotency-v1') };
+  return {
+    headers: derive('headers-v1'),
+    view: derive('view-link-v1'),
+    approval: derive('approval-link-v1'),
+    idempotency: derive('idempotency-v1'),
+  };
 }
 
 const SEAL_VERSION = 1;

@@ -31,7 +31,7 @@ type ChangeRow = {
 };
 
 /** The runs a target names in its workspace; NotFoundError when it names none there. */
-async function runsOf(tx: DbTx, workspaceId: string, target: VisualTarget): Promise<string[]> {
+async function runsOf(tx: Db | DbTx, workspaceId: string, target: VisualTarget): Promise<string[]> {
   if ('run' in target) {
     const run = await tx.run.findFirst({ where: { id: target.run, workspaceId }, select: { id: true } });
     if (!run) throw new NotFoundError(`No run ${target.run} in this workspace.`);
@@ -41,6 +41,25 @@ async function runsOf(tx: DbTx, workspaceId: string, target: VisualTarget): Prom
   if (!suiteRun) throw new NotFoundError(`No suite run ${target.suiteRun} in this workspace.`);
   const runs = await tx.run.findMany({ where: { suiteRunId: suiteRun.id }, select: { id: true } });
   return runs.map((r) => r.id);
+}
+
+/**
+ * How many of the target's changes await approval, and whether any is of its project's active
+ * deployment (approving it would need `deploy`); NotFoundError when the target is not of the workspace.
+ */
+export async function pendingApprovals(
+  db: Db,
+  workspaceId: string,
+  target: VisualTarget,
+): Promise<{ pending: number; active: boolean }> {
+  const runIds = await runsOf(db, workspaceId, target);
+  const [row] = await db.$queryRaw<Array<{ pending: number; active: boolean }>>`
+    SELECT count(*)::int AS pending, COALESCE(bool_or(p.active_deployment_id = vc.deployment_id), false) AS active
+    FROM visual_changes vc
+    JOIN deployments d ON d.id = vc.deployment_id
+    JOIN projects p ON p.id = d.project_id
+    WHERE vc.run_id = ANY(${runIds}) AND vc.approved_at IS NULL`;
+  return row ?? { pending: 0, active: false };
 }
 
 /**

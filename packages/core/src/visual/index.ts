@@ -1,4 +1,5 @@
 // Visual comparison's data access (docs/VISUAL.md): the baselines a run compares against, what runs
-// found of their snapshots, and the approval of it.
+// found of their snapshots, their approval, and the links that approve in the view.
 export * from './approve';
 export * from './baselines';
+export * from './approval-links';

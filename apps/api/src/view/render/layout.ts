@@ -54,7 +54,14 @@ export function metaList(items: ReadonlyArray<readonly [string, SafeHtml | strin
 }
 
 /** A whole page: the hashed stylesheet and script, the body in `<main>`, the live region. */
-export function layout(opts: { title: string; paths: Paths; live: string | null; body: SafeHtml }): string {
+export function layout(opts: {
+  title: string;
+  paths: Paths;
+  live: string | null;
+  body: SafeHtml;
+  /** What the footer says of the page's address; by default, that it is a link to read. */
+  footer?: string;
+}): string {
   const { base } = opts.paths;
   return html`<!doctype html>
     <html lang="en">
@@ -72,7 +79,7 @@ export function layout(opts: { title: string; paths: Paths; live: string | null;
         <main id="main" ${opts.live ? html` data-live="${opts.live}"` : ''}>${opts.body}</main>
         <p class="live-note" role="status" aria-live="polite" id="live-note"></p>
         <footer class="page-footer">
-          Testrun · this page's address is a capability link: anyone who has it can see this page.
+          Testrun · ${opts.footer ?? "this page's address is a capability link: anyone who has it can see this page."}
         </footer>
       </body>
     </html>`.value;

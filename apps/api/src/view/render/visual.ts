@@ -120,23 +120,58 @@ function changeImages(p: Paths, run: ViewRun, change: ViewVisualChange): SafeHtm
     ${kind === 'image' && expected && actual ? slider(p, run, change, expected, actual) : ''}`;
 }
 
-/** The command that approves, the scope its key needs, and that this page's link cannot. */
+/** The command that approves, the scope its key needs, the link that approves in the browser, and that this page's link cannot. */
 export function approveNote(command: string, lead = 'To approve'): SafeHtml {
   return html`<p class="visual-approve">
     ${lead}, run <code class="command">${command}</code> with an API key holding the <code>deploy</code> scope (<code
       >preview</code
     >
-    is enough while its version is not the project's active one). This page's link is read-only: it cannot approve.
+    is enough while its version is not the project's active one), or <code class="command">${command} --link</code> for
+    a link that approves in the browser, for an hour, as that key. This page's link is read-only: it cannot approve.
   </p>`;
 }
 
-/** The run page's section of its visual changes; nothing when it found none. */
-export function visualChangesSection(p: Paths, run: ViewRun, level: Heading = 2): SafeHtml {
+/**
+ * The forms of an approval page (docs/VISUAL.md, "Approve in the view"): each posts to the page's
+ * own approval link, naming the changes it approves. Only an approval link's page has them.
+ */
+export type ApproveForms = { action: string };
+
+/** A form that approves the changes `ids`, its button saying what. */
+export function approveForm(forms: ApproveForms, ids: readonly string[], label: string): SafeHtml {
+  return html`<form class="visual-approve-form" method="post" action="${forms.action}">
+    ${ids.map((id) => html`<input type="hidden" name="change" value="${id}" />`)}
+    <button type="submit" class="button">${label}</button>
+  </form>`;
+}
+
+/** What closes the section: the approve-all form on an approval page, else how to approve. */
+function sectionClose(run: ViewRun, waiting: readonly ViewVisualChange[], forms: ApproveForms | undefined): SafeHtml {
+  if (waiting.length === 0) return html`<p class="visual-approve">Every change is approved.</p>`;
+  if (!forms) return approveNote(`testrun approve --run ${run.id}`);
+  if (waiting.length === 1) return html``;
+  return approveForm(
+    forms,
+    waiting.map((c) => c.id),
+    `Approve all ${waiting.length} of this test`,
+  );
+}
+
+/**
+ * The run page's section of its visual changes; nothing when it found none. With `forms` (an
+ * approval page), each change awaiting approval has its approve button.
+ */
+export function visualChangesSection(p: Paths, run: ViewRun, level: Heading = 2, forms?: ApproveForms): SafeHtml {
   const changes = run.visualChanges ?? [];
   if (changes.length === 0) return html``;
-  const waiting = changes.filter((c) => !c.approvedAt).length;
-  return html`<section class="visual-changes" id="visual-changes" aria-labelledby="visual-changes-heading">
-    ${heading(level, html`Visual changes <span class="muted">(${changes.length})</span>`, 'visual-changes-heading')}
+  const waiting = changes.filter((c) => !c.approvedAt);
+  // An approval page holds one per run, inside the run's own labelled section: ids that name the
+  // run, and no landmark of its own (each would have the same name).
+  const sectionId = forms ? `visual-changes-${run.id}` : 'visual-changes';
+  const headingId = `${sectionId}-heading`;
+  const labelled = forms ? '' : html` aria-labelledby="${headingId}"`;
+  return html`<section class="visual-changes" id="${sectionId}" ${labelled}>
+    ${heading(level, html`Visual changes <span class="muted">(${changes.length})</span>`, headingId)}
     <ul class="visual-list">
       ${changes.map(
         (change) =>
@@ -144,13 +179,10 @@ export function visualChangesSection(p: Paths, run: ViewRun, level: Heading = 2)
             <p class="visual-change-head"><strong class="visual-name">${change.name}</strong> ${badge(change)}</p>
             <p class="visual-path"><code>${change.path}</code></p>
             ${changeImages(p, run, change)}
+            ${forms && !change.approvedAt ? approveForm(forms, [change.id], `Approve ${change.name}`) : ''}
           </li>`,
       )}
     </ul>
-    ${
-      waiting > 0
-        ? approveNote(`testrun approve --run ${run.id}`)
-        : html`<p class="visual-approve">Every change is approved.</p>`
-    }
+    ${sectionClose(run, waiting, forms)}
   </section>`;
 }

@@ -3,9 +3,9 @@ import type { VisualApprovalLink } from '@testrun/contracts';
 import { suiteRunViewUrl, signViewLink } from '@testrun/core/view-links';
 import { signApprovalLink } from '@testrun/core/visual';
 import { createApiKey } from '../../packages/admin/src/operations';
-import { createSuiteRun, STEPS, type SeededSuite } from './seed';
+import type { SeededSuite } from './seed';
 import { defined, openViewer, readJson, startViewEnv, type ViewEnv, type Viewer } from './support';
-import { HOSTILE, SNAPSHOTS, recordVisualRuns, visualPlans } from './visual-seed';
+import { HOSTILE, SNAPSHOTS, seedVisualSuite } from './visual-seed';
 
 // Approving in the view (docs/VISUAL.md, "Approve in the view"): a key that may approve asks the
 // API for an approval link; its page shows the changes with approve buttons and approves as that
@@ -20,14 +20,7 @@ const dialogs: string[] = [];
 
 beforeAll(async () => {
   env = await startViewEnv();
-  const plan = (name: string) => ({ name, steps: [STEPS.home()] });
-  suite = await createSuiteRun(
-    env.db,
-    env.api.keys,
-    ['Home looks right', 'Heading is new', 'Hostile name', 'Footer matches', 'Logo approved'].map(plan),
-    { baseUrl: env.site.url },
-  );
-  await recordVisualRuns(env, suite, visualPlans());
+  suite = await seedVisualSuite(env);
   const member = await env.db.membership.findFirstOrThrow({
     where: { workspaceId: suite.workspaceId },
     select: { user: { select: { email: true } } },

@@ -1,17 +1,9 @@
 import AxeBuilder from '@axe-core/playwright';
 import { runViewUrl, suiteRunViewUrl } from '@testrun/core/view-links';
 import type { Page } from 'playwright';
-import { createSuiteRun, STEPS, type SeededSuite } from './seed';
+import type { SeededSuite } from './seed';
 import { defined, eventually, openViewer, startViewEnv, type ViewEnv, type Viewer } from './support';
-import {
-  APPROVED_AT,
-  HOSTILE,
-  recordVisualRuns,
-  SNAPSHOTS,
-  TEXT_ACTUAL,
-  TEXT_EXPECTED,
-  visualPlans,
-} from './visual-seed';
+import { APPROVED_AT, HOSTILE, seedVisualSuite, SNAPSHOTS, TEXT_ACTUAL, TEXT_EXPECTED } from './visual-seed';
 
 // What the view shows of the snapshots runs found against their baselines (docs/VIEW.md, "Visual
 // changes"): a run page's images side by side with a comparison slider and the command that
@@ -27,14 +19,7 @@ const runUrl = (position: number) =>
 
 beforeAll(async () => {
   env = await startViewEnv();
-  const plan = (name: string) => ({ name, steps: [STEPS.home()] });
-  suite = await createSuiteRun(
-    env.db,
-    env.api.keys,
-    ['Home looks right', 'Heading is new', 'Hostile name', 'Footer matches', 'Logo approved'].map(plan),
-    { baseUrl: env.site.url },
-  );
-  await recordVisualRuns(env, suite, visualPlans());
+  suite = await seedVisualSuite(env);
   viewer = await openViewer(env);
   viewer.page.on('dialog', (dialog) => {
     dialogs.push(dialog.message());

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { crc32, deflateSync } from 'node:zlib';
 import { artifactKey } from '@testrun/core/artifact-store';
 import { ID_PREFIX, newId } from '@testrun/core/ids';
-import type { SeededSuite } from './seed';
+import { createSuiteRun, STEPS, type SeededSuite } from './seed';
 import { defined, type ViewEnv } from './support';
 
 // Visual changes recorded for a seeded suite run's runs the way the worker records them: the run
@@ -226,4 +226,17 @@ export function visualPlans(): VisualRunPlan[] {
       ],
     },
   ];
+}
+
+/** A suite run of five step tests whose runs ended as {@link visualPlans} says, on the project's active version. */
+export async function seedVisualSuite(env: ViewEnv): Promise<SeededSuite> {
+  const plan = (name: string) => ({ name, steps: [STEPS.home()] });
+  const suite = await createSuiteRun(
+    env.db,
+    env.api.keys,
+    ['Home looks right', 'Heading is new', 'Hostile name', 'Footer matches', 'Logo approved'].map(plan),
+    { baseUrl: env.site.url },
+  );
+  await recordVisualRuns(env, suite, visualPlans());
+  return suite;
 }

@@ -159,7 +159,7 @@ export const SNAPSHOTS = 'e2e/tests/visual.spec.ts-snapshots';
  * What the suite run's five runs found: two changed snapshots (an image, a text), a new baseline, a
  * changed image of a hostile name, nothing, and a new baseline already approved.
  */
-export function visualPlans(): VisualRunPlan[] {
+function visualPlans(): VisualRunPlan[] {
   return [
     {
       status: 'failed',

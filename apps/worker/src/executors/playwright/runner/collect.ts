@@ -18,6 +18,7 @@ import { stripAnsi } from './strip-ansi';
 import { snapshotFindings } from './snapshots';
 import { bundlePath, hostPath, INSIDE, type Layout } from './sandboxed-cli';
 import type {
+  MissingBaselines,
   PlaywrightAttachment,
   PlaywrightAttempt,
   PlaywrightError,
@@ -135,6 +136,8 @@ export class ResultCollector {
     private readonly layout: Layout = INSIDE,
     /** Told each setup test's result (a test that ran but was not selected) as its last attempt ends. */
     private readonly onSetup: (setup: SetupTestResult) => void = () => undefined,
+    /** What a snapshot without a baseline makes of its test (the project's `missingBaselines`). */
+    private readonly missingBaselines: MissingBaselines = 'pass',
   ) {
     this.selected = new Map(tests.map((test) => [playwrightTestKey(test), test]));
   }
@@ -176,7 +179,7 @@ export class ResultCollector {
     // The refusals asked for since the previous test ended, up to this one's end, are this one's
     // (one test runs at a time); the next test may have begun before this line was read.
     const blocked = this.takeBlocked(line.endedAt);
-    const outcome = classifyAttempt(attempt, blocked);
+    const outcome = classifyAttempt(attempt, blocked, this.missingBaselines);
     const limit = this.limitAtEnd(outcome);
     if (!this.selected.has(key)) {
       const name = setupName(line);

@@ -150,6 +150,19 @@ describe('classifyAttempt of snapshots', () => {
     });
   });
 
+  it('fails it expectation_failed under missingBaselines: fail, naming the snapshots kept awaiting approval', () => {
+    const only = attempt({ errors: [missing('/work/bundle/h.png')], snapshots: [fresh] });
+    expect(classifyAttempt(only, [], 'fail')).toEqual({
+      status: 'failed',
+      code: 'expectation_failed',
+      summary:
+        'No baseline yet (missingBaselines: fail) of home.png: the image is kept as new baseline awaiting approval; approve to compare against it',
+    });
+    expect(classifyAttempt(only, [], 'pass').status).toBe('passed');
+    const passing = attempt({ status: 'passed', errors: [] });
+    expect(classifyAttempt(passing, [], 'fail').status).toBe('passed');
+  });
+
   it('fails a try with any other error as before, and one without a snapshot found in the bundle', () => {
     const other = attempt({ errors: [missing('/work/bundle/h.png'), { message: 'Error: boom' }], snapshots: [fresh] });
     expect(classifyAttempt(other).status).not.toBe('passed');

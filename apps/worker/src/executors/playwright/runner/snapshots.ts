@@ -125,7 +125,18 @@ export function onlyNewBaselines(attempt: Pick<PlaywrightAttempt, 'status' | 'er
   return fresh.length > 0 ? fresh : null;
 }
 
+/** `home.png, heading.png and 3 more`. */
+function listNames(names: readonly string[]): string {
+  return names.slice(0, 5).join(', ') + (names.length > 5 ? ` and ${names.length - 5} more` : '');
+}
+
+/** The summary of a test that passed but for snapshots without a baseline, now awaiting approval. */
 export function newBaselinesSummary(names: readonly string[]): string {
-  const listed = names.slice(0, 5).join(', ') + (names.length > 5 ? ` and ${names.length - 5} more` : '');
-  return `Passed; new baseline${names.length === 1 ? '' : 's'} awaiting approval: ${listed}`;
+  return `Passed; new baseline${names.length === 1 ? '' : 's'} awaiting approval: ${listNames(names)}`;
+}
+
+/** The summary of a test failed on snapshots without a baseline (`missingBaselines: fail`): kept, awaiting approval. */
+export function missingBaselinesSummary(names: readonly string[]): string {
+  const one = names.length === 1;
+  return `No baseline yet (missingBaselines: fail) of ${listNames(names)}: the image${one ? ' is' : 's are'} kept as new baseline${one ? '' : 's'} awaiting approval; approve to compare against ${one ? 'it' : 'them'}`;
 }

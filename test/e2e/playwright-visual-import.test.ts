@@ -35,11 +35,15 @@ beforeAll(async () => {
   client = apiClient(parts.api.url, key);
 });
 
-/** A team's repository of the fixture's spec, with `snapshots` (file name → bytes) committed beside it. */
-function repository(snapshots: Map<string, Buffer> = new Map()): string {
+/**
+ * A team's repository of the fixture's spec, with `snapshots` (file name → bytes) committed beside
+ * it, its config's options given `config` added.
+ */
+function repository(snapshots: Map<string, Buffer> = new Map(), config = ''): string {
+  const source = readFileSync(path.join(FIXTURE, 'playwright.config.ts'), 'utf8');
   const dir = writeTeamRepository('testrun-pw-import-', {
     'testrun.yaml': '',
-    'e2e/playwright.config.ts': readFileSync(path.join(FIXTURE, 'playwright.config.ts'), 'utf8'),
+    'e2e/playwright.config.ts': source.replace('defineConfig({', `defineConfig({${config}`),
     'e2e/tests/visual.spec.ts': readFileSync(path.join(FIXTURE, 'tests/visual.spec.ts'), 'utf8'),
     [`${SNAPS}/.keep`]: '',
   });
@@ -166,6 +170,17 @@ it("wins over the active version's baselines on the next deploy, whose history k
   // Inherited: the darwin one the earlier version imported and this one did not.
   expect(await parts.db.baseline.count({ where: { deploymentId: next.id } })).toBe(4);
   expect((await suiteRun('pw-import', 'teal')).home.status).toBe('passed');
+});
+
+it('ends a test Playwright does not retry after a missing snapshot on that try, whatever retries its config has', async () => {
+  const file = repository(new Map(), ' retries: 1,');
+  await deployFixture(parts.api.url, key, file, project('pw-retry', { missingBaselines: 'fail' }));
+  const { home } = await suiteRun('pw-retry', 'teal');
+  expect([home.status, await codeOf(home), home.attempts]).toEqual(['failed', 'expectation_failed', 1]);
+  expect(home.visual_changes?.map((c) => [c.name, c.kind])).toEqual([
+    ['heading.png', 'new'],
+    ['home.png', 'new'],
+  ]);
 });
 
 it('refuses a bundle whose snapshot is a link, or climbs out of it, and stores nothing', async () => {

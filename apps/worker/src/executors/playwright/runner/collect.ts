@@ -244,7 +244,9 @@ export class ResultCollector {
    * Once the sandbox is gone: each selected test without a result gets one, from why it did not
    * end (a limit, a setup test that failed, the runner killed by a test, a bundle that did not
    * load). Not after a cancel. A test whose worker died under it is reported now: resource_limit
-   * when a limit was hit (the OOM kill).
+   * when a limit was hit (the OOM kill). A test whose try was not its last by its retries, yet that
+   * Playwright did not retry (an error it does not retry: a snapshot written for want of a
+   * baseline), ended with that try once the runner ended.
    */
   finishRest(ending: { limit: string | null; aborted: boolean; stderr: string }): PlaywrightTestResult[] {
     for (const [key, { outcome, blocked }] of this.died)
@@ -255,7 +257,12 @@ export class ResultCollector {
       const killer = this.ended ? undefined : this.begun.findLast((key) => !this.done.has(key));
       for (const key of this.selected.keys()) {
         if (this.done.has(key)) continue;
-        this.finish(key, this.missingOutcome(key, killer, ending), this.attempts.get(key) ?? []);
+        const attempts = this.attempts.get(key) ?? [];
+        const last = attempts.at(-1);
+        if (last && this.ended && ending.limit === null) {
+          const blocked = this.takeBlocked();
+          this.finish(key, classifyAttempt(last, blocked, this.missingBaselines), attempts, blocked);
+        } else this.finish(key, this.missingOutcome(key, killer, ending), attempts);
       }
     }
     return [...this.done.values()];

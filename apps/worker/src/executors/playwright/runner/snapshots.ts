@@ -99,6 +99,25 @@ export function snapshotFindings(
   return [...found.values()];
 }
 
+/**
+ * The snapshots a test's tries found, to keep: its last try's, and each snapshot an earlier try
+ * found no baseline of and wrote, unless the last found it too. Playwright before 1.42 retries a
+ * try that wrote a missing snapshot, and the retry compares against the image it wrote (as under
+ * `playwright test`): that image is kept all the same, awaiting approval. From 1.42 on, Playwright
+ * retries no such test (collect.ts, finishRest).
+ */
+export function keptSnapshots(tries: readonly Pick<PlaywrightAttempt, 'snapshots'>[]): SnapshotFinding[] {
+  const last = [...(tries.at(-1)?.snapshots ?? [])];
+  const seen = new Set(last.map((s) => s.path));
+  for (const earlier of tries.slice(0, -1))
+    for (const found of earlier.snapshots ?? [])
+      if (found.kind === 'new' && !seen.has(found.path) && last.length < MAX_FINDINGS) {
+        seen.add(found.path);
+        last.push(found);
+      }
+  return last;
+}
+
 /** An error of a snapshot matcher that compared (`expect(page).toHaveScreenshot(expected) failed`, before 1.50 `Screenshot comparison failed:`). */
 const SNAPSHOT_MATCHER =
   /^(Error: )?(expect\(.*?\)\.(toHaveScreenshot|toMatchSnapshot)\(|(Screenshot|Snapshot) comparison failed)/;

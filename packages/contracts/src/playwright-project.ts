@@ -67,12 +67,15 @@ const SNAPSHOT_FILE = /\.(png|jpe?g|txt)$/i;
 
 /**
  * Whether a bundle path (relative, forward slashes) can be a committed baseline: a `.png`, `.jpg`,
- * `.jpeg` or `.txt` file, not under `node_modules`, without `.` or `..` parts.
+ * `.jpeg` or `.txt` file, not under `node_modules`, without `.` or `..` parts, NUL, backslash or
+ * line breaks, at most 1,024 characters (the worker places a baseline at such a path only).
  */
 export function isSnapshotFile(file: string): boolean {
   const parts = file.split('/');
   return (
     SNAPSHOT_FILE.test(file) &&
+    file.length <= 1_024 &&
+    !/[\0\r\n\\]/.test(file) &&
     !parts.some((part) => part === '' || part === '.' || part === '..' || part === 'node_modules')
   );
 }

@@ -1,8 +1,18 @@
-import { needsBundle } from './playwright-project';
+import { isSnapshotFile, needsBundle } from './playwright-project';
 import { validateProjectFile } from './project-file';
 
 const base = { slug: 'shop', name: 'Shop', baseUrl: 'https://shop.example' };
 const steps = { slug: 'smoke', name: 'Smoke', tests: [{ key: 't', name: 'T', steps: [{ action: 'goto', url: '/' }] }] };
+
+describe('isSnapshotFile', () => {
+  it('takes images and text in the bundle only, never code, node_modules, climbing or odd paths', () => {
+    const yes = ['e2e/a.spec.ts-snapshots/home-chromium-linux.png', 'shots/a.JPG', 'b.jpeg', 'c.txt'];
+    const no = ['e2e/helpers.ts', 'a/data.json', 'node_modules/x/a.png', '../a.png', 'a/./b.png', '/a.png'];
+    const odd = ['a\nb.png', 'a\rb.png', 'a\u0000.png', 'a\\b.png', `${'a'.repeat(1_021)}.png`];
+    expect(yes.filter(isSnapshotFile)).toEqual(yes);
+    expect([...no, ...odd].filter(isSnapshotFile)).toEqual([]);
+  });
+});
 
 describe('the playwright section of a project file', () => {
   it('accepts the design example: grep, files, project selectors beside a step suite; names default to slugs', () => {

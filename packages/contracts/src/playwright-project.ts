@@ -32,10 +32,53 @@ export const PlaywrightSection = Type.Object(
           "When the bundle's @playwright/test major.minor is not the service's: `warn` (the default) deploys with a warning, `refuse` refuses the deploy.",
       }),
     ),
+    importBaselines: Type.Optional(
+      Type.Union([Type.Boolean(), Type.Array(Glob, { minItems: 1, maxItems: 100 })], {
+        description:
+          "The team's committed snapshots become the deployment's baselines (docs/VISUAL.md, \"Importing committed baselines\"): `true` packs and imports the `<test file>-snapshots` folders of the config's test files, a list of globs those and the files the globs match (`.png`, `.jpg`, `.jpeg`, `.txt`, never under node_modules).",
+      }),
+    ),
+    missingBaselines: Type.Optional(
+      Type.Union([Type.Literal('pass'), Type.Literal('fail')], {
+        description:
+          'A snapshot with no baseline yet: `pass` (the default) keeps the image as a baseline awaiting approval and the test passes; `fail` keeps it too and fails the test (`expectation_failed`), as `playwright test` does.',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
 export type PlaywrightSection = Static<typeof PlaywrightSection>;
+
+/**
+ * Caps of the baselines a deployment imports from its bundle (`playwright.importBaselines`): those
+ * a sandbox is given (docs/VISUAL.md, "Storage"), and an image no larger than the worker's default
+ * recording limit, the largest a run keeps of an image it took. The CLI refuses to pack past them
+ * and the API to deploy.
+ */
+export const BASELINE_IMPORT_LIMITS = {
+  maxFiles: 5_000,
+  maxBytes: 256 * 1024 * 1024,
+  maxFileBytes: 50 * 1024 * 1024,
+} as const;
+export type BaselineImportLimits = { readonly [K in keyof typeof BASELINE_IMPORT_LIMITS]: number };
+
+/** The extensions of snapshot files the service keeps as baselines (never code or configuration). */
+const SNAPSHOT_FILE = /\.(png|jpe?g|txt)$/i;
+
+/**
+ * Whether a bundle path (relative, forward slashes) can be a committed baseline: a `.png`, `.jpg`,
+ * `.jpeg` or `.txt` file, not under `node_modules`, without `.` or `..` parts, NUL, backslash or
+ * line breaks, at most 1,024 characters (the worker places a baseline at such a path only).
+ */
+export function isSnapshotFile(file: string): boolean {
+  const parts = file.split('/');
+  return (
+    SNAPSHOT_FILE.test(file) &&
+    file.length <= 1_024 &&
+    !/[\0\r\n\\]/.test(file) &&
+    !parts.some((part) => part === '' || part === '.' || part === '..' || part === 'node_modules')
+  );
+}
 
 /**
  * Which Playwright tests a suite runs: tests whose title path or tags match `grep` (and not

@@ -107,6 +107,8 @@ export type PlaywrightDefinition = {
     source?: string;
     /** The config's rootDir relative to the bundle's root, when not the root (Discovery's `rootDir`). */
     rootDir?: string;
+    /** `fail`: a snapshot without a baseline fails the test (the project file's `playwright.missingBaselines`); absent: it passes. */
+    missingBaselines?: 'fail';
   };
 };
 

@@ -13,6 +13,7 @@ import {
   expandPlaywrightSuites,
   playwrightSection,
   readBundleTexts,
+  withImportedBaselines,
   type Expanded,
 } from '@testrun/core/projects';
 import { bundleExists } from '@testrun/core/bundles';
@@ -121,7 +122,10 @@ async function discovered(
       `A worker could not list the bundle’s Playwright tests: ${result.error}; nothing was stored. Retry later.`,
     );
   const texts = 'error' in result ? new Map<string, string>() : await specTexts(ctx, workspaceId, bundle, result);
-  return expandPlaywrightSuites(file, bundle, result, texts);
+  const expanded = expandPlaywrightSuites(file, bundle, result, texts);
+  // A dry run stores nothing: its committed baselines are neither read nor stored.
+  if ('errors' in expanded || 'error' in result || request.dryRun) return expanded;
+  return withImportedBaselines(ctx.store, workspaceId, expanded, result.tests);
 }
 
 /** The discovered tests' spec files as the bundle holds them (each test's source digest is read from them). */

@@ -1,6 +1,7 @@
 import { existsSync, lstatSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { PlaywrightSection } from '@testrun/contracts';
+import { addBaselines } from './baselines';
 import { Collector } from './collector';
 import { listWithPlaywright, playwrightCli, type FilePattern, type ListedConfig } from './playwright-list';
 import { findPackageDir, readPackageJson, resolveImport } from './resolve';
@@ -9,7 +10,8 @@ import { globToRegExp, posixRelative, walkFiles } from './walk';
 // What a bundle holds (docs/CLI.md, "Playwright bundles"): the config and what the team's own
 // Playwright loads with it (every project's test files by its testDir, testMatch and testIgnore,
 // setup and teardown projects included, globalSetup and globalTeardown), everything they import,
-// the tsconfig files that resolve their imports, and the `include` globs; less the `exclude` globs.
+// the tsconfig files that resolve their imports, the `include` globs, and the committed snapshots
+// `importBaselines` names (baselines.ts); less the `exclude` globs.
 // Without a local Playwright to ask, spec files by their names, with a warning.
 
 /** The names a spec, setup or teardown file has by Playwright's conventions: the fallback's test files. */
@@ -70,13 +72,16 @@ function addGlobalHook(collector: Collector, entry: string, config: string): voi
     );
 }
 
-/** What the team's Playwright lists, added to the collector: its test files and global hooks, or why it cannot be. */
-function addListed(collector: Collector, cli: string, config: string): void {
+/**
+ * What the team's Playwright lists, added to the collector: its test files and global hooks, or why
+ * it cannot be. Returns the test files (real paths).
+ */
+function addListed(collector: Collector, cli: string, config: string): string[] {
   const configRel = posixRelative(collector.root, config);
   const listed = listWithPlaywright(cli, config, collector.root);
   if ('failure' in listed) {
     collector.refusals.push(`${configRel}: \`playwright test --list\` fails with this config: ${listed.failure}`);
-    return;
+    return [];
   }
   // A file that fails to load fails the whole listing, left out or not: only the config can skip it.
   for (const error of listed.errors) {
@@ -89,15 +94,18 @@ function addListed(collector: Collector, cli: string, config: string): void {
   }
   const files = listed.files.filter((f) => !collector.excluded(posixRelative(collector.root, f)));
   if (listed.errors.length === 0 && files.length === 0) collector.refusals.push(noTestsFound(collector.root, listed));
+  const tests: string[] = [];
   for (const file of files) {
     const real = underRoot(collector, file, 'the test file');
     if (real) collector.addLocal(real);
+    if (real) tests.push(real);
   }
   for (const hook of [...listed.globalSetup, ...listed.globalTeardown]) addGlobalHook(collector, hook, config);
+  return tests;
 }
 
-/** Without a local Playwright: spec, setup and teardown files by name under the config's directory. */
-function addConventional(collector: Collector, configDir: string): void {
+/** Without a local Playwright: spec, setup and teardown files by name under the config's directory (returned). */
+function addConventional(collector: Collector, configDir: string): string[] {
   const specs = walkFiles(configDir, SKIPPED_DIRS).filter(
     (f) => SPEC_FILE.test(f) && !collector.excluded(posixRelative(collector.root, f)),
   );
@@ -106,6 +114,7 @@ function addConventional(collector: Collector, configDir: string): void {
       `no tests found: looked for *.spec.*, *.test.*, *.setup.* and *.teardown.* files under ${posixRelative(collector.root, configDir) || '.'}/ (no local Playwright to ask where the config's tests are)`,
     );
   for (const spec of specs) collector.addLocal(spec);
+  return specs;
 }
 
 /** The config's `tsconfig` option (absolute), read from its source: it then applies to every file. */
@@ -144,17 +153,19 @@ export function planBundle(projectFile: string, section: PlaywrightSection): Bun
   }
   collector.addLocal(config);
   const cli = playwrightDir ? playwrightCli(playwrightDir) : null;
-  if (cli) addListed(collector, cli, config);
+  let tests: string[];
+  if (cli) tests = addListed(collector, cli, config);
   else {
     warnings.push(
       `no @playwright/test installed above ${posixRelative(root, configDir) || '.'}/ (node_modules/@playwright/test/cli.js) to read the config with: packed the *.spec.*, *.test.*, *.setup.* and *.teardown.* files under it instead, which may not be what Playwright loads. Install the project's dependencies (npm ci) where you run \`playwright test\`, so the bundle holds exactly what it loads.`,
     );
-    addConventional(collector, configDir);
+    tests = addConventional(collector, configDir);
   }
   const includes = (section.include ?? []).map(globToRegExp);
   if (includes.length > 0)
     for (const file of walkFiles(root, SKIPPED_DIRS))
       if (includes.some((glob) => glob.test(posixRelative(root, file)))) collector.addLocal(file);
+  addBaselines(collector, section.importBaselines ?? false, tests, warnings);
   collector.run();
   return plan(collector, configRel);
 }

@@ -15,7 +15,7 @@ import { activeDefinitions, canonical, changesOf, deploymentLocation, plannedTes
 import { DeploymentError } from './errors';
 import { playwrightSection, type ExpandedFile } from './playwright';
 import { readDeployment } from './reads';
-import { inheritBaselines } from '../visual/baselines';
+import { inheritBaselines, recordImportedBaselines } from '../visual/baselines';
 import { checkIfMatch, ensureRows, identityOf, lockProject, rowKey, testIdentity, type LockedProject } from './rows';
 import { insertDeploymentTests, testRecord } from './test-rows';
 
@@ -65,7 +65,7 @@ export type Deployed = {
  * version that has it is active. An invalid file stores nothing and lists every error.
  */
 export async function deployProject(db: Db, input: DeployInput): Promise<Deployed> {
-  const { file, bundle, warnings } = await checkedFile(db, input);
+  const { file, bundle, warnings, baselines = [] } = await checkedFile(db, input);
   const { workspaceId } = input;
   return db.$transaction(
     async (tx) => {
@@ -116,6 +116,9 @@ export async function deployProject(db: Db, input: DeployInput): Promise<Deploye
           return { ...testRecord(t.def, position), testId: row.testId, suiteId: row.suiteId, suiteSlug: t.suiteSlug };
         }),
       );
+      // Before it may become active: inheritBaselines then copies in only the paths it did not import.
+      const deployed = { id, workspaceId, projectId: project.id, activeId: project.active?.id ?? null };
+      await recordImportedBaselines(tx, { ...deployed, keyId: key?.id ?? null }, baselines);
       const applied = input.activate ? await makeActive(tx, workspaceId, project, id, file, input.webhookKey) : null;
       await prune(tx, project.id, next);
       const deployment = await readDeployment(tx, workspaceId, project.slug, id);

@@ -12,5 +12,6 @@ export {
   type Expanded,
   type ExpandedFile,
 } from './playwright';
+export { importBaselines, platformWarning, withImportedBaselines } from './import-baselines';
 export { readBundleTexts } from './sources';
 export { checkEndpointUrl, newWebhookSecret, syncProjectWebhooks, type AppliedWebhook } from './webhooks';

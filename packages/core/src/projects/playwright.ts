@@ -1,4 +1,5 @@
 import picomatch from 'picomatch';
+import type { ImportedBaseline } from '../visual/baselines';
 import { sourceDigests } from './sources';
 import {
   playwrightTestKey,
@@ -17,7 +18,12 @@ import {
 // (docs/PLAYWRIGHT.md).
 
 /** The project file's `playwright:` section, as far as the service reads it here. */
-type PlaywrightSection = { config: string; versionMismatch?: 'warn' | 'refuse' };
+type PlaywrightSection = {
+  config: string;
+  versionMismatch?: 'warn' | 'refuse';
+  importBaselines?: boolean | string[];
+  missingBaselines?: 'pass' | 'fail';
+};
 
 /** A suite of the file as its Playwright fields are read here. */
 type SuiteFields = { slug: string; playwright?: PlaywrightSelector; tests?: unknown[] };
@@ -33,8 +39,16 @@ export function matchesBundleGlob(file: string, glob: string): boolean {
   return picomatch(glob.replace(/^\.\//, ''), { dot: true })(file);
 }
 
-/** A valid file with its Playwright suites' tests filled in, the bundle they come from and discovery's warnings. */
-export type ExpandedFile = { file: ProjectFile; bundle: string | null; warnings: string[] };
+/**
+ * A valid file with its Playwright suites' tests filled in, the bundle they come from, discovery's
+ * warnings, and the baselines it imports from the bundle (import-baselines.ts), their images stored.
+ */
+export type ExpandedFile = {
+  file: ProjectFile;
+  bundle: string | null;
+  warnings: string[];
+  baselines?: ImportedBaseline[];
+};
 
 export type Expanded = ExpandedFile | { errors: ProblemFieldError[] };
 
@@ -82,6 +96,7 @@ export function expandPlaywrightSuites(
           ...(discovery.workers !== undefined ? { workers: discovery.workers } : {}),
           ...(sources.has(test) ? { source: sources.get(test) } : {}),
           ...(discovery.rootDir !== undefined ? { rootDir: discovery.rootDir } : {}),
+          ...(section.missingBaselines === 'fail' ? { missingBaselines: 'fail' as const } : {}),
         },
       };
       return { key: playwrightTestKey(test), name: playwrightTestName(test).slice(0, 200), steps: definition };

@@ -97,3 +97,70 @@ async function ownPaths(tx: DbTx, deploymentId: string): Promise<string[]> {
   const rows = await tx.baseline.findMany({ where: { deploymentId }, select: { path: true } });
   return rows.map((r) => r.path);
 }
+
+/** A baseline a deployment imports from its bundle (`playwright.importBaselines`), its image stored. */
+export interface ImportedBaseline {
+  path: string;
+  sha256: string;
+  storageKey: string;
+  contentType: string;
+  sizeBytes: number;
+}
+
+/** Who approved an imported baseline, as its `approved_by_key_name` says. */
+export const IMPORTED_AT_DEPLOY = 'imported from the bundle at deploy';
+
+/**
+ * Records a new deployment's imported baselines, in its deploying transaction and before it may
+ * become active (so inheritBaselines copies in only the paths it lacks): each approved, by
+ * {@link IMPORTED_AT_DEPLOY} (with the deploying key's id, when a key deployed). Of each path whose
+ * baseline of the project's active deployment (`activeId`) differs, that one is kept in the new
+ * deployment's `baseline_history`: it is what its runs compared against, and activating would have
+ * copied in, before the import.
+ */
+export async function recordImportedBaselines(
+  tx: DbTx,
+  deployment: { id: string; workspaceId: string; projectId: string; activeId: string | null; keyId: string | null },
+  baselines: readonly ImportedBaseline[],
+): Promise<void> {
+  if (baselines.length === 0) return;
+  const approvedAt = new Date();
+  const replaced =
+    deployment.activeId === null
+      ? []
+      : await tx.baseline.findMany({
+          where: { deploymentId: deployment.activeId, path: { in: baselines.map((b) => b.path) } },
+        });
+  const imported = new Map(baselines.map((b) => [b.path, b.sha256]));
+  const history = replaced.filter((r) => imported.get(r.path) !== r.sha256);
+  if (history.length > 0)
+    await tx.baselineHistory.createMany({
+      data: history.map((r) => ({
+        id: newId(ID_PREFIX.baselineHistory),
+        workspaceId: r.workspaceId,
+        deploymentId: deployment.id,
+        path: r.path,
+        sha256: r.sha256,
+        storageKey: r.storageKey,
+        status: r.status,
+        runId: r.runId,
+        approvedByKeyName: r.approvedByKeyName,
+        approvedAt: r.approvedAt,
+        createdAt: r.createdAt,
+        replacedAt: approvedAt,
+      })),
+    });
+  await tx.baseline.createMany({
+    data: baselines.map((b) => ({
+      id: newId(ID_PREFIX.baseline),
+      workspaceId: deployment.workspaceId,
+      projectId: deployment.projectId,
+      deploymentId: deployment.id,
+      ...b,
+      status: 'approved',
+      approvedByKeyId: deployment.keyId,
+      approvedByKeyName: IMPORTED_AT_DEPLOY,
+      approvedAt,
+    })),
+  });
+}

@@ -116,6 +116,7 @@ export function sandboxOptions(
     // Playwright then retries nothing itself.
     ...(run.retries > 0 || run.retriesRequested ? { retries: 0 } : {}),
     evidence: evidenceOf(run.evidence.trace),
+    ...(definition.missingBaselines === 'fail' ? { missingBaselines: 'fail' } : {}),
     limits: playwright.limits,
     isolation: playwright.isolation,
     takeBlocked: refusals(egress),

@@ -8,6 +8,7 @@ import { withRecordingNotes } from '../../run/run-limits';
 import type { SecretMask } from '../../run/secret-mask';
 import type { SandboxedAttempt } from './sandboxed-attempt';
 import { classifyAttempt } from './runner/outcome';
+import { keptSnapshots } from './runner/snapshots';
 import { outcomeOf, stepRows } from './record-result';
 import { attachmentBudget, overCountNote, storeAttachments, type AttachmentSource } from './store-attachments';
 import type { PlaywrightAttempt, PlaywrightTestResult } from './runner/types';
@@ -53,7 +54,7 @@ export async function recordTries(
   writer.recordPageEvents(blockedEvents(result.blocked, (text) => at.mask.text(text), endedAt));
   const notes = await recordTry(writer, result, startedAt, at, files);
   notes.push(...overCountNote(files.budget, attempt.limits));
-  const snapshots = tries.at(-1)?.snapshots ?? [];
+  const snapshots = keptSnapshots(tries);
   if (attempt.visual && snapshots.length > 0)
     notes.push(
       ...(await attempt.visual.record(attempt.run, snapshots, at.scratchDir, attempt.limits.maxRecordingBytes)),

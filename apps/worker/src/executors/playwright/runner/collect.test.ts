@@ -222,6 +222,37 @@ describe("the reporter's lines", () => {
     ]);
   });
 
+  it('of a try Playwright did not retry though retries were left (a missing snapshot): that try, once the runner ended', () => {
+    const missing = {
+      ...passed,
+      final: false,
+      status: 'failed',
+      errors: [{ message: "Error: A snapshot doesn't exist at /work/bundle/h.png, writing actual." }],
+    };
+    for (const [setting, status] of [
+      ['pass', 'passed'],
+      ['fail', 'failed'],
+    ] as const) {
+      const results: PlaywrightTestResult[] = [];
+      const collector = new ResultCollector(
+        [ref('first')],
+        '/scratch',
+        (r) => results.push(r),
+        () => [],
+        undefined,
+        INSIDE,
+        undefined,
+        setting,
+      );
+      collector.line(line('attempt', 'first', missing));
+      expect(results).toEqual([]);
+      collector.line(JSON.stringify({ type: 'end' }));
+      const rest = collector.finishRest({ limit: null, aborted: false, stderr: '' });
+      expect(rest.map((r) => r.status)).toEqual([status]);
+      expect(rest[0]?.code).not.toBe('invalid_definition');
+    }
+  });
+
   it('of a runner that never began (no start line): the tests did not load', () => {
     const { collector } = collect();
     const rest = collector.finishRest({ limit: null, aborted: false, stderr: 'SyntaxError: Unexpected token' });

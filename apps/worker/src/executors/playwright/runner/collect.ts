@@ -18,6 +18,7 @@ import { stripAnsi } from './strip-ansi';
 import { snapshotFindings } from './snapshots';
 import { bundlePath, hostPath, INSIDE, type Layout } from './sandboxed-cli';
 import type {
+  MissingBaselines,
   PlaywrightAttachment,
   PlaywrightAttempt,
   PlaywrightError,
@@ -135,6 +136,8 @@ export class ResultCollector {
     private readonly layout: Layout = INSIDE,
     /** Told each setup test's result (a test that ran but was not selected) as its last attempt ends. */
     private readonly onSetup: (setup: SetupTestResult) => void = () => undefined,
+    /** What a snapshot without a baseline makes of its test (the project's `missingBaselines`). */
+    private readonly missingBaselines: MissingBaselines = 'pass',
   ) {
     this.selected = new Map(tests.map((test) => [playwrightTestKey(test), test]));
   }
@@ -176,7 +179,7 @@ export class ResultCollector {
     // The refusals asked for since the previous test ended, up to this one's end, are this one's
     // (one test runs at a time); the next test may have begun before this line was read.
     const blocked = this.takeBlocked(line.endedAt);
-    const outcome = classifyAttempt(attempt, blocked);
+    const outcome = classifyAttempt(attempt, blocked, this.missingBaselines);
     const limit = this.limitAtEnd(outcome);
     if (!this.selected.has(key)) {
       const name = setupName(line);
@@ -241,7 +244,9 @@ export class ResultCollector {
    * Once the sandbox is gone: each selected test without a result gets one, from why it did not
    * end (a limit, a setup test that failed, the runner killed by a test, a bundle that did not
    * load). Not after a cancel. A test whose worker died under it is reported now: resource_limit
-   * when a limit was hit (the OOM kill).
+   * when a limit was hit (the OOM kill). A test whose try was not its last by its retries, yet that
+   * Playwright did not retry (an error it does not retry: a snapshot written for want of a
+   * baseline), ended with that try once the runner ended.
    */
   finishRest(ending: { limit: string | null; aborted: boolean; stderr: string }): PlaywrightTestResult[] {
     for (const [key, { outcome, blocked }] of this.died)
@@ -252,7 +257,12 @@ export class ResultCollector {
       const killer = this.ended ? undefined : this.begun.findLast((key) => !this.done.has(key));
       for (const key of this.selected.keys()) {
         if (this.done.has(key)) continue;
-        this.finish(key, this.missingOutcome(key, killer, ending), this.attempts.get(key) ?? []);
+        const attempts = this.attempts.get(key) ?? [];
+        const last = attempts.at(-1);
+        if (last && this.ended && ending.limit === null) {
+          const blocked = this.takeBlocked();
+          this.finish(key, classifyAttempt(last, blocked, this.missingBaselines), attempts, blocked);
+        } else this.finish(key, this.missingOutcome(key, killer, ending), attempts);
       }
     }
     return [...this.done.values()];

@@ -93,6 +93,7 @@ export async function runPlaywrightTests(
     options.onBegin,
     layout,
     options.onSetup,
+    options.missingBaselines,
   );
   const tail = new LineTail(options.scratchDir, '.testrun/results.jsonl', (line) => collector.line(line));
   tail.start();

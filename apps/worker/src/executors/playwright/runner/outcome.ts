@@ -1,6 +1,14 @@
-import { changedSnapshot, newBaselinesSummary, onlyNewBaselines } from './snapshots';
+import { changedSnapshot, missingBaselinesSummary, newBaselinesSummary, onlyNewBaselines } from './snapshots';
+import { failedOnRefusal, others, refusedNote } from './refused';
 import { stripAnsi } from './strip-ansi';
-import type { PlaywrightAttempt, PlaywrightError, PlaywrightStatus, PlaywrightStep, RefusedRequest } from './types';
+import type {
+  MissingBaselines,
+  PlaywrightAttempt,
+  PlaywrightError,
+  PlaywrightStatus,
+  PlaywrightStep,
+  RefusedRequest,
+} from './types';
 
 /** A test's outcome: the status, the code (docs/WORKER.md, "Playwright tests: outcomes") and the summary. */
 export interface PlaywrightOutcome {
@@ -101,11 +109,13 @@ function failureSummary(attempt: PlaywrightAttempt, prefix: string): string {
 export function classifyAttempt(
   attempt: PlaywrightAttempt,
   blocked: readonly RefusedRequest[] = [],
+  missingBaselines: MissingBaselines = 'pass',
 ): PlaywrightOutcome {
-  const own = ownOutcome(attempt);
+  const own = ownOutcome(attempt, missingBaselines);
   if (blocked.length === 0 || own.status === 'skipped') return own;
   const first = blocked[0] as RefusedRequest;
-  if (own.status !== 'passed' && own.code !== null && failedOnRefusal(attempt, own.code, blocked))
+  const step = failingStep(attempt.steps)?.step;
+  if (own.status !== 'passed' && own.code !== null && failedOnRefusal(attempt, step, own.code, blocked))
     return {
       status: 'error',
       code: 'target_blocked',
@@ -114,76 +124,11 @@ export function classifyAttempt(
   return { ...own, summary: `${own.summary}; ${refusedNote(blocked)}` };
 }
 
-/** The sentence a summary ends with when the network policy refused requests that are not the verdict. */
-function refusedNote(blocked: readonly RefusedRequest[]): string {
-  const first = blocked[0];
-  if (!first) return '';
-  const count = blocked.length === 1 ? 'a request' : `${blocked.length} requests`;
-  return `the network policy refused ${count} while it ran (the first: ${first.host}:${first.port}, ${first.detail})`;
-}
-
-function others(count: number): string {
-  return count === 0 ? '' : `; and ${count} more request${count === 1 ? '' : 's'}`;
-}
-
-/** What the egress proxy answers a refused plain-HTTP request with (network/proxy-wire.ts, BLOCKED_BODY). */
-const REFUSAL_PAGE = /This request was blocked by the target network policy/;
-
 /**
- * Codes a refusal can be the cause of: a failed navigation or request, an `expect` or a locator
- * on what the proxy answered, or an error of the test's own that reports the refused request.
- * A timeout, a crash, `unexpected_pass` and every limit stay what they are.
+ * The test's own verdict: what `playwright test` says of its last attempt, but for a snapshot
+ * without a baseline, which fails it only when the project says `missingBaselines: fail`.
  */
-const REFUSABLE_CODES = new Set(['target_unreachable', 'expectation_failed', 'element_not_found', 'test_code_error']);
-
-/**
- * Whether the test failed on a refused request: its code is one a refusal can cause, and the error
- * it failed on (its first error, or the failing step's) names a refused host (the URL of the
- * `page.goto` or `request.get` that failed with the proxy's refusal, `net::ERR_TUNNEL_CONNECTION_FAILED
- * at https://…`, or a request's call log `→ GET http://…  ← 403 Forbidden`) or quotes the proxy's
- * refusal page; or a page of the test was left on a refused host's URL (`testrun:page-url`
- * annotations: the page showed the proxy's refusal, not the target) and it failed on the page.
- */
-function failedOnRefusal(attempt: PlaywrightAttempt, code: string, blocked: readonly RefusedRequest[]): boolean {
-  if (!REFUSABLE_CODES.has(code)) return false;
-  const step = failingStep(attempt.steps)?.step;
-  const texts = [attempt.errors[0]?.message, step?.error?.message].filter((t): t is string => t !== undefined);
-  if (texts.some((text) => REFUSAL_PAGE.test(text) || blocked.some((b) => namesHost(text, b.host)))) return true;
-  if (code === 'test_code_error') return false;
-  const pages = attempt.annotations.filter((a) => a.type === PAGE_URL_ANNOTATION).map((a) => a.description ?? '');
-  return pages.some((url) => blocked.some((b) => hostOf(url) === b.host.toLowerCase()));
-}
-
-/** The annotation the service's fixture adds, for a test that did not pass, with the URL of each of its pages. */
-const PAGE_URL_ANNOTATION = 'testrun:page-url';
-
-function hostOf(url: string): string | null {
-  try {
-    return new URL(url).hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase();
-  } catch {
-    return null;
-  }
-}
-
-const HOST_CHAR = /[a-z0-9-]/i;
-
-/** Whether `text` names `host` as a whole host (not as part of a longer name: `a.test` is not in `data.test`). */
-function namesHost(text: string, host: string): boolean {
-  if (host.length === 0) return false;
-  const haystack = text.toLowerCase();
-  const needle = host.toLowerCase();
-  for (let at = haystack.indexOf(needle); at !== -1; at = haystack.indexOf(needle, at + 1)) {
-    const before = haystack[at - 1] ?? '';
-    const after = haystack[at + needle.length] ?? '';
-    const afterNext = haystack[at + needle.length + 1] ?? '';
-    const continues = HOST_CHAR.test(after) || (after === '.' && HOST_CHAR.test(afterNext));
-    if (!HOST_CHAR.test(before) && before !== '.' && !continues) return true;
-  }
-  return false;
-}
-
-/** The test's own verdict: what `playwright test` says of its last attempt. */
-function ownOutcome(attempt: PlaywrightAttempt): PlaywrightOutcome {
+function ownOutcome(attempt: PlaywrightAttempt, missingBaselines: MissingBaselines): PlaywrightOutcome {
   if (attempt.status === 'skipped') {
     const note = attempt.annotations.find((a) => a.type === 'skip' || a.type === 'fixme');
     return {
@@ -207,6 +152,8 @@ function ownOutcome(attempt: PlaywrightAttempt): PlaywrightOutcome {
   if (attempt.status === 'interrupted')
     return { status: 'error', code: 'timeout', summary: 'Interrupted before it ended' };
   const fresh = onlyNewBaselines(attempt);
+  if (fresh !== null && missingBaselines === 'fail')
+    return { status: 'failed', code: 'expectation_failed', summary: missingBaselinesSummary(fresh) };
   if (fresh !== null) return { status: 'passed', code: null, summary: newBaselinesSummary(fresh) };
   const failing = failingStep(attempt.steps);
   const code = changedSnapshot(attempt) ? 'screenshot_changed' : failureCode(attempt.errors[0], failing?.step);

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { classifyAttempt } from './outcome';
 import { placeBaselines } from './place-baselines';
-import { missingSnapshotPath, pathInBundle, snapshotFindings } from './snapshots';
+import { keptSnapshots, missingSnapshotPath, pathInBundle, snapshotFindings } from './snapshots';
 import type { PlaywrightAttachment, PlaywrightAttempt } from './types';
 
 const BUNDLE = '/scratch/bundle';
@@ -150,6 +150,19 @@ describe('classifyAttempt of snapshots', () => {
     });
   });
 
+  it('fails it expectation_failed under missingBaselines: fail, naming the snapshots kept awaiting approval', () => {
+    const only = attempt({ errors: [missing('/work/bundle/h.png')], snapshots: [fresh] });
+    expect(classifyAttempt(only, [], 'fail')).toEqual({
+      status: 'failed',
+      code: 'expectation_failed',
+      summary:
+        'No baseline yet (missingBaselines: fail) of home.png: the image is kept as new baseline awaiting approval; approve to compare against it',
+    });
+    expect(classifyAttempt(only, [], 'pass').status).toBe('passed');
+    const passing = attempt({ status: 'passed', errors: [] });
+    expect(classifyAttempt(passing, [], 'fail').status).toBe('passed');
+  });
+
   it('fails a try with any other error as before, and one without a snapshot found in the bundle', () => {
     const other = attempt({ errors: [missing('/work/bundle/h.png'), { message: 'Error: boom' }], snapshots: [fresh] });
     expect(classifyAttempt(other).status).not.toBe('passed');
@@ -166,6 +179,26 @@ describe('classifyAttempt of snapshots', () => {
     const old = { message: 'Error: Screenshot comparison failed:\n\n  120 pixels are different.' };
     expect(classifyAttempt(attempt({ errors: [old], snapshots: [changed] })).code).toBe('screenshot_changed');
     expect(classifyAttempt(attempt({ errors: [error], snapshots: [] })).code).toBe('expectation_failed');
+  });
+});
+
+describe('keptSnapshots', () => {
+  const found = (kind: 'new' | 'changed', p: string, file = `/x/${p}`) => ({
+    kind,
+    name: p,
+    path: p,
+    file,
+    contentType: 'image/png',
+  });
+  it("keeps the last try's findings and an earlier try's new snapshots the retry passed against", () => {
+    const first = { snapshots: [found('new', 'a.png'), found('changed', 'b.png'), found('new', 'c.png', '/first/c')] };
+    const last = { snapshots: [found('new', 'c.png', '/last/c')] };
+    expect(keptSnapshots([first, last]).map((s) => [s.kind, s.path, s.file])).toEqual([
+      ['new', 'c.png', '/last/c'],
+      ['new', 'a.png', '/x/a.png'],
+    ]);
+    expect(keptSnapshots([first, {}]).map((s) => s.path)).toEqual(['a.png', 'c.png']);
+    expect(keptSnapshots([])).toEqual([]);
   });
 });
 

@@ -99,6 +99,25 @@ export function snapshotFindings(
   return [...found.values()];
 }
 
+/**
+ * The snapshots a test's tries found, to keep: its last try's, and each snapshot an earlier try
+ * found no baseline of and wrote, unless the last found it too. Playwright before 1.42 retries a
+ * try that wrote a missing snapshot, and the retry compares against the image it wrote (as under
+ * `playwright test`): that image is kept all the same, awaiting approval. From 1.42 on, Playwright
+ * retries no such test (collect.ts, finishRest).
+ */
+export function keptSnapshots(tries: readonly Pick<PlaywrightAttempt, 'snapshots'>[]): SnapshotFinding[] {
+  const last = [...(tries.at(-1)?.snapshots ?? [])];
+  const seen = new Set(last.map((s) => s.path));
+  for (const earlier of tries.slice(0, -1))
+    for (const found of earlier.snapshots ?? [])
+      if (found.kind === 'new' && !seen.has(found.path) && last.length < MAX_FINDINGS) {
+        seen.add(found.path);
+        last.push(found);
+      }
+  return last;
+}
+
 /** An error of a snapshot matcher that compared (`expect(page).toHaveScreenshot(expected) failed`, before 1.50 `Screenshot comparison failed:`). */
 const SNAPSHOT_MATCHER =
   /^(Error: )?(expect\(.*?\)\.(toHaveScreenshot|toMatchSnapshot)\(|(Screenshot|Snapshot) comparison failed)/;
@@ -125,7 +144,18 @@ export function onlyNewBaselines(attempt: Pick<PlaywrightAttempt, 'status' | 'er
   return fresh.length > 0 ? fresh : null;
 }
 
+/** `home.png, heading.png and 3 more`. */
+function listNames(names: readonly string[]): string {
+  return names.slice(0, 5).join(', ') + (names.length > 5 ? ` and ${names.length - 5} more` : '');
+}
+
+/** The summary of a test that passed but for snapshots without a baseline, now awaiting approval. */
 export function newBaselinesSummary(names: readonly string[]): string {
-  const listed = names.slice(0, 5).join(', ') + (names.length > 5 ? ` and ${names.length - 5} more` : '');
-  return `Passed; new baseline${names.length === 1 ? '' : 's'} awaiting approval: ${listed}`;
+  return `Passed; new baseline${names.length === 1 ? '' : 's'} awaiting approval: ${listNames(names)}`;
+}
+
+/** The summary of a test failed on snapshots without a baseline (`missingBaselines: fail`): kept, awaiting approval. */
+export function missingBaselinesSummary(names: readonly string[]): string {
+  const one = names.length === 1;
+  return `No baseline yet (missingBaselines: fail) of ${listNames(names)}: the image${one ? ' is' : 's are'} kept as new baseline${one ? '' : 's'} awaiting approval; approve to compare against ${one ? 'it' : 'them'}`;
 }

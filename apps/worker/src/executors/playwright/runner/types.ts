@@ -44,6 +44,9 @@ export interface PlaywrightTestRef {
 
 export type PlaywrightEvidence = 'on' | 'off' | 'retain-on-failure';
 
+/** What a snapshot without a baseline makes of its test (the project file's `playwright.missingBaselines`). */
+export type MissingBaselines = 'pass' | 'fail';
+
 export interface RunPlaywrightOptions extends BundleOptions {
   /**
    * A host directory only the worker writes, which the sandbox sees read only (interrupt.ts): where
@@ -54,6 +57,8 @@ export interface RunPlaywrightOptions extends BundleOptions {
   tests: PlaywrightTestRef[];
   /** The baselines the tests' snapshots compare against, placed in the bundle's copy at their paths (docs/VISUAL.md). */
   baselines?: readonly PlacedBaseline[];
+  /** `fail`: a snapshot without a baseline fails its test (docs/VISUAL.md). Default 'pass'. */
+  missingBaselines?: MissingBaselines;
   /** Playwright workers running them (a batch holding as many of the worker's slots). Default 1. */
   workers?: number;
   /** Passed to runSandboxed (default 'none'). */

@@ -7,12 +7,14 @@ import type { ProblemFieldError } from './problems';
 import { StepSchema, type Step } from './steps';
 import { compileValidator, type Validation } from './validate';
 
-const SLUG_PATTERN = '^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$';
-const KEY_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$';
+/** A project's or suite's slug. */
+export const SLUG_PATTERN = '^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$';
+/** A test's key in its suite. */
+export const TEST_KEY_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$';
 
 export const TestDefinition = Type.Object(
   {
-    key: Type.String({ pattern: KEY_PATTERN, description: 'Stable identity of the test inside its suite.' }),
+    key: Type.String({ pattern: TEST_KEY_PATTERN, description: 'Stable identity of the test inside its suite.' }),
     name: Type.String({ minLength: 1, maxLength: 200 }),
     enabled: Type.Optional(Type.Boolean({ description: 'Default true. A disabled test gets a run created skipped.' })),
     timeoutMs: Type.Optional(
@@ -156,5 +158,8 @@ function checkStep(st: Step, at: string): ProblemFieldError[] {
   if (st.action === 'expectText') exactlyOne('text');
   if (st.action === 'expectUrl') exactlyOne('url');
   if (st.action === 'expectTitle') exactlyOne('title');
+  // An element's screenshot is the element's box: a page's full height has no meaning there.
+  if (st.action === 'expectScreenshot' && st.selector !== undefined && st.fullPage !== undefined)
+    errors.push({ path: `${at}/fullPage`, message: 'is only valid without selector (a screenshot of the page)' });
   return errors;
 }

@@ -1,4 +1,4 @@
-import { Type, type Static, type TObject, type TProperties } from '@sinclair/typebox';
+import { Type, type Static, type TLiteral, type TObject, type TProperties } from '@sinclair/typebox';
 import { capOf, STEP_LIMITS } from './limits';
 
 // The steps of a step test: one schema per action, and the union of them a test's `steps` holds.
@@ -23,11 +23,14 @@ const common = {
   ),
 };
 
+/** One action's schema: `action`, the common fields, and its own (which may narrow a common one: `name`). */
 function step<A extends string, P extends TProperties>(action: A, props: P, description: string) {
-  return Type.Object(
-    { action: Type.Literal(action), ...common, ...props },
-    { additionalProperties: false, description },
-  );
+  const properties = { action: Type.Literal(action), ...common, ...props } as { action: TLiteral<A> } & Omit<
+    typeof common,
+    keyof P
+  > &
+    P;
+  return Type.Object(properties, { additionalProperties: false, description });
 }
 
 export const GotoStep = step(
@@ -90,6 +93,51 @@ export const ScreenshotStep = step(
   { fullPage: Type.Optional(Type.Boolean()) },
   'Take a named screenshot.',
 );
+/**
+ * A screenshot's name in `expectScreenshot`: one safe file name (the service adds `.png`), so that
+ * its baseline's path can never leave the test's own folder of baselines.
+ */
+export const SCREENSHOT_NAME_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$';
+
+/** Most selectors one `expectScreenshot` masks. */
+const MAX_MASKS = 20;
+
+export const ExpectScreenshotStep = step(
+  'expectScreenshot',
+  {
+    name: Type.String({
+      pattern: SCREENSHOT_NAME_PATTERN,
+      description:
+        "The screenshot's name: letters, digits, `-` and `_`, starting with a letter or digit, at most 100 characters. Its baseline is `<name>.png` of this test (the service adds `.png`).",
+    }),
+    selector: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 1_000, description: 'Screenshot this one element instead of the page.' }),
+    ),
+    fullPage: Type.Optional(
+      Type.Boolean({ description: 'The whole scrollable page, not the viewport (default false).' }),
+    ),
+    mask: Type.Optional(
+      Type.Array(Selector, {
+        minItems: 1,
+        maxItems: MAX_MASKS,
+        description: 'Elements covered by a pink box before the screenshot is taken: content that changes by itself.',
+      }),
+    ),
+    maxDiffPixels: Type.Optional(Type.Integer({ minimum: 0, description: 'How many pixels may differ (default 0).' })),
+    maxDiffPixelRatio: Type.Optional(
+      Type.Number({ minimum: 0, maximum: 1, description: 'Which share of the pixels may differ, 0 to 1 (default 0).' }),
+    ),
+    threshold: Type.Optional(
+      Type.Number({
+        minimum: 0,
+        maximum: 1,
+        description:
+          'How different two pixels may be in colour and still be the same, 0 (strict) to 1 (lax) (default 0.2).',
+      }),
+    ),
+  },
+  "Compare a screenshot of the page (or of one element) with the baseline the service keeps for this test and name, as Playwright's toHaveScreenshot does (docs/VISUAL.md).",
+);
 export const WaitStep = step(
   'wait',
   { ms: Type.Integer({ minimum: 0, maximum: STEP_LIMITS.maxWaitMs, ...capOf('STEP_LIMITS.maxWaitMs') }) },
@@ -112,6 +160,7 @@ const STEP_SCHEMAS = [
   ExpectUrlStep,
   ExpectTitleStep,
   ScreenshotStep,
+  ExpectScreenshotStep,
   WaitStep,
 ] as const;
 

@@ -14,10 +14,13 @@ export type VisualChangeKind = (typeof VISUAL_CHANGE_KINDS)[number];
 export const VisualChange = Type.Object(
   {
     id: Type.String({ description: 'The change (`vis_…`): approve it by this id.' }),
-    name: Type.String({ description: "The snapshot's name as Playwright attaches it (`home.png`)." }),
+    name: Type.String({
+      description:
+        "The snapshot's name as Playwright attaches it, or an `expectScreenshot` step's name with `.png` (`home.png`).",
+    }),
     path: Type.String({
       description:
-        "The baseline's path in the bundle, where the project's snapshotPathTemplate puts it (`tests/home.spec.ts-snapshots/home-chromium-linux.png`).",
+        "The baseline's path: a Playwright snapshot's in the bundle, where the project's snapshotPathTemplate puts it (`tests/home.spec.ts-snapshots/home-chromium-linux.png`); a step test's `expectScreenshot` `/steps/<suite slug>/<test key>/<name>.png`.",
     }),
     kind: Type.Union([Type.Literal('new'), Type.Literal('changed')], {
       description:

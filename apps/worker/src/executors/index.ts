@@ -19,7 +19,7 @@ export interface ExecutorParts extends StepsExecutorDeps {
 export function workerRunDeps(base: Omit<RunDeps, 'executors'>, parts: ExecutorParts): RunDeps {
   const { playwright } = parts;
   const executors: Executors = {
-    steps: stepsExecutor(parts),
+    steps: stepsExecutor({ store: base.store, ...parts }),
     [PLAYWRIGHT_KIND]: playwrightExecutor({
       runtime: playwright,
       scratchDir: parts.scratchDir,

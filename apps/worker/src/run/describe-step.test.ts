@@ -19,6 +19,9 @@ it('labels every action the way summaries quote it', () => {
     [{ action: 'expectTitle', title: 'Shop' }, 'expectTitle "Shop"', 'Shop'],
     [{ action: 'screenshot', name: 'cart' }, 'screenshot "cart"', 'cart'],
     [{ action: 'screenshot', fullPage: true }, 'screenshot', 'full page'],
+    [{ action: 'expectScreenshot', name: 'home' }, 'expectScreenshot "home"', 'viewport'],
+    [{ action: 'expectScreenshot', name: 'home', fullPage: true }, 'expectScreenshot "home"', 'full page'],
+    [{ action: 'expectScreenshot', name: 'hero', selector: '#hero' }, 'expectScreenshot "hero" of "#hero"', '#hero'],
     [{ action: 'wait', ms: 500 }, 'wait 500 ms', '500 ms'],
   ];
   for (const [step, label, target] of cases) {
@@ -38,6 +41,14 @@ it('writes one-sentence summaries', () => {
   expect(summarizeFailure(1, { action: 'goto', url: '/' }, { outcome: 'error', message: 'boom' })).toBe(
     'Error at step 1 (goto "/"): boom',
   );
+  const reason = 'home.png differs from its baseline: 12 pixels (ratio 0.01 of all image pixels) are different';
+  expect(
+    summarizeFailure(
+      2,
+      { action: 'expectScreenshot', name: 'home' },
+      { outcome: 'failed', code: 'screenshot_changed', reason },
+    ),
+  ).toBe(`Screenshot changed at step 2 (expectScreenshot "home"): ${reason}`);
   expect(summarizePass(4, 1_234)).toBe('Passed: 4 steps in 1.2 s.');
   expect(summarizePass(1, 850)).toBe('Passed: 1 step in 850 ms.');
 });

@@ -20,6 +20,10 @@ export function describeStep(step: Step): string {
         : `expectTitle ${formatPattern(step.pattern ?? '', step.flags)}`;
     case 'screenshot':
       return step.name !== undefined ? `screenshot ${quote(step.name, 80)}` : 'screenshot';
+    case 'expectScreenshot':
+      return step.selector === undefined
+        ? `expectScreenshot ${quote(step.name)}`
+        : `expectScreenshot ${quote(step.name)} of ${quote(step.selector, 80)}`;
     case 'wait':
       return `wait ${formatDuration(step.ms)}`;
     default:
@@ -45,6 +49,8 @@ export function describeTarget(step: Step, baseUrl: string): string {
       return step.title ?? formatPattern(step.pattern ?? '', step.flags);
     case 'screenshot':
       return step.name ?? (step.fullPage ? 'full page' : 'viewport');
+    case 'expectScreenshot':
+      return step.selector ?? (step.fullPage ? 'full page' : 'viewport');
     case 'wait':
       return formatDuration(step.ms);
     default:
@@ -63,16 +69,20 @@ function resolveForDisplay(url: string, baseUrl: string): string {
 /** The parts of a step result a summary needs; a result read back from the database fits too. */
 export interface SummarizableResult {
   outcome: string;
+  /** A failure or error code: `screenshot_changed` words the summary as the Playwright executor does. */
+  code?: string | null;
   message?: string | null;
   reason?: string | null;
 }
 
 /**
  * The run's one-sentence summary when a step did not pass:
- * `Failed at step 3 (click "text=Sign in"): element not found within 5 s`.
+ * `Failed at step 3 (click "text=Sign in"): element not found within 5 s`, `Screenshot changed at
+ * step 2 (expectScreenshot "home"): home.png differs from its baseline: …`.
  */
 export function summarizeFailure(stepIndex1Based: number, step: Step, result: SummarizableResult): string {
-  const verdict = result.outcome === 'failed' ? 'Failed' : 'Error';
+  const verdict =
+    result.code === 'screenshot_changed' ? 'Screenshot changed' : result.outcome === 'failed' ? 'Failed' : 'Error';
   const why = result.reason ?? result.message ?? 'unknown problem';
   return `${verdict} at step ${stepIndex1Based} (${describeStep(step)}): ${why}`;
 }

@@ -2,4 +2,5 @@
 // found of their snapshots, their approval, and the links that approve in the view.
 export * from './approve';
 export * from './baselines';
+export * from './step-baselines';
 export * from './approval-links';

@@ -1,7 +1,8 @@
 import type { Locator, Page } from 'playwright';
-import { withTimeout } from '@testrun/core/with-timeout';
 import type { Step, StepAction, StepOf } from '@testrun/contracts';
-import { errorText, isFatalError, isTimeoutError } from './classify-error';
+import { isTimeoutError } from './classify-error';
+import { countQuickly, explainElementError } from './element-errors';
+import { expectScreenshot } from './expect-screenshot';
 import { expectText, expectTitle, expectUrl } from './expectations';
 import { quote } from '../../support/text-format';
 import { goto } from './navigate';
@@ -25,38 +26,6 @@ type StepActionFn<A extends StepAction> = (
   ctx: ActionContext,
 ) => Promise<StepEffect | undefined>;
 type ActionTable = { readonly [A in StepAction]: StepActionFn<A> };
-
-/** How long an element count for a message may take: the page may be hung. */
-const COUNT_TIMEOUT_MS = 500;
-
-/** Turns a Playwright error raised while acting on `selector` into the outcome a reader expects. */
-async function explainElementError(
-  error: unknown,
-  locator: Locator,
-  selector: string,
-  what: string,
-  ctx: ActionContext,
-): Promise<unknown> {
-  const text = errorText(error);
-  const strict = /strict mode violation: .* resolved to (\d+) elements/.exec(text);
-  if (strict)
-    return expectationFailed(`expected ${quote(selector)} to match one element but it matched ${strict[1]}`, false);
-  if (isTimeoutError(error)) {
-    const count = await countQuickly(locator);
-    return count ? elementNotReady(selector, what, ctx.stepTimeoutMs) : elementNotFound(selector, ctx.stepTimeoutMs);
-  }
-  // Playwright's injected script reports element-type problems as "Error: <reason>":
-  // "Not a checkbox or radio button", "Element is not an <input>...": the page is not what the step expects.
-  const injected = /^Error: (.+)$/.exec(text);
-  if (injected && !isFatalError(error))
-    return expectationFailed(`cannot ${what} ${quote(selector)}: ${injected[1]}`, false);
-  return error;
-}
-
-/** Element count for a message; null when the page cannot answer quickly. */
-async function countQuickly(locator: Locator): Promise<number | null> {
-  return withTimeout(locator.count(), COUNT_TIMEOUT_MS, 'counting the elements').catch(() => null);
-}
 
 async function actOn(
   page: Page,
@@ -139,6 +108,7 @@ const ACTIONS: ActionTable = {
   expectUrl,
   expectTitle,
   screenshot,
+  expectScreenshot,
   wait,
 };
 

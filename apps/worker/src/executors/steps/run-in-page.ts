@@ -14,6 +14,7 @@ import { describeStep, summarizePass } from '../../run/describe-step';
 import type { StepOutcomeResult } from '../../run/step-outcome';
 import { executeStep, timelineShot } from './execute-step';
 import { applyViolation, withBlockedRequest } from './step-guards';
+import type { StepContext, StepVisuals } from './types';
 import { displayUrl } from '../../support/text-format';
 import { resolveStep } from '../../run/variables';
 
@@ -28,6 +29,8 @@ export interface InPage {
   traced: BrowserContext | null;
   /** Told of the mask each time it grows (a value typed into a password field). */
   onMask: (mask: SecretMask) => void;
+  /** The attempt's baselines, for `expectScreenshot` steps; null when the worker keeps none. */
+  visual: StepVisuals | null;
 }
 
 /**
@@ -44,7 +47,14 @@ export async function runInPage(
   const { page, guard, traced } = where;
   const started = Date.now();
   const deadline = started + run.timeoutMs;
-  const ctx = { baseUrl: run.baseUrl, deadline, budgetMs: run.timeoutMs, targetPolicy: attempt.policy, signal };
+  const ctx: StepContext = {
+    baseUrl: run.baseUrl,
+    deadline,
+    budgetMs: run.timeoutMs,
+    targetPolicy: attempt.policy,
+    signal,
+    ...(where.visual ? { visual: where.visual } : {}),
+  };
   let mask = secrets.mask;
   for (const [i, step] of steps.entries()) {
     const index = i + 1;

@@ -25,6 +25,12 @@ export function expectationFailed(message: string, dueToTimeout: boolean, compar
   );
 }
 
+/** A screenshot differs from its baseline (`detail`: the comparator's words, `1234 pixels … are different.`). */
+export function screenshotChanged(name: string, detail: string): StepFailure {
+  const message = `${name} differs from its baseline: ${detail.replace(/\.$/, '')}`;
+  return new StepFailure({ outcome: 'failed', code: 'screenshot_changed', message, reason: message });
+}
+
 export function elementNotFound(selector: string, stepTimeoutMs: number): StepFailure {
   const within = formatDuration(stepTimeoutMs);
   return new StepFailure(

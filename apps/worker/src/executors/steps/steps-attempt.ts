@@ -2,6 +2,7 @@
 // with: the lifecycle's attempt, and a browser context of its own opened through the egress.
 import type { BrowserContext, BrowserContextOptions } from 'playwright';
 import { recordsEvidence } from '@testrun/contracts';
+import type { ArtifactStore } from '@testrun/core/artifact-store';
 import type { BlockedRequest } from '../../network/egress-proxy';
 import type { EgressSource } from '../../network/run-target';
 import type { ExecutorAttempt } from '../../run/executor';
@@ -33,6 +34,11 @@ export interface StepsExecutorDeps {
   teardownTimeoutMs?: number;
   /** Told when a cancelled run's browser context has been closed (benchmarks). Default nobody. */
   onContextCancelled?: (runId: string) => void;
+  /**
+   * The artifact store, where `expectScreenshot` steps' baselines are kept (docs/VISUAL.md, "Step
+   * tests"). Default none: such a step ends `error`/`internal_error`.
+   */
+  store?: ArtifactStore;
 }
 
 /** A steps attempt: the lifecycle's, with the browser context, limits and recordings of the executor's. */

@@ -12,6 +12,7 @@ import { withRecordingNotes } from '../../run/run-limits';
 import { checkDefinition, invalidDefinitionOutcome, noContextOutcome } from '../../run/run-outcomes';
 import { openRunSecrets, type RunSecrets } from '../../run/run-secrets';
 import type { Executor } from '../../run/executor';
+import { RunBaselines } from './run-baselines';
 import { maskEvent, runInPage } from './run-in-page';
 import { withStepsAttempt, type StepsAttempt, type StepsExecutorDeps } from './steps-attempt';
 
@@ -27,15 +28,24 @@ export function stepsExecutor(deps: StepsExecutorDeps): Executor {
       const opened = await openRunSecrets(db, headersKey, run, checked.steps, retry);
       if ('outcome' in opened) return opened;
       const { secrets } = opened;
+      const { store } = deps;
+      // Read at the attempt's first expectScreenshot only: a test without one costs nothing here.
+      const baselinesOf = (steps: StepsAttempt) =>
+        store ? new RunBaselines({ db, store, run, writer: steps.writer, retry, limits: steps.limits }) : null;
       const execute = (attempt: Parameters<typeof withStepsAttempt>[1]) =>
-        withStepsAttempt(deps, attempt, (steps) => runInContext(steps, checked.steps, secrets));
+        withStepsAttempt(deps, attempt, (steps) => runInContext(steps, checked.steps, secrets, baselinesOf(steps)));
       return { prepared: { mask: secrets.mask, execute } };
     },
   };
 }
 
 /** Opens the attempt's context and runs the steps in it; the teardown stores its recordings. */
-async function runInContext(attempt: StepsAttempt, steps: readonly Step[], secrets: RunSecrets): Promise<RunOutcome> {
+async function runInContext(
+  attempt: StepsAttempt,
+  steps: readonly Step[],
+  secrets: RunSecrets,
+  baselines: RunBaselines | null,
+): Promise<RunOutcome> {
   const { run, clock } = attempt;
   let context: BrowserContext;
   try {
@@ -74,7 +84,10 @@ async function runInContext(attempt: StepsAttempt, steps: readonly Step[], secre
     await clock.time(guard.watchMain(page));
     const traced = recordsEvidence(run.evidence.trace);
     if (traced) await clock.time(context.tracing.start(traceOptions(run.evidence.trace)));
-    outcome = await runInPage(attempt, { page, guard, traced: traced ? context : null, onMask }, steps, secrets);
+    const where = { page, guard, traced: traced ? context : null, onMask, visual: baselines };
+    outcome = await runInPage(attempt, where, steps, secrets);
+    // What the screenshots found is kept whatever the outcome, unless the run was cancelled.
+    if (baselines && !attempt.signal.aborted) outcome = await baselines.finish(outcome);
     passed = outcome.status === 'passed';
   } finally {
     attempt.closeUnder(null);

@@ -21,6 +21,31 @@ export interface StepContext {
    * ends at once and no call of its is still under way when its context is closed. Default none.
    */
   signal?: AbortSignal;
+  /**
+   * The baselines of the run's `expectScreenshot` steps, and where what they find is kept (one per
+   * attempt, run-baselines.ts). Default none: such a step ends `error`/`internal_error`.
+   */
+  visual?: StepVisuals;
+}
+
+/** A screenshot's baseline as an `expectScreenshot` step compares with it. */
+export interface StepBaseline {
+  /** The screenshot's file name (`home.png`): its visual change's and its images' name. */
+  name: string;
+  /** Its baseline's path (core's stepBaselinePath). */
+  path: string;
+  /** The baseline's image; null when there is none yet. */
+  expected: Buffer | null;
+}
+
+/** What `expectScreenshot` needs of the run's baselines. */
+export interface StepVisuals {
+  /** The baseline of screenshot `name` of the run's test (the run's baselines are read at the first call). */
+  baseline(name: string): Promise<StepBaseline>;
+  /** Keeps a screenshot that has no baseline: it becomes one, awaiting approval. */
+  keepNew(baseline: StepBaseline, actual: Buffer): void;
+  /** Keeps a screenshot that differs from its baseline, and the images of the difference. */
+  keepChanged(baseline: StepBaseline, found: { actual: Buffer; diff: Buffer | null }): void;
 }
 
 /** What an action gets: the run context plus this step's own time window. */

@@ -57,3 +57,18 @@ describe('VisualStore.record', () => {
     expect(notes[2]).toMatch(/over 1024 bytes/);
   });
 });
+
+describe('VisualStore.baselinesFor', () => {
+  it("fetches the bundle's baselines only: a step test's (a path outside any bundle) is never read or placed", async () => {
+    const row = (p: string) => ({ path: p, sha256: 'a'.repeat(64), storageKey: `baselines/ws/${p}`, sizeBytes: 3 });
+    const rows = [row('/steps/smoke/home/page.png'), row('e2e/home.spec.ts-snapshots/home-chromium-linux.png')];
+    const db = { $queryRaw: () => Promise.resolve(rows) } as unknown as Db;
+    const read: string[] = [];
+    const store = {
+      get: (key: string) => Promise.resolve((read.push(key), Buffer.from('png'))),
+    } as unknown as ArtifactStore;
+    const placed = await new VisualStore(db, store).baselinesFor('run_1');
+    expect(placed.map((p) => p.path)).toEqual(['e2e/home.spec.ts-snapshots/home-chromium-linux.png']);
+    expect(read).toEqual(['baselines/ws/e2e/home.spec.ts-snapshots/home-chromium-linux.png']);
+  });
+});

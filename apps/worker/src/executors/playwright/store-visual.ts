@@ -9,6 +9,7 @@ import type { Db } from '@testrun/core/db';
 import {
   baselineKey,
   baselinesForRun,
+  isStepBaselinePath,
   recordVisualFindings,
   type BaselineFile,
   type VisualFinding,
@@ -47,7 +48,8 @@ export class VisualStore {
 
   /** The baselines a run's sandbox places in its bundle (its deployment's, else the active one's), within the byte cap. */
   async baselinesFor(runId: string): Promise<PlacedBaseline[]> {
-    const rows = await baselinesForRun(this.db, runId);
+    // A step test's baselines (the project's other kind of test) are never a path in the bundle: not fetched.
+    const rows = (await baselinesForRun(this.db, runId)).filter((r) => !isStepBaselinePath(r.path));
     let bytes = 0;
     const within = rows.filter((r) => (bytes += r.sizeBytes) <= MAX_BASELINE_BYTES);
     return fetchAll(this.store, within);

@@ -2,3 +2,4 @@
 // found of their snapshots, and the approval of it.
 export * from './approve';
 export * from './baselines';
+export * from './image-collection';

@@ -61,7 +61,8 @@ async function eachAtOnce<T, R>(items: readonly T[], task: (item: T) => Promise<
  * within the grace period is postponed, one already gone forgotten, and the rest deleted once a
  * last look finds no row referring to them. Files before rows: a candidate is forgotten only after
  * its image is deleted, so a crash between leaves a candidate whose image is gone (forgotten next
- * time), never an image nothing leads to. Returns how many images it deleted, or null for no candidate.
+ * time), never an image nothing leads to. Returns how many images it deleted, or null when it
+ * settled no candidate.
  */
 async function collectBatch(options: ImageCollectionOptions, graceMs: number, limit: number): Promise<number | null> {
   const { db, store } = options;
@@ -82,7 +83,8 @@ async function collectBatch(options: ImageCollectionOptions, graceMs: number, li
     due.filter((key) => !freshSet.has(key)),
     readAt,
   );
-  return doomed.length;
+  // Only postponed ones (possible with no grace and a store clock ahead): the next call goes on.
+  return fresh.length === due.length ? null : doomed.length;
 }
 
 /**

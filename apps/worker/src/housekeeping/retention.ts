@@ -88,7 +88,8 @@ export async function purgeExpired(options: RetentionOptions): Promise<Retention
     if (trimmed === 0) break;
     if (spent()) return report;
   }
-  const images = await collectBaselineImages({ ...options, graceMs: options.imageGraceMs, deadline });
+  const { db, store, imageGraceMs: graceMs } = options;
+  const images = await collectBaselineImages({ db, store, graceMs, deadline });
   report.images = images.deleted;
   report.done = images.done;
   return report;

@@ -19,11 +19,13 @@ export type DueImages = { keys: string[]; readAt: Date };
 
 /** Candidates noted (or last postponed) at least `graceMs` ago, oldest first. */
 export async function dueImageCandidates(db: Db, graceMs: number, limit: number): Promise<DueImages> {
-  const [now] = await db.$queryRaw<Array<{ at: Date }>>`SELECT clock_timestamp() AS at`;
   const rows = await db.$queryRaw<Array<{ storage_key: string }>>`
     SELECT storage_key FROM baseline_image_candidates
     WHERE noticed_at <= now() - make_interval(secs => ${graceMs / 1000})
     ORDER BY noticed_at LIMIT ${limit}`;
+  if (rows.length === 0) return { keys: [], readAt: new Date(0) };
+  // Read before any of them is looked at: a candidate noted again after this is not forgotten.
+  const [now] = await db.$queryRaw<Array<{ at: Date }>>`SELECT clock_timestamp() AS at`;
   return { keys: rows.map((r) => r.storage_key), readAt: now?.at ?? new Date(0) };
 }
 

@@ -146,7 +146,14 @@ async function measure(bench: Bench): Promise<void> {
     out(`seeded ${seeded.runs} runs (${seeded.files} with a file) in ${seeded.seconds.toFixed(0)} s`);
     const idle: number[] = [];
     const purging: number[] = [];
-    const total: RetentionReport = { runs: 0, suiteRuns: 0, artifactRuns: 0, done: false };
+    const total: RetentionReport = {
+      runs: 0,
+      suiteRuns: 0,
+      artifactRuns: 0,
+      historyEntries: 0,
+      images: 0,
+      done: false,
+    };
     let purgeMs = 0;
     let calls = 0;
     const wallBegan = performance.now();

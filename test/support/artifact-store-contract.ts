@@ -127,6 +127,34 @@ export function describeArtifactStoreContract(name: string, setUp: () => Promise
       await expect(store.deletePrefix('wsd/../..')).rejects.toThrow('invalid artifact key');
     });
 
+    it('deletes exactly one key, nothing below or beside it; a key with nothing under it is no error', async () => {
+      await store.put('wsk/baselines/ws1/aa', body);
+      await store.put('wsk/baselines/ws1/aab', body);
+      await store.put('wsk/baselines/ws1/aa2/x', body);
+      await store.delete('wsk/baselines/ws1/aa');
+      expect(await store.get('wsk/baselines/ws1/aa')).toBeNull();
+      expect((await store.get('wsk/baselines/ws1/aab'))?.equals(body)).toBe(true);
+      expect((await store.get('wsk/baselines/ws1/aa2/x'))?.equals(body)).toBe(true);
+      await store.delete('wsk/baselines/ws1/aa');
+      await store.delete('wsk/nothing/here');
+      await expect(store.delete('wsk/../../etc/shadow')).rejects.toThrow('invalid artifact key');
+    });
+
+    it('tells when a key was last written, a put of the same key again included, and null when nothing is there', async () => {
+      const before = Date.now();
+      await store.put('wsm/baselines/ws1/img', body);
+      const first = present(await store.modifiedAt('wsm/baselines/ws1/img'), 'the first write');
+      // Both clocks keep at least whole seconds; a minute either way is far more than skew on one machine.
+      expect(Math.abs(first.getTime() - before)).toBeLessThan(60_000);
+      await sleep(1_100);
+      await store.put('wsm/baselines/ws1/img', body);
+      const second = present(await store.modifiedAt('wsm/baselines/ws1/img'), 'the second write');
+      expect(second.getTime()).toBeGreaterThan(first.getTime());
+      expect(await store.modifiedAt('wsm/baselines/ws1/none')).toBeNull();
+      expect(await store.modifiedAt('wsm/baselines')).toBeNull();
+      await expect(store.modifiedAt('wsm/../x')).rejects.toThrow('invalid artifact key');
+    });
+
     // Last: the backend stays broken.
     it('is unavailable, not empty, when its backend cannot be reached', async () => {
       await subject.breakBackend();
@@ -137,6 +165,8 @@ export function describeArtifactStoreContract(name: string, setUp: () => Promise
       await expect(store.get('ws/run/none.zip')).rejects.toThrow(ArtifactStoreUnavailableError);
       await expect(store.put('ws/run/e-shot.png', body)).rejects.toThrow(ArtifactStoreUnavailableError);
       await expect(store.deletePrefix('ws/run')).rejects.toThrow(ArtifactStoreUnavailableError);
+      await expect(store.delete('ws/run/a-text.txt')).rejects.toThrow(ArtifactStoreUnavailableError);
+      await expect(store.modifiedAt('ws/run/a-text.txt')).rejects.toThrow(ArtifactStoreUnavailableError);
     });
   });
 }

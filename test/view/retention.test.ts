@@ -287,6 +287,8 @@ describe('retention', () => {
       open: (key, range) => store.open(key, range),
       get: (key) => store.get(key),
       deletePrefix: () => Promise.reject(new Error('the store is down')),
+      delete: () => Promise.reject(new Error('the store is down')),
+      modifiedAt: (key) => store.modifiedAt(key),
     };
     await expect(purgeExpired({ db, store: failing, defaults: DEFAULTS })).rejects.toThrow('the store is down');
     expect(await db.run.count({ where: { id: { in: old.runIds } } })).toBe(2);

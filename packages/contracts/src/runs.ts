@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { RunAttachments } from './attachments';
-import { RunVisualChanges } from './visual';
+import { RunVisualChanges, SuiteRunVisualCounts } from './visual';
 import { Nullable, RunStatus, SkipReason, SuiteRunStatus } from './enums';
 import { EvidencePolicy, EvidenceSettings } from './evidence';
 import { capOf, HEADER_LIMITS, RETRY_LIMITS, WORKERS_LIMITS } from './limits';
@@ -254,6 +254,7 @@ export const SuiteRun = Type.Object(
       minimum: 0,
       description: 'Children that passed after a failed or error attempt (counted in passed_count too).',
     }),
+    ...SuiteRunVisualCounts,
     suiteRunUrl: Type.String({ format: 'uri' }),
     tests: Type.Array(TestEntry),
     deployment_id: Nullable(

@@ -44,6 +44,27 @@ export const RunVisualChanges = Type.Optional(
   }),
 );
 
+/**
+ * A suite run's visual changes not yet approved, by kind (properties of the suite run, so of the
+ * `suite_run.finished` webhook too): absent when none of its runs found any, 0 once all are approved.
+ */
+export const SuiteRunVisualCounts = {
+  visual_new_count: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      description:
+        'Snapshots its runs found without a baseline (`new`: the run passed, the image is the baseline awaiting approval) not yet approved; absent when its runs found no visual change.',
+    }),
+  ),
+  visual_changed_count: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      description:
+        'Snapshots its runs found different from their baseline (`changed`: the run failed `screenshot_changed`) not yet approved; absent when its runs found no visual change.',
+    }),
+  ),
+};
+
 /** The body of an approval: the changes to approve, or every one not yet approved when absent. */
 export const VisualApprovalRequest = Type.Object(
   {

@@ -75,7 +75,8 @@ export const RECONCILER_LOCK_KEY = 0x74722d7265636f6en;
  *   `internal_error` saying what kept its worker from recording it (the database was unavailable);
  * - a `running` run past its deadline plus the grace period ends `timeout`, whatever its job says;
  * - idempotency records past their 24 hours are deleted;
- * - runs and artifacts past their retention are deleted, a bounded amount per pass (retention.ts).
+ * - runs and artifacts past their retention are deleted, a bounded amount per pass (retention.ts),
+ *   and then baseline history past it and baseline images no row refers to any more;
  * - a `running` run whose cancel was asked more than `cancelGraceMs` ago ends `cancelled` (its
  *   worker missed the message, or is gone);
  * - suite runs' sealed copies of headers and variables past `sealed_until` are erased.

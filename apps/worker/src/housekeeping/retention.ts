@@ -1,5 +1,7 @@
 import type { ArtifactStore } from '@testrun/core/artifact-store';
 import { Prisma, type Db } from '@testrun/core/db';
+import { trimBaselineHistory } from '@testrun/core/visual';
+import { collectBaselineImages } from './baseline-images';
 
 /** Days runs and artifacts are kept where a workspace sets none of its own (see config.ts). */
 export type RetentionDays = { artifactDays: number; runDays: number };
@@ -14,6 +16,8 @@ export type RetentionOptions = {
   batchSize?: number;
   /** No new batch starts after this much time in one call (one batch always runs), so a reconciler pass stays short. Default 5000 ms. */
   budgetMs?: number;
+  /** How long a baseline image must have been left unwritten, and its candidate noted, before it is deleted (baseline-images.ts). Default one hour. */
+  imageGraceMs?: number;
 };
 
 /** What one {@link purgeExpired} call deleted. */
@@ -24,6 +28,10 @@ export type RetentionReport = {
   suiteRuns: number;
   /** Runs whose artifact files and rows were deleted (the runs themselves are kept). */
   artifactRuns: number;
+  /** baseline_history entries deleted: replaced longer ago than the run retention. */
+  historyEntries: number;
+  /** Baseline images deleted from the store: no row referred to them any more. */
+  images: number;
   /** False when the budget ran out with more left to delete: the next call goes on. */
   done: boolean;
 };
@@ -36,7 +44,7 @@ const FILE_CONCURRENCY = 16;
 
 /**
  * Deletes what outlived its retention, in batches of at most `batchSize` runs, until nothing is
- * left or the time budget is spent:
+ * left or the time budget is spent (docs/OPERATIONS.md):
  * - runs created more than RUN_RETENTION_DAYS (or the workspace's `run_retention_days`) ago and
  *   finished: their files, then (in one short transaction) the runs, whose steps and artifact rows
  *   go by cascade, and the suite runs of theirs that have no run left;
@@ -44,6 +52,9 @@ const FILE_CONCURRENCY = 16;
  *   files of their runs, then the artifact rows (the run's own, and those of the setup tests its
  *   sandbox ran), and the run is marked `artifacts_expired_at` so the view shows "expired" where
  *   they were. A purged run's setup test files go with its other files, their rows by cascade.
+ * - baseline_history entries replaced more than the run retention ago (docs/VISUAL.md, "Storage");
+ * - baseline images no baselines, baseline_history or visual_changes row refers to any more: those
+ *   of a purged run's visual changes, of trimmed history, of replaced images (baseline-images.ts).
  * Files always go before rows: a crash between the two leaves rows that the next batch finds and
  * deletes again (deleting files that are gone is no error), never files no row leads to. Each
  * statement is small and uses the (workspace_id, created_at) indexes, and nothing here locks a row
@@ -52,7 +63,7 @@ const FILE_CONCURRENCY = 16;
 export async function purgeExpired(options: RetentionOptions): Promise<RetentionReport> {
   const batchSize = options.batchSize ?? 500;
   const deadline = performance.now() + (options.budgetMs ?? 5_000);
-  const report: RetentionReport = { runs: 0, suiteRuns: 0, artifactRuns: 0, done: false };
+  const report: RetentionReport = { runs: 0, suiteRuns: 0, artifactRuns: 0, historyEntries: 0, images: 0, done: false };
   const spent = () => performance.now() >= deadline;
   // Runs first: purging a run takes its artifacts with it, which would be wasted work the other way round.
   for (;;) {
@@ -70,7 +81,17 @@ export async function purgeExpired(options: RetentionOptions): Promise<Retention
     report.artifactRuns += runs.length;
     if (spent()) return report;
   }
-  report.done = true;
+  // History, then images: the history's images become candidates as it goes.
+  for (;;) {
+    const trimmed = await trimBaselineHistory(options.db, options.defaults.runDays, batchSize);
+    report.historyEntries += trimmed;
+    if (trimmed === 0) break;
+    if (spent()) return report;
+  }
+  const { db, store, imageGraceMs: graceMs } = options;
+  const images = await collectBaselineImages({ db, store, graceMs, deadline });
+  report.images = images.deleted;
+  report.done = images.done;
   return report;
 }
 

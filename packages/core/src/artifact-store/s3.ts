@@ -1,7 +1,9 @@
 import { Readable } from 'node:stream';
 import {
+  DeleteObjectCommand,
   DeleteObjectsCommand,
   GetObjectCommand,
+  HeadObjectCommand,
   ListObjectsV2Command,
   PutObjectCommand,
   S3Client,
@@ -210,6 +212,28 @@ export class S3ArtifactStore implements ArtifactStore {
       } while (token);
     } catch (error) {
       throw new ArtifactStoreUnavailableError('delete artifacts', error);
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    const command = new DeleteObjectCommand({ Bucket: this.options.bucket, Key: this.objectKey(key) });
+    try {
+      // S3 answers a deletion of a key that has no object with success too.
+      await this.client.send(command);
+    } catch (error) {
+      throw new ArtifactStoreUnavailableError('delete an artifact', error);
+    }
+  }
+
+  async modifiedAt(key: string): Promise<Date | null> {
+    const command = new HeadObjectCommand({ Bucket: this.options.bucket, Key: this.objectKey(key) });
+    try {
+      const head = await this.client.send(command);
+      return head.LastModified ?? null;
+    } catch (error) {
+      // A HEAD has no body, so a missing object is only its status (the SDK names it NotFound).
+      if (statusOf(error) === 404) return null;
+      throw new ArtifactStoreUnavailableError('read an artifact', error);
     }
   }
 

@@ -1,4 +1,4 @@
-import { mkdir, open, readFile, rm, writeFile, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, readFile, rm, stat, writeFile, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 
@@ -29,6 +29,14 @@ export interface ArtifactStore {
    * run's, see artifactKey). Nothing there is no error.
    */
   deletePrefix(prefix: string): Promise<void>;
+  /** Removes the artifact under `key` (exactly that key, nothing below it). Nothing there is no error. */
+  delete(key: string): Promise<void>;
+  /**
+   * When the artifact under `key` was last written (a put of the same key again counts), by the
+   * store's clock; null when there is none. The collection of baseline images reads it to leave
+   * alone an image a worker has just stored and not yet recorded.
+   */
+  modifiedAt(key: string): Promise<Date | null>;
 }
 
 /**
@@ -124,6 +132,27 @@ export class LocalArtifactStore implements ArtifactStore {
       await rm(dir, { recursive: true, force: true });
     } catch (error) {
       throw new ArtifactStoreUnavailableError('delete artifacts', error);
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    const file = this.resolve(key);
+    try {
+      // Not recursive: a key that names a folder of other keys is not an artifact.
+      await rm(file, { force: true });
+    } catch (error) {
+      throw new ArtifactStoreUnavailableError('delete an artifact', error);
+    }
+  }
+
+  async modifiedAt(key: string): Promise<Date | null> {
+    const file = this.resolve(key);
+    try {
+      const found = await stat(file);
+      return found.isFile() ? found.mtime : null;
+    } catch (error) {
+      if (isMissing(error)) return null;
+      throw new ArtifactStoreUnavailableError('read an artifact', error);
     }
   }
 }

@@ -23,6 +23,7 @@ import { readSql, type Db } from '../db';
 import { FAILED_SETUP, RUN_SETUP_TESTS, SETUP_TESTS, setupTestsOf, type SetupTestsColumn } from './setup-results';
 import type { DerivedKeys } from '../secrets/seal';
 import { queueWaitColumns, queueWaitOf, type QueueWaitRow } from './queue-wait';
+import { SUITE_VISUAL_COUNTS, suiteVisualOf, type SuiteVisualRow } from './suite-visual';
 import { suiteRunViewUrl, viewLinkTerms, type ViewLinkConfig, type ViewLinkState } from '../view-links';
 import {
   ATTACHMENT_COUNTS,
@@ -195,13 +196,14 @@ export type SuiteRunRow = QueueWaitRow & {
   view_token_version: number;
   rerun_of: string | null;
   deployment_id: string | null;
+  visual_counts: SuiteVisualRow['visual_counts'];
 };
 
 /** What a suite run is made of, its tests aside, for `SELECT … FROM suite_runs s`. */
 export const SUITE_RUN_COLUMNS = `s.id, s.status::text AS status, s.total_count, s.passed_count, s.failed_count,
       s.error_count, s.skipped_count, s.created_at, s.started_at, s.finished_at, s.view_token_version, s.rerun_of,
       s.deployment_id, (SELECT count(*)::int FROM runs f WHERE f.suite_run_id = s.id AND f.retry > 0 AND f.status = 'passed') AS flaky_count,
-      ${queueWaitColumns('s')}`;
+      ${queueWaitColumns('s')}, ${SUITE_VISUAL_COUNTS}`;
 
 /** A suite run's row as the contract's SuiteRun without its tests, with its signed view link. */
 export function toSuiteRunSummary(keys: DerivedKeys, links: ViewLinkConfig, row: SuiteRunRow): Omit<SuiteRun, 'tests'> {
@@ -227,6 +229,7 @@ export function toSuiteRunSummary(keys: DerivedKeys, links: ViewLinkConfig, row:
     duration_ms: row.started_at && row.finished_at ? row.finished_at.getTime() - row.started_at.getTime() : null,
     rerun_of: row.rerun_of,
     ...queueWaitOf(row),
+    ...suiteVisualOf(row),
   };
 }
 

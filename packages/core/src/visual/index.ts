@@ -4,3 +4,4 @@ export * from './approve';
 export * from './baselines';
 export * from './step-baselines';
 export * from './approval-links';
+export * from './image-collection';

@@ -6,6 +6,7 @@ import { isOverCap } from '@testrun/contracts';
 import { LocalArtifactStore } from '@testrun/core/artifact-store';
 import { BundleError, bundleKey } from '@testrun/core/bundles';
 import { importBaselines, platformWarning } from '@testrun/core/projects';
+import { testDb } from '../support/harness';
 import { digestOf, tarGz, type TarEntry } from '../support/hostile-bundles';
 
 /**
@@ -17,6 +18,8 @@ import { digestOf, tarGz, type TarEntry } from '../support/hostile-bundles';
  */
 
 const WS = 'ws_import';
+const db = testDb();
+afterAll(() => db.$disconnect());
 const SNAPS = 'e2e/home.spec.ts-snapshots';
 const sha = (text: string) => createHash('sha256').update(text).digest('hex');
 
@@ -30,7 +33,7 @@ async function stored(entries: TarEntry[]) {
     const at = path.join(dir, 'baselines', WS);
     return existsSync(at) ? readdirSync(at).sort() : [];
   };
-  return { store, digest, images };
+  return { store, io: { db, store }, digest, images };
 }
 
 const selection = (importBaselines: boolean | string[]) => ({
@@ -39,7 +42,7 @@ const selection = (importBaselines: boolean | string[]) => ({
 });
 
 it('imports the snapshot files of the test files’ -snapshots folders and of the globs, each image stored once', async () => {
-  const { store, digest, images } = await stored([
+  const { store, io, digest, images } = await stored([
     { name: 'e2e/home.spec.ts', content: '' },
     { name: `${SNAPS}/home-chromium-linux.png`, content: 'png-1' },
     { name: `${SNAPS}/copy-chromium-linux.png`, content: 'png-1' },
@@ -51,7 +54,7 @@ it('imports the snapshot files of the test files’ -snapshots folders and of th
     { name: 'shots/page.png', content: 'shot' },
     { name: 'shots/node_modules/pkg/logo.png', content: 'logo' },
   ]);
-  const made = await importBaselines(store, WS, digest, selection(['shots/**']));
+  const made = await importBaselines(io, WS, digest, selection(['shots/**']));
   if ('errors' in made) throw new Error(JSON.stringify(made.errors));
   expect(made.baselines.map((b) => [b.path, b.contentType, b.sizeBytes]).sort()).toEqual([
     [`${SNAPS}/copy-chromium-linux.png`, 'image/png', 5],
@@ -65,7 +68,11 @@ it('imports the snapshot files of the test files’ -snapshots folders and of th
   expect((await store.get(home?.storageKey ?? ''))?.toString()).toBe('png-1');
   expect(images()).toEqual([sha('png-1'), sha('title'), sha('jpg'), sha('shot')].sort());
   expect(made.warnings).toEqual([]);
-  const folders = await importBaselines(store, WS, digest, selection(true));
+  // Each image noted for the collection before it was stored: a deploy refused after this leaves none that nothing leads to.
+  const noted = await db.$queryRaw<Array<{ storage_key: string }>>`
+    SELECT storage_key FROM baseline_image_candidates WHERE storage_key LIKE ${`baselines/${WS}/%`} ORDER BY storage_key`;
+  expect(noted.map((r) => r.storage_key)).toEqual(images().map((i) => `baselines/${WS}/${i}`));
+  const folders = await importBaselines(io, WS, digest, selection(true));
   expect('baselines' in folders && folders.baselines.map((b) => b.path)).not.toContain('shots/page.png');
 });
 
@@ -75,7 +82,7 @@ it('refuses a link or a climbing path pretending to be a snapshot with the bundl
     { name: `${SNAPS}/../../../etc/home-chromium-linux.png`, content: 'png' },
   ]) {
     const { store, digest, images } = await stored([{ name: `${SNAPS}/a.png`, content: 'a' }, entry]);
-    await expect(importBaselines(store, WS, digest, selection(true))).rejects.toBeInstanceOf(BundleError);
+    await expect(importBaselines({ db, store }, WS, digest, selection(true))).rejects.toBeInstanceOf(BundleError);
     expect(images()).toEqual([]);
   }
 });
@@ -87,7 +94,7 @@ it('refuses past the caps, naming each, with nothing stored', async () => {
     { name: `${SNAPS}/c.png`, content: 'c' },
   ]);
   const refused = async (limits: { maxFiles: number; maxBytes: number; maxFileBytes: number }) => {
-    const made = await importBaselines(store, WS, digest, selection(true), limits);
+    const made = await importBaselines({ db, store }, WS, digest, selection(true), limits);
     return 'errors' in made ? made.errors : [];
   };
   const big = await refused({ maxFiles: 10, maxBytes: 100, maxFileBytes: 10 });

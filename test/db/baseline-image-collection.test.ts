@@ -5,7 +5,7 @@ import path from 'node:path';
 import { LocalArtifactStore, type ArtifactStore } from '@testrun/core/artifact-store';
 import type { Db } from '@testrun/core/db';
 import { ID_PREFIX, newId } from '@testrun/core/ids';
-import { baselineKey, recordVisualFindings, type VisualFinding } from '@testrun/core/visual';
+import { baselineKey, recordVisualFindings, storeBaselineImage, type VisualFinding } from '@testrun/core/visual';
 import { purgeExpired, type RetentionDays } from '@testrun/worker';
 import { collectBaselineImages } from '../../apps/worker/src/housekeeping/baseline-images';
 import { applyProject } from '../../packages/admin/src/operations';
@@ -157,6 +157,43 @@ it('leaves an image a worker has just stored again, its row not yet recorded, an
   age(again.key, 2 * HOUR);
   expect(await collect()).toEqual({ deleted: 2, done: true });
   expect([await exists(fresh.key), await exists(again.key)]).toEqual([false, false]);
+});
+
+it('a writer storing an image the collection is deleting waits for it, and its image is there after', async () => {
+  const w = await workspace();
+  const old = await image(w, 'race');
+  await recordVisualFindings(db, w.runIds[0] as string, [old]);
+  await db.run.delete({ where: { id: w.runIds[0] } });
+  await makeDue();
+  let writer: Promise<void> | undefined;
+  // The store deletes while a run stores the same bytes again: the writer notes the key first, so
+  // it waits for the deletion to end and stores the image after it.
+  const racing: ArtifactStore = Object.assign(Object.create(store) as ArtifactStore, {
+    delete: async (key: string) => {
+      writer = storeBaselineImage(db, store, key, Buffer.from('png of race'));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await store.delete(key);
+    },
+  });
+  expect(await collect(racing)).toEqual({ deleted: 1, done: true });
+  await writer;
+  expect(await exists(old.key)).toBe(true);
+  // The writer's note keeps it for the grace period, by when its row is recorded.
+  expect(await candidates()).toEqual([old.key]);
+  expect(await collect()).toEqual({ deleted: 0, done: true });
+  expect(await exists(old.key)).toBe(true);
+});
+
+it('collects an image stored and never recorded (its writer died) once its note is due', async () => {
+  const w = await workspace();
+  const key = baselineKey(w.workspaceId, 'e'.repeat(64));
+  await storeBaselineImage(db, store, key, Buffer.from('orphan'));
+  expect(await candidates()).toEqual([key]);
+  expect(await collect()).toEqual({ deleted: 0, done: true });
+  await makeDue();
+  age(key, 2 * HOUR);
+  expect(await collect()).toEqual({ deleted: 1, done: true });
+  expect(await exists(key)).toBe(false);
 });
 
 it('never deletes a key that is not a baseline image, and forgets a candidate whose image is gone', async () => {

@@ -125,7 +125,7 @@ async function discovered(
   const expanded = expandPlaywrightSuites(file, bundle, result, texts);
   // A dry run stores nothing: its committed baselines are neither read nor stored.
   if ('errors' in expanded || 'error' in result || request.dryRun) return expanded;
-  return withImportedBaselines(ctx.store, workspaceId, expanded, result.tests);
+  return withImportedBaselines(ctx, workspaceId, expanded, result.tests);
 }
 
 /** The discovered tests' spec files as the bundle holds them (each test's source digest is read from them). */

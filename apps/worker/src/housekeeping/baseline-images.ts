@@ -1,6 +1,7 @@
 import type { ArtifactStore } from '@testrun/core/artifact-store';
 import type { Db } from '@testrun/core/db';
 import {
+  deleteDueImage,
   dueImageCandidates,
   forgetImageCandidates,
   isBaselineImageKey,
@@ -12,9 +13,12 @@ import {
 // from Postgres (a trigger notes every key a row stops referring to), never from listing the store.
 // The race to guard against: a worker stores an image (put), then records the row that refers to
 // it; an image of the same bytes has the same key, so a candidate may be written again by a run
-// right now, with its row not yet there. A put of a key refreshes its modification time in both
-// stores, so an image written within the grace period is left for later, and whether any row
-// refers to a key is read again just before it is deleted.
+// right now, with its row not yet there. Every writer notes the key as a candidate before its put
+// (storeBaselineImage), so such an image's candidate is fresh and left for the grace period; an
+// image is deleted holding its candidate's row, after reading again that it is due and that no row
+// refers to it (deleteDueImage), so a writer noting it meanwhile waits and stores it afterwards. A
+// put also refreshes the image's modification time in both stores: an image written within the
+// grace period is left for later.
 
 /** How long an image must have been left unwritten, and a candidate noted, before it is deleted. Default of {@link collectBaselineImages}. */
 const IMAGE_GRACE_MS = 60 * 60 * 1000;
@@ -73,9 +77,10 @@ async function collectBatch(options: ImageCollectionOptions, graceMs: number, li
   const writtenBefore = Date.now() - graceMs;
   const fresh = looked.flatMap(({ key, at }) => (at !== null && at.getTime() > writtenBefore ? [key] : []));
   const stale = looked.flatMap(({ key, at }) => (at !== null && at.getTime() <= writtenBefore ? [key] : []));
-  // The last look, right before the deletion: a row recorded since the first one keeps its image.
-  const doomed = await unreferencedImages(db, stale);
-  await eachAtOnce(doomed, (key) => store.delete(key));
+  // The last look, holding the candidate: a row recorded, or a writer's note, since the first one keeps its image.
+  // One at a time: each holds a connection of the pool while the store deletes.
+  const doomed: string[] = [];
+  for (const key of stale) if (await deleteDueImage(db, key, graceMs, () => store.delete(key))) doomed.push(key);
   await postponeImageCandidates(db, fresh);
   const freshSet = new Set(fresh);
   await forgetImageCandidates(

@@ -10,7 +10,9 @@ import {
 import type { ArtifactStore } from '../artifact-store';
 import { openBundle } from '../bundles/store';
 import { walkBundle, type BundleContent, type BundleEntry } from '../bundles/walk';
+import type { Db } from '../db';
 import { baselineKey, type ImportedBaseline } from '../visual/baselines';
+import { storeBaselineImage } from '../visual/image-collection';
 import { matchesBundleGlob, playwrightSection, type Expanded, type ExpandedFile } from './playwright';
 
 // A deployment's committed baselines (`playwright.importBaselines`, docs/VISUAL.md "Importing
@@ -104,11 +106,12 @@ export function platformWarning(paths: readonly string[]): string | null {
 
 /**
  * Reads the committed baselines `selection` names from the workspace's stored bundle `digest` and
- * stores each image once under its SHA-256 (`baselines/<workspace>/<sha256>`); or the errors of a
+ * stores each image once under its SHA-256 (`baselines/<workspace>/<sha256>`, noted for the
+ * collection first: a deploy refused afterwards leaves no image that nothing leads to); or the errors of a
  * bundle past the caps, with nothing stored. `warnings` has the platform warning, when one applies.
  */
 export async function importBaselines(
-  store: ArtifactStore,
+  { db, store }: { db: Db; store: ArtifactStore },
   workspaceId: string,
   digest: string,
   selection: BaselineSelection,
@@ -131,7 +134,7 @@ export async function importBaselines(
     const body = Buffer.concat(chunks);
     const sha256 = createHash('sha256').update(body).digest('hex');
     const storageKey = baselineKey(workspaceId, sha256);
-    if (!stored.has(sha256)) await store.put(storageKey, body);
+    if (!stored.has(sha256)) await storeBaselineImage(db, store, storageKey, body);
     stored.add(sha256);
     baselines.push({ path: entry.path, sha256, storageKey, contentType: contentTypeOf(entry.path), sizeBytes: size });
   });
@@ -145,7 +148,7 @@ export async function importBaselines(
  * of a bundle past the caps. Unchanged without the option.
  */
 export async function withImportedBaselines(
-  store: ArtifactStore,
+  io: { db: Db; store: ArtifactStore },
   workspaceId: string,
   expanded: ExpandedFile,
   tests: readonly { file: string }[],
@@ -153,7 +156,7 @@ export async function withImportedBaselines(
   const option = playwrightSection(expanded.file)?.importBaselines ?? false;
   if (option === false || expanded.bundle === null) return expanded;
   const selection = { importBaselines: option, testFiles: new Set(tests.map((t) => t.file)) };
-  const made = await importBaselines(store, workspaceId, expanded.bundle, selection);
+  const made = await importBaselines(io, workspaceId, expanded.bundle, selection);
   if ('errors' in made) return made;
   return { ...expanded, baselines: made.baselines, warnings: [...expanded.warnings, ...made.warnings] };
 }

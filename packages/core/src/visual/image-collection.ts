@@ -1,3 +1,4 @@
+import type { ArtifactStore } from '../artifact-store';
 import type { Db } from '../db';
 
 // The queries of the collection of baseline images (docs/VISUAL.md, "Storage"). An image is stored
@@ -5,6 +6,12 @@ import type { Db } from '../db';
 // baseline_history and visual_changes rows; a trigger notes a key as a candidate whenever one of them
 // stops referring to it (migration 20261207110000_baseline_image_collection), so the store is never
 // listed. The worker's housekeeping deletes a candidate's image once no row refers to it.
+//
+// A writer notes the key too, before it stores the image (storeBaselineImage): the candidate is then
+// fresh, so the collection leaves the image alone for its grace period, by which time the row that
+// refers to it is recorded; and if the writer died before recording it, the image is collected
+// then. The collection deletes an image holding its candidate's row (deleteDueImage), so a writer
+// noting the same key waits until the deletion is done and stores the image after it.
 
 /** The only keys the collection ever deletes: a workspace's baseline image by its SHA-256 (see baselineKey). */
 const IMAGE_KEY = /^baselines\/[A-Za-z0-9_-]+\/[0-9a-f]{64}$/;
@@ -12,6 +19,46 @@ const IMAGE_KEY = /^baselines\/[A-Za-z0-9_-]+\/[0-9a-f]{64}$/;
 /** True for a key of a baseline image, as baselineKey makes them; anything else is never deleted. */
 export function isBaselineImageKey(key: string): boolean {
   return IMAGE_KEY.test(key);
+}
+
+/**
+ * Stores a baseline image under `key` (`baselines/<workspace>/<sha256>`), its key noted as a
+ * candidate first (see above): an image is never stored without a row that leads to it, and never
+ * deleted by the collection between its put and the row that refers to it.
+ */
+export async function storeBaselineImage(db: Db, store: ArtifactStore, key: string, body: Buffer): Promise<void> {
+  await db.$executeRaw`
+    INSERT INTO baseline_image_candidates (storage_key, noticed_at) VALUES (${key}, clock_timestamp())
+    ON CONFLICT (storage_key) DO UPDATE SET noticed_at = EXCLUDED.noticed_at`;
+  await store.put(key, body);
+}
+
+/**
+ * Deletes the image of `key` with `remove` while holding its candidate's row, if the candidate is
+ * still due (noted at least `graceMs` ago: no writer noted it since) and no row refers to the key;
+ * forgets the candidate with it. True when it deleted. A writer noting the key meanwhile waits for
+ * this to end, then stores the image again.
+ */
+export function deleteDueImage(db: Db, key: string, graceMs: number, remove: () => Promise<void>): Promise<boolean> {
+  return db.$transaction(
+    async (tx) => {
+      const held = await tx.$queryRaw<Array<{ held: number }>>`
+        SELECT 1 AS held FROM baseline_image_candidates
+        WHERE storage_key = ${key} AND noticed_at <= clock_timestamp() - make_interval(secs => ${graceMs / 1000})
+        FOR UPDATE`;
+      if (held.length === 0) return false;
+      const [free] = await tx.$queryRaw<Array<{ free: boolean }>>`
+        SELECT NOT EXISTS (SELECT 1 FROM baselines WHERE storage_key = ${key})
+          AND NOT EXISTS (SELECT 1 FROM baseline_history WHERE storage_key = ${key})
+          AND NOT EXISTS (SELECT 1 FROM visual_changes WHERE storage_key = ${key}) AS free`;
+      if (!free?.free) return false;
+      await remove();
+      await tx.$executeRaw`DELETE FROM baseline_image_candidates WHERE storage_key = ${key}`;
+      return true;
+    },
+    // The store's delete happens inside: an object store may be slow to answer.
+    { timeout: 60_000 },
+  );
 }
 
 /** Due candidates, and when they were read (by the database's clock): see {@link forgetImageCandidates}. */

@@ -11,6 +11,7 @@ import {
   baselinesForRun,
   isStepBaselinePath,
   recordVisualFindings,
+  storeBaselineImage,
   type BaselineFile,
   type VisualFinding,
 } from '@testrun/core/visual';
@@ -79,7 +80,7 @@ export class VisualStore {
       }
       const sha256 = createHash('sha256').update(body).digest('hex');
       const storageKey = baselineKey(run.workspaceId, sha256);
-      await this.store.put(storageKey, body);
+      await storeBaselineImage(this.db, this.store, storageKey, body);
       const { kind, name, contentType } = finding;
       kept.push({
         kind,

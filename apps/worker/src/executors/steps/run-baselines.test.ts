@@ -65,10 +65,17 @@ function baselinesOver(options: {
       ]);
     },
     $transaction: (work: (t: typeof tx) => Promise<unknown>) => work(tx),
+    // A key noted for the collection of images before its put (storeBaselineImage).
+    $executeRaw: (_: TemplateStringsArray, key: unknown) => {
+      noted.push(String(key));
+      return Promise.resolve(1);
+    },
   };
+  const noted: string[] = [];
   const store = {
     get: (key: string) => Promise.resolve(stored.get(key) ?? null),
     put: (key: string, body: Buffer) => {
+      if (!noted.includes(key)) throw new Error(`${key} stored before it was noted`);
       stored.set(key, body);
       return Promise.resolve();
     },

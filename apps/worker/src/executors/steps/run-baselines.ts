@@ -8,6 +8,7 @@ import {
   baselinesForRun,
   isStepBaselinePath,
   recordVisualFindings,
+  storeBaselineImage,
   stepBaselinePath,
   stepRunScope,
   type BaselineFile,
@@ -92,7 +93,7 @@ export class RunBaselines implements StepVisuals {
     for (const f of this.found.values()) {
       const sha256 = createHash('sha256').update(f.body).digest('hex');
       const storageKey = baselineKey(this.io.run.workspaceId, sha256);
-      await this.io.retry(() => this.io.store.put(storageKey, f.body));
+      await this.io.retry(() => storeBaselineImage(this.io.db, this.io.store, storageKey, f.body));
       findings.push({
         kind: f.kind,
         name: f.name,

@@ -1,10 +1,10 @@
 import express, { type Request, type Response, type Router } from 'express';
 import type { ViewSubject } from '@testrun/core/secrets';
 import { loadViewLinkState, signViewLink, viewLinkTerms } from '@testrun/core/view-links';
-import { approveVisualChanges, checkApprovalLink, type ApprovalGrant } from '@testrun/core/visual';
+import { checkApprovalLink, type ApprovalGrant } from '@testrun/core/visual';
 import { ApiError } from '../errors';
-import { requireScope } from '../scopes';
 import { readKeyById, type AuthContext } from '../services/auth';
+import { approveVisual } from '../services/visual';
 import { loadApprovalRuns, loadApprovalSubject } from '../view/data/approval';
 import { APPROVAL_PAGE_POLICY, ID_SHAPE, paths, sendNotFound, sendPage, type ViewDeps } from '../view/http';
 import type { LinkSigner } from '../view/model';
@@ -133,13 +133,7 @@ async function approve(deps: ViewDeps, req: Request, res: Response): Promise<voi
   const { grant, key } = approval;
   const target = grant.subject === 'run' ? { run: grant.id } : { suiteRun: grant.id };
   try {
-    const done = await approveVisualChanges(
-      deps.db,
-      { workspaceId: key.workspaceId, target, ids, keyId: key.keyId },
-      (active) => {
-        if (active) requireScope(key, 'deploy');
-      },
-    );
+    const done = await approveVisual(deps.db, key, target, ids);
     res.redirect(303, `${paths(req).base}${req.path}?approved=${done.approved.length}`);
   } catch (e) {
     if (!(e instanceof ApiError) || e.code !== 'insufficient_scope') throw e;

@@ -2,6 +2,7 @@ import type { VisualApproval, VisualChange } from '@testrun/contracts';
 import type { Db, DbTx } from '../db';
 import { ID_PREFIX, newId } from '../ids';
 import { NotFoundError } from '../projects/errors';
+import { historyEntry } from './baselines';
 
 // Approving what runs found of their snapshots (docs/VISUAL.md, "Approve where you look"): each
 // change becomes the baseline of its path in the deployment its run ran, the baseline it replaces
@@ -111,22 +112,7 @@ async function makeBaseline(tx: DbTx, row: ChangeRow, approver: Approver, approv
     approvedAt,
   };
   if (current) {
-    await tx.baselineHistory.create({
-      data: {
-        id: newId(ID_PREFIX.baselineHistory),
-        workspaceId: current.workspaceId,
-        deploymentId: current.deploymentId,
-        path: current.path,
-        sha256: current.sha256,
-        storageKey: current.storageKey,
-        status: current.status,
-        runId: current.runId,
-        approvedByKeyName: current.approvedByKeyName,
-        approvedAt: current.approvedAt,
-        createdAt: current.createdAt,
-        replacedAt: approvedAt,
-      },
-    });
+    await tx.baselineHistory.create({ data: historyEntry(current, approvedAt) });
     await tx.baseline.update({ where: { id: current.id }, data: { ...image, createdAt: approvedAt } });
   } else {
     await tx.baseline.create({

@@ -98,6 +98,41 @@ async function ownPaths(tx: DbTx, deploymentId: string): Promise<string[]> {
   return rows.map((r) => r.path);
 }
 
+/** A baseline row, as much of it as its history keeps. */
+type ReplacedBaseline = {
+  workspaceId: string;
+  deploymentId: string;
+  path: string;
+  sha256: string;
+  storageKey: string;
+  status: string;
+  runId: string | null;
+  approvedByKeyName: string | null;
+  approvedAt: Date | null;
+  createdAt: Date;
+};
+
+/**
+ * The baseline_history entry of `replaced`, replaced at `replacedAt` in `deploymentId` (its own
+ * deployment's, unless an import into a new deployment replaced the active one's).
+ */
+export function historyEntry(replaced: ReplacedBaseline, replacedAt: Date, deploymentId = replaced.deploymentId) {
+  return {
+    id: newId(ID_PREFIX.baselineHistory),
+    workspaceId: replaced.workspaceId,
+    deploymentId,
+    path: replaced.path,
+    sha256: replaced.sha256,
+    storageKey: replaced.storageKey,
+    status: replaced.status,
+    runId: replaced.runId,
+    approvedByKeyName: replaced.approvedByKeyName,
+    approvedAt: replaced.approvedAt,
+    createdAt: replaced.createdAt,
+    replacedAt,
+  };
+}
+
 /** A baseline a deployment imports from its bundle (`playwright.importBaselines`), its image stored. */
 export interface ImportedBaseline {
   path: string;
@@ -134,22 +169,7 @@ export async function recordImportedBaselines(
   const imported = new Map(baselines.map((b) => [b.path, b.sha256]));
   const history = replaced.filter((r) => imported.get(r.path) !== r.sha256);
   if (history.length > 0)
-    await tx.baselineHistory.createMany({
-      data: history.map((r) => ({
-        id: newId(ID_PREFIX.baselineHistory),
-        workspaceId: r.workspaceId,
-        deploymentId: deployment.id,
-        path: r.path,
-        sha256: r.sha256,
-        storageKey: r.storageKey,
-        status: r.status,
-        runId: r.runId,
-        approvedByKeyName: r.approvedByKeyName,
-        approvedAt: r.approvedAt,
-        createdAt: r.createdAt,
-        replacedAt: approvedAt,
-      })),
-    });
+    await tx.baselineHistory.createMany({ data: history.map((r) => historyEntry(r, approvedAt, deployment.id)) });
   await tx.baseline.createMany({
     data: baselines.map((b) => ({
       id: newId(ID_PREFIX.baseline),

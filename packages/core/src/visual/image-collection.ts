@@ -1,5 +1,5 @@
 import type { ArtifactStore } from '../artifact-store';
-import type { Db } from '../db';
+import type { Db, DbTx } from '../db';
 
 // The queries of the collection of baseline images (docs/VISUAL.md, "Storage"). An image is stored
 // once per workspace by its SHA-256 and referred to by the storage_key of baselines,
@@ -47,11 +47,7 @@ export function deleteDueImage(db: Db, key: string, graceMs: number, remove: () 
         WHERE storage_key = ${key} AND noticed_at <= clock_timestamp() - make_interval(secs => ${graceMs / 1000})
         FOR UPDATE`;
       if (held.length === 0) return false;
-      const [free] = await tx.$queryRaw<Array<{ free: boolean }>>`
-        SELECT NOT EXISTS (SELECT 1 FROM baselines WHERE storage_key = ${key})
-          AND NOT EXISTS (SELECT 1 FROM baseline_history WHERE storage_key = ${key})
-          AND NOT EXISTS (SELECT 1 FROM visual_changes WHERE storage_key = ${key}) AS free`;
-      if (!free?.free) return false;
+      if ((await unreferencedImages(tx, [key])).length === 0) return false;
       await remove();
       await tx.$executeRaw`DELETE FROM baseline_image_candidates WHERE storage_key = ${key}`;
       return true;
@@ -81,7 +77,7 @@ export async function dueImageCandidates(db: Db, graceMs: number, limit: number)
  * statement (one snapshot of the three tables: an approval that moves a key from a baseline to the
  * history, in one transaction, is seen before or after, never half way).
  */
-export async function unreferencedImages(db: Db, keys: readonly string[]): Promise<string[]> {
+export async function unreferencedImages(db: Db | DbTx, keys: readonly string[]): Promise<string[]> {
   if (keys.length === 0) return [];
   const rows = await db.$queryRaw<Array<{ key: string }>>`
     SELECT k.key FROM unnest(${keys}::text[]) AS k(key)

@@ -1,7 +1,7 @@
 import { mkdtempSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { LocalArtifactStore, S3ArtifactStore } from '@testrun/core/artifact-store';
+import { LocalArtifactStore } from '@testrun/core/artifact-store';
 import { describeArtifactStoreContract } from '../support/artifact-store-contract';
 import { startS3Server } from '../support/s3-server';
 
@@ -35,14 +35,7 @@ describeArtifactStoreContract('the local', () => {
 
 describeArtifactStoreContract('the S3', async () => {
   const server = await startS3Server();
-  const store = new S3ArtifactStore({
-    bucket: server.bucket,
-    prefix: 'deployment-a/artifacts',
-    region: 'us-east-1',
-    endpoint: server.endpoint,
-    forcePathStyle: true,
-    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
-  });
+  const store = server.store('deployment-a/artifacts');
   return {
     store,
     openReads: () => Promise.resolve(server.activeRequests()),

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { Run, SuiteRun } from '@testrun/contracts';
-import { S3ArtifactStore } from '@testrun/core/artifact-store';
+import type { S3ArtifactStore } from '@testrun/core/artifact-store';
 import type { Db } from '@testrun/core/db';
 import { deriveKeys } from '@testrun/core/secrets';
 import { readWorkerConfig } from '../../apps/worker/src/config';
@@ -44,14 +44,7 @@ const finished = new Map<string, SuiteRun>();
 
 beforeAll(async () => {
   s3 = await startS3Server();
-  bucket = new S3ArtifactStore({
-    bucket: s3.bucket,
-    prefix: PREFIX,
-    region: 'us-east-1',
-    endpoint: s3.endpoint,
-    forcePathStyle: true,
-    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
-  });
+  bucket = s3.store(PREFIX);
   db = testDb();
   receiver = createServer((req, res) => {
     const chunks: Buffer[] = [];

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ProjectFile } from '@testrun/contracts';
 import { applyProject } from '../../packages/admin/src/operations';
-import { artifactKey, S3ArtifactStore } from '@testrun/core/artifact-store';
+import { artifactKey, type S3ArtifactStore } from '@testrun/core/artifact-store';
 import type { Db } from '@testrun/core/db';
 import { ID_PREFIX, newId } from '@testrun/core/ids';
 import { isVideoAvailable } from '../../apps/worker/src/run/video';
@@ -43,14 +43,7 @@ const FAILING: ProjectFile['suites'][number]['tests'][number]['steps'] = [
 
 beforeAll(async () => {
   s3 = await startS3Server();
-  bucket = new S3ArtifactStore({
-    bucket: s3.bucket,
-    prefix: PREFIX,
-    region: 'us-east-1',
-    endpoint: s3.endpoint,
-    forcePathStyle: true,
-    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
-  });
+  bucket = s3.store(PREFIX);
   db = testDb();
   site = await startFixtureSite();
   const port = await freePort();

@@ -3,6 +3,7 @@ import type { Server, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import S3rver from 's3rver';
+import { S3ArtifactStore } from '@testrun/core/artifact-store';
 
 /** s3rver's fixed key pair: it checks request signatures against it. Not a secret of anything real. */
 const ACCESS_KEY = 'S3RVER';
@@ -17,6 +18,8 @@ export interface S3TestServer {
    * credentials included (through the AWS SDK's default chain, as in production).
    */
   env(prefix?: string): Record<string, string>;
+  /** The service's S3 store on `s3://<bucket>/<prefix>` of this server, for a test's own process. */
+  store(prefix: string): S3ArtifactStore;
   /** Requests whose response has neither been sent whole nor cut off: reads in flight (idle keep-alive connections do not count). */
   activeRequests(): number;
   /** Stops answering: every connection is cut and the port refuses. The objects stay on disk. */
@@ -78,6 +81,15 @@ export async function startS3Server(options: { bucket?: string; port?: number } 
       AWS_ACCESS_KEY_ID: ACCESS_KEY,
       AWS_SECRET_ACCESS_KEY: ACCESS_KEY,
     }),
+    store: (prefix) =>
+      new S3ArtifactStore({
+        bucket,
+        prefix,
+        region: 'us-east-1',
+        endpoint,
+        forcePathStyle: true,
+        credentials: { accessKeyId: ACCESS_KEY, secretAccessKey: ACCESS_KEY },
+      }),
     activeRequests: () => active,
     stop,
     restart: async () => {

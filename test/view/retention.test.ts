@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
-import { artifactKey, LocalArtifactStore, S3ArtifactStore, type ArtifactStore } from '@testrun/core/artifact-store';
+import { artifactKey, LocalArtifactStore, type ArtifactStore } from '@testrun/core/artifact-store';
 import type { Db } from '@testrun/core/db';
 import { ID_PREFIX, newId } from '@testrun/core/ids';
 import { createLogger } from '@testrun/core/logger';
@@ -323,14 +323,7 @@ describe('retention', () => {
 
   it('deletes the files from an S3 store as well', async () => {
     const server = await startS3Server();
-    const s3 = new S3ArtifactStore({
-      bucket: server.bucket,
-      prefix: 'retention',
-      region: 'us-east-1',
-      endpoint: server.endpoint,
-      forcePathStyle: true,
-      credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
-    });
+    const s3 = server.store('retention');
     try {
       const old = await seedFinished(DEFAULTS.runDays + 6, s3);
       const recent = await seedFinished(1, s3);

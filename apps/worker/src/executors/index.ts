@@ -1,6 +1,6 @@
 // The worker's executors, one registry entry per kind of test (runs.kind), each made with what it
 // needs: adding a kind of test is one folder under executors/ and one entry here.
-import { executeRun as executeWith } from '../run/execute-run';
+import { executeMember, executeRun as executeWith } from '../run/execute-run';
 import type { Executors, JobWatch } from '../run/executor';
 import type { RunDeps, RunExecution } from '../run/run-deps';
 import { PLAYWRIGHT_KIND, playwrightExecutor, playwrightJobWatch, type PlaywrightRuntime } from './playwright';
@@ -14,7 +14,7 @@ export interface ExecutorParts extends StepsExecutorDeps {
 
 /**
  * The lifecycle's dependencies with the worker's executors made from `parts`: a batch's members
- * run through the same dependencies (RunMember).
+ * are recorded through the lifecycle's port for them (RunMember, run/execute-run.ts executeMember).
  */
 export function workerRunDeps(base: Omit<RunDeps, 'executors'>, parts: ExecutorParts): RunDeps {
   const { playwright } = parts;
@@ -24,7 +24,7 @@ export function workerRunDeps(base: Omit<RunDeps, 'executors'>, parts: ExecutorP
       runtime: playwright,
       scratchDir: parts.scratchDir,
       limits: parts.limits,
-      runMember: (runId, batch) => executeWith(deps, runId, batch),
+      runMember: (runId, batch) => executeMember(deps, runId, batch),
     }),
   };
   const jobs: JobWatch | undefined = base.jobs ?? (playwright && playwrightJobWatch(playwright));

@@ -19,7 +19,21 @@ import type { RunOwner } from './run-faults';
  * `error`/`internal_error`. Throws only when Postgres itself cannot be written, so that the job
  * fails and the reconciler takes over.
  */
-export async function executeRun(given: RunDeps, runId: string, batch: MemberOf | null = null): Promise<RunExecution> {
+export function executeRun(given: RunDeps, runId: string): Promise<RunExecution> {
+  return asOwner(given, runId, null);
+}
+
+/**
+ * The port a batch records its members through (RunMember): the member's own lifecycle, as
+ * {@link executeRun}'s, with the batch's executor for its attempts and the target policy the batch's
+ * leader read. The member is claimed under the batch (its test began in the batch's sandbox) and
+ * its kind, gathering and arrival are not looked at again.
+ */
+export function executeMember(given: RunDeps, runId: string, batch: MemberOf): Promise<RunExecution> {
+  return asOwner(given, runId, batch);
+}
+
+function asOwner(given: RunDeps, runId: string, batch: MemberOf | null): Promise<RunExecution> {
   if (!given.faults) return execute(given, runId, null, batch);
   return given.faults.run(runId, (owner) => execute(given, runId, owner, batch));
 }

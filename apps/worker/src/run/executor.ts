@@ -85,9 +85,10 @@ export interface Executor {
 }
 
 /**
- * A run executed as a member of a batch another run's attempt leads (its whole lifecycle: claim,
- * attempts, terminal write), with `executor` for its attempts and the batch's target policy; resolves
- * when it has ended. The port an executor that shares its work between runs is made with.
+ * Records a run as a member of a batch another run's attempt leads: its own lifecycle (claim under
+ * the batch, attempts, terminal write) with `executor` for its attempts and the batch's target
+ * policy, never its kind's executor; resolves when it has ended. The port an executor that shares
+ * its work between runs is made with (run/execute-run.ts executeMember).
  */
 export type RunMember = (runId: string, batch: MemberOf) => Promise<unknown>;
 

@@ -24,18 +24,20 @@ type StoredRead = Parameters<typeof withStoredSecrets>[0];
 
 /**
  * The Playwright executor, made with the worker's Playwright runtime: opens a run's secrets, then
- * runs its test in a sandbox, alone or in a batch whose members are run through `runMember` with
- * this executor.
+ * runs its test in a sandbox, alone or in a batch whose members are recorded through `runMember`
+ * with the executor of members: a member's first attempt records its test's result from the
+ * batch's sandbox (batch/run-in-batch.ts recordMember); a retry of it runs as any run's attempt.
  */
 export function playwrightExecutor(deps: PlaywrightExecutorDeps): Executor {
-  const executor: Executor = { prepare: (input) => Promise.resolve(prepare(input, deps, executor)) };
-  return executor;
+  const member: Executor = { prepare: (input) => Promise.resolve(prepare(input, deps, member, true)) };
+  return { prepare: (input) => Promise.resolve(prepare(input, deps, member, false)) };
 }
 
 function prepare(
   { run, db, headersKey, retry }: ExecutorRun,
   deps: PlaywrightExecutorDeps,
-  self: Executor,
+  member: Executor,
+  asMember: boolean,
 ): PrepareResult {
   if (!isPlaywrightDefinition(run.steps))
     return { outcome: invalidDefinitionOutcome('the run does not name a Playwright test') };
@@ -56,10 +58,13 @@ function prepare(
   // Its own values' secrets, compiled once: a member of a batch is recorded with them.
   const own = playwrightSecrets(values);
   const execute = (attempt: ExecutorAttempt) => {
-    // A batch's members are run with this executor, under the target policy this attempt read.
+    const sandboxed = sandboxedAttempt(deps, attempt);
+    const joined = asMember ? deps.runtime?.batches.take(run.id) : null;
+    if (joined) return recordMember(sandboxed, joined.member, joined.batch, own);
+    // A batch's members are recorded by the executor of members, under the target policy this attempt read.
     const runMember = (id: string, batchId: string) =>
-      deps.runMember(id, { id: batchId, policy: attempt.policy, executor: self });
-    return executeTest(sandboxedAttempt(deps, attempt), deps.runtime, runMember, definition, { values, own }, read);
+      deps.runMember(id, { id: batchId, policy: attempt.policy, executor: member });
+    return executeTest(sandboxed, deps.runtime, runMember, definition, { values, own }, read);
   };
   // Its sandbox goes out through a listener of its own (ready-attempt.ts, batch/run-in-batch.ts).
   return { prepared: { mask: own.mask, execute } };
@@ -81,8 +86,6 @@ async function executeTest(
   // any other is no longer on its way now.
   const batched = run.suiteRunId !== null && playwright.batching.maxRuns >= 2;
   if (!batched) playwright.arrivals.arrived(run.id);
-  const joined = playwright.batches.take(run.id);
-  if (joined) return recordMember(attempt, joined.member, joined.batch, request.own);
   const ready = await readyAttempt(attempt, playwright, read, request.values, definition);
   // A run that cannot run (a secret that does not open, a bundle that cannot be had) joins nothing.
   if (!('bundleDir' in ready)) {

@@ -47,11 +47,11 @@ async function headingOf(url: string): Promise<string> {
   }
 }
 
-it("prefers Playwright's own Chromium and falls back to the configured path", () => {
+it("prefers Playwright's own Chromium and falls back to the configured path", async () => {
   const bundled = chromium.executablePath();
   const expected = existsSync(bundled) ? bundled : '/opt/some/chromium';
-  expect(chooseExecutablePath('/opt/some/chromium')).toBe(expected);
-  expect(new BrowserPool({ executablePath: '/opt/some/chromium' }).resolveExecutablePath()).toBe(expected);
+  expect(await chooseExecutablePath('/opt/some/chromium')).toBe(expected);
+  expect(await new BrowserPool({ executablePath: '/opt/some/chromium' }).resolveExecutablePath()).toBe(expected);
 });
 
 it('launches once for concurrent first callers and reuses the browser for every context', async () => {

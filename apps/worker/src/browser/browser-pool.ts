@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
-import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type CDPSession } from 'playwright';
+import type { Browser, BrowserContext, BrowserContextOptions, BrowserType, CDPSession } from 'playwright';
 import { withTimeout } from '@testrun/core/with-timeout';
 import { makeScratchDir } from '../support/scratch-dir';
 import { browserEnv } from './browser-env';
@@ -98,6 +98,15 @@ export type BrowserPoolEvent =
   | { type: 'launched'; executablePath: string; durationMs: number; launchCount: number }
   | { type: 'disconnected'; expected: boolean };
 
+/**
+ * Playwright's Chromium driver, loaded when a browser is first wanted: loading Playwright takes
+ * about a quarter of a second of CPU, which a worker that never launches a browser (one that only
+ * runs Playwright tests, in their sandboxes) and a test that never does need not spend.
+ */
+async function chromiumDriver(): Promise<BrowserType> {
+  return (await import('playwright')).chromium;
+}
+
 /** Default of {@link BrowserPoolOptions.executablePath}. */
 const DEFAULT_CHROMIUM_PATH = '/usr/bin/chromium';
 
@@ -105,7 +114,8 @@ const DEFAULT_CHROMIUM_PATH = '/usr/bin/chromium';
  * Playwright's own Chromium when it is installed (a developer's machine after `playwright install`),
  * else the configured one (Debian's package here).
  */
-export function chooseExecutablePath(configured: string = DEFAULT_CHROMIUM_PATH): string {
+export async function chooseExecutablePath(configured: string = DEFAULT_CHROMIUM_PATH): Promise<string> {
+  const chromium = await chromiumDriver();
   let bundled: string | undefined;
   try {
     bundled = chromium.executablePath();
@@ -176,7 +186,7 @@ export class BrowserPool {
   }
 
   /** The executable the next launch will use. */
-  resolveExecutablePath(): string {
+  resolveExecutablePath(): Promise<string> {
     return chooseExecutablePath(this.options.executablePath);
   }
 
@@ -226,7 +236,7 @@ export class BrowserPool {
   }
 
   private async launch(): Promise<Browser> {
-    const executablePath = this.resolveExecutablePath();
+    const executablePath = await this.resolveExecutablePath();
     if (!existsSync(executablePath)) {
       throw new Error(
         `Chromium not found at ${executablePath}: install Playwright's browser (npx playwright install chromium) ` +
@@ -237,7 +247,9 @@ export class BrowserPool {
     // Named like a scratch directory: the next worker removes it if this one is killed.
     this.home ??= makeScratchDir();
     const home = await this.home;
-    const browser = await chromium.launch({
+    const browser = await (
+      await chromiumDriver()
+    ).launch({
       executablePath: this.options.wrapExecutable?.(executablePath) ?? executablePath,
       headless: this.options.headless,
       // Never the worker's environment, with its secrets: see browserEnv.

@@ -1,14 +1,6 @@
 import { Readable } from 'node:stream';
-import {
-  DeleteObjectCommand,
-  DeleteObjectsCommand,
-  GetObjectCommand,
-  HeadObjectCommand,
-  ListObjectsV2Command,
-  PutObjectCommand,
-  S3Client,
-  type GetObjectCommandOutput,
-} from '@aws-sdk/client-s3';
+import type * as S3Sdk from '@aws-sdk/client-s3';
+import type { GetObjectCommandOutput, S3Client } from '@aws-sdk/client-s3';
 import {
   ArtifactStoreUnavailableError,
   checkArtifactKey,
@@ -39,6 +31,17 @@ const CONNECT_TIMEOUT_MS = 5_000;
 const SOCKET_TIMEOUT_MS = 60_000;
 /** DeleteObjects takes at most this many keys. */
 const DELETE_BATCH = 1_000;
+
+type Sdk = typeof S3Sdk;
+let sdk: Promise<Sdk> | undefined;
+
+/**
+ * The AWS SDK, loaded on the first call of an S3 store: it takes some 50 to 100 ms of CPU to load,
+ * which a process with a local store (and every test file that loads this code) never needs.
+ */
+function loadSdk(): Promise<Sdk> {
+  return (sdk ??= import('@aws-sdk/client-s3'));
+}
 
 /** The HTTP status of an SDK error, if it got an answer. */
 function statusOf(error: unknown): number | undefined {
@@ -87,16 +90,26 @@ async function* exactBytes(source: Readable, skip: number, length: number): Asyn
  * disk fault is for the local store.
  */
 export class S3ArtifactStore implements ArtifactStore {
-  private readonly client: S3Client;
+  /** The SDK and its client, made on first use (see loadSdk). */
+  private s3: Promise<{ sdk: Sdk; client: S3Client }> | undefined;
+  private closed = false;
 
-  constructor(private readonly options: S3ArtifactStoreOptions) {
-    this.client = new S3Client({
-      region: options.region,
-      endpoint: options.endpoint,
-      forcePathStyle: options.forcePathStyle,
-      credentials: options.credentials,
-      requestHandler: { connectionTimeout: CONNECT_TIMEOUT_MS, socketTimeout: SOCKET_TIMEOUT_MS },
+  constructor(private readonly options: S3ArtifactStoreOptions) {}
+
+  private connect(): Promise<{ sdk: Sdk; client: S3Client }> {
+    this.s3 ??= loadSdk().then((loaded) => {
+      const client = new loaded.S3Client({
+        region: this.options.region,
+        endpoint: this.options.endpoint,
+        forcePathStyle: this.options.forcePathStyle,
+        credentials: this.options.credentials,
+        requestHandler: { connectionTimeout: CONNECT_TIMEOUT_MS, socketTimeout: SOCKET_TIMEOUT_MS },
+      });
+      // Closed while the SDK loaded: no connection is ever kept.
+      if (this.closed) client.destroy();
+      return { sdk: loaded, client };
     });
+    return this.s3;
   }
 
   private objectKey(key: string): string {
@@ -104,14 +117,16 @@ export class S3ArtifactStore implements ArtifactStore {
   }
 
   async put(key: string, body: Buffer): Promise<void> {
-    const command = new PutObjectCommand({
+    const objectKey = this.objectKey(key);
+    const { sdk, client } = await this.connect();
+    const command = new sdk.PutObjectCommand({
       Bucket: this.options.bucket,
-      Key: this.objectKey(key),
+      Key: objectKey,
       Body: body,
       ContentLength: body.length,
     });
     try {
-      await this.client.send(command);
+      await client.send(command);
     } catch (error) {
       throw new ArtifactStoreUnavailableError('write an artifact', error);
     }
@@ -120,11 +135,12 @@ export class S3ArtifactStore implements ArtifactStore {
   async open(key: string, range?: ByteRange): Promise<OpenedArtifact | null> {
     const objectKey = this.objectKey(key);
     checkRangeShape(range);
+    const { sdk, client } = await this.connect();
     const abort = new AbortController();
     let answer: GetObjectCommandOutput;
     try {
-      answer = await this.client.send(
-        new GetObjectCommand({
+      answer = await client.send(
+        new sdk.GetObjectCommand({
           Bucket: this.options.bucket,
           Key: objectKey,
           Range: range ? `bytes=${range.start}-${range.end}` : undefined,
@@ -190,16 +206,17 @@ export class S3ArtifactStore implements ArtifactStore {
 
   async deletePrefix(prefix: string): Promise<void> {
     const below = `${this.objectKey(prefix)}/`;
+    const { sdk, client } = await this.connect();
     try {
       let token: string | undefined;
       do {
-        const page = await this.client.send(
-          new ListObjectsV2Command({ Bucket: this.options.bucket, Prefix: below, ContinuationToken: token }),
+        const page = await client.send(
+          new sdk.ListObjectsV2Command({ Bucket: this.options.bucket, Prefix: below, ContinuationToken: token }),
         );
         const keys = (page.Contents ?? []).flatMap((o) => (o.Key ? [{ Key: o.Key }] : []));
         for (let i = 0; i < keys.length; i += DELETE_BATCH) {
-          const done = await this.client.send(
-            new DeleteObjectsCommand({
+          const done = await client.send(
+            new sdk.DeleteObjectsCommand({
               Bucket: this.options.bucket,
               Delete: { Objects: keys.slice(i, i + DELETE_BATCH), Quiet: true },
             }),
@@ -216,19 +233,23 @@ export class S3ArtifactStore implements ArtifactStore {
   }
 
   async delete(key: string): Promise<void> {
-    const command = new DeleteObjectCommand({ Bucket: this.options.bucket, Key: this.objectKey(key) });
+    const objectKey = this.objectKey(key);
+    const { sdk, client } = await this.connect();
+    const command = new sdk.DeleteObjectCommand({ Bucket: this.options.bucket, Key: objectKey });
     try {
       // S3 answers a deletion of a key that has no object with success too.
-      await this.client.send(command);
+      await client.send(command);
     } catch (error) {
       throw new ArtifactStoreUnavailableError('delete an artifact', error);
     }
   }
 
   async modifiedAt(key: string): Promise<Date | null> {
-    const command = new HeadObjectCommand({ Bucket: this.options.bucket, Key: this.objectKey(key) });
+    const objectKey = this.objectKey(key);
+    const { sdk, client } = await this.connect();
+    const command = new sdk.HeadObjectCommand({ Bucket: this.options.bucket, Key: objectKey });
     try {
-      const head = await this.client.send(command);
+      const head = await client.send(command);
       return head.LastModified ?? null;
     } catch (error) {
       // A HEAD has no body, so a missing object is only its status (the SDK names it NotFound).
@@ -239,6 +260,7 @@ export class S3ArtifactStore implements ArtifactStore {
 
   /** Closes the client's connections. */
   close(): void {
-    this.client.destroy();
+    this.closed = true;
+    void this.s3?.then(({ client }) => client.destroy()).catch(() => undefined);
   }
 }

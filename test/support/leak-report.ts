@@ -95,15 +95,24 @@ function install(out: string): State {
   return state;
 }
 
-/** The frames of the stack in the repository's own code (not node_modules, not node's). */
+/**
+ * The frames of the stack in the repository's own code; with none, the first frames of the
+ * packages' code (`node_modules/<package>/…`), for what a library made on its own.
+ */
 function ownFrames(stack: string): string {
-  const frames = stack
+  const lines = stack
     .split('\n')
     .slice(1)
-    .filter((line) => line.includes(root) && !line.includes('node_modules') && !line.includes('leak-report'))
+    .filter((line) => line.includes(root) && !line.includes('leak-report'))
     .map((line) => line.trim().replace(`${root}/`, ''));
-  return frames.slice(0, 8).join(' < ') || '(no frame of the repository)';
+  const own = lines.filter((line) => !line.includes('node_modules'));
+  if (own.length > 0) return own.slice(0, 8).join(' < ');
+  const packages = lines.map((line) => line.replace(/\S*node_modules\//, 'node_modules/'));
+  return packages.slice(0, 3).join(' < ') || '(no frame of the repository or its packages)';
 }
+
+/** Jest's own timers: the time limit of the test or hook under way (the report's own hook's included). */
+const isJestTimer = (stack: string): boolean => stack.includes('node_modules/jest-circus/');
 
 function origin(state: State, owner: Owner): string {
   const made = state.made.get(owner) ?? (owner._handle ? state.made.get(owner._handle) : undefined);
@@ -133,7 +142,7 @@ function report(state: State, when: string): void {
     lines.push(`  ${describe(state, owner)}`);
   }
   for (const { timer, file, stack } of state.timers.values()) {
-    if (timer._destroyed || timer._idleTimeout === -1 || !timer.hasRef()) continue;
+    if (timer._destroyed || timer._idleTimeout === -1 || !timer.hasRef() || isJestTimer(stack)) continue;
     lines.push(`  Timeout ${timer._idleTimeout} ms, made in ${file}: ${stack}`);
   }
   const active = realProcess.getActiveResourcesInfo().join(',');

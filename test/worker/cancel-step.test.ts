@@ -72,3 +72,28 @@ it('a step of a run already cancelled is not started', async () => {
   expect(result).toMatchObject({ outcome: 'error', code: 'cancelled' });
   expect(page.url()).toBe('about:blank');
 });
+
+it('a wait its page closes under ends with its timer cleared', async () => {
+  const setTimer = jest.spyOn(global, 'setTimeout');
+  const clearTimer = jest.spyOn(global, 'clearTimeout');
+  try {
+    const running = executeStep(
+      page,
+      { action: 'wait', ms: 30_000 },
+      { baseUrl: site.url, deadline: Date.now() + 120_000 },
+    );
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await page.close();
+    expect(await running).toMatchObject({ outcome: 'error', code: 'browser_crashed' });
+    // The wait's own timer (the time left of its 30 s), not the watchdog's (30 s and a grace).
+    const waits = setTimer.mock.calls.flatMap(([, ms], i) =>
+      typeof ms === 'number' && ms > 25_000 && ms <= 30_000 ? [setTimer.mock.results[i]?.value as unknown] : [],
+    );
+    expect(waits).toHaveLength(1);
+    const cleared = clearTimer.mock.calls.some(([timer]) => timer === waits[0]);
+    expect(cleared).toBe(true);
+  } finally {
+    setTimer.mockRestore();
+    clearTimer.mockRestore();
+  }
+});

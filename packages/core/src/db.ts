@@ -36,6 +36,13 @@ export function createPrisma({ databaseUrl, max = 10 }: PrismaOptions): PrismaCl
   const pool = new pg.Pool({ connectionString: databaseUrl, max, connectionTimeoutMillis: 5_000 });
   const client = new PrismaClient({ adapter: new PrismaPg(pool, { disposeExternalPool: true }) });
   pools.set(client, pool);
+  // Prisma ends the pool on $disconnect only when it has connected itself; a client that only
+  // served readSql would keep its idle connections (and their timers) open after it.
+  const disconnect = client.$disconnect.bind(client);
+  client.$disconnect = async () => {
+    await disconnect();
+    if (!pool.ending) await pool.end();
+  };
   return client;
 }
 

@@ -3,6 +3,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { createLogger } from '@testrun/core/logger';
+import { withTimeout } from '@testrun/core/with-timeout';
 import {
   createTargetPolicy,
   parseTargetRules,
@@ -34,6 +35,10 @@ interface Listener {
 async function listenOn(host: string, port: number): Promise<Listener> {
   const server = createServer((socket) => {
     listener.connections += 1;
+    // What the client sends is read and dropped: a socket whose input nobody reads never sees the
+    // client's end, and stays open (holding the jest worker) long after the proxy has hung up.
+    socket.on('error', () => socket.destroy());
+    socket.resume();
     // Any answer at all would be a leak: a service's banner (MariaDB greets first) or an HTTP reply.
     socket.end('HTTP/1.1 200 OK\r\ncontent-length: 14\r\nconnection: close\r\n\r\nSERVICE-SECRET');
   });
@@ -85,9 +90,23 @@ beforeAll(async () => {
   neighbourV6 = await listenOn('::1', 0);
 });
 
+/**
+ * Closes `listener` and resolves once its last connection is gone: once every proxy has closed, and
+ * with it every connection it made, nothing may be left on the listeners' side either.
+ */
+async function closeListener(listener: Listener): Promise<void> {
+  const closed = once(listener.server, 'close');
+  listener.server.close();
+  await withTimeout(
+    closed,
+    5_000,
+    `closing the listener on ${listener.host}:${listener.port} (a connection still open)`,
+  );
+}
+
 afterAll(async () => {
   await Promise.all(started.map((proxy) => proxy.close()));
-  for (const listener of [site, neighbour, standIn, siteV6, neighbourV6]) listener.server.close();
+  await Promise.all([site, neighbour, standIn, siteV6, neighbourV6].map(closeListener));
 });
 
 async function proxyWith(policy: TargetPolicy): Promise<{ auth: string; proxy: EgressProxy }> {

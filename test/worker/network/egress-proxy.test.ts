@@ -69,6 +69,12 @@ function acceptWebSocket(req: IncomingMessage, socket: Socket): void {
     `HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`,
   );
   socket.write(Buffer.concat([Buffer.from([0x81, 5]), Buffer.from('hello')]));
+  // An upgraded socket is the server's no more: what the browser sends (its close frame) is read
+  // and dropped, and once the proxy hangs up it hangs up too (it allows half-open connections).
+  // Unread, it never sees the end, and stays open, holding the jest worker, after the test.
+  socket.on('error', () => socket.destroy());
+  socket.on('end', () => socket.end());
+  socket.resume();
 }
 
 let forbidden: CountingServer;
@@ -159,10 +165,15 @@ afterEach(() => {
 afterAll(async () => {
   await pool.close();
   await proxy.close();
-  for (const s of [forbidden, guarded, fixture]) {
-    s.server.closeAllConnections();
-    s.server.close();
-  }
+  // Every connection ends with the proxy's: the listeners close with nothing left open.
+  await Promise.all(
+    [forbidden, guarded, fixture].map((s) => {
+      const closed = once(s.server, 'close');
+      s.server.closeAllConnections();
+      s.server.close();
+      return withTimeout(closed, 5_000, `closing the listener on port ${s.port} (a connection still open)`);
+    }),
+  );
 });
 
 let runCounter = 0;

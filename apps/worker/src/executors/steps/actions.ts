@@ -73,7 +73,7 @@ async function screenshot(page: Page, step: StepOf<'screenshot'>, ctx: ActionCon
 
 /** Pauses for `ms` (bounded by the contract), but never past the test's deadline. */
 async function wait(_page: Page, _step: StepOf<'wait'>, ctx: ActionContext): Promise<undefined> {
-  await sleep(ctx.endsAt - Date.now(), ctx.signal);
+  await sleep(ctx.endsAt - Date.now(), ctx.signal, ctx.stepEnded);
   // A wait cut short by a cancel did not pass: the step is the cancelled one.
   if (ctx.signal?.aborted) throw new StepFailure(stepCancelled());
   if (ctx.deadlineBound) throw outOfTime();

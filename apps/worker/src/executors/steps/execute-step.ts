@@ -46,11 +46,13 @@ export async function executeStep(page: Page, step: Step, ctx: StepContext): Pro
   // A wait step is bounded by its own length, not by the element timeout.
   const ownBudget = step.action === 'wait' ? step.ms : stepTimeoutMs;
   const deadlineBound = remaining < ownBudget;
+  const stepEnded = new AbortController();
   const actionCtx: ActionContext = {
     ...ctx,
     stepTimeoutMs,
     endsAt: start + Math.min(ownBudget, remaining),
     deadlineBound,
+    stepEnded: stepEnded.signal,
   };
 
   const watchdogMs = (deadlineBound ? ctx.deadline : actionCtx.endsAt + STEP_WATCHDOG_GRACE_MS) - Date.now();
@@ -64,6 +66,7 @@ export async function executeStep(page: Page, step: Step, ctx: StepContext): Pro
     return finish(explainProblem(error, step, actionCtx, ctx));
   } finally {
     watch.stop();
+    stepEnded.abort();
   }
 }
 

@@ -74,8 +74,8 @@ async function pollUntil(
       lastError = error;
     }
     const left = ctx.endsAt - Date.now();
-    if (left <= 0 || ctx.signal?.aborted) return { ok: false, lastError };
-    await sleep(Math.min(POLL_INTERVAL_MS, left), ctx.signal);
+    if (left <= 0 || ctx.signal?.aborted || ctx.stepEnded.aborted) return { ok: false, lastError };
+    await sleep(Math.min(POLL_INTERVAL_MS, left), ctx.signal, ctx.stepEnded);
   }
 }
 

@@ -12,16 +12,19 @@ export function callOptions(ctx: ActionContext): CallOptions {
   return ctx.signal ? { timeout: timeLeft(ctx), signal: ctx.signal } : { timeout: timeLeft(ctx) };
 }
 
-/** Resolves after `ms`, or at once when `signal` is aborted (a cancelled run's wait ends with it). */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+/**
+ * Resolves after `ms`, or at once when one of `signals` is aborted: a cancelled run's wait ends
+ * with it, and so does one whose step has ended (its timer never outlives the step).
+ */
+export function sleep(ms: number, ...signals: (AbortSignal | undefined)[]): Promise<void> {
   return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
+    if (signals.some((signal) => signal?.aborted)) return resolve();
     const done = () => {
       clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
+      for (const signal of signals) signal?.removeEventListener('abort', done);
       resolve();
     };
     const timer = setTimeout(done, Math.max(0, ms));
-    signal?.addEventListener('abort', done, { once: true });
+    for (const signal of signals) signal?.addEventListener('abort', done, { once: true });
   });
 }

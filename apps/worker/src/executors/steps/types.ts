@@ -56,4 +56,9 @@ export interface ActionContext extends StepContext {
   endsAt: number;
   /** True when the deadline, not the step's own timeout, sets `endsAt`. */
   deadlineBound: boolean;
+  /**
+   * Aborted once the step has its outcome: a page that closed or crashed, or the watchdog, can end
+   * it while the action still waits, and what it waits on (a `wait` step's timer) ends with it.
+   */
+  stepEnded: AbortSignal;
 }

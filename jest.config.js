@@ -23,7 +23,10 @@ const common = {
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   // TESTRUN_LEAK_REPORT=<file>: what each file leaves open, and what keeps a worker from exiting.
-  setupFilesAfterEnv: process.env.TESTRUN_LEAK_REPORT ? ['<rootDir>/test/support/leak-report.ts'] : [],
+  setupFilesAfterEnv: [
+    '<rootDir>/test/support/file-teardown.ts',
+    ...(process.env.TESTRUN_LEAK_REPORT ? ['<rootDir>/test/support/leak-report.ts'] : []),
+  ],
 };
 /*
  * Two projects, one run (jest runs a global setup named by both once): the unit tests beside the

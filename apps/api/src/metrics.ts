@@ -1,4 +1,5 @@
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { collectProcessMetrics } from '@testrun/core/process-metrics';
+import { Counter, Histogram, Registry } from 'prom-client';
 
 /** Methods kept as they are in the `method` label; any other is `other`, so a client cannot add series. */
 const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
@@ -36,7 +37,7 @@ export class ApiMetrics {
     registers: [this.registry],
   });
   constructor() {
-    collectDefaultMetrics({ register: this.registry });
+    collectProcessMetrics(this.registry);
   }
 
   /**

@@ -1,5 +1,6 @@
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { RunQueue } from '@testrun/core/queue';
+import { collectProcessMetrics } from '@testrun/core/process-metrics';
 import { withTimeout } from '@testrun/core/with-timeout';
 import type { RunExecution } from '../run/run-deps';
 import type { ReconcileReport } from '../housekeeping/reconciler';
@@ -59,7 +60,7 @@ export class WorkerMetrics {
   });
 
   constructor(sources: WorkerMetricsSources) {
-    collectDefaultMetrics({ register: this.registry });
+    collectProcessMetrics(this.registry);
     new Gauge({
       name: 'testrun_worker_browser_contexts',
       help: 'Browser contexts open in this worker (one per run under way).',

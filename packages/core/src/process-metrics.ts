@@ -1,5 +1,5 @@
 import { constants, PerformanceObserver } from 'node:perf_hooks';
-import { Histogram, type Registry } from 'prom-client';
+import type { Histogram as HistogramType, Registry } from 'prom-client';
 
 /** One of prom-client's default collectors: registers its metrics in `registry`. */
 type Collector = (registry: Registry, config: { eventLoopMonitoringPrecision: number }) => void;
@@ -45,6 +45,9 @@ export function collectProcessMetrics(registry: Registry): void {
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- not exported one by one
     (require(`prom-client/lib/metrics/${name}`) as Collector)(registry, config);
   }
+  // Loaded here rather than on import: the tests' teardown imports this module after every file.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { Histogram } = require('prom-client') as { Histogram: typeof HistogramType };
   const gcDuration = new Histogram({
     name: 'nodejs_gc_duration_seconds',
     help: 'Garbage collection duration by kind, one of major, minor, incremental or weakcb.',

@@ -4,6 +4,7 @@
  */
 import { spread } from '../report';
 import type { Round } from './service';
+import { startupTable } from './startup';
 
 export type Side = 'playwright' | 'service';
 
@@ -106,6 +107,7 @@ export function formatReport(results: Results): string {
     `Slots filled by the tests themselves (their durations summed / (K × wall)): \`playwright test\` ${fmt(pw.map(occupancy), 2)}, service ${fmt(sv.map(occupancy), 2)}.`,
     '',
     `From the start (spawning \`playwright test\`; the service's POST) to the first test running: \`playwright test\` ${firsts(pw, 'firstTestMs')}, service ${firsts(sv, 'firstTestMs')}; to the first test's result: ${firsts(pw, 'firstResultMs')} and ${firsts(sv, 'firstResultMs')} (s).`,
+    ...startupTable(sv),
   ];
   const tests = perTest(results);
   const sum = (of: 'playwright' | 'service') =>

@@ -13,6 +13,7 @@ import { CpuGroup, treeCpuMs } from '../h2h/cpu';
 import { startBenchService } from '../h2h/service';
 import { placeholderProject } from '../playwright/service';
 import { cli, siteRule, type StackSuite } from '../parity/service-side';
+import { startupOf, type StartupTimes } from './startup';
 
 /** One test of a round: its key (file › project › titles), status, and its tries' duration summed. */
 export interface TestTime {
@@ -30,6 +31,8 @@ export interface Round {
   /** From the start (the POST; spawning playwright test) to the first test's first step, and to the first test's result. */
   firstTestMs?: number;
   firstResultMs?: number;
+  /** The service's start-up by stage, when its worker logs at `info` (startup.ts). */
+  startup?: StartupTimes;
 }
 
 /** The key of a test on both sides: its spec file relative to the repository, project, title path. */
@@ -109,7 +112,9 @@ export async function startWarmService(
         SELECT (SELECT min(s.started_at) FROM step_results s JOIN runs r ON r.id = s.run_id WHERE r.suite_run_id = ${id}) AS step,
           (SELECT min(finished_at) FROM runs WHERE suite_run_id = ${id}) AS result`;
       const since = (at: Date | null | undefined) => (at ? at.getTime() - sent : undefined);
+      const startup = startupOf(worker.output(), sent);
       return {
+        ...(startup ? { startup } : {}),
         wallMs: row.finishedAt.getTime() - sent,
         cpuMs,
         passed: all.filter((t) => t.status === 'passed').length,

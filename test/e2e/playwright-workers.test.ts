@@ -45,4 +45,15 @@ it("runs a suite run's tests in one sandbox with a Playwright worker for each sl
   );
   expect(batches).toEqual({ batches: 1, alone: 0 });
   expect(parts.workerLog.text()).toMatch(/Playwright batch started.*"workers":2/);
+  // Where its start went, once: the sandbox started, then its runner listed the tests, then one began.
+  const began = parts.workerLog
+    .text()
+    .split('\n')
+    .filter((line) => line.includes('Playwright batch began its first test'))
+    .map((line) => JSON.parse(line) as { sandboxMs: number; listedMs: number; firstTestMs: number });
+  expect(began).toHaveLength(1);
+  const [times] = began;
+  expect(times?.sandboxMs).toBeGreaterThanOrEqual(0);
+  expect(times?.listedMs).toBeGreaterThanOrEqual(times?.sandboxMs ?? Infinity);
+  expect(times?.firstTestMs).toBeGreaterThanOrEqual(times?.listedMs ?? Infinity);
 });

@@ -162,10 +162,31 @@ async function leadBatch(
   }
 }
 
+/**
+ * Where a batch's start goes (docs/BENCHMARKS.md, "Start-up"), in ms from its sandbox's preparation:
+ * the sandbox started, its runner's tests listed, its first test begun; logged once, at the last.
+ */
+function startTimes(logger: SandboxedAttempt['logger'], batchId: string) {
+  const began = Date.now();
+  const at: Partial<Record<'sandboxMs' | 'listedMs', number>> = {};
+  let logged = false;
+  return {
+    stage: (stage: 'sandbox' | 'listed') => {
+      at[`${stage}Ms`] ??= Date.now() - began;
+    },
+    begun: () => {
+      if (logged) return;
+      logged = true;
+      logger.info('Playwright batch began its first test', { batchId, ...at, firstTestMs: Date.now() - began });
+    },
+  };
+}
+
 /** The batch's sandbox: its tests with `workers` Playwright workers, then the batch ended (its unrun runs freed). */
 function runBatch(ready: ReadyAttempt, batch: PlaywrightBatch, egress: RunListener | undefined, workers: number) {
   const { attempt, playwright } = ready;
   const tests = batch.tests();
+  const start = startTimes(attempt.logger, batch.id);
   return withScratch(
     attempt.scratchDir,
     SCRATCH_PREFIX.batch,
@@ -190,7 +211,11 @@ function runBatch(ready: ReadyAttempt, batch: PlaywrightBatch, egress: RunListen
             signal: batch.abort.signal,
             controlDir: control.dir,
             limits: { ...limitsForWorkers(playwright.limits, workers), wallMs },
-            onBegin: (key) => batch.began(key),
+            onStage: start.stage,
+            onBegin: (key) => {
+              start.begun();
+              batch.began(key);
+            },
             onSetup: setups.record,
           },
           (result) => batch.ended(result),

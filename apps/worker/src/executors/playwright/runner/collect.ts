@@ -142,6 +142,11 @@ export class ResultCollector {
     this.selected = new Map(tests.map((test) => [playwrightTestKey(test), test]));
   }
 
+  /** Whether the runner began the run: its tests loaded and listed. */
+  get runnerBegan(): boolean {
+    return this.started;
+  }
+
   line(text: string): void {
     // The sandbox wrote it: a line that is not a record of the protocol's is refused.
     const line = readLine(text);

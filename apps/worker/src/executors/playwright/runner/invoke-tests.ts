@@ -95,8 +95,15 @@ export async function runPlaywrightTests(
     options.onSetup,
     options.missingBaselines,
   );
-  const tail = new LineTail(options.scratchDir, '.testrun/results.jsonl', (line) => collector.line(line));
+  let listed = false;
+  const tail = new LineTail(options.scratchDir, '.testrun/results.jsonl', (line) => {
+    collector.line(line);
+    if (listed || !collector.runnerBegan) return;
+    listed = true;
+    options.onStage?.('listed');
+  });
   tail.start();
+  options.onStage?.('sandbox');
   let ending: { limit: string | null; aborted: boolean; stderr: string };
   try {
     ending = await runPlaywrightCli(

@@ -90,6 +90,11 @@ export interface RunPlaywrightOptions extends BundleOptions {
   takeBlocked?: (until?: number) => readonly RefusedRequest[];
   /** Told the key of each selected test as its first attempt begins (a batch claims its run then). */
   onBegin?: (key: string) => void;
+  /**
+   * Told where the sandbox's start is: `sandbox` as it is started (the bundle copied, its files
+   * written), `listed` once its runner has loaded the tests and begun (its reporter's `onBegin`).
+   */
+  onStage?: (stage: 'sandbox' | 'listed') => void;
   /** Told each setup test's result as it ends (../record-setup.ts). */
   onSetup?: (setup: SetupTestResult) => void;
 }

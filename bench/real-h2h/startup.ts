@@ -43,9 +43,8 @@ export function startupOf(output: string, sent: number): StartupTimes | undefine
   const first = (message: string) => lines.find((l) => l.message === message);
   const claimed = first('run started');
   const batch = first('Playwright batch started');
-  const began = lines
-    .filter((l) => l.message === 'Playwright batch began its first test' && l.firstTestMs !== undefined)
-    .sort((a, b) => a.at - b.at)[0];
+  // The output is in the order the worker wrote it: the first such line is the earliest.
+  const began = lines.find((l) => l.message === 'Playwright batch began its first test' && l.firstTestMs !== undefined);
   if (!claimed || !batch || began?.firstTestMs === undefined) return undefined;
   const prepared = began.at - began.firstTestMs;
   const from = (ms: number | undefined) => (ms === undefined ? undefined : prepared + ms - sent);

@@ -40,6 +40,8 @@ const SCENARIOS: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
   install: () => import('./install'),
   /** Chromium in its own network namespace: launch, first page through the proxy, added memory. */
   netns: () => import('./browser-netns'),
+  /** Chromium's headless shell against the full Chromium: CPU and wall of launches and of pages. */
+  'headless-shell': () => import('./headless-shell'),
   /** From a cancel request to every child terminal, and to the worker having closed the context. */
   cancel: () => import('./cancel'),
   /** How long one workspace's webhook event takes while another's endpoints drip or hang. */

@@ -7,7 +7,8 @@
 # Chromium, first one that works:
 #   1. Playwright's own chromium (installed by `playwright install chromium`): nothing to do;
 #   2. ${CHROMIUM_PATH:-/usr/bin/chromium}: nothing to do (the worker uses it);
-#   3. as root with apt-get: apt-get install -y chromium fonts-liberation;
+#   3. as root with apt-get: apt-get install -y chromium fonts-liberation (and
+#      chromium-headless-shell, which headless runs use when it is there);
 #   4. `playwright install chromium` with the repo's own Playwright (needs internet access to
 #      Playwright's download host);
 #   else fail, saying what to do.
@@ -130,6 +131,16 @@ else
   - install Playwright's browser (needs internet): pnpm exec playwright install chromium   (from apps/worker)
   - install a system Chromium (Debian/Ubuntu, as root): apt-get install -y chromium fonts-liberation
   - point CHROMIUM_PATH at an existing Chromium/Chrome executable (now: $CHROMIUM, which does not exist)"
+fi
+
+# Chromium's headless shell: what Playwright runs headless Chromium on (its chromium-headless-shell
+# download), and the worker too when it is there (CHROMIUM_HEADLESS_SHELL_PATH, and Playwright runs
+# in the sandbox). About a third of the full browser's CPU; without it the full Chromium runs.
+if [[ "$PW_CHROMIUM_INSTALLED" == false && ! -x /usr/lib/chromium/chromium-headless-shell ]] &&
+  [[ "$CAN_ROOT" == true ]] && have apt-get && [[ -x /usr/lib/chromium/chromium ]]; then
+  log "installing Debian's chromium-headless-shell with apt-get (headless runs)"
+  apt_install chromium-headless-shell ||
+    warn "apt-get install chromium-headless-shell failed: headless runs use the full Chromium"
 fi
 
 # ---------------------------------------------------------------------------------------------

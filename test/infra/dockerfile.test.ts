@@ -80,7 +80,9 @@ describe.each(['api', 'worker'])('the %s image', (target) => {
 it("the worker image has Debian's Chromium, fonts, ffmpeg and bubblewrap where its configuration looks", () => {
   const installs = lineage('worker').filter((i) => i.op === 'RUN' && i.args.includes('apt-get install'));
   const packages = installs.flatMap((i) => i.args.split(/\s+/));
-  expect(packages).toEqual(expect.arrayContaining(['chromium', 'fonts-liberation', 'ffmpeg', 'bubblewrap']));
+  expect(packages).toEqual(
+    expect.arrayContaining(['chromium', 'chromium-headless-shell', 'fonts-liberation', 'ffmpeg', 'bubblewrap']),
+  );
   const env = lineage('worker')
     .filter((i) => i.op === 'ENV')
     .map((i) => i.args)

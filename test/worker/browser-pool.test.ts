@@ -1,7 +1,8 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { chromium } from 'playwright';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site';
-import { BrowserPool, chooseExecutablePath, type BrowserPoolEvent } from '../../apps/worker/src/browser/browser-pool';
+import { BrowserPool, type BrowserPoolEvent } from '../../apps/worker/src/browser/browser-pool';
+import { chooseExecutablePath } from '../../apps/worker/src/browser/executable';
 
 jest.setTimeout(30_000);
 
@@ -51,7 +52,24 @@ it("prefers Playwright's own Chromium and falls back to the configured path", as
   const bundled = chromium.executablePath();
   const expected = existsSync(bundled) ? bundled : '/opt/some/chromium';
   expect(await chooseExecutablePath('/opt/some/chromium')).toBe(expected);
-  expect(await new BrowserPool({ executablePath: '/opt/some/chromium' }).resolveExecutablePath()).toBe(expected);
+  const pool = new BrowserPool({ executablePath: '/opt/some/chromium', headlessShellPath: null });
+  expect(await pool.resolveExecutablePath()).toBe(expected);
+});
+
+it('launches the headless shell for a headless browser when there is one, as Playwright does', async () => {
+  const bundled = chromium.executablePath();
+  const shell = '/usr/lib/chromium/chromium-headless-shell';
+  // Playwright's own browser, installed, wins over both; else the shell when it exists, else the configured path.
+  const own = (path: string) => (existsSync(bundled) ? bundled : path);
+  expect(existsSync(shell)).toBe(true);
+  expect(await chooseExecutablePath('/opt/some/chromium', shell)).toBe(own(shell));
+  expect(await chooseExecutablePath('/opt/some/chromium', '/opt/no/shell')).toBe(own('/opt/some/chromium'));
+  const pool = (options: ConstructorParameters<typeof BrowserPool>[0]) =>
+    new BrowserPool(options).resolveExecutablePath();
+  // The pool's default shell is Debian's; a headed browser, or none (CHROMIUM_HEADLESS_SHELL_PATH=off), runs the full one.
+  expect(await pool({ executablePath: '/opt/x' })).toBe(own(shell));
+  expect(await pool({ executablePath: '/opt/x', headless: false })).toBe(own('/opt/x'));
+  expect(await pool({ executablePath: '/opt/x', headlessShellPath: null })).toBe(own('/opt/x'));
 });
 
 it('launches once for concurrent first callers and reuses the browser for every context', async () => {
@@ -155,7 +173,7 @@ it('refuses new contexts once closed, and close is idempotent', async () => {
 it('names the missing executable when there is no Chromium at all', async () => {
   const bundled = chromium.executablePath();
   if (existsSync(bundled)) return; // Playwright's browser wins over any configured path on this machine.
-  const broken = new BrowserPool({ executablePath: '/nonexistent/chromium' });
+  const broken = new BrowserPool({ executablePath: '/nonexistent/chromium', headlessShellPath: '/nonexistent/shell' });
   await expect(broken.newContext()).rejects.toThrow(/Chromium not found at \/nonexistent\/chromium/);
   await broken.close();
 });

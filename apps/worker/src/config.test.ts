@@ -8,6 +8,7 @@ describe('readWorkerConfig', () => {
     expect(readWorkerConfig(BASE)).toMatchObject({
       concurrency: 2,
       chromiumPath: '/usr/bin/chromium',
+      headlessShellPath: '/usr/lib/chromium/chromium-headless-shell',
       lockDurationMs: 30_000,
       writeRetryMs: 600_000,
       stalledIntervalMs: 30_000,
@@ -53,6 +54,13 @@ describe('readWorkerConfig', () => {
     expect(() => readWorkerConfig({ ...BASE, SANDBOX_CPU_CORES: '0.5' })).toThrow(ConfigError);
   });
 
+  it('runs the headless shell unless CHROMIUM_HEADLESS_SHELL_PATH=off', () => {
+    expect(readWorkerConfig({ ...BASE, CHROMIUM_HEADLESS_SHELL_PATH: 'off' }).headlessShellPath).toBeNull();
+    expect(readWorkerConfig({ ...BASE, CHROMIUM_HEADLESS_SHELL_PATH: '/opt/shell' }).headlessShellPath).toBe(
+      '/opt/shell',
+    );
+  });
+
   it('opens the HTTP server only when WORKER_HTTP_PORT is set', () => {
     expect(readWorkerConfig({ ...BASE, WORKER_HTTP_PORT: '9464' }).http).toEqual({ port: 9464, host: '0.0.0.0' });
     expect(readWorkerConfig({ ...BASE, WORKER_HTTP_PORT: '0', WORKER_HTTP_HOST: '127.0.0.1' }).http).toEqual({
@@ -79,6 +87,7 @@ describe('readWorkerConfig', () => {
     ['WORKER_CONCURRENCY', 'two', /WORKER_CONCURRENCY must be a whole number/],
     ['WORKER_CONCURRENCY', '0', /WORKER_CONCURRENCY must be between 1 and 64/],
     ['CHROMIUM_PATH', 'chromium', /CHROMIUM_PATH must be an absolute path/],
+    ['CHROMIUM_HEADLESS_SHELL_PATH', 'shell', /CHROMIUM_HEADLESS_SHELL_PATH must be an absolute path or off/],
     ['WORKER_VIDEO', 'maybe', /WORKER_VIDEO must be one of auto, on, off/],
     ['WORKER_MAX_PAGES', '0', /WORKER_MAX_PAGES must be between 1 and 1000/],
     ['RUN_RETENTION_DAYS', '0', /RUN_RETENTION_DAYS must be between 1 and 36500/],

@@ -15,6 +15,12 @@ export type WorkerConfig = CommonConfig & {
   /** CHROMIUM_PATH: Chromium used when Playwright's own browser is not installed (default /usr/bin/chromium). */
   chromiumPath: string;
   /**
+   * CHROMIUM_HEADLESS_SHELL_PATH: Chromium's headless shell, which the steps executor's headless
+   * browser runs on when it exists, as Playwright's does (default
+   * /usr/lib/chromium/chromium-headless-shell; `off`: always CHROMIUM_PATH). Null when off.
+   */
+  headlessShellPath: string | null;
+  /**
    * WORKER_LOCK_DURATION_MS: how long a job's lock lives without renewal (default 30000). A worker
    * renews it every half of this while the run goes on; when the worker dies the lock expires and
    * the run is handed to another worker.
@@ -134,6 +140,12 @@ const MB = 1024 * 1024;
 /** The repository's .cache/playwright-versions (this file is apps/worker/src or dist/config). */
 const DEFAULT_VERSIONS_DIR = path.resolve(__dirname, '../../../.cache/playwright-versions');
 
+/** CHROMIUM_HEADLESS_SHELL_PATH: a path, or null for `off`. */
+function readHeadlessShell(env: Env): string | null {
+  const value = readString(env, 'CHROMIUM_HEADLESS_SHELL_PATH', '/usr/lib/chromium/chromium-headless-shell');
+  return value === 'off' ? null : value;
+}
+
 export function readWorkerConfig(env: Env = process.env): WorkerConfig {
   const common = readCommonConfig(env);
   const lockDurationMs = readInt(env, 'WORKER_LOCK_DURATION_MS', 30_000, { min: 1_000, max: 600_000 });
@@ -142,6 +154,7 @@ export function readWorkerConfig(env: Env = process.env): WorkerConfig {
     ...common,
     concurrency: readInt(env, 'WORKER_CONCURRENCY', 2, { min: 1, max: 64 }),
     chromiumPath: readString(env, 'CHROMIUM_PATH', '/usr/bin/chromium'),
+    headlessShellPath: readHeadlessShell(env),
     lockDurationMs,
     writeRetryMs: readInt(env, 'WORKER_WRITE_RETRY_MS', 600_000, { min: 1_000, max: 86_400_000 }),
     stalledIntervalMs: readInt(env, 'WORKER_STALLED_INTERVAL_MS', 30_000, { min: 500, max: 600_000 }),
@@ -194,6 +207,10 @@ export function readWorkerConfig(env: Env = process.env): WorkerConfig {
       host: readString(env, 'WORKER_HTTP_HOST', '0.0.0.0'),
     };
   }
+  if (config.headlessShellPath !== null && !config.headlessShellPath.startsWith('/'))
+    throw new ConfigError(
+      `CHROMIUM_HEADLESS_SHELL_PATH must be an absolute path or off, got "${config.headlessShellPath}"`,
+    );
   if (!config.chromiumPath.startsWith('/'))
     throw new ConfigError(`CHROMIUM_PATH must be an absolute path, got "${config.chromiumPath}"`);
   return config;

@@ -6,14 +6,15 @@ import { runFixture, sandboxDir } from './sandbox-dir';
  * The Chromium a Playwright run starts in the sandbox gets the worker's flags: without the
  * `--disable-features` the worker's own browser has, every browser context loaded the omnibox popup
  * as a renderer of its own, and a run cost twice the CPU of `playwright test` (docs/BENCHMARKS.md).
- * A team's own flags stay, its disabled features merged into the one switch Chromium reads.
+ * A team's own flags stay, its disabled features merged into the one switch Chromium reads. The
+ * browser is Chromium's headless shell, as under `playwright test` (the spec checks its command line).
  */
 
 jest.setTimeout(120_000);
 
 const dir = sandboxDir('flags');
 
-test("the sandbox's browser runs with the worker's disabled features and the team's flags", async () => {
+test("the sandbox's browser is the headless shell, with the worker's disabled features and the team's flags", async () => {
   const scratchDir = await dir.scratch();
   const [result] = await runFixture('flags', {
     configFile: 'e2e/playwright.config.js',

@@ -1,9 +1,10 @@
 import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
-import type { Browser, BrowserContext, BrowserContextOptions, BrowserType, CDPSession } from 'playwright';
+import type { Browser, BrowserContext, BrowserContextOptions, CDPSession } from 'playwright';
 import { withTimeout } from '@testrun/core/with-timeout';
 import { makeScratchDir } from '../support/scratch-dir';
 import { browserEnv } from './browser-env';
+import { chooseExecutablePath, chromiumDriver, DEFAULT_CHROMIUM_PATH, DEFAULT_HEADLESS_SHELL_PATH } from './executable';
 
 /**
  * Chromium features Playwright's launch turns off (its `--disable-features`, as of the Playwright
@@ -76,6 +77,11 @@ export interface BrowserPoolOptions {
    * Default `/usr/bin/chromium`.
    */
   executablePath?: string;
+  /**
+   * Chromium's headless shell, run instead of `executablePath` for a headless launch when it exists
+   * (`CHROMIUM_HEADLESS_SHELL_PATH`); null for none. Default `/usr/lib/chromium/chromium-headless-shell`.
+   */
+  headlessShellPath?: string | null;
   /** Run without a window. Default `true`. */
   headless?: boolean;
   /** How long one launch may take before it fails. Default 30000 ms. */
@@ -99,33 +105,6 @@ export type BrowserPoolEvent =
   | { type: 'disconnected'; expected: boolean };
 
 /**
- * Playwright's Chromium driver, loaded when a browser is first wanted: loading Playwright takes
- * about a quarter of a second of CPU, which a worker that never launches a browser (one that only
- * runs Playwright tests, in their sandboxes) and a test that never does need not spend.
- */
-async function chromiumDriver(): Promise<BrowserType> {
-  return (await import('playwright')).chromium;
-}
-
-/** Default of {@link BrowserPoolOptions.executablePath}. */
-const DEFAULT_CHROMIUM_PATH = '/usr/bin/chromium';
-
-/**
- * Playwright's own Chromium when it is installed (a developer's machine after `playwright install`),
- * else the configured one (Debian's package here).
- */
-export async function chooseExecutablePath(configured: string = DEFAULT_CHROMIUM_PATH): Promise<string> {
-  const chromium = await chromiumDriver();
-  let bundled: string | undefined;
-  try {
-    bundled = chromium.executablePath();
-  } catch {
-    // No browser registry at all: only the configured path can work.
-  }
-  return bundled && existsSync(bundled) ? bundled : configured;
-}
-
-/**
  * Owns the one warm Chromium of a worker process. It is launched on first use, shared by every run
  * (each gets its own context, which isolates cookies, storage and headers), and launched again
  * transparently when it crashed or was closed underneath.
@@ -146,6 +125,8 @@ export class BrowserPool {
   constructor(options: BrowserPoolOptions = {}) {
     this.options = {
       executablePath: options.executablePath ?? DEFAULT_CHROMIUM_PATH,
+      headlessShellPath:
+        options.headlessShellPath === undefined ? DEFAULT_HEADLESS_SHELL_PATH : options.headlessShellPath,
       headless: options.headless ?? true,
       launchTimeoutMs: options.launchTimeoutMs ?? 30_000,
       extraArgs: options.extraArgs ?? [],
@@ -187,7 +168,8 @@ export class BrowserPool {
 
   /** The executable the next launch will use. */
   resolveExecutablePath(): Promise<string> {
-    return chooseExecutablePath(this.options.executablePath);
+    const { executablePath, headless, headlessShellPath } = this.options;
+    return chooseExecutablePath(executablePath, headless ? headlessShellPath : null);
   }
 
   /** The live browser, launched now if there is none. Concurrent callers share one launch. */

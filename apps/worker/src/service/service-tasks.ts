@@ -93,6 +93,7 @@ export function launchBrowser(
   return life.task('browser', async () => {
     const browser = new BrowserPool({
       executablePath: config.chromiumPath,
+      headlessShellPath: config.headlessShellPath,
       extraArgs: [...egress.launchArgs, ...memoryArgs(config.limits)],
       wrapExecutable: egress.wrapExecutable,
       onEvent: (event) => {

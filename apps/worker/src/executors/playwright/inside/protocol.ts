@@ -191,6 +191,11 @@ export interface WrapperOptions {
   retries: number | null;
   timeoutMs: number | null;
   chromium: string;
+  /**
+   * Chromium's headless shell, which Playwright runs a headless Chromium on unless the config names a
+   * `channel` (a full browser's new headless mode); null when the host has none (then `chromium`).
+   */
+  headlessShell: string | null;
   chromiumArgs: readonly string[];
   /** Chromium features turned off, with any the team's `launchOptions.args` turn off added (one switch: Chromium keeps the last). */
   disabledFeatures: readonly string[];

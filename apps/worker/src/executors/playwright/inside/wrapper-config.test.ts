@@ -32,6 +32,7 @@ describe('wrapConfig', () => {
       retries: null,
       timeoutMs: null,
       chromium: '/usr/lib/chromium/chromium',
+      headlessShell: '/usr/lib/chromium/chromium-headless-shell',
       chromiumArgs: ['--no-sandbox'],
       disabledFeatures: ['Translate'],
       trace: { mode: 'retain-on-failure', snapshots: true, screenshots: false, sources: true },
@@ -84,6 +85,32 @@ describe('wrapConfig', () => {
     expect(readFileSync(path.join(dir, 'test-list.txt'), 'utf8')).toBe(
       '[chromium] \u203a a.spec.ts \u203a cart \u203a buys\n',
     );
+  });
+
+  it("launches Playwright's choice of Chromium: the headless shell, unless a channel asks for a full browser", () => {
+    type Use = { launchOptions: { executablePath: string } };
+    const executables = (config: Record<string, unknown>) =>
+      [config.use as Use, ...(config.projects as { use: Use }[]).map((p) => p.use)].map(
+        (use) => use.launchOptions.executablePath,
+      );
+    const team = {
+      projects: [
+        { name: 'plain' },
+        { name: 'new-headless', use: { channel: 'chromium' } },
+        { name: 'shell', use: { channel: 'chromium-headless-shell' } },
+      ],
+    };
+    const [full, shell] = ['/usr/lib/chromium/chromium', '/usr/lib/chromium/chromium-headless-shell'];
+    expect(executables(wrapConfig(team, options()))).toEqual([shell, shell, full, shell]);
+    // A channel on the config's `use` reaches every project that names none of its own.
+    expect(executables(wrapConfig({ ...team, use: { channel: 'chrome' } }, options()))).toEqual([
+      full,
+      full,
+      full,
+      shell,
+    ]);
+    // A host without the headless shell: the full Chromium for all.
+    expect(executables(wrapConfig(team, options({ headlessShell: null })))).toEqual([full, full, full, full]);
   });
 
   it("selects by title where the runner has no test list: the project's grep matches the tests' title paths", () => {

@@ -18,6 +18,16 @@ const fieldsOf = (value: unknown): Fields => (typeof value === 'object' && value
 const stringsOf = (value: unknown): string[] =>
   Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
 
+/**
+ * The Chromium a headless run launches, as Playwright chooses it: its headless shell, unless the
+ * config names a channel (`chromium`, `chrome`, `msedge`…), which runs a full browser's new
+ * headless mode; Debian's full Chromium stands in for every channel.
+ */
+function executableOf(o: WrapperOptions, channel: unknown): string {
+  const full = typeof channel === 'string' && channel !== '' && channel !== 'chromium-headless-shell';
+  return full || o.headlessShell === null ? o.chromium : o.headlessShell;
+}
+
 /** A `use` with the service's settings forced on it, over its parent's launch options. */
 function forced(o: WrapperOptions, use: Fields = {}, parent: Fields = {}): Fields {
   const launch = { ...fieldsOf(parent.launchOptions), ...fieldsOf(use.launchOptions) };
@@ -35,7 +45,7 @@ function forced(o: WrapperOptions, use: Fields = {}, parent: Fields = {}): Field
     ...o.chromiumArgs,
     '--disable-features=' + [...new Set(features)].join(','),
   ];
-  out.launchOptions = { ...launch, executablePath: o.chromium, args };
+  out.launchOptions = { ...launch, executablePath: executableOf(o, use.channel ?? parent.channel), args };
   if (o.baseURL) out.baseURL = o.baseURL;
   if (o.proxy) out.proxy = o.proxy;
   return out;

@@ -27,6 +27,11 @@ export const INSIDE = {
   browsers: '/opt/testrun/browsers',
   /** Debian's Chromium binary itself: /usr/bin/chromium is a shell script that reads /etc/chromium.d, absent in the sandbox. */
   chromium: '/usr/lib/chromium/chromium',
+  /**
+   * Debian's headless shell (package chromium-headless-shell), which a headless run launches when the
+   * host has it, as Playwright does (inside/wrapper-config.ts). The sandbox sees the host's /usr.
+   */
+  headlessShell: '/usr/lib/chromium/chromium-headless-shell',
 } as const;
 
 /** Where the sandbox sees the worker's control directory (interrupt.ts), read only. */
@@ -154,6 +159,7 @@ export function layoutOf(isolation: Isolation, scratchDir: string): Layout {
     runtime: INSIDE_BUILD,
     browsers: ffmpeg ? path.dirname(path.dirname(ffmpeg)) : INSIDE.browsers,
     chromium: INSIDE.chromium,
+    headlessShell: INSIDE.headlessShell,
   };
 }
 

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { CHROMIUM_BASE_ARGS, CHROMIUM_DISABLED_FEATURES } from '../../../browser/browser-pool';
 import { INSIDE, type Layout } from './sandboxed-cli';
@@ -21,6 +22,12 @@ function evidenceModes(
  */
 const ON_FAILURE_TRACE = { mode: 'retain-on-failure', snapshots: true, screenshots: false, sources: true };
 
+/**
+ * Whether the host has the headless shell the run would launch: the sandbox sees the host's /usr at
+ * the same path, and a run without one the host itself.
+ */
+const hasHeadlessShell = (layout: Layout): boolean => existsSync(layout.headlessShell);
+
 export function wrapperOptions(
   options: RunPlaywrightOptions,
   tests: PlaywrightTestRef[],
@@ -42,6 +49,7 @@ export function wrapperOptions(
     retries: options.retries ?? null,
     timeoutMs: options.timeoutMs ?? null,
     chromium: layout.chromium,
+    headlessShell: hasHeadlessShell(layout) ? layout.headlessShell : null,
     // Through a proxy, loopback too goes through it (Chromium sends it direct by default), and WebRTC
     // sends no UDP of its own: the proxy is the only way to the target.
     chromiumArgs: options.proxy

@@ -1,0 +1,127 @@
+/**
+ * `pnpm bench headless-shell`: what Chromium's headless shell (Debian's chromium-headless-shell, the
+ * build Playwright runs headless Chromium on) costs against the full Chromium in its new headless
+ * mode, which the worker ran before: CPU and wall of launches, and of pages in one browser (a context,
+ * a page, five clicks and a screenshot each). Rewrites the `headless-shell` section of
+ * docs/BENCHMARKS.md.
+ *
+ * Each variant runs in a child process placed in a cgroup v1 `cpuacct` group of its own, so the CPU
+ * of Chromium's helper processes, which outlive their parent's accounting, is counted whole. Rounds
+ * alternate the order of the two variants, so drift on a shared machine spreads over both.
+ */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { machineLine, spread, writeSection } from './report';
+
+const ROUNDS = Number(process.env.BENCH_SHELL_ROUNDS ?? 4);
+const FULL = '/usr/lib/chromium/chromium';
+const SHELL = '/usr/lib/chromium/chromium-headless-shell';
+const CPUACCT = '/sys/fs/cgroup/cpuacct';
+const LAUNCHES = 6;
+const PAGES = 12;
+
+/** What the child runs: `launch` (LAUNCHES browsers, one page each) or `pages` (PAGES contexts in one browser). */
+const CHILD = `
+const { chromium } = require(${JSON.stringify(require.resolve('playwright'))});
+const [exe, mode, launches, pages] = process.argv.slice(1);
+const args = ${JSON.stringify(['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run'])};
+(async () => {
+  if (mode === 'launch') {
+    for (let i = 0; i < Number(launches); i++) {
+      const b = await chromium.launch({ executablePath: exe, args });
+      await (await b.newPage()).setContent('<p>x</p>');
+      await b.close();
+    }
+    return;
+  }
+  const b = await chromium.launch({ executablePath: exe, args });
+  for (let i = 0; i < Number(pages); i++) {
+    const c = await b.newContext();
+    const p = await c.newPage();
+    await p.setContent('<h1>page</h1><p>' + 'text '.repeat(2000) + '</p><button onclick="this.textContent=Math.random()">go</button>');
+    for (let j = 0; j < 5; j++) await p.click('button');
+    await p.screenshot();
+    await c.close();
+  }
+  await b.close();
+})();
+`;
+
+interface Sample {
+  cpuMs: number;
+  wallMs: number;
+}
+
+/** Runs the child for one variant in a fresh cpuacct group; its whole tree's CPU and its wall. */
+async function measure(executable: string, mode: 'launch' | 'pages'): Promise<Sample> {
+  const group = path.join(CPUACCT, `testrun-bench-shell-${process.pid}`);
+  mkdirSync(group, { recursive: true });
+  try {
+    writeFileSync(path.join(group, 'cpuacct.usage'), '0');
+    const began = performance.now();
+    // The shell writes its own pid into the group, then becomes the child: everything it starts stays in it.
+    const script = `echo $$ > ${group}/tasks && exec "$0" -e "$1" "$2" "$3" ${LAUNCHES} ${PAGES}`;
+    const child = spawn('/bin/sh', ['-c', script, process.execPath, CHILD, executable, mode], {
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
+    const [code] = (await once(child, 'exit')) as [number | null];
+    if (code !== 0) throw new Error(`the ${mode} child for ${executable} exited with ${String(code)}`);
+    const wallMs = performance.now() - began;
+    // Helpers that outlive the browser's close a moment: let them end in the group before reading it.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    return { cpuMs: Number(readFileSync(path.join(group, 'cpuacct.usage'), 'utf8')) / 1e6, wallMs };
+  } finally {
+    try {
+      rmdirSync(group);
+    } catch {
+      // A helper still in it: the kernel frees the group when it ends.
+    }
+  }
+}
+
+const fmt = (s: { median: number; min: number; max: number }, digits = 2) =>
+  `${s.median.toFixed(digits)} (${s.min.toFixed(digits)}–${s.max.toFixed(digits)})`;
+
+export async function run(): Promise<void> {
+  for (const need of [FULL, SHELL, CPUACCT])
+    if (!existsSync(need))
+      throw new Error(
+        `${need} is missing (bash scripts/setup.sh installs the headless shell; cgroup v1 cpuacct is needed)`,
+      );
+  const rows: string[] = [];
+  for (const mode of ['launch', 'pages'] as const) {
+    const full: Sample[] = [];
+    const shell: Sample[] = [];
+    for (let round = 0; round < ROUNDS; round += 1) {
+      const order = round % 2 === 0 ? [FULL, SHELL] : [SHELL, FULL];
+      for (const exe of order) (exe === FULL ? full : shell).push(await measure(exe, mode));
+      process.stdout.write(
+        `headless-shell ${mode} round ${round + 1}: full ${JSON.stringify(full.at(-1))} shell ${JSON.stringify(shell.at(-1))}\n`,
+      );
+    }
+    const what = mode === 'launch' ? `${LAUNCHES} launches, a page each` : `${PAGES} contexts in one browser`;
+    const cpu = shell.map((s, i) => s.cpuMs / (full[i]?.cpuMs ?? Number.NaN));
+    const wall = shell.map((s, i) => s.wallMs / (full[i]?.wallMs ?? Number.NaN));
+    rows.push(
+      `| ${what} | ${fmt(spread(full.map((s) => s.cpuMs / 1000)))} s | ${fmt(spread(shell.map((s) => s.cpuMs / 1000)))} s | ${fmt(spread(cpu))} | ${fmt(spread(wall))} |`,
+    );
+  }
+  writeSection(
+    'headless-shell',
+    [
+      '### Headless shell',
+      '',
+      `\`pnpm bench headless-shell\` (bench/headless-shell.ts): ${ROUNDS} alternating rounds; CPU of the whole process tree`,
+      '(a cgroup v1 `cpuacct` group per variant), median (min–max). The shell is what a headless launch runs',
+      '(docs/WORKER.md, `CHROMIUM_HEADLESS_SHELL_PATH`; docs/PLAYWRIGHT.md, "The browser").',
+      '',
+      '| work | CPU, full Chromium | CPU, headless shell | CPU ratio shell/full | wall ratio shell/full |',
+      '|---|---|---|---|---|',
+      ...rows,
+      '',
+      `Machine: ${machineLine()}.`,
+    ].join('\n'),
+  );
+}

@@ -14,7 +14,7 @@ import { CHROMIUM_ARGS } from '@testrun/worker';
 import { REPO_ROOT } from '../../test/support/processes';
 import { machineLine, spread, writeSection } from '../report';
 import { CpuGroup, runTimed, treeCpuMs } from './cpu';
-import { CHROMIUM, startBenchService } from './service';
+import { HEADLESS_CHROMIUM, startBenchService } from './service';
 import { playwrightConfig, playwrightSpec, projectFile, type EvidenceLevel } from './suite';
 import { FORM_DELAY_MS, startFormSite } from './site';
 
@@ -92,7 +92,7 @@ async function main(mode: 'h2h' | 'floor'): Promise<void> {
         path.join(dir, 'playwright.config.js'),
         playwrightConfig({
           workers: k,
-          executablePath: CHROMIUM,
+          executablePath: HEADLESS_CHROMIUM,
           args: CHROMIUM_ARGS,
           evidence,
           reportFile,
@@ -114,7 +114,7 @@ async function main(mode: 'h2h' | 'floor'): Promise<void> {
         n: N,
         workers: k,
         baseUrl: site.url,
-        executablePath: CHROMIUM,
+        executablePath: HEADLESS_CHROMIUM,
         args: CHROMIUM_ARGS,
         ...extra,
       });

@@ -4,7 +4,7 @@
  * and a project applied, and workers started on demand. Everything is removed by `close`.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
@@ -16,6 +16,13 @@ import { ensureDatabase, migrateDatabase } from '@testrun/core/migrate';
 import { freePort, spawnService, testTargetAllow } from '../../test/support/processes';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+/** Debian's build of Chromium's headless shell (package chromium-headless-shell). */
+const HEADLESS_SHELL = '/usr/lib/chromium/chromium-headless-shell';
+/**
+ * What a headless launch runs, on `playwright test`'s side as in the service's worker: Chromium's
+ * headless shell when the machine has it (as Playwright's own headless Chromium is), else CHROMIUM.
+ */
+export const HEADLESS_CHROMIUM = existsSync(HEADLESS_SHELL) ? HEADLESS_SHELL : CHROMIUM;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -87,11 +87,16 @@ function repositoryPlaywright(configDir: string): { cli: string; version: string
   return { cli: path.join(packageDir, 'cli.js'), version, packageDir };
 }
 
+/** Debian's build of Chromium's headless shell (package chromium-headless-shell). */
+const HEADLESS_SHELL = '/usr/lib/chromium/chromium-headless-shell';
+
 /**
  * A browsers folder for the Playwright of `packageDir`: that Playwright's registry (an internal
  * module, found where 1.3x and 1.6x keep it) says where it expects Chromium (and, from 1.49, its
- * headless shell) under PLAYWRIGHT_BROWSERS_PATH=`dir`; each becomes a link to the machine's Chromium.
+ * headless shell) under PLAYWRIGHT_BROWSERS_PATH=`dir`; each becomes a link to the machine's
+ * Chromium, the headless shell to Debian's headless shell when there is one.
  */
+
 function linkChromium(packageDir: string, dir: string): string[] {
   const script = `
 const path = require('node:path');
@@ -105,7 +110,7 @@ const out = [];
 for (const name of ['chromium', 'chromium-headless-shell']) {
   const found = registry.findExecutable(name);
   const at = found && found.executablePath('javascript');
-  if (at) out.push(at);
+  if (at) out.push([name, at]);
 }
 process.stdout.write(JSON.stringify(out));`;
   const asked = spawnSync(process.execPath, ['-e', script], {
@@ -113,14 +118,16 @@ process.stdout.write(JSON.stringify(out));`;
     encoding: 'utf8',
   });
   if (asked.status !== 0) throw new Error(`cannot read that Playwright's browser registry:\n${asked.stderr}`);
-  const binary = realpathSync(existsSync('/usr/lib/chromium/chromium') ? '/usr/lib/chromium/chromium' : CHROMIUM);
-  const paths = JSON.parse(asked.stdout) as string[];
-  for (const at of paths) {
+  const full = realpathSync(existsSync('/usr/lib/chromium/chromium') ? '/usr/lib/chromium/chromium' : CHROMIUM);
+  // Playwright's headless shell is Debian's when the machine has it, as the service's worker runs it.
+  const shell = existsSync(HEADLESS_SHELL) ? HEADLESS_SHELL : full;
+  const found = JSON.parse(asked.stdout) as [string, string][];
+  for (const [name, at] of found) {
     if (existsSync(at)) continue;
     mkdirSync(path.dirname(at), { recursive: true });
-    symlinkSync(binary, at);
+    symlinkSync(name === 'chromium-headless-shell' ? shell : full, at);
   }
-  return paths;
+  return found.map(([, at]) => at);
 }
 
 /** A glob of a suite's `files` as a `playwright test` file filter (a regular expression on the path). */

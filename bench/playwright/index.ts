@@ -14,7 +14,7 @@ import { CHROMIUM_ARGS } from '@testrun/worker';
 import { startFixtureSite } from '../../test/fixtures/site';
 import { machineLine, spread, writeSection } from '../report';
 import { runTimed } from '../h2h/cpu';
-import { CHROMIUM } from '../h2h/service';
+import { HEADLESS_CHROMIUM } from '../h2h/service';
 import { writeLargeProject, writeShopSuite } from './project';
 import { startPlaywrightService, type PlaywrightService, type Trial } from './service';
 import { reportPhases } from './phases';
@@ -38,7 +38,7 @@ async function playwrightTest(root: string, k: number, n: number, cacheDir: stri
   rmSync(reportFile, { force: true });
   const env = {
     ...process.env,
-    CHROMIUM_PATH: CHROMIUM,
+    CHROMIUM_PATH: HEADLESS_CHROMIUM,
     PWTEST_CACHE_DIR: cacheDir,
     BENCH_REPORT_FILE: reportFile,
     BENCH_OUTPUT_DIR: path.join(root, 'test-results'),
@@ -232,7 +232,7 @@ function report(results: Results): string {
 - ${N} tests in one TypeScript spec against the fixture shop's catalog (\`bench/playwright/project.ts\`): open
   the catalog or a product page, search, click a link or "Add to cart", expect the heading, price, status
   or cart total (each click answers after 150 ms, as a page waiting on its API does). Config: Chromium at
-  \`${CHROMIUM}\` with the worker's launch flags, \`fullyParallel\`, no retries, trace, video and screenshot off.
+  \`${HEADLESS_CHROMIUM}\` with the worker's launch flags, \`fullyParallel\`, no retries, trace, video and screenshot off.
 - **playwright test**: \`node node_modules/@playwright/test/cli.js test -c e2e/playwright.config.ts --workers=K\`
   (\`npx playwright test --workers=K\`), its compiled-TypeScript cache warm (one \`--list\` before the rounds),
   timed from spawn to exit, its CPU from a cgroup v1 \`cpuacct\` group

@@ -14,7 +14,7 @@ import { CHROMIUM_ARGS } from '@testrun/worker';
 import { startFixtureSite } from '../../test/fixtures/site';
 import { writeSection } from '../report';
 import { runTimed } from '../h2h/cpu';
-import { CHROMIUM } from '../h2h/service';
+import { HEADLESS_CHROMIUM } from '../h2h/service';
 import { reportPhases } from '../playwright/phases';
 import { startPlaywrightService, type PlaywrightService } from '../playwright/service';
 import { SHOT_STEP, STEADY_TESTS, writeVisualProject } from './project';
@@ -46,7 +46,7 @@ async function playwrightTest(
   rmSync(stepsFile, { force: true });
   const env = {
     ...process.env,
-    CHROMIUM_PATH: CHROMIUM,
+    CHROMIUM_PATH: HEADLESS_CHROMIUM,
     PWTEST_CACHE_DIR: options.cacheDir,
     BENCH_REPORT_FILE: reportFile,
     BENCH_STEPS_FILE: stepsFile,

@@ -4,7 +4,7 @@
  * adds on each side (with minus without, the same round), and the stability table.
  */
 import { machineLine, spread } from '../report';
-import { CHROMIUM } from '../h2h/service';
+import { HEADLESS_CHROMIUM } from '../h2h/service';
 import type { Trial } from '../playwright/service';
 import { stabilityTable, type StabilityRow } from './stability';
 
@@ -137,7 +137,7 @@ export function visualReport(r: Report): string {
 - The spec (\`bench/visual/project.ts\`): ${r.n} tests, each \`page.setContent\` of a 1280×720 dashboard (a header,
   eight cards of text, bars and circles, on a gradient), then \`await expect(page).toHaveScreenshot('p<i>.png')\`
   with Playwright's defaults; and the same ${r.n} tests without that line. Viewport 1280×720, \`fullyParallel\`,
-  Chromium at \`${CHROMIUM}\` with the worker's flags on both sides, trace, video and screenshots off.
+  Chromium at \`${HEADLESS_CHROMIUM}\` with the worker's flags on both sides, trace, video and screenshots off.
 - **playwright test**: \`playwright test --workers=${r.k} --grep @shot\` (or \`@plain\`), its baselines on disk,
   written by a run with \`--update-snapshots\` first (which also warmed its compile cache); wall from spawn to
   exit, CPU from a control group of its own. **service**: the project deployed with \`testrun deploy\`, one

@@ -160,3 +160,22 @@ test('an abort kills the sandbox', async () => {
   const result = await harness.run(`setInterval(() => {}, 1000);`, { signal: controller.signal });
   expect(result).toMatchObject({ aborted: true, limit: null, signal: 'SIGKILL' });
 });
+
+test('an abort at any moment of its start kills the sandbox, and the run ends', async () => {
+  // bwrap's child outlived a bwrap killed before it had asked to die with it: the program ran on,
+  // holding the output pipes, and neither the abort nor the wall-clock limit ended the run.
+  const outcomes: string[] = [];
+  for (let at = 0; at < 120; at += 4) {
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), at);
+    const ended = harness
+      .run(`setInterval(() => {}, 1000);`, { signal: controller.signal, limits: { wallMs: 4_000 } })
+      .then((r) => (r.aborted ? 'aborted' : `ended without the abort: ${JSON.stringify(r)}`));
+    let timer: NodeJS.Timeout | undefined;
+    const hung = new Promise<string>(
+      (resolve) => (timer = setTimeout(() => resolve(`still running at ${at} ms`), 15_000)),
+    );
+    outcomes.push(await Promise.race([ended, hung]).finally(() => clearTimeout(timer)));
+  }
+  expect(outcomes.filter((o) => o !== 'aborted')).toEqual([]);
+});

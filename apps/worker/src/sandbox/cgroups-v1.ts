@@ -6,6 +6,7 @@ import {
   checkId,
   cpuQuotaUs,
   killAndRemove,
+  killIn,
   probeDriver,
   readKeyed,
   readNumber,
@@ -61,6 +62,7 @@ function cgroupV1(root: string): CgroupDriver {
           return null;
         },
         peakMemoryBytes: () => readNumber(path.join(memory, 'memory.max_usage_in_bytes')),
+        killAll: () => killIn(dirs),
         destroy: () => killAndRemove(dirs),
       };
     },

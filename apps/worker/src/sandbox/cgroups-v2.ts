@@ -7,6 +7,7 @@ import {
   cpuQuotaUs,
   killAndRemove,
   killEach,
+  killIn,
   pidsIn,
   readKeyed,
   readNumber,
@@ -110,6 +111,7 @@ export function cgroupV2(base: string, fs: CgroupFs = KERNEL_FS): CgroupDriver {
           return null;
         },
         peakMemoryBytes: () => peak.read(),
+        killAll: () => killIn([dir], removal),
         async destroy() {
           peak.stop();
           await killAndRemove([dir], removal);

@@ -25,6 +25,11 @@ export interface SandboxCgroup {
   limitHit(): 'memory' | 'pids' | null;
   /** The most memory the group used, when the controller reports it. */
   peakMemoryBytes(): number | undefined;
+  /**
+   * SIGKILLs every process in the groups now, leaving the groups: what a stop does beside killing the
+   * sandbox's first process, whose descendants may not all die with it (see run-sandboxed.ts).
+   */
+  killAll(): Promise<void>;
   /** SIGKILLs every process in the groups until none is left, then removes them. */
   destroy(): Promise<void>;
 }
@@ -129,6 +134,11 @@ export interface GroupRemoval {
 }
 
 const PLAIN_REMOVAL: GroupRemoval = { kill: killEach, remove: rmdir };
+
+/** Kills what is in `dirs` once (each group's processes as {@link GroupRemoval.kill} finds them). */
+export async function killIn(dirs: readonly string[], removal: GroupRemoval = PLAIN_REMOVAL): Promise<void> {
+  for (const dir of dirs) await removal.kill(dir);
+}
 
 /** Kills what is in `dirs` until they are empty (a fork bomb refills them for a moment) and removes them. */
 export async function killAndRemove(dirs: readonly string[], removal: GroupRemoval = PLAIN_REMOVAL): Promise<void> {

@@ -213,8 +213,13 @@ async function supervise(
   const ending = await superviseChild(child, {
     limits: spec.limits,
     signal: spec.signal,
-    // Whatever left bwrap's PID namespace in between is in the groups: the caller's destroy() kills it.
-    kill: () => child.kill('SIGKILL'),
+    // bwrap's child dies with bwrap only once it has asked for that (PR_SET_PDEATHSIG): a stop in the
+    // first moments of a sandbox left it running, holding the output pipes, and the run never ended.
+    // So every process in the groups is killed too; what starts after is the caller's destroy()'s.
+    kill: () => {
+      child.kill('SIGKILL');
+      void cgroup.killAll().catch(() => undefined);
+    },
     limitHit: () => cgroup.limitHit(),
   });
   return { id, ...ending, peakMemoryBytes: cgroup.peakMemoryBytes() };

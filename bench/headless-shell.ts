@@ -5,20 +5,18 @@
  * a page, five clicks and a screenshot each). Rewrites the `headless-shell` section of
  * docs/BENCHMARKS.md.
  *
- * Each variant runs in a child process placed in a cgroup v1 `cpuacct` group of its own, so the CPU
- * of Chromium's helper processes, which outlive their parent's accounting, is counted whole. Rounds
+ * Each variant runs in a child process in a control group of its own (h2h/cpu.ts, runTimed), so the
+ * CPU of Chromium's helper processes, which outlive their parent's accounting, is counted whole. Rounds
  * alternate the order of the two variants, so drift on a shared machine spreads over both.
  */
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
+import { existsSync } from 'node:fs';
+import { runTimed } from './h2h/cpu';
+import { HEADLESS_SHELL } from './h2h/service';
 import { machineLine, spread, writeSection } from './report';
 
 const ROUNDS = Number(process.env.BENCH_SHELL_ROUNDS ?? 4);
 const FULL = '/usr/lib/chromium/chromium';
-const SHELL = '/usr/lib/chromium/chromium-headless-shell';
-const CPUACCT = '/sys/fs/cgroup/cpuacct';
+const SHELL = HEADLESS_SHELL;
 const LAUNCHES = 6;
 const PAGES = 12;
 
@@ -49,47 +47,23 @@ const args = ${JSON.stringify(['--no-sandbox', '--disable-gpu', '--disable-dev-s
 })();
 `;
 
-interface Sample {
-  cpuMs: number;
-  wallMs: number;
-}
+type Sample = Pick<Awaited<ReturnType<typeof runTimed>>, 'cpuMs' | 'wallMs'>;
 
-/** Runs the child for one variant in a fresh cpuacct group; its whole tree's CPU and its wall. */
+/** Runs the child for one variant to its end: its whole tree's CPU (a control group of its own) and its wall. */
 async function measure(executable: string, mode: 'launch' | 'pages'): Promise<Sample> {
-  const group = path.join(CPUACCT, `testrun-bench-shell-${process.pid}`);
-  mkdirSync(group, { recursive: true });
-  try {
-    writeFileSync(path.join(group, 'cpuacct.usage'), '0');
-    const began = performance.now();
-    // The shell writes its own pid into the group, then becomes the child: everything it starts stays in it.
-    const script = `echo $$ > ${group}/tasks && exec "$0" -e "$1" "$2" "$3" ${LAUNCHES} ${PAGES}`;
-    const child = spawn('/bin/sh', ['-c', script, process.execPath, CHILD, executable, mode], {
-      stdio: ['ignore', 'inherit', 'inherit'],
-    });
-    const [code] = (await once(child, 'exit')) as [number | null];
-    if (code !== 0) throw new Error(`the ${mode} child for ${executable} exited with ${String(code)}`);
-    const wallMs = performance.now() - began;
-    // Helpers that outlive the browser's close a moment: let them end in the group before reading it.
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    return { cpuMs: Number(readFileSync(path.join(group, 'cpuacct.usage'), 'utf8')) / 1e6, wallMs };
-  } finally {
-    try {
-      rmdirSync(group);
-    } catch {
-      // A helper still in it: the kernel frees the group when it ends.
-    }
-  }
+  const args = ['-e', CHILD, executable, mode, String(LAUNCHES), String(PAGES)];
+  const run = await runTimed(`shell-${mode}`, process.execPath, args, process.cwd());
+  if (run.code !== 0)
+    throw new Error(`the ${mode} child for ${executable} exited with ${String(run.code)}:\n${run.output}`);
+  return { cpuMs: run.cpuMs, wallMs: run.wallMs };
 }
 
 const fmt = (s: { median: number; min: number; max: number }, digits = 2) =>
   `${s.median.toFixed(digits)} (${s.min.toFixed(digits)}–${s.max.toFixed(digits)})`;
 
 export async function run(): Promise<void> {
-  for (const need of [FULL, SHELL, CPUACCT])
-    if (!existsSync(need))
-      throw new Error(
-        `${need} is missing (bash scripts/setup.sh installs the headless shell; cgroup v1 cpuacct is needed)`,
-      );
+  for (const need of [FULL, SHELL])
+    if (!existsSync(need)) throw new Error(`${need} is missing (bash scripts/setup.sh installs the headless shell)`);
   const rows: string[] = [];
   for (const mode of ['launch', 'pages'] as const) {
     const full: Sample[] = [];
@@ -114,8 +88,8 @@ export async function run(): Promise<void> {
       '### Headless shell',
       '',
       `\`pnpm bench headless-shell\` (bench/headless-shell.ts): ${ROUNDS} alternating rounds; CPU of the whole process tree`,
-      '(a cgroup v1 `cpuacct` group per variant), median (min–max). The shell is what a headless launch runs',
-      '(docs/WORKER.md, `CHROMIUM_HEADLESS_SHELL_PATH`; docs/PLAYWRIGHT.md, "The browser").',
+      '(a control group per variant), median (min–max). The shell is what a headless launch runs',
+      '(docs/WORKER.md, `CHROMIUM_HEADLESS_SHELL_PATH`; docs/PLAYWRIGHT.md, "What of your config applies").',
       '',
       "The other scenarios run `playwright test`'s side on the same browser as the service: the headless shell",
       'when the machine has it (bench/h2h/service.ts, `HEADLESS_CHROMIUM`). Their figures measured before 2026-12-07',

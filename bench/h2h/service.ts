@@ -17,7 +17,7 @@ import { freePort, spawnService, testTargetAllow } from '../../test/support/proc
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 /** Debian's build of Chromium's headless shell (package chromium-headless-shell). */
-const HEADLESS_SHELL = '/usr/lib/chromium/chromium-headless-shell';
+export const HEADLESS_SHELL = '/usr/lib/chromium/chromium-headless-shell';
 /**
  * What a headless launch runs, on `playwright test`'s side as in the service's worker: Chromium's
  * headless shell when the machine has it (as Playwright's own headless Chromium is), else CHROMIUM.

@@ -11,7 +11,7 @@ import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, symlinkSync 
 import path from 'node:path';
 import type { PlaywrightSelector } from '@testrun/contracts';
 import { runTimed } from '../h2h/cpu';
-import { CHROMIUM } from '../h2h/service';
+import { CHROMIUM, HEADLESS_SHELL } from '../h2h/service';
 
 /** Playwright's JSON report status of a test (its last try's verdict against its expectation). */
 type PlaywrightOutcome = 'expected' | 'unexpected' | 'flaky' | 'skipped';
@@ -86,9 +86,6 @@ function repositoryPlaywright(configDir: string): { cli: string; version: string
   const { version } = JSON.parse(readFileSync(pkg, 'utf8')) as { version: string };
   return { cli: path.join(packageDir, 'cli.js'), version, packageDir };
 }
-
-/** Debian's build of Chromium's headless shell (package chromium-headless-shell). */
-const HEADLESS_SHELL = '/usr/lib/chromium/chromium-headless-shell';
 
 /**
  * A browsers folder for the Playwright of `packageDir`: that Playwright's registry (an internal

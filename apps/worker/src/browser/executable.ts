@@ -17,8 +17,9 @@ export const DEFAULT_CHROMIUM_PATH = '/usr/bin/chromium';
  * Default of `CHROMIUM_HEADLESS_SHELL_PATH`: Debian's `chromium-headless-shell` binary (its
  * /usr/bin/chromium-headless-shell is a shell script that stays the browser's parent, so a signal
  * to the process Playwright started would not reach the browser). It is a build of the headless
- * shell that Playwright runs headless Chromium on (its `chromium-headless-shell` download), and renders the same pages with the same engine, without the full browser's UI layers,
- * for about a third of the CPU here (docs/BENCHMARKS.md, "Headless shell").
+ * shell that Playwright runs headless Chromium on (its `chromium-headless-shell` download), and
+ * renders the same pages with the same engine, without the full browser's UI layers, for about a
+ * third of the CPU here (docs/BENCHMARKS.md, "Headless shell").
  */
 export const DEFAULT_HEADLESS_SHELL_PATH = '/usr/lib/chromium/chromium-headless-shell';
 

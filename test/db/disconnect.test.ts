@@ -1,3 +1,5 @@
+import { createHook } from 'node:async_hooks';
+import { Socket } from 'node:net';
 import { createPrisma, readSql } from '@testrun/core/db';
 import { present } from '../support/present';
 
@@ -6,13 +8,40 @@ import { present } from '../support/present';
  * only readSql used it (Prisma itself never connected): an idle connection left open keeps the
  * process alive until the pool's idle timeout, and fails with an unhandled error when its database
  * is dropped.
+ *
+ * What the test counts is what opened while it ran, not the process's totals: a jest worker runs
+ * many files, and what an earlier file's code left (a keep-alive socket, a timer) may close or fire
+ * in the middle of this one.
  */
 
-/** The sockets and timers that keep this process alive, counted by kind. */
-function holding(): { sockets: number; timers: number } {
-  const counts: Record<string, number> = {};
-  for (const kind of process.getActiveResourcesInfo()) counts[kind] = (counts[kind] ?? 0) + 1;
-  return { sockets: counts.TCPSocketWrap ?? 0, timers: counts.Timeout ?? 0 };
+/** The TCP sockets this process holds open now. */
+function openSockets(): Set<Socket> {
+  const handles = (process as unknown as { _getActiveHandles(): unknown[] })._getActiveHandles();
+  return new Set(handles.filter((h): h is Socket => h instanceof Socket && !h.destroyed));
+}
+
+/** Node's Timeout object, as an async hook sees it: its delay, and whether it has fired or been cleared. */
+interface TimeoutResource {
+  _idleTimeout: number;
+  _destroyed: boolean;
+}
+
+/**
+ * Starts watching the timers made from now on; `pending(minMs)` counts those of `minMs` or more that
+ * have neither fired nor been cleared. The pool's idle timers are seconds long; jest's own and the
+ * test's are shorter.
+ */
+function watchTimers(): { pending(minMs: number): number; stop(): void } {
+  const made: TimeoutResource[] = [];
+  const hook = createHook({
+    init: (_id, type, _trigger, resource) => {
+      if (type === 'Timeout') made.push(resource as TimeoutResource);
+    },
+  }).enable();
+  return {
+    pending: (minMs) => made.filter((t) => !t._destroyed && t._idleTimeout >= minMs).length,
+    stop: () => hook.disable(),
+  };
 }
 
 const settle = () => new Promise((resolve) => setTimeout(resolve, 100));
@@ -21,15 +50,20 @@ it.each([
   ['only readSql used it', false],
   ['Prisma and readSql used it', true],
 ])('$disconnect leaves no connection nor timer of the pool when %s', async (_, viaPrisma) => {
-  const before = holding();
-  const db = createPrisma({ databaseUrl: present(process.env.DATABASE_URL, 'DATABASE_URL') });
-  if (viaPrisma) await db.$queryRawUnsafe('SELECT 1');
-  expect(await readSql(db, 'one', 'SELECT 1 AS one', [])).toEqual([{ one: 1 }]);
-  expect(holding().sockets).toBeGreaterThan(before.sockets);
-  await db.$disconnect();
-  await settle();
-  const after = holding();
-  expect(after.sockets).toBe(before.sockets);
-  // Jest's own timers come and go; the pool's idle timers (one per idle connection) are gone.
-  expect(after.timers).toBeLessThanOrEqual(before.timers);
+  const before = openSockets();
+  const timers = watchTimers();
+  try {
+    const db = createPrisma({ databaseUrl: present(process.env.DATABASE_URL, 'DATABASE_URL') });
+    if (viaPrisma) await db.$queryRawUnsafe('SELECT 1');
+    expect(await readSql(db, 'one', 'SELECT 1 AS one', [])).toEqual([{ one: 1 }]);
+    const opened = [...openSockets()].filter((s) => !before.has(s));
+    expect(opened.length).toBeGreaterThan(0);
+    await db.$disconnect();
+    await settle();
+    expect(opened.filter((s) => openSockets().has(s)).length).toBe(0);
+    // The pool's idle timers (one per idle connection, 10 s) are gone with it.
+    expect(timers.pending(1_000)).toBe(0);
+  } finally {
+    timers.stop();
+  }
 });

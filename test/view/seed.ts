@@ -142,9 +142,13 @@ export async function executeSeededRun(parts: WorkerParts, run: SeededSuite['run
     throw new Error(`run "${run.plan.name}" was not executed: ${JSON.stringify(execution)}`);
 }
 
-/** Executes every run of a seeded suite that is queued (disabled tests were skipped at creation). */
+/**
+ * Executes every run of a seeded suite that is queued (disabled tests were skipped at creation), all
+ * at once, as a worker with a slot for each would: the runs that wait out a step's or the test's
+ * time wait side by side.
+ */
 export async function executeSuite(parts: WorkerParts, suite: SeededSuite): Promise<void> {
-  for (const run of suite.runs) if (run.plan.enabled !== false) await executeSeededRun(parts, run);
+  await Promise.all(suite.runs.filter((run) => run.plan.enabled !== false).map((run) => executeSeededRun(parts, run)));
 }
 
 /**

@@ -7,7 +7,7 @@ import { compileValidator, Deployment } from '@testrun/contracts';
 import type { Db } from '@testrun/core/db';
 import { readWorkerConfig } from '../../apps/worker/src/config';
 import { startWorkerService, type WorkerService } from '../../apps/worker/src/service/worker-service';
-import { bundleOf } from '../../packages/cli/src/bundle';
+import { packFixture } from '../support/fixture-bundles';
 import { createTenant, testDb } from '../support/harness';
 import { apiClient, memoryLogger, startApi } from './support';
 
@@ -86,13 +86,6 @@ export async function startRecorder(): Promise<{ url: string; seen: IncomingHttp
   });
   const url = await listen(server);
   return { url, seen, close: () => new Promise((resolve) => server.close(() => resolve())) };
-}
-
-/** The fixture project packed as `testrun deploy --file` packs it (the CLI's own packer): its bytes and digest. */
-async function packFixture(projectFile: string, project: Record<string, unknown>) {
-  const packed = await bundleOf(projectFile, project);
-  if (!packed) throw new Error('the fixture project has no playwright section');
-  return { body: Buffer.from(packed.bytes), digest: packed.digest };
 }
 
 const checkDeployment = compileValidator(Deployment);

@@ -50,6 +50,8 @@ export default async function globalSetup(): Promise<void> {
   process.env.TESTRUN_TEMPLATE_REDIS_PREFIX = process.env.REDIS_PREFIX;
   process.env.TESTRUN_SECRET = 'test-secret-test-secret-test-secret-0123456789';
   process.env.ARTIFACTS_DIR = mkdtempSync(path.join(tmpdir(), 'testrun-artifacts-'));
+  // The fixture projects' bundles, packed once per run (fixture-bundles.ts).
+  process.env.TESTRUN_TEST_BUNDLES = mkdtempSync(path.join(tmpdir(), 'testrun-bundles-'));
   process.env.LOG_LEVEL = process.env.LOG_LEVEL || 'error';
   process.env.TESTRUN_TEST_TAG = tag;
   // The fixture sites run on loopback, which the target network policy closes by default: open their

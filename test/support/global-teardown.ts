@@ -33,6 +33,8 @@ export default async function globalTeardown(): Promise<void> {
   await sweepStaleScratch().catch(() => undefined);
   if (process.env.ARTIFACTS_DIR?.includes('testrun-artifacts-'))
     rmSync(process.env.ARTIFACTS_DIR, { recursive: true, force: true });
+  if (process.env.TESTRUN_TEST_BUNDLES?.includes('testrun-bundles-'))
+    rmSync(process.env.TESTRUN_TEST_BUNDLES, { recursive: true, force: true });
 }
 
 /** Drops the databases the test files cloned from the template (`<template>_<suffix>`). */

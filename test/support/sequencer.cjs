@@ -7,16 +7,16 @@ const Sequencer = require('@jest/test-sequencer').default;
  * other has finished.
  */
 const SLOWEST = [
-  'test/e2e/playwright-visual.test.ts',
   'test/worker/playwright/hostile-specs.test.ts',
+  'test/e2e/playwright-visual.test.ts',
   'test/e2e/playwright-tests.test.ts',
-  'test/worker/playwright/outcomes.test.ts',
   'test/e2e/playwright-time.test.ts',
-  'test/e2e/demo-once.test.ts',
-  'test/e2e/playwright-visual-import.test.ts',
-  'test/view/filters.test.ts',
+  'test/worker/playwright/outcomes.test.ts',
+  'test/security/secrets-sweep.test.ts',
   'test/e2e/playwright-parity.test.ts',
-  'test/cli/cli-pack-layouts.test.ts',
+  'test/e2e/playwright-visual-import.test.ts',
+  'test/worker/playwright/run-ending.test.ts',
+  'test/chaos/playwright-worker-killed.test.ts',
 ];
 
 /**

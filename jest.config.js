@@ -26,6 +26,8 @@ const common = {
   setupFilesAfterEnv: [
     '<rootDir>/test/support/file-teardown.ts',
     ...(process.env.TESTRUN_LEAK_REPORT ? ['<rootDir>/test/support/leak-report.ts'] : []),
+    // TESTRUN_SPAWN_LOG=<file>: every process a test file starts (test/support/spawn-cpu.cjs reads it).
+    ...(process.env.TESTRUN_SPAWN_LOG ? ['<rootDir>/test/support/spawn-log.ts'] : []),
   ],
 };
 /*

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdir, mkdtemp, readdir, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { CODE_CACHE_HOOK, CodeCache } from '../../../apps/worker/src/executors/playwright/caches/code-cache';
@@ -124,6 +124,20 @@ test('a cache that cannot be made is said once, with why', async () => {
   expect(await made.ready()).toBe(false);
   expect(await made.ready()).toBe(false);
   expect(heard).toEqual(['its process ended with exit code 3']);
+  // Not marked made: the next worker of the process tries again.
+  const again = await CodeCache.create(path.join(fake, 'cache'), fake, (reason) => heard.push(reason));
+  expect(await again.ready()).toBe(false);
+  expect(heard).toEqual(['its process ended with exit code 3', 'its process ended with exit code 3']);
+});
+
+test("a folder made whole before (another worker of the process's) is not made again", async () => {
+  const folder = path.join(dir.base(), 'code-cache-again');
+  expect(await (await CodeCache.create(folder, servicePlaywright().playwright)).ready()).toBe(true);
+  const names = (await readdir(folder)).sort();
+  expect(names.length).toBeGreaterThan(0);
+  await rm(path.join(folder, names[0] ?? ''));
+  expect(await (await CodeCache.create(folder, servicePlaywright().playwright)).ready()).toBe(true);
+  expect((await readdir(folder)).sort()).toEqual(names.slice(1));
 });
 
 test('an ES module project (config and spec loaded through import()) runs with the cache ready', async () => {

@@ -1,13 +1,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
 /*
  * V8's code cache of the service's Playwright modules, for the processes of every sandbox
- * (inside/code-cache.ts, docs/PLAYWRIGHT.md "Batches"). The worker makes it once, when its first
- * sandbox starts, in a folder of its own scratch directory: a Node process outside any sandbox, running only the
- * service's code, loads the modules the runner and its workers load and writes what V8 compiled.
+ * (inside/code-cache.ts, docs/PLAYWRIGHT.md "Batches"). The worker makes it once per process, when
+ * its first sandbox starts, in its share (sandbox/share.ts; its scratch directory without the
+ * sandbox): a Node process outside any sandbox, running only the service's code, loads the modules
+ * the runner and its workers load and writes what V8 compiled.
  * Sandboxes read the folder and cannot write it, so no team's code can change what another's runs.
  */
 
@@ -62,12 +63,22 @@ export class CodeCache {
     return this.dir;
   }
 
-  /** Resolves when the cache is made: true, or false when it could not be. */
+  /**
+   * Resolves when the cache is made: true, or false when it could not be. A folder made whole before
+   * (the share is the process's, so every worker of a process that runs several, as a test runner
+   * does, finds it) is not made again: its mark, beside it where no sandbox sees it, is written last.
+   */
   ready(): Promise<boolean> {
-    this.making ??= this.produce().then((failure) => {
-      if (failure !== null && !this.stopped) this.onFailed(failure);
-      return failure === null;
-    });
+    const mark = `${this.dir}.made`;
+    this.making ??= (existsSync(mark) ? Promise.resolve(null) : this.produce())
+      .then(async (failure) => {
+        if (failure === null) await writeFile(mark, '');
+        return failure;
+      })
+      .then((failure) => {
+        if (failure !== null && !this.stopped) this.onFailed(failure);
+        return failure === null;
+      });
     return this.making;
   }
 

@@ -72,7 +72,8 @@ export class CodeCache {
     const mark = `${this.dir}.made`;
     this.making ??= (existsSync(mark) ? Promise.resolve(null) : this.produce())
       .then(async (failure) => {
-        if (failure === null) await writeFile(mark, '');
+        // Unmarked, the next worker of the process makes it again: nothing worse.
+        if (failure === null) await writeFile(mark, '').catch(() => undefined);
         return failure;
       })
       .then((failure) => {

@@ -51,6 +51,8 @@ const VARIANTS: Variant[] = [
 
 interface Sample {
   readyMs: number;
+  /** CPU of the service and its descendants from spawn to ready (those that ended included), in ms. */
+  cpuMs: number;
   /** VmRSS of the service's own process, in MiB. */
   rssMiB: number;
   /** Sum of VmRSS over its descendants (tsx's esbuild service, the worker's Chromium), in MiB. */
@@ -65,6 +67,25 @@ function rssMiB(pid: number): number {
   try {
     const match = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     return match?.[1] ? Number(match[1]) / 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** Clock ticks per second of /proc/<pid>/stat's times (USER_HZ: 100 on Linux). */
+const TICKS_PER_SECOND = 100;
+
+/**
+ * CPU of a process, its children that ended and were waited for included (utime, stime, cutime and
+ * cstime of /proc/<pid>/stat), in ms; 0 when it has gone.
+ */
+function cpuMsOf(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // After the ')' that closes the command name: state is field 3, utime..cstime fields 14-17.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = fields.slice(11, 15).reduce((sum, field) => sum + Number(field), 0);
+    return (ticks * 1000) / TICKS_PER_SECOND;
   } catch {
     return 0;
   }
@@ -133,10 +154,12 @@ async function measure(service: ServiceName, variant: Variant, env: Record<strin
       else readyAt = workerReadyAt;
       if (readyAt === null) await sleep(5);
     }
+    const cpuMs = [pid, ...descendants(pid)].reduce((sum, p) => sum + cpuMsOf(p), 0);
     await sleep(IDLE_MS);
     const children = descendants(pid);
     return {
       readyMs: readyAt - started,
+      cpuMs,
       rssMiB: rssMiB(pid),
       childrenRssMiB: children.reduce((sum, p) => sum + rssMiB(p), 0),
       children: children.length,
@@ -177,7 +200,7 @@ export async function run(): Promise<void> {
         const key = `${service}/${variant.id}`;
         samples.set(key, [...(samples.get(key) ?? []), sample]);
         out(
-          `${service.padEnd(6)} ${variant.id.padEnd(9)} ready ${ms(sample.readyMs).padStart(8)}  rss ${mib(sample.rssMiB)}` +
+          `${service.padEnd(6)} ${variant.id.padEnd(9)} ready ${ms(sample.readyMs).padStart(8)}  cpu ${ms(sample.cpuMs).padStart(8)}  rss ${mib(sample.rssMiB)}` +
             (sample.children ? `  + ${sample.children} children ${mib(sample.childrenRssMiB)}` : ''),
         );
       }
@@ -197,8 +220,9 @@ export async function run(): Promise<void> {
       const taken = samples.get(`${service}/${variant.id}`) ?? [];
       if (!taken.length) continue;
       const ready = cell(taken, (s) => s.readyMs, 'ms');
+      const cpu = cell(taken, (s) => s.cpuMs, 'ms');
       const own = cell(taken, (s) => s.rssMiB, 'MiB');
-      rows.push(`| ${name} | ${variant.label} | ${ready} | ${own} | ${childrenCell(taken)} |`);
+      rows.push(`| ${name} | ${variant.label} | ${ready} | ${cpu} | ${own} | ${childrenCell(taken)} |`);
     }
     const after = samples.get(`${service}/node-dist`) ?? [];
     const cold = samples.get(`${service}/tsx-cold`) ?? [];
@@ -235,13 +259,15 @@ export async function run(): Promise<void> {
   \`CMD ["node", "dist/main.js"]\` run now.
 - **Start to ready**: from spawn to the API answering \`GET /healthz\` (polled every 5 ms), or to the
   worker's \`worker ready\` log line (its warm Chromium is launched and it takes jobs).
+- **CPU to ready**: user and system time of the service's process and its descendants at that
+  moment (\`/proc/<pid>/stat\`, children that ended and were waited for included; 10 ms ticks).
 - **Idle RSS**: \`VmRSS\` from \`/proc/<pid>/status\` of the service's own node process, ${IDLE_MS / 1000} s after it was
   ready. Its child processes are **not** included there: the last column sums their \`VmRSS\` (a sum
   over processes counts shared pages more than once). They are the worker's Chromium (a browser
   process and its helpers) and, under tsx with an empty cache, esbuild's transform service.
 
-| Service | How it starts | Start to ready | Idle RSS (own process) | Child processes (summed RSS) |
-|---|---|---|---|---|
+| Service | How it starts | Start to ready | CPU to ready | Idle RSS (own process) | Child processes (summed RSS) |
+|---|---|---|---|---|---|
 ${rows.join('\n')}
 
 ${summary.join('\n')}

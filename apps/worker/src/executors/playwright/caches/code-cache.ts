@@ -70,16 +70,17 @@ export class CodeCache {
    */
   ready(): Promise<boolean> {
     const mark = `${this.dir}.made`;
-    this.making ??= (existsSync(mark) ? Promise.resolve(null) : this.produce())
-      .then(async (failure) => {
-        // Unmarked, the next worker of the process makes it again: nothing worse.
-        if (failure === null) await writeFile(mark, '').catch(() => undefined);
-        return failure;
-      })
-      .then((failure) => {
-        if (failure !== null && !this.stopped) this.onFailed(failure);
-        return failure === null;
-      });
+    this.making ??= existsSync(mark)
+      ? Promise.resolve(true)
+      : this.produce().then(async (failure) => {
+          if (failure !== null) {
+            if (!this.stopped) this.onFailed(failure);
+            return false;
+          }
+          // Unmarked, the next worker of the process makes it again: nothing worse.
+          await writeFile(mark, '').catch(() => undefined);
+          return true;
+        });
     return this.making;
   }
 

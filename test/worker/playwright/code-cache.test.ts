@@ -3,7 +3,11 @@ import { createHash } from 'node:crypto';
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { CODE_CACHE_HOOK, CodeCache } from '../../../apps/worker/src/executors/playwright/caches/code-cache';
+import {
+  CODE_CACHE_HOOK,
+  CodeCache,
+  IMPORT_SITES,
+} from '../../../apps/worker/src/executors/playwright/caches/code-cache';
 import { servicePlaywright } from '../../../apps/worker/src/executors/playwright/runner/versions';
 import { runFixture, sandboxDir } from './sandbox-dir';
 
@@ -18,10 +22,21 @@ jest.setTimeout(120_000);
 const exec = promisify(execFile);
 const dir = sandboxDir('code-cache');
 
-/** Runs `node --require <hook> -e <script>` with the hook's settings; its stdout parsed as JSON. */
-async function withHook(cacheDir: string, script: string, write = false): Promise<unknown> {
+/**
+ * Runs `node --require <hook> -e <script>` with the hook's settings (writing, as the worker's
+ * producer: with what finds a module's dynamic imports), from `cwd`; its stdout parsed as JSON.
+ */
+async function withHook(cacheDir: string, script: string, write = false, cwd?: string): Promise<unknown> {
   const env = { TESTRUN_CODE_CACHE_DIR: cacheDir, ...(write ? { TESTRUN_CODE_CACHE_WRITE: '1' } : {}) };
-  const { stdout } = await exec(process.execPath, ['--require', CODE_CACHE_HOOK, '-e', script], { env });
+  const finder = `require(${JSON.stringify(CODE_CACHE_HOOK)}).useImportSites(require(${JSON.stringify(IMPORT_SITES)}).importSites);`;
+  const { stdout } = await exec(
+    process.execPath,
+    ['--require', CODE_CACHE_HOOK, '-e', write ? finder + script : script],
+    {
+      env,
+      cwd,
+    },
+  );
   return JSON.parse(stdout);
 }
 
@@ -75,7 +90,7 @@ test("a large module's cache is used only for the very bytes it was made from", 
   });
 });
 
-const CACHED_TITLE = 'the runner and this worker load the hook, which compiles what holds import() as usual';
+const CACHED_TITLE = 'the runner and this worker load the hook and compile Playwright from the cache';
 
 /** Runs tests of the code-cache fixture (by title) in a sandbox, or as `options` say. */
 async function runCacheFixture(titles: string[], options: { codeCache?: string; isolation?: 'none' } = {}) {
@@ -98,7 +113,7 @@ test("a sandbox's runner and workers compile Playwright from the worker's cache,
     ['passed', ''],
     ['passed', ''],
   ]);
-  expect((await readdir(made.dir)).every((name) => /^[0-9a-f]{64}\.v8$/.test(name))).toBe(true);
+  expect((await readdir(made.dir)).every((name) => /^[0-9a-f]{64}\.(v8|imports)$/.test(name))).toBe(true);
 });
 
 test('without a cache, the same tests see no hook', async () => {
@@ -152,16 +167,63 @@ test('an ES module project (config and spec loaded through import()) runs with t
   expect(results.map((r) => [r.status, r.summary])).toEqual([['passed', 'Passed']]);
 });
 
-test('a large module that calls import() is compiled as usual, never from the cache', async () => {
+/** A large module whose export is `body` (a function), padded past the size the hook caches. */
+async function largeImporter(root: string, body: string): Promise<string> {
+  const padding = Array.from({ length: 3000 }, (_, i) => `function pad${i}() { return ${i}; }`).join('\n');
+  const file = path.join(root, 'lib', 'large.js');
+  await mkdir(path.dirname(file), { recursive: true });
+  await writeFile(file, `module.exports = ${body};\n${padding}\n`);
+  await writeFile(path.join(root, 'lib', 'x.mjs'), "export const hello = 'hi';");
+  return file;
+}
+
+/** A script that calls the large module's export and prints what it resolved to, with the hook's counts. */
+function callAndReport(file: string): string {
+  const stats = `require(${JSON.stringify(CODE_CACHE_HOOK)}).stats`;
+  return `require(${JSON.stringify(file)})().then((m) => console.log(JSON.stringify({ hello: m.hello, stats: ${stats} })))`;
+}
+
+test("a large module that calls import() is compiled from the cache, and its import() resolves from the module's folder", async () => {
   const root = await mkdtemp(path.join(dir.base(), 'import-'));
   const cacheDir = path.join(root, 'cache');
   await mkdir(cacheDir);
-  await writeFile(path.join(root, 'x.mjs'), "export const hello = 'hi';");
-  const padding = Array.from({ length: 3000 }, (_, i) => `function pad${i}() { return ${i}; }`).join('\n');
-  await writeFile(path.join(root, 'large.js'), `module.exports = () => import('./x.mjs');\n${padding}\n`);
-  const load = `require(${JSON.stringify(path.join(root, 'large.js'))})().then((m) => console.log(JSON.stringify({ hello: m.hello, stats: require(${JSON.stringify(CODE_CACHE_HOOK)}).stats })))`;
+  // A message about import() and a method named import stay as they are.
+  const file = await largeImporter(
+    root,
+    "() => { const note = '`import()` takes one argument'; ({ import() {} }).import(); return import('./x.mjs'); }",
+  );
+  const run = callAndReport(file);
+  // From another folder: a specifier resolved from anywhere but the module's own would not be found.
+  expect(await withHook(cacheDir, run, true, cacheDir)).toEqual({
+    hello: 'hi',
+    stats: { accepted: 0, rejected: 0, written: 0 },
+  });
+  const names = await readdir(cacheDir);
+  expect(names.filter((n) => n.endsWith('.v8'))).toHaveLength(1);
+  expect(names.filter((n) => n.endsWith('.imports'))).toHaveLength(1);
+  expect(await withHook(cacheDir, run, false, cacheDir)).toEqual({
+    hello: 'hi',
+    stats: { accepted: 1, rejected: 0, written: 0 },
+  });
+
+  // The places written beside it no longer those of the import: the cache is not used, the module works.
+  const sites = path.join(cacheDir, names.find((n) => n.endsWith('.imports')) ?? '');
+  for (const broken of ['[3]', '[]', '"x"', '[1e9]', 'not json']) {
+    await writeFile(sites, broken);
+    expect(await withHook(cacheDir, run, false, cacheDir)).toEqual({
+      hello: 'hi',
+      stats: { accepted: 0, rejected: 0, written: 0 },
+    });
+  }
+});
+
+test('a large module that compiles a call of import() at run time (eval, Function) is never cached', async () => {
+  const root = await mkdtemp(path.join(dir.base(), 'import-eval-'));
+  const cacheDir = path.join(root, 'cache');
+  await mkdir(cacheDir);
+  const file = await largeImporter(root, "() => eval(`import(${JSON.stringify(require.resolve('./x.mjs'))})`)");
   for (const write of [true, false])
-    expect(await withHook(cacheDir, load, write)).toEqual({
+    expect(await withHook(cacheDir, callAndReport(file), write)).toEqual({
       hello: 'hi',
       stats: { accepted: 0, rejected: 0, written: 0 },
     });

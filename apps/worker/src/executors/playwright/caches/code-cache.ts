@@ -14,6 +14,8 @@ import path from 'node:path';
 
 /** The hook, as built JavaScript (also when the worker runs from its sources under jest). */
 export const CODE_CACHE_HOOK = path.resolve(__dirname, '../../../../dist/executors/playwright/inside/code-cache.js');
+/** What finds the places of a module's dynamic imports (import-sites.ts), for the producer, as built JavaScript. */
+export const IMPORT_SITES = path.resolve(__dirname, '../../../../dist/executors/playwright/caches/import-sites.js');
 
 /** The Playwright modules a runner and its workers load first, relative to the `playwright` package. */
 const ENTRIES = [
@@ -94,7 +96,10 @@ export class CodeCache {
   private produce(): Promise<string | null> {
     if (!existsSync(CODE_CACHE_HOOK)) return Promise.resolve(`${CODE_CACHE_HOOK} is missing (build the worker)`);
     const files = ENTRIES.map((entry) => path.join(this.playwrightDir, entry)).filter((file) => existsSync(file));
-    const script = `for (const file of ${JSON.stringify(files)}) { try { require(file); } catch {} }`;
+    const script = [
+      `require(${JSON.stringify(CODE_CACHE_HOOK)}).useImportSites(require(${JSON.stringify(IMPORT_SITES)}).importSites);`,
+      `for (const file of ${JSON.stringify(files)}) { try { require(file); } catch {} }`,
+    ].join('\n');
     return new Promise((resolve) => {
       const child = spawn(process.execPath, ['--require', CODE_CACHE_HOOK, '-e', script], {
         cwd: this.dir,

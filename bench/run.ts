@@ -54,6 +54,8 @@ const SCENARIOS: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
   parity: () => import('./parity'),
   /** The service against `playwright test --workers=K` on a real repository's suite, round after round (docs/BENCHMARKS.md). */
   'real-h2h': () => import('./real-h2h'),
+  /** What the worker's code cache of Playwright's modules saves each process of a sandbox. */
+  'code-cache': () => import('./code-cache'),
   /** What a `toHaveScreenshot` costs the service against `playwright test`, and whether the same pages compare unchanged. */
   visual: () => import('./visual'),
 };

@@ -76,19 +76,25 @@ function rssMiB(pid: number): number {
 const TICKS_PER_SECOND = 100;
 
 /**
- * CPU of a process, its children that ended and were waited for included (utime, stime, cutime and
- * cstime of /proc/<pid>/stat), in ms; 0 when it has gone.
+ * The fields of /proc/<pid>/stat from the third (state) on, or null when the process has gone. The
+ * command name (field 2) is in parentheses and may hold spaces: the rest follows the last ')'.
  */
-function cpuMsOf(pid: number): number {
+function statFields(pid: number | string): string[] | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // After the ')' that closes the command name: state is field 3, utime..cstime fields 14-17.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const ticks = fields.slice(11, 15).reduce((sum, field) => sum + Number(field), 0);
-    return (ticks * 1000) / TICKS_PER_SECOND;
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   } catch {
-    return 0;
+    return null;
   }
+}
+
+/**
+ * CPU of a process, its children that ended and were waited for included (utime, stime, cutime and
+ * cstime: fields 14-17 of /proc/<pid>/stat), in ms; 0 when it has gone.
+ */
+function cpuMsOf(pid: number): number {
+  const ticks = (statFields(pid) ?? []).slice(11, 15).reduce((sum, field) => sum + Number(field), 0);
+  return (ticks * 1000) / TICKS_PER_SECOND;
 }
 
 /** Every live descendant of `root`, from the parent links in /proc/<pid>/stat. */
@@ -96,14 +102,9 @@ function descendants(root: number): number[] {
   const parentOf = new Map<number, number>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
-    try {
-      // The command name (field 2) is in parentheses and may hold spaces: the parent pid follows the last ')'.
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      parentOf.set(Number(entry), ppid);
-    } catch {
-      // exited while listing
-    }
+    // The parent pid is field 4; a process that exited while listing has none.
+    const ppid = statFields(entry)?.[1];
+    if (ppid !== undefined) parentOf.set(Number(entry), Number(ppid));
   }
   const found: number[] = [];
   let frontier = [root];

@@ -168,12 +168,12 @@ function sha256(text: string): string {
 }
 
 /**
- * The places of a file's dynamic imports its cache goes with ([] when it can hold none), kept
- * in `<SHA-256 of the file>.imports`; null when the file is compiled as usual.
+ * The places of a file's dynamic imports its cache goes with, kept in `importsFile` ([] when the
+ * file can hold none: no such file); null when the file is compiled as usual.
  */
-function sitesFor(dir: string, content: string, write: boolean): number[] | null {
-  if (!MAY_IMPORT.test(content)) return [];
-  if (!write) return readSites(path.join(dir, `${sha256(content)}.imports`), content);
+function sitesFor(content: string, importsFile: string | null, write: boolean): number[] | null {
+  if (importsFile === null) return [];
+  if (!write) return readSites(importsFile, content);
   return findImportSites ? checkedSites(content, findImportSites(content)) : null;
 }
 
@@ -182,7 +182,8 @@ export function install(dir: string, write: boolean): void {
   const original = statics.prototype._compile;
   statics.prototype._compile = function compile(this: LoadedModule, content: string, filename: string) {
     if (!cacheable(content)) return original.call(this, content, filename);
-    const sites = sitesFor(dir, content, write);
+    const importsFile = MAY_IMPORT.test(content) ? path.join(dir, `${sha256(content)}.imports`) : null;
+    const sites = sitesFor(content, importsFile, write);
     if (sites === null) return original.call(this, content, filename);
     // Named after the very source V8 compiles (its imports renamed), which V8 itself does not check
     // (only its length): places that do not match the cache's find no cache.
@@ -200,8 +201,7 @@ export function install(dir: string, write: boolean): void {
     if (write && (cachedData === undefined || script.cachedDataRejected))
       process.once('exit', () => {
         try {
-          if (MAY_IMPORT.test(content))
-            writeWhole(path.join(dir, `${sha256(content)}.imports`), Buffer.from(JSON.stringify(sites)));
+          if (importsFile !== null) writeWhole(importsFile, Buffer.from(JSON.stringify(sites)));
           writeWhole(file, script.createCachedData());
           stats.written += 1;
         } catch {
